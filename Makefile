@@ -1,0 +1,110 @@
+# grtrace build: user-space tool, BPF skeletons, inject library, tests.
+# `make` builds, `make test` runs every test (plus the sanitizer build), `make demo` records the sample.
+
+BUILD ?= build
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+msg = $(if $(filter 1,$(V)),,@printf '  %-8s %s\n' '$(1)' '$(2)';)
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 $(WARN) $(CFLAGS) -Isrc -I$(BUILD)/gen -D_GNU_SOURCE -MMD -MP
+ifeq ($(SAN),1)
+ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_LDFLAGS := -fsanitize=address,undefined
+endif
+# libbpf and its ELF/compression helpers are linked statically so the binary
+# runs unchanged on machines (the GPU host) that lack them.
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -Wl,-Bdynamic
+LDLIBS := $(STATIC_LIBS) -lpthread -ldl -lm
+
+BPF_SRCS := $(wildcard src/sources/*.bpf.c)
+SKELS := $(patsubst src/sources/%.bpf.c,$(BUILD)/gen/%.skel.h,$(BPF_SRCS))
+LIB_SRCS := $(filter-out %.bpf.c src/cli/main.c,$(wildcard src/common/*.c src/trace/*.c src/sources/*.c src/analysis/*.c src/export/*.c src/cli/*.c))
+LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+MAIN_OBJ := $(BUILD)/obj/src/cli/main.o
+INJECT_SRCS := $(wildcard src/inject/*.c)
+INJECT_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(INJECT_SRCS))
+
+TEST_SRCS := $(wildcard tests/test_*.c)
+TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
+
+GRTRACE := $(BUILD)/grtrace
+
+.PHONY: all deps test test-unit test-san fuzz demo bench clean format
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(GRTRACE) $(if $(INJECT_SRCS),$(BUILD)/libgrtrace-inject.so) tests-build
+
+$(BUILD)/gen/vmlinux.h:
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/bpf/%.bpf.o: src/sources/%.bpf.c $(BUILD)/gen/vmlinux.h $(wildcard src/sources/*.h src/sources/*.bpf.h)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Isrc -Isrc/sources -I$(BUILD)/gen -c $< -o $@
+
+$(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+$(BUILD)/obj/%.o: %.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(GRTRACE): $(LIB_OBJS) $(MAIN_OBJ)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(SAN_LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libgrtrace-inject.so: $(INJECT_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(SAN_LDFLAGS) -shared -o $@ $^ -lpthread -ldl -lzstd
+
+$(BUILD)/tests/%: tests/%.c $(LIB_OBJS) tests/test_util.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
+
+# Helper programs the tests need (fake driver, workloads): tests/fixtures.mk.
+-include tests/fixtures.mk
+
+.PHONY: tests-build
+tests-build: $(TEST_BINS) $(FIXTURES)
+
+deps:
+	$(Q)./tools/install-deps.sh
+
+# The whole suite: plain build, then the sanitizer build, then a bounded fuzz run.
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/san SAN=1 all
+	$(Q)./tests/run.sh $(BUILD) $(BUILD)/san
+
+test-unit: all
+	$(Q)./tests/run.sh $(BUILD)
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)./tools/demo.sh $(BUILD)
+
+format:
+	$(Q)clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	$(Q)rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj $(BUILD)/pic -name '*.d' 2>/dev/null)

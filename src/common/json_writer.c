@@ -1,0 +1,145 @@
+/* Streaming JSON writer. */
+#include <math.h>
+#include <inttypes.h>
+#include "common/json_writer.h"
+
+void jw_init(struct json_writer *w, FILE *out)
+{
+	*w = (struct json_writer){ .out = out };
+}
+
+/* Emits the comma an item needs unless it follows a key. */
+static void before_item(struct json_writer *w)
+{
+	if (w->after_key) {
+		w->after_key = false;
+		return;
+	}
+	if (w->has_items[w->depth])
+		fputc(',', w->out);
+	w->has_items[w->depth] = true;
+}
+
+static void open_level(struct json_writer *w, char c)
+{
+	before_item(w);
+	fputc(c, w->out);
+	if (w->depth < JSON_MAX_DEPTH - 1)
+		w->depth++;
+	w->has_items[w->depth] = false;
+}
+
+static void close_level(struct json_writer *w, char c)
+{
+	fputc(c, w->out);
+	if (w->depth > 0)
+		w->depth--;
+}
+
+void jw_begin_object(struct json_writer *w)
+{
+	open_level(w, '{');
+}
+
+void jw_end_object(struct json_writer *w)
+{
+	close_level(w, '}');
+}
+
+void jw_begin_array(struct json_writer *w)
+{
+	open_level(w, '[');
+}
+
+void jw_end_array(struct json_writer *w)
+{
+	close_level(w, ']');
+}
+
+void json_write_escaped(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		case '\t':
+			fputs("\\t", out);
+			break;
+		case '\r':
+			fputs("\\r", out);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(out, "\\u%04x", *p);
+			else
+				fputc(*p, out);
+		}
+	}
+	fputc('"', out);
+}
+
+void jw_key(struct json_writer *w, const char *key)
+{
+	before_item(w);
+	json_write_escaped(w->out, key);
+	fputc(':', w->out);
+	w->after_key = true;
+}
+
+void jw_string(struct json_writer *w, const char *s)
+{
+	before_item(w);
+	if (s)
+		json_write_escaped(w->out, s);
+	else
+		fputs("null", w->out);
+}
+
+void jw_u64(struct json_writer *w, uint64_t v)
+{
+	before_item(w);
+	fprintf(w->out, "%" PRIu64, v);
+}
+
+void jw_i64(struct json_writer *w, int64_t v)
+{
+	before_item(w);
+	fprintf(w->out, "%" PRId64, v);
+}
+
+void jw_f64(struct json_writer *w, double v)
+{
+	before_item(w);
+	if (isfinite(v))
+		fprintf(w->out, "%.6g", v);
+	else
+		fputs("null", w->out);
+}
+
+void jw_bool(struct json_writer *w, bool v)
+{
+	before_item(w);
+	fputs(v ? "true" : "false", w->out);
+}
+
+void jw_null(struct json_writer *w)
+{
+	before_item(w);
+	fputs("null", w->out);
+}
+
+void jw_newline(struct json_writer *w)
+{
+	fputc('\n', w->out);
+	w->depth = 0;
+	w->has_items[0] = false;
+	w->after_key = false;
+}

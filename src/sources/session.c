@@ -1,0 +1,255 @@
+/* The recording session: attached sources, their fds in one epoll loop, drops, errors. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "sources/session.h"
+#include "sources/source.h"
+
+#define MAX_SOURCES 16
+#define MAX_WATCHES 64
+
+struct fd_watch {
+	int fd;
+	int (*on_ready)(void *ctx);
+	void *ctx;
+};
+
+struct attached_source {
+	const struct grt_source *source;
+	void *ctx;
+};
+
+struct grt_session {
+	struct grt_session_config cfg;
+	struct grt_sink *sink;
+	int epoll_fd;
+	int pid_map_fd;
+	struct fd_watch watches[MAX_WATCHES];
+	unsigned nwatches;
+	struct attached_source sources[MAX_SOURCES];
+	unsigned nsources;
+	uint64_t pending_drops[GRT_SRC_MAX];
+	uint64_t events;
+	char error[512];
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct grt_session *grt_session_new(const struct grt_session_config *cfg, struct grt_sink *sink)
+{
+	struct grt_session *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->cfg = *cfg;
+	s->sink = sink;
+	s->pid_map_fd = -1;
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epoll_fd < 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void grt_session_free(struct grt_session *s)
+{
+	if (!s)
+		return;
+	grt_session_detach_all(s);
+	if (s->pid_map_fd >= 0)
+		close(s->pid_map_fd);
+	close(s->epoll_fd);
+	free(s);
+}
+
+const struct grt_session_config *grt_session_config(const struct grt_session *s)
+{
+	return &s->cfg;
+}
+
+int grt_session_emit(struct grt_session *s, uint16_t type, const struct grt_event_origin *origin,
+		     const void *payload, uint32_t len)
+{
+	s->events++;
+	return s->sink->append(s->sink, type, origin, payload, len);
+}
+
+uint32_t grt_session_intern(struct grt_session *s, const char *text)
+{
+	return s->sink->intern(s->sink, text);
+}
+
+void grt_session_count_drop(struct grt_session *s, enum grt_source_id source, uint64_t count)
+{
+	if (source < GRT_SRC_MAX)
+		s->pending_drops[source] += count;
+}
+
+uint64_t grt_session_events(const struct grt_session *s)
+{
+	return s->events;
+}
+
+int grt_session_watch_fd(struct grt_session *s, int fd, int (*on_ready)(void *ctx), void *ctx)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	if (s->nwatches == MAX_WATCHES)
+		return -ENOSPC;
+	ev.data.u32 = s->nwatches;
+	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev))
+		return -errno;
+	s->watches[s->nwatches++] = (struct fd_watch){ .fd = fd, .on_ready = on_ready, .ctx = ctx };
+	return 0;
+}
+
+static int create_pid_map(struct grt_session *s)
+{
+	__u32 tgid = (__u32)s->cfg.target_pid;
+	__u8 one = 1;
+
+	s->pid_map_fd = bpf_map_create(BPF_MAP_TYPE_HASH, "traced_tgids", sizeof(__u32), sizeof(__u8),
+				       8192, NULL);
+	if (s->pid_map_fd < 0)
+		return -errno;
+	if (tgid && bpf_map_update_elem(s->pid_map_fd, &tgid, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int grt_session_pid_map_fd(const struct grt_session *s)
+{
+	return s->pid_map_fd;
+}
+
+int grt_session_fail(struct grt_session *s, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->error, sizeof(s->error), fmt, ap);
+	va_end(ap);
+	return err < 0 ? err : -err;
+}
+
+const char *grt_session_error(const struct grt_session *s)
+{
+	return s->error;
+}
+
+static int attach_one(struct grt_session *s, const struct grt_source *src)
+{
+	char why[256] = "";
+	void *ctx = NULL;
+	int err;
+
+	if (s->nsources == MAX_SOURCES)
+		return grt_session_fail(s, -ENOSPC, "too many sources");
+	err = src->probe(why, sizeof(why));
+	if (err)
+		return grt_session_fail(s, err, "source %s unavailable: %s", src->name, why);
+	err = src->attach(s, &ctx);
+	if (err) {
+		if (!s->error[0])
+			grt_session_fail(s, err, "source %s: attach failed: %s", src->name, strerror(-err));
+		return err;
+	}
+	s->sources[s->nsources++] = (struct attached_source){ .source = src, .ctx = ctx };
+	return 0;
+}
+
+static int attach_implicit(struct grt_session *s)
+{
+	for (const struct grt_source *src = grt_source_next(NULL); src; src = grt_source_next(src)) {
+		int err = src->implicit ? attach_one(s, src) : 0;
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int grt_session_attach(struct grt_session *s, const char *source_list)
+{
+	char *list = strdup(source_list), *name, *save = NULL;
+	int err;
+
+	if (!list)
+		return grt_session_fail(s, -ENOMEM, "out of memory");
+	err = create_pid_map(s);
+	if (err) {
+		free(list);
+		return grt_session_fail(s, err, "cannot create the traced-process map: %s", strerror(-err));
+	}
+	err = attach_implicit(s);
+	for (name = strtok_r(list, ",", &save); name && !err; name = strtok_r(NULL, ",", &save)) {
+		const struct grt_source *src = grt_source_find(name);
+
+		err = src ? attach_one(s, src) : grt_session_fail(s, -EINVAL, "unknown source '%s'", name);
+	}
+	free(list);
+	return err;
+}
+
+static void flush_drops(struct grt_session *s)
+{
+	uint64_t now = monotonic_ns();
+
+	for (unsigned i = 0; i < GRT_SRC_MAX; i++) {
+		if (!s->pending_drops[i])
+			continue;
+		s->sink->drop(s->sink, i, s->pending_drops[i], now);
+		s->pending_drops[i] = 0;
+	}
+}
+
+static void drain_sources(struct grt_session *s)
+{
+	for (unsigned i = 0; i < s->nsources; i++)
+		if (s->sources[i].source->drain)
+			s->sources[i].source->drain(s->sources[i].ctx);
+	flush_drops(s);
+}
+
+int grt_session_poll(struct grt_session *s, int timeout_ms)
+{
+	struct epoll_event ready[MAX_WATCHES];
+	int n = epoll_wait(s->epoll_fd, ready, MAX_WATCHES, timeout_ms);
+
+	if (n < 0 && errno != EINTR)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		struct fd_watch *w = &s->watches[ready[i].data.u32];
+
+		w->on_ready(w->ctx);
+	}
+	drain_sources(s);
+	return 0;
+}
+
+void grt_session_detach_all(struct grt_session *s)
+{
+	/* last look at every fd: events that arrived just before the stop */
+	for (unsigned i = 0; i < s->nwatches; i++)
+		s->watches[i].on_ready(s->watches[i].ctx);
+	drain_sources(s);
+	while (s->nsources) {
+		struct attached_source *a = &s->sources[--s->nsources];
+
+		a->source->detach(a->ctx);
+	}
+	s->nwatches = 0;
+}

@@ -1,0 +1,125 @@
+/* The .grt on-disk format: file header, record header and record type numbers. */
+#ifndef GRT_FORMAT_H
+#define GRT_FORMAT_H
+
+#include <stdint.h>
+
+/*
+ * A .grt file is a file header followed by records. Every multi-byte field is
+ * little-endian; every struct here is naturally aligned and padded explicitly,
+ * so the same bytes mean the same thing to every reader. Record payloads are
+ * the per-type structs of the records_*.h headers beside this one.
+ *
+ * Compatibility rule: readers accept a payload longer than the struct they
+ * know (newer minor versions append fields) and skip record types they do not
+ * know; a different major version is refused.
+ */
+
+#define GRT_FILE_MAGIC "GRTRACE\0"
+#define GRT_VERSION_MAJOR 1
+#define GRT_VERSION_MINOR 0
+
+#define GRT_RECORD_MAGIC 0xA7
+#define GRT_RECORD_VERSION 1
+
+/* Nothing legitimate is this large; a bigger length means corruption. */
+#define GRT_MAX_PAYLOAD (1u << 20)
+
+enum grt_clock_id {
+	GRT_CLOCK_MONOTONIC = 1,
+	GRT_CLOCK_GPU_GLOBALTIMER = 2,
+};
+
+/* Bits of grt_file_header.sources_mask, one per source (see source.h). */
+enum grt_source_id {
+	GRT_SRC_CUDA = 0,
+	GRT_SRC_SYSCALL = 1,
+	GRT_SRC_SCHED = 2,
+	GRT_SRC_FENCE = 3,
+	GRT_SRC_XID = 4,
+	GRT_SRC_UVM = 5,
+	GRT_SRC_GPU = 6,
+	GRT_SRC_PCIE = 7,
+	GRT_SRC_RECORDER = 15, /* the recorder itself (its own drops, notices) */
+	GRT_SRC_MAX = 16,
+};
+
+/*
+ * Header flags are rewritten in place when recording stops; that needs no new
+ * disk blocks, so it still works when the disk filled up.
+ */
+enum grt_header_flags {
+	GRT_HDR_FINISHED = 1,	 /* the writer closed the file in order (trailer follows) */
+	GRT_HDR_WRITE_ERROR = 2, /* writing failed; records up to the failure are intact */
+};
+
+struct grt_file_header {
+	char magic[8];		/* GRT_FILE_MAGIC */
+	uint16_t version_major;
+	uint16_t version_minor;
+	uint32_t header_len;	/* sizeof(struct grt_file_header); records start here */
+	uint64_t start_monotonic_ns;
+	uint64_t start_realtime_ns; /* same instant on CLOCK_REALTIME */
+	uint32_t clock_id;	/* enum grt_clock_id of every record's ts_ns */
+	uint32_t sources_mask;	/* 1 << enum grt_source_id for each enabled source */
+	uint32_t target_pid;	/* attached or launched pid, 0 for system-wide */
+	uint32_t flags;		/* enum grt_header_flags */
+	char hostname[64];
+	char kernel_release[64];
+	char driver_version[32]; /* NVIDIA driver, "" when unknown */
+	char cuda_version[32];	 /* libcuda's cuDriverGetVersion as text, "" when unknown */
+	char command_line[512];	 /* the traced command or "pid N"; truncated, NUL-terminated */
+};
+
+struct grt_record_header {
+	uint8_t magic;		/* GRT_RECORD_MAGIC */
+	uint8_t version;	/* GRT_RECORD_VERSION */
+	uint16_t type;		/* enum grt_record_type */
+	uint32_t payload_len;	/* bytes after this header */
+	uint32_t cpu;
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t seq;		/* per-CPU sequence number, gaps mean loss */
+	uint64_t ts_ns;		/* in the header's clock */
+};
+
+/*
+ * Record type numbers. Ranges are per domain so that each domain's header
+ * (records_core.h, records_cuda.h, ...) grows without touching the others.
+ */
+enum grt_record_type {
+	/* 1..15: records_core.h */
+	GRT_REC_STRING = 1,
+	GRT_REC_DROP = 2,
+	GRT_REC_TRAILER = 3,
+	GRT_REC_PROCESS = 4,
+	GRT_REC_MAPPING = 5,
+	GRT_REC_STACK = 6,
+	GRT_REC_CLOCK_CALIB = 7,
+	GRT_REC_SOURCE_STATUS = 8,
+	/* 16..47: records_cuda.h */
+	GRT_REC_CUDA_LAUNCH = 16,
+	GRT_REC_CUDA_ALLOC = 17,
+	GRT_REC_CUDA_FREE = 18,
+	GRT_REC_CUDA_MEMCPY = 19,
+	GRT_REC_CUDA_MEMSET = 20,
+	GRT_REC_CUDA_SYNC = 21,
+	GRT_REC_CUDA_MODULE_LOAD = 22,
+	GRT_REC_CUDA_FUNC_NAME = 23,
+	GRT_REC_CUDA_GRAPH_LAUNCH = 24,
+	/* 48..79: records_kernel.h (syscall, sched, fence, xid, pcie) */
+	GRT_REC_KERNEL_FIRST = 48,
+	GRT_REC_KERNEL_LAST = 79,
+	/* 80..95: records_uvm.h */
+	GRT_REC_UVM_FIRST = 80,
+	GRT_REC_UVM_LAST = 95,
+	/* 96..127: records_gpu.h (CUPTI activity, block probes) */
+	GRT_REC_GPU_FIRST = 96,
+	GRT_REC_GPU_LAST = 127,
+	GRT_REC_TYPE_MAX = 128,
+};
+
+_Static_assert(sizeof(struct grt_file_header) == 752, "file header layout");
+_Static_assert(sizeof(struct grt_record_header) == 32, "record header layout");
+
+#endif

@@ -1,0 +1,267 @@
+/* .grt reader: validates the header and every record before handing it out. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "trace/grt_reader.h"
+#include "trace/record_desc.h"
+#include "trace/records_core.h"
+
+struct grt_reader {
+	FILE *file;		/* NULL when reading from memory */
+	const uint8_t *mem;
+	uint64_t size;		/* total bytes of the input */
+	uint64_t offset;	/* of the next record */
+	uint64_t file_pos;	/* where the FILE's position is, to skip needless seeks */
+	struct grt_file_header header;
+	uint8_t *payload;	/* file mode: buffer for the current payload */
+	size_t payload_cap;
+	struct grt_strings *strings;
+	struct grt_trailer_rec trailer;
+	int have_trailer;
+	char error[256];
+};
+
+static void set_error(char *buf, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_error(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!buf || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+}
+
+/* Copies len bytes at offset into dst; 0 or -1 when the input is shorter. */
+static int read_at(struct grt_reader *r, uint64_t offset, void *dst, size_t len)
+{
+	if (offset > r->size || len > r->size - offset)
+		return -1;
+	if (r->mem) {
+		memcpy(dst, r->mem + offset, len);
+		return 0;
+	}
+	/* reads are sequential; seeking only when not would drop stdio's buffer */
+	if (offset != r->file_pos && fseeko(r->file, (off_t)offset, SEEK_SET))
+		return -1;
+	r->file_pos = offset;
+	if (fread(dst, 1, len, r->file) != len)
+		return -1;
+	r->file_pos += len;
+	return 0;
+}
+
+static int check_header(struct grt_reader *r, char *err, size_t err_len)
+{
+	const struct grt_file_header *h = &r->header;
+
+	if (r->size < sizeof(*h)) {
+		set_error(err, err_len, "truncated header: file has %" PRIu64 " bytes, header needs %zu",
+			  r->size, sizeof(*h));
+		return -1;
+	}
+	if (read_at(r, 0, &r->header, sizeof(r->header))) {
+		set_error(err, err_len, "cannot read header at offset 0");
+		return -1;
+	}
+	if (memcmp(h->magic, GRT_FILE_MAGIC, sizeof(h->magic))) {
+		set_error(err, err_len, "bad magic at offset 0: not a grtrace .grt file");
+		return -1;
+	}
+	if (h->version_major != GRT_VERSION_MAJOR) {
+		set_error(err, err_len, "unsupported format version %u.%u at offset 8 (this grtrace reads %u.x)",
+			  h->version_major, h->version_minor, GRT_VERSION_MAJOR);
+		return -1;
+	}
+	if (h->header_len < sizeof(*h) || h->header_len > r->size) {
+		set_error(err, err_len, "bad header length %u at offset 12", h->header_len);
+		return -1;
+	}
+	/* strings in the header must be terminated so callers can print them */
+	r->header.hostname[sizeof(h->hostname) - 1] = 0;
+	r->header.kernel_release[sizeof(h->kernel_release) - 1] = 0;
+	r->header.driver_version[sizeof(h->driver_version) - 1] = 0;
+	r->header.cuda_version[sizeof(h->cuda_version) - 1] = 0;
+	r->header.command_line[sizeof(h->command_line) - 1] = 0;
+	r->offset = h->header_len;
+	return 0;
+}
+
+static struct grt_reader *finish_open(struct grt_reader *r, char *err, size_t err_len)
+{
+	r->strings = grt_strings_new();
+	if (!r->strings) {
+		set_error(err, err_len, "out of memory");
+		grt_reader_close(r);
+		return NULL;
+	}
+	if (check_header(r, err, err_len)) {
+		grt_reader_close(r);
+		return NULL;
+	}
+	return r;
+}
+
+struct grt_reader *grt_reader_open(const char *path, char *err, size_t err_len)
+{
+	struct grt_reader *r = calloc(1, sizeof(*r));
+	struct stat st;
+
+	if (!r) {
+		set_error(err, err_len, "out of memory");
+		return NULL;
+	}
+	r->file = fopen(path, "rb");
+	if (!r->file || fstat(fileno(r->file), &st)) {
+		set_error(err, err_len, "cannot open %s: %s", path, strerror(errno));
+		grt_reader_close(r);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		set_error(err, err_len, "%s is not a regular file", path);
+		grt_reader_close(r);
+		return NULL;
+	}
+	r->size = (uint64_t)st.st_size;
+	return finish_open(r, err, err_len);
+}
+
+struct grt_reader *grt_reader_open_memory(const void *buf, size_t len, char *err, size_t err_len)
+{
+	struct grt_reader *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		set_error(err, err_len, "out of memory");
+		return NULL;
+	}
+	r->mem = buf;
+	r->size = len;
+	return finish_open(r, err, err_len);
+}
+
+void grt_reader_close(struct grt_reader *r)
+{
+	if (!r)
+		return;
+	if (r->file)
+		fclose(r->file);
+	free(r->payload);
+	grt_strings_free(r->strings);
+	free(r);
+}
+
+const struct grt_file_header *grt_reader_header(const struct grt_reader *r)
+{
+	return &r->header;
+}
+
+static enum grt_read_status fail(struct grt_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static enum grt_read_status fail(struct grt_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->error, sizeof(r->error), fmt, ap);
+	va_end(ap);
+	return GRT_READ_ERROR;
+}
+
+static int load_payload(struct grt_reader *r, uint64_t offset, uint32_t len, const void **out)
+{
+	if (r->mem) {
+		*out = r->mem + offset;
+		return 0;
+	}
+	if (len > r->payload_cap) {
+		uint8_t *bigger = realloc(r->payload, len);
+
+		if (!bigger)
+			return -1;
+		r->payload = bigger;
+		r->payload_cap = len;
+	}
+	if (len && read_at(r, offset, r->payload, len))
+		return -1;
+	*out = r->payload;
+	return 0;
+}
+
+/* Side effects of core records the reader itself keeps track of. */
+static enum grt_read_status absorb_core(struct grt_reader *r, const struct grt_record *rec)
+{
+	if (rec->hdr.type == GRT_REC_STRING) {
+		const struct grt_string_rec *s = rec->payload;
+
+		if (grt_strings_set(r->strings, s->id, s->text))
+			return fail(r, "out of memory at offset %" PRIu64, rec->offset);
+	} else if (rec->hdr.type == GRT_REC_TRAILER) {
+		memcpy(&r->trailer, rec->payload, sizeof(r->trailer));
+		r->have_trailer = 1;
+	}
+	return GRT_READ_OK;
+}
+
+enum grt_read_status grt_reader_next(struct grt_reader *r, struct grt_record *rec)
+{
+	const struct grt_record_desc *desc;
+	struct grt_record_header *hdr = &rec->hdr;
+	uint64_t at = r->offset;
+
+	if (at == r->size)
+		return GRT_READ_END;
+	if (r->size - at < sizeof(*hdr))
+		return fail(r, "truncated record header at offset %" PRIu64 " (%" PRIu64 " bytes left)",
+			    at, r->size - at);
+	if (read_at(r, at, hdr, sizeof(*hdr)))
+		return fail(r, "read error at offset %" PRIu64, at);
+	if (hdr->magic != GRT_RECORD_MAGIC)
+		return fail(r, "bad record magic 0x%02x at offset %" PRIu64, hdr->magic, at);
+	if (hdr->version != GRT_RECORD_VERSION)
+		return fail(r, "unknown record version %u at offset %" PRIu64, hdr->version, at);
+	if (hdr->payload_len > GRT_MAX_PAYLOAD)
+		return fail(r, "record length %u too large at offset %" PRIu64, hdr->payload_len, at);
+	if (hdr->payload_len > r->size - at - sizeof(*hdr))
+		return fail(r, "truncated record at offset %" PRIu64 ": length %u goes past end of file",
+			    at, hdr->payload_len);
+	if (load_payload(r, at + sizeof(*hdr), hdr->payload_len, &rec->payload))
+		return fail(r, "read error at offset %" PRIu64, at);
+	desc = grt_record_desc_find(hdr->type);
+	if (desc && hdr->payload_len < desc->min_len)
+		return fail(r, "%s record at offset %" PRIu64 " is %u bytes, needs at least %u", desc->name,
+			    at, hdr->payload_len, desc->min_len);
+	if (desc && desc->validate && desc->validate(rec->payload, hdr->payload_len))
+		return fail(r, "malformed %s record at offset %" PRIu64, desc->name, at);
+	rec->offset = at;
+	r->offset = at + sizeof(*hdr) + hdr->payload_len;
+	return absorb_core(r, rec);
+}
+
+const char *grt_reader_error(const struct grt_reader *r)
+{
+	return r->error;
+}
+
+const struct grt_strings *grt_reader_strings(const struct grt_reader *r)
+{
+	return r->strings;
+}
+
+const char *grt_reader_string(const struct grt_reader *r, uint32_t id)
+{
+	return grt_strings_get(r->strings, id);
+}
+
+int grt_reader_trailer(const struct grt_reader *r, struct grt_trailer_rec *out)
+{
+	if (r->have_trailer && out)
+		*out = r->trailer;
+	return r->have_trailer;
+}

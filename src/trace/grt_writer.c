@@ -1,0 +1,334 @@
+/* .grt writer: buffered appends, string interning, per-CPU sequences, safe close on write errors. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "common/u64_map.h"
+#include "trace/grt_writer.h"
+#include "trace/records_core.h"
+
+#define WRITE_BUFFER_BYTES (256 * 1024)
+
+struct interned {
+	char *text;
+	uint32_t id;
+	struct interned *next;
+};
+
+struct grt_writer {
+	int fd;
+	struct grt_file_header header;
+	char *buf;
+	size_t buf_used;
+	uint64_t committed_bytes;	/* bytes known to be on disk as whole records */
+	int error;			/* first negative errno, sticky */
+	uint64_t records;
+	uint64_t drops;
+	struct u64_map seq_by_cpu;
+	struct u64_map strings_by_hash; /* fnv1a -> struct interned * (chained) */
+	uint32_t next_string_id;
+};
+
+/* Writes len bytes; on failure *written says how many made it. */
+static int write_counted(int fd, const void *data, size_t len, size_t *written)
+{
+	const char *p = data;
+
+	*written = 0;
+	while (*written < len) {
+		ssize_t n = write(fd, p + *written, len - *written);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENOSPC;
+		*written += (size_t)n;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+	size_t written;
+
+	return write_counted(fd, data, len, &written);
+}
+
+/* Bytes of buf that form whole records within its first `written` bytes. */
+static size_t whole_records(const char *buf, size_t written)
+{
+	size_t at = 0;
+
+	while (at + sizeof(struct grt_record_header) <= written) {
+		const struct grt_record_header *hdr = (const void *)(buf + at);
+		size_t next = at + sizeof(*hdr) + hdr->payload_len;
+
+		if (next > written)
+			break;
+		at = next;
+	}
+	return at;
+}
+
+static int flush_buffer(struct grt_writer *w)
+{
+	size_t written;
+	int err;
+
+	if (w->error)
+		return w->error;
+	if (!w->buf_used)
+		return 0;
+	err = write_counted(w->fd, w->buf, w->buf_used, &written);
+	if (err) {
+		w->committed_bytes += whole_records(w->buf, written);
+		w->error = err;
+		return err;
+	}
+	w->committed_bytes += w->buf_used;
+	w->buf_used = 0;
+	return 0;
+}
+
+struct grt_writer *grt_writer_open(const char *path, const struct grt_file_header *header)
+{
+	struct grt_writer *w = calloc(1, sizeof(*w));
+	int err;
+
+	if (!w)
+		return NULL;
+	w->buf = malloc(WRITE_BUFFER_BYTES);
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (!w->buf || w->fd < 0) {
+		err = w->buf ? errno : ENOMEM;
+		if (w->fd >= 0)
+			close(w->fd);
+		free(w->buf);
+		free(w);
+		errno = err;
+		return NULL;
+	}
+	w->header = *header;
+	memcpy(w->header.magic, GRT_FILE_MAGIC, sizeof(w->header.magic));
+	w->header.version_major = GRT_VERSION_MAJOR;
+	w->header.version_minor = GRT_VERSION_MINOR;
+	w->header.header_len = sizeof(w->header);
+	w->header.flags = 0;
+	w->next_string_id = 1;
+	u64_map_init(&w->seq_by_cpu);
+	u64_map_init(&w->strings_by_hash);
+	/* The header goes to disk at once so an early crash still leaves a readable file. */
+	err = write_all(w->fd, &w->header, sizeof(w->header));
+	if (err) {
+		close(w->fd);
+		free(w->buf);
+		free(w);
+		errno = -err;
+		return NULL;
+	}
+	w->committed_bytes = sizeof(w->header);
+	return w;
+}
+
+int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
+		      const void *payload, uint32_t payload_len)
+{
+	struct grt_record_header hdr = {
+		.magic = GRT_RECORD_MAGIC,
+		.version = GRT_RECORD_VERSION,
+		.type = type,
+		.payload_len = payload_len,
+		.cpu = origin->cpu,
+		.pid = origin->pid,
+		.tid = origin->tid,
+		.ts_ns = origin->ts_ns,
+	};
+	size_t need = sizeof(hdr) + payload_len;
+	uint64_t seq = 0;
+
+	if (w->error)
+		return w->error;
+	if (payload_len > GRT_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	u64_map_get(&w->seq_by_cpu, origin->cpu, &seq);
+	hdr.seq = (uint32_t)seq;
+	if (u64_map_put(&w->seq_by_cpu, origin->cpu, seq + 1))
+		return -ENOMEM;
+	if (w->buf_used + need > WRITE_BUFFER_BYTES && flush_buffer(w))
+		return w->error;
+	if (need > WRITE_BUFFER_BYTES) {
+		/* larger than the buffer: write through, still as one whole record */
+		int err = write_all(w->fd, &hdr, sizeof(hdr));
+
+		if (!err)
+			err = write_all(w->fd, payload, payload_len);
+		if (err)
+			return w->error = err;
+		w->committed_bytes += need;
+	} else {
+		memcpy(w->buf + w->buf_used, &hdr, sizeof(hdr));
+		memcpy(w->buf + w->buf_used + sizeof(hdr), payload, payload_len);
+		w->buf_used += need;
+	}
+	w->records++;
+	return 0;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	return h;
+}
+
+static struct interned *lookup_string(struct grt_writer *w, const char *text, uint64_t hash)
+{
+	uint64_t head;
+
+	if (!u64_map_get(&w->strings_by_hash, hash, &head))
+		return NULL;
+	for (struct interned *e = (struct interned *)(uintptr_t)head; e; e = e->next)
+		if (!strcmp(e->text, text))
+			return e;
+	return NULL;
+}
+
+static int write_string_record(struct grt_writer *w, uint32_t id, const char *text, size_t len)
+{
+	struct grt_event_origin origin = { 0 };
+	struct grt_string_rec *rec = malloc(sizeof(*rec) + len + 1);
+	int err;
+
+	if (!rec)
+		return -ENOMEM;
+	rec->id = id;
+	rec->len = (uint32_t)len + 1;
+	memcpy(rec->text, text, len + 1);
+	err = grt_writer_append(w, GRT_REC_STRING, &origin, rec, sizeof(*rec) + rec->len);
+	free(rec);
+	return err;
+}
+
+uint32_t grt_writer_intern(struct grt_writer *w, const char *text)
+{
+	uint64_t hash, head = 0;
+	struct interned *e;
+	size_t len;
+
+	if (!text || !*text || w->error)
+		return 0;
+	hash = fnv1a(text);
+	e = lookup_string(w, text, hash);
+	if (e)
+		return e->id;
+	len = strnlen(text, GRT_MAX_PAYLOAD - sizeof(struct grt_string_rec) - 1);
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->text = strndup(text, len))) {
+		free(e);
+		return 0;
+	}
+	u64_map_get(&w->strings_by_hash, hash, &head);
+	e->id = w->next_string_id;
+	e->next = (struct interned *)(uintptr_t)head;
+	if (u64_map_put(&w->strings_by_hash, hash, (uintptr_t)e) ||
+	    write_string_record(w, e->id, e->text, len)) {
+		if (u64_map_get(&w->strings_by_hash, hash, &head) && head == (uintptr_t)e)
+			u64_map_put(&w->strings_by_hash, hash, (uintptr_t)e->next);
+		free(e->text);
+		free(e);
+		return 0;
+	}
+	w->next_string_id++;
+	return e->id;
+}
+
+int grt_writer_drop(struct grt_writer *w, uint32_t source, uint64_t count, uint64_t ts_ns)
+{
+	struct grt_event_origin origin = { .ts_ns = ts_ns };
+	struct grt_drop_rec rec = { .source = source, .count = count };
+	int err;
+
+	if (!count)
+		return 0;
+	err = grt_writer_append(w, GRT_REC_DROP, &origin, &rec, sizeof(rec));
+	if (!err)
+		w->drops += count;
+	return err;
+}
+
+uint64_t grt_writer_records(const struct grt_writer *w)
+{
+	return w->records;
+}
+
+uint64_t grt_writer_drops(const struct grt_writer *w)
+{
+	return w->drops;
+}
+
+int grt_writer_error(const struct grt_writer *w)
+{
+	return w->error;
+}
+
+static void free_strings(struct grt_writer *w)
+{
+	uint64_t head;
+
+	for (size_t i = 0; u64_map_iter(&w->strings_by_hash, &i, NULL, &head);) {
+		struct interned *e = (struct interned *)(uintptr_t)head;
+
+		while (e) {
+			struct interned *next = e->next;
+
+			free(e->text);
+			free(e);
+			e = next;
+		}
+	}
+	u64_map_destroy(&w->strings_by_hash);
+}
+
+/* Rewrites the header flags in place: no new blocks, so this works on a full disk. */
+static int mark_header(struct grt_writer *w, uint32_t flags)
+{
+	w->header.flags = flags;
+	if (pwrite(w->fd, &w->header, sizeof(w->header), 0) != (ssize_t)sizeof(w->header))
+		return -errno ? -errno : -EIO;
+	return 0;
+}
+
+int grt_writer_close(struct grt_writer *w, uint32_t end_reason, uint64_t end_ns)
+{
+	struct grt_trailer_rec trailer = { .reason = end_reason, .end_ns = end_ns };
+	struct grt_event_origin origin = { .ts_ns = end_ns };
+	int err;
+
+	trailer.records = w->records;
+	trailer.drops = w->drops;
+	if (!w->error)
+		grt_writer_append(w, GRT_REC_TRAILER, &origin, &trailer, sizeof(trailer));
+	flush_buffer(w);
+	if (!w->error && fsync(w->fd) && errno != EINVAL)
+		w->error = -errno;
+	err = w->error;
+	if (err) {
+		/* keep only whole records: a partial write must not look like corruption */
+		if (ftruncate(w->fd, (off_t)w->committed_bytes) == 0)
+			mark_header(w, GRT_HDR_WRITE_ERROR);
+	} else {
+		err = mark_header(w, GRT_HDR_FINISHED);
+	}
+	if (close(w->fd) && !err)
+		err = -errno;
+	free_strings(w);
+	u64_map_destroy(&w->seq_by_cpu);
+	free(w->buf);
+	free(w);
+	return err;
+}

@@ -1,0 +1,97 @@
+/* Payloads of the record types every trace has: strings, drops, trailer, processes, stacks, clocks. */
+#ifndef GRT_RECORDS_CORE_H
+#define GRT_RECORDS_CORE_H
+
+#include <stdint.h>
+
+/* Strings are written once and referenced by id; id 0 means "no string". */
+struct grt_string_rec {
+	uint32_t id;
+	uint32_t len;		/* bytes in text, including the final NUL */
+	char text[];
+};
+
+/* Events a source lost since its previous drop record. */
+struct grt_drop_rec {
+	uint32_t source;	/* enum grt_source_id */
+	uint32_t reserved;
+	uint64_t count;
+};
+
+enum grt_end_reason {
+	GRT_END_TARGET_EXIT = 1,
+	GRT_END_SIGNAL = 2,
+	GRT_END_DURATION = 3,
+	GRT_END_IDLE = 4,
+	GRT_END_WRITE_ERROR = 5,
+	GRT_END_SOURCE_ERROR = 6,
+};
+
+/* Last record of a recording that ended in order. A file without one was cut short. */
+struct grt_trailer_rec {
+	uint32_t reason;	/* enum grt_end_reason */
+	uint32_t reserved;
+	uint64_t records;	/* records before this one */
+	uint64_t drops;		/* sum of all drop records */
+	uint64_t end_ns;
+};
+
+enum grt_process_event {
+	GRT_PROC_SEEN = 1,	/* existed when tracing started */
+	GRT_PROC_START = 2,	/* launched or forked while traced */
+	GRT_PROC_EXIT = 3,
+};
+
+struct grt_process_rec {
+	uint32_t event;		/* enum grt_process_event */
+	uint32_t ppid;
+	uint32_t comm_str;
+	uint32_t exe_str;
+	int32_t exit_code;	/* GRT_PROC_EXIT only */
+	uint32_t reserved;
+};
+
+/* One executable mapping of a traced process, for symbolizing user stacks offline. */
+struct grt_mapping_rec {
+	uint64_t start;
+	uint64_t end;
+	uint64_t file_offset;
+	uint32_t path_str;
+	uint32_t reserved;
+};
+
+#define GRT_MAX_STACK_DEPTH 32
+
+struct grt_stack_rec {
+	uint32_t stack_id;	/* referenced by events' user_stack_id */
+	uint32_t depth;
+	uint64_t ips[];		/* depth entries, innermost first */
+};
+
+/* One host/GPU clock pair, measured; gpu = host + offset within +-error_ns. */
+struct grt_clock_calib_rec {
+	uint32_t device;
+	uint32_t clock_id;	/* enum grt_clock_id of gpu_ns */
+	uint64_t gpu_ns;
+	uint64_t host_ns;	/* CLOCK_MONOTONIC */
+	uint64_t error_ns;
+};
+
+/* Whether a source ran, and if not, why: every skipped source leaves a trace. */
+struct grt_source_status_rec {
+	uint32_t source;	/* enum grt_source_id */
+	int32_t status;		/* 0 attached, negative errno when skipped or failed */
+	uint32_t message_str;
+	uint32_t reserved;
+};
+
+_Static_assert(sizeof(struct grt_string_rec) == 8, "string layout");
+_Static_assert(sizeof(struct grt_drop_rec) == 16, "drop layout");
+_Static_assert(sizeof(struct grt_trailer_rec) == 32, "trailer layout");
+_Static_assert(sizeof(struct grt_process_rec) == 24, "process layout");
+_Static_assert(sizeof(struct grt_mapping_rec) == 32, "mapping layout");
+_Static_assert(sizeof(struct grt_stack_rec) == 8, "stack layout");
+_Static_assert(sizeof(struct grt_clock_calib_rec) == 32, "clock layout");
+_Static_assert(sizeof(struct grt_source_status_rec) == 16, "status layout");
+
+#endif

@@ -1,0 +1,201 @@
+/* Descriptions of the `cuda` source's record types. */
+#include "trace/grt_format.h"
+#include "trace/record_desc.h"
+#include "trace/records_cuda.h"
+#include "trace/trace_names.h"
+
+/* Fields every cuda record shares: the API, its return code and duration. */
+static void describe_call(const struct grt_record *rec, const struct grt_cuda_call *call,
+			  const struct grt_strings *strings, struct grt_fields *out)
+{
+	grt_field_str(out, "api", grt_cuda_api_name(call->api));
+	grt_field_u64(out, "ppid", call->ppid);
+	grt_field_str(out, "comm", grt_strings_get(strings, call->comm_str));
+	grt_field_i64(out, "ret", call->ret);
+	if (call->flags & GRT_CUDA_F_NO_RETURN)
+		grt_field_str(out, "api_ns", NULL);
+	else
+		grt_field_u64(out, "api_ns", call->return_ns - rec->hdr.ts_ns);
+}
+
+static void describe_launch(const struct grt_record *rec, const struct grt_strings *strings,
+			    struct grt_fields *out)
+{
+	const struct grt_cuda_launch_rec *l = rec->payload;
+	uint32_t words = l->arg_words < GRT_LAUNCH_ARG_WORDS ? l->arg_words : GRT_LAUNCH_ARG_WORDS;
+
+	grt_field_str(out, "kernel", grt_strings_get(strings, l->kernel_str));
+	grt_field_hex(out, "function", l->function);
+	grt_field_dim3(out, "grid", l->grid);
+	grt_field_dim3(out, "block", l->block);
+	grt_field_u64(out, "shared_mem", l->shared_mem);
+	grt_field_hex(out, "stream", l->stream);
+	grt_field_hex_list(out, "args", l->args, words);
+	grt_field_i64(out, "stack_id", l->user_stack_id);
+	describe_call(rec, &l->call, strings, out);
+}
+
+GRT_RECORD_DESC(launch_desc) = {
+	.type = GRT_REC_CUDA_LAUNCH,
+	.name = "launch",
+	.min_len = sizeof(struct grt_cuda_launch_rec),
+	.describe = describe_launch,
+};
+
+static void describe_graph_launch(const struct grt_record *rec, const struct grt_strings *strings,
+				  struct grt_fields *out)
+{
+	const struct grt_cuda_graph_launch_rec *g = rec->payload;
+
+	grt_field_hex(out, "graph_exec", g->graph_exec);
+	grt_field_hex(out, "stream", g->stream);
+	grt_field_i64(out, "stack_id", g->user_stack_id);
+	describe_call(rec, &g->call, strings, out);
+}
+
+GRT_RECORD_DESC(graph_launch_desc) = {
+	.type = GRT_REC_CUDA_GRAPH_LAUNCH,
+	.name = "graph_launch",
+	.min_len = sizeof(struct grt_cuda_graph_launch_rec),
+	.describe = describe_graph_launch,
+};
+
+static void describe_alloc(const struct grt_record *rec, const struct grt_strings *strings,
+			   struct grt_fields *out)
+{
+	const struct grt_cuda_alloc_rec *a = rec->payload;
+
+	grt_field_hex(out, "addr", a->addr);
+	grt_field_u64(out, "bytes", a->bytes);
+	grt_field_str(out, "kind", grt_alloc_kind_name(a->kind));
+	grt_field_hex(out, "stream", a->stream);
+	grt_field_i64(out, "stack_id", a->user_stack_id);
+	describe_call(rec, &a->call, strings, out);
+}
+
+GRT_RECORD_DESC(alloc_desc) = {
+	.type = GRT_REC_CUDA_ALLOC,
+	.name = "alloc",
+	.min_len = sizeof(struct grt_cuda_alloc_rec),
+	.describe = describe_alloc,
+};
+
+static void describe_free(const struct grt_record *rec, const struct grt_strings *strings,
+			  struct grt_fields *out)
+{
+	const struct grt_cuda_free_rec *f = rec->payload;
+
+	grt_field_hex(out, "addr", f->addr);
+	grt_field_str(out, "kind", grt_alloc_kind_name(f->kind));
+	grt_field_hex(out, "stream", f->stream);
+	describe_call(rec, &f->call, strings, out);
+}
+
+GRT_RECORD_DESC(free_desc) = {
+	.type = GRT_REC_CUDA_FREE,
+	.name = "free",
+	.min_len = sizeof(struct grt_cuda_free_rec),
+	.describe = describe_free,
+};
+
+static void describe_memcpy(const struct grt_record *rec, const struct grt_strings *strings,
+			    struct grt_fields *out)
+{
+	const struct grt_cuda_memcpy_rec *m = rec->payload;
+	uint64_t api_ns = m->call.return_ns > rec->hdr.ts_ns ? m->call.return_ns - rec->hdr.ts_ns : 0;
+
+	grt_field_hex(out, "dst", m->dst);
+	grt_field_hex(out, "src", m->src);
+	grt_field_u64(out, "bytes", m->bytes);
+	grt_field_str(out, "kind", grt_copy_kind_name(m->kind));
+	grt_field_u64(out, "async", m->is_async);
+	grt_field_u64(out, "dims", m->dims);
+	grt_field_hex(out, "stream", m->stream);
+	/* bandwidth means something only when the call waited for the copy */
+	if (!m->is_async && api_ns && !(m->call.flags & GRT_CUDA_F_NO_RETURN))
+		grt_field_f64(out, "gbps", (double)m->bytes / (double)api_ns);
+	describe_call(rec, &m->call, strings, out);
+}
+
+GRT_RECORD_DESC(memcpy_desc) = {
+	.type = GRT_REC_CUDA_MEMCPY,
+	.name = "memcpy",
+	.min_len = sizeof(struct grt_cuda_memcpy_rec),
+	.describe = describe_memcpy,
+};
+
+static void describe_memset(const struct grt_record *rec, const struct grt_strings *strings,
+			    struct grt_fields *out)
+{
+	const struct grt_cuda_memset_rec *m = rec->payload;
+
+	grt_field_hex(out, "dst", m->dst);
+	grt_field_u64(out, "bytes", m->bytes);
+	grt_field_u64(out, "elem_size", m->elem_size);
+	grt_field_hex(out, "value", m->value);
+	grt_field_u64(out, "async", m->is_async);
+	grt_field_hex(out, "stream", m->stream);
+	describe_call(rec, &m->call, strings, out);
+}
+
+GRT_RECORD_DESC(memset_desc) = {
+	.type = GRT_REC_CUDA_MEMSET,
+	.name = "memset",
+	.min_len = sizeof(struct grt_cuda_memset_rec),
+	.describe = describe_memset,
+};
+
+static void describe_sync(const struct grt_record *rec, const struct grt_strings *strings,
+			  struct grt_fields *out)
+{
+	const struct grt_cuda_sync_rec *s = rec->payload;
+
+	grt_field_str(out, "kind", grt_sync_kind_name(s->kind));
+	grt_field_hex(out, "stream", s->stream);
+	grt_field_hex(out, "event", s->event);
+	describe_call(rec, &s->call, strings, out);
+}
+
+GRT_RECORD_DESC(sync_desc) = {
+	.type = GRT_REC_CUDA_SYNC,
+	.name = "sync",
+	.min_len = sizeof(struct grt_cuda_sync_rec),
+	.describe = describe_sync,
+};
+
+static void describe_module(const struct grt_record *rec, const struct grt_strings *strings,
+			    struct grt_fields *out)
+{
+	const struct grt_cuda_module_rec *m = rec->payload;
+
+	grt_field_str(out, "kind", grt_module_kind_name(m->kind));
+	grt_field_hex(out, "module", m->module);
+	grt_field_hex(out, "image", m->image);
+	grt_field_str(out, "path", grt_strings_get(strings, m->path_str));
+	describe_call(rec, &m->call, strings, out);
+}
+
+GRT_RECORD_DESC(module_desc) = {
+	.type = GRT_REC_CUDA_MODULE_LOAD,
+	.name = "module_load",
+	.min_len = sizeof(struct grt_cuda_module_rec),
+	.describe = describe_module,
+};
+
+static void describe_func_name(const struct grt_record *rec, const struct grt_strings *strings,
+			       struct grt_fields *out)
+{
+	const struct grt_cuda_func_name_rec *f = rec->payload;
+
+	grt_field_hex(out, "handle", f->handle);
+	grt_field_hex(out, "module", f->module);
+	grt_field_str(out, "name", grt_strings_get(strings, f->name_str));
+	describe_call(rec, &f->call, strings, out);
+}
+
+GRT_RECORD_DESC(func_name_desc) = {
+	.type = GRT_REC_CUDA_FUNC_NAME,
+	.name = "func_name",
+	.min_len = sizeof(struct grt_cuda_func_name_rec),
+	.describe = describe_func_name,
+};

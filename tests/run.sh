@@ -1,0 +1,48 @@
+#!/bin/bash
+# Runs every test program and end-to-end script for each build directory given;
+# prints one ok/FAIL line per case and a closing "N passed, N failed" line.
+set -u
+cd "$(dirname "$0")/.."
+passed=0
+failed=0
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+count() {
+	local p f
+	p=$(grep -c '^ok - ' "$log")
+	f=$(grep -c '^FAIL - ' "$log")
+	passed=$((passed + p))
+	failed=$((failed + f))
+}
+
+run_case() { # label, command...
+	local label=$1
+	shift
+	"$@" >"$log" 2>&1
+	local rc=$?
+	sed "s/^\(ok\|FAIL\) - /\1 - [$label] /" "$log"
+	if [ $rc -ne 0 ] && ! grep -q '^FAIL - ' "$log"; then
+		echo "FAIL - [$label] exited with status $rc"
+		echo "FAIL - exit" >>"$log"
+	fi
+	count
+}
+
+for build in "$@"; do
+	for t in "$build"/tests/test_*; do
+		[ -x "$t" ] || continue
+		run_case "$(basename "$build")/$(basename "$t")" "$t"
+	done
+	for s in tests/e2e/*.sh; do
+		[ -f "$s" ] || continue
+		run_case "$(basename "$build")/$(basename "$s")" bash "$s" "$build"
+	done
+	for s in tests/fuzz/run_*.sh; do
+		[ -f "$s" ] || continue
+		[ "$build" = "$1" ] || continue # fuzz once, with its own sanitizer build
+		run_case "fuzz/$(basename "$s")" bash "$s" "$build"
+	done
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,16 @@
+#!/bin/sh
+# Installs grtrace's build and test dependencies from Debian's archive; does nothing when present.
+set -e
+need=""
+for pkg in make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libdw-dev \
+	libclang-rt-14-dev python3; do
+	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need="$need $pkg"
+done
+[ -z "$need" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+	echo "grtrace: missing packages:$need (run 'make deps' as root)" >&2
+	exit 1
+fi
+echo "installing:$need"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need >/dev/null
