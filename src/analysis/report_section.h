@@ -1,0 +1,47 @@
+/* The pieces `grtrace report` is made of: each section reads the trace once and prints its part. */
+#ifndef GRT_REPORT_SECTION_H
+#define GRT_REPORT_SECTION_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include "common/json_writer.h"
+#include "trace/grt_reader.h"
+
+/* What every section gets at creation: the trace's header and the user's options. */
+struct report_input {
+	const struct grt_file_header *header;
+	unsigned top_n;		 /* --top N: rows in "worst"/"top" lists */
+	const char *thresholds;	 /* --threshold list, NULL for defaults; sections parse their own keys */
+	bool json;
+};
+
+/*
+ * A report section. cmd_report creates the selected sections, streams every
+ * record through on_record (memory stays proportional to what a section keeps,
+ * not to the trace), then asks each for its text or JSON.
+ */
+struct report_section {
+	const char *name;	/* JSON key of the section and its --NAME flag: "kernels", "leaks" */
+	const char *summary;	/* one line for --help */
+	bool default_on;	/* shown when no section flag is given */
+	int order;		/* print order, low first */
+	/* Returns the section's state, or NULL with errno set (bad threshold: EINVAL). */
+	void *(*create)(const struct report_input *in);
+	void (*on_record)(void *state, const struct grt_record *rec, const struct grt_strings *strings);
+	void (*print_text)(void *state, FILE *out);
+	/* Writes the section's value (the key is already written). */
+	void (*print_json)(void *state, struct json_writer *w);
+	void (*destroy)(void *state);
+};
+
+#define GRT_REPORT_SECTION(var)                                                                     \
+	static const struct report_section var;                                                    \
+	static const struct report_section *const var##_entry                                      \
+		__attribute__((used, section("grt_report_sections"), aligned(sizeof(void *)))) = &var; \
+	static const struct report_section var
+
+/* Iterates registered sections: pass NULL first, then the previous result. */
+const struct report_section *report_section_next(const struct report_section *prev);
+const struct report_section *report_section_find(const char *name);
+
+#endif
