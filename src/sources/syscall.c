@@ -4,6 +4,7 @@
 #include <string.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
+#include "sources/bpf_source.h"
 #include "sources/bpf_util.h"
 #include "sources/nv_ioctl_decode.h"
 #include "sources/session.h"
@@ -16,10 +17,9 @@
 _Static_assert(SYSCALL_SET_WORDS == GRT_SYSCALL_SET_WORDS, "one syscall set size");
 
 struct syscall_source {
+	struct grt_bpf_source base;
 	struct grt_session *session;
 	struct syscall_bpf *skel;
-	struct ring_buffer *ring;
-	unsigned long long drops_seen;
 };
 
 static void emit_call(struct syscall_source *ss, const struct syscall_event *e)
@@ -108,11 +108,10 @@ static void syscall_detach(void *ctx)
 		return;
 	if (ss->skel) {
 		syscall_bpf__detach(ss->skel);
-		if (ss->ring)
-			ring_buffer__consume(ss->ring);
+		grt_bpf_source_flush(&ss->base);
 		flush_unfinished(ss);
 	}
-	ring_buffer__free(ss->ring);
+	grt_bpf_source_stop(&ss->base);
 	syscall_bpf__destroy(ss->skel);
 	free(ss);
 }
@@ -158,28 +157,22 @@ static int syscall_attach(struct grt_session *s, void **ctx)
 		err = syscall_bpf__load(ss->skel);
 	if (!err)
 		err = syscall_bpf__attach(ss->skel);
+	if (!err)
+		err = grt_bpf_source_start(&ss->base, s, GRT_SRC_SYSCALL, ss->skel->maps.syscall_events,
+					   ss->skel->maps.dropped_events, on_syscall_event, ss);
 	if (err)
 		goto fail;
-	ss->ring = grt_bpf_watch_ringbuf(s, bpf_map__fd(ss->skel->maps.syscall_events), on_syscall_event, ss);
-	if (!ss->ring) {
-		err = errno ? -errno : -ENOMEM;
-		goto fail;
-	}
 	*ctx = ss;
 	return 0;
 fail:
-	grt_session_fail(s, err, "syscall: %s",
-			 grt_bpf_last_message()[0] ? grt_bpf_last_message() : strerror(-err));
+	grt_bpf_source_fail(s, "syscall", err);
 	syscall_detach(ss);
 	return err;
 }
 
 static int syscall_drain(void *ctx)
 {
-	struct syscall_source *ss = ctx;
-
-	grt_session_count_drop(ss->session, GRT_SRC_SYSCALL,
-			       grt_bpf_new_drops(bpf_map__fd(ss->skel->maps.dropped_events), &ss->drops_seen));
+	grt_bpf_source_count_drops(&((struct syscall_source *)ctx)->base);
 	return 0;
 }
 
