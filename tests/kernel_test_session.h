@@ -52,7 +52,7 @@ static inline int mem_append(struct grt_sink *sink, uint16_t type, const struct 
 	return 0;
 }
 
-static uint32_t mem_intern(struct grt_sink *sink, const char *text)
+static inline uint32_t mem_intern(struct grt_sink *sink, const char *text)
 {
 	struct mem_sink *m = (struct mem_sink *)sink;
 
@@ -67,13 +67,13 @@ static uint32_t mem_intern(struct grt_sink *sink, const char *text)
 	return m->nstrings;
 }
 
-static int mem_drop(struct grt_sink *sink, uint32_t source, uint64_t count, uint64_t ts_ns)
+static inline int mem_drop(struct grt_sink *sink, uint32_t source, uint64_t count, uint64_t ts_ns)
 {
 	((struct mem_sink *)sink)->drops += count;
 	return 0;
 }
 
-static void mem_sink_init(struct mem_sink *m)
+static inline void mem_sink_init(struct mem_sink *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->sink.append = mem_append;
@@ -81,7 +81,7 @@ static void mem_sink_init(struct mem_sink *m)
 	m->sink.drop = mem_drop;
 }
 
-static void mem_sink_free(struct mem_sink *m)
+static inline void mem_sink_free(struct mem_sink *m)
 {
 	for (uint32_t i = 0; i < m->nstrings; i++)
 		free(m->strings[i]);
@@ -94,7 +94,7 @@ static inline const char *mem_string(const struct mem_sink *m, uint32_t id)
 }
 
 /* Path of a fixture program beside the test binary: BUILD/tests/x -> BUILD/fixtures/name. */
-static void fixture_path(const char *argv0, const char *name, char *out, size_t len)
+static inline void fixture_path(const char *argv0, const char *name, char *out, size_t len)
 {
 	char copy[PATH_MAX];
 
@@ -108,7 +108,7 @@ struct held_child {
 };
 
 /* Starts argv (its first argument must be --wait-stdin) and leaves it waiting for the go byte. */
-static int start_held(char *const argv[], struct held_child *child)
+static inline int start_held(char *const argv[], struct held_child *child)
 {
 	int p[2];
 
@@ -133,7 +133,7 @@ static int start_held(char *const argv[], struct held_child *child)
  * Records the held child with the given sources into sink: attach, release,
  * wait for its exit, drain. Returns the child's exit status or a negative errno.
  */
-static int record_held(struct held_child *child, const char *sources, const char *syscalls,
+static inline int record_held(struct held_child *child, const char *sources, const char *syscalls,
 		       struct mem_sink *sink, char *err, size_t err_len)
 {
 	struct grt_session_config cfg = { .target_pid = child->pid, .syscall_filter = syscalls };
