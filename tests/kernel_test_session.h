@@ -17,7 +17,7 @@ struct mem_record {
 	uint16_t type;
 	struct grt_event_origin origin;
 	uint32_t len;
-	uint8_t payload[256];
+	uint8_t payload[256] __attribute__((aligned(8)));
 };
 
 /* Collects records and strings in memory (ids are indexes + 1). */
