@@ -6,9 +6,10 @@
 uint32_t grt_pci_parse(const char *text)
 {
 	unsigned domain, bus, dev, fn;
-	char tail;
+	int end = 0;
 
-	if (sscanf(text, "%x:%x:%x.%x%c", &domain, &bus, &dev, &fn, &tail) != 4 || bus > 0xff ||
+	/* the function is one digit; %n makes trailing text an error */
+	if (sscanf(text, "%x:%x:%x.%1x%n", &domain, &bus, &dev, &fn, &end) != 4 || text[end] || bus > 0xff ||
 	    dev > 0x1f || fn > 7 || domain > 0xffff)
 		return 0;
 	return grt_pci_pack(domain, bus, dev, fn);

@@ -16,6 +16,8 @@ char LICENSE[] SEC("license") = "GPL";
 /* rodata: intervals shorter than this are not reported; wakeup records on or off */
 const volatile __u64 min_offcpu_ns = 0;
 const volatile bool record_wakeups = true;
+/* grtrace itself, left out of system-wide recordings */
+const volatile __u32 recorder_tgid = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -74,7 +76,7 @@ int handle_switch(struct bpf_raw_tracepoint_args *ctx)
 	struct sched_offcpu_start *start;
 	__u64 now = bpf_ktime_get_ns();
 
-	if (prev_tgid && tgid_is_traced(prev_tgid)) {
+	if (prev_tgid && prev_tgid != recorder_tgid && tgid_is_traced(prev_tgid)) {
 		struct sched_offcpu_start s = {
 			.ts_ns = now, .prev_state = (__u32)ctx->args[3], .pid = prev_tgid,
 		};
@@ -101,7 +103,7 @@ int handle_wakeup(struct bpf_raw_tracepoint_args *ctx)
 	__u32 waker = (__u32)pid_tgid;
 	struct sched_event *e;
 
-	if (!tgid || !tgid_is_traced(tgid))
+	if (!tgid || tgid == recorder_tgid || !tgid_is_traced(tgid))
 		return 0;
 	bpf_map_update_elem(&wakers, &tid, &waker, BPF_ANY);
 	if (!record_wakeups)

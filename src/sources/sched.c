@@ -1,6 +1,7 @@
 /* The `sched` source: off-CPU intervals and wakeups of the traced threads. */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <linux/types.h>
 #include "sources/bpf_source.h"
 #include "sources/bpf_util.h"
@@ -83,6 +84,7 @@ static int sched_attach(struct grt_session *s, void **ctx)
 		err = -errno;
 		goto fail;
 	}
+	ss->skel->rodata->recorder_tgid = getpid();
 	err = grt_bpf_use_pid_filter(s, ss->skel->obj, &ss->skel->rodata->filter_by_tgid);
 	if (!err)
 		err = sched_bpf__load(ss->skel);

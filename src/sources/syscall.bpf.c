@@ -23,6 +23,8 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* rodata, set before load */
 const volatile bool filter_syscalls = false;
+/* grtrace itself: tracing its own writes of the trace would feed back into itself (system-wide) */
+const volatile __u32 recorder_tgid = 0;
 const volatile __u64 syscall_set[SYSCALL_SET_WORDS] = {};
 
 struct {
@@ -132,7 +134,7 @@ int handle_sys_enter(struct bpf_raw_tracepoint_args *ctx)
 	struct syscall_inflight *e;
 	__u32 zero = 0;
 
-	if (!tgid_is_traced(tgid) || !syscall_wanted(nr))
+	if (tgid == recorder_tgid || !tgid_is_traced(tgid) || !syscall_wanted(nr))
 		return 0;
 	e = bpf_map_lookup_elem(&scratch, &zero);
 	if (!e)

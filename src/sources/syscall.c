@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <linux/types.h>
 #include <bpf/bpf.h>
 #include "sources/bpf_source.h"
@@ -147,6 +148,7 @@ static int syscall_attach(struct grt_session *s, void **ctx)
 		err = -errno;
 		goto fail;
 	}
+	ss->skel->rodata->recorder_tgid = getpid();
 	err = configure_filter(ss);
 	if (err) {
 		syscall_detach(ss);
