@@ -40,7 +40,7 @@ struct syscall_nv_event {
 	__u8 arg[SYSCALL_NV_ARG_BYTES];
 };
 
-/* A syscall in progress, kept per thread between entry and exit. */
+/* A syscall in progress: the thread's task-local storage between entry and exit. */
 struct syscall_inflight {
 	__u64 call_id;
 	__u64 enter_ns;
@@ -51,6 +51,8 @@ struct syscall_inflight {
 	__u32 dev_minor;
 	__u32 pid;
 	__u32 cpu;
+	__u32 active;		/* entered and not yet exited */
+	__u32 reserved;
 	char dev_name[SYSCALL_DEV_NAME_LEN];
 };
 

@@ -58,6 +58,12 @@ $G record -s syscall --syscalls getppid -o "$T/f.grt" -- $W getppid:100 2>"$T/er
 json_check syscalls_filter "$T/f.grt" '
 assert count(type="syscall") == 100 and count(type="syscall", name="getppid") == 100'
 
+# A call still blocked when recording stops is recorded as unfinished, not lost.
+$G record -s syscall --duration 0.4 -o "$T/u.grt" -- $W sleep:3000 2>"$T/err" || fail "record_unfinished: $(cat "$T/err")"
+json_check syscall_unfinished_at_stop "$T/u.grt" '
+assert count(type="syscall", name="clock_nanosleep", state="unfinished") == 1
+assert count(type="syscall", state="unfinished") == 1'
+
 $G record -s syscall --syscalls ioctl,nosuchcall -o "$T/x.grt" -- true 2>"$T/err"
 rc=$?
 if [ $rc -eq 2 ] && [ "$(wc -l <"$T/err")" -eq 1 ] && grep -q "unknown syscall 'nosuchcall'" "$T/err"; then
