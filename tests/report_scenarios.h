@@ -284,7 +284,8 @@ static inline int scn_read_fixture(const char *fixture, struct scn_fixture_layou
  * stack 2), D (4 KiB, stack 2, freed), managed E (8 KiB, stack 1) and host F
  * (16 KiB, stack 2); frees 0xbad twice (unknown) and NULL once (ignored); one
  * allocation fails; then exits with 3. Pid 301 allocates 100 bytes without a
- * stack and is still running at the end. Stack 1 is inner+4 <- outer+8 in
+ * stack and 200 bytes from stack 9 (never recorded) and is still running at
+ * the end. Stack 1 is inner+4 <- outer+8 in
  * the fixture; stack 2 is outer+8 <- 0x1234 (unmapped) <- an address in
  * /nonexistent/libfoo.so at file offset 0x2345.
  */
@@ -315,6 +316,7 @@ static inline int scn_write_leaks(const char *path, const struct scn_fixture_lay
 	scn_free(w, 300, t++, 0);
 	scn_process(w, 300, t++, GRT_PROC_EXIT, "leaky", 3);
 	scn_alloc(w, 301, t++, 0x10000, 100, GRT_ALLOC_DEVICE, -1, 0);
+	scn_alloc(w, 301, t++, 0x20000, 200, GRT_ALLOC_DEVICE, 9, 0);
 	return scn_close(w, t + SCN_MS);
 }
 
@@ -384,6 +386,7 @@ static inline size_t scn_find_record(const unsigned char *buf, size_t len, uint1
 /* The drops trace with the 3rd launch record cut out: a one-record gap on cpu 1. */
 static inline int scn_write_seq_gap(const char *path)
 {
+	struct grt_record_header h;
 	unsigned char *buf;
 	size_t len = 0, at, rec_len;
 	int err;
@@ -395,7 +398,8 @@ static inline int scn_write_seq_gap(const char *path)
 		free(buf);
 		return -1;
 	}
-	rec_len = sizeof(struct grt_record_header) + ((struct grt_record_header *)(buf + at))->payload_len;
+	memcpy(&h, buf + at, sizeof(h));	/* records are not 8-byte aligned in the file */
+	rec_len = sizeof(h) + h.payload_len;
 	memmove(buf + at, buf + at + rec_len, len - at - rec_len);
 	err = scn_spit(path, buf, len - rec_len);
 	free(buf);

@@ -260,7 +260,8 @@ static void api_print_json(void *state, struct json_writer *w)
 {
 	struct api_report *a = state;
 
-	qsort(a->procs, a->nprocs, sizeof(a->procs[0]), compare_pids);
+	if (a->nprocs > 1)
+		qsort(a->procs, a->nprocs, sizeof(a->procs[0]), compare_pids);
 	jw_begin_array(w);
 	for (size_t i = 0; i < a->nprocs; i++)
 		json_process(a, a->procs[i], w);

@@ -147,7 +147,8 @@ static void drops_print_text(void *state, FILE *out)
 	struct drops_report *d = state;
 	uint64_t lost = total_lost(d), missing = total_missing(d);
 
-	qsort(d->cpus, d->ncpus, sizeof(d->cpus[0]), compare_cpus);
+	if (d->ncpus > 1)
+		qsort(d->cpus, d->ncpus, sizeof(d->cpus[0]), compare_cpus);
 	if (!lost)
 		fprintf(out, "lost events: none reported by any source\n");
 	else
@@ -178,7 +179,8 @@ static void drops_print_json(void *state, struct json_writer *w)
 {
 	struct drops_report *d = state;
 
-	qsort(d->cpus, d->ncpus, sizeof(d->cpus[0]), compare_cpus);
+	if (d->ncpus > 1)
+		qsort(d->cpus, d->ncpus, sizeof(d->cpus[0]), compare_cpus);
 	jw_begin_object(w);
 	jw_key(w, "lost");
 	jw_u64(w, total_lost(d));

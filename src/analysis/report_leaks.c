@@ -307,7 +307,8 @@ static int group_leaks(struct leak_process *p, struct leak_class_totals totals[L
 	}
 	/* the address index is stale after the sort; nothing is added after streaming */
 	for (int c = 0; c < LEAK_CLASSES; c++)
-		qsort(totals[c].groups, totals[c].ngroups, sizeof(totals[c].groups[0]), compare_groups);
+		if (totals[c].ngroups > 1)
+			qsort(totals[c].groups, totals[c].ngroups, sizeof(totals[c].groups[0]), compare_groups);
 	return 0;
 }
 
