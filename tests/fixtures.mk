@@ -12,3 +12,6 @@ $(BUILD)/fixtures/report_traces: tests/fixtures/report_traces.c tests/report_sce
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
+
+# the report tests include these headers; the test rule does not track headers under tests/
+$(filter $(BUILD)/tests/test_report_%,$(TEST_BINS)): tests/report_scenarios.h tests/report_check.h
