@@ -1,16 +1,34 @@
-# Helper programs the tests run; every output lives under $(BUILD)/fixtures/.
+# Helper programs the tests need; each helper appends its outputs to FIXTURES.
 
-FIXTURE_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
+# report: a tiny ELF whose functions the symbolization test names, and the scenario trace writer
+FIXTURES += $(BUILD)/fixtures/symfixture $(BUILD)/fixtures/report_traces
 
-# kernel sources: a workload with known syscalls, ioctls and sleeps; a fake NVML
+$(BUILD)/fixtures/symfixture: tests/fixtures/symfixture.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O0 -g -fno-inline -o $@ $<
+
+$(BUILD)/fixtures/report_traces: tests/fixtures/report_traces.c tests/report_scenarios.h $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
+
+# the report tests include these headers; the test rule does not track headers under tests/
+$(filter $(BUILD)/tests/test_report_%,$(TEST_BINS)): tests/report_scenarios.h tests/report_check.h
+
+# kernel sources: a workload with known syscalls, ioctls and sleeps; a stand-in NVML library
+KERNEL_FIXTURE_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 FIXTURES += $(BUILD)/fixtures/kernel_workload $(BUILD)/fixtures/libnvidia-ml.so.1
 
 $(BUILD)/fixtures/kernel_workload: tests/fixtures/kernel_workload.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $<
+	$(Q)$(CC) $(KERNEL_FIXTURE_CFLAGS) -o $@ $<
 
 $(BUILD)/fixtures/libnvidia-ml.so.1: tests/fixtures/fake_nvml.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(FIXTURE_CFLAGS) -shared -fPIC -o $@ $<
+	$(Q)$(CC) $(KERNEL_FIXTURE_CFLAGS) -shared -fPIC -o $@ $<
+
+# the kernel-source tests include this header
+$(filter $(BUILD)/tests/test_syscall_source $(BUILD)/tests/test_sched_source $(BUILD)/tests/test_fence_xid_bpf $(BUILD)/tests/test_pcie_source,$(TEST_BINS)): tests/kernel_test_session.h
