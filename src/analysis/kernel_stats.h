@@ -42,10 +42,10 @@ int duration_list_push(struct duration_list *d, uint64_t ns);
 uint64_t duration_list_percentile(struct duration_list *d, double p);
 void duration_list_free(struct duration_list *d);
 
-/* The row limit of text tables: --top N, or 20. */
+/* The row limit of text tables: --top N, where 0 means every row. */
 static inline size_t kstat_text_rows(unsigned top_n)
 {
-	return top_n ? top_n : 20;
+	return top_n ? top_n : SIZE_MAX;
 }
 
 /* Process names from the trace's process records (the last one seen per pid). */

@@ -102,8 +102,10 @@ static void driver_print_text(void *state, FILE *out)
 	struct driver_report *r = state;
 	size_t rows = kstat_text_rows(r->top_n);
 
-	if (!r->calls.count)
+	if (!r->calls.count) {
+		fprintf(out, "no ioctls on NVIDIA devices in this trace (record with -s syscall)\n");
 		return;
+	}
 	kstat_sort(&r->calls);
 	fprintf(out, "GPU driver calls (ioctls on NVIDIA devices, total time)\n");
 	fprintf(out, "  %-16s %-36s %-18s %8s %11s %9s %10s %7s\n", "DEVICE", "OPERATION", "DETAIL", "COUNT",
@@ -121,8 +123,7 @@ static void driver_print_text(void *state, FILE *out)
 			s->max_ns / 1e3, (unsigned long long)s->errors);
 	}
 	if (r->calls.count > rows)
-		fprintf(out, "  ... %zu more (--top N shows more)\n", r->calls.count - rows);
-	fputc('\n', out);
+		fprintf(out, "  ... %zu more (--top 0 shows all)\n", r->calls.count - rows);
 }
 
 static void driver_print_json(void *state, struct json_writer *w)

@@ -91,8 +91,10 @@ static void fences_print_text(void *state, FILE *out)
 {
 	struct fence_report *r = state;
 
-	if (fences_empty(r))
+	if (fences_empty(r)) {
+		fprintf(out, "no dma_fence events in this trace (record with -s fence)\n");
 		return;
+	}
 	fprintf(out, "dma_fence events\n ");
 	for (int k = GRT_FENCE_INIT; k < FENCE_KINDS; k++)
 		fprintf(out, " %s=%llu", grt_fence_event_name(k), (unsigned long long)r->events[k]);
@@ -108,7 +110,6 @@ static void fences_print_text(void *state, FILE *out)
 	}
 	if (r->untracked)
 		fprintf(out, "  (%llu waits on further timelines not broken down)\n", (unsigned long long)r->untracked);
-	fputc('\n', out);
 }
 
 static void fences_print_json(void *state, struct json_writer *w)

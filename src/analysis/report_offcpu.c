@@ -50,8 +50,10 @@ static void offcpu_print_text(void *state, FILE *out)
 	struct offcpu_report *r = state;
 	size_t rows = kstat_text_rows(r->top_n);
 
-	if (!r->threads.count)
+	if (!r->threads.count) {
+		fprintf(out, "no off-CPU intervals in this trace (record with -s sched)\n");
 		return;
+	}
 	kstat_sort(&r->threads);
 	fprintf(out, "Off-CPU time per thread\n");
 	fprintf(out, "  %-8s %-8s %-16s %8s %12s %12s %10s %14s\n", "PID", "TID", "COMM", "SWITCHES",
@@ -64,8 +66,7 @@ static void offcpu_print_text(void *state, FILE *out)
 			s->total_ns / 1e6, (s->total_ns - s->aux) / 1e6, s->max_ns / 1e6, s->aux / 1e6);
 	}
 	if (r->threads.count > rows)
-		fprintf(out, "  ... %zu more (--top N shows more)\n", r->threads.count - rows);
-	fputc('\n', out);
+		fprintf(out, "  ... %zu more (--top 0 shows all)\n", r->threads.count - rows);
 }
 
 static void offcpu_print_json(void *state, struct json_writer *w)

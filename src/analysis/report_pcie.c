@@ -129,8 +129,10 @@ static void pcie_print_text(void *state, FILE *out)
 
 	for (int i = 0; i < MAX_GPUS; i++)
 		any |= r->gpus[i].seen;
-	if (!any && !r->nunsupported && !r->config.count)
+	if (!any && !r->nunsupported && !r->config.count) {
+		fprintf(out, "no PCIe/NVLink samples in this trace (record with -s pcie)\n");
 		return;
+	}
 	fprintf(out, "PCIe / NVLink throughput (MB/s)\n");
 	if (any)
 		fprintf(out, "  %-4s %-13s %7s %10s %10s %10s %10s %10s %10s %10s %10s\n", "GPU", "PCI", "SAMPLES",
@@ -158,7 +160,6 @@ static void pcie_print_text(void *state, FILE *out)
 	for (size_t i = 0; i < r->nunsupported; i++)
 		fprintf(out, "  not available: %s (%s): %s\n", r->unsupported[i].probe,
 			grt_source_name(r->unsupported[i].source), r->unsupported[i].reason);
-	fputc('\n', out);
 }
 
 static void json_rate(struct json_writer *w, const char *key, const struct rate *r)

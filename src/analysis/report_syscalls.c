@@ -64,8 +64,10 @@ static void syscalls_print_text(void *state, FILE *out)
 	size_t rows = kstat_text_rows(r->top_n);
 	char buf[32];
 
-	if (!r->calls.count)
+	if (!r->calls.count) {
+		fprintf(out, "no syscall records in this trace (record with -s syscall)\n");
 		return;
+	}
 	kstat_sort(&r->calls);
 	fprintf(out, "Syscalls by process (total time)\n");
 	fprintf(out, "  %-8s %-16s %-20s %9s %12s %10s %12s %7s %6s\n", "PID", "COMM", "SYSCALL", "COUNT",
@@ -81,8 +83,7 @@ static void syscalls_print_text(void *state, FILE *out)
 			(unsigned long long)s->errors, (unsigned long long)s->aux);
 	}
 	if (r->calls.count > rows)
-		fprintf(out, "  ... %zu more (--top N shows more)\n", r->calls.count - rows);
-	fputc('\n', out);
+		fprintf(out, "  ... %zu more (--top 0 shows all)\n", r->calls.count - rows);
 }
 
 static void syscalls_print_json(void *state, struct json_writer *w)

@@ -17,6 +17,7 @@ struct xid_kind {
 
 struct xid_report {
 	uint64_t start_ns;
+	bool recorded;		/* the trace had the xid source on */
 	struct xid_kind kinds[MAX_XID_KINDS];
 	size_t nkinds;
 	uint64_t total, untracked;
@@ -31,6 +32,7 @@ static void *xid_create(const struct report_input *in)
 		return NULL;
 	}
 	r->start_ns = in->header ? in->header->start_monotonic_ns : 0;
+	r->recorded = in->header && (in->header->sources_mask & (1u << GRT_SRC_XID));
 	return r;
 }
 
@@ -79,8 +81,11 @@ static void xid_print_text(void *state, FILE *out)
 {
 	struct xid_report *r = state;
 
-	if (!r->total)
+	if (!r->total) {
+		fprintf(out, r->recorded ? "no GPU errors (Xid) during the recording\n"
+					 : "no GPU errors (Xid) in this trace (record with -s xid)\n");
 		return;
+	}
 	fprintf(out, "GPU errors (Xid): %llu\n", (unsigned long long)r->total);
 	fprintf(out, "  %-14s %5s %7s %10s %10s  %s\n", "DEVICE", "XID", "COUNT", "FIRST_S", "LAST_S", "LAST MESSAGE");
 	for (size_t i = 0; i < r->nkinds; i++) {
@@ -91,7 +96,6 @@ static void xid_print_text(void *state, FILE *out)
 	}
 	if (r->untracked)
 		fprintf(out, "  (%llu more of further kinds)\n", (unsigned long long)r->untracked);
-	fputc('\n', out);
 }
 
 static void xid_print_json(void *state, struct json_writer *w)
