@@ -128,12 +128,13 @@ struct grt_reader *grt_reader_open(const char *path, char *err, size_t err_len)
 	}
 	r->file = fopen(path, "rb");
 	if (!r->file || fstat(fileno(r->file), &st)) {
-		set_error(err, err_len, "cannot open %s: %s", path, strerror(errno));
+		/* callers name the path: "grtrace: PATH: cannot open: ..." */
+		set_error(err, err_len, "cannot open: %s", strerror(errno));
 		grt_reader_close(r);
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		set_error(err, err_len, "%s is not a regular file", path);
+		set_error(err, err_len, "not a regular file");
 		grt_reader_close(r);
 		return NULL;
 	}
