@@ -9,6 +9,7 @@
 #include "export/event_printer.h"
 #include "trace/grt_reader.h"
 #include "trace/record_desc.h"
+#include "trace/trace_names.h"
 
 /* tests/known_trace.h's events (bookkeeping records skipped), as each format must print them. */
 static const char *const known_json[KNOWN_EVENTS] = {
@@ -458,6 +459,41 @@ static void test_format_names(void)
 	CHECK(grt_event_format_parse("") < 0);
 }
 
+/* Every enumeration value the format defines has its own name; anything else is "unknown". */
+static void test_enum_names(void)
+{
+	static const char *(*const tables[])(uint32_t) = {
+		grt_source_name, grt_end_reason_name, grt_alloc_kind_name,
+		grt_copy_kind_name, grt_sync_kind_name, grt_module_kind_name,
+	};
+	static const uint32_t firsts[] = { 0, 1, 1, 0, 1, 1 }, lasts[] = { 7, 6, 7, 6, 7, 7 };
+
+	for (uint32_t api = 1; api < GRT_CUDA_API_COUNT; api++) {
+		CHECK(strncmp(grt_cuda_api_name(api), "cu", 2) == 0);
+		for (uint32_t other = 1; other < api; other++)
+			CHECK(strcmp(grt_cuda_api_name(api), grt_cuda_api_name(other)) != 0);
+	}
+	CHECK_STR(grt_cuda_api_name(GRT_CUDA_LAUNCH_KERNEL), "cuLaunchKernel");
+	CHECK_STR(grt_cuda_api_name(GRT_CUDA_MEM_ALLOC_V2), "cuMemAlloc_v2");
+	CHECK_STR(grt_cuda_api_name(0), "unknown");
+	CHECK_STR(grt_cuda_api_name(GRT_CUDA_API_COUNT), "unknown");
+	CHECK_STR(grt_cuda_api_name(UINT32_MAX), "unknown");
+	for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+		for (uint32_t v = firsts[t]; v <= lasts[t]; v++) {
+			CHECK(strcmp(tables[t](v), "unknown") != 0);
+			for (uint32_t other = firsts[t]; other < v; other++)
+				CHECK(strcmp(tables[t](v), tables[t](other)) != 0);
+		}
+		CHECK_STR(tables[t](lasts[t] + 1), "unknown");
+		CHECK_STR(tables[t](UINT32_MAX), "unknown");
+	}
+	CHECK_STR(grt_source_name(GRT_SRC_RECORDER), "recorder");
+	CHECK_STR(grt_source_name(8), "unknown");
+	CHECK_STR(grt_copy_kind_name(GRT_COPY_HTOD), "HtoD");
+	CHECK_STR(grt_copy_kind_name(GRT_COPY_DTOH), "DtoH");
+	CHECK_STR(grt_copy_kind_name(GRT_COPY_DTOD), "DtoD");
+}
+
 int main(void)
 {
 	RUN_TEST(test_known_json);
@@ -469,5 +505,6 @@ int main(void)
 	RUN_TEST(test_every_description_has_unique_keys);
 	RUN_TEST(test_required_keys);
 	RUN_TEST(test_format_names);
+	RUN_TEST(test_enum_names);
 	return TEST_EXIT_STATUS();
 }

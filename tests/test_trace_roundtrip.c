@@ -46,6 +46,12 @@ static int write_full_trace(const char *path, uint64_t seed, struct gen_log *log
 	gen_fill(&rng, payload, GRT_MAX_PAYLOAD + 1);
 	err |= gen_append(w, log, GEN_UNKNOWN_TYPE, &origin, payload, (uint32_t)big);
 	err |= gen_append(w, log, GEN_UNKNOWN_TYPE, &origin, payload, GRT_MAX_PAYLOAD);
+	/* exactly the buffer (buffered), one byte more (written through), after a small one */
+	err |= gen_random_record(w, log, &rng, GRT_REC_CUDA_SYNC, &origin);
+	err |= gen_append(w, log, GEN_UNKNOWN_TYPE, &origin, payload,
+			  GEN_WRITER_BUFFER - sizeof(struct grt_record_header));
+	err |= gen_append(w, log, GEN_UNKNOWN_TYPE, &origin, payload,
+			  GEN_WRITER_BUFFER - sizeof(struct grt_record_header) + 1);
 	/* refused without side effects: no record, no sequence number used */
 	if (gen_append(w, log, GEN_UNKNOWN_TYPE, &origin, payload, GRT_MAX_PAYLOAD + 1) !=
 	    -EMSGSIZE)
@@ -237,7 +243,7 @@ static void roundtrip_seed(uint64_t seed)
 	test_dir_file(&dir, "copy.grt", copy, sizeof(copy));
 	CHECK(write_full_trace(path, seed, &log, &header) == 0);
 	CHECK_EQ_U64(log.mismatches, 0);
-	CHECK_EQ_U64(log.big_records, 3);
+	CHECK_EQ_U64(log.big_records, 4);
 
 	r = grt_reader_open(path, err, sizeof(err));
 	CHECK(r != NULL);
