@@ -1,4 +1,5 @@
-/* The event printer's text, CSV and JSON Lines output, exactly, for the known trace and odd strings. */
+/* The event printer's text, CSV and JSON Lines output, exactly, for the known trace and odd
+ * strings. */
 #include <ctype.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -13,98 +14,98 @@
 
 /* tests/known_trace.h's events (bookkeeping records skipped), as each format must print them. */
 static const char *const known_json[KNOWN_EVENTS] = {
-	"{\"type\":\"process\",\"ts_ns\":1000000000100,\"cpu\":0,\"pid\":4242,\"tid\":4242,\"seq\":6,"
-	"\"event\":\"seen\",\"ppid\":1,\"comm\":\"vecadd\",\"exe\":\"/usr/bin/vecadd\"}",
-	"{\"type\":\"alloc\",\"ts_ns\":1000000001000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":2,"
-	"\"addr\":139637976727552,\"bytes\":1048576,\"kind\":\"device\",\"stream\":0,"
-	"\"stack_id\":-1,\"api\":\"cuMemAlloc_v2\",\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,"
-	"\"api_ns\":500}",
-	"{\"type\":\"memcpy\",\"ts_ns\":1000000002000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":3,"
-	"\"dst\":139637976727552,\"src\":1431674880,\"bytes\":1048576,\"kind\":\"HtoD\","
-	"\"async\":0,\"dims\":1,\"stream\":0,\"gbps\":524.288,\"api\":\"cuMemcpyHtoD_v2\","
-	"\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":2000}",
-	"{\"type\":\"launch\",\"ts_ns\":1000000005000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":4,"
-	"\"kernel\":\"vecAdd\",\"function\":3735879681,\"grid\":[4,2,1],\"block\":[256,1,1],"
-	"\"shared_mem\":1024,\"stream\":16,\"args\":[139637976727552,1048576],\"stack_id\":7,"
-	"\"api\":\"cuLaunchKernel\",\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":300}",
-	"{\"type\":\"launch\",\"ts_ns\":1000000005100,\"cpu\":2,\"pid\":4242,\"tid\":4244,\"seq\":0,"
-	"\"kernel\":\"k<\\\"quoted\\\", comma>\",\"function\":0,\"grid\":[1,1,1],\"block\":[32,1,1],"
-	"\"shared_mem\":0,\"stream\":0,\"args\":[],\"stack_id\":-1,\"api\":\"cuLaunchKernel\","
-	"\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":null}",
-	"{\"type\":\"sync\",\"ts_ns\":1000000006000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":5,"
-	"\"kind\":\"stream\",\"stream\":16,\"event\":0,\"api\":\"cuStreamSynchronize\",\"ppid\":1,"
-	"\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":3000}",
-	"{\"type\":\"memcpy\",\"ts_ns\":1000000009500,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":6,"
-	"\"dst\":1431678976,\"src\":139637976727552,\"bytes\":4096,\"kind\":\"DtoH\",\"async\":1,"
-	"\"dims\":1,\"stream\":16,\"api\":\"cuMemcpyDtoHAsync_v2\",\"ppid\":1,\"comm\":\"vecadd\","
-	"\"ret\":0,\"api_ns\":100}",
-	"{\"type\":\"memcpy\",\"ts_ns\":1000000009700,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":7,"
-	"\"dst\":139637977776128,\"src\":139637976727552,\"bytes\":65536,\"kind\":\"DtoD\","
-	"\"async\":0,\"dims\":1,\"stream\":0,\"gbps\":327.68,\"api\":\"cuMemcpyDtoD_v2\","
-	"\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":200}",
-	"{\"type\":\"free\",\"ts_ns\":1000000010000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":8,"
-	"\"addr\":139637976727552,\"kind\":\"device\",\"stream\":0,\"api\":\"cuMemFree_v2\","
-	"\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":100}",
-	"{\"type\":\"launch\",\"ts_ns\":1000000011000,\"cpu\":0,\"pid\":5555,\"tid\":5555,\"seq\":7,"
-	"\"kernel\":\"other\",\"function\":0,\"grid\":[1,1,1],\"block\":[1,1,1],\"shared_mem\":0,"
-	"\"stream\":0,\"args\":[],\"stack_id\":-1,\"api\":\"cuLaunchKernel\",\"ppid\":1,"
-	"\"comm\":\"worker\",\"ret\":719,\"api_ns\":200}",
-	"{\"type\":\"drop\",\"ts_ns\":1000000012000,\"cpu\":0,\"pid\":0,\"tid\":0,\"seq\":8,"
-	"\"source\":\"cuda\",\"count\":3}",
-	"{\"type\":\"trailer\",\"ts_ns\":1000000020000,\"cpu\":0,\"pid\":0,\"tid\":0,\"seq\":9,"
-	"\"reason\":\"target-exit\",\"records\":19,\"drops\":3}",
+    "{\"type\":\"process\",\"ts_ns\":1000000000100,\"cpu\":0,\"pid\":4242,\"tid\":4242,\"seq\":6,"
+    "\"event\":\"seen\",\"ppid\":1,\"comm\":\"vecadd\",\"exe\":\"/usr/bin/vecadd\"}",
+    "{\"type\":\"alloc\",\"ts_ns\":1000000001000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":2,"
+    "\"addr\":139637976727552,\"bytes\":1048576,\"kind\":\"device\",\"stream\":0,"
+    "\"stack_id\":-1,\"api\":\"cuMemAlloc_v2\",\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,"
+    "\"api_ns\":500}",
+    "{\"type\":\"memcpy\",\"ts_ns\":1000000002000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":3,"
+    "\"dst\":139637976727552,\"src\":1431674880,\"bytes\":1048576,\"kind\":\"HtoD\","
+    "\"async\":0,\"dims\":1,\"stream\":0,\"gbps\":524.288,\"api\":\"cuMemcpyHtoD_v2\","
+    "\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":2000}",
+    "{\"type\":\"launch\",\"ts_ns\":1000000005000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":4,"
+    "\"kernel\":\"vecAdd\",\"function\":3735879681,\"grid\":[4,2,1],\"block\":[256,1,1],"
+    "\"shared_mem\":1024,\"stream\":16,\"args\":[139637976727552,1048576],\"stack_id\":7,"
+    "\"api\":\"cuLaunchKernel\",\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":300}",
+    "{\"type\":\"launch\",\"ts_ns\":1000000005100,\"cpu\":2,\"pid\":4242,\"tid\":4244,\"seq\":0,"
+    "\"kernel\":\"k<\\\"quoted\\\", comma>\",\"function\":0,\"grid\":[1,1,1],\"block\":[32,1,1],"
+    "\"shared_mem\":0,\"stream\":0,\"args\":[],\"stack_id\":-1,\"api\":\"cuLaunchKernel\","
+    "\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":null}",
+    "{\"type\":\"sync\",\"ts_ns\":1000000006000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":5,"
+    "\"kind\":\"stream\",\"stream\":16,\"event\":0,\"api\":\"cuStreamSynchronize\",\"ppid\":1,"
+    "\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":3000}",
+    "{\"type\":\"memcpy\",\"ts_ns\":1000000009500,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":6,"
+    "\"dst\":1431678976,\"src\":139637976727552,\"bytes\":4096,\"kind\":\"DtoH\",\"async\":1,"
+    "\"dims\":1,\"stream\":16,\"api\":\"cuMemcpyDtoHAsync_v2\",\"ppid\":1,\"comm\":\"vecadd\","
+    "\"ret\":0,\"api_ns\":100}",
+    "{\"type\":\"memcpy\",\"ts_ns\":1000000009700,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":7,"
+    "\"dst\":139637977776128,\"src\":139637976727552,\"bytes\":65536,\"kind\":\"DtoD\","
+    "\"async\":0,\"dims\":1,\"stream\":0,\"gbps\":327.68,\"api\":\"cuMemcpyDtoD_v2\","
+    "\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":200}",
+    "{\"type\":\"free\",\"ts_ns\":1000000010000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":8,"
+    "\"addr\":139637976727552,\"kind\":\"device\",\"stream\":0,\"api\":\"cuMemFree_v2\","
+    "\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":100}",
+    "{\"type\":\"launch\",\"ts_ns\":1000000011000,\"cpu\":0,\"pid\":5555,\"tid\":5555,\"seq\":7,"
+    "\"kernel\":\"other\",\"function\":0,\"grid\":[1,1,1],\"block\":[1,1,1],\"shared_mem\":0,"
+    "\"stream\":0,\"args\":[],\"stack_id\":-1,\"api\":\"cuLaunchKernel\",\"ppid\":1,"
+    "\"comm\":\"worker\",\"ret\":719,\"api_ns\":200}",
+    "{\"type\":\"drop\",\"ts_ns\":1000000012000,\"cpu\":0,\"pid\":0,\"tid\":0,\"seq\":8,"
+    "\"source\":\"cuda\",\"count\":3}",
+    "{\"type\":\"trailer\",\"ts_ns\":1000000020000,\"cpu\":0,\"pid\":0,\"tid\":0,\"seq\":9,"
+    "\"reason\":\"target-exit\",\"records\":19,\"drops\":3}",
 };
 
 /* The fields part (after the fixed columns) of each event in text and CSV. */
 static const char *const known_fields[KNOWN_EVENTS] = {
-	"event=seen ppid=1 comm=vecadd exe=/usr/bin/vecadd",
-	"addr=0x7f0000000000 bytes=1048576 kind=device stream=0x0 stack_id=-1 api=cuMemAlloc_v2 "
-	"ppid=1 comm=vecadd ret=0 api_ns=500",
-	"dst=0x7f0000000000 src=0x5555a000 bytes=1048576 kind=HtoD async=0 dims=1 stream=0x0 "
-	"gbps=524.288 api=cuMemcpyHtoD_v2 ppid=1 comm=vecadd ret=0 api_ns=2000",
-	"kernel=vecAdd function=0xdead0001 grid=(4,2,1) block=(256,1,1) shared_mem=1024 "
-	"stream=0x10 args=[0x7f0000000000,0x100000] stack_id=7 api=cuLaunchKernel ppid=1 "
-	"comm=vecadd ret=0 api_ns=300",
-	"kernel=\"k<\\\"quoted\\\", comma>\" function=0x0 grid=(1,1,1) block=(32,1,1) "
-	"shared_mem=0 stream=0x0 args=[] stack_id=-1 api=cuLaunchKernel ppid=1 comm=vecadd ret=0 "
-	"api_ns=-",
-	"kind=stream stream=0x10 event=0x0 api=cuStreamSynchronize ppid=1 comm=vecadd ret=0 "
-	"api_ns=3000",
-	"dst=0x5555b000 src=0x7f0000000000 bytes=4096 kind=DtoH async=1 dims=1 stream=0x10 "
-	"api=cuMemcpyDtoHAsync_v2 ppid=1 comm=vecadd ret=0 api_ns=100",
-	"dst=0x7f0000100000 src=0x7f0000000000 bytes=65536 kind=DtoD async=0 dims=1 stream=0x0 "
-	"gbps=327.680 api=cuMemcpyDtoD_v2 ppid=1 comm=vecadd ret=0 api_ns=200",
-	"addr=0x7f0000000000 kind=device stream=0x0 api=cuMemFree_v2 ppid=1 comm=vecadd ret=0 "
-	"api_ns=100",
-	"kernel=other function=0x0 grid=(1,1,1) block=(1,1,1) shared_mem=0 stream=0x0 args=[] "
-	"stack_id=-1 api=cuLaunchKernel ppid=1 comm=worker ret=719 api_ns=200",
-	"source=cuda count=3",
-	"reason=target-exit records=19 drops=3",
+    "event=seen ppid=1 comm=vecadd exe=/usr/bin/vecadd",
+    "addr=0x7f0000000000 bytes=1048576 kind=device stream=0x0 stack_id=-1 api=cuMemAlloc_v2 "
+    "ppid=1 comm=vecadd ret=0 api_ns=500",
+    "dst=0x7f0000000000 src=0x5555a000 bytes=1048576 kind=HtoD async=0 dims=1 stream=0x0 "
+    "gbps=524.288 api=cuMemcpyHtoD_v2 ppid=1 comm=vecadd ret=0 api_ns=2000",
+    "kernel=vecAdd function=0xdead0001 grid=(4,2,1) block=(256,1,1) shared_mem=1024 "
+    "stream=0x10 args=[0x7f0000000000,0x100000] stack_id=7 api=cuLaunchKernel ppid=1 "
+    "comm=vecadd ret=0 api_ns=300",
+    "kernel=\"k<\\\"quoted\\\", comma>\" function=0x0 grid=(1,1,1) block=(32,1,1) "
+    "shared_mem=0 stream=0x0 args=[] stack_id=-1 api=cuLaunchKernel ppid=1 comm=vecadd ret=0 "
+    "api_ns=-",
+    "kind=stream stream=0x10 event=0x0 api=cuStreamSynchronize ppid=1 comm=vecadd ret=0 "
+    "api_ns=3000",
+    "dst=0x5555b000 src=0x7f0000000000 bytes=4096 kind=DtoH async=1 dims=1 stream=0x10 "
+    "api=cuMemcpyDtoHAsync_v2 ppid=1 comm=vecadd ret=0 api_ns=100",
+    "dst=0x7f0000100000 src=0x7f0000000000 bytes=65536 kind=DtoD async=0 dims=1 stream=0x0 "
+    "gbps=327.680 api=cuMemcpyDtoD_v2 ppid=1 comm=vecadd ret=0 api_ns=200",
+    "addr=0x7f0000000000 kind=device stream=0x0 api=cuMemFree_v2 ppid=1 comm=vecadd ret=0 "
+    "api_ns=100",
+    "kernel=other function=0x0 grid=(1,1,1) block=(1,1,1) shared_mem=0 stream=0x0 args=[] "
+    "stack_id=-1 api=cuLaunchKernel ppid=1 comm=worker ret=719 api_ns=200",
+    "source=cuda count=3",
+    "reason=target-exit records=19 drops=3",
 };
 
 /* ts relative to the trace start, cpu, pid/tid, type: the text line's fixed columns. */
 static const char *const known_text_prefix[KNOWN_EVENTS] = {
-	"    0.000000100   0    4242/4242    process     ",
-	"    0.000001000   1    4242/4243    alloc       ",
-	"    0.000002000   1    4242/4243    memcpy      ",
-	"    0.000005000   1    4242/4243    launch      ",
-	"    0.000005100   2    4242/4244    launch      ",
-	"    0.000006000   1    4242/4243    sync        ",
-	"    0.000009500   1    4242/4243    memcpy      ",
-	"    0.000009700   1    4242/4243    memcpy      ",
-	"    0.000010000   1    4242/4243    free        ",
-	"    0.000011000   0    5555/5555    launch      ",
-	"    0.000012000   0       0/0       drop        ",
-	"    0.000020000   0       0/0       trailer     ",
+    "    0.000000100   0    4242/4242    process     ",
+    "    0.000001000   1    4242/4243    alloc       ",
+    "    0.000002000   1    4242/4243    memcpy      ",
+    "    0.000005000   1    4242/4243    launch      ",
+    "    0.000005100   2    4242/4244    launch      ",
+    "    0.000006000   1    4242/4243    sync        ",
+    "    0.000009500   1    4242/4243    memcpy      ",
+    "    0.000009700   1    4242/4243    memcpy      ",
+    "    0.000010000   1    4242/4243    free        ",
+    "    0.000011000   0    5555/5555    launch      ",
+    "    0.000012000   0       0/0       drop        ",
+    "    0.000020000   0       0/0       trailer     ",
 };
 
 static const char *const known_csv_prefix[KNOWN_EVENTS] = {
-	"1000000000100,process,0,4242,4242,6,", "1000000001000,alloc,1,4242,4243,2,",
-	"1000000002000,memcpy,1,4242,4243,3,",	"1000000005000,launch,1,4242,4243,4,",
-	"1000000005100,launch,2,4242,4244,0,",	"1000000006000,sync,1,4242,4243,5,",
-	"1000000009500,memcpy,1,4242,4243,6,",	"1000000009700,memcpy,1,4242,4243,7,",
-	"1000000010000,free,1,4242,4243,8,",	"1000000011000,launch,0,5555,5555,7,",
-	"1000000012000,drop,0,0,0,8,",		"1000000020000,trailer,0,0,0,9,",
+    "1000000000100,process,0,4242,4242,6,", "1000000001000,alloc,1,4242,4243,2,",
+    "1000000002000,memcpy,1,4242,4243,3,",  "1000000005000,launch,1,4242,4243,4,",
+    "1000000005100,launch,2,4242,4244,0,",  "1000000006000,sync,1,4242,4243,5,",
+    "1000000009500,memcpy,1,4242,4243,6,",  "1000000009700,memcpy,1,4242,4243,7,",
+    "1000000010000,free,1,4242,4243,8,",    "1000000011000,launch,0,5555,5555,7,",
+    "1000000012000,drop,0,0,0,8,",	    "1000000020000,trailer,0,0,0,9,",
 };
 
 /* A CSV cell: quoted, inner quotes doubled. */
@@ -158,8 +159,8 @@ static char *print_known(enum grt_event_format format)
 }
 
 /* Compares output line by line with expected (prefix + fields or whole lines). */
-static void check_lines(const char *output, const char *const *prefix,
-			const char *const *fields, const char *first_line, bool csv)
+static void check_lines(const char *output, const char *const *prefix, const char *const *fields,
+			const char *first_line, bool csv)
 {
 	const char *line = output;
 	char want[1024], cell[512];
@@ -212,8 +213,7 @@ static void test_known_csv(void)
 {
 	char *out = print_known(GRT_FORMAT_CSV);
 
-	check_lines(out, known_csv_prefix, known_fields, "ts_ns,type,cpu,pid,tid,seq,fields",
-		    true);
+	check_lines(out, known_csv_prefix, known_fields, "ts_ns,type,cpu,pid,tid,seq,fields", true);
 	free(out);
 }
 
@@ -221,10 +221,16 @@ static void test_known_csv(void)
 static char *print_one(enum grt_event_format format, uint16_t type, const void *payload,
 		       uint32_t len, uint64_t ts, const struct grt_strings *strings)
 {
-	struct grt_record rec = { .hdr = { .magic = GRT_RECORD_MAGIC, .version = 1, .type = type,
-					   .payload_len = len, .cpu = 3, .pid = 9, .tid = 10,
-					   .seq = 11, .ts_ns = ts },
-				  .payload = payload };
+	struct grt_record rec = {.hdr = {.magic = GRT_RECORD_MAGIC,
+					 .version = 1,
+					 .type = type,
+					 .payload_len = len,
+					 .cpu = 3,
+					 .pid = 9,
+					 .tid = 10,
+					 .seq = 11,
+					 .ts_ns = ts},
+				 .payload = payload};
 	char *text = NULL;
 	size_t n = 0;
 	FILE *out = open_memstream(&text, &n);
@@ -242,23 +248,23 @@ static void test_string_quoting(void)
 	static const struct {
 		const char *input, *text, *csv, *json;
 	} cases[] = {
-		{ "vecAdd", "kernel=vecAdd", "\"kernel=vecAdd\"", "\"vecAdd\"" },
-		{ "", "kernel=\"\"", "\"kernel=\"\"\"\"\"", "\"\"" },
-		{ "-", "kernel=\"-\"", "\"kernel=\"\"-\"\"\"", "\"-\"" },
-		{ "a b", "kernel=\"a b\"", "\"kernel=\"\"a b\"\"\"", "\"a b\"" },
-		{ "x=y", "kernel=\"x=y\"", "\"kernel=\"\"x=y\"\"\"", "\"x=y\"" },
-		{ "a,b", "kernel=a,b", "\"kernel=a,b\"", "\"a,b\"" },
-		{ "q\"q", "kernel=\"q\\\"q\"", "\"kernel=\"\"q\\\"\"q\"\"\"", "\"q\\\"q\"" },
-		{ "b\\s", "kernel=\"b\\\\s\"", "\"kernel=\"\"b\\\\s\"\"\"", "\"b\\\\s\"" },
-		{ "l\nn", "kernel=\"l\\nn\"", "\"kernel=\"\"l\\nn\"\"\"", "\"l\\nn\"" },
-		{ "t\tr\r", "kernel=\"t\\tr\\r\"", "\"kernel=\"\"t\\tr\\r\"\"\"", "\"t\\tr\\r\"" },
-		{ "c\x01\x7f", "kernel=\"c\\x01\\x7f\"", "\"kernel=\"\"c\\x01\\x7f\"\"\"",
-		  "\"c\\u0001\\u007f\"" },
-		{ "caf\xc3\xa9", "kernel=caf\xc3\xa9", "\"kernel=caf\xc3\xa9\"", "\"caf\xc3\xa9\"" },
-		{ "bad\xff", "kernel=bad\xff", "\"kernel=bad\xff\"", "\"bad\\ufffd\"" },
+	    {"vecAdd", "kernel=vecAdd", "\"kernel=vecAdd\"", "\"vecAdd\""},
+	    {"", "kernel=\"\"", "\"kernel=\"\"\"\"\"", "\"\""},
+	    {"-", "kernel=\"-\"", "\"kernel=\"\"-\"\"\"", "\"-\""},
+	    {"a b", "kernel=\"a b\"", "\"kernel=\"\"a b\"\"\"", "\"a b\""},
+	    {"x=y", "kernel=\"x=y\"", "\"kernel=\"\"x=y\"\"\"", "\"x=y\""},
+	    {"a,b", "kernel=a,b", "\"kernel=a,b\"", "\"a,b\""},
+	    {"q\"q", "kernel=\"q\\\"q\"", "\"kernel=\"\"q\\\"\"q\"\"\"", "\"q\\\"q\""},
+	    {"b\\s", "kernel=\"b\\\\s\"", "\"kernel=\"\"b\\\\s\"\"\"", "\"b\\\\s\""},
+	    {"l\nn", "kernel=\"l\\nn\"", "\"kernel=\"\"l\\nn\"\"\"", "\"l\\nn\""},
+	    {"t\tr\r", "kernel=\"t\\tr\\r\"", "\"kernel=\"\"t\\tr\\r\"\"\"", "\"t\\tr\\r\""},
+	    {"c\x01\x7f", "kernel=\"c\\x01\\x7f\"", "\"kernel=\"\"c\\x01\\x7f\"\"\"",
+	     "\"c\\u0001\\u007f\""},
+	    {"caf\xc3\xa9", "kernel=caf\xc3\xa9", "\"kernel=caf\xc3\xa9\"", "\"caf\xc3\xa9\""},
+	    {"bad\xff", "kernel=bad\xff", "\"kernel=bad\xff\"", "\"bad\\ufffd\""},
 	};
 	struct grt_strings *strings = grt_strings_new();
-	struct grt_cuda_launch_rec l = { .kernel_str = 1, .call.return_ns = 50 };
+	struct grt_cuda_launch_rec l = {.kernel_str = 1, .call.return_ns = 50};
 	char want[256];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -272,8 +278,9 @@ static void test_string_quoting(void)
 		snprintf(want, sizeof(want), " %s function=", cases[i].text);
 		CHECK(strstr(text, want) != NULL);
 		CHECK(strchr(text, '\n') == text + strlen(text) - 1);
-		snprintf(want, sizeof(want), "40,launch,3,9,10,11,%.*s function=",
-			 (int)strlen(cases[i].csv) - 1, cases[i].csv);
+		snprintf(want, sizeof(want),
+			 "40,launch,3,9,10,11,%.*s function=", (int)strlen(cases[i].csv) - 1,
+			 cases[i].csv);
 		CHECK(strstr(csv, want) != NULL);
 		CHECK(strchr(strchr(csv, '\n') + 1, '\n') == csv + strlen(csv) - 1);
 		snprintf(want, sizeof(want), "\"kernel\":%s,", cases[i].json);
@@ -293,7 +300,7 @@ static void test_string_quoting(void)
 /* A return stamped before the entry (clock trouble) has no duration, not a wrapped 2^64 - n. */
 static void test_api_ns_return_before_entry(void)
 {
-	struct grt_cuda_alloc_rec a = { .call.return_ns = 900 };
+	struct grt_cuda_alloc_rec a = {.call.return_ns = 900};
 	char *json = print_one(GRT_FORMAT_JSON, GRT_REC_CUDA_ALLOC, &a, sizeof(a), 1000, NULL);
 	char *text = print_one(GRT_FORMAT_TEXT, GRT_REC_CUDA_ALLOC, &a, sizeof(a), 1000, NULL);
 
@@ -338,19 +345,39 @@ static void collect(struct grt_fields *f, const char *k)
 		snprintf(c->keys[c->n++], sizeof(c->keys[0]), "%s", k);
 }
 
-static void kc_u64(struct grt_fields *f, const char *k, uint64_t v) { collect(f, k); }
-static void kc_i64(struct grt_fields *f, const char *k, int64_t v) { collect(f, k); }
-static void kc_f64(struct grt_fields *f, const char *k, double v) { collect(f, k); }
-static void kc_str(struct grt_fields *f, const char *k, const char *s) { collect(f, k); }
-static void kc_dim3(struct grt_fields *f, const char *k, const uint32_t v[3]) { collect(f, k); }
+static void kc_u64(struct grt_fields *f, const char *k, uint64_t v)
+{
+	collect(f, k);
+}
+static void kc_i64(struct grt_fields *f, const char *k, int64_t v)
+{
+	collect(f, k);
+}
+static void kc_f64(struct grt_fields *f, const char *k, double v)
+{
+	collect(f, k);
+}
+static void kc_str(struct grt_fields *f, const char *k, const char *s)
+{
+	collect(f, k);
+}
+static void kc_dim3(struct grt_fields *f, const char *k, const uint32_t v[3])
+{
+	collect(f, k);
+}
 static void kc_list(struct grt_fields *f, const char *k, const uint64_t *v, uint32_t n)
 {
 	collect(f, k);
 }
 
 static const struct grt_fields_ops collector_ops = {
-	.u64 = kc_u64, .i64 = kc_i64, .hex = kc_u64, .f64 = kc_f64,
-	.str = kc_str, .dim3 = kc_dim3, .hex_list = kc_list,
+    .u64 = kc_u64,
+    .i64 = kc_i64,
+    .hex = kc_u64,
+    .f64 = kc_f64,
+    .str = kc_str,
+    .dim3 = kc_dim3,
+    .hex_list = kc_list,
 };
 
 static bool valid_key(const char *k)
@@ -370,14 +397,14 @@ static bool valid_key(const char *k)
  */
 static void test_every_description_has_unique_keys(void)
 {
-	static const char *const header_keys[] = { "type", "ts_ns", "cpu", "pid", "tid", "seq" };
-	uint64_t payload[(GRT_MAX_STACK_DEPTH + 64) * 2] = { 0 };
+	static const char *const header_keys[] = {"type", "ts_ns", "cpu", "pid", "tid", "seq"};
+	uint64_t payload[(GRT_MAX_STACK_DEPTH + 64) * 2] = {0};
 	unsigned described = 0;
 
 	for (uint16_t type = 0; type < GRT_REC_TYPE_MAX; type++) {
 		const struct grt_record_desc *d = grt_record_desc_find(type);
-		struct key_collector c = { .fields.ops = &collector_ops };
-		struct grt_record rec = { .hdr.type = type, .payload = payload };
+		struct key_collector c = {.fields.ops = &collector_ops};
+		struct grt_record rec = {.hdr.type = type, .payload = payload};
 		struct grt_string_rec *s = (struct grt_string_rec *)payload;
 		uint32_t len;
 
@@ -389,7 +416,7 @@ static void test_every_description_has_unique_keys(void)
 		len = d->min_len;
 		memset(payload, 0, sizeof(payload));
 		if (type == GRT_REC_STRING) /* the one type whose zero payload is malformed */
-			*s = (struct grt_string_rec){ .id = 1, .len = len - sizeof(*s) };
+			*s = (struct grt_string_rec){.id = 1, .len = len - sizeof(*s)};
 		if (d->validate && d->validate(payload, len)) {
 			printf("  %s: a zeroed minimum payload does not validate\n", d->name);
 			CHECK(0);
@@ -419,19 +446,19 @@ static void test_required_keys(void)
 		uint16_t type;
 		const char *keys[8];
 	} required[] = {
-		{ GRT_REC_CUDA_LAUNCH,
-		  { "kernel", "grid", "block", "shared_mem", "stream", "api_ns", "ret" } },
-		{ GRT_REC_CUDA_ALLOC, { "addr", "bytes", "kind" } },
-		{ GRT_REC_CUDA_FREE, { "addr" } },
-		{ GRT_REC_CUDA_MEMCPY, { "bytes", "kind", "async", "api_ns" } },
-		{ GRT_REC_CUDA_SYNC, { "kind", "api_ns", "ret" } },
+	    {GRT_REC_CUDA_LAUNCH,
+	     {"kernel", "grid", "block", "shared_mem", "stream", "api_ns", "ret"}},
+	    {GRT_REC_CUDA_ALLOC, {"addr", "bytes", "kind"}},
+	    {GRT_REC_CUDA_FREE, {"addr"}},
+	    {GRT_REC_CUDA_MEMCPY, {"bytes", "kind", "async", "api_ns"}},
+	    {GRT_REC_CUDA_SYNC, {"kind", "api_ns", "ret"}},
 	};
-	uint64_t payload[32] = { 0 };
+	uint64_t payload[32] = {0};
 
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
 		const struct grt_record_desc *d = grt_record_desc_find(required[i].type);
-		struct key_collector c = { .fields.ops = &collector_ops };
-		struct grt_record rec = { .hdr.type = required[i].type, .payload = payload };
+		struct key_collector c = {.fields.ops = &collector_ops};
+		struct grt_record rec = {.hdr.type = required[i].type, .payload = payload};
 
 		CHECK(d != NULL);
 		if (!d)
@@ -463,10 +490,10 @@ static void test_format_names(void)
 static void test_enum_names(void)
 {
 	static const char *(*const tables[])(uint32_t) = {
-		grt_source_name, grt_end_reason_name, grt_alloc_kind_name,
-		grt_copy_kind_name, grt_sync_kind_name, grt_module_kind_name,
+	    grt_source_name,	grt_end_reason_name, grt_alloc_kind_name,
+	    grt_copy_kind_name, grt_sync_kind_name,  grt_module_kind_name,
 	};
-	static const uint32_t firsts[] = { 0, 1, 1, 0, 1, 1 }, lasts[] = { 7, 6, 7, 6, 7, 7 };
+	static const uint32_t firsts[] = {0, 1, 1, 0, 1, 1}, lasts[] = {7, 6, 7, 6, 7, 7};
 
 	for (uint32_t api = 1; api < GRT_CUDA_API_COUNT; api++) {
 		CHECK(strncmp(grt_cuda_api_name(api), "cu", 2) == 0);

@@ -74,7 +74,8 @@ static void test_json_lines(void)
 		jw_end_object(&c.w);
 		jw_newline(&c.w);
 	}
-	capture_check(&c, "{\"i\":0,\"list\":[7]}\n{\"i\":1,\"list\":[7]}\n{\"i\":2,\"list\":[7]}\n");
+	capture_check(&c,
+		      "{\"i\":0,\"list\":[7]}\n{\"i\":1,\"list\":[7]}\n{\"i\":2,\"list\":[7]}\n");
 }
 
 static void test_numbers(void)
@@ -103,24 +104,28 @@ static void test_string_escaping(void)
 	static const struct {
 		const char *in, *out;
 	} cases[] = {
-		{ "", "\"\"" },
-		{ "plain", "\"plain\"" },
-		{ "q\"b\\", "\"q\\\"b\\\\\"" },
-		{ "\n\t\r", "\"\\n\\t\\r\"" },
-		{ "\x01\x1f\x7f\b\f", "\"\\u0001\\u001f\\u007f\\u0008\\u000c\"" },
-		{ "/ <script>", "\"/ <script>\"" },
-		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"" },
-		{ "\xef\xbf\xbf\xf4\x8f\xbf\xbf", "\"\xef\xbf\xbf\xf4\x8f\xbf\xbf\"" }, /* U+FFFF, U+10FFFF */
-		/* not UTF-8: each stray byte becomes U+FFFD */
-		{ "a\xff" "b", "\"a\\ufffdb\"" },
-		{ "\x80", "\"\\ufffd\"" },
-		{ "\xc0\x80", "\"\\ufffd\\ufffd\"" },		   /* overlong NUL */
-		{ "\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\"" },  /* overlong '/' */
-		{ "\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"" },  /* a UTF-16 surrogate */
-		{ "\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"" }, /* above U+10FFFF */
-		{ "\xe2\x82", "\"\\ufffd\\ufffd\"" },		   /* cut at the end */
-		{ "\xe2\x82x", "\"\\ufffd\\ufffdx\"" },
-		{ "\xc3", "\"\\ufffd\"" },
+	    {"", "\"\""},
+	    {"plain", "\"plain\""},
+	    {"q\"b\\", "\"q\\\"b\\\\\""},
+	    {"\n\t\r", "\"\\n\\t\\r\""},
+	    {"\x01\x1f\x7f\b\f", "\"\\u0001\\u001f\\u007f\\u0008\\u000c\""},
+	    {"/ <script>", "\"/ <script>\""},
+	    {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+	     "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+	    {"\xef\xbf\xbf\xf4\x8f\xbf\xbf",
+	     "\"\xef\xbf\xbf\xf4\x8f\xbf\xbf\""}, /* U+FFFF, U+10FFFF */
+	    /* not UTF-8: each stray byte becomes U+FFFD */
+	    {"a\xff"
+	     "b",
+	     "\"a\\ufffdb\""},
+	    {"\x80", "\"\\ufffd\""},
+	    {"\xc0\x80", "\"\\ufffd\\ufffd\""},			      /* overlong NUL */
+	    {"\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""},	      /* overlong '/' */
+	    {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},	      /* a UTF-16 surrogate */
+	    {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* above U+10FFFF */
+	    {"\xe2\x82", "\"\\ufffd\\ufffd\""},			      /* cut at the end */
+	    {"\xe2\x82x", "\"\\ufffd\\ufffdx\""},
+	    {"\xc3", "\"\\ufffd\""},
 	};
 	struct capture c;
 

@@ -1,4 +1,5 @@
-/* The writer on a full disk: append and close fail, the header says so, every whole record survives. */
+/* The writer on a full disk: append and close fail, the header says so, every whole record
+ * survives. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -42,7 +43,7 @@ static void small_fs_unmount(struct small_fs *fs)
 
 static struct grt_writer *open_traced(const char *path, uint64_t seed)
 {
-	struct gen_rng rng = { seed };
+	struct gen_rng rng = {seed};
 	struct grt_file_header h;
 
 	gen_header(&rng, &h);
@@ -114,8 +115,8 @@ static uint64_t fs_capacity(const char *dir)
 /* The disk fills while the writer flushes its buffer: the append that flushes fails. */
 static void disk_full_at_flush(const char *dir)
 {
-	struct gen_rng rng = { 7 };
-	struct gen_log log = { 0 };
+	struct gen_rng rng = {7};
+	struct gen_log log = {0};
 	char path[256];
 	struct grt_writer *w;
 	uint64_t capacity = fs_capacity(dir);
@@ -147,8 +148,8 @@ static void disk_full_at_flush(const char *dir)
 /* Every append fits the buffer; the disk fills when close flushes it. */
 static void disk_full_at_close(const char *dir)
 {
-	struct gen_rng rng = { 8 };
-	struct gen_log log = { 0 };
+	struct gen_rng rng = {8};
+	struct gen_log log = {0};
 	char path[256];
 	struct grt_writer *w;
 	uint64_t capacity = fs_capacity(dir);
@@ -169,9 +170,9 @@ static void disk_full_at_close(const char *dir)
 /* A record bigger than the buffer is written through; the disk fills inside it. */
 static void disk_full_in_big_record(const char *dir)
 {
-	struct gen_rng rng = { 9 };
-	struct gen_log log = { 0 };
-	struct grt_event_origin o = { .ts_ns = 5, .cpu = 1 };
+	struct gen_rng rng = {9};
+	struct gen_log log = {0};
+	struct grt_event_origin o = {.ts_ns = 5, .cpu = 1};
 	uint32_t big = 300 * 1024;
 	uint8_t *payload = calloc(1, big);
 	char path[256];
@@ -235,8 +236,8 @@ static void test_file_size_limit(void)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0) {
-		struct gen_rng rng = { 10 };
-		struct gen_log log = { 0 };
+		struct gen_rng rng = {10};
+		struct gen_log log = {0};
 		struct rlimit lim;
 		struct grt_writer *w = open_traced(path, 4);
 		uint64_t limit;
@@ -248,7 +249,7 @@ static void test_file_size_limit(void)
 			append_until_error(w, &log, &rng, 1);
 		limit = gen_log_offset(&log, 50) + 50;
 		signal(SIGXFSZ, SIG_IGN);
-		lim = (struct rlimit){ .rlim_cur = limit, .rlim_max = limit };
+		lim = (struct rlimit){.rlim_cur = limit, .rlim_max = limit};
 		if (setrlimit(RLIMIT_FSIZE, &lim))
 			_exit(4);
 		CHECK_EQ_U64(grt_writer_close(w, GRT_END_SIGNAL, 1), -EFBIG);
@@ -266,7 +267,7 @@ static void test_file_size_limit(void)
 /* /dev/full takes nothing: not even the header, so open fails with ENOSPC. */
 static void test_dev_full(void)
 {
-	struct grt_file_header h = { 0 };
+	struct grt_file_header h = {0};
 
 	errno = 0;
 	CHECK(grt_writer_open("/dev/full", &h) == NULL);

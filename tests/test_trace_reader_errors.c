@@ -1,4 +1,5 @@
-/* The reader on broken traces: every defect is an error naming its exact byte offset, never a crash. */
+/* The reader on broken traces: every defect is an error naming its exact byte offset, never a
+ * crash. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -19,13 +20,13 @@ static void write_small_trace(const char *path, struct gen_log *log,
 			      void (*bad)(struct grt_writer *w, struct gen_log *log),
 			      size_t *bad_index)
 {
-	struct gen_rng rng = { 42 };
+	struct gen_rng rng = {42};
 	struct grt_file_header h;
 	struct grt_writer *w;
-	struct grt_event_origin o = { .ts_ns = 1000, .cpu = 1, .pid = 10, .tid = 11 };
+	struct grt_event_origin o = {.ts_ns = 1000, .cpu = 1, .pid = 10, .tid = 11};
 	struct grt_process_rec process;
 	struct grt_cuda_launch_rec launch;
-	struct grt_trailer_rec trailer = { 0 };
+	struct grt_trailer_rec trailer = {0};
 
 	gen_header(&rng, &h);
 	w = grt_writer_open(path, &h);
@@ -51,8 +52,9 @@ static void write_small_trace(const char *path, struct gen_log *log,
 	gen_drop(w, log, GRT_SRC_CUDA, 7, 2000);
 	gen_random_record(w, log, &rng, GRT_REC_CUDA_ALLOC, &o);
 	grt_writer_close(w, GRT_END_TARGET_EXIT, 3000);
-	o = (struct grt_event_origin){ .ts_ns = 3000 };
-	gen_log_add(log, GRT_REC_TRAILER, &o, &trailer, sizeof(trailer)); /* only its size matters */
+	o = (struct grt_event_origin){.ts_ns = 3000};
+	gen_log_add(log, GRT_REC_TRAILER, &o, &trailer,
+		    sizeof(trailer)); /* only its size matters */
 }
 
 /* True when text contains "offset N" with exactly the number N. */
@@ -75,15 +77,15 @@ static bool names_offset(const char *text, uint64_t offset)
 
 static void bad_launch_short(struct grt_writer *w, struct gen_log *log)
 {
-	struct grt_event_origin o = { .cpu = 1 };
-	uint8_t p[50] = { 0 };
+	struct grt_event_origin o = {.cpu = 1};
+	uint8_t p[50] = {0};
 
 	gen_append(w, log, GRT_REC_CUDA_LAUNCH, &o, p, sizeof(p));
 }
 
 static void bad_trailer_short(struct grt_writer *w, struct gen_log *log)
 {
-	struct grt_event_origin o = { .cpu = 1 };
+	struct grt_event_origin o = {.cpu = 1};
 	uint64_t p = 0;
 
 	gen_append(w, log, GRT_REC_TRAILER, &o, &p, sizeof(p));
@@ -92,9 +94,9 @@ static void bad_trailer_short(struct grt_writer *w, struct gen_log *log)
 static void append_string(struct grt_writer *w, struct gen_log *log, uint32_t len_field,
 			  const char *text, uint32_t text_bytes)
 {
-	struct grt_event_origin o = { 0 };
+	struct grt_event_origin o = {0};
 	uint8_t p[64];
-	struct grt_string_rec s = { .id = 99, .len = len_field };
+	struct grt_string_rec s = {.id = 99, .len = len_field};
 
 	memcpy(p, &s, sizeof(s));
 	memcpy(p + sizeof(s), text, text_bytes);
@@ -128,9 +130,9 @@ static void bad_string_header_only(struct grt_writer *w, struct gen_log *log)
 
 static void append_stack(struct grt_writer *w, struct gen_log *log, uint32_t depth, uint32_t ips)
 {
-	struct grt_event_origin o = { .cpu = 1 };
-	uint64_t p[1 + 40] = { 0 };
-	struct grt_stack_rec s = { .stack_id = 5, .depth = depth };
+	struct grt_event_origin o = {.cpu = 1};
+	uint64_t p[1 + 40] = {0};
+	struct grt_stack_rec s = {.stack_id = 5, .depth = depth};
 
 	memcpy(p, &s, sizeof(s));
 	gen_append(w, log, GRT_REC_STACK, &o, p, (uint32_t)(sizeof(s) + ips * 8));
@@ -285,38 +287,35 @@ struct error_case {
 };
 
 static const struct error_case error_cases[] = {
-	{ "bad file magic", NULL, patch_file_magic, true, "bad magic" },
-	{ "short foreign file", NULL, patch_foreign_short, true, "bad magic" },
-	{ "empty file", NULL, patch_empty, true, "truncated header" },
-	{ "unknown major version", NULL, patch_major, true, "unsupported format version 2.0" },
-	{ "truncated header", NULL, patch_header_cut, true, "truncated header" },
-	{ "header cut inside the version", NULL, patch_header_cut_in_version, true,
-	  "truncated header" },
-	{ "header length too small", NULL, patch_header_len_small, true, "bad header length 100" },
-	{ "header length past eof", NULL, patch_header_len_past_eof, true, "bad header length" },
-	{ "truncated record header", NULL, patch_cut_record_header, false,
-	  "truncated record header" },
-	{ "payload cut by eof", NULL, patch_cut_payload, false, "past end of file" },
-	{ "record length past eof", NULL, patch_length_past_eof, false, "past end of file" },
-	{ "payload_len over GRT_MAX_PAYLOAD", NULL, patch_length_over_max, false, "too large" },
-	{ "payload_len 0xffffffff", NULL, patch_length_u32_max, false, "too large" },
-	{ "payload_len under the type's minimum", NULL, patch_length_under_min, false,
-	  "launch record at offset" },
-	{ "bad record magic", NULL, patch_record_magic, false, "bad record magic 0x00" },
-	{ "bad record version", NULL, patch_record_version, false, "unknown record version 2" },
-	{ "launch shorter than min_len", bad_launch_short, NULL, false,
-	  "is 50 bytes, needs at least 112" },
-	{ "trailer shorter than min_len", bad_trailer_short, NULL, false,
-	  "is 8 bytes, needs at least 32" },
-	{ "string without NUL", bad_string_no_nul, NULL, false, "malformed string" },
-	{ "string len longer than text", bad_string_len_mismatch, NULL, false,
-	  "malformed string" },
-	{ "string len shorter than text", bad_string_len_short, NULL, false, "malformed string" },
-	{ "string len 0", bad_string_len_zero, NULL, false, "malformed string" },
-	{ "string header only", bad_string_header_only, NULL, false, "needs at least 9" },
-	{ "stack depth 33", bad_stack_too_deep, NULL, false, "malformed stack" },
-	{ "stack depth beyond payload", bad_stack_beyond_payload, NULL, false, "malformed stack" },
-	{ "stack depth 0xffffffff", bad_stack_depth_huge, NULL, false, "malformed stack" },
+    {"bad file magic", NULL, patch_file_magic, true, "bad magic"},
+    {"short foreign file", NULL, patch_foreign_short, true, "bad magic"},
+    {"empty file", NULL, patch_empty, true, "truncated header"},
+    {"unknown major version", NULL, patch_major, true, "unsupported format version 2.0"},
+    {"truncated header", NULL, patch_header_cut, true, "truncated header"},
+    {"header cut inside the version", NULL, patch_header_cut_in_version, true, "truncated header"},
+    {"header length too small", NULL, patch_header_len_small, true, "bad header length 100"},
+    {"header length past eof", NULL, patch_header_len_past_eof, true, "bad header length"},
+    {"truncated record header", NULL, patch_cut_record_header, false, "truncated record header"},
+    {"payload cut by eof", NULL, patch_cut_payload, false, "past end of file"},
+    {"record length past eof", NULL, patch_length_past_eof, false, "past end of file"},
+    {"payload_len over GRT_MAX_PAYLOAD", NULL, patch_length_over_max, false, "too large"},
+    {"payload_len 0xffffffff", NULL, patch_length_u32_max, false, "too large"},
+    {"payload_len under the type's minimum", NULL, patch_length_under_min, false,
+     "launch record at offset"},
+    {"bad record magic", NULL, patch_record_magic, false, "bad record magic 0x00"},
+    {"bad record version", NULL, patch_record_version, false, "unknown record version 2"},
+    {"launch shorter than min_len", bad_launch_short, NULL, false,
+     "is 50 bytes, needs at least 112"},
+    {"trailer shorter than min_len", bad_trailer_short, NULL, false,
+     "is 8 bytes, needs at least 32"},
+    {"string without NUL", bad_string_no_nul, NULL, false, "malformed string"},
+    {"string len longer than text", bad_string_len_mismatch, NULL, false, "malformed string"},
+    {"string len shorter than text", bad_string_len_short, NULL, false, "malformed string"},
+    {"string len 0", bad_string_len_zero, NULL, false, "malformed string"},
+    {"string header only", bad_string_header_only, NULL, false, "needs at least 9"},
+    {"stack depth 33", bad_stack_too_deep, NULL, false, "malformed stack"},
+    {"stack depth beyond payload", bad_stack_beyond_payload, NULL, false, "malformed stack"},
+    {"stack depth 0xffffffff", bad_stack_depth_huge, NULL, false, "malformed stack"},
 };
 
 /* Opens the image in memory or through a file; err gets open's message. */
@@ -332,7 +331,7 @@ static struct grt_reader *open_image(const char *path, const unsigned char *img,
 static void run_error_case(const struct error_case *c, bool from_file)
 {
 	struct test_dir dir;
-	struct gen_log log = { 0 };
+	struct gen_log log = {0};
 	char path[256], err[256];
 	struct grt_reader *r;
 	struct grt_record rec;
@@ -411,7 +410,7 @@ static size_t read_all(struct grt_reader *r, enum grt_read_status *st, uint16_t 
 static void test_tolerated_variations(void)
 {
 	struct test_dir dir;
-	struct gen_log log = { 0 };
+	struct gen_log log = {0};
 	char path[256], err[256];
 	struct grt_reader *r;
 	enum grt_read_status st;
@@ -512,7 +511,7 @@ static void check_cut(const struct gen_log *log, const unsigned char *full, size
 static void test_cut_at_every_byte(void)
 {
 	struct test_dir dir;
-	struct gen_log log = { 0 };
+	struct gen_log log = {0};
 	char path[256], cut_path[256];
 	unsigned char *img;
 	size_t len, bad;

@@ -14,8 +14,8 @@
 static int write_full_trace(const char *path, uint64_t seed, struct gen_log *log,
 			    struct grt_file_header *header)
 {
-	struct gen_rng rng = { seed };
-	struct grt_event_origin origin = { .ts_ns = 1, .cpu = 3, .pid = 77, .tid = 78 };
+	struct gen_rng rng = {seed};
+	struct grt_event_origin origin = {.ts_ns = 1, .cpu = 3, .pid = 77, .tid = 78};
 	struct grt_trailer_rec trailer;
 	struct grt_writer *w;
 	size_t big = 300 * 1024;
@@ -59,9 +59,9 @@ static int write_full_trace(const char *path, uint64_t seed, struct gen_log *log
 	err |= gen_append(w, log, GEN_UNKNOWN_TYPE, &origin, NULL, 0);
 	err |= gen_drop(w, log, GRT_SRC_CUDA, 0, 5); /* nothing lost: no record */
 	err |= gen_random_records(w, log, &rng, END_NS - 1000000000, 500, NCPUS);
-	trailer = (struct grt_trailer_rec){ .reason = GRT_END_SIGNAL, .records = log->n,
-					    .drops = log->drops, .end_ns = END_NS };
-	origin = (struct grt_event_origin){ .ts_ns = END_NS };
+	trailer = (struct grt_trailer_rec){
+	    .reason = GRT_END_SIGNAL, .records = log->n, .drops = log->drops, .end_ns = END_NS};
+	origin = (struct grt_event_origin){.ts_ns = END_NS};
 	gen_log_add(log, GRT_REC_TRAILER, &origin, &trailer, sizeof(trailer));
 	err |= grt_writer_close(w, GRT_END_SIGNAL, END_NS);
 	free(payload);
@@ -128,8 +128,8 @@ static size_t verify_trace(struct grt_reader *r, const struct gen_log *log,
 			   const struct grt_file_header *written)
 {
 	struct grt_file_header want = *written;
-	uint32_t next_seq[NCPUS] = { 0 };
-	unsigned seen_types[GRT_REC_TYPE_MAX] = { 0 }, unknown = 0;
+	uint32_t next_seq[NCPUS] = {0};
+	unsigned seen_types[GRT_REC_TYPE_MAX] = {0}, unknown = 0;
 	uint64_t offset = sizeof(struct grt_file_header);
 	struct grt_trailer_rec trailer;
 	enum grt_read_status st;
@@ -196,7 +196,7 @@ static int rewrite_trace(const char *src, const char *dst)
 {
 	char err[256];
 	struct grt_reader *r = grt_reader_open(src, err, sizeof(err));
-	struct grt_trailer_rec trailer = { 0 };
+	struct grt_trailer_rec trailer = {0};
 	struct grt_writer *w;
 	struct grt_record rec;
 	int rc = 0;
@@ -210,8 +210,10 @@ static int rewrite_trace(const char *src, const char *dst)
 	}
 	while (grt_reader_next(r, &rec) == GRT_READ_OK) {
 		struct grt_event_origin origin = {
-			.ts_ns = rec.hdr.ts_ns, .cpu = rec.hdr.cpu,
-			.pid = rec.hdr.pid, .tid = rec.hdr.tid,
+		    .ts_ns = rec.hdr.ts_ns,
+		    .cpu = rec.hdr.cpu,
+		    .pid = rec.hdr.pid,
+		    .tid = rec.hdr.tid,
 		};
 		const struct grt_drop_rec *drop = rec.payload;
 
@@ -231,7 +233,7 @@ static int rewrite_trace(const char *src, const char *dst)
 static void roundtrip_seed(uint64_t seed)
 {
 	struct test_dir dir;
-	struct gen_log log = { 0 };
+	struct gen_log log = {0};
 	struct grt_file_header header;
 	char path[256], copy[256], err[256];
 	struct grt_reader *r;
@@ -330,7 +332,7 @@ static void test_writer_owns_header_identity(void)
 static void test_intern(void)
 {
 	struct test_dir dir;
-	struct grt_file_header h = { 0 };
+	struct grt_file_header h = {0};
 	struct grt_writer *w;
 	char path[256];
 
@@ -359,7 +361,7 @@ static void test_intern_overlong(void)
 	size_t cut = GRT_MAX_PAYLOAD - sizeof(struct grt_string_rec) - 1, big = 2 * GRT_MAX_PAYLOAD;
 	char *text = malloc(big + 1);
 	struct test_dir dir;
-	struct grt_file_header h = { 0 };
+	struct grt_file_header h = {0};
 	struct grt_reader *r;
 	struct grt_record rec;
 	struct grt_writer *w;
@@ -385,7 +387,8 @@ static void test_intern_overlong(void)
 		if (rec.hdr.type != GRT_REC_STRING)
 			continue;
 		strings++;
-		CHECK_EQ_U64(rec.hdr.payload_len, strings == 1 ? GRT_MAX_PAYLOAD : GRT_MAX_PAYLOAD - 1);
+		CHECK_EQ_U64(rec.hdr.payload_len,
+			     strings == 1 ? GRT_MAX_PAYLOAD : GRT_MAX_PAYLOAD - 1);
 	}
 	CHECK_EQ_U64(strings, 2);
 	CHECK_EQ_U64(r ? strlen(grt_reader_string(r, 1)) : 0, cut);

@@ -1,4 +1,5 @@
-/* u64_map against a plain reference model: inserts, replaces, removes, tombstones, resizes, iteration. */
+/* u64_map against a plain reference model: inserts, replaces, removes, tombstones, resizes,
+ * iteration. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,12 +96,13 @@ static void check_same(const struct u64_map *m, const struct ref_map *r)
 static void random_ops(uint64_t seed, uint64_t key_space, size_t ops)
 {
 	struct u64_map m;
-	struct ref_map r = { 0 };
+	struct ref_map r = {0};
 	uint64_t s = seed, v;
 
 	u64_map_init(&m);
 	for (size_t i = 0; i < ops && test_failures_in_case < 10; i++) {
-		uint64_t op = rng_next(&s) % 10, key = rng_next(&s) % key_space, value = rng_next(&s);
+		uint64_t op = rng_next(&s) % 10, key = rng_next(&s) % key_space,
+			 value = rng_next(&s);
 
 		/* keys that share their low bits, like page-aligned addresses */
 		if (rng_next(&s) % 2)

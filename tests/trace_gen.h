@@ -63,7 +63,7 @@ struct gen_log {
 	char **strings; /* string id i + 1 is strings[i] */
 	size_t nstrings;
 	uint64_t drops;
-	unsigned mismatches; /* writer results that differed from the expectation */
+	unsigned mismatches;  /* writer results that differed from the expectation */
 	unsigned big_records; /* records larger than the writer's buffer */
 };
 
@@ -138,7 +138,7 @@ static inline int gen_append(struct grt_writer *w, struct gen_log *log, uint16_t
 static inline uint32_t gen_intern(struct grt_writer *w, struct gen_log *log, const char *text)
 {
 	uint32_t id = grt_writer_intern(w, text);
-	struct grt_event_origin origin = { 0 };
+	struct grt_event_origin origin = {0};
 	struct grt_string_rec *rec;
 	size_t len = strlen(text);
 
@@ -173,8 +173,8 @@ static inline uint32_t gen_intern(struct grt_writer *w, struct gen_log *log, con
 static inline int gen_drop(struct grt_writer *w, struct gen_log *log, uint32_t source,
 			   uint64_t count, uint64_t ts_ns)
 {
-	struct grt_event_origin origin = { .ts_ns = ts_ns };
-	struct grt_drop_rec rec = { .source = source, .count = count };
+	struct grt_event_origin origin = {.ts_ns = ts_ns};
+	struct grt_drop_rec rec = {.source = source, .count = count};
 	int err = grt_writer_drop(w, source, count, ts_ns);
 
 	if (!err && count && log) {
@@ -193,8 +193,7 @@ static inline void gen_header(struct gen_rng *r, struct grt_file_header *h)
 	h->clock_id = GRT_CLOCK_MONOTONIC;
 	h->sources_mask = (uint32_t)gen_next(r);
 	h->target_pid = (uint32_t)gen_next(r);
-	snprintf(h->hostname, sizeof(h->hostname), "host-%016llx",
-		 (unsigned long long)gen_next(r));
+	snprintf(h->hostname, sizeof(h->hostname), "host-%016llx", (unsigned long long)gen_next(r));
 	snprintf(h->kernel_release, sizeof(h->kernel_release), "6.18.%u-test", gen_below(r, 100));
 	snprintf(h->driver_version, sizeof(h->driver_version), "580.%u", gen_below(r, 1000));
 	snprintf(h->cuda_version, sizeof(h->cuda_version), "13.%u", gen_below(r, 10));
@@ -209,11 +208,21 @@ static inline void gen_header(struct gen_rng *r, struct grt_file_header *h)
 static inline void gen_string(struct gen_rng *r, char *out, size_t cap)
 {
 	static const char *const pool[] = {
-		"vecAdd", "_Z6vecAddPfS_S_i", "python3", "/usr/lib/libcuda.so.1",
-		"k<\"quoted\", comma>", "tab\there", "back\\slash", "caf\xc3\xa9", "\xff\xfe bad utf8",
-		"line\nbreak", "a,b,c", "x",
+	    "vecAdd",
+	    "_Z6vecAddPfS_S_i",
+	    "python3",
+	    "/usr/lib/libcuda.so.1",
+	    "k<\"quoted\", comma>",
+	    "tab\there",
+	    "back\\slash",
+	    "caf\xc3\xa9",
+	    "\xff\xfe bad utf8",
+	    "line\nbreak",
+	    "a,b,c",
+	    "x",
 	};
-	static const char awkward[] = "abcXYZ019 _,\"\\\t\n\r=<>{}[]:;'\x01\x1f\x7f\xc3\xa9\xe2\x82\xac";
+	static const char awkward[] =
+	    "abcXYZ019 _,\"\\\t\n\r=<>{}[]:;'\x01\x1f\x7f\xc3\xa9\xe2\x82\xac";
 	size_t len;
 
 	if (gen_below(r, 2)) {
@@ -248,12 +257,14 @@ static inline void gen_cuda_call(struct grt_writer *w, struct gen_log *log, stru
 
 /* The core and cuda record types the generator covers, each at least once. */
 static const uint16_t gen_types[] = {
-	GRT_REC_STRING,		GRT_REC_DROP,		  GRT_REC_PROCESS,
-	GRT_REC_MAPPING,	GRT_REC_STACK,		  GRT_REC_CLOCK_CALIB,
-	GRT_REC_SOURCE_STATUS,	GRT_REC_CUDA_LAUNCH,	  GRT_REC_CUDA_ALLOC,
-	GRT_REC_CUDA_FREE,	GRT_REC_CUDA_MEMCPY,	  GRT_REC_CUDA_MEMSET,
-	GRT_REC_CUDA_SYNC,	GRT_REC_CUDA_MODULE_LOAD, GRT_REC_CUDA_FUNC_NAME,
-	GRT_REC_CUDA_GRAPH_LAUNCH,
+    GRT_REC_STRING,	    GRT_REC_DROP,
+    GRT_REC_PROCESS,	    GRT_REC_MAPPING,
+    GRT_REC_STACK,	    GRT_REC_CLOCK_CALIB,
+    GRT_REC_SOURCE_STATUS,  GRT_REC_CUDA_LAUNCH,
+    GRT_REC_CUDA_ALLOC,	    GRT_REC_CUDA_FREE,
+    GRT_REC_CUDA_MEMCPY,    GRT_REC_CUDA_MEMSET,
+    GRT_REC_CUDA_SYNC,	    GRT_REC_CUDA_MODULE_LOAD,
+    GRT_REC_CUDA_FUNC_NAME, GRT_REC_CUDA_GRAPH_LAUNCH,
 };
 #define GEN_NTYPES (sizeof(gen_types) / sizeof(gen_types[0]))
 

@@ -1,4 +1,5 @@
-/* libFuzzer target: any bytes through grt_reader, from memory and from a file, and every printer. */
+/* libFuzzer target: any bytes through grt_reader, from memory and from a file, and every printer.
+ */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,7 +19,7 @@
 #define FUZZ_ASSERT(cond)                                                                          \
 	do {                                                                                       \
 		if (!(cond)) {                                                                     \
-			fprintf(stderr, "fuzz assertion failed: %s (%s:%d)\n", #cond, __FILE__,     \
+			fprintf(stderr, "fuzz assertion failed: %s (%s:%d)\n", #cond, __FILE__,    \
 				__LINE__);                                                         \
 			abort();                                                                   \
 		}                                                                                  \
@@ -50,8 +51,11 @@ static void sink_close(struct sink *s)
 /* Length of a well-formed UTF-8 sequence at p within n bytes, 0 when malformed. */
 static size_t utf8_len(const unsigned char *p, size_t n)
 {
-	size_t len = p[0] < 0x80 ? 1 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
-		   : p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
+	size_t len = p[0] < 0x80		    ? 1
+		     : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+		     : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+		     : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4
+						    : 0;
 	uint32_t cp;
 
 	if (!len || len > n)
@@ -124,8 +128,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		close(fd);
 		return 0;
 	}
-	FUZZ_ASSERT(!memcmp(grt_reader_header(rm), grt_reader_header(rf),
-			    sizeof(struct grt_file_header)));
+	FUZZ_ASSERT(
+	    !memcmp(grt_reader_header(rm), grt_reader_header(rf), sizeof(struct grt_file_header)));
 	sink_open(&text, GRT_FORMAT_TEXT);
 	sink_open(&csv, GRT_FORMAT_CSV);
 	sink_open(&json, GRT_FORMAT_JSON);

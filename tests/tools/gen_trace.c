@@ -25,7 +25,7 @@ static void usage(void)
 
 static int write_random(const char *path, uint64_t seed, size_t records, uint32_t ncpus)
 {
-	struct gen_rng rng = { seed };
+	struct gen_rng rng = {seed};
 	struct grt_file_header h;
 	struct grt_writer *w;
 	int err;
@@ -98,9 +98,9 @@ static int write_corpus(const char *dir)
 		err = write_random(path, seed, 24, 4);
 	}
 	for (size_t i = 0; i < GEN_NTYPES && !err; i++) {
-		struct gen_rng rng = { 100 + i };
+		struct gen_rng rng = {100 + i};
 		struct grt_file_header h;
-		struct grt_event_origin o = { .ts_ns = 5, .cpu = 1, .pid = 2, .tid = 3 };
+		struct grt_event_origin o = {.ts_ns = 5, .cpu = 1, .pid = 2, .tid = 3};
 		struct grt_writer *w;
 
 		snprintf(path, sizeof(path), "%s/type-%u.grt", dir, gen_types[i]);
