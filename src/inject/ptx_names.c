@@ -38,7 +38,7 @@ bool ptx_is_probe_param(const struct ptx_module *m, size_t tok)
 	const char *s = ptx_tok_text(m, tok);
 	size_t len = m->toks.v[tok].len, i = 5;
 
-	if (len < 10 || memcmp(s, "grt_p", 5))
+	if (len < 9 || memcmp(s, "grt_p", 5))
 		return false;
 	while (i < len && isdigit((unsigned char)s[i]))
 		i++;
