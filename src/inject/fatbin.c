@@ -181,8 +181,6 @@ int fatbin_entry_contents(const struct fatbin_entry *e, char **out, size_t *len)
 
 	*out = NULL;
 	*len = 0;
-	if (e->compressed && !(e->flags & (FLAG_LZ4 | FLAG_ZSTD)))
-		return -ENOTSUP;
 	if (size >= FATBIN_SANE_SIZE || (e->compressed && !size))
 		return -EINVAL;
 	buf = malloc(size + 1);

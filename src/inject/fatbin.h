@@ -50,10 +50,9 @@ struct fatbin_entry {
 /* Iterates over the entries of the fat binary in an image (wrapper or fat binary). */
 struct fatbin_iter {
 	const uint8_t *fatbin;	/* the fat binary header */
-	uint64_t len;		/* bytes of fat binary we may read */
+	uint64_t len;		/* bytes readable from `fatbin` (later fat binaries included) */
 	uint64_t pos;		/* next entry header, from `fatbin` */
-	uint64_t end;
-	const uint8_t *next_fatbin; /* a following fat binary in the same image, or NULL */
+	uint64_t end;		/* end of this fat binary's entries, from `fatbin` */
 };
 
 /* Classifies an image by its first bytes. */
@@ -70,8 +69,7 @@ int fatbin_iter_next(struct fatbin_iter *it, struct fatbin_entry *entry);
 /*
  * The entry's contents, decompressed when needed, in a new malloc'd buffer
  * with a NUL after the last byte (*len excludes it; PTX text stops at its
- * first NUL). Returns 0, -ENOMEM, -EINVAL (corrupt compressed data) or
- * -ENOTSUP (an unknown compression).
+ * first NUL). Returns 0, -ENOMEM or -EINVAL (corrupt compressed data).
  */
 int fatbin_entry_contents(const struct fatbin_entry *entry, char **out, size_t *len);
 
@@ -89,8 +87,8 @@ struct fatbin_ptx {
  * entry with the highest arch <= device_arch, or, when device_arch is 0, the
  * highest arch. Returns 0 and fills *ptx; otherwise a negative errno and
  * ptx->reason: -ENOENT no PTX (machine code only), -ENOEXEC PTX only for a
- * newer arch than the device, -EINVAL malformed image, -ENOTSUP unknown
- * compression, -ENOMEM.
+ * newer arch than the device, -EINVAL malformed image or corrupt compressed
+ * entry, -ENOMEM.
  */
 int fatbin_find_ptx(const void *image, size_t max_len, unsigned device_arch, struct fatbin_ptx *ptx);
 
