@@ -17,7 +17,7 @@ $(BUILD)/fixtures/report_traces: tests/fixtures/report_traces.c tests/report_sce
 $(filter $(BUILD)/tests/test_report_%,$(TEST_BINS)): tests/report_scenarios.h tests/report_check.h
 
 
-# The PTX rewriter and fat binary tests link the inject library's parsing
+# ptx: the PTX rewriter and fat binary tests link the inject library's parsing
 # objects directly (the .so itself interposes libcuda, which a test must not).
 INJECT_PARSE_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(wildcard src/inject/fatbin*.c src/inject/ptx_*.c))
 

@@ -477,14 +477,20 @@ static void test_malformed(void)
 	ptx_rewrite_result_free(&res);
 }
 
-/* Every prefix of a valid module is either rewritten or refused cleanly. */
+/* Every prefix of a valid module, unterminated, is either rewritten or refused cleanly. */
 static void test_every_truncation(void)
 {
 	size_t len = sizeof(exits_ptx) - 1, ok = 0, bad = 0;
 
 	for (size_t cut = 0; cut <= len; cut++) {
 		struct ptx_rewrite_result res;
-		int err = ptx_rewrite(exits_ptx, cut, NULL, &res);
+		/* Exactly `cut` bytes, no NUL after them: the sanitizer build sees any overread. */
+		char *copy = malloc(cut ? cut : 1);
+		int err;
+
+		memcpy(copy, exits_ptx, cut);
+		err = ptx_rewrite(copy, cut, NULL, &res);
+		free(copy);
 
 		if (err) {
 			CHECK_EQ_U64(err, -EINVAL);

@@ -106,9 +106,11 @@ int fatbin_iter_init(struct fatbin_iter *it, const void *image, size_t max_len)
 		if (max_len == FATBIN_LEN_UNKNOWN)
 			return iter_start(it, fb, FATBIN_LEN_UNKNOWN);
 		/* A known length must contain what the wrapper points to. */
-		if (fb < p || (uint64_t)(fb - p) >= max_len)
+		uintptr_t off = (uintptr_t)fb - (uintptr_t)p;
+
+		if ((uintptr_t)fb < (uintptr_t)p || off >= max_len)
 			return -EINVAL;
-		return iter_start(it, fb, max_len - (uint64_t)(fb - p));
+		return iter_start(it, p + off, max_len - off);
 	}
 	default:
 		return -EINVAL;

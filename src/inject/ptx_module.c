@@ -31,11 +31,42 @@ static size_t match_close(const struct ptx_toks *t, size_t open, char open_c, ch
 	return PTX_NO_TOK;
 }
 
+/*
+ * Parses an unsigned decimal (or 0x hex) number at s[*pos..len), stopping at
+ * the first other character; saturates instead of overflowing. The text is
+ * not NUL-terminated, so nothing past len is looked at.
+ */
+static unsigned parse_uint(const char *s, size_t len, size_t *pos)
+{
+	unsigned base = 10, v = 0;
+	size_t i = *pos;
+
+	if (len - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+		base = 16;
+		i += 2;
+	}
+	for (; i < len; i++) {
+		char c = s[i];
+		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+			     : base == 16 && c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+			     : base == 16 && c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+								  : base;
+
+		if (d >= base)
+			break;
+		v = v > (UINT32_MAX - d) / base ? UINT32_MAX : v * base + d;
+	}
+	*pos = i;
+	return v;
+}
+
 static unsigned tok_number(const struct ptx_module *m, size_t i)
 {
+	size_t pos = 0;
+
 	if (i >= m->toks.n || m->toks.v[i].kind != PTX_TOK_NUMBER)
 		return 0;
-	return (unsigned)strtoul(ptx_tok_text(m, i), NULL, 0);
+	return parse_uint(ptx_tok_text(m, i), m->toks.v[i].len, &pos);
 }
 
 /* Bytes of a scalar PTX type directive (".u32" → 4), 0 when it is not one. */
@@ -287,13 +318,17 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 static void scan_version(struct ptx_module *m, size_t i)
 {
 	const char *s;
+	size_t len, pos = 0;
 
 	if (i >= m->toks.n || m->toks.v[i].kind != PTX_TOK_NUMBER)
 		return;
 	s = ptx_tok_text(m, i);
-	m->version_major = (unsigned)strtoul(s, (char **)&s, 10);
-	if (*s == '.')
-		m->version_minor = (unsigned)strtoul(s + 1, NULL, 10);
+	len = m->toks.v[i].len;
+	m->version_major = parse_uint(s, len, &pos);
+	if (pos < len && s[pos] == '.') {
+		pos++;
+		m->version_minor = parse_uint(s, len, &pos);
+	}
 }
 
 int ptx_module_scan(const char *text, size_t len, struct ptx_module *m)
