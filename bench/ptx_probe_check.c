@@ -1,4 +1,4 @@
-/* On a GPU: rewritten corpus kernels JIT, give bit-identical results, and fill the probe buffer exactly. */
+/* On a GPU: rewritten kernels JIT, give bit-identical output, and fill the probe buffer. */
 #include <cuda.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,7 +19,7 @@ static int failures;
 		if (r_ != CUDA_SUCCESS) {                                                          \
 			const char *s_ = "?";                                                      \
 			cuGetErrorString(r_, &s_);                                                 \
-			printf("FAIL - %s: %s (line %d)\n", #call, s_, __LINE__);                 \
+			printf("FAIL - %s: %s (line %d)\n", #call, s_, __LINE__);                  \
 			exit(1);                                                                   \
 		}                                                                                  \
 	} while (0)
@@ -72,10 +72,10 @@ struct kcase {
 	unsigned grid[3], block[3], shared;
 	int n;
 	size_t in_bytes, out_bytes;
-	void (*fill)(void *in, int n);	/* host input pattern */
-	int nargs;			/* kernel's own arguments, built by args() */
+	void (*fill)(void *in, int n); /* host input pattern */
+	int nargs;		       /* kernel's own arguments, built by args() */
 	void (*args)(void **argv, CUdeviceptr *in, CUdeviceptr *out, int *n);
-	const char *global;		/* compare this module global instead of `out` */
+	const char *global; /* compare this module global instead of `out` */
 };
 
 static void fill_floats(void *p, int n)
@@ -123,18 +123,73 @@ static void args_none(void **a, CUdeviceptr *in, CUdeviceptr *out, int *n)
 
 #define N_BIG 1000003
 static const struct kcase cases[] = {
-	{ "early_return.ptx", "early_return", { 782, 1, 1 }, { 128, 1, 1 }, 0, 100000,
-	  100000 * 4, 100000 * 4, fill_ints, 3, args_out_in_n },
-	{ "barrier_shuffle.ptx", "block_sum", { 4096, 1, 1 }, { 256, 1, 1 }, 0, 1 << 20,
-	  (1 << 20) * 4, 4, fill_floats, 3, args_in_out_n },
-	{ "dynamic_shared.ptx", "reverse_block", { 258, 1, 1 }, { 256, 1, 1 }, 1024, 65553,
-	  65553 * 4, 65553 * 4, fill_ints, 2, args_data_n },
-	{ "device_call.ptx", "call_chain", { 400, 1, 1 }, { 256, 1, 1 }, 0, 102400, 102400 * 4,
-	  102400 * 8, fill_floats, 3, args_out_in_n },
-	{ "multi_kernel.ptx", "grid_3d", { 5, 3, 2 }, { 8, 4, 2 }, 0, 0, 4, 40 * 12 * 4 * 4, NULL,
-	  1, args_out },
-	{ "multi_kernel.ptx", "no_params", { 7, 1, 1 }, { 64, 1, 1 }, 0, 0, 4, 4, NULL, 0, args_none,
-	  "counter" },
+    {"early_return.ptx",
+     "early_return",
+     {782, 1, 1},
+     {128, 1, 1},
+     0,
+     100000,
+     100000 * 4,
+     100000 * 4,
+     fill_ints,
+     3,
+     args_out_in_n},
+    {"barrier_shuffle.ptx",
+     "block_sum",
+     {4096, 1, 1},
+     {256, 1, 1},
+     0,
+     1 << 20,
+     (1 << 20) * 4,
+     4,
+     fill_floats,
+     3,
+     args_in_out_n},
+    {"dynamic_shared.ptx",
+     "reverse_block",
+     {258, 1, 1},
+     {256, 1, 1},
+     1024,
+     65553,
+     65553 * 4,
+     65553 * 4,
+     fill_ints,
+     2,
+     args_data_n},
+    {"device_call.ptx",
+     "call_chain",
+     {400, 1, 1},
+     {256, 1, 1},
+     0,
+     102400,
+     102400 * 4,
+     102400 * 8,
+     fill_floats,
+     3,
+     args_out_in_n},
+    {"multi_kernel.ptx",
+     "grid_3d",
+     {5, 3, 2},
+     {8, 4, 2},
+     0,
+     0,
+     4,
+     40 * 12 * 4 * 4,
+     NULL,
+     1,
+     args_out},
+    {"multi_kernel.ptx",
+     "no_params",
+     {7, 1, 1},
+     {64, 1, 1},
+     0,
+     0,
+     4,
+     4,
+     NULL,
+     0,
+     args_none,
+     "counter"},
 };
 
 struct run_out {
@@ -169,8 +224,8 @@ static void run_case(const struct kcase *k, CUmodule mod, CUfunction fn, CUdevic
 	}
 	k->args(argv, &in, &out, &n);
 	if (instrumented) {
-		struct grt_probe_head head = { .magic = GRT_PROBE_MAGIC, .mode = GRT_PROBE_BLOCK,
-					       .capacity = slots };
+		struct grt_probe_head head = {
+		    .magic = GRT_PROBE_MAGIC, .mode = GRT_PROBE_BLOCK, .capacity = slots};
 
 		argv[k->nargs] = &probe;
 		if (probe) {
@@ -195,7 +250,8 @@ static void run_case(const struct kcase *k, CUmodule mod, CUfunction fn, CUdevic
 	free(hin);
 }
 
-/* Every record of a complete launch: its own block, a sane SM, start <= end, all threads counted. */
+/* Every record of a complete launch: its own block, a sane SM, start <= end, all threads counted.
+ */
 static bool records_ok(const struct kcase *k, const struct run_out *o, int sms, uint64_t *max_ns)
 {
 	unsigned gx = k->grid[0], gy = k->grid[1], blocks = gx * gy * k->grid[2];
@@ -205,9 +261,9 @@ static bool records_ok(const struct kcase *k, const struct run_out *o, int sms, 
 	for (unsigned i = 0; i < blocks; i++) {
 		const struct grt_probe_block_rec *r = &o->recs[i];
 
-		if (r->block_x != i % gx || r->block_y != i / gx % gy || r->block_z != i / (gx * gy) ||
-		    r->smid >= (unsigned)sms || !r->start_ns || r->end_ns < r->start_ns ||
-		    r->threads_done != threads) {
+		if (r->block_x != i % gx || r->block_y != i / gx % gy ||
+		    r->block_z != i / (gx * gy) || r->smid >= (unsigned)sms || !r->start_ns ||
+		    r->end_ns < r->start_ns || r->threads_done != threads) {
 			printf("  record %u: block %u,%u,%u sm %u start %llu end %llu done %u\n", i,
 			       r->block_x, r->block_y, r->block_z, r->smid,
 			       (unsigned long long)r->start_ns, (unsigned long long)r->end_ns,
@@ -230,7 +286,7 @@ static void check_case(const char *dir, const struct kcase *k, int sms)
 	CUmodule m0, m1;
 	CUfunction f0, f1;
 	CUdeviceptr probe;
-	struct run_out a = { 0 }, b = { 0 }, c = { 0 };
+	struct run_out a = {0}, b = {0}, c = {0};
 	unsigned blocks = k->grid[0] * k->grid[1] * k->grid[2];
 	uint64_t max_ns = 0;
 
@@ -250,15 +306,16 @@ static void check_case(const char *dir, const struct kcase *k, int sms)
 	run_case(k, m1, f1, probe, blocks, true, &b);
 	run_case(k, m1, f1, 0, 0, true, &c); /* NULL buffer: probes off */
 	verdict(kr && kr->instrumented && !memcmp(a.host_out, b.host_out, k->out_bytes) &&
-			!memcmp(a.host_out, c.host_out, k->out_bytes),
+		    !memcmp(a.host_out, c.host_out, k->out_bytes),
 		"%s: instrumented output bit-identical (%zu bytes), also with a NULL buffer",
 		k->kernel, k->out_bytes);
 	bool recs_ok = records_ok(k, &b, sms, &max_ns);
 
-	verdict(recs_ok,
-		"%s: %u blocks, done %llu lost %llu, every record consistent (longest block %.1f us)",
-		k->kernel, blocks, (unsigned long long)b.head.done, (unsigned long long)b.head.lost,
-		max_ns / 1e3);
+	verdict(
+	    recs_ok,
+	    "%s: %u blocks, done %llu lost %llu, every record consistent (longest block %.1f us)",
+	    k->kernel, blocks, (unsigned long long)b.head.done, (unsigned long long)b.head.lost,
+	    max_ns / 1e3);
 	CK(cuMemFree(probe));
 	CK(cuModuleUnload(m0));
 	CK(cuModuleUnload(m1));
@@ -277,14 +334,14 @@ struct vadd {
 
 static void vadd_launch(CUfunction f, struct vadd *v, CUdeviceptr *probe)
 {
-	void *argv[5] = { &v->a, &v->b, &v->c, &v->n, probe };
+	void *argv[5] = {&v->a, &v->b, &v->c, &v->n, probe};
 
 	CK(cuLaunchKernel(f, v->grid, 1, 1, v->block, 1, 1, 0, 0, argv, NULL));
 }
 
 static void probe_reset(CUdeviceptr probe, enum grt_probe_mode mode, uint64_t slots)
 {
-	struct grt_probe_head head = { .magic = GRT_PROBE_MAGIC, .mode = mode, .capacity = slots };
+	struct grt_probe_head head = {.magic = GRT_PROBE_MAGIC, .mode = mode, .capacity = slots};
 
 	CK(cuMemsetD8Async(probe, 0, grt_probe_buffer_size(mode, slots), 0));
 	CK(cuMemcpyHtoDAsync(probe, &head, sizeof(head), 0));
@@ -300,7 +357,8 @@ static void *vadd_result(struct vadd *v)
 	return h;
 }
 
-/* Mean µs per launch over `reps` launches (with the probe buffer reset before each when probing). */
+/* Mean µs per launch over `reps` launches (with the probe buffer reset before each when probing).
+ */
 static double vadd_time(CUfunction f, struct vadd *v, CUdeviceptr probe, enum grt_probe_mode mode,
 			uint64_t slots, int reps)
 {
@@ -327,9 +385,9 @@ static void check_vector_add(const char *dir, int sms, unsigned arch)
 {
 	char path[512];
 	struct fatbin_ptx ptx;
-	struct ptx_rewrite_opts thread_opts = { .mode = GRT_PROBE_THREAD };
+	struct ptx_rewrite_opts thread_opts = {.mode = GRT_PROBE_THREAD};
 	struct ptx_rewrite_result rb, rt;
-	struct vadd v = { .n = N_BIG, .block = 256 };
+	struct vadd v = {.n = N_BIG, .block = 256};
 	CUmodule m0, m1, m2;
 	CUfunction f0, f1, f2;
 	CUdeviceptr pb, pt;
@@ -415,7 +473,8 @@ static void check_vector_add(const char *dir, int sms, unsigned arch)
 	       (unsigned long long)blocks, sms);
 	printf("| PTX extract from fat binary (zstd) | %.3f ms |\n", t_extract);
 	printf("| rewrite (block probes) | %.3f ms |\n", t_rewrite);
-	printf("| JIT original / rewritten (cuModuleLoadData) | %.2f / %.2f ms |\n", t_jit0, t_jit1);
+	printf("| JIT original / rewritten (cuModuleLoadData) | %.2f / %.2f ms |\n", t_jit0,
+	       t_jit1);
 	printf("| per launch: untraced | %.2f us |\n", us[0]);
 	printf("| per launch: block probes (+buffer reset) | %.2f us (%+.1f%%) |\n", us[1],
 	       100 * (us[1] / us[0] - 1));

@@ -1,4 +1,4 @@
-/* Tests fat binary parsing: nvcc-built fat binaries (compressed or not), files, wrappers, bad input. */
+/* Tests fat binary parsing: nvcc builds (compressed or not), files, wrappers, bad input. */
 #include <errno.h>
 #include <stdlib.h>
 #include <zstd.h>
@@ -24,7 +24,8 @@ static bool same_ptx(const char *a, const char *b)
 	}
 	same = ta.n == tb.n && ta.n > 0;
 	for (size_t i = 0; same && i < ta.n; i++)
-		same = ta.v[i].len == tb.v[i].len && !memcmp(a + ta.v[i].off, b + tb.v[i].off, ta.v[i].len);
+		same = ta.v[i].len == tb.v[i].len &&
+		       !memcmp(a + ta.v[i].off, b + tb.v[i].off, ta.v[i].len);
 	ptx_toks_free(&ta);
 	ptx_toks_free(&tb);
 	return same;
@@ -98,11 +99,11 @@ static size_t lz4_encode_simple(const char *text, size_t len, uint8_t *out)
 
 static void test_synthetic_entries(void)
 {
-	static uint8_t elf_bytes[24] = { 0x7f, 'E', 'L', 'F', 2, 1, 1 };
+	static uint8_t elf_bytes[24] = {0x7f, 'E', 'L', 'F', 2, 1, 1};
 	uint8_t zbuf[1024], lbuf[1024];
 	size_t zlen = ZSTD_compress(zbuf, sizeof(zbuf), small_ptx, sizeof(small_ptx) - 1, 3);
 	size_t llen = lz4_encode_simple(small_ptx, sizeof(small_ptx) - 1, lbuf);
-	static const uint64_t flags[] = { 0x11, 0x8011, 0x2011 };
+	static const uint64_t flags[] = {0x11, 0x8011, 0x2011};
 	struct fb_builder b;
 	struct fatbin_iter it;
 	struct fatbin_entry e;
@@ -144,11 +145,11 @@ static void test_synthetic_entries(void)
 		bool compressed;
 		const char *reason;
 	} picks[] = {
-		{ 0, 0, 89, true, "" },
-		{ 90, 0, 89, true, "" },
-		{ 87, 0, 86, true, "" },
-		{ 80, 0, 80, false, "" },
-		{ 75, -ENOEXEC, 0, false, "PTX only for sm_80 or newer, the device is sm_75" },
+	    {0, 0, 89, true, ""},
+	    {90, 0, 89, true, ""},
+	    {87, 0, 86, true, ""},
+	    {80, 0, 80, false, ""},
+	    {75, -ENOEXEC, 0, false, "PTX only for sm_80 or newer, the device is sm_75"},
 	};
 	for (size_t i = 0; i < sizeof(picks) / sizeof(picks[0]); i++) {
 		struct fatbin_ptx ptx;
@@ -173,20 +174,25 @@ static void test_lz4_decoder(void)
 		int err;
 		const char *out;
 	} cases[] = {
-		/* "ab", then copy 6 bytes from 2 back (overlapping), then a last literal "c" */
-		{ { 0x22, 'a', 'b', 2, 0, 0x10, 'c' }, 7, 9, 0, "abababab" "c" },
-		{ { 0x10, 'x', 1, 0, 0x00 }, 5, 5, 0, "xxxxx" },	/* match then empty literals */
-		{ { 0x10, 'x', 0, 0 }, 4, 5, -EINVAL, NULL },		/* offset 0 */
-		{ { 0x10, 'x', 2, 0 }, 4, 5, -EINVAL, NULL },		/* offset before the start */
-		{ { 0x10, 'x', 1, 0 }, 4, 3, -EINVAL, NULL },		/* match past the output */
-		{ { 0x30, 'x' }, 2, 3, -EINVAL, NULL },			/* literals past the input */
-		{ { 0xf0, 255 }, 2, 300, -EINVAL, NULL },		/* length extension runs off */
-		{ { 0x20, 'a', 'b' }, 3, 5, -EINVAL, NULL },		/* output shorter than promised */
-		{ { 0x1f, 'x', 1, 0 }, 4, 30, -EINVAL, NULL },		/* match length extension missing */
+	    /* "ab", then copy 6 bytes from 2 back (overlapping), then a last literal "c" */
+	    {{0x22, 'a', 'b', 2, 0, 0x10, 'c'},
+	     7,
+	     9,
+	     0,
+	     "abababab"
+	     "c"},
+	    {{0x10, 'x', 1, 0, 0x00}, 5, 5, 0, "xxxxx"}, /* match then empty literals */
+	    {{0x10, 'x', 0, 0}, 4, 5, -EINVAL, NULL},	 /* offset 0 */
+	    {{0x10, 'x', 2, 0}, 4, 5, -EINVAL, NULL},	 /* offset before the start */
+	    {{0x10, 'x', 1, 0}, 4, 3, -EINVAL, NULL},	 /* match past the output */
+	    {{0x30, 'x'}, 2, 3, -EINVAL, NULL},		 /* literals past the input */
+	    {{0xf0, 255}, 2, 300, -EINVAL, NULL},	 /* length extension runs off */
+	    {{0x20, 'a', 'b'}, 3, 5, -EINVAL, NULL},	 /* output shorter than promised */
+	    {{0x1f, 'x', 1, 0}, 4, 30, -EINVAL, NULL},	 /* match length extension missing */
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		uint8_t out[512] = { 0 };
+		uint8_t out[512] = {0};
 
 		CHECK_EQ_U64(lz4_block_decode(cases[i].in, cases[i].in_len, out, cases[i].out_len),
 			     cases[i].err);
@@ -292,17 +298,17 @@ static const struct nvcc_case {
 	const char *flags;
 	unsigned entries;
 	unsigned ptx_entries;
-	uint64_t ptx_compression;	/* flag bits of the PTX entries: 0, 0x8000 zstd, 0x2000 LZ4 */
+	uint64_t ptx_compression; /* flag bits of the PTX entries: 0, 0x8000 zstd, 0x2000 LZ4 */
 	bool cubin_compressed;
 } nvcc_cases[] = {
-	{ "default", "-arch=sm_90", 2, 1, 0x8000, false },
-	{ "compress_all", "-arch=sm_90 -Xfatbin -compress-all", 2, 1, 0x8000, true },
-	{ "speed", "-arch=sm_90 --compress-mode=speed", 2, 1, 0x2000, false },
-	{ "size", "-arch=sm_90 --compress-mode=size", 2, 1, 0x8000, true },
-	{ "none", "-arch=sm_90 --no-compress", 2, 1, 0, false },
-	{ "two_ptx",
-	  "-gencode arch=compute_80,code=[sm_80,compute_80] -gencode arch=compute_90,code=compute_90",
-	  3, 2, 0x8000, false },
+    {"default", "-arch=sm_90", 2, 1, 0x8000, false},
+    {"compress_all", "-arch=sm_90 -Xfatbin -compress-all", 2, 1, 0x8000, true},
+    {"speed", "-arch=sm_90 --compress-mode=speed", 2, 1, 0x2000, false},
+    {"size", "-arch=sm_90 --compress-mode=size", 2, 1, 0x8000, true},
+    {"none", "-arch=sm_90 --no-compress", 2, 1, 0, false},
+    {"two_ptx",
+     "-gencode arch=compute_80,code=[sm_80,compute_80] -gencode arch=compute_90,code=compute_90", 3,
+     2, 0x8000, false},
 };
 
 /* `nvcc -ptx` output for the sample at one arch, the reference the extraction must match. */
@@ -397,14 +403,14 @@ static void test_nvcc_files(void)
 		int err;
 		const char *reason;
 	} files[] = {
-		{ "sample.ptx", "-ptx -arch=sm_90", 0, "" },
-		{ "sample.o", "-c -arch=sm_90", 0, "" },
-		{ "libsample.so", "-shared -Xcompiler -fPIC -arch=sm_90", 0, "" },
-		{ "libsample_all.so", "-shared -Xcompiler -fPIC -arch=sm_90 -Xfatbin -compress-all", 0,
-		  "" },
-		{ "sample.cubin", "-cubin -arch=sm_90", -ENOENT, "no PTX (machine code only: cubin)" },
-		{ "sass_only.fatbin", "-fatbin -gencode arch=compute_90,code=sm_90", -ENOENT,
-		  "no PTX (machine code only: 1 cubin(s), sm_90)" },
+	    {"sample.ptx", "-ptx -arch=sm_90", 0, ""},
+	    {"sample.o", "-c -arch=sm_90", 0, ""},
+	    {"libsample.so", "-shared -Xcompiler -fPIC -arch=sm_90", 0, ""},
+	    {"libsample_all.so", "-shared -Xcompiler -fPIC -arch=sm_90 -Xfatbin -compress-all", 0,
+	     ""},
+	    {"sample.cubin", "-cubin -arch=sm_90", -ENOENT, "no PTX (machine code only: cubin)"},
+	    {"sass_only.fatbin", "-fatbin -gencode arch=compute_90,code=sm_90", -ENOENT,
+	     "no PTX (machine code only: 1 cubin(s), sm_90)"},
 	};
 	const char *nvcc = cuda_tool("nvcc");
 	char dir[256], path[300];

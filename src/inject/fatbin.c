@@ -1,4 +1,4 @@
-/* Walking fat binaries (wrapper, header, entries) and picking the PTX a rewrite should start from. */
+/* Walking fat binaries: the wrapper, the header and its entries, with every read bounded. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

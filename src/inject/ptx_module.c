@@ -1,4 +1,4 @@
-/* The structure of a PTX module as the rewriter needs it: version, kernels, their parameters and exits. */
+/* The structure of a PTX module the rewriter needs: version, kernels, parameters, exits. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -47,7 +47,7 @@ static unsigned parse_uint(const char *s, size_t len, size_t *pos)
 	}
 	for (; i < len; i++) {
 		char c = s[i];
-		unsigned d = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+		unsigned d = c >= '0' && c <= '9'		  ? (unsigned)(c - '0')
 			     : base == 16 && c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
 			     : base == 16 && c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
 								  : base;
@@ -76,10 +76,10 @@ static uint32_t type_size(const struct ptx_module *m, size_t i)
 		const char *name;
 		uint32_t size;
 	} types[] = {
-		{ ".b8", 1 },	{ ".u8", 1 },	 { ".s8", 1 },	   { ".b16", 2 },  { ".u16", 2 },
-		{ ".s16", 2 },	{ ".f16", 2 },	 { ".bf16", 2 },   { ".b32", 4 },  { ".u32", 4 },
-		{ ".s32", 4 },	{ ".f32", 4 },	 { ".f16x2", 4 },  { ".bf16x2", 4 }, { ".b64", 8 },
-		{ ".u64", 8 },	{ ".s64", 8 },	 { ".f64", 8 },	   { ".b128", 16 },
+	    {".b8", 1},	 {".u8", 1},  {".s8", 1},    {".b16", 2},    {".u16", 2},
+	    {".s16", 2}, {".f16", 2}, {".bf16", 2},  {".b32", 4},    {".u32", 4},
+	    {".s32", 4}, {".f32", 4}, {".f16x2", 4}, {".bf16x2", 4}, {".b64", 8},
+	    {".u64", 8}, {".s64", 8}, {".f64", 8},   {".b128", 16},
 	};
 
 	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
@@ -151,7 +151,7 @@ static int add_exit(struct ptx_entry *e, size_t op, size_t semicolon)
 			return -ENOMEM;
 		e->exits = v;
 	}
-	e->exits[e->nr_exits++] = (struct ptx_exit_site){ op, semicolon };
+	e->exits[e->nr_exits++] = (struct ptx_exit_site){op, semicolon};
 	return 0;
 }
 
@@ -164,7 +164,7 @@ static bool is_declaration(const struct ptx_module *m, size_t i)
 /* What a body holds: found by walking its statements. */
 struct body_walk {
 	size_t first_stmt;
-	bool has_exit_op;	/* an `exit` instruction */
+	bool has_exit_op; /* an `exit` instruction */
 	bool has_call;
 };
 
@@ -215,7 +215,8 @@ static int scan_body(struct ptx_module *m, size_t open, size_t close, struct ptx
 				return scan_error(m, i, "braces nested too deeply");
 			if (stmt_start && w->first_stmt == PTX_NO_TOK)
 				w->first_stmt = i;
-			vector_bits = (vector_bits & ~(1ull << depth)) | (uint64_t)!stmt_start << depth;
+			vector_bits = (vector_bits & ~(1ull << depth)) | (uint64_t)!stmt_start
+									     << depth;
 			depth++;
 		} else if (ptx_tok_is_punct(t, i, '}')) {
 			if (!depth)
@@ -246,10 +247,13 @@ static int scan_body(struct ptx_module *m, size_t open, size_t close, struct ptx
 static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *err)
 {
 	const struct ptx_toks *t = &m->toks;
-	struct ptx_entry e = { .lparen = PTX_NO_TOK, .rparen = PTX_NO_TOK,
-			       .body_open = PTX_NO_TOK, .body_close = PTX_NO_TOK,
-			       .last_param_name = PTX_NO_TOK, .unsized_param = -1 };
-	struct body_walk w = { 0 };
+	struct ptx_entry e = {.lparen = PTX_NO_TOK,
+			      .rparen = PTX_NO_TOK,
+			      .body_open = PTX_NO_TOK,
+			      .body_close = PTX_NO_TOK,
+			      .last_param_name = PTX_NO_TOK,
+			      .unsized_param = -1};
+	struct body_walk w = {0};
 	size_t j = i + 1;
 
 	if (!is_entry && ptx_tok_is_punct(t, j, '(')) { /* return value list */
@@ -261,7 +265,8 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 		j++;
 	}
 	if (j >= t->n || t->v[j].kind != PTX_TOK_IDENT) {
-		*err = scan_error(m, i, is_entry ? ".entry without a name" : ".func without a name");
+		*err =
+		    scan_error(m, i, is_entry ? ".entry without a name" : ".func without a name");
 		return PTX_NO_TOK;
 	}
 	e.name = j++;
@@ -301,8 +306,8 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 	e.has_call = w.has_call;
 	scan_params(m, &e);
 	if ((m->nr_entries & (m->nr_entries - 1)) == 0) {
-		struct ptx_entry *v = realloc(m->entries, (m->nr_entries ? m->nr_entries * 2 : 1) *
-							       sizeof(*v));
+		struct ptx_entry *v =
+		    realloc(m->entries, (m->nr_entries ? m->nr_entries * 2 : 1) * sizeof(*v));
 		if (!v) {
 			free(e.exits);
 			*err = -ENOMEM;

@@ -1,4 +1,4 @@
-/* libFuzzer target: fat binary parsing and PTX rewriting on arbitrary bytes must never misbehave. */
+/* libFuzzer target: fat binary parsing and PTX rewriting on arbitrary bytes. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +28,7 @@ static void fuzz_fatbin(const uint8_t *data, size_t size, unsigned arch)
 
 static void fuzz_rewrite(const uint8_t *data, size_t size, enum grt_probe_mode mode)
 {
-	struct ptx_rewrite_opts opts = { .mode = mode };
+	struct ptx_rewrite_opts opts = {.mode = mode};
 	struct ptx_rewrite_result res;
 
 	if (ptx_rewrite((const char *)data, size, &opts, &res))
