@@ -1,4 +1,4 @@
-# Helper programs the tests need; each helper appends its outputs to FIXTURES.
+# report tests: a tiny ELF for symbolization and the scenario trace writer.
 
 # report: a tiny ELF whose functions the symbolization test names, and the scenario trace writer
 FIXTURES += $(BUILD)/fixtures/symfixture $(BUILD)/fixtures/report_traces
