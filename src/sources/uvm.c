@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,28 +55,7 @@ static uint64_t now_ns(void)
 
 static int uvm_probe(char *why, size_t why_len)
 {
-	struct stat st;
-
-	if (stat(UVM_TOOLS_DEVICE_PATH, &st)) {
-		if (errno != ENOENT) {
-			snprintf(why, why_len, "cannot use %s: %s", UVM_TOOLS_DEVICE_PATH, strerror(errno));
-			return -errno;
-		}
-		if (!stat("/sys/module/nvidia_uvm", &st))
-			snprintf(why, why_len,
-				 "no %s although nvidia_uvm is loaded: create it (nvidia-modprobe -u -c=0)",
-				 UVM_TOOLS_DEVICE_PATH);
-		else
-			snprintf(why, why_len, "no %s: NVIDIA UVM driver not loaded (modprobe nvidia-uvm)",
-				 UVM_TOOLS_DEVICE_PATH);
-		return -ENOENT;
-	}
-	if (geteuid() != 0) {
-		snprintf(why, why_len, "needs root: taking another process's %s descriptor (pidfd_getfd) "
-			 "requires CAP_SYS_PTRACE", UVM_DEVICE_PATH);
-		return -EPERM;
-	}
-	return 0;
+	return uvm_check_available(UVM_TOOLS_DEVICE_PATH, UVM_MODULE_DIR, why, why_len);
 }
 
 /* ---- event output ---- */
@@ -372,23 +350,10 @@ static void uvm_detach(void *ctx)
 /* Fails early, with the reason, when the target cannot be traced at all. */
 static int check_target(struct grt_session *s, pid_t pid)
 {
-	int pidfd = uvm_pidfd_open(pid);
-	int fd;
+	char why[256];
+	int err = uvm_check_target(pid, why, sizeof(why));
 
-	if (pidfd == -ESRCH)
-		return grt_session_fail(s, -ESRCH, "uvm: no process %d", (int)pid);
-	if (pidfd < 0)
-		return grt_session_fail(s, pidfd, "uvm: pidfd_open(%d): %s", (int)pid, strerror(-pidfd));
-	/* any of its descriptors tells whether we may take them */
-	fd = uvm_pidfd_getfd(pidfd, 0);
-	close(pidfd);
-	if (fd == -EPERM)
-		return grt_session_fail(s, -EPERM,
-					"uvm: not allowed to take pid %d's descriptors (pidfd_getfd needs root "
-					"or CAP_SYS_PTRACE over it)", (int)pid);
-	if (fd >= 0)
-		close(fd);
-	return 0;
+	return err ? grt_session_fail(s, err, "uvm: %s", why) : 0;
 }
 
 static int uvm_attach(struct grt_session *s, void **ctx)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "sources/uvm_bind.h"
@@ -73,6 +74,56 @@ int uvm_pidfd_exited(int pidfd)
 	struct pollfd p = { .fd = pidfd, .events = POLLIN };
 
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
+}
+
+int uvm_check_available(const char *tools_path, const char *module_dir, char *why, size_t why_len)
+{
+	struct stat st;
+
+	if (stat(tools_path, &st)) {
+		int err = errno;
+
+		if (err != ENOENT)
+			snprintf(why, why_len, "cannot use %s: %s", tools_path, strerror(err));
+		else if (!stat(module_dir, &st))
+			snprintf(why, why_len, "no %s although nvidia_uvm is loaded: create it (nvidia-modprobe -u -c=0)",
+				 tools_path);
+		else
+			snprintf(why, why_len, "no %s: NVIDIA UVM driver not loaded (modprobe nvidia-uvm)", tools_path);
+		return -err;
+	}
+	if (geteuid() != 0) {
+		snprintf(why, why_len, "needs root: taking another process's %s descriptor (pidfd_getfd) "
+			 "requires CAP_SYS_PTRACE", UVM_DEVICE_PATH);
+		return -EPERM;
+	}
+	return 0;
+}
+
+int uvm_check_target(pid_t pid, char *why, size_t why_len)
+{
+	int pidfd = uvm_pidfd_open(pid);
+	int fd;
+
+	if (pidfd == -ESRCH) {
+		snprintf(why, why_len, "no process %d", (int)pid);
+		return -ESRCH;
+	}
+	if (pidfd < 0) {
+		snprintf(why, why_len, "pidfd_open(%d): %s", (int)pid, strerror(-pidfd));
+		return pidfd;
+	}
+	/* any of its descriptors tells whether we may take them */
+	fd = uvm_pidfd_getfd(pidfd, 0);
+	close(pidfd);
+	if (fd == -EPERM) {
+		snprintf(why, why_len, "not allowed to take pid %d's descriptors (pidfd_getfd needs root or "
+			 "CAP_SYS_PTRACE over it)", (int)pid);
+		return -EPERM;
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
 }
 
 void uvm_tracker_init(struct uvm_tracker *t)

@@ -10,6 +10,16 @@
 
 #define UVM_DEVICE_PATH "/dev/nvidia-uvm"
 #define UVM_TOOLS_DEVICE_PATH "/dev/nvidia-uvm-tools"
+#define UVM_MODULE_DIR "/sys/module/nvidia_uvm"
+
+/*
+ * Whether the tools interface can be used here: 0, or a negative errno with
+ * one line in why (device file absent, driver not loaded, not root).
+ */
+int uvm_check_available(const char *tools_path, const char *module_dir, char *why, size_t why_len);
+
+/* Whether pid exists and we may take its descriptors: 0, or -ESRCH/-EPERM/... with why. */
+int uvm_check_target(pid_t pid, char *why, size_t why_len);
 
 /*
  * Lists pid's descriptors whose /proc/PID/fd link names device_path (the

@@ -82,6 +82,7 @@ static void decode_cpu_fault(const void *entry, struct uvm_decoded *out, const s
 	out->rec.ext.aux = f.pc;
 	out->rec.ext.aux32 = f.cpu;
 	out->rec.ext.tid = f.tid;
+	out->rec.ext.fault_pid = f.pid;
 	out->tid = f.tid;
 	set_time(out, clock, f.ts, 0);
 }

@@ -101,6 +101,8 @@ static void describe_uvm(const struct grt_record *rec, const struct grt_strings 
 		grt_field_u64(out, "aux32", x->aux32);
 		grt_field_u64(out, "gpu_ts", x->gpu_ts_ns);
 		grt_field_u64(out, "fault_type", x->fault_type);
+		if (e->kind == GRT_UVM_CPU_FAULT)
+			grt_field_u64(out, "fault_pid", x->fault_pid);
 	}
 }
 

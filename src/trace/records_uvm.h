@@ -80,7 +80,7 @@ struct grt_uvm_event_ext {
 	uint8_t driver_type;	/* the driver's UvmEventType this came from */
 	uint8_t client_type;	/* GPU faults/replays: 1 GPC, 2 HUB */
 	uint8_t reserved8;
-	uint32_t reserved;
+	uint32_t fault_pid;	/* CPU fault: the process the driver saw faulting (should be owner_pid) */
 };
 
 _Static_assert(sizeof(struct grt_uvm_event_ext) == 32, "uvm event extension layout");
