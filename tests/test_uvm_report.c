@@ -24,10 +24,11 @@ static void put(struct grt_writer *w, uint32_t pid, const void *entry, enum uvm_
 }
 
 static void migration(struct grt_writer *w, uint32_t pid, uint16_t src, uint16_t dst, uint64_t addr,
-		      uint64_t bytes, uint8_t cause, uint64_t begin, uint64_t end)
+		      uint64_t bytes, uint8_t cause, uint64_t begin, uint64_t end, uint64_t gpu_begin, uint64_t gpu_end)
 {
 	struct uvm_ev_migration_v2 m = { .type = UVM_EV_MIGRATION, .cause = cause, .src = src, .dst = dst,
-					 .address = addr, .bytes = bytes, .begin_ts = begin, .end_ts = end };
+					 .address = addr, .bytes = bytes, .begin_ts = begin, .end_ts = end,
+					 .begin_gpu_ts = gpu_begin, .end_gpu_ts = gpu_end };
 
 	put(w, pid, &m, UVM_QUEUE_V2);
 }
@@ -43,10 +44,11 @@ static char *write_trace(void)
 	close(fd);
 	w = grt_writer_open(path, &h);
 	CHECK(w != NULL);
-	migration(w, 100, 0, 1, 0x10000000, 2 << 20, UVM_MIGRATION_CAUSE_COHERENCE, 1000, 3000);
-	migration(w, 100, 0, 1, 0x10200000, 1 << 20, UVM_MIGRATION_CAUSE_PREFETCH, 4000, 4500);
-	migration(w, 100, 1, 0, 0x10000000, 1 << 20, UVM_MIGRATION_CAUSE_COHERENCE, 5000, 0);
-	migration(w, 100, 1, 2, 0x10000000, 4096, UVM_MIGRATION_CAUSE_USER, 6000, 6100);
+	/* windows [1000,3000] and [2500,4500] overlap; the end-less one adds none; [6000,6100] stands alone */
+	migration(w, 100, 0, 1, 0x10000000, 2 << 20, UVM_MIGRATION_CAUSE_COHERENCE, 1000, 3000, 0, 0);
+	migration(w, 100, 0, 1, 0x10200000, 1 << 20, UVM_MIGRATION_CAUSE_PREFETCH, 2500, 4500, 0, 0);
+	migration(w, 100, 1, 0, 0x10000000, 1 << 20, UVM_MIGRATION_CAUSE_COHERENCE, 5000, 0, 0, 0);
+	migration(w, 100, 1, 2, 0x10000000, 4096, UVM_MIGRATION_CAUSE_USER, 6000, 6100, 500, 530);
 	for (int i = 0; i < 3; i++) {
 		struct uvm_ev_thrashing_v2 t = { .type = UVM_EV_THRASHING_DETECTED, .address = 0x10000000,
 						 .size = 2 << 20, .ts = 7000 + i };
@@ -111,12 +113,16 @@ static void test_report_json_numbers(void)
 
 	CHECK(json != NULL);
 	if (json) {
-		/* pid 100: 3 MiB in (of which 1 MiB prefetched), 1 MiB out, 4 KiB peer; 2+0.5+0.1 us in migrations */
+		/*
+		 * pid 100: 3 MiB in (1 MiB prefetched), 1 MiB out, 4 KiB peer. Copy time: 2000 + 2000
+		 * (CPU windows, no GPU stamps) + 30 (GPU stamps win over the 100 ns window); in flight
+		 * [1000,4500] + [6000,6100].
+		 */
 		CHECK(strstr(json, "\"pid\":100,") != NULL);
 		CHECK(strstr(json, "\"migrated_bytes\":{\"htod\":3145728,\"dtoh\":1048576,\"dtod\":4096,\"htoh\":0,"
 				   "\"prefetched\":1048576}") != NULL);
 		CHECK(strstr(json, "\"migrations\":{\"htod\":2,\"dtoh\":1,\"dtod\":1,\"htoh\":0}") != NULL);
-		CHECK(strstr(json, "\"migration_ns\":2600") != NULL);
+		CHECK(strstr(json, "\"migration_ns\":4030,\"migration_wall_ns\":3600,") != NULL);
 		CHECK(strstr(json, "\"thrashing\":4,") != NULL);
 		/* the region hit three times comes first */
 		CHECK(strstr(json, "\"thrashing_regions\":[{\"address\":268435456,\"bytes\":2097152,\"events\":3},"
@@ -140,6 +146,8 @@ static void test_report_text(void)
 	if (text) {
 		CHECK(strstr(text, "Unified memory (uvm): 12 events") != NULL);
 		CHECK(strstr(text, "host->device 3.00 MiB (2)  device->host 1.00 MiB (1)") != NULL);
+		CHECK(strstr(text, "driver prefetch moved 1.00 MiB of that (both ways)") != NULL);
+		CHECK(strstr(text, "time in migrations: 0.004 ms copying on the GPU, 0.004 ms with a migration in flight") != NULL);
 		CHECK(strstr(text, "thrashing regions: 0x10000000 2.00 MiB  3 events") != NULL);
 		CHECK(strstr(text, "faults: cpu 1 (read 1, write 0)  gpu 2 (read 0, write 2") != NULL);
 	}
@@ -164,11 +172,12 @@ static void test_snoop_csv(void)
 	fclose(out);
 	CHECK(!strncmp(text, SNOOP_UVM_CSV_HEADER "\n", strlen(SNOOP_UVM_CSV_HEADER) + 1));
 	/* first row is time 0; the 2 MiB migration spans its range and lasted 2 us */
-	CHECK(strstr(text, "\n0.000,migration,100,0,100,0x10000000,0x10200000,2097152,512,cpu,gpu1,coherence,2.000\n"));
+	CHECK(strstr(text, "\n0.000,migration,100,0,100,0x10000000,0x10200000,2097152,512,cpu,gpu1,coherence,2.000,\n"));
+	CHECK(strstr(text, "\n0.005,migration,100,0,100,0x10000000,0x10001000,4096,1,gpu1,gpu2,user,0.100,0.030\n"));
 	/* an end-less (asynchronous) migration leaves dur_us empty */
-	CHECK(strstr(text, "\n0.004,migration,100,0,100,0x10000000,0x10100000,1048576,256,gpu1,cpu,coherence,\n"));
-	CHECK(strstr(text, "\n0.007,cpu_fault,200,201,200,0x20000000,0x20000000,0,0,cpu,-,read,\n"));
-	CHECK(strstr(text, ",eviction,200,0,200,0x20000000,0x20200000,2097152,512,gpu1,cpu,-,\n"));
+	CHECK(strstr(text, "\n0.004,migration,100,0,100,0x10000000,0x10100000,1048576,256,gpu1,cpu,coherence,,\n"));
+	CHECK(strstr(text, "\n0.007,cpu_fault,200,201,200,0x20000000,0x20000000,0,0,cpu,-,read,,\n"));
+	CHECK(strstr(text, ",eviction,200,0,200,0x20000000,0x20200000,2097152,512,gpu1,cpu,-,,\n"));
 	free(text);
 	grt_reader_close(r);
 	unlink(path);

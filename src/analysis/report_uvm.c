@@ -23,7 +23,9 @@ struct uvm_proc_stats {
 	uint64_t htod_bytes, dtoh_bytes, dtod_bytes, htoh_bytes;
 	uint64_t htod_count, dtoh_count, dtod_count, htoh_count;
 	uint64_t prefetch_bytes;	/* of the above, moved by the driver's prefetcher */
-	uint64_t migration_ns;		/* sum of migration durations (they may overlap) */
+	uint64_t migration_ns;		/* GPU copy time: sum of each migration's GPU stamps (CPU window without) */
+	uint64_t wall_ns;		/* union of the host-visible windows (queued -> completion seen) */
+	uint64_t win_start, win_end;	/* the window being merged */
 	uint64_t evictions, evicted_bytes;
 	uint64_t thrashing, throttling, map_remote, read_dup, read_dup_invalidate;
 	uint64_t lost;			/* events the driver dropped (queue full) */
@@ -99,8 +101,30 @@ static void count_thrashing(struct uvm_proc_stats *p, uint64_t address, uint64_t
 		p->regions[idx].bytes = bytes;
 }
 
-static void count_migration(struct uvm_proc_stats *p, const struct grt_uvm_event_rec *e, uint64_t ts)
+/*
+ * Windows arrive about in start order (the driver reports them as they
+ * complete), so merging with the current one is enough for their union.
+ */
+static void add_window(struct uvm_proc_stats *p, uint64_t start, uint64_t end)
 {
+	if (p->win_end && start <= p->win_end) {
+		if (start < p->win_start)
+			p->win_start = start;
+		if (end > p->win_end)
+			p->win_end = end;
+		return;
+	}
+	p->wall_ns += p->win_end - p->win_start;
+	p->win_start = start;
+	p->win_end = end;
+}
+
+static void count_migration(struct uvm_proc_stats *p, const struct grt_uvm_event_rec *e,
+			    const struct grt_record *rec)
+{
+	const struct grt_uvm_event_ext *x = NULL;
+	uint64_t ts = rec->hdr.ts_ns;
+
 	bool from_cpu = e->src_processor == GRT_UVM_PROC_CPU, to_cpu = e->dst_processor == GRT_UVM_PROC_CPU;
 
 	if (from_cpu && to_cpu)
@@ -113,8 +137,15 @@ static void count_migration(struct uvm_proc_stats *p, const struct grt_uvm_event
 		p->dtod_bytes += e->bytes, p->dtod_count++;
 	if (e->cause == 3) /* UvmEventMigrationCausePrefetch */
 		p->prefetch_bytes += e->bytes;
-	if ((e->flags & GRT_UVM_F_HAS_END) && e->end_ns >= ts)
+	if (rec->hdr.payload_len >= sizeof(struct grt_uvm_event_full))
+		x = &((const struct grt_uvm_event_full *)e)->ext;
+	/* the copy engine's own stamps (begin, end in aux) measure the copy, not the bookkeeping */
+	if (x && x->gpu_ts_ns && x->aux > x->gpu_ts_ns)
+		p->migration_ns += x->aux - x->gpu_ts_ns;
+	else if ((e->flags & GRT_UVM_F_HAS_END) && e->end_ns >= ts)
 		p->migration_ns += e->end_ns - ts;
+	if ((e->flags & GRT_UVM_F_HAS_END) && e->end_ns >= ts)
+		add_window(p, ts, e->end_ns);
 }
 
 static void uvm_on_record(void *state, const struct grt_record *rec, const struct grt_strings *strings)
@@ -142,7 +173,7 @@ static void uvm_on_record(void *state, const struct grt_record *rec, const struc
 		p->fatal_faults++;
 		break;
 	case GRT_UVM_MIGRATION:
-		count_migration(p, e, rec->hdr.ts_ns);
+		count_migration(p, e, rec);
 		break;
 	case GRT_UVM_EVICTION:
 		p->evictions++;
@@ -189,6 +220,11 @@ static int by_pid(const void *a, const void *b)
 /* Orders processes by pid and thrashing regions by event count (then address). */
 static void sort_for_output(struct uvm_report *r)
 {
+	/* close each process's last migration window */
+	for (size_t i = 0; i < r->nprocs; i++) {
+		r->procs[i].wall_ns += r->procs[i].win_end - r->procs[i].win_start;
+		r->procs[i].win_start = r->procs[i].win_end = 0;
+	}
 	qsort(r->procs, r->nprocs, sizeof(*r->procs), by_pid);
 	for (size_t i = 0; i < r->nprocs; i++)
 		qsort(r->procs[i].regions, r->procs[i].nregions, sizeof(struct uvm_region), by_events_desc);
@@ -220,9 +256,11 @@ static void print_proc_text(const struct uvm_report *r, const struct uvm_proc_st
 	print_bytes(out, p->dtoh_bytes);
 	fprintf(out, " (%" PRIu64 ")  device->device ", p->dtoh_count);
 	print_bytes(out, p->dtod_bytes);
-	fprintf(out, " (%" PRIu64 ")  of which prefetched ", p->dtod_count);
+	fprintf(out, " (%" PRIu64 ")\n    driver prefetch moved ", p->dtod_count);
 	print_bytes(out, p->prefetch_bytes);
-	fprintf(out, "\n    time in migrations: %.3f ms (sum of durations)\n", (double)p->migration_ns / 1e6);
+	fprintf(out, " of that (both ways)\n    time in migrations: %.3f ms copying on the GPU, %.3f ms with a "
+		"migration in flight (queued -> completion seen)\n",
+		(double)p->migration_ns / 1e6, (double)p->wall_ns / 1e6);
 	fprintf(out, "    evictions %" PRIu64 " (", p->evictions);
 	print_bytes(out, p->evicted_bytes);
 	fprintf(out, ")  thrashing %" PRIu64 "  throttling %" PRIu64 "  map-remote %" PRIu64
@@ -293,6 +331,7 @@ static void print_proc_json(const struct uvm_report *r, const struct uvm_proc_st
 	json_pair(w, "htoh", p->htoh_count);
 	jw_end_object(w);
 	json_pair(w, "migration_ns", p->migration_ns);
+	json_pair(w, "migration_wall_ns", p->wall_ns);
 	json_pair(w, "evictions", p->evictions);
 	json_pair(w, "evicted_bytes", p->evicted_bytes);
 	json_pair(w, "thrashing", p->thrashing);

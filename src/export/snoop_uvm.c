@@ -34,7 +34,7 @@ void snoop_uvm_print(struct snoop_uvm *p, uint32_t pid, uint32_t tid, uint64_t t
 		     uint32_t len)
 {
 	const struct grt_uvm_event_rec *e = payload;
-	char src[16], dst[16], dur[32] = "", route[40];
+	char src[16], dst[16], dur[32] = "", gpu[32] = "", route[40];
 	uint64_t end;
 	double ms;
 
@@ -48,14 +48,18 @@ void snoop_uvm_print(struct snoop_uvm *p, uint32_t pid, uint32_t tid, uint64_t t
 	end = e->address + e->bytes;
 	if (e->flags & GRT_UVM_F_HAS_END)
 		snprintf(dur, sizeof(dur), "%.3f", e->end_ns >= ts_ns ? (double)(e->end_ns - ts_ns) / 1e3 : 0.0);
-	grt_uvm_processor_name(e->src_processor, src, sizeof(src));
-	grt_uvm_processor_name(e->dst_processor, dst, sizeof(dst));
+	if (e->kind == GRT_UVM_MIGRATION && len >= sizeof(struct grt_uvm_event_full)) {
+		const struct grt_uvm_event_ext *x = &((const struct grt_uvm_event_full *)payload)->ext;
+
+		if (x->gpu_ts_ns && x->aux > x->gpu_ts_ns)
+			snprintf(gpu, sizeof(gpu), "%.3f", (double)(x->aux - x->gpu_ts_ns) / 1e3);
+	}
 	if (p->csv) {
-		fprintf(p->out, "%.3f,%s,%u,%u,%u,0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64 ",%" PRIu64 ",%s,%s,%s,%s\n",
+		fprintf(p->out, "%.3f,%s,%u,%u,%u,0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64 ",%" PRIu64 ",%s,%s,%s,%s,%s\n",
 			ms, grt_uvm_kind_name(e->kind), pid, tid, e->owner_pid, e->address, end, e->bytes,
 			(e->bytes + 4095) / 4096, grt_uvm_processor_name(e->src_processor, src, sizeof(src)),
 			grt_uvm_processor_name(e->dst_processor, dst, sizeof(dst)),
-			grt_uvm_cause_name(e->kind, e->cause), dur);
+			grt_uvm_cause_name(e->kind, e->cause), dur, gpu);
 		return;
 	}
 	snprintf(route, sizeof(route), "%s>%s", grt_uvm_processor_name(e->src_processor, src, sizeof(src)),

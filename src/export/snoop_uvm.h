@@ -17,10 +17,11 @@
  *   bytes, pages           size of the range; pages of 4 KiB, rounded up
  *   src, dst    processors: cpu, gpuN (driver numbering), - when not applicable
  *   cause       migration/map-remote cause, or the access type of a fault
- *   dur_us      duration for events with an end (migrations), else empty
+ *   dur_us      migrations: queued -> the CPU saw it complete (host-visible), else empty
+ *   gpu_us      migrations: the copy itself, from the GPU's stamps, else empty
  */
 #define SNOOP_UVM_CSV_HEADER \
-	"time_ms,event,pid,tid,owner_pid,addr_start,addr_end,bytes,pages,src,dst,cause,dur_us"
+	"time_ms,event,pid,tid,owner_pid,addr_start,addr_end,bytes,pages,src,dst,cause,dur_us,gpu_us"
 
 struct snoop_uvm;
 
