@@ -225,9 +225,11 @@ static void sort_for_output(struct uvm_report *r)
 		r->procs[i].wall_ns += r->procs[i].win_end - r->procs[i].win_start;
 		r->procs[i].win_start = r->procs[i].win_end = 0;
 	}
-	qsort(r->procs, r->nprocs, sizeof(*r->procs), by_pid);
+	if (r->nprocs)
+		qsort(r->procs, r->nprocs, sizeof(*r->procs), by_pid);
 	for (size_t i = 0; i < r->nprocs; i++)
-		qsort(r->procs[i].regions, r->procs[i].nregions, sizeof(struct uvm_region), by_events_desc);
+		if (r->procs[i].nregions)
+			qsort(r->procs[i].regions, r->procs[i].nregions, sizeof(struct uvm_region), by_events_desc);
 }
 
 static void print_bytes(FILE *out, uint64_t bytes)
