@@ -91,17 +91,35 @@ wait $sp
 head -3000 "$WORK/snoop.csv" >"$OUT/snoop.csv"
 say "snoop: $(($(wc -l <"$WORK/snoop.csv") - 1)) rows; by event: $(tail -n +2 "$WORK/snoop.csv" | cut -d, -f2 | sort | uniq -c | tr '\n' ' ')"
 
-# 6. overhead: the same program untraced and traced, alternating
-say "== 6. overhead: uvm_workload 256 3, 3 runs untraced vs 3 traced (grtrace record -s uvm)"
+# 6. overhead: untraced, traced by grtrace, and the driver's share alone (trackers drained, nothing decoded)
+say "== 6. overhead: uvm_workload 256 3, 5 runs each: untraced, grtrace record -s uvm, uvm_tool rawcap only"
 : >"$WORK/untraced.json"
 : >"$WORK/traced.json"
-for i in 1 2 3; do
+: >"$WORK/driver_only.json"
+for i in 1 2 3 4 5; do
 	"$W" 256 3 >>"$WORK/untraced.json"
 	timeout 45 "$GRTRACE" record -s uvm -o "$WORK/ovh.grt" -- "$W" 256 3 >>"$WORK/traced.json" 2>"$WORK/ovh_stderr.txt"
 	cat "$WORK/ovh_stderr.txt" >>"$LOG"
+	rm -f "$WORK/go6"
+	"$W" 256 3 --wait-file "$WORK/go6" >>"$WORK/driver_only.json" &
+	wp=$!
+	timeout 45 "$UVM_TOOL" rawcap -2 -p $wp -o "$WORK" >>"$LOG" 2>&1 &
+	cp=$!
+	sleep 0.2
+	touch "$WORK/go6"
+	wait $wp
+	wait $cp
 done
-check overhead "$WORK/untraced.json" "$WORK/traced.json"
+check overhead untraced="$WORK/untraced.json" grtrace_record="$WORK/traced.json" \
+	driver_events_only="$WORK/driver_only.json"
 tail -1 "$WORK/ovh_stderr.txt" | tee -a "$SUMMARY"
+
+# 7. thrashing: CPU and GPU writing the same pages at once (informational: the driver decides)
+say "== 7. thrashing: grtrace record -s uvm -- uvm_workload 4 500 --thrash"
+timeout 60 "$GRTRACE" record -s uvm -o "$WORK/thrash.grt" -- "$W" 4 500 --thrash >"$WORK/thrash.json" 2>>"$LOG"
+tee -a "$SUMMARY" <"$WORK/thrash.json"
+{ echo "### thrashing: uvm_workload 4 500 --thrash"; "$UVM_TOOL" report "$WORK/thrash.grt"; } | tee -a "$OUT/reports.txt" "$SUMMARY" >/dev/null
+"$GRTRACE" parse "$WORK/thrash.grt" --filter type=uvm | awk '{print $5}' | sort | uniq -c | tee -a "$SUMMARY"
 
 say "== result: $([ $failed -eq 0 ] && echo ALL PASS || echo SOME FAILED)"
 exit $failed

@@ -2,7 +2,7 @@
 """Checks a uvm trace (grtrace parse --format json) against what uvm_workload reported it did.
 
 usage: gpu_uvm_check.py expect EVENTS.jsonl WORKLOAD.json [WORKLOAD.json...]
-       gpu_uvm_check.py overhead UNTRACED.json TRACED.json
+       gpu_uvm_check.py overhead LABEL=RUNS.json LABEL=RUNS.json...   (the first is the baseline)
 Prints one line per check, "PASS ..." or "FAIL ...", and exits 1 if any failed.
 """
 import json
@@ -88,23 +88,26 @@ def expect(events_path, workload_paths):
     return ok
 
 
-def overhead(untraced_path, traced_path):
+def overhead(specs):
     def loops(path):
         return [json.loads(l)["loop_ms"] for l in open(path) if l.startswith("{")]
 
-    u, t = loops(untraced_path), loops(traced_path)
-    mu, mt = statistics.median(u), statistics.median(t)
-    print(f"untraced loop_ms: {' '.join(f'{x:.1f}' for x in u)}  median {mu:.1f}")
-    print(f"traced   loop_ms: {' '.join(f'{x:.1f}' for x in t)}  median {mt:.1f}")
-    print(f"overhead: {100.0 * (mt - mu) / mu:+.1f}% (median traced vs untraced)")
+    base = None
+    for spec in specs:
+        label, path = spec.split("=", 1)
+        runs = loops(path)
+        med = statistics.median(runs)
+        base = med if base is None else base
+        print(f"{label:>24} loop_ms: {' '.join(f'{x:.1f}' for x in runs)}  median {med:.1f}  "
+              f"({100.0 * (med - base) / base:+.1f}% vs {specs[0].split('=', 1)[0]})")
     return True
 
 
 def main():
     if len(sys.argv) >= 4 and sys.argv[1] == "expect":
         return 0 if expect(sys.argv[2], sys.argv[3:]) else 1
-    if len(sys.argv) == 4 and sys.argv[1] == "overhead":
-        return 0 if overhead(sys.argv[2], sys.argv[3]) else 1
+    if len(sys.argv) >= 4 and sys.argv[1] == "overhead":
+        return 0 if overhead(sys.argv[2:]) else 1
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -102,7 +102,7 @@ static int write_sample(const char *dir, struct raw_capture *c, pid_t pid)
 }
 
 /* Waits for pid's VA-space UVM descriptor and binds one tracker per version to it. */
-static int rawcap_bind(pid_t pid, int pidfd, struct raw_capture caps[2], int *uvm_fd)
+static int rawcap_bind(pid_t pid, int pidfd, struct raw_capture caps[2], int *uvm_fd, bool want_v1)
 {
 	uint64_t deadline = mono_ns() + 60ULL * 1000000000ULL;
 	uint32_t last_status = UVM_NV_OK;
@@ -122,9 +122,10 @@ static int rawcap_bind(pid_t pid, int pidfd, struct raw_capture caps[2], int *uv
 			/* v2 is required; v1 is taken too where the driver still offers it */
 			if (!uvm_tracker_open(&caps[1].tracker, UVM_TOOLS_DEVICE_PATH, local, 1u << 16, UVM_QUEUE_V2, &st2) &&
 			    !uvm_tracker_enable(&caps[1].tracker, UVM_EV_MASK_ALL, &en)) {
-				if (uvm_tracker_open(&caps[0].tracker, UVM_TOOLS_DEVICE_PATH, local, 1u << 16, UVM_QUEUE_V1,
-						     &st1) ||
-				    uvm_tracker_enable(&caps[0].tracker, UVM_EV_MASK_ALL, &en)) {
+				if (want_v1 &&
+				    (uvm_tracker_open(&caps[0].tracker, UVM_TOOLS_DEVICE_PATH, local, 1u << 16, UVM_QUEUE_V1,
+						      &st1) ||
+				     uvm_tracker_enable(&caps[0].tracker, UVM_EV_MASK_ALL, &en))) {
 					printf("rawcap: no v1 tracker (status 0x%x)\n", st1);
 					uvm_tracker_close(&caps[0].tracker);
 				}
@@ -152,9 +153,13 @@ static int cmd_rawcap(int argc, char **argv)
 	pid_t pid = 0;
 	const char *dir = ".";
 	int opt, pidfd, uvm_fd = -1, err;
+	bool want_v1 = true;
 
-	while ((opt = getopt(argc, argv, "p:o:")) != -1) {
-		if (opt == 'p')
+	/* -2: the v2 tracker only (what grtrace itself binds), for measuring the driver's share */
+	while ((opt = getopt(argc, argv, "p:o:2")) != -1) {
+		if (opt == '2')
+			want_v1 = false;
+		else if (opt == 'p')
 			pid = atoi(optarg);
 		else if (opt == 'o')
 			dir = optarg;
@@ -168,7 +173,7 @@ static int cmd_rawcap(int argc, char **argv)
 	uvm_tracker_init(&caps[0].tracker);
 	uvm_tracker_init(&caps[1].tracker);
 	install_signals();
-	err = rawcap_bind(pid, pidfd, caps, &uvm_fd);
+	err = rawcap_bind(pid, pidfd, caps, &uvm_fd, want_v1);
 	if (err) {
 		fprintf(stderr, "rawcap: could not bind to pid %d: %s\n", (int)pid, strerror(-err));
 		return 1;
@@ -315,7 +320,7 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "csv"))
 		return cmd_csv(argc - 1, argv + 1);
-	fprintf(stderr, "usage: uvm_tool rawcap -p PID [-o DIR] | snoop [-p PID] [-c] [-d SECONDS] |\n"
+	fprintf(stderr, "usage: uvm_tool rawcap [-2] -p PID [-o DIR] | snoop [-p PID] [-c] [-d SECONDS] |\n"
 			"                report FILE.grt [--json] | csv FILE.grt\n");
 	return 2;
 }
