@@ -58,14 +58,14 @@ timeout 45 "$GRTRACE" record -s uvm -o "$WORK/launch.grt" -- "$W" 256 3 >"$WORK/
 "$GRTRACE" parse "$WORK/launch.grt" --format json --filter type=uvm >"$WORK/launch.jsonl" 2>>"$LOG"
 check expect "$WORK/launch.jsonl" "$WORK/launch.json"
 "$GRTRACE" parse "$WORK/launch.grt" | head -60 >"$OUT/parse_head.txt"
-{ echo "### launch: uvm_workload 256 3"; "$UVM_TOOL" report "$WORK/launch.grt"; } >"$OUT/reports.txt"
+{ echo "### launch: uvm_workload 256 3"; "$GRTRACE" report "$WORK/launch.grt" --uvm; } >"$OUT/reports.txt"
 
 # 3. two processes at once, each attributed to its own pid
 say "== 3. two processes: grtrace record -s uvm -- sh -c 'uvm_workload 64 3 & uvm_workload 128 3 & wait'"
 timeout 45 "$GRTRACE" record -s uvm -o "$WORK/two.grt" -- sh -c "$W 64 3 >$WORK/two_a.json & $W 128 3 >$WORK/two_b.json & wait" 2>>"$LOG"
 "$GRTRACE" parse "$WORK/two.grt" --format json --filter type=uvm >"$WORK/two.jsonl" 2>>"$LOG"
 check expect "$WORK/two.jsonl" "$WORK/two_a.json" "$WORK/two_b.json"
-{ echo "### two processes"; "$UVM_TOOL" report "$WORK/two.grt"; "$UVM_TOOL" report "$WORK/two.grt" --json; } >>"$OUT/reports.txt"
+{ echo "### two processes"; "$GRTRACE" report "$WORK/two.grt" --uvm; "$GRTRACE" report "$WORK/two.grt" --uvm --format json; } >>"$OUT/reports.txt"
 
 # 4. attach with -p before the program opens its UVM file
 say "== 4. grtrace record -s uvm -p PID (attached before CUDA starts)"
@@ -118,7 +118,7 @@ tail -1 "$WORK/ovh_stderr.txt" | tee -a "$SUMMARY"
 say "== 7. thrashing: grtrace record -s uvm -- uvm_workload 4 500 --thrash"
 timeout 60 "$GRTRACE" record -s uvm -o "$WORK/thrash.grt" -- "$W" 4 500 --thrash >"$WORK/thrash.json" 2>>"$LOG"
 tee -a "$SUMMARY" <"$WORK/thrash.json"
-{ echo "### thrashing: uvm_workload 4 500 --thrash"; "$UVM_TOOL" report "$WORK/thrash.grt"; } | tee -a "$OUT/reports.txt" "$SUMMARY" >/dev/null
+{ echo "### thrashing: uvm_workload 4 500 --thrash"; "$GRTRACE" report "$WORK/thrash.grt" --uvm --top 10; } | tee -a "$OUT/reports.txt" "$SUMMARY" >/dev/null
 "$GRTRACE" parse "$WORK/thrash.grt" --filter type=uvm | awk '{print $5}' | sort | uniq -c | tee -a "$SUMMARY"
 
 say "== result: $([ $failed -eq 0 ] && echo ALL PASS || echo SOME FAILED)"

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/report_section.h"
+#include "analysis/report_util.h"
 #include "common/u64_map.h"
 #include "trace/grt_format.h"
 #include "trace/records_uvm.h"
@@ -48,7 +49,7 @@ static void *uvm_create(const struct report_input *in)
 
 	if (!r)
 		return NULL;
-	r->top_n = in->top_n ? in->top_n : 10;
+	r->top_n = in->top_n ? in->top_n : UINT32_MAX; /* --top 0: every region */
 	u64_map_init(&r->pid_index);
 	return r;
 }
@@ -234,14 +235,9 @@ static void sort_for_output(struct uvm_report *r)
 
 static void print_bytes(FILE *out, uint64_t bytes)
 {
-	if (bytes >= (1ULL << 30))
-		fprintf(out, "%.2f GiB", (double)bytes / (1ULL << 30));
-	else if (bytes >= (1ULL << 20))
-		fprintf(out, "%.2f MiB", (double)bytes / (1ULL << 20));
-	else if (bytes >= 1024)
-		fprintf(out, "%.2f KiB", (double)bytes / 1024);
-	else
-		fprintf(out, "%" PRIu64 " B", bytes);
+	char buf[32];
+
+	fputs(report_format_bytes(bytes, buf, sizeof(buf)), out);
 }
 
 static void print_proc_text(const struct uvm_report *r, const struct uvm_proc_stats *p, FILE *out)
@@ -280,8 +276,10 @@ static void uvm_print_text(void *state, FILE *out)
 {
 	struct uvm_report *r = state;
 
-	if (!r->events)
+	if (!r->events) {
+		fprintf(out, "no unified-memory events (recorded with -s uvm?)\n");
 		return;
+	}
 	sort_for_output(r);
 	fprintf(out, "Unified memory (uvm): %" PRIu64 " events\n", r->events);
 	for (size_t i = 0; i < r->nprocs; i++)

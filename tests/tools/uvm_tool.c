@@ -1,4 +1,4 @@
-/* uvm_tool: captures raw UVM queue samples, runs the uvm source live, and summarises uvm traces (GPU bench helper). */
+/* uvm_tool: captures raw UVM queue samples, runs the uvm source live, turns uvm traces into CSV (GPU bench helper). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -10,8 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "analysis/report_section.h"
-#include "common/json_writer.h"
 #include "export/snoop_uvm.h"
 #include "sources/session.h"
 #include "sources/uvm_bind.h"
@@ -251,7 +249,7 @@ static int cmd_snoop(int argc, char **argv)
 	return 0;
 }
 
-/* ---- report / csv: read a .grt ---- */
+/* ---- csv: a recorded trace back to the snoop CSV ---- */
 
 static struct grt_reader *open_trace(const char *path)
 {
@@ -261,36 +259,6 @@ static struct grt_reader *open_trace(const char *path)
 	if (!r)
 		fprintf(stderr, "%s: %s\n", path, err);
 	return r;
-}
-
-static int cmd_report(int argc, char **argv)
-{
-	const struct report_section *sec = report_section_find("uvm");
-	struct report_input in = { .top_n = 10 };
-	struct grt_record rec;
-	struct grt_reader *r;
-	struct json_writer w;
-	void *state;
-
-	if (argc < 2 || !sec)
-		return 2;
-	in.json = argc > 2 && !strcmp(argv[2], "--json");
-	if (!(r = open_trace(argv[1])))
-		return 1;
-	in.header = grt_reader_header(r);
-	state = sec->create(&in);
-	while (grt_reader_next(r, &rec) == GRT_READ_OK)
-		sec->on_record(state, &rec, grt_reader_strings(r));
-	if (in.json) {
-		jw_init(&w, stdout);
-		sec->print_json(state, &w);
-		jw_newline(&w);
-	} else {
-		sec->print_text(state, stdout);
-	}
-	sec->destroy(state);
-	grt_reader_close(r);
-	return 0;
 }
 
 static int cmd_csv(int argc, char **argv)
@@ -316,11 +284,9 @@ int main(int argc, char **argv)
 		return cmd_rawcap(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "snoop"))
 		return cmd_snoop(argc - 1, argv + 1);
-	if (argc >= 2 && !strcmp(argv[1], "report"))
-		return cmd_report(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "csv"))
 		return cmd_csv(argc - 1, argv + 1);
 	fprintf(stderr, "usage: uvm_tool rawcap [-2] -p PID [-o DIR] | snoop [-p PID] [-c] [-d SECONDS] |\n"
-			"                report FILE.grt [--json] | csv FILE.grt\n");
+			"                csv FILE.grt\n");
 	return 2;
 }
