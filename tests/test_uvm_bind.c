@@ -1,3 +1,5 @@
+/* Tests of the uvm source's binding logic and error paths without a GPU. */
+
 /*
  * Tests of the uvm source's binding logic without a GPU: finding a process's UVM descriptor through
  * /proc, taking it with pidfd_getfd, a descriptor that appears later, dead and forbidden targets,
@@ -6,7 +8,8 @@
  * What this proves and what it does not: the stand-in "nvidia-uvm" is a plain file in a temp
  * directory held open by a helper process, so the /proc scan, the exact-path match, pidfd_getfd
  * (same file on both sides) and the error paths are real; the tracker ioctls on it fail as they
- * must on a file that is not the driver's. Binding to the real driver is proven by bench/gpu_uvm.sh.
+ * must on a file that is not the driver's. Binding to the real driver is proven by
+ * bench/gpu_uvm.sh.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -183,7 +186,8 @@ static void test_not_allowed_to_take_descriptors(void)
 	close(pipefd[0]);
 	waitpid(child, &status, 0);
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	CHECK_STR(why, "not allowed to take pid 1's descriptors (pidfd_getfd needs root or CAP_SYS_PTRACE over it)");
+	CHECK_STR(why, "not allowed to take pid 1's descriptors (pidfd_getfd needs root or "
+		       "CAP_SYS_PTRACE over it)");
 }
 
 static void test_missing_driver_messages(void)
@@ -198,14 +202,16 @@ static void test_missing_driver_messages(void)
 	{
 		char want[PATH_MAX + 80];
 
-		snprintf(want, sizeof(want), "no %s: NVIDIA UVM driver not loaded (modprobe nvidia-uvm)", missing);
+		snprintf(want, sizeof(want),
+			 "no %s: NVIDIA UVM driver not loaded (modprobe nvidia-uvm)", missing);
 		CHECK_STR(why, want);
 	}
 	/* module loaded (its sysfs directory exists) but no device node */
 	CHECK_EQ_U64(mkdir(module_dir, 0755), 0);
 	err = uvm_check_available(missing, module_dir, why, sizeof(why));
 	CHECK_EQ_U64(err, (uint64_t)-ENOENT);
-	CHECK(strstr(why, "although nvidia_uvm is loaded: create it (nvidia-modprobe -u -c=0)") != NULL);
+	CHECK(strstr(why, "although nvidia_uvm is loaded: create it (nvidia-modprobe -u -c=0)") !=
+	      NULL);
 	rmdir(module_dir);
 	/* device present: usable as root, refused with the reason otherwise */
 	err = uvm_check_available(fake_tools, module_dir, why, sizeof(why));
@@ -239,11 +245,14 @@ static void test_tracker_on_non_driver_files(void)
 	int fd = open(fake_uvm, O_RDWR);
 
 	snprintf(missing, sizeof(missing), "%s/absent-tools", tmpdir);
-	CHECK_EQ_U64(uvm_tracker_open(&t, missing, fd, 1024, UVM_QUEUE_V2, &status), (uint64_t)-ENOENT);
+	CHECK_EQ_U64(uvm_tracker_open(&t, missing, fd, 1024, UVM_QUEUE_V2, &status),
+		     (uint64_t)-ENOENT);
 	CHECK_EQ_U64(t.tools_fd, (uint64_t)-1);
 	/* a regular file answers ioctls with ENOTTY: neither ioctl 76 nor 56 exists there */
-	CHECK_EQ_U64(uvm_tracker_open(&t, fake_tools, fd, 1024, UVM_QUEUE_V2, &status), (uint64_t)-ENOTTY);
-	CHECK_EQ_U64(uvm_tracker_open(&t, fake_tools, fd, 1000, UVM_QUEUE_V2, &status), (uint64_t)-EINVAL);
+	CHECK_EQ_U64(uvm_tracker_open(&t, fake_tools, fd, 1024, UVM_QUEUE_V2, &status),
+		     (uint64_t)-ENOTTY);
+	CHECK_EQ_U64(uvm_tracker_open(&t, fake_tools, fd, 1000, UVM_QUEUE_V2, &status),
+		     (uint64_t)-EINVAL);
 	CHECK(t.entries == NULL && t.ctrl == NULL);
 	CHECK_EQ_U64(uvm_flush_events(fd), (uint64_t)-ENOTTY);
 	uvm_tracker_close(&t);

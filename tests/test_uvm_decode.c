@@ -1,4 +1,4 @@
-/* Tests of UVM queue decoding: every event type in both entry versions, the shared-queue protocol, clock mapping. */
+/* Tests of UVM queue decoding: every event type in both versions, the queue, the clocks. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "test_util.h"
 
 /* A fixed clock offset, so mapped times are exact. */
-static const struct uvm_clock_map clock_1000 = { .mono_minus_raw = 1000 };
+static const struct uvm_clock_map clock_1000 = {.mono_minus_raw = 1000};
 
 static void decode_ok(const void *entry, enum uvm_queue_version v, struct uvm_decoded *d)
 {
@@ -18,9 +18,15 @@ static void decode_ok(const void *entry, enum uvm_queue_version v, struct uvm_de
 
 static void test_cpu_fault(void)
 {
-	struct uvm_ev_cpu_fault e = { .type = UVM_EV_CPU_FAULT, .access = UVM_ACCESS_WRITE, .cpu = 7,
-				      .address = 0x7f0000001234, .ts = 5000, .pid = 4242, .tid = 4243, .pc = 0x401000 };
-	uint8_t slot[UVM_ENTRY_V2_SIZE] = { 0 };
+	struct uvm_ev_cpu_fault e = {.type = UVM_EV_CPU_FAULT,
+				     .access = UVM_ACCESS_WRITE,
+				     .cpu = 7,
+				     .address = 0x7f0000001234,
+				     .ts = 5000,
+				     .pid = 4242,
+				     .tid = 4243,
+				     .pc = 0x401000};
+	uint8_t slot[UVM_ENTRY_V2_SIZE] = {0};
 	struct uvm_decoded d;
 
 	memcpy(slot, &e, sizeof(e));
@@ -45,12 +51,26 @@ static void test_cpu_fault(void)
 
 static void test_migration_versions(void)
 {
-	struct uvm_ev_migration_v1 m1 = { .type = UVM_EV_MIGRATION, .cause = UVM_MIGRATION_CAUSE_PREFETCH,
-					  .src = 0, .dst = 1, .address = 0x7f0000200000, .bytes = 2 << 20,
-					  .begin_ts = 10000, .end_ts = 30000, .begin_gpu_ts = 111, .end_gpu_ts = 222 };
-	struct uvm_ev_migration_v2 m2 = { .type = UVM_EV_MIGRATION, .cause = UVM_MIGRATION_CAUSE_COHERENCE,
-					  .src = 300, .dst = 0, .src_nid = -1, .dst_nid = 0,
-					  .address = 0x7f0000400000, .bytes = 65536, .begin_ts = 10000, .end_ts = 0 };
+	struct uvm_ev_migration_v1 m1 = {.type = UVM_EV_MIGRATION,
+					 .cause = UVM_MIGRATION_CAUSE_PREFETCH,
+					 .src = 0,
+					 .dst = 1,
+					 .address = 0x7f0000200000,
+					 .bytes = 2 << 20,
+					 .begin_ts = 10000,
+					 .end_ts = 30000,
+					 .begin_gpu_ts = 111,
+					 .end_gpu_ts = 222};
+	struct uvm_ev_migration_v2 m2 = {.type = UVM_EV_MIGRATION,
+					 .cause = UVM_MIGRATION_CAUSE_COHERENCE,
+					 .src = 300,
+					 .dst = 0,
+					 .src_nid = -1,
+					 .dst_nid = 0,
+					 .address = 0x7f0000400000,
+					 .bytes = 65536,
+					 .begin_ts = 10000,
+					 .end_ts = 0};
 	struct uvm_decoded d;
 
 	decode_ok(&m1, UVM_QUEUE_V1, &d);
@@ -82,16 +102,40 @@ static void test_migration_versions(void)
 
 static void test_gpu_fault_and_replay(void)
 {
-	struct uvm_ev_gpu_fault_v1 g1 = { .type = UVM_EV_GPU_FAULT, .fault_type = 2, .access = UVM_ACCESS_READ,
-					  .gpu = 1, .gpc_or_channel = 5, .client_id = 9, .address = 0x7f0000010000,
-					  .ts = 2000, .gpu_ts = 777, .batch = 31, .client_type = 1 };
-	struct uvm_ev_gpu_fault_v2 g2 = { .type = UVM_EV_GPU_FAULT, .fault_type = 3, .gpu = 2,
-					  .gpc_or_channel = 6, .client_id = 10, .address = 0x7f0000020000, .ts = 3000,
-					  .gpu_ts = 888, .batch = 32, .client_type = 2, .access = UVM_ACCESS_ATOMIC };
-	struct uvm_ev_replay_v2 r2 = { .type = UVM_EV_GPU_FAULT_REPLAY, .client_type = 1, .gpu = 2, .batch = 32,
-				       .ts = 4000, .gpu_ts = 999 };
-	struct uvm_ev_replay_v1 r1 = { .type = UVM_EV_GPU_FAULT_REPLAY, .gpu = 1, .client_type = 2, .batch = 31,
-				       .ts = 4500, .gpu_ts = 1999 };
+	struct uvm_ev_gpu_fault_v1 g1 = {.type = UVM_EV_GPU_FAULT,
+					 .fault_type = 2,
+					 .access = UVM_ACCESS_READ,
+					 .gpu = 1,
+					 .gpc_or_channel = 5,
+					 .client_id = 9,
+					 .address = 0x7f0000010000,
+					 .ts = 2000,
+					 .gpu_ts = 777,
+					 .batch = 31,
+					 .client_type = 1};
+	struct uvm_ev_gpu_fault_v2 g2 = {.type = UVM_EV_GPU_FAULT,
+					 .fault_type = 3,
+					 .gpu = 2,
+					 .gpc_or_channel = 6,
+					 .client_id = 10,
+					 .address = 0x7f0000020000,
+					 .ts = 3000,
+					 .gpu_ts = 888,
+					 .batch = 32,
+					 .client_type = 2,
+					 .access = UVM_ACCESS_ATOMIC};
+	struct uvm_ev_replay_v2 r2 = {.type = UVM_EV_GPU_FAULT_REPLAY,
+				      .client_type = 1,
+				      .gpu = 2,
+				      .batch = 32,
+				      .ts = 4000,
+				      .gpu_ts = 999};
+	struct uvm_ev_replay_v1 r1 = {.type = UVM_EV_GPU_FAULT_REPLAY,
+				      .gpu = 1,
+				      .client_type = 2,
+				      .batch = 31,
+				      .ts = 4500,
+				      .gpu_ts = 1999};
 	struct uvm_decoded d;
 
 	decode_ok(&g1, UVM_QUEUE_V1, &d);
@@ -127,19 +171,41 @@ static void test_gpu_fault_and_replay(void)
 
 static void test_regions_and_masks(void)
 {
-	struct uvm_ev_thrashing_v1 t1 = { .type = UVM_EV_THRASHING_DETECTED, .processors = 0x3,
-					  .address = 0x7f0000600000, .size = 1 << 21, .ts = 100 };
-	struct uvm_ev_thrashing_v2 t2 = { .type = UVM_EV_THRASHING_DETECTED, .address = 0x7f0000800000,
-					  .size = 1 << 16, .ts = 200, .processors = { 0x5, 0, 0, 0, 1 } };
-	struct uvm_ev_read_dup_v2 rd = { .type = UVM_EV_READ_DUPLICATE, .address = 0x7f0000a00000, .size = 4096,
-					 .ts = 300, .processors = { 0x6 } };
-	struct uvm_ev_read_dup_inval_v1 ri = { .type = UVM_EV_READ_DUPLICATE_INVALIDATE, .resident = 1,
-					       .address = 0x7f0000a00000, .size = 4096, .ts = 400 };
-	struct uvm_ev_eviction_v2 ev = { .type = UVM_EV_EVICTION, .src = 1, .dst = 0, .address_out = 0x7f0000c00000,
-					 .address_in = 0x7f0000e00000, .size = 2 << 20, .ts = 500 };
-	struct uvm_ev_map_remote_v1 mr = { .type = UVM_EV_MAP_REMOTE, .src = 1, .dst = 0,
-					   .cause = UVM_MAP_REMOTE_CAUSE_THRASHING, .address = 0x7f0001000000,
-					   .size = 65536, .ts = 600, .gpu_ts = 42 };
+	struct uvm_ev_thrashing_v1 t1 = {.type = UVM_EV_THRASHING_DETECTED,
+					 .processors = 0x3,
+					 .address = 0x7f0000600000,
+					 .size = 1 << 21,
+					 .ts = 100};
+	struct uvm_ev_thrashing_v2 t2 = {.type = UVM_EV_THRASHING_DETECTED,
+					 .address = 0x7f0000800000,
+					 .size = 1 << 16,
+					 .ts = 200,
+					 .processors = {0x5, 0, 0, 0, 1}};
+	struct uvm_ev_read_dup_v2 rd = {.type = UVM_EV_READ_DUPLICATE,
+					.address = 0x7f0000a00000,
+					.size = 4096,
+					.ts = 300,
+					.processors = {0x6}};
+	struct uvm_ev_read_dup_inval_v1 ri = {.type = UVM_EV_READ_DUPLICATE_INVALIDATE,
+					      .resident = 1,
+					      .address = 0x7f0000a00000,
+					      .size = 4096,
+					      .ts = 400};
+	struct uvm_ev_eviction_v2 ev = {.type = UVM_EV_EVICTION,
+					.src = 1,
+					.dst = 0,
+					.address_out = 0x7f0000c00000,
+					.address_in = 0x7f0000e00000,
+					.size = 2 << 20,
+					.ts = 500};
+	struct uvm_ev_map_remote_v1 mr = {.type = UVM_EV_MAP_REMOTE,
+					  .src = 1,
+					  .dst = 0,
+					  .cause = UVM_MAP_REMOTE_CAUSE_THRASHING,
+					  .address = 0x7f0001000000,
+					  .size = 65536,
+					  .ts = 600,
+					  .gpu_ts = 42};
 	struct uvm_decoded d;
 
 	decode_ok(&t1, UVM_QUEUE_V1, &d);
@@ -172,16 +238,23 @@ static void test_regions_and_masks(void)
 
 static void test_point_events(void)
 {
-	struct uvm_ev_fatal_v2 f2 = { .type = UVM_EV_FATAL_FAULT, .fault_type = 6, .access = UVM_ACCESS_WRITE,
-				      .reason = UVM_FATAL_REASON_INVALID_ADDRESS, .processor = 1, .address = 0xdead000,
-				      .ts = 10 };
-	struct uvm_ev_throttling_v2 ts = { .type = UVM_EV_THROTTLING_START, .processor = 1, .address = 0x7f0000000000,
-					   .ts = 20 };
-	struct uvm_ev_throttling_v1 te = { .type = UVM_EV_THROTTLING_END, .processor = 1, .address = 0x7f0000000000,
-					   .ts = 30 };
-	struct uvm_ev_page_size_v2 ps = { .type = UVM_EV_PAGE_SIZE_CHANGE, .processor = 1, .size = 65536,
-					  .address = 0x7f0000000000, .ts = 40 };
-	uint8_t overflow[UVM_ENTRY_V2_SIZE] = { UVM_EV_FAULT_BUFFER_OVERFLOW };
+	struct uvm_ev_fatal_v2 f2 = {.type = UVM_EV_FATAL_FAULT,
+				     .fault_type = 6,
+				     .access = UVM_ACCESS_WRITE,
+				     .reason = UVM_FATAL_REASON_INVALID_ADDRESS,
+				     .processor = 1,
+				     .address = 0xdead000,
+				     .ts = 10};
+	struct uvm_ev_throttling_v2 ts = {
+	    .type = UVM_EV_THROTTLING_START, .processor = 1, .address = 0x7f0000000000, .ts = 20};
+	struct uvm_ev_throttling_v1 te = {
+	    .type = UVM_EV_THROTTLING_END, .processor = 1, .address = 0x7f0000000000, .ts = 30};
+	struct uvm_ev_page_size_v2 ps = {.type = UVM_EV_PAGE_SIZE_CHANGE,
+					 .processor = 1,
+					 .size = 65536,
+					 .address = 0x7f0000000000,
+					 .ts = 40};
+	uint8_t overflow[UVM_ENTRY_V2_SIZE] = {UVM_EV_FAULT_BUFFER_OVERFLOW};
 	struct uvm_decoded d;
 
 	decode_ok(&f2, UVM_QUEUE_V2, &d);
@@ -205,13 +278,14 @@ static void test_point_events(void)
 
 static void test_rejects_unknown_types(void)
 {
-	static const uint8_t types[] = { 0, 15, 62, 63, 200 };
-	uint8_t slot[UVM_ENTRY_V2_SIZE] = { 0 };
+	static const uint8_t types[] = {0, 15, 62, 63, 200};
+	uint8_t slot[UVM_ENTRY_V2_SIZE] = {0};
 	struct uvm_decoded d;
 
 	for (size_t i = 0; i < sizeof(types); i++) {
 		slot[0] = types[i];
-		CHECK_EQ_U64(uvm_decode_entry(slot, UVM_QUEUE_V2, 1, &clock_1000, &d), (uint64_t)-EINVAL);
+		CHECK_EQ_U64(uvm_decode_entry(slot, UVM_QUEUE_V2, 1, &clock_1000, &d),
+			     (uint64_t)-EINVAL);
 	}
 	slot[0] = UVM_EV_MIGRATION;
 	CHECK_EQ_U64(uvm_decode_entry(slot, 3, 1, &clock_1000, &d), (uint64_t)-EINVAL);
@@ -230,8 +304,10 @@ struct fake_driver_queue {
 static void fake_init(struct fake_driver_queue *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->q = (struct uvm_queue){ .ctrl = &f->ctrl, .entries = &f->entries[0][0], .count = 8,
-				   .entry_size = UVM_ENTRY_V1_SIZE };
+	f->q = (struct uvm_queue){.ctrl = &f->ctrl,
+				  .entries = &f->entries[0][0],
+				  .count = 8,
+				  .entry_size = UVM_ENTRY_V1_SIZE};
 }
 
 /* What the driver's enqueue does: refuse when one slot is left, else write and advance put. */
@@ -273,7 +349,7 @@ static void record_drop(void *ctx, uint32_t type, uint64_t n)
 static void test_queue_wraps_in_order(void)
 {
 	struct fake_driver_queue f;
-	struct seen s = { 0 };
+	struct seen s = {0};
 
 	fake_init(&f);
 	CHECK_EQ_U64(uvm_queue_drain(&f.q, record_tag, &s), 0);
@@ -295,8 +371,8 @@ static void test_queue_wraps_in_order(void)
 static void test_queue_full_counts_drops(void)
 {
 	struct fake_driver_queue f;
-	struct drop_seen drops = { 0 };
-	struct seen s = { 0 };
+	struct drop_seen drops = {0};
+	struct seen s = {0};
 
 	fake_init(&f);
 	/* 8 slots hold 7 entries; the rest are dropped by type */

@@ -1,4 +1,4 @@
-/* Tests of the uvm record description, the `uvm` report section and the snoop CSV over a written trace. */
+/* Tests of the uvm record description, the `uvm` report section and the snoop CSV. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include "trace/records_uvm.h"
 #include "test_util.h"
 
-static const struct uvm_clock_map no_offset = { 0 };
+static const struct uvm_clock_map no_offset = {0};
 
 static void put(struct grt_writer *w, uint32_t pid, const void *entry, enum uvm_queue_version v)
 {
@@ -19,16 +19,24 @@ static void put(struct grt_writer *w, uint32_t pid, const void *entry, enum uvm_
 	struct grt_event_origin o;
 
 	CHECK_EQ_U64(uvm_decode_entry(entry, v, pid, &no_offset, &d), 0);
-	o = (struct grt_event_origin){ .ts_ns = d.ts_ns, .pid = pid, .tid = d.tid };
+	o = (struct grt_event_origin){.ts_ns = d.ts_ns, .pid = pid, .tid = d.tid};
 	CHECK_EQ_U64(grt_writer_append(w, GRT_REC_UVM_EVENT, &o, &d.rec, sizeof(d.rec)), 0);
 }
 
 static void migration(struct grt_writer *w, uint32_t pid, uint16_t src, uint16_t dst, uint64_t addr,
-		      uint64_t bytes, uint8_t cause, uint64_t begin, uint64_t end, uint64_t gpu_begin, uint64_t gpu_end)
+		      uint64_t bytes, uint8_t cause, uint64_t begin, uint64_t end,
+		      uint64_t gpu_begin, uint64_t gpu_end)
 {
-	struct uvm_ev_migration_v2 m = { .type = UVM_EV_MIGRATION, .cause = cause, .src = src, .dst = dst,
-					 .address = addr, .bytes = bytes, .begin_ts = begin, .end_ts = end,
-					 .begin_gpu_ts = gpu_begin, .end_gpu_ts = gpu_end };
+	struct uvm_ev_migration_v2 m = {.type = UVM_EV_MIGRATION,
+					.cause = cause,
+					.src = src,
+					.dst = dst,
+					.address = addr,
+					.bytes = bytes,
+					.begin_ts = begin,
+					.end_ts = end,
+					.begin_gpu_ts = gpu_begin,
+					.end_gpu_ts = gpu_end};
 
 	put(w, pid, &m, UVM_QUEUE_V2);
 }
@@ -37,33 +45,52 @@ static void migration(struct grt_writer *w, uint32_t pid, uint16_t src, uint16_t
 static char *write_trace(void)
 {
 	static char path[] = "/tmp/grt_uvm_report_XXXXXX";
-	struct grt_file_header h = { 0 };
+	struct grt_file_header h = {0};
 	struct grt_writer *w;
 	int fd = mkstemp(path);
 
 	close(fd);
 	w = grt_writer_open(path, &h);
 	CHECK(w != NULL);
-	/* windows [1000,3000] and [2500,4500] overlap; the end-less one adds none; [6000,6100] stands alone */
-	migration(w, 100, 0, 1, 0x10000000, 2 << 20, UVM_MIGRATION_CAUSE_COHERENCE, 1000, 3000, 0, 0);
-	migration(w, 100, 0, 1, 0x10200000, 1 << 20, UVM_MIGRATION_CAUSE_PREFETCH, 2500, 4500, 0, 0);
+	/* windows [1000,3000] and [2500,4500] overlap; the end-less one adds none; [6000,6100]
+	 * stands alone */
+	migration(w, 100, 0, 1, 0x10000000, 2 << 20, UVM_MIGRATION_CAUSE_COHERENCE, 1000, 3000, 0,
+		  0);
+	migration(w, 100, 0, 1, 0x10200000, 1 << 20, UVM_MIGRATION_CAUSE_PREFETCH, 2500, 4500, 0,
+		  0);
 	migration(w, 100, 1, 0, 0x10000000, 1 << 20, UVM_MIGRATION_CAUSE_COHERENCE, 5000, 0, 0, 0);
 	migration(w, 100, 1, 2, 0x10000000, 4096, UVM_MIGRATION_CAUSE_USER, 6000, 6100, 500, 530);
 	for (int i = 0; i < 3; i++) {
-		struct uvm_ev_thrashing_v2 t = { .type = UVM_EV_THRASHING_DETECTED, .address = 0x10000000,
-						 .size = 2 << 20, .ts = 7000 + i };
+		struct uvm_ev_thrashing_v2 t = {.type = UVM_EV_THRASHING_DETECTED,
+						.address = 0x10000000,
+						.size = 2 << 20,
+						.ts = 7000 + i};
 
 		put(w, 100, &t, UVM_QUEUE_V2);
 	}
 	{
-		struct uvm_ev_thrashing_v2 t = { .type = UVM_EV_THRASHING_DETECTED, .address = 0x10400000,
-						 .size = 65536, .ts = 7100 };
-		struct uvm_ev_cpu_fault c = { .type = UVM_EV_CPU_FAULT, .access = UVM_ACCESS_READ, .address = 0x20000000,
-					      .ts = 8000, .pid = 200, .tid = 201 };
-		struct uvm_ev_gpu_fault_v2 g = { .type = UVM_EV_GPU_FAULT, .access = UVM_ACCESS_WRITE, .gpu = 1,
-						 .address = 0x20001000, .ts = 8100 };
-		struct uvm_ev_eviction_v2 e = { .type = UVM_EV_EVICTION, .src = 1, .dst = 0, .address_out = 0x20000000,
-						.address_in = 0x30000000, .size = 2 << 20, .ts = 9000 };
+		struct uvm_ev_thrashing_v2 t = {.type = UVM_EV_THRASHING_DETECTED,
+						.address = 0x10400000,
+						.size = 65536,
+						.ts = 7100};
+		struct uvm_ev_cpu_fault c = {.type = UVM_EV_CPU_FAULT,
+					     .access = UVM_ACCESS_READ,
+					     .address = 0x20000000,
+					     .ts = 8000,
+					     .pid = 200,
+					     .tid = 201};
+		struct uvm_ev_gpu_fault_v2 g = {.type = UVM_EV_GPU_FAULT,
+						.access = UVM_ACCESS_WRITE,
+						.gpu = 1,
+						.address = 0x20001000,
+						.ts = 8100};
+		struct uvm_ev_eviction_v2 e = {.type = UVM_EV_EVICTION,
+					       .src = 1,
+					       .dst = 0,
+					       .address_out = 0x20000000,
+					       .address_in = 0x30000000,
+					       .size = 2 << 20,
+					       .ts = 9000};
 
 		put(w, 100, &t, UVM_QUEUE_V2);
 		put(w, 200, &c, UVM_QUEUE_V2);
@@ -78,7 +105,7 @@ static char *write_trace(void)
 static char *run_section(const char *path, bool json)
 {
 	const struct report_section *sec = report_section_find("uvm");
-	struct report_input in = { .top_n = 5, .json = json };
+	struct report_input in = {.top_n = 5, .json = json};
 	char err[256], *text = NULL;
 	struct grt_reader *r = grt_reader_open(path, err, sizeof(err));
 	struct grt_record rec;
@@ -114,22 +141,30 @@ static void test_report_json_numbers(void)
 	CHECK(json != NULL);
 	if (json) {
 		/*
-		 * pid 100: 3 MiB in (1 MiB prefetched), 1 MiB out, 4 KiB peer. Copy time: 2000 + 2000
-		 * (CPU windows, no GPU stamps) + 30 (GPU stamps win over the 100 ns window); in flight
-		 * [1000,4500] + [6000,6100].
+		 * pid 100: 3 MiB in (1 MiB prefetched), 1 MiB out, 4 KiB peer. Copy time: 2000 +
+		 * 2000 (CPU windows, no GPU stamps) + 30 (GPU stamps win over the 100 ns window);
+		 * in flight [1000,4500] + [6000,6100].
 		 */
 		CHECK(strstr(json, "\"pid\":100,") != NULL);
-		CHECK(strstr(json, "\"migrated_bytes\":{\"htod\":3145728,\"dtoh\":1048576,\"dtod\":4096,\"htoh\":0,"
+		CHECK(strstr(json, "\"migrated_bytes\":{\"htod\":3145728,\"dtoh\":1048576,\"dtod\":"
+				   "4096,\"htoh\":0,"
 				   "\"prefetched\":1048576}") != NULL);
-		CHECK(strstr(json, "\"migrations\":{\"htod\":2,\"dtoh\":1,\"dtod\":1,\"htoh\":0}") != NULL);
+		CHECK(
+		    strstr(json, "\"migrations\":{\"htod\":2,\"dtoh\":1,\"dtod\":1,\"htoh\":0}") !=
+		    NULL);
 		CHECK(strstr(json, "\"migration_ns\":4030,\"migration_wall_ns\":3600,") != NULL);
 		CHECK(strstr(json, "\"thrashing\":4,") != NULL);
 		/* the region hit three times comes first */
-		CHECK(strstr(json, "\"thrashing_regions\":[{\"address\":268435456,\"bytes\":2097152,\"events\":3},"
-				   "{\"address\":272629760,\"bytes\":65536,\"events\":1}]") != NULL);
+		CHECK(strstr(json,
+			     "\"thrashing_regions\":[{\"address\":268435456,\"bytes\":2097152,"
+			     "\"events\":3},"
+			     "{\"address\":272629760,\"bytes\":65536,\"events\":1}]") != NULL);
 		/* pid 200: one CPU read fault, two GPU write faults, one 2 MiB eviction */
-		CHECK(strstr(json, "\"pid\":200,\"faults\":{\"cpu\":1,\"gpu\":2,\"gpu_replay\":0,\"fatal\":0,"
-				   "\"gpu_by_access\":{\"other\":0,\"read\":0,\"write\":2,") != NULL);
+		CHECK(
+		    strstr(
+			json,
+			"\"pid\":200,\"faults\":{\"cpu\":1,\"gpu\":2,\"gpu_replay\":0,\"fatal\":0,"
+			"\"gpu_by_access\":{\"other\":0,\"read\":0,\"write\":2,") != NULL);
 		CHECK(strstr(json, "\"evictions\":1,\"evicted_bytes\":2097152") != NULL);
 		CHECK(strstr(json, "\"events\":12,") != NULL);
 	}
@@ -147,9 +182,11 @@ static void test_report_text(void)
 		CHECK(strstr(text, "Unified memory (uvm): 12 events") != NULL);
 		CHECK(strstr(text, "host->device 3.00 MiB (2)  device->host 1.00 MiB (1)") != NULL);
 		CHECK(strstr(text, "driver prefetch moved 1.00 MiB of that (both ways)") != NULL);
-		CHECK(strstr(text, "time in migrations: 0.004 ms copying on the GPU, 0.004 ms with a migration in flight") != NULL);
+		CHECK(strstr(text, "time in migrations: 0.004 ms copying on the GPU, 0.004 ms with "
+				   "a migration in flight") != NULL);
 		CHECK(strstr(text, "thrashing regions: 0x10000000 2.00 MiB  3 events") != NULL);
-		CHECK(strstr(text, "faults: cpu 1 (read 1, write 0)  gpu 2 (read 0, write 2") != NULL);
+		CHECK(strstr(text, "faults: cpu 1 (read 1, write 0)  gpu 2 (read 0, write 2") !=
+		      NULL);
 	}
 	free(text);
 	unlink(path);
@@ -166,17 +203,22 @@ static void test_snoop_csv(void)
 
 	while (r && grt_reader_next(r, &rec) == GRT_READ_OK)
 		if (rec.hdr.type == GRT_REC_UVM_EVENT)
-			snoop_uvm_print(p, rec.hdr.pid, rec.hdr.tid, rec.hdr.ts_ns, rec.payload, rec.hdr.payload_len);
+			snoop_uvm_print(p, rec.hdr.pid, rec.hdr.tid, rec.hdr.ts_ns, rec.payload,
+					rec.hdr.payload_len);
 	CHECK_EQ_U64(snoop_uvm_events(p), 12);
 	snoop_uvm_free(p);
 	fclose(out);
 	CHECK(!strncmp(text, SNOOP_UVM_CSV_HEADER "\n", strlen(SNOOP_UVM_CSV_HEADER) + 1));
 	/* first row is time 0; the 2 MiB migration spans its range and lasted 2 us */
-	CHECK(strstr(text, "\n0.000,migration,100,0,100,0x10000000,0x10200000,2097152,512,cpu,gpu1,coherence,2.000,\n"));
-	CHECK(strstr(text, "\n0.005,migration,100,0,100,0x10000000,0x10001000,4096,1,gpu1,gpu2,user,0.100,0.030\n"));
+	CHECK(strstr(text, "\n0.000,migration,100,0,100,0x10000000,0x10200000,2097152,512,cpu,gpu1,"
+			   "coherence,2.000,\n"));
+	CHECK(strstr(text, "\n0.005,migration,100,0,100,0x10000000,0x10001000,4096,1,gpu1,gpu2,"
+			   "user,0.100,0.030\n"));
 	/* an end-less (asynchronous) migration leaves dur_us empty */
-	CHECK(strstr(text, "\n0.004,migration,100,0,100,0x10000000,0x10100000,1048576,256,gpu1,cpu,coherence,,\n"));
-	CHECK(strstr(text, "\n0.007,cpu_fault,200,201,200,0x20000000,0x20000000,0,0,cpu,-,read,,\n"));
+	CHECK(strstr(text, "\n0.004,migration,100,0,100,0x10000000,0x10100000,1048576,256,gpu1,cpu,"
+			   "coherence,,\n"));
+	CHECK(
+	    strstr(text, "\n0.007,cpu_fault,200,201,200,0x20000000,0x20000000,0,0,cpu,-,read,,\n"));
 	CHECK(strstr(text, ",eviction,200,0,200,0x20000000,0x20200000,2097152,512,gpu1,cpu,-,,\n"));
 	free(text);
 	grt_reader_close(r);

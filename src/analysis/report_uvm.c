@@ -1,4 +1,4 @@
-/* Report section `uvm`: per process unified-memory faults, migrated bytes, evictions, thrashing regions. */
+/* Report section `uvm`: per process faults, migrated bytes, evictions, thrashing regions. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -9,11 +9,11 @@
 #include "trace/grt_format.h"
 #include "trace/records_uvm.h"
 
-#define ACCESS_KINDS 5	/* none, read, write, atomic, prefetch */
+#define ACCESS_KINDS 5 /* none, read, write, atomic, prefetch */
 
 struct uvm_region {
 	uint64_t address;
-	uint64_t bytes;		/* largest size reported for the region */
+	uint64_t bytes; /* largest size reported for the region */
 	uint64_t events;
 };
 
@@ -23,21 +23,22 @@ struct uvm_proc_stats {
 	uint64_t cpu_by_access[ACCESS_KINDS], gpu_by_access[ACCESS_KINDS];
 	uint64_t htod_bytes, dtoh_bytes, dtod_bytes, htoh_bytes;
 	uint64_t htod_count, dtoh_count, dtod_count, htoh_count;
-	uint64_t prefetch_bytes;	/* of the above, moved by the driver's prefetcher */
-	uint64_t migration_ns;		/* GPU copy time: sum of each migration's GPU stamps (CPU window without) */
-	uint64_t wall_ns;		/* union of the host-visible windows (queued -> completion seen) */
-	uint64_t win_start, win_end;	/* the window being merged */
+	uint64_t prefetch_bytes; /* of the above, moved by the driver's prefetcher */
+	uint64_t migration_ns;	 /* GPU copy time: sum of each migration's GPU stamps (CPU window
+				    without) */
+	uint64_t wall_ns;	 /* union of the host-visible windows (queued -> completion seen) */
+	uint64_t win_start, win_end; /* the window being merged */
 	uint64_t evictions, evicted_bytes;
 	uint64_t thrashing, throttling, map_remote, read_dup, read_dup_invalidate;
-	uint64_t lost;			/* events the driver dropped (queue full) */
-	struct u64_map region_index;	/* thrashing address -> index in regions */
+	uint64_t lost;		     /* events the driver dropped (queue full) */
+	struct u64_map region_index; /* thrashing address -> index in regions */
 	struct uvm_region *regions;
 	size_t nregions, cap_regions;
 };
 
 struct uvm_report {
 	unsigned top_n;
-	struct u64_map pid_index;	/* owner pid -> index in procs */
+	struct u64_map pid_index; /* owner pid -> index in procs */
 	struct uvm_proc_stats *procs;
 	size_t nprocs, cap;
 	uint64_t events;
@@ -95,7 +96,7 @@ static void count_thrashing(struct uvm_proc_stats *p, uint64_t address, uint64_t
 		if (u64_map_put(&p->region_index, address, p->nregions))
 			return;
 		idx = p->nregions++;
-		p->regions[idx] = (struct uvm_region){ .address = address };
+		p->regions[idx] = (struct uvm_region){.address = address};
 	}
 	p->regions[idx].events++;
 	if (bytes > p->regions[idx].bytes)
@@ -126,7 +127,8 @@ static void count_migration(struct uvm_proc_stats *p, const struct grt_uvm_event
 	const struct grt_uvm_event_ext *x = NULL;
 	uint64_t ts = rec->hdr.ts_ns;
 
-	bool from_cpu = e->src_processor == GRT_UVM_PROC_CPU, to_cpu = e->dst_processor == GRT_UVM_PROC_CPU;
+	bool from_cpu = e->src_processor == GRT_UVM_PROC_CPU,
+	     to_cpu = e->dst_processor == GRT_UVM_PROC_CPU;
 
 	if (from_cpu && to_cpu)
 		p->htoh_bytes += e->bytes, p->htoh_count++;
@@ -149,7 +151,8 @@ static void count_migration(struct uvm_proc_stats *p, const struct grt_uvm_event
 		add_window(p, ts, e->end_ns);
 }
 
-static void uvm_on_record(void *state, const struct grt_record *rec, const struct grt_strings *strings)
+static void uvm_on_record(void *state, const struct grt_record *rec,
+			  const struct grt_strings *strings)
 {
 	struct uvm_report *r = state;
 	const struct grt_uvm_event_rec *e = rec->payload;
@@ -230,7 +233,8 @@ static void sort_for_output(struct uvm_report *r)
 		qsort(r->procs, r->nprocs, sizeof(*r->procs), by_pid);
 	for (size_t i = 0; i < r->nprocs; i++)
 		if (r->procs[i].nregions)
-			qsort(r->procs[i].regions, r->procs[i].nregions, sizeof(struct uvm_region), by_events_desc);
+			qsort(r->procs[i].regions, r->procs[i].nregions, sizeof(struct uvm_region),
+			      by_events_desc);
 }
 
 static void print_bytes(FILE *out, uint64_t bytes)
@@ -243,11 +247,13 @@ static void print_bytes(FILE *out, uint64_t bytes)
 static void print_proc_text(const struct uvm_report *r, const struct uvm_proc_stats *p, FILE *out)
 {
 	fprintf(out, "  pid %u\n", p->pid);
-	fprintf(out, "    faults: cpu %" PRIu64 " (read %" PRIu64 ", write %" PRIu64 ")  gpu %" PRIu64
-		" (read %" PRIu64 ", write %" PRIu64 ", atomic %" PRIu64 ", prefetch %" PRIu64 ")  replays %" PRIu64
-		"  fatal %" PRIu64 "\n",
-		p->cpu_faults, p->cpu_by_access[1], p->cpu_by_access[2], p->gpu_faults, p->gpu_by_access[1],
-		p->gpu_by_access[2], p->gpu_by_access[3], p->gpu_by_access[4], p->gpu_replays, p->fatal_faults);
+	fprintf(out,
+		"    faults: cpu %" PRIu64 " (read %" PRIu64 ", write %" PRIu64 ")  gpu %" PRIu64
+		" (read %" PRIu64 ", write %" PRIu64 ", atomic %" PRIu64 ", prefetch %" PRIu64
+		")  replays %" PRIu64 "  fatal %" PRIu64 "\n",
+		p->cpu_faults, p->cpu_by_access[1], p->cpu_by_access[2], p->gpu_faults,
+		p->gpu_by_access[1], p->gpu_by_access[2], p->gpu_by_access[3], p->gpu_by_access[4],
+		p->gpu_replays, p->fatal_faults);
 	fprintf(out, "    migrated: host->device ");
 	print_bytes(out, p->htod_bytes);
 	fprintf(out, " (%" PRIu64 ")  device->host ", p->htod_count);
@@ -256,17 +262,21 @@ static void print_proc_text(const struct uvm_report *r, const struct uvm_proc_st
 	print_bytes(out, p->dtod_bytes);
 	fprintf(out, " (%" PRIu64 ")\n    driver prefetch moved ", p->dtod_count);
 	print_bytes(out, p->prefetch_bytes);
-	fprintf(out, " of that (both ways)\n    time in migrations: %.3f ms copying on the GPU, %.3f ms with a "
+	fprintf(out,
+		" of that (both ways)\n    time in migrations: %.3f ms copying on the GPU, %.3f ms "
+		"with a "
 		"migration in flight (queued -> completion seen)\n",
 		(double)p->migration_ns / 1e6, (double)p->wall_ns / 1e6);
 	fprintf(out, "    evictions %" PRIu64 " (", p->evictions);
 	print_bytes(out, p->evicted_bytes);
-	fprintf(out, ")  thrashing %" PRIu64 "  throttling %" PRIu64 "  map-remote %" PRIu64
+	fprintf(out,
+		")  thrashing %" PRIu64 "  throttling %" PRIu64 "  map-remote %" PRIu64
 		"  read-duplicate %" PRIu64 "/%" PRIu64 " invalidated  lost %" PRIu64 "\n",
-		p->thrashing, p->throttling, p->map_remote, p->read_dup, p->read_dup_invalidate, p->lost);
+		p->thrashing, p->throttling, p->map_remote, p->read_dup, p->read_dup_invalidate,
+		p->lost);
 	for (size_t i = 0; i < p->nregions && i < r->top_n; i++) {
-		fprintf(out, "    %s 0x%" PRIx64 " ", i ? "                  " : "thrashing regions:",
-			p->regions[i].address);
+		fprintf(out, "    %s 0x%" PRIx64 " ",
+			i ? "                  " : "thrashing regions:", p->regions[i].address);
 		print_bytes(out, p->regions[i].bytes);
 		fprintf(out, "  %" PRIu64 " events\n", p->regions[i].events);
 	}
@@ -292,9 +302,11 @@ static void json_pair(struct json_writer *w, const char *key, uint64_t v)
 	jw_u64(w, v);
 }
 
-static void print_proc_json(const struct uvm_report *r, const struct uvm_proc_stats *p, struct json_writer *w)
+static void print_proc_json(const struct uvm_report *r, const struct uvm_proc_stats *p,
+			    struct json_writer *w)
 {
-	static const char *const access[ACCESS_KINDS] = { "other", "read", "write", "atomic", "prefetch" };
+	static const char *const access[ACCESS_KINDS] = {"other", "read", "write", "atomic",
+							 "prefetch"};
 
 	jw_begin_object(w);
 	json_pair(w, "pid", p->pid);
@@ -384,13 +396,14 @@ static void uvm_destroy(void *state)
 }
 
 GRT_REPORT_SECTION(uvm_section) = {
-	.name = "uvm",
-	.summary = "unified memory per process: faults, migrated bytes each way, evictions, thrashing regions",
-	.default_on = true,
-	.order = 70,
-	.create = uvm_create,
-	.on_record = uvm_on_record,
-	.print_text = uvm_print_text,
-	.print_json = uvm_print_json,
-	.destroy = uvm_destroy,
+    .name = "uvm",
+    .summary =
+	"unified memory per process: faults, migrated bytes each way, evictions, thrashing regions",
+    .default_on = true,
+    .order = 70,
+    .create = uvm_create,
+    .on_record = uvm_on_record,
+    .print_text = uvm_print_text,
+    .print_json = uvm_print_json,
+    .destroy = uvm_destroy,
 };

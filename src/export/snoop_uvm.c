@@ -7,7 +7,7 @@
 #include "trace/records_uvm.h"
 
 struct snoop_uvm {
-	struct grt_sink sink;	/* first: the session hands us &p->sink */
+	struct grt_sink sink; /* first: the session hands us &p->sink */
 	FILE *out;
 	bool csv;
 	bool header_done;
@@ -25,13 +25,14 @@ static void print_header(struct snoop_uvm *p)
 	if (p->csv)
 		fprintf(p->out, "%s\n", SNOOP_UVM_CSV_HEADER);
 	else
-		fprintf(p->out, "%-11s %-8s %-8s %-18s %-37s %10s %-11s %-11s %s\n", "TIME(ms)", "PID", "OWNER",
-			"EVENT", "ADDRESS RANGE", "BYTES", "SRC>DST", "CAUSE", "DUR(us)");
+		fprintf(p->out, "%-11s %-8s %-8s %-18s %-37s %10s %-11s %-11s %s\n", "TIME(ms)",
+			"PID", "OWNER", "EVENT", "ADDRESS RANGE", "BYTES", "SRC>DST", "CAUSE",
+			"DUR(us)");
 	p->header_done = true;
 }
 
-void snoop_uvm_print(struct snoop_uvm *p, uint32_t pid, uint32_t tid, uint64_t ts_ns, const void *payload,
-		     uint32_t len)
+void snoop_uvm_print(struct snoop_uvm *p, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+		     const void *payload, uint32_t len)
 {
 	const struct grt_uvm_event_rec *e = payload;
 	char src[16], dst[16], dur[32] = "", gpu[32] = "", route[40];
@@ -44,27 +45,36 @@ void snoop_uvm_print(struct snoop_uvm *p, uint32_t pid, uint32_t tid, uint64_t t
 		print_header(p);
 	if (!p->events++)
 		p->first_ns = ts_ns;
-	ms = ts_ns >= p->first_ns ? (double)(ts_ns - p->first_ns) / 1e6 : -(double)(p->first_ns - ts_ns) / 1e6;
+	ms = ts_ns >= p->first_ns ? (double)(ts_ns - p->first_ns) / 1e6
+				  : -(double)(p->first_ns - ts_ns) / 1e6;
 	end = e->address + e->bytes;
 	if (e->flags & GRT_UVM_F_HAS_END)
-		snprintf(dur, sizeof(dur), "%.3f", e->end_ns >= ts_ns ? (double)(e->end_ns - ts_ns) / 1e3 : 0.0);
+		snprintf(dur, sizeof(dur), "%.3f",
+			 e->end_ns >= ts_ns ? (double)(e->end_ns - ts_ns) / 1e3 : 0.0);
 	if (e->kind == GRT_UVM_MIGRATION && len >= sizeof(struct grt_uvm_event_full)) {
-		const struct grt_uvm_event_ext *x = &((const struct grt_uvm_event_full *)payload)->ext;
+		const struct grt_uvm_event_ext *x =
+		    &((const struct grt_uvm_event_full *)payload)->ext;
 
 		if (x->gpu_ts_ns && x->aux > x->gpu_ts_ns)
 			snprintf(gpu, sizeof(gpu), "%.3f", (double)(x->aux - x->gpu_ts_ns) / 1e3);
 	}
 	if (p->csv) {
-		fprintf(p->out, "%.3f,%s,%u,%u,%u,0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64 ",%" PRIu64 ",%s,%s,%s,%s,%s\n",
-			ms, grt_uvm_kind_name(e->kind), pid, tid, e->owner_pid, e->address, end, e->bytes,
-			(e->bytes + 4095) / 4096, grt_uvm_processor_name(e->src_processor, src, sizeof(src)),
+		fprintf(p->out,
+			"%.3f,%s,%u,%u,%u,0x%" PRIx64 ",0x%" PRIx64 ",%" PRIu64 ",%" PRIu64
+			",%s,%s,%s,%s,%s\n",
+			ms, grt_uvm_kind_name(e->kind), pid, tid, e->owner_pid, e->address, end,
+			e->bytes, (e->bytes + 4095) / 4096,
+			grt_uvm_processor_name(e->src_processor, src, sizeof(src)),
 			grt_uvm_processor_name(e->dst_processor, dst, sizeof(dst)),
 			grt_uvm_cause_name(e->kind, e->cause), dur, gpu);
 		return;
 	}
-	snprintf(route, sizeof(route), "%s>%s", grt_uvm_processor_name(e->src_processor, src, sizeof(src)),
+	snprintf(route, sizeof(route), "%s>%s",
+		 grt_uvm_processor_name(e->src_processor, src, sizeof(src)),
 		 grt_uvm_processor_name(e->dst_processor, dst, sizeof(dst)));
-	fprintf(p->out, "%-11.3f %-8u %-8u %-18s 0x%016" PRIx64 "-0x%016" PRIx64 " %10" PRIu64 " %-11s %-11s %s\n",
+	fprintf(p->out,
+		"%-11.3f %-8u %-8u %-18s 0x%016" PRIx64 "-0x%016" PRIx64 " %10" PRIu64
+		" %-11s %-11s %s\n",
 		ms, pid, e->owner_pid, grt_uvm_kind_name(e->kind), e->address, end, e->bytes, route,
 		grt_uvm_cause_name(e->kind, e->cause), dur[0] ? dur : "-");
 }
@@ -97,7 +107,8 @@ struct snoop_uvm *snoop_uvm_new(FILE *out, bool csv)
 
 	if (!p)
 		return NULL;
-	p->sink = (struct grt_sink){ .append = sink_append, .intern = sink_intern, .drop = sink_drop };
+	p->sink =
+	    (struct grt_sink){.append = sink_append, .intern = sink_intern, .drop = sink_drop};
 	p->out = out;
 	p->csv = csv;
 	return p;

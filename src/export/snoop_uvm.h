@@ -20,8 +20,9 @@
  *   dur_us      migrations: queued -> the CPU saw it complete (host-visible), else empty
  *   gpu_us      migrations: the copy itself, from the GPU's stamps, else empty
  */
-#define SNOOP_UVM_CSV_HEADER \
-	"time_ms,event,pid,tid,owner_pid,addr_start,addr_end,bytes,pages,src,dst,cause,dur_us,gpu_us"
+#define SNOOP_UVM_CSV_HEADER                                                                       \
+	"time_ms,event,pid,tid,owner_pid,addr_start,addr_end,bytes,pages,src,dst,cause,dur_us,"    \
+	"gpu_us"
 
 struct snoop_uvm;
 
@@ -32,7 +33,7 @@ void snoop_uvm_free(struct snoop_uvm *p);
 uint64_t snoop_uvm_events(const struct snoop_uvm *p);
 
 /* Prints one uvm record's payload (also used to turn a .grt back into the CSV). */
-void snoop_uvm_print(struct snoop_uvm *p, uint32_t pid, uint32_t tid, uint64_t ts_ns, const void *payload,
-		     uint32_t len);
+void snoop_uvm_print(struct snoop_uvm *p, uint32_t pid, uint32_t tid, uint64_t ts_ns,
+		     const void *payload, uint32_t len);
 
 #endif

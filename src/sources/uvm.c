@@ -15,7 +15,8 @@
 #include "sources/uvm_decode.h"
 #include "trace/records_uvm.h"
 
-/* 64 Ki slots: 4.5 MiB pinned per traced process, about a second of the busiest fault storms seen. */
+/* 64 Ki slots: 4.5 MiB pinned per traced process, about a second of the busiest fault storms seen.
+ */
 #define UVM_QUEUE_ENTRIES (1u << 16)
 #define UVM_MAX_FDS 16
 /* How often descriptor tables are rescanned for a UVM file opened later. */
@@ -27,16 +28,16 @@
 struct uvm_proc {
 	pid_t pid;
 	int pidfd;
-	int uvm_fd;		/* our copy of its VA-space descriptor (kept for flushes) */
+	int uvm_fd; /* our copy of its VA-space descriptor (kept for flushes) */
 	struct uvm_tracker tracker;
 	bool bound;
-	bool seen;		/* still listed by the latest scan */
+	bool seen; /* still listed by the latest scan */
 };
 
 struct uvm_source {
 	struct grt_session *session;
-	pid_t target;		/* 0: every process */
-	int epoll_fd;		/* our own: tools fds, pidfds, timer; the session polls it as one fd */
+	pid_t target; /* 0: every process */
+	int epoll_fd; /* our own: tools fds, pidfds, timer; the session polls it as one fd */
 	int timer_fd;
 	struct uvm_proc **procs;
 	unsigned nprocs, cap;
@@ -68,9 +69,9 @@ struct emit_ctx {
 static void emit_decoded(struct uvm_source *src, struct uvm_proc *proc, const struct uvm_decoded *d)
 {
 	struct grt_event_origin origin = {
-		.ts_ns = d->ts_ns ? d->ts_ns : now_ns(),
-		.pid = (uint32_t)proc->pid,
-		.tid = d->tid,
+	    .ts_ns = d->ts_ns ? d->ts_ns : now_ns(),
+	    .pid = (uint32_t)proc->pid,
+	    .tid = d->tid,
 	};
 
 	grt_session_emit(src->session, GRT_REC_UVM_EVENT, &origin, &d->rec, sizeof(d->rec));
@@ -81,7 +82,8 @@ static void on_entry(void *ctx, const void *entry)
 	struct emit_ctx *e = ctx;
 	struct uvm_decoded d;
 
-	if (uvm_decode_entry(entry, e->proc->tracker.version, (uint32_t)e->proc->pid, &e->src->clock, &d)) {
+	if (uvm_decode_entry(entry, e->proc->tracker.version, (uint32_t)e->proc->pid,
+			     &e->src->clock, &d)) {
 		/* an entry we cannot read is an event lost, and counted as one */
 		grt_session_count_drop(e->src->session, GRT_SRC_UVM, 1);
 		return;
@@ -110,7 +112,7 @@ static void on_driver_drop(void *ctx, uint32_t driver_type, uint64_t n)
 
 static void drain_proc(struct uvm_source *src, struct uvm_proc *proc)
 {
-	struct emit_ctx e = { .src = src, .proc = proc };
+	struct emit_ctx e = {.src = src, .proc = proc};
 
 	if (!proc->bound)
 		return;
@@ -190,7 +192,7 @@ static void remove_proc_at(struct uvm_source *src, unsigned i)
  */
 static void try_bind(struct uvm_source *src, struct uvm_proc *proc, const int *fds, int nfds)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = proc };
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = proc};
 	uint64_t enabled;
 
 	if (proc->pidfd < 0 && (proc->pidfd = uvm_pidfd_open(proc->pid)) < 0)
@@ -201,8 +203,8 @@ static void try_bind(struct uvm_source *src, struct uvm_proc *proc, const int *f
 
 		if (local < 0)
 			continue;
-		if (uvm_tracker_open(&proc->tracker, UVM_TOOLS_DEVICE_PATH, local, UVM_QUEUE_ENTRIES,
-				     UVM_QUEUE_V2, &status) ||
+		if (uvm_tracker_open(&proc->tracker, UVM_TOOLS_DEVICE_PATH, local,
+				     UVM_QUEUE_ENTRIES, UVM_QUEUE_V2, &status) ||
 		    uvm_tracker_enable(&proc->tracker, UVM_EV_MASK_ALL, &enabled)) {
 			uvm_tracker_close(&proc->tracker);
 			close(local);
@@ -310,7 +312,8 @@ static int uvm_drain(void *ctx)
 	return 0;
 }
 
-/* Our epoll fd became readable: a queue passed its threshold, a process exited, or the timer ticked. */
+/* Our epoll fd became readable: a queue passed its threshold, a process exited, or the timer
+ * ticked. */
 static int uvm_on_ready(void *ctx)
 {
 	struct uvm_source *src = ctx;
@@ -358,8 +361,9 @@ static int check_target(struct grt_session *s, pid_t pid)
 
 static int uvm_attach(struct grt_session *s, void **ctx)
 {
-	struct itimerspec tick = { .it_interval.tv_nsec = TIMER_INTERVAL_NS, .it_value.tv_nsec = TIMER_INTERVAL_NS };
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	struct itimerspec tick = {.it_interval.tv_nsec = TIMER_INTERVAL_NS,
+				  .it_value.tv_nsec = TIMER_INTERVAL_NS};
+	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = NULL};
 	struct uvm_source *src = calloc(1, sizeof(*src));
 	int err;
 
@@ -373,7 +377,8 @@ static int uvm_attach(struct grt_session *s, void **ctx)
 	if (src->target && (err = check_target(s, src->target)))
 		goto fail;
 	src->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (src->epoll_fd < 0 || src->timer_fd < 0 || timerfd_settime(src->timer_fd, 0, &tick, NULL) ||
+	if (src->epoll_fd < 0 || src->timer_fd < 0 ||
+	    timerfd_settime(src->timer_fd, 0, &tick, NULL) ||
 	    epoll_ctl(src->epoll_fd, EPOLL_CTL_ADD, src->timer_fd, &ev)) {
 		err = grt_session_fail(s, -errno, "uvm: %s", strerror(errno));
 		goto fail;
@@ -393,13 +398,13 @@ fail:
 }
 
 static const struct grt_source uvm_source = {
-	.name = "uvm",
-	.id = GRT_SRC_UVM,
-	.summary = "unified-memory faults, migrations, evictions, thrashing (/dev/nvidia-uvm-tools)",
-	.probe = uvm_probe,
-	.attach = uvm_attach,
-	.drain = uvm_drain,
-	.detach = uvm_detach,
+    .name = "uvm",
+    .id = GRT_SRC_UVM,
+    .summary = "unified-memory faults, migrations, evictions, thrashing (/dev/nvidia-uvm-tools)",
+    .probe = uvm_probe,
+    .attach = uvm_attach,
+    .drain = uvm_drain,
+    .detach = uvm_detach,
 };
 
 GRT_SOURCE_REGISTER(uvm_source);

@@ -1,4 +1,4 @@
-/* The NVIDIA UVM tools interface (/dev/nvidia-uvm-tools) as grtrace uses it: ioctls and queue records. */
+/* The NVIDIA UVM tools interface (/dev/nvidia-uvm-tools): ioctls and queue records. */
 #ifndef GRT_UVM_ABI_H
 #define GRT_UVM_ABI_H
 
@@ -31,12 +31,12 @@
 #define UVM_IOCTL_TOOLS_SET_NOTIFICATION_THRESHOLD 57
 #define UVM_IOCTL_TOOLS_EVENT_QUEUE_ENABLE_EVENTS 58
 #define UVM_IOCTL_TOOLS_EVENT_QUEUE_DISABLE_EVENTS 59
-#define UVM_IOCTL_TOOLS_FLUSH_EVENTS 67	/* on the /dev/nvidia-uvm fd, not the tools fd */
+#define UVM_IOCTL_TOOLS_FLUSH_EVENTS 67		 /* on the /dev/nvidia-uvm fd, not the tools fd */
 #define UVM_IOCTL_TOOLS_INIT_EVENT_TRACKER_V2 76 /* 570+ */
 
 /* NV_STATUS values the tracker ioctls return (nvstatuscodes.h). */
 #define UVM_NV_OK 0x00000000u
-#define UVM_NV_ERR_ILLEGAL_ACTION 0x00000016u	   /* uvm fd not (yet) a VA-space fd */
+#define UVM_NV_ERR_ILLEGAL_ACTION 0x00000016u		/* uvm fd not (yet) a VA-space fd */
 #define UVM_NV_ERR_INSUFFICIENT_PERMISSIONS 0x0000001Bu /* fd is not /dev/nvidia-uvm */
 #define UVM_NV_ERR_INVALID_ADDRESS 0x0000001Eu
 #define UVM_NV_ERR_INVALID_ARGUMENT 0x0000001Fu
@@ -44,18 +44,18 @@
 
 /* UvmToolsEventQueueVersion */
 enum uvm_queue_version {
-	UVM_QUEUE_V1 = 1,	/* 8-bit processor indices, 64-byte entries */
-	UVM_QUEUE_V2 = 2,	/* 16-bit processor indices, 72-byte entries */
+	UVM_QUEUE_V1 = 1, /* 8-bit processor indices, 64-byte entries */
+	UVM_QUEUE_V2 = 2, /* 16-bit processor indices, 72-byte entries */
 };
 
 /* 570+ UVM_TOOLS_INIT_EVENT_TRACKER(_V2)_PARAMS */
 struct uvm_init_tracker_params {
-	uint64_t queue_buffer;		/* user address of the entry array, page aligned */
-	uint64_t queue_entries;		/* number of entries, a power of two >= 2 (queueBufferSize) */
-	uint64_t control_buffer;	/* user address of struct uvm_queue_control */
-	uint8_t processor_uuid[16];	/* counters only */
-	uint32_t all_processors;	/* counters only */
-	uint32_t uvm_fd;		/* our fd on the target's /dev/nvidia-uvm file */
+	uint64_t queue_buffer;	    /* user address of the entry array, page aligned */
+	uint64_t queue_entries;	    /* number of entries, a power of two >= 2 (queueBufferSize) */
+	uint64_t control_buffer;    /* user address of struct uvm_queue_control */
+	uint8_t processor_uuid[16]; /* counters only */
+	uint32_t all_processors;    /* counters only */
+	uint32_t uvm_fd;	    /* our fd on the target's /dev/nvidia-uvm file */
 	uint32_t rm_status;
 	uint32_t pad;
 };
@@ -68,17 +68,17 @@ struct uvm_init_tracker_params_560 {
 	uint8_t processor_uuid[16];
 	uint32_t all_processors;
 	uint32_t uvm_fd;
-	uint32_t version;		/* enum uvm_queue_version */
+	uint32_t version; /* enum uvm_queue_version */
 	uint32_t rm_status;
 };
 
 struct uvm_set_threshold_params {
-	uint32_t threshold;		/* wake pollers once this many entries are pending */
+	uint32_t threshold; /* wake pollers once this many entries are pending */
 	uint32_t rm_status;
 };
 
 struct uvm_enable_events_params {
-	uint64_t event_mask;		/* 1 << enum uvm_event_type */
+	uint64_t event_mask; /* 1 << enum uvm_event_type */
 	uint32_t rm_status;
 	uint32_t pad;
 };
@@ -104,8 +104,8 @@ enum uvm_event_type {
 	UVM_EV_THROTTLING_END = 12,
 	UVM_EV_MAP_REMOTE = 13,
 	UVM_EV_EVICTION = 14,
-	UVM_EV_NUM_TYPES = 15,		/* the driver refuses mask bits at and above this (tests aside) */
-	UVM_EV_NUM_TYPES_ALL = 64,	/* size of the per-type drop counters */
+	UVM_EV_NUM_TYPES = 15, /* the driver refuses mask bits at and above this (tests aside) */
+	UVM_EV_NUM_TYPES_ALL = 64, /* size of the per-type drop counters */
 };
 
 /* Every regular event type; the driver rejects a mask with any other bit. */
@@ -137,26 +137,26 @@ struct uvm_queue_control {
 /* UvmEventCpuFaultInfo: the same in both versions */
 struct uvm_ev_cpu_fault {
 	uint8_t type;
-	uint8_t access;		/* enum uvm_access_type */
+	uint8_t access; /* enum uvm_access_type */
 	uint16_t pad16;
-	uint32_t cpu;		/* 570+: CPU the fault ran on; 0 (padding) before */
+	uint32_t cpu; /* 570+: CPU the fault ran on; 0 (padding) before */
 	uint64_t address;
 	uint64_t ts;
-	uint32_t pid;		/* process that faulted */
+	uint32_t pid; /* process that faulted */
 	uint32_t tid;
 	uint64_t pc;
 };
 
 struct uvm_ev_migration_v1 {
 	uint8_t type;
-	uint8_t cause;		/* enum uvm_migration_cause */
+	uint8_t cause; /* enum uvm_migration_cause */
 	uint8_t src;
 	uint8_t dst;
 	uint32_t pad32;
 	uint64_t address;
 	uint64_t bytes;
-	uint64_t begin_ts;	/* copy queued on the GPU */
-	uint64_t end_ts;	/* CPU learned it finished; 0 for asynchronous migrations */
+	uint64_t begin_ts; /* copy queued on the GPU */
+	uint64_t end_ts;   /* CPU learned it finished; 0 for asynchronous migrations */
 	uint64_t range_group;
 	uint64_t begin_gpu_ts;
 	uint64_t end_gpu_ts;
@@ -168,7 +168,7 @@ struct uvm_ev_migration_v2 {
 	uint16_t pad16;
 	uint16_t src;
 	uint16_t dst;
-	int32_t src_nid;	/* CPU NUMA node, -1 when not the CPU */
+	int32_t src_nid; /* CPU NUMA node, -1 when not the CPU */
 	int32_t dst_nid;
 	uint64_t address;
 	uint64_t bytes;
@@ -181,16 +181,16 @@ struct uvm_ev_migration_v2 {
 
 struct uvm_ev_gpu_fault_v1 {
 	uint8_t type;
-	uint8_t fault_type;	/* enum uvm_fault_type */
+	uint8_t fault_type; /* enum uvm_fault_type */
 	uint8_t access;
 	uint8_t gpu;
 	uint16_t gpc_or_channel; /* GPC for replayable faults, channel otherwise */
 	uint16_t client_id;
 	uint64_t address;
-	uint64_t ts;		/* CPU started servicing the fault */
-	uint64_t gpu_ts;	/* fault entry written by the GPU */
+	uint64_t ts;	 /* CPU started servicing the fault */
+	uint64_t gpu_ts; /* fault entry written by the GPU */
 	uint32_t batch;
-	uint8_t client_type;	/* 1 GPC (replayable), 2 HUB (non-replayable) */
+	uint8_t client_type; /* 1 GPC (replayable), 2 HUB (non-replayable) */
 	uint8_t pad8;
 	uint16_t pad16;
 };
@@ -216,8 +216,8 @@ struct uvm_ev_replay_v1 {
 	uint8_t client_type;
 	uint8_t pad8;
 	uint32_t batch;
-	uint64_t ts;		/* replay queued */
-	uint64_t gpu_ts;	/* replay finished on the GPU */
+	uint64_t ts;	 /* replay queued */
+	uint64_t gpu_ts; /* replay finished on the GPU */
 };
 
 struct uvm_ev_replay_v2 {
@@ -234,7 +234,7 @@ struct uvm_ev_fatal_v1 {
 	uint8_t fault_type;
 	uint8_t access;
 	uint8_t processor;
-	uint8_t reason;		/* enum uvm_fatal_reason */
+	uint8_t reason; /* enum uvm_fatal_reason */
 	uint8_t pad8;
 	uint16_t pad16;
 	uint64_t address;
@@ -279,7 +279,7 @@ struct uvm_ev_read_dup_v2 {
 
 struct uvm_ev_read_dup_inval_v1 {
 	uint8_t type;
-	uint8_t resident;	/* the processor left with the only copy */
+	uint8_t resident; /* the processor left with the only copy */
 	uint16_t pad16;
 	uint32_t pad32;
 	uint64_t address;
@@ -301,7 +301,7 @@ struct uvm_ev_page_size_v1 {
 	uint8_t type;
 	uint8_t processor;
 	uint16_t pad16;
-	uint32_t size;		/* new page size */
+	uint32_t size; /* new page size */
 	uint64_t address;
 	uint64_t ts;
 };
@@ -320,7 +320,7 @@ struct uvm_ev_thrashing_v1 {
 	uint8_t pad8;
 	uint16_t pad16;
 	uint32_t pad32;
-	uint64_t processors;	/* processors fighting over the region */
+	uint64_t processors; /* processors fighting over the region */
 	uint64_t address;
 	uint64_t size;
 	uint64_t ts;
@@ -358,14 +358,14 @@ struct uvm_ev_throttling_v2 {
 
 struct uvm_ev_map_remote_v1 {
 	uint8_t type;
-	uint8_t src;		/* processor that got the mapping */
-	uint8_t dst;		/* processor whose memory it maps */
-	uint8_t cause;		/* enum uvm_map_remote_cause */
+	uint8_t src;   /* processor that got the mapping */
+	uint8_t dst;   /* processor whose memory it maps */
+	uint8_t cause; /* enum uvm_map_remote_cause */
 	uint32_t pad32;
 	uint64_t address;
 	uint64_t size;
 	uint64_t ts;
-	uint64_t gpu_ts;	/* mapping effective on a GPU; 0 when src is the CPU */
+	uint64_t gpu_ts; /* mapping effective on a GPU; 0 when src is the CPU */
 };
 
 struct uvm_ev_map_remote_v2 {
@@ -382,12 +382,12 @@ struct uvm_ev_map_remote_v2 {
 
 struct uvm_ev_eviction_v1 {
 	uint8_t type;
-	uint8_t src;		/* evicted from */
-	uint8_t dst;		/* evicted to */
+	uint8_t src; /* evicted from */
+	uint8_t dst; /* evicted to */
 	uint8_t pad8;
 	uint32_t pad32;
-	uint64_t address_out;	/* region evicted */
-	uint64_t address_in;	/* allocation that needed the room */
+	uint64_t address_out; /* region evicted */
+	uint64_t address_in;  /* allocation that needed the room */
 	uint64_t size;
 	uint64_t ts;
 };
@@ -418,9 +418,9 @@ enum uvm_access_type {
 
 enum uvm_migration_cause {
 	UVM_MIGRATION_CAUSE_INVALID = 0,
-	UVM_MIGRATION_CAUSE_USER = 1,		/* cudaMemPrefetchAsync, UvmMigrate */
-	UVM_MIGRATION_CAUSE_COHERENCE = 2,	/* a fault needed the data elsewhere */
-	UVM_MIGRATION_CAUSE_PREFETCH = 3,	/* the driver's prefetch heuristic */
+	UVM_MIGRATION_CAUSE_USER = 1,	   /* cudaMemPrefetchAsync, UvmMigrate */
+	UVM_MIGRATION_CAUSE_COHERENCE = 2, /* a fault needed the data elsewhere */
+	UVM_MIGRATION_CAUSE_PREFETCH = 3,  /* the driver's prefetch heuristic */
 	UVM_MIGRATION_CAUSE_EVICTION = 4,
 	UVM_MIGRATION_CAUSE_ACCESS_COUNTERS = 5,
 };
@@ -446,8 +446,10 @@ enum uvm_fatal_reason {
 
 _Static_assert(sizeof(struct uvm_init_tracker_params) == 56, "init tracker params (570+)");
 _Static_assert(sizeof(struct uvm_init_tracker_params_560) == 56, "init tracker params (560)");
-_Static_assert(__builtin_offsetof(struct uvm_init_tracker_params, rm_status) == 48, "rmStatus (570+)");
-_Static_assert(__builtin_offsetof(struct uvm_init_tracker_params_560, version) == 48, "version (560)");
+_Static_assert(__builtin_offsetof(struct uvm_init_tracker_params, rm_status) == 48,
+	       "rmStatus (570+)");
+_Static_assert(__builtin_offsetof(struct uvm_init_tracker_params_560, version) == 48,
+	       "version (560)");
 _Static_assert(sizeof(struct uvm_set_threshold_params) == 8, "threshold params");
 _Static_assert(sizeof(struct uvm_enable_events_params) == 16, "enable events params");
 _Static_assert(sizeof(struct uvm_queue_control) == 528, "queue control page");

@@ -71,7 +71,7 @@ int uvm_pidfd_getfd(int pidfd, int target_fd)
 
 int uvm_pidfd_exited(int pidfd)
 {
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	struct pollfd p = {.fd = pidfd, .events = POLLIN};
 
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLIN | POLLHUP));
 }
@@ -86,15 +86,21 @@ int uvm_check_available(const char *tools_path, const char *module_dir, char *wh
 		if (err != ENOENT)
 			snprintf(why, why_len, "cannot use %s: %s", tools_path, strerror(err));
 		else if (!stat(module_dir, &st))
-			snprintf(why, why_len, "no %s although nvidia_uvm is loaded: create it (nvidia-modprobe -u -c=0)",
+			snprintf(why, why_len,
+				 "no %s although nvidia_uvm is loaded: create it (nvidia-modprobe "
+				 "-u -c=0)",
 				 tools_path);
 		else
-			snprintf(why, why_len, "no %s: NVIDIA UVM driver not loaded (modprobe nvidia-uvm)", tools_path);
+			snprintf(why, why_len,
+				 "no %s: NVIDIA UVM driver not loaded (modprobe nvidia-uvm)",
+				 tools_path);
 		return -err;
 	}
 	if (geteuid() != 0) {
-		snprintf(why, why_len, "needs root: taking another process's %s descriptor (pidfd_getfd) "
-			 "requires CAP_SYS_PTRACE", UVM_DEVICE_PATH);
+		snprintf(why, why_len,
+			 "needs root: taking another process's %s descriptor (pidfd_getfd) "
+			 "requires CAP_SYS_PTRACE",
+			 UVM_DEVICE_PATH);
 		return -EPERM;
 	}
 	return 0;
@@ -117,8 +123,10 @@ int uvm_check_target(pid_t pid, char *why, size_t why_len)
 	fd = uvm_pidfd_getfd(pidfd, 0);
 	close(pidfd);
 	if (fd == -EPERM) {
-		snprintf(why, why_len, "not allowed to take pid %d's descriptors (pidfd_getfd needs root or "
-			 "CAP_SYS_PTRACE over it)", (int)pid);
+		snprintf(why, why_len,
+			 "not allowed to take pid %d's descriptors (pidfd_getfd needs root or "
+			 "CAP_SYS_PTRACE over it)",
+			 (int)pid);
 		return -EPERM;
 	}
 	if (fd >= 0)
@@ -134,7 +142,8 @@ void uvm_tracker_init(struct uvm_tracker *t)
 
 static void *map_shared_buffer(size_t len)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -160,10 +169,10 @@ static int status_errno(uint32_t status)
 static int init_v2_570(struct uvm_tracker *t, int uvm_fd, uint32_t entries, uint32_t *nv_status)
 {
 	struct uvm_init_tracker_params p = {
-		.queue_buffer = (uintptr_t)t->entries,
-		.queue_entries = entries,
-		.control_buffer = (uintptr_t)t->ctrl,
-		.uvm_fd = (uint32_t)uvm_fd,
+	    .queue_buffer = (uintptr_t)t->entries,
+	    .queue_entries = entries,
+	    .control_buffer = (uintptr_t)t->ctrl,
+	    .uvm_fd = (uint32_t)uvm_fd,
 	};
 
 	if (ioctl(t->tools_fd, UVM_IOCTL_TOOLS_INIT_EVENT_TRACKER_V2, &p))
@@ -178,17 +187,18 @@ static int init_v2_570(struct uvm_tracker *t, int uvm_fd, uint32_t entries, uint
  * makes a version-1 tracker and answers in the `version` slot, leaving the
  * last word as we set it. The sentinel there tells the two apart.
  */
-static int init_ioctl56(struct uvm_tracker *t, int uvm_fd, uint32_t entries, enum uvm_queue_version want,
-			uint32_t *nv_status, enum uvm_queue_version *got)
+static int init_ioctl56(struct uvm_tracker *t, int uvm_fd, uint32_t entries,
+			enum uvm_queue_version want, uint32_t *nv_status,
+			enum uvm_queue_version *got)
 {
 	const uint32_t sentinel = 0xfffffffeu;
 	struct uvm_init_tracker_params_560 p = {
-		.queue_buffer = (uintptr_t)t->entries,
-		.queue_entries = entries,
-		.control_buffer = (uintptr_t)t->ctrl,
-		.uvm_fd = (uint32_t)uvm_fd,
-		.version = want,
-		.rm_status = sentinel,
+	    .queue_buffer = (uintptr_t)t->entries,
+	    .queue_entries = entries,
+	    .control_buffer = (uintptr_t)t->ctrl,
+	    .uvm_fd = (uint32_t)uvm_fd,
+	    .version = want,
+	    .rm_status = sentinel,
 	};
 
 	if (ioctl(t->tools_fd, UVM_IOCTL_TOOLS_INIT_EVENT_TRACKER, &p))
@@ -230,8 +240,10 @@ int uvm_tracker_open(struct uvm_tracker *t, const char *tools_path, int uvm_fd, 
 	if (err)
 		goto fail;
 	t->version = got;
-	t->queue = (struct uvm_queue){ .ctrl = t->ctrl, .entries = t->entries, .count = entries,
-				       .entry_size = (uint32_t)uvm_entry_size(got) };
+	t->queue = (struct uvm_queue){.ctrl = t->ctrl,
+				      .entries = t->entries,
+				      .count = entries,
+				      .entry_size = (uint32_t)uvm_entry_size(got)};
 	return 0;
 fail:
 	uvm_tracker_close(t);
@@ -247,20 +259,23 @@ static int tools_ioctl(int fd, unsigned long cmd, void *params, uint32_t *rm_sta
 
 int uvm_tracker_enable(struct uvm_tracker *t, uint64_t mask, uint64_t *enabled)
 {
-	struct uvm_set_threshold_params th = { .threshold = 1 };
+	struct uvm_set_threshold_params th = {.threshold = 1};
 	int err;
 
 	/* wake the poller for every entry: the drain decides how much to batch */
-	err = tools_ioctl(t->tools_fd, UVM_IOCTL_TOOLS_SET_NOTIFICATION_THRESHOLD, &th, &th.rm_status);
+	err = tools_ioctl(t->tools_fd, UVM_IOCTL_TOOLS_SET_NOTIFICATION_THRESHOLD, &th,
+			  &th.rm_status);
 	if (err)
 		return err;
-	/* an older driver refuses the whole mask for one type it lacks: drop the newest and retry */
+	/* an older driver refuses the whole mask for one type it lacks: drop the newest and retry
+	 */
 	for (int top = 63; mask && top > 0; top--) {
-		struct uvm_enable_events_params ev = { .event_mask = mask };
+		struct uvm_enable_events_params ev = {.event_mask = mask};
 
 		if (!(mask & (1ULL << top)))
 			continue;
-		err = tools_ioctl(t->tools_fd, UVM_IOCTL_TOOLS_EVENT_QUEUE_ENABLE_EVENTS, &ev, &ev.rm_status);
+		err = tools_ioctl(t->tools_fd, UVM_IOCTL_TOOLS_EVENT_QUEUE_ENABLE_EVENTS, &ev,
+				  &ev.rm_status);
 		if (!err) {
 			*enabled = mask;
 			return 0;
@@ -284,7 +299,7 @@ void uvm_tracker_close(struct uvm_tracker *t)
 
 int uvm_flush_events(int uvm_fd)
 {
-	struct uvm_flush_events_params p = { 0 };
+	struct uvm_flush_events_params p = {0};
 
 	return tools_ioctl(uvm_fd, UVM_IOCTL_TOOLS_FLUSH_EVENTS, &p, &p.rm_status);
 }

@@ -1,4 +1,4 @@
-/* Finding a process's /dev/nvidia-uvm descriptor, taking a copy of it, and binding a tools event tracker to it. */
+/* Finding a process's /dev/nvidia-uvm descriptor, copying it, binding a tools tracker. */
 #ifndef GRT_UVM_BIND_H
 #define GRT_UVM_BIND_H
 
@@ -43,7 +43,7 @@ int uvm_pidfd_exited(int pidfd);
 struct uvm_tracker {
 	int tools_fd;
 	enum uvm_queue_version version;
-	void *entries;		/* mmap'd, page aligned */
+	void *entries; /* mmap'd, page aligned */
 	size_t entries_len;
 	struct uvm_queue_control *ctrl; /* one mmap'd page */
 	struct uvm_queue queue;
@@ -72,7 +72,8 @@ int uvm_tracker_enable(struct uvm_tracker *t, uint64_t mask, uint64_t *enabled);
 
 void uvm_tracker_close(struct uvm_tracker *t);
 
-/* Asks the driver to deliver events still waiting on GPU work (UVM_TOOLS_FLUSH_EVENTS on a UVM fd). */
+/* Asks the driver to deliver events still waiting on GPU work (UVM_TOOLS_FLUSH_EVENTS on a UVM fd).
+ */
 int uvm_flush_events(int uvm_fd);
 
 #endif

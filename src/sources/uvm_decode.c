@@ -1,4 +1,4 @@
-/* Decoding of UVM tools queue entries (both versions) into uvm records, and the queue's consumer side. */
+/* Decoding UVM tools queue entries (v1 and v2) into uvm records; the queue consumer side. */
 #include <errno.h>
 #include <stdbool.h>
 #include <string.h>
@@ -48,8 +48,8 @@ size_t uvm_entry_size(enum uvm_queue_version version)
 }
 
 /* The fields every decoder fills; kind-specific ones follow. */
-static void start_record(struct uvm_decoded *out, uint32_t kind, uint8_t driver_type, uint32_t owner_pid,
-			 enum uvm_queue_version version)
+static void start_record(struct uvm_decoded *out, uint32_t kind, uint8_t driver_type,
+			 uint32_t owner_pid, enum uvm_queue_version version)
 {
 	memset(out, 0, sizeof(*out));
 	out->rec.base.kind = kind;
@@ -71,7 +71,8 @@ static void set_time(struct uvm_decoded *out, const struct uvm_clock_map *clock,
 	}
 }
 
-static void decode_cpu_fault(const void *entry, struct uvm_decoded *out, const struct uvm_clock_map *clock)
+static void decode_cpu_fault(const void *entry, struct uvm_decoded *out,
+			     const struct uvm_clock_map *clock)
 {
 	struct uvm_ev_cpu_fault f;
 
@@ -107,8 +108,8 @@ static void fill_migration(const struct migration_fields *m, struct uvm_decoded 
 	set_time(out, clock, m->begin_ts, m->end_ts);
 }
 
-static void decode_migration(const void *entry, enum uvm_queue_version version, struct uvm_decoded *out,
-			     const struct uvm_clock_map *clock)
+static void decode_migration(const void *entry, enum uvm_queue_version version,
+			     struct uvm_decoded *out, const struct uvm_clock_map *clock)
 {
 	struct migration_fields m;
 
@@ -116,14 +117,16 @@ static void decode_migration(const void *entry, enum uvm_queue_version version, 
 		struct uvm_ev_migration_v2 e;
 
 		memcpy(&e, entry, sizeof(e));
-		m = (struct migration_fields){ e.cause, e.src, e.dst, e.address, e.bytes,
-					       e.begin_ts, e.end_ts, e.begin_gpu_ts, e.end_gpu_ts };
+		m = (struct migration_fields){e.cause,	 e.src,		 e.dst,
+					      e.address, e.bytes,	 e.begin_ts,
+					      e.end_ts,	 e.begin_gpu_ts, e.end_gpu_ts};
 	} else {
 		struct uvm_ev_migration_v1 e;
 
 		memcpy(&e, entry, sizeof(e));
-		m = (struct migration_fields){ e.cause, e.src, e.dst, e.address, e.bytes,
-					       e.begin_ts, e.end_ts, e.begin_gpu_ts, e.end_gpu_ts };
+		m = (struct migration_fields){e.cause,	 e.src,		 e.dst,
+					      e.address, e.bytes,	 e.begin_ts,
+					      e.end_ts,	 e.begin_gpu_ts, e.end_gpu_ts};
 	}
 	fill_migration(&m, out, clock);
 }
@@ -134,8 +137,8 @@ struct gpu_fault_fields {
 	uint64_t address, ts, gpu_ts;
 };
 
-static void decode_gpu_fault(const void *entry, enum uvm_queue_version version, struct uvm_decoded *out,
-			     const struct uvm_clock_map *clock)
+static void decode_gpu_fault(const void *entry, enum uvm_queue_version version,
+			     struct uvm_decoded *out, const struct uvm_clock_map *clock)
 {
 	struct gpu_fault_fields g;
 
@@ -143,14 +146,16 @@ static void decode_gpu_fault(const void *entry, enum uvm_queue_version version, 
 		struct uvm_ev_gpu_fault_v2 e;
 
 		memcpy(&e, entry, sizeof(e));
-		g = (struct gpu_fault_fields){ e.fault_type, e.access, e.client_type, e.gpu, e.gpc_or_channel,
-					       e.client_id, e.batch, e.address, e.ts, e.gpu_ts };
+		g = (struct gpu_fault_fields){
+		    e.fault_type, e.access, e.client_type, e.gpu, e.gpc_or_channel,
+		    e.client_id,  e.batch,  e.address,	   e.ts,  e.gpu_ts};
 	} else {
 		struct uvm_ev_gpu_fault_v1 e;
 
 		memcpy(&e, entry, sizeof(e));
-		g = (struct gpu_fault_fields){ e.fault_type, e.access, e.client_type, e.gpu, e.gpc_or_channel,
-					       e.client_id, e.batch, e.address, e.ts, e.gpu_ts };
+		g = (struct gpu_fault_fields){
+		    e.fault_type, e.access, e.client_type, e.gpu, e.gpc_or_channel,
+		    e.client_id,  e.batch,  e.address,	   e.ts,  e.gpu_ts};
 	}
 	out->rec.base.address = g.address;
 	out->rec.base.src_processor = g.gpu;
@@ -165,8 +170,8 @@ static void decode_gpu_fault(const void *entry, enum uvm_queue_version version, 
 	set_time(out, clock, g.ts, 0);
 }
 
-static void decode_replay(const void *entry, enum uvm_queue_version version, struct uvm_decoded *out,
-			  const struct uvm_clock_map *clock)
+static void decode_replay(const void *entry, enum uvm_queue_version version,
+			  struct uvm_decoded *out, const struct uvm_clock_map *clock)
 {
 	uint32_t gpu, batch;
 	uint8_t client_type;
@@ -176,12 +181,14 @@ static void decode_replay(const void *entry, enum uvm_queue_version version, str
 		struct uvm_ev_replay_v2 e;
 
 		memcpy(&e, entry, sizeof(e));
-		gpu = e.gpu, batch = e.batch, client_type = e.client_type, ts = e.ts, gpu_ts = e.gpu_ts;
+		gpu = e.gpu, batch = e.batch, client_type = e.client_type, ts = e.ts,
+		gpu_ts = e.gpu_ts;
 	} else {
 		struct uvm_ev_replay_v1 e;
 
 		memcpy(&e, entry, sizeof(e));
-		gpu = e.gpu, batch = e.batch, client_type = e.client_type, ts = e.ts, gpu_ts = e.gpu_ts;
+		gpu = e.gpu, batch = e.batch, client_type = e.client_type, ts = e.ts,
+		gpu_ts = e.gpu_ts;
 	}
 	out->rec.base.src_processor = gpu;
 	if (client_type == 2)
@@ -203,13 +210,15 @@ static void decode_fatal(const void *entry, enum uvm_queue_version version, stru
 		struct uvm_ev_fatal_v2 e;
 
 		memcpy(&e, entry, sizeof(e));
-		processor = e.processor, fault_type = e.fault_type, access = e.access, reason = e.reason;
+		processor = e.processor, fault_type = e.fault_type, access = e.access,
+		reason = e.reason;
 		address = e.address, ts = e.ts;
 	} else {
 		struct uvm_ev_fatal_v1 e;
 
 		memcpy(&e, entry, sizeof(e));
-		processor = e.processor, fault_type = e.fault_type, access = e.access, reason = e.reason;
+		processor = e.processor, fault_type = e.fault_type, access = e.access,
+		reason = e.reason;
 		address = e.address, ts = e.ts;
 	}
 	out->rec.base.address = address;
@@ -276,8 +285,8 @@ static void decode_read_dup_invalidate(const void *entry, enum uvm_queue_version
 	set_time(out, clock, ts, 0);
 }
 
-static void decode_page_size(const void *entry, enum uvm_queue_version version, struct uvm_decoded *out,
-			     const struct uvm_clock_map *clock)
+static void decode_page_size(const void *entry, enum uvm_queue_version version,
+			     struct uvm_decoded *out, const struct uvm_clock_map *clock)
 {
 	uint32_t processor, size;
 	uint64_t address, ts;
@@ -299,8 +308,8 @@ static void decode_page_size(const void *entry, enum uvm_queue_version version, 
 	set_time(out, clock, ts, 0);
 }
 
-static void decode_throttling(const void *entry, enum uvm_queue_version version, struct uvm_decoded *out,
-			      const struct uvm_clock_map *clock)
+static void decode_throttling(const void *entry, enum uvm_queue_version version,
+			      struct uvm_decoded *out, const struct uvm_clock_map *clock)
 {
 	uint32_t processor;
 	uint64_t address, ts;
@@ -321,8 +330,8 @@ static void decode_throttling(const void *entry, enum uvm_queue_version version,
 	set_time(out, clock, ts, 0);
 }
 
-static void decode_map_remote(const void *entry, enum uvm_queue_version version, struct uvm_decoded *out,
-			      const struct uvm_clock_map *clock)
+static void decode_map_remote(const void *entry, enum uvm_queue_version version,
+			      struct uvm_decoded *out, const struct uvm_clock_map *clock)
 {
 	uint32_t src, dst;
 	uint8_t cause;
@@ -350,8 +359,8 @@ static void decode_map_remote(const void *entry, enum uvm_queue_version version,
 	set_time(out, clock, ts, 0);
 }
 
-static void decode_eviction(const void *entry, enum uvm_queue_version version, struct uvm_decoded *out,
-			    const struct uvm_clock_map *clock)
+static void decode_eviction(const void *entry, enum uvm_queue_version version,
+			    struct uvm_decoded *out, const struct uvm_clock_map *clock)
 {
 	uint32_t src, dst;
 	uint64_t address_out, address_in, size, ts;
@@ -379,20 +388,20 @@ static void decode_eviction(const void *entry, enum uvm_queue_version version, s
 
 /* Driver event type -> record kind; 0 where no release defines the type. */
 static const uint8_t kind_of_type[UVM_EV_NUM_TYPES] = {
-	[UVM_EV_CPU_FAULT] = GRT_UVM_CPU_FAULT,
-	[UVM_EV_MIGRATION] = GRT_UVM_MIGRATION,
-	[UVM_EV_GPU_FAULT] = GRT_UVM_GPU_FAULT,
-	[UVM_EV_GPU_FAULT_REPLAY] = GRT_UVM_GPU_FAULT_REPLAY,
-	[UVM_EV_FAULT_BUFFER_OVERFLOW] = GRT_UVM_FAULT_BUFFER_OVERFLOW,
-	[UVM_EV_FATAL_FAULT] = GRT_UVM_FATAL_FAULT,
-	[UVM_EV_READ_DUPLICATE] = GRT_UVM_READ_DUPLICATE,
-	[UVM_EV_READ_DUPLICATE_INVALIDATE] = GRT_UVM_READ_DUPLICATE_INVALIDATE,
-	[UVM_EV_PAGE_SIZE_CHANGE] = GRT_UVM_PAGE_SIZE_CHANGE,
-	[UVM_EV_THRASHING_DETECTED] = GRT_UVM_THRASHING,
-	[UVM_EV_THROTTLING_START] = GRT_UVM_THROTTLING_START,
-	[UVM_EV_THROTTLING_END] = GRT_UVM_THROTTLING_END,
-	[UVM_EV_MAP_REMOTE] = GRT_UVM_MAP_REMOTE,
-	[UVM_EV_EVICTION] = GRT_UVM_EVICTION,
+    [UVM_EV_CPU_FAULT] = GRT_UVM_CPU_FAULT,
+    [UVM_EV_MIGRATION] = GRT_UVM_MIGRATION,
+    [UVM_EV_GPU_FAULT] = GRT_UVM_GPU_FAULT,
+    [UVM_EV_GPU_FAULT_REPLAY] = GRT_UVM_GPU_FAULT_REPLAY,
+    [UVM_EV_FAULT_BUFFER_OVERFLOW] = GRT_UVM_FAULT_BUFFER_OVERFLOW,
+    [UVM_EV_FATAL_FAULT] = GRT_UVM_FATAL_FAULT,
+    [UVM_EV_READ_DUPLICATE] = GRT_UVM_READ_DUPLICATE,
+    [UVM_EV_READ_DUPLICATE_INVALIDATE] = GRT_UVM_READ_DUPLICATE_INVALIDATE,
+    [UVM_EV_PAGE_SIZE_CHANGE] = GRT_UVM_PAGE_SIZE_CHANGE,
+    [UVM_EV_THRASHING_DETECTED] = GRT_UVM_THRASHING,
+    [UVM_EV_THROTTLING_START] = GRT_UVM_THROTTLING_START,
+    [UVM_EV_THROTTLING_END] = GRT_UVM_THROTTLING_END,
+    [UVM_EV_MAP_REMOTE] = GRT_UVM_MAP_REMOTE,
+    [UVM_EV_EVICTION] = GRT_UVM_EVICTION,
 };
 
 int uvm_decode_entry(const void *entry, enum uvm_queue_version version, uint32_t owner_pid,
@@ -448,7 +457,8 @@ int uvm_decode_entry(const void *entry, enum uvm_queue_version version, uint32_t
 	return 0;
 }
 
-unsigned uvm_queue_drain(struct uvm_queue *q, void (*on_entry)(void *ctx, const void *entry), void *ctx)
+unsigned uvm_queue_drain(struct uvm_queue *q, void (*on_entry)(void *ctx, const void *entry),
+			 void *ctx)
 {
 	uint32_t mask = q->count - 1;
 	uint32_t get = q->ctrl->get_behind & mask;
@@ -470,7 +480,8 @@ unsigned uvm_queue_drain(struct uvm_queue *q, void (*on_entry)(void *ctx, const 
 	return consumed;
 }
 
-uint64_t uvm_queue_new_drops(struct uvm_queue *q, void (*on_drop)(void *ctx, uint32_t driver_type, uint64_t n),
+uint64_t uvm_queue_new_drops(struct uvm_queue *q,
+			     void (*on_drop)(void *ctx, uint32_t driver_type, uint64_t n),
 			     void *ctx)
 {
 	uint64_t total = 0;

@@ -15,7 +15,7 @@
  */
 struct uvm_clock_map {
 	int64_t mono_minus_raw;
-	uint64_t error_ns;	/* half the width of the measuring window */
+	uint64_t error_ns; /* half the width of the measuring window */
 };
 
 /* Measures the offset now: raw, mono, raw read back to back, the narrowest of a few tries. */
@@ -29,8 +29,8 @@ size_t uvm_entry_size(enum uvm_queue_version version);
 /* One decoded entry: the record payload and its header fields. */
 struct uvm_decoded {
 	struct grt_uvm_event_full rec;
-	uint64_t ts_ns;		/* CLOCK_MONOTONIC; 0 when the driver gave no stamp */
-	uint32_t tid;		/* faulting thread of CPU faults, else 0 */
+	uint64_t ts_ns; /* CLOCK_MONOTONIC; 0 when the driver gave no stamp */
+	uint32_t tid;	/* faulting thread of CPU faults, else 0 */
 };
 
 /*
@@ -45,7 +45,7 @@ int uvm_decode_entry(const void *entry, enum uvm_queue_version version, uint32_t
 struct uvm_queue {
 	struct uvm_queue_control *ctrl;
 	const uint8_t *entries;
-	uint32_t count;		/* slots, a power of two */
+	uint32_t count; /* slots, a power of two */
 	uint32_t entry_size;
 	uint64_t dropped_seen[UVM_EV_NUM_TYPES_ALL];
 };
@@ -54,13 +54,15 @@ struct uvm_queue {
  * Hands every pending entry, oldest first, to on_entry and then gives the
  * slots back to the driver. Returns the number of entries consumed.
  */
-unsigned uvm_queue_drain(struct uvm_queue *q, void (*on_entry)(void *ctx, const void *entry), void *ctx);
+unsigned uvm_queue_drain(struct uvm_queue *q, void (*on_entry)(void *ctx, const void *entry),
+			 void *ctx);
 
 /*
  * Reports events the driver dropped (queue full) since the last call, one
  * on_drop call per event type; returns the total.
  */
-uint64_t uvm_queue_new_drops(struct uvm_queue *q, void (*on_drop)(void *ctx, uint32_t driver_type, uint64_t n),
+uint64_t uvm_queue_new_drops(struct uvm_queue *q,
+			     void (*on_drop)(void *ctx, uint32_t driver_type, uint64_t n),
 			     void *ctx);
 
 #endif

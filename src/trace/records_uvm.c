@@ -1,4 +1,4 @@
-/* Description and names of the `uvm` source's record: unified-memory faults, migrations, evictions. */
+/* Description and names of the uvm record: unified-memory faults, migrations, evictions. */
 #include <stdio.h>
 #include "trace/grt_format.h"
 #include "trace/record_desc.h"
@@ -6,21 +6,21 @@
 #include "trace/trace_names.h"
 
 static const char *const kind_names[GRT_UVM_KIND_COUNT] = {
-	[GRT_UVM_CPU_FAULT] = "cpu_fault",
-	[GRT_UVM_GPU_FAULT] = "gpu_fault",
-	[GRT_UVM_GPU_FAULT_REPLAY] = "gpu_fault_replay",
-	[GRT_UVM_MIGRATION] = "migration",
-	[GRT_UVM_EVICTION] = "eviction",
-	[GRT_UVM_THRASHING] = "thrashing",
-	[GRT_UVM_THROTTLING_START] = "throttling_start",
-	[GRT_UVM_THROTTLING_END] = "throttling_end",
-	[GRT_UVM_MAP_REMOTE] = "map_remote",
-	[GRT_UVM_READ_DUPLICATE] = "read_duplicate",
-	[GRT_UVM_READ_DUPLICATE_INVALIDATE] = "read_duplicate_invalidate",
-	[GRT_UVM_FATAL_FAULT] = "fatal_fault",
-	[GRT_UVM_QUEUE_OVERFLOW] = "queue_overflow",
-	[GRT_UVM_FAULT_BUFFER_OVERFLOW] = "fault_buffer_overflow",
-	[GRT_UVM_PAGE_SIZE_CHANGE] = "page_size_change",
+    [GRT_UVM_CPU_FAULT] = "cpu_fault",
+    [GRT_UVM_GPU_FAULT] = "gpu_fault",
+    [GRT_UVM_GPU_FAULT_REPLAY] = "gpu_fault_replay",
+    [GRT_UVM_MIGRATION] = "migration",
+    [GRT_UVM_EVICTION] = "eviction",
+    [GRT_UVM_THRASHING] = "thrashing",
+    [GRT_UVM_THROTTLING_START] = "throttling_start",
+    [GRT_UVM_THROTTLING_END] = "throttling_end",
+    [GRT_UVM_MAP_REMOTE] = "map_remote",
+    [GRT_UVM_READ_DUPLICATE] = "read_duplicate",
+    [GRT_UVM_READ_DUPLICATE_INVALIDATE] = "read_duplicate_invalidate",
+    [GRT_UVM_FATAL_FAULT] = "fatal_fault",
+    [GRT_UVM_QUEUE_OVERFLOW] = "queue_overflow",
+    [GRT_UVM_FAULT_BUFFER_OVERFLOW] = "fault_buffer_overflow",
+    [GRT_UVM_PAGE_SIZE_CHANGE] = "page_size_change",
 };
 
 const char *grt_uvm_kind_name(uint32_t kind)
@@ -29,26 +29,35 @@ const char *grt_uvm_kind_name(uint32_t kind)
 }
 
 static const char *const migration_causes[] = {
-	[0] = "none",	    [1] = "user",     [2] = "coherence",
-	[3] = "prefetch",   [4] = "eviction", [5] = "access_counters",
+    [0] = "none",     [1] = "user",	[2] = "coherence",
+    [3] = "prefetch", [4] = "eviction", [5] = "access_counters",
 };
 
 static const char *const map_remote_causes[] = {
-	[0] = "none",	[1] = "coherence",     [2] = "thrashing",
-	[3] = "policy", [4] = "out_of_memory", [5] = "eviction",
+    [0] = "none",   [1] = "coherence",	   [2] = "thrashing",
+    [3] = "policy", [4] = "out_of_memory", [5] = "eviction",
 };
 
 static const char *const access_types[] = {
-	[0] = "none", [1] = "read", [2] = "write", [3] = "atomic", [4] = "prefetch",
+    [0] = "none", [1] = "read", [2] = "write", [3] = "atomic", [4] = "prefetch",
 };
 
 /* Driver event types, for queue-overflow records (which type was lost). */
 static const char *const driver_types[] = {
-	[1] = "cpu_fault",	    [2] = "migration",	       [3] = "gpu_fault",
-	[4] = "gpu_fault_replay",   [5] = "fault_buffer_overflow", [6] = "fatal_fault",
-	[7] = "read_duplicate",	    [8] = "read_duplicate_invalidate", [9] = "page_size_change",
-	[10] = "thrashing",	    [11] = "throttling_start", [12] = "throttling_end",
-	[13] = "map_remote",	    [14] = "eviction",
+    [1] = "cpu_fault",
+    [2] = "migration",
+    [3] = "gpu_fault",
+    [4] = "gpu_fault_replay",
+    [5] = "fault_buffer_overflow",
+    [6] = "fatal_fault",
+    [7] = "read_duplicate",
+    [8] = "read_duplicate_invalidate",
+    [9] = "page_size_change",
+    [10] = "thrashing",
+    [11] = "throttling_start",
+    [12] = "throttling_end",
+    [13] = "map_remote",
+    [14] = "eviction",
 };
 
 const char *grt_uvm_cause_name(uint32_t kind, uint32_t cause)
@@ -93,7 +102,8 @@ static void describe_uvm(const struct grt_record *rec, const struct grt_strings 
 	grt_field_str(out, "dst", grt_uvm_processor_name(e->dst_processor, dst, sizeof(dst)));
 	grt_field_str(out, "cause", grt_uvm_cause_name(e->kind, e->cause));
 	if (e->flags & GRT_UVM_F_HAS_END)
-		grt_field_u64(out, "dur_ns", e->end_ns >= rec->hdr.ts_ns ? e->end_ns - rec->hdr.ts_ns : 0);
+		grt_field_u64(out, "dur_ns",
+			      e->end_ns >= rec->hdr.ts_ns ? e->end_ns - rec->hdr.ts_ns : 0);
 	if (rec->hdr.payload_len >= sizeof(struct grt_uvm_event_full)) {
 		const struct grt_uvm_event_ext *x = &((const struct grt_uvm_event_full *)e)->ext;
 
@@ -107,8 +117,8 @@ static void describe_uvm(const struct grt_record *rec, const struct grt_strings 
 }
 
 GRT_RECORD_DESC(uvm_event_desc) = {
-	.type = GRT_REC_UVM_EVENT,
-	.name = "uvm",
-	.min_len = sizeof(struct grt_uvm_event_rec),
-	.describe = describe_uvm,
+    .type = GRT_REC_UVM_EVENT,
+    .name = "uvm",
+    .min_len = sizeof(struct grt_uvm_event_rec),
+    .describe = describe_uvm,
 };

@@ -23,19 +23,19 @@ enum grt_uvm_event_kind {
 	GRT_UVM_READ_DUPLICATE_INVALIDATE = 11,
 	GRT_UVM_FATAL_FAULT = 12,
 	GRT_UVM_QUEUE_OVERFLOW = 13,
-	GRT_UVM_FAULT_BUFFER_OVERFLOW = 14,	/* the GPU's fault buffer overflowed */
+	GRT_UVM_FAULT_BUFFER_OVERFLOW = 14, /* the GPU's fault buffer overflowed */
 	GRT_UVM_PAGE_SIZE_CHANGE = 15,
 	GRT_UVM_KIND_COUNT = 16,
 };
 
 /* Processor ids are the driver's: 0 is the CPU, GPUs count from 1. */
 #define GRT_UVM_PROC_CPU 0u
-#define GRT_UVM_PROC_NONE 0xffffffffu	/* the event names no such processor */
+#define GRT_UVM_PROC_NONE 0xffffffffu /* the event names no such processor */
 
 enum grt_uvm_flags {
-	GRT_UVM_F_QUEUE_V2 = 1,		/* decoded from a version-2 queue entry */
-	GRT_UVM_F_HAS_END = 2,		/* end_ns is a measured end (migrations with an end stamp) */
-	GRT_UVM_F_NON_REPLAYABLE = 4,	/* GPU fault/replay from a HUB client (non-replayable) */
+	GRT_UVM_F_QUEUE_V2 = 1,	      /* decoded from a version-2 queue entry */
+	GRT_UVM_F_HAS_END = 2,	      /* end_ns is a measured end (migrations with an end stamp) */
+	GRT_UVM_F_NON_REPLAYABLE = 4, /* GPU fault/replay from a HUB client (non-replayable) */
 };
 
 /* Header pid is the process whose UVM file the event came from; ts_ns mapped to CLOCK_MONOTONIC. */
@@ -45,9 +45,9 @@ struct grt_uvm_event_rec {
 	uint64_t end_ns;	/* for events with a duration (migrations), else equal to ts_ns */
 	uint32_t kind;		/* enum grt_uvm_event_kind */
 	uint32_t owner_pid;	/* process that owns the memory */
-	uint32_t src_processor;	/* processor ids as the driver numbers them */
+	uint32_t src_processor; /* processor ids as the driver numbers them */
 	uint32_t dst_processor;
-	uint32_t cause;		/* driver's cause/access-type code */
+	uint32_t cause; /* driver's cause/access-type code */
 	uint32_t flags;
 };
 
@@ -72,15 +72,16 @@ struct grt_uvm_event_ext {
 	 * overflow: events lost.
 	 */
 	uint64_t aux;
-	uint64_t gpu_ts_ns;	/* the GPU's own time stamp (globaltimer ns, not mapped), 0 if none */
-	uint32_t tid;		/* CPU fault: faulting thread (also in the header) */
-	uint32_t aux32;		/* GPU fault: client id << 16 | GPC or channel; fatal: reason;
-				   page size change: the new size; CPU fault: CPU number (570+) */
-	uint8_t fault_type;	/* GPU/fatal faults: UvmEventFaultType */
-	uint8_t driver_type;	/* the driver's UvmEventType this came from */
-	uint8_t client_type;	/* GPU faults/replays: 1 GPC, 2 HUB */
+	uint64_t gpu_ts_ns;  /* the GPU's own time stamp (globaltimer ns, not mapped), 0 if none */
+	uint32_t tid;	     /* CPU fault: faulting thread (also in the header) */
+	uint32_t aux32;	     /* GPU fault: client id << 16 | GPC or channel; fatal: reason;
+				page size change: the new size; CPU fault: CPU number (570+) */
+	uint8_t fault_type;  /* GPU/fatal faults: UvmEventFaultType */
+	uint8_t driver_type; /* the driver's UvmEventType this came from */
+	uint8_t client_type; /* GPU faults/replays: 1 GPC, 2 HUB */
 	uint8_t reserved8;
-	uint32_t fault_pid;	/* CPU fault: the process the driver saw faulting (should be owner_pid) */
+	uint32_t
+	    fault_pid; /* CPU fault: the process the driver saw faulting (should be owner_pid) */
 };
 
 _Static_assert(sizeof(struct grt_uvm_event_ext) == 32, "uvm event extension layout");

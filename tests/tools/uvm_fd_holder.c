@@ -1,4 +1,4 @@
-/* uvm_fd_holder PATH...: opens each PATH (after an optional delay), says so on stdout, then waits to be killed. */
+/* uvm_fd_holder [--delay-ms N] PATH...: opens each PATH, says so, waits to be killed. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

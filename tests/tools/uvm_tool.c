@@ -1,4 +1,4 @@
-/* uvm_tool: captures raw UVM queue samples, runs the uvm source live, turns uvm traces into CSV (GPU bench helper). */
+/* uvm_tool: raw UVM queue capture, live uvm snoop, uvm trace to CSV (GPU bench helper). */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,7 +27,7 @@ static void on_signal(int sig)
 
 static void install_signals(void)
 {
-	struct sigaction sa = { .sa_handler = on_signal };
+	struct sigaction sa = {.sa_handler = on_signal};
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -42,7 +42,8 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- rawcap: two trackers (v1 and v2) on one process, entries kept as the driver wrote them ---- */
+/* ---- rawcap: two trackers (v1 and v2) on one process, entries kept as the driver wrote them ----
+ */
 
 struct raw_capture {
 	struct uvm_tracker tracker;
@@ -72,8 +73,10 @@ static void keep_entry(void *ctx, const void *entry)
 
 static int write_sample(const char *dir, struct raw_capture *c, pid_t pid)
 {
-	struct uvm_sample_header h = { .version = c->tracker.version, .entry_size = c->tracker.queue.entry_size,
-				       .count = c->count, .owner_pid = (uint32_t)pid };
+	struct uvm_sample_header h = {.version = c->tracker.version,
+				      .entry_size = c->tracker.queue.entry_size,
+				      .count = c->count,
+				      .owner_pid = (uint32_t)pid};
 	struct uvm_clock_map clock;
 	char path[4096];
 	FILE *f;
@@ -94,8 +97,9 @@ static int write_sample(const char *dir, struct raw_capture *c, pid_t pid)
 	fwrite(c->data, 1, c->len, f);
 	if (fclose(f))
 		return -errno;
-	printf("rawcap: %s: %" PRIu64 " entries of %u bytes (queue v%u), %" PRIu64 " dropped, driver %s\n", path,
-	       c->count, h.entry_size, h.version, h.dropped, h.driver);
+	printf("rawcap: %s: %" PRIu64 " entries of %u bytes (queue v%u), %" PRIu64
+	       " dropped, driver %s\n",
+	       path, c->count, h.entry_size, h.version, h.dropped, h.driver);
 	return 0;
 }
 
@@ -114,27 +118,32 @@ static int rawcap_bind(pid_t pid, int pidfd, struct raw_capture caps[2], int *uv
 			uint64_t en;
 
 			if (local < 0) {
-				fprintf(stderr, "rawcap: pidfd_getfd(%d, %d): %s\n", (int)pid, fds[i], strerror(-local));
+				fprintf(stderr, "rawcap: pidfd_getfd(%d, %d): %s\n", (int)pid,
+					fds[i], strerror(-local));
 				return local;
 			}
 			/* v2 is required; v1 is taken too where the driver still offers it */
-			if (!uvm_tracker_open(&caps[1].tracker, UVM_TOOLS_DEVICE_PATH, local, 1u << 16, UVM_QUEUE_V2, &st2) &&
+			if (!uvm_tracker_open(&caps[1].tracker, UVM_TOOLS_DEVICE_PATH, local,
+					      1u << 16, UVM_QUEUE_V2, &st2) &&
 			    !uvm_tracker_enable(&caps[1].tracker, UVM_EV_MASK_ALL, &en)) {
 				if (want_v1 &&
-				    (uvm_tracker_open(&caps[0].tracker, UVM_TOOLS_DEVICE_PATH, local, 1u << 16, UVM_QUEUE_V1,
-						      &st1) ||
+				    (uvm_tracker_open(&caps[0].tracker, UVM_TOOLS_DEVICE_PATH,
+						      local, 1u << 16, UVM_QUEUE_V1, &st1) ||
 				     uvm_tracker_enable(&caps[0].tracker, UVM_EV_MASK_ALL, &en))) {
 					printf("rawcap: no v1 tracker (status 0x%x)\n", st1);
 					uvm_tracker_close(&caps[0].tracker);
 				}
 				*uvm_fd = local;
-				printf("rawcap: bound to pid %d fd %d (tracker v%u%s, events 0x%" PRIx64 ")\n", (int)pid,
-				       fds[i], caps[1].tracker.version, caps[0].tracker.tools_fd >= 0 ? " and v1" : "", en);
+				printf("rawcap: bound to pid %d fd %d (tracker v%u%s, events "
+				       "0x%" PRIx64 ")\n",
+				       (int)pid, fds[i], caps[1].tracker.version,
+				       caps[0].tracker.tools_fd >= 0 ? " and v1" : "", en);
 				return 0;
 			}
 			if (st2 != last_status) /* once per kind of refusal, not every retry */
-				fprintf(stderr, "rawcap: pid %d fd %d: no tracker yet (status 0x%x)\n", (int)pid, fds[i],
-					st2);
+				fprintf(stderr,
+					"rawcap: pid %d fd %d: no tracker yet (status 0x%x)\n",
+					(int)pid, fds[i], st2);
 			last_status = st2;
 			uvm_tracker_close(&caps[0].tracker);
 			uvm_tracker_close(&caps[1].tracker);
@@ -147,7 +156,7 @@ static int rawcap_bind(pid_t pid, int pidfd, struct raw_capture caps[2], int *uv
 
 static int cmd_rawcap(int argc, char **argv)
 {
-	struct raw_capture caps[2] = { 0 };
+	struct raw_capture caps[2] = {0};
 	pid_t pid = 0;
 	const char *dir = ".";
 	int opt, pidfd, uvm_fd = -1, err;
@@ -177,8 +186,8 @@ static int cmd_rawcap(int argc, char **argv)
 		return 1;
 	}
 	while (!stop_requested && !uvm_pidfd_exited(pidfd)) {
-		struct pollfd p[2] = { { .fd = caps[0].tracker.tools_fd, .events = POLLIN },
-				       { .fd = caps[1].tracker.tools_fd, .events = POLLIN } };
+		struct pollfd p[2] = {{.fd = caps[0].tracker.tools_fd, .events = POLLIN},
+				      {.fd = caps[1].tracker.tools_fd, .events = POLLIN}};
 
 		poll(p, 2, 20);
 		for (int i = 0; i < 2; i++)
@@ -204,7 +213,7 @@ static int cmd_rawcap(int argc, char **argv)
 
 static int cmd_snoop(int argc, char **argv)
 {
-	struct grt_session_config cfg = { 0 };
+	struct grt_session_config cfg = {0};
 	struct snoop_uvm *printer;
 	struct grt_session *s;
 	double seconds = 0;
@@ -272,7 +281,8 @@ static int cmd_csv(int argc, char **argv)
 	p = snoop_uvm_new(stdout, true);
 	while (grt_reader_next(r, &rec) == GRT_READ_OK)
 		if (rec.hdr.type == GRT_REC_UVM_EVENT)
-			snoop_uvm_print(p, rec.hdr.pid, rec.hdr.tid, rec.hdr.ts_ns, rec.payload, rec.hdr.payload_len);
+			snoop_uvm_print(p, rec.hdr.pid, rec.hdr.tid, rec.hdr.ts_ns, rec.payload,
+					rec.hdr.payload_len);
 	snoop_uvm_free(p);
 	grt_reader_close(r);
 	return 0;
@@ -286,7 +296,8 @@ int main(int argc, char **argv)
 		return cmd_snoop(argc - 1, argv + 1);
 	if (argc >= 2 && !strcmp(argv[1], "csv"))
 		return cmd_csv(argc - 1, argv + 1);
-	fprintf(stderr, "usage: uvm_tool rawcap [-2] -p PID [-o DIR] | snoop [-p PID] [-c] [-d SECONDS] |\n"
-			"                csv FILE.grt\n");
+	fprintf(stderr,
+		"usage: uvm_tool rawcap [-2] -p PID [-o DIR] | snoop [-p PID] [-c] [-d SECONDS] |\n"
+		"                csv FILE.grt\n");
 	return 2;
 }
