@@ -12,6 +12,13 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* user stacks of launches and allocations; set false to save the unwinding cost */
 const volatile bool capture_stacks = true;
+/* kernel argument words of launches */
+const volatile bool capture_args = true;
+/*
+ * Consumers are not woken per event (a wakeup costs more than the event in a
+ * VM): user space drains on its tick, and is woken once this much is queued.
+ */
+const volatile __u64 wakeup_bytes = 4 * 1024 * 1024;
 
 /* Sized by user space before load (cuda.c); this is only the default. */
 struct {
@@ -164,19 +171,55 @@ static __always_inline __u64 read_arg_word(__u64 p)
 	return word;
 }
 
-/* The leading kernelParams words; stops at the first unreadable or NULL slot. */
+/*
+ * The kernelParams slots, in one read when they cannot run past the array's
+ * page: each user read costs ~0.1 us, and a launch is worth little more.
+ */
+static __always_inline int read_param_slots(__u64 params, __u64 *slots)
+{
+	if (4096 - (params & 4095) >= CUDA_LAUNCH_ARG_WORDS * 8)
+		return bpf_probe_read_user(slots, CUDA_LAUNCH_ARG_WORDS * 8, (void *)params) ? 0
+											   : CUDA_LAUNCH_ARG_WORDS;
+#pragma unroll
+	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS; i++)
+		if (bpf_probe_read_user(&slots[i], 8, (void *)(params + 8 * i)))
+			return i;
+	return CUDA_LAUNCH_ARG_WORDS;
+}
+
+/*
+ * The driver is not told how many parameters a kernel has, so the slots
+ * after the last one are whatever follows the caller's array. Parameter
+ * pointers point into one place (the launch stub's frame, a packed buffer):
+ * a slot that is no user pointer or lies far from the previous one ends the
+ * list. Following it would mostly fault, and a faulting read costs ~0.5 us.
+ */
+#define USER_PTR_MIN 0x10000ull
+#define USER_PTR_MAX 0x7ffffffff000ull
+#define ARG_SLOT_SPAN 0x10000ull
+
+static __always_inline bool plausible_slot(__u64 slot, __u64 prev)
+{
+	if (slot < USER_PTR_MIN || slot > USER_PTR_MAX)
+		return false;
+	return !prev || (slot > prev ? slot - prev : prev - slot) <= ARG_SLOT_SPAN;
+}
+
 static __always_inline void read_kernel_args(struct cuda_launch_args *l, __u64 params)
 {
-	if (!params)
-		return;
-#pragma unroll
-	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS; i++) {
-		__u64 slot = 0;
+	__u64 slots[CUDA_LAUNCH_ARG_WORDS] = {};
+	__u64 prev = 0;
+	int n;
 
-		if (bpf_probe_read_user(&slot, sizeof(slot), (void *)(params + 8 * i)) || !slot)
+	if (!params || !capture_args)
+		return;
+	n = read_param_slots(params, slots);
+	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS; i++) {
+		if (i >= n || !plausible_slot(slots[i], prev))
 			return;
-		l->args[i] = read_arg_word(slot);
+		l->args[i] = read_arg_word(slots[i]);
 		l->arg_words = i + 1;
+		prev = slots[i];
 	}
 }
 
@@ -217,6 +260,13 @@ static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, _
 	return ev;
 }
 
+static __always_inline void event_submit(void *ev)
+{
+	__u64 queued = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	bpf_ringbuf_submit(ev, queued >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
 static __always_inline __u64 read_user_u64(__u64 addr)
 {
 	__u64 v = 0;
@@ -239,7 +289,7 @@ static __always_inline int finish_plain(struct pt_regs *ctx)
 	struct cuda_event *ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
 
 	if (ev)
-		bpf_ringbuf_submit(ev, 0);
+		event_submit(ev);
 	return 0;
 }
 
@@ -253,7 +303,7 @@ static __always_inline int finish_alloc(struct pt_regs *ctx)
 		return 0;
 	ev->args.alloc.addr = read_user_u64(ev->args.alloc.out);
 	ev->args.alloc.pitch = read_user_u64(ev->args.alloc.pitch_out);
-	bpf_ringbuf_submit(ev, 0);
+	event_submit(ev);
 	return 0;
 }
 
@@ -269,7 +319,7 @@ static __always_inline int finish_module(struct pt_regs *ctx, const bool has_pat
 		if (!ev)
 			return 0;
 		ev->args.module.module = read_user_u64(ev->args.module.out);
-		bpf_ringbuf_submit(ev, 0);
+		event_submit(ev);
 		return 0;
 	}
 	t = (void *)event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*t));
@@ -277,7 +327,7 @@ static __always_inline int finish_module(struct pt_regs *ctx, const bool has_pat
 		return 0;
 	t->event.args.module.module = read_user_u64(t->event.args.module.out);
 	read_text(t, t->event.args.module.path);
-	bpf_ringbuf_submit(t, 0);
+	event_submit(t);
 	return 0;
 }
 
@@ -298,7 +348,7 @@ static __always_inline int finish_name(struct pt_regs *ctx, const enum name_sour
 		if (!ev)
 			return 0;
 		ev->args.name.handle = read_user_u64(ev->args.name.out);
-		bpf_ringbuf_submit(ev, 0);
+		event_submit(ev);
 		return 0;
 	}
 	t = (void *)event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*t));
@@ -309,7 +359,7 @@ static __always_inline int finish_name(struct pt_regs *ctx, const enum name_sour
 	else
 		t->event.args.name.name = read_user_u64(t->event.args.name.out);
 	read_text(t, t->event.args.name.name);
-	bpf_ringbuf_submit(t, 0);
+	event_submit(t);
 	return 0;
 }
 

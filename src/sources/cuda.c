@@ -435,6 +435,10 @@ static int load_programs(struct cuda_tracer *t)
 		return grt_session_fail(t->session, -errno, "cuda: cannot open the BPF object: %s",
 					libbpf_reason(-errno));
 	err = bpf_map__set_max_entries(t->skel->maps.events, CUDA_RING_BYTES);
+	t->skel->rodata->wakeup_bytes = CUDA_RING_BYTES / 16;
+	/* benchmark switches: what stacks and argument words cost */
+	t->skel->rodata->capture_stacks = !getenv("GRT_CUDA_NO_STACKS");
+	t->skel->rodata->capture_args = !getenv("GRT_CUDA_NO_ARGS");
 	t->multi = grt_uprobe_multi_supported() && !getenv("GRT_CUDA_NO_UPROBE_MULTI");
 	for (struct bpf_program *p = NULL; t->multi && (p = bpf_object__next_program(t->skel->obj, p));)
 		bpf_program__set_expected_attach_type(p, GRT_BPF_TRACE_UPROBE_MULTI);
@@ -487,6 +491,8 @@ static int cuda_drain(void *ctx)
 	struct cuda_tracer *t = ctx;
 	uint64_t now;
 
+	/* events are sent without waking us (see wakeup_bytes): every tick collects them */
+	ring_buffer__consume(t->ring);
 	grt_session_count_drop(t->session, GRT_SRC_CUDA,
 			       grt_bpf_new_drops(bpf_map__fd(t->skel->maps.dropped_events), &t->drops_seen));
 	if (grt_session_config(t->session)->target_pid) {
