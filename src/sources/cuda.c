@@ -15,6 +15,7 @@
 #include "sources/cuda_events.h"
 #include "sources/cuda_locate.h"
 #include "sources/elf_symbols.h"
+#include "sources/libcuda_locate.h"
 #include "sources/session.h"
 #include "sources/source.h"
 #include "sources/uprobe_multi.h"
@@ -310,7 +311,7 @@ static int attach_initial(struct cuda_tracer *t)
 		err = 0;
 	else if (t->why[0])
 		err = -EINVAL; /* the target maps a libcuda that could not be probed */
-	else if (!cuda_locate_in_loader_cache(cached, sizeof(cached)))
+	else if (!libcuda_find_for_launch(cfg->target_env, cached, sizeof(cached)))
 		err = attach_library(t, cached, cached);
 	else
 		err = -ENOENT;
@@ -320,11 +321,10 @@ static int attach_initial(struct cuda_tracer *t)
 		return 0;
 	if (cfg->target_pid)
 		return grt_session_fail(t->session, -ENOENT,
-					"no libcuda.so.1 mapped in pid %d and none in the loader cache "
-					"(name it with --libcuda PATH)",
-					(int)cfg->target_pid);
-	return grt_session_fail(t->session, -ENOENT,
-				"no libcuda.so.1 in the loader cache (name it with --libcuda PATH)");
+					"no libcuda.so.1 mapped in pid %d nor in %s (name it with --libcuda PATH)",
+					(int)cfg->target_pid, libcuda_search_description());
+	return grt_session_fail(t->session, -ENOENT, "no libcuda.so.1 in %s (name it with --libcuda PATH)",
+				libcuda_search_description());
 }
 
 /* ---- events ---- */

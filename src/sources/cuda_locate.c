@@ -1,4 +1,4 @@
-/* Locating libcuda.so.1 through /proc/PID/maps and the loader cache. */
+/* Every libcuda copy a process maps, through /proc/PID/maps (for the first probe and rescans). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -63,48 +63,4 @@ int cuda_locate_in_pid(pid_t pid, int (*fn)(const struct cuda_lib_found *lib, vo
 	int rc = proc_maps_foreach(pid, locate_one, &w);
 
 	return rc ? rc : w.found;
-}
-
-/* "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1" */
-static bool cache_line_path(const char *line, char *path, size_t len)
-{
-	const char *arrow = strstr(line, " => ");
-	size_t n;
-
-	while (*line == ' ' || *line == '\t')
-		line++;
-	if (strncmp(line, "libcuda.so.1 ", 13) || !arrow || !strstr(line, "x86-64"))
-		return false;
-	arrow += 4;
-	n = strcspn(arrow, "\n");
-	if (!n || n >= len)
-		return false;
-	memcpy(path, arrow, n);
-	path[n] = 0;
-	return true;
-}
-
-int cuda_locate_in_loader_cache(char *path, size_t len)
-{
-	static const char *const ldconfigs[] = { "/sbin/ldconfig", "/usr/sbin/ldconfig" };
-	char *line = NULL;
-	size_t cap = 0;
-	bool found = false;
-
-	for (size_t i = 0; i < 2 && !found; i++) {
-		char cmd[64];
-		FILE *p;
-
-		if (access(ldconfigs[i], X_OK))
-			continue;
-		snprintf(cmd, sizeof(cmd), "%s -p 2>/dev/null", ldconfigs[i]);
-		p = popen(cmd, "re");
-		if (!p)
-			continue;
-		while (!found && getline(&line, &cap, p) > 0)
-			found = cache_line_path(line, path, len);
-		pclose(p);
-	}
-	free(line);
-	return found ? 0 : -ENOENT;
 }

@@ -1,4 +1,4 @@
-/* Finding libcuda: the copies a process maps, or the one the dynamic loader would pick. */
+/* Finding every copy of libcuda a process maps (libcuda_locate.h finds the loader's choice). */
 #ifndef GRT_CUDA_LOCATE_H
 #define GRT_CUDA_LOCATE_H
 
@@ -21,8 +21,5 @@ struct cuda_lib_found {
  * pid's maps cannot be read.
  */
 int cuda_locate_in_pid(pid_t pid, int (*fn)(const struct cuda_lib_found *lib, void *ctx), void *ctx);
-
-/* libcuda.so.1 from the loader cache (ldconfig -p) into path; 0 or -ENOENT. */
-int cuda_locate_in_loader_cache(char *path, size_t len);
 
 #endif

@@ -37,7 +37,7 @@ one_line "ELF without CUDA entry points"
 sleep 30 &
 spid=$!
 expect_fail "process without libcuda" 1 \
-	"^grtrace: no libcuda.so.1 mapped in pid $spid and none in the loader cache (name it with --libcuda PATH)$" \
+	"^grtrace: no libcuda.so.1 mapped in pid $spid nor in LD_LIBRARY_PATH, the loader cache, /lib and /usr/lib (name it with --libcuda PATH)$" \
 	snoop cuda -p $spid
 one_line "process without libcuda"
 kill $spid

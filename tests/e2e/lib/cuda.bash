@@ -75,3 +75,31 @@ grt_wait() {
 	GRT_BG=
 	return $rc
 }
+
+# pid_of_launched TRACE-JSONL: the pid of the launched command (its process start record).
+pid_of_launched() {
+	python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["type"] == "process" and r["event"] == "start":
+        print(r["pid"]); break' "$1"
+}
+
+# wait_probes PID: until process PID holds uprobe_multi links and their number has
+# stopped growing for 0.5 s (they are created class by class); 20 s at most.
+wait_probes() {
+	local n last=0 same=0
+	for _ in $(seq 200); do
+		n=$(grep -l "^link_type:.*uprobe_multi" /proc/"$1"/fdinfo/* 2>/dev/null | wc -l)
+		if [ "$n" -gt 0 ] && [ "$n" = "$last" ]; then
+			same=$((same + 1))
+			[ $same -ge 5 ] && return 0
+		else
+			same=0
+		fi
+		last=$n
+		sleep 0.1
+	done
+	return 1
+}

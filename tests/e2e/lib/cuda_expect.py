@@ -2,7 +2,7 @@
 """Checks JSON Lines records of the cuda source against the known answers of the fake-CUDA workloads.
 
 usage: cuda_expect.py SCENARIO JSONL PID [ARGS...]
-  known    JSONL PID PPID        tests/workloads/cuda_known.c
+  known    JSONL PID PPID        tests/workloads/cuda_known.c (PPID - when unknown)
   threads  JSONL PID T K         tests/workloads/cuda_threads.c
   wait     JSONL PID K [hang]    tests/workloads/cuda_wait.c
   late     JSONL PID N           tests/workloads/cuda_late_dlopen.c
@@ -294,7 +294,7 @@ def main(argv):
         return 2
     scenario, path, pid = argv[1], argv[2], int(argv[3])
     if scenario == "known":
-        known(path, pid, int(argv[4]))
+        known(path, pid, None if argv[4] == "-" else int(argv[4]))
     elif scenario == "threads":
         threads(path, pid, int(argv[4]), int(argv[5]))
     elif scenario == "wait":
