@@ -17,6 +17,7 @@
 #include "sources/libcuda_locate.h"
 #include "sources/session.h"
 #include "sources/source.h"
+#include "sources/syscall_filter.h"
 #include "sources/writer_sink.h"
 #include "trace/records_core.h"
 #include "trace/trace_names.h"
@@ -156,6 +157,18 @@ static int check_sources(const char *list, uint32_t *mask)
 	}
 	free(copy);
 	return err;
+}
+
+/* Checks --syscalls before anything starts: an unknown name is a usage error (exit 2). */
+static int check_syscalls(const char *list)
+{
+	uint64_t set[GRT_SYSCALL_SET_WORDS];
+	char err[256];
+	int rc = grt_syscall_filter_parse(list, set, err, sizeof(err));
+
+	if (rc)
+		grt_error("record: %s", err);
+	return rc;
 }
 
 static bool wants_source(const char *list, const char *name)
@@ -420,6 +433,8 @@ int cmd_record(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? GRT_EXIT_OK : rc;
 	if (check_sources(rec.opts.sources, &rec.sources_mask))
+		return GRT_EXIT_USAGE;
+	if (rec.opts.syscalls && check_syscalls(rec.opts.syscalls))
 		return GRT_EXIT_USAGE;
 	if (grt_bpf_probe(why, sizeof(why))) {
 		grt_error("record: %s", why);
