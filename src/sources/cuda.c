@@ -40,6 +40,8 @@ struct cuda_library {
 	unsigned nfds;
 	struct bpf_link **links;
 	unsigned nlinks;
+	unsigned refused;	/* entry points the kernel would not probe */
+	int refusal;		/* the last refusal's negative errno */
 };
 
 struct cuda_tracer {
@@ -111,21 +113,48 @@ static int attach_single(struct cuda_tracer *t, struct cuda_library *lib, const 
 	return 0;
 }
 
-/* One uprobe_multi link per class and direction over the symbols of that class. */
-static int attach_class(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
-			enum cuda_probe_class cls, const uint64_t *offsets, const uint64_t *cookies,
-			uint32_t n)
+/* An entry and a return link over n offsets of one class; neither is left when one fails. */
+static int attach_pair(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
+		       enum cuda_probe_class cls, const uint64_t *offsets, const uint64_t *cookies,
+		       uint32_t n)
 {
-	for (int at_return = 0; at_return < 2; at_return++) {
-		struct bpf_program *prog = at_return ? t->exit[cls] : t->enter[cls];
-		int fd = grt_uprobe_multi_attach(bpf_program__fd(prog), path, offsets, cookies, n,
-						 at_return);
+	int enter = grt_uprobe_multi_attach(bpf_program__fd(t->enter[cls]), path, offsets, cookies, n,
+					    false);
+	int exit;
 
-		if (fd < 0)
-			return fd;
-		lib->link_fds[lib->nfds++] = fd;
+	if (enter < 0)
+		return enter;
+	exit = grt_uprobe_multi_attach(bpf_program__fd(t->exit[cls]), path, offsets, cookies, n, true);
+	if (exit < 0) {
+		close(enter);
+		return exit;
 	}
+	lib->link_fds[lib->nfds++] = enter;
+	lib->link_fds[lib->nfds++] = exit;
 	return 0;
+}
+
+/*
+ * One uprobe_multi link pair per class over the symbols of that class. The
+ * kernel refuses a whole link when one offset cannot be probed (an entry
+ * point starting with an instruction x86 uprobes cannot step, in a library
+ * already mapped): then each symbol is probed on its own and the refused
+ * ones are skipped and counted.
+ */
+static void attach_class(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
+			 enum cuda_probe_class cls, const uint64_t *offsets, const uint64_t *cookies,
+			 uint32_t n)
+{
+	int err = attach_pair(t, lib, path, cls, offsets, cookies, n);
+
+	for (uint32_t i = 0; err && i < n; i++) {
+		int refusal = attach_pair(t, lib, path, cls, offsets + i, cookies + i, 1);
+
+		if (refusal) {
+			lib->refused++;
+			lib->refusal = refusal;
+		}
+	}
 }
 
 static int attach_multi(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
@@ -136,7 +165,8 @@ static int attach_multi(struct cuda_tracer *t, struct cuda_library *lib, const c
 	uint64_t offset, api;
 	int err = 0;
 
-	lib->link_fds = calloc(2 * CUDA_CLASS_COUNT, sizeof(*lib->link_fds));
+	/* a pair per class, or per symbol where a class link was refused */
+	lib->link_fds = calloc(2 * (CUDA_CLASS_COUNT + n), sizeof(*lib->link_fds));
 	if (!offsets || !cookies || !lib->link_fds)
 		err = -ENOMEM;
 	for (int cls = 0; cls < CUDA_CLASS_COUNT && !err; cls++) {
@@ -149,7 +179,7 @@ static int attach_multi(struct cuda_tracer *t, struct cuda_library *lib, const c
 			cookies[count++] = cookie_of((uint32_t)api);
 		}
 		if (count)
-			err = attach_class(t, lib, path, cls, offsets, cookies, count);
+			attach_class(t, lib, path, cls, offsets, cookies, count);
 	}
 	free(offsets);
 	free(cookies);
@@ -188,24 +218,34 @@ static int probe_offsets(struct cuda_tracer *t, struct cuda_library *lib, const 
 		lib->links = calloc(2 * u64_map_size(&by_offset), sizeof(*lib->links));
 		err = lib->links ? 0 : -ENOMEM;
 		for (size_t i = 0; !err && u64_map_iter(&by_offset, &i, &offset, &api);) {
-			err = attach_single(t, lib, path, (uint32_t)api, offset, false);
-			if (!err)
-				err = attach_single(t, lib, path, (uint32_t)api, offset, true);
+			int refusal = attach_single(t, lib, path, (uint32_t)api, offset, false);
+
+			/* an entry probe whose return probe was refused stays: it sends nothing */
+			if (!refusal)
+				refusal = attach_single(t, lib, path, (uint32_t)api, offset, true);
+			if (refusal) {
+				lib->refused++;
+				lib->refusal = refusal;
+			}
 		}
 	}
+	/* all refused: nothing will be seen, and the last refusal says why */
+	if (!err && lib->refused == u64_map_size(&by_offset))
+		err = lib->refusal;
 	u64_map_destroy(&by_offset);
 	return err;
 }
 
 /* A status record per library: which file, how many entry points were probed or absent. */
-static void note_library(struct cuda_tracer *t, const char *shown_path, int found)
+static void note_library(struct cuda_tracer *t, const char *shown_path, int found, unsigned refused)
 {
 	struct grt_source_status_rec rec = { .source = GRT_SRC_CUDA };
 	struct grt_event_origin origin = { .ts_ns = monotonic_ns() };
 	char message[PATH_MAX + 96];
 
-	snprintf(message, sizeof(message), "%s: %d of %d entry points probed, %d absent", shown_path,
-		 found, GRT_CUDA_API_COUNT - 1, GRT_CUDA_API_COUNT - 1 - found);
+	snprintf(message, sizeof(message), "%s: %d of %d entry points probed, %d absent, %u refused",
+		 shown_path, found - (int)refused, GRT_CUDA_API_COUNT - 1, GRT_CUDA_API_COUNT - 1 - found,
+		 refused);
 	rec.message_str = grt_session_intern(t->session, message);
 	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
 }
@@ -267,7 +307,7 @@ static int attach_library(struct cuda_tracer *t, const char *open_path, const ch
 	lib->dev = st.st_dev;
 	lib->ino = st.st_ino;
 	t->nlibs++;
-	note_library(t, shown_path, found);
+	note_library(t, shown_path, found, lib->refused);
 	return 0;
 }
 

@@ -31,6 +31,18 @@ check "snoop ends by itself when its process exits, status 0" grt_wait
 $EXPECT wait "$TMP/json" "$wpid" $K || { FAILED=1; cut -c1-150 "$TMP/json"; cat "$TMP/err"; }
 check "the probed library was found through the process's maps" \
 	grep -q "\"message\":\"[^\"]*fake/libcuda.so.1: [0-9]* of [0-9]* entry points probed" "$TMP/json"
+# the fake's cuMemcpyPeer_ptds starts with a lock prefix, which the kernel will not probe
+# in a library already mapped; everything else still is
+check "one refused entry point is skipped and counted, the rest probed" \
+	grep -q "fake/libcuda.so.1: \([0-9]*\) of \([0-9]*\) entry points probed, 0 absent, 1 refused" "$TMP/json"
+check "... exactly one fewer than the entry points present" python3 -c '
+import json, re, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["type"] == "source_status" and "entry points" in r["message"]:
+        probed, total = map(int, re.search(r"(\d+) of (\d+) entry", r["message"]).groups())
+        sys.exit(0 if probed == total - 1 else 1)
+sys.exit(1)' "$TMP/json"
 
 check "workload (hang) is ready" start_waiting hang
 grt_start "$TMP/json2" "$TMP/err" snoop cuda -p "$wpid" --json || { fail "snoop -p starts"; exit 1; }
