@@ -466,6 +466,15 @@ static void cuda_detach(void *ctx)
 	free(t);
 }
 
+/* CUDA_RING_BYTES, or GRT_CUDA_RING_KB (a power of two, >= 4): tests that provoke losses. */
+static uint32_t ring_bytes(void)
+{
+	const char *kb = getenv("GRT_CUDA_RING_KB");
+	unsigned long n = kb ? strtoul(kb, NULL, 10) : 0;
+
+	return n >= 4 && n <= (1ul << 20) && !(n & (n - 1)) ? (uint32_t)(n * 1024) : CUDA_RING_BYTES;
+}
+
 static int load_programs(struct cuda_tracer *t)
 {
 	int err;
@@ -474,8 +483,8 @@ static int load_programs(struct cuda_tracer *t)
 	if (!t->skel)
 		return grt_session_fail(t->session, -errno, "cuda: cannot open the BPF object: %s",
 					libbpf_reason(-errno));
-	err = bpf_map__set_max_entries(t->skel->maps.events, CUDA_RING_BYTES);
-	t->skel->rodata->wakeup_bytes = CUDA_RING_BYTES / 16;
+	err = bpf_map__set_max_entries(t->skel->maps.events, ring_bytes());
+	t->skel->rodata->wakeup_bytes = ring_bytes() / 16;
 	/* benchmark switches: what stacks and argument words cost */
 	t->skel->rodata->capture_stacks = !getenv("GRT_CUDA_NO_STACKS");
 	t->skel->rodata->capture_args = !getenv("GRT_CUDA_NO_ARGS");

@@ -39,6 +39,20 @@ check "record of 4 x 25000 launches: status 0" [ $? = 0 ]
 parse "$TMP/t.grt"
 $EXPECT threads "$TMP/t.grt.json" "$(pid_of_launched "$TMP/t.grt.json")" 4 25000 || FAILED=1
 
+# a ring buffer far too small: every launch is either in the trace or counted lost
+GRT_CUDA_RING_KB=4 "$GRT" record -o "$TMP/x.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" 1 1 \
+	>"$TMP/out" 2>"$TMP/err"
+check "record with a 4 KiB ring: status 0" [ $? = 0 ]
+made=$(awk '/^launches/ { print $2 }' "$TMP/out")
+"$GRT" report "$TMP/x.grt" --kernels --drops --format json >"$TMP/x.json"
+read -r recorded lost < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$TMP/x.json")
+check "... events were lost ($lost of $made)" [ "${lost:-0}" -gt 0 ]
+check "... recorded + lost = launches made ($recorded + $lost = $made)" [ $((recorded + lost)) = "$made" ]
+check "... record reports the loss" grep -q "($lost events lost)" "$TMP/err"
+
 # a second libcuda copy dlopen()ed late is found by the rescan
 "$GRT" record -o "$TMP/d.grt" --libcuda "$FAKE" -- \
 	"$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 1500 9 2>"$TMP/err"
