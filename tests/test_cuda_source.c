@@ -1,4 +1,5 @@
-/* Unit tests of the cuda source's user-space half: api tables, ELF symbols, maps, event decoding. */
+/* Unit tests of the cuda source's user-space half: api tables, ELF symbols, maps, event decoding.
+ */
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -86,7 +87,7 @@ static int fake_stack_lookup(void *ctx, uint32_t id, uint64_t *ips)
 
 static void harness_open(struct harness *h, bool stacks)
 {
-	struct grt_session_config cfg = { 0 };
+	struct grt_session_config cfg = {0};
 
 	memset(h, 0, sizeof(*h));
 	grt_live_sink_init(&h->cap.sink, keep, &h->cap);
@@ -104,8 +105,14 @@ static void harness_close(struct harness *h)
 static struct cuda_event event_of(uint16_t api)
 {
 	struct cuda_event ev = {
-		.entry_ns = 1000, .return_ns = 1500, .pid = 4242, .tid = 4243, .ppid = 1,
-		.cpu = 1, .api = api, .stack_id = -1,
+	    .entry_ns = 1000,
+	    .return_ns = 1500,
+	    .pid = 4242,
+	    .tid = 4243,
+	    .ppid = 1,
+	    .cpu = 1,
+	    .api = api,
+	    .stack_id = -1,
 	};
 
 	memcpy(ev.comm, "app", 4);
@@ -119,7 +126,7 @@ static int decode(struct harness *h, const struct cuda_event *ev)
 
 static int decode_text(struct harness *h, struct cuda_event ev, const char *text)
 {
-	struct cuda_text_event t = { .event = ev };
+	struct cuda_text_event t = {.event = ev};
 
 	t.event.text_len = (uint32_t)strlen(text) + 1;
 	memcpy(t.text, text, t.event.text_len);
@@ -131,7 +138,7 @@ static int decode_text(struct harness *h, struct cuda_event ev, const char *text
 static void test_every_api_has_a_class_with_programs(void)
 {
 	struct cuda_bpf *skel = cuda_bpf__open();
-	bool class_used[CUDA_CLASS_COUNT] = { false };
+	bool class_used[CUDA_CLASS_COUNT] = {false};
 	char name[64];
 
 	CHECK(skel != NULL);
@@ -185,7 +192,8 @@ static void test_maps_lines(void)
 	struct proc_mapping m;
 
 	CHECK(proc_maps_parse_line("7f0000001000-7f0000002000 r-xp 00003000 fd:01 1234   "
-				   "/opt/my lib/libcuda.so.1\n", &m));
+				   "/opt/my lib/libcuda.so.1\n",
+				   &m));
 	CHECK_EQ_U64(m.start, 0x7f0000001000);
 	CHECK_EQ_U64(m.end, 0x7f0000002000);
 	CHECK_EQ_U64(m.file_offset, 0x3000);
@@ -194,10 +202,12 @@ static void test_maps_lines(void)
 	CHECK_STR(m.path, "/opt/my lib/libcuda.so.1");
 	CHECK(proc_maps_parse_line("1000-2000 rw-p 00000000 00:00 0\n", &m));
 	CHECK(!m.executable && !m.inode && !m.path[0]);
-	CHECK(proc_maps_parse_line("1000-2000 r-xp 00000000 08:02 77 /usr/lib/libcuda.so.1 (deleted)\n", &m));
+	CHECK(proc_maps_parse_line(
+	    "1000-2000 r-xp 00000000 08:02 77 /usr/lib/libcuda.so.1 (deleted)\n", &m));
 	CHECK(m.deleted);
 	CHECK_STR(m.path, "/usr/lib/libcuda.so.1");
-	CHECK(proc_maps_parse_line("ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n", &m));
+	CHECK(proc_maps_parse_line(
+	    "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n", &m));
 	CHECK_STR(m.path, "[vsyscall]");
 	CHECK(!proc_maps_parse_line("garbage\n", &m));
 	CHECK(!proc_maps_parse_line("", &m));
@@ -241,8 +251,10 @@ static void test_legacy_entry_points_are_32_bit(void)
 
 	ev = event_of(GRT_CUDA_MEMCPY_HTOD); /* host source stays 64-bit */
 	ev.flags = CUDA_EVENT_LEGACY32;
-	ev.args.copy = (struct cuda_copy_args){ .dst = 0xabcd00001000ull, .src = 0x7f0000002000ull,
-						.bytes = 0x1000000000ull + 777, .dims = 1 };
+	ev.args.copy = (struct cuda_copy_args){.dst = 0xabcd00001000ull,
+					       .src = 0x7f0000002000ull,
+					       .bytes = 0x1000000000ull + 777,
+					       .dims = 1};
 	CHECK(!decode(&h, &ev));
 	c = last_of(&h.cap, GRT_REC_CUDA_MEMCPY);
 	CHECK(c && c->dst == 0x1000 && c->src == 0x7f0000002000ull && c->bytes == 777 &&
@@ -250,8 +262,8 @@ static void test_legacy_entry_points_are_32_bit(void)
 
 	ev = event_of(GRT_CUDA_MEMSET_D16);
 	ev.flags = CUDA_EVENT_LEGACY32;
-	ev.args.memset = (struct cuda_memset_args){ .dst = 0x1100002000ull, .value = 0x12345,
-						    .count = 0x100000000ull + 10 };
+	ev.args.memset = (struct cuda_memset_args){
+	    .dst = 0x1100002000ull, .value = 0x12345, .count = 0x100000000ull + 10};
 	CHECK(!decode(&h, &ev));
 	s = last_of(&h.cap, GRT_REC_CUDA_MEMSET);
 	CHECK(s && s->dst == 0x2000 && s->bytes == 20 && s->value == 0x2345 && s->elem_size == 2);
@@ -265,15 +277,15 @@ static void test_allocation_results(void)
 	const struct grt_cuda_alloc_rec *a;
 
 	harness_open(&h, false);
-	ev.args.alloc = (struct cuda_alloc_args){ .out = 1, .pitch_out = 2, .addr = 0x7000,
-						  .pitch = 1024, .bytes = 10 };
+	ev.args.alloc = (struct cuda_alloc_args){
+	    .out = 1, .pitch_out = 2, .addr = 0x7000, .pitch = 1024, .bytes = 10};
 	CHECK(!decode(&h, &ev));
 	a = last_of(&h.cap, GRT_REC_CUDA_ALLOC);
 	CHECK(a && a->bytes == 10240 && a->addr == 0x7000 && a->kind == GRT_ALLOC_PITCH);
 
 	ev = event_of(GRT_CUDA_MEM_ALLOC_V2); /* failed: whatever *dptr held is no address */
 	ev.ret = 2;
-	ev.args.alloc = (struct cuda_alloc_args){ .out = 1, .addr = 0x5555, .bytes = 1 << 30 };
+	ev.args.alloc = (struct cuda_alloc_args){.out = 1, .addr = 0x5555, .bytes = 1 << 30};
 	CHECK(!decode(&h, &ev));
 	a = last_of(&h.cap, GRT_REC_CUDA_ALLOC);
 	CHECK(a && a->addr == 0 && a->bytes == 1 << 30 && a->call.ret == 2);
@@ -293,7 +305,8 @@ static void test_unreturned_call(void)
 	ev.args.sync.stream = 0xdead0;
 	CHECK(!decode(&h, &ev));
 	s = last_of(&h.cap, GRT_REC_CUDA_SYNC);
-	CHECK(s && s->call.flags == GRT_CUDA_F_NO_RETURN && s->call.return_ns == 0 && s->call.ret == 0);
+	CHECK(s && s->call.flags == GRT_CUDA_F_NO_RETURN && s->call.return_ns == 0 &&
+	      s->call.ret == 0);
 	CHECK(s && s->stream == 0xdead0 && s->kind == GRT_SYNC_STREAM);
 	harness_close(&h);
 }
@@ -306,10 +319,10 @@ static void test_names_follow_handles_per_process(void)
 	const struct grt_cuda_func_name_rec *f;
 
 	harness_open(&h, false);
-	ev.args.name = (struct cuda_name_args){ .out = 1, .handle = 0xe000, .module = 0x4e000 };
+	ev.args.name = (struct cuda_name_args){.out = 1, .handle = 0xe000, .module = 0x4e000};
 	CHECK(!decode_text(&h, ev, "reduce"));
 	ev = event_of(GRT_CUDA_KERNEL_GET_FUNCTION);
-	ev.args.name = (struct cuda_name_args){ .out = 1, .handle = 0xd000, .module = 0xe000 };
+	ev.args.name = (struct cuda_name_args){.out = 1, .handle = 0xd000, .module = 0xe000};
 	CHECK(!decode(&h, &ev));
 	f = last_of(&h.cap, GRT_REC_CUDA_FUNC_NAME);
 	CHECK(f && f->handle == 0xd000 && f->module == 0xe000);
@@ -333,7 +346,7 @@ static void test_names_follow_handles_per_process(void)
 	/* a failed lookup teaches nothing, even with a name */
 	ev = event_of(GRT_CUDA_MODULE_GET_FUNCTION);
 	ev.ret = 500;
-	ev.args.name = (struct cuda_name_args){ .out = 1, .handle = 0xf000, .module = 0x4d000 };
+	ev.args.name = (struct cuda_name_args){.out = 1, .handle = 0xf000, .module = 0x4d000};
 	CHECK(!decode_text(&h, ev, "ghost"));
 	f = last_of(&h.cap, GRT_REC_CUDA_FUNC_NAME);
 	CHECK(f && f->handle == 0 && f->name_str == 0);
@@ -351,9 +364,9 @@ static void test_copy_directions_from_memory_types(void)
 		uint8_t dst, src;
 		uint32_t kind;
 	} cases[] = {
-		{ 2, 1, GRT_COPY_HTOD }, { 1, 2, GRT_COPY_DTOH }, { 2, 2, GRT_COPY_DTOD },
-		{ 1, 1, GRT_COPY_HTOH }, { 3, 1, GRT_COPY_HTOD }, { 4, 2, GRT_COPY_DEFAULT },
-		{ 0, 0, GRT_COPY_UNKNOWN },
+	    {2, 1, GRT_COPY_HTOD},    {1, 2, GRT_COPY_DTOH}, {2, 2, GRT_COPY_DTOD},
+	    {1, 1, GRT_COPY_HTOH},    {3, 1, GRT_COPY_HTOD}, {4, 2, GRT_COPY_DEFAULT},
+	    {0, 0, GRT_COPY_UNKNOWN},
 	};
 	struct harness h;
 
@@ -362,11 +375,15 @@ static void test_copy_directions_from_memory_types(void)
 		struct cuda_event ev = event_of(GRT_CUDA_MEMCPY_3D_ASYNC_V2);
 		const struct grt_cuda_memcpy_rec *c;
 
-		ev.args.copy = (struct cuda_copy_args){ .dst_type = cases[i].dst, .src_type = cases[i].src,
-							.bytes = 512, .dims = 3, .stream = 0x5000 };
+		ev.args.copy = (struct cuda_copy_args){.dst_type = cases[i].dst,
+						       .src_type = cases[i].src,
+						       .bytes = 512,
+						       .dims = 3,
+						       .stream = 0x5000};
 		CHECK(!decode(&h, &ev));
 		c = last_of(&h.cap, GRT_REC_CUDA_MEMCPY);
-		CHECK(c && c->kind == cases[i].kind && c->dims == 3 && c->is_async && c->stream == 0x5000);
+		CHECK(c && c->kind == cases[i].kind && c->dims == 3 && c->is_async &&
+		      c->stream == 0x5000);
 	}
 	harness_close(&h);
 }
@@ -375,7 +392,7 @@ static void test_malformed_events_are_counted(void)
 {
 	struct harness h;
 	struct cuda_event ev = event_of(GRT_CUDA_API_COUNT);
-	struct cuda_text_event t = { .event = event_of(GRT_CUDA_MODULE_LOAD) };
+	struct cuda_text_event t = {.event = event_of(GRT_CUDA_MODULE_LOAD)};
 	const struct grt_cuda_module_rec *m;
 
 	harness_open(&h, false);
@@ -404,7 +421,8 @@ static void test_full_length_comm(void)
 	CHECK(!decode(&h, &ev));
 	s = last_of(&h.cap, GRT_REC_CUDA_SYNC);
 	CHECK_STR(string_of(&h.cap, s ? s->call.comm_str : 0), "sixteen_chars_ok");
-	CHECK(s && s->call.ppid == 1 && s->call.return_ns == 1500 && s->call.api == GRT_CUDA_CTX_SYNCHRONIZE);
+	CHECK(s && s->call.ppid == 1 && s->call.return_ns == 1500 &&
+	      s->call.api == GRT_CUDA_CTX_SYNCHRONIZE);
 	CHECK(h.cap.n == 1 && h.cap.recs[0].hdr.ts_ns == 1000 && h.cap.recs[0].hdr.pid == 4242 &&
 	      h.cap.recs[0].hdr.tid == 4243 && h.cap.recs[0].hdr.cpu == 1);
 	harness_close(&h);
@@ -433,8 +451,10 @@ static void test_stacks_and_mappings(void)
 	for (int i = 0; i < h.cap.n; i++) {
 		const struct grt_mapping_rec *m = (const void *)h.cap.recs[i].payload;
 
-		if (h.cap.recs[i].type == GRT_REC_MAPPING && stack_ips[0] >= m->start && stack_ips[0] < m->end)
-			covered = strstr(string_of(&h.cap, m->path_str), "test_cuda_source") != NULL;
+		if (h.cap.recs[i].type == GRT_REC_MAPPING && stack_ips[0] >= m->start &&
+		    stack_ips[0] < m->end)
+			covered =
+			    strstr(string_of(&h.cap, m->path_str), "test_cuda_source") != NULL;
 	}
 	CHECK(covered);
 	harness_close(&h);
@@ -446,7 +466,8 @@ int main(int argc, char **argv)
 
 	snprintf(self, sizeof(self), "%s", argv[0]);
 	/* the build directory's fixtures: BUILD/tests/this -> BUILD/fixtures/fake/libcuda.so.1 */
-	snprintf(fake_libcuda, sizeof(fake_libcuda), "%s/../fixtures/fake/libcuda.so.1", dirname(self));
+	snprintf(fake_libcuda, sizeof(fake_libcuda), "%s/../fixtures/fake/libcuda.so.1",
+		 dirname(self));
 	RUN_TEST(test_every_api_has_a_class_with_programs);
 	RUN_TEST(test_elf_finds_every_fake_entry_point);
 	RUN_TEST(test_maps_lines);

@@ -25,7 +25,8 @@ static volatile sig_atomic_t stop_requested;
 
 struct snoop {
 	const struct snoop_view *view;
-	struct grt_event_printer *json; /* --json: every record as JSON Lines; else the view's lines */
+	struct grt_event_printer
+	    *json; /* --json: every record as JSON Lines; else the view's lines */
 	uint64_t t0_ns;
 };
 
@@ -39,7 +40,8 @@ static uint64_t monotonic_ns(void)
 
 static const struct snoop_view *find_view(const char *name)
 {
-	for (const struct snoop_view *const *v = __start_grt_snoop_views; v < __stop_grt_snoop_views; v++)
+	for (const struct snoop_view *const *v = __start_grt_snoop_views;
+	     v < __stop_grt_snoop_views; v++)
 		if (!strcmp((*v)->name, name))
 			return *v;
 	return NULL;
@@ -47,14 +49,19 @@ static const struct snoop_view *find_view(const char *name)
 
 static void snoop_usage(FILE *out)
 {
-	fprintf(out, "usage: grtrace snoop SOURCE [-p PID] [--duration S] [--libcuda PATH] [--json]\n"
-		     "  SOURCE        one of:\n");
-	for (const struct snoop_view *const *v = __start_grt_snoop_views; v < __stop_grt_snoop_views; v++)
+	fprintf(out,
+		"usage: grtrace snoop SOURCE [-p PID] [--duration S] [--libcuda PATH] [--json]\n"
+		"  SOURCE        one of:\n");
+	for (const struct snoop_view *const *v = __start_grt_snoop_views;
+	     v < __stop_grt_snoop_views; v++)
 		fprintf(out, "                  %-8s %s\n", (*v)->name, (*v)->summary);
-	fprintf(out, "  -p PID        only this process and its children (default: every process)\n"
-		     "  --duration S  stop after S seconds (default: Ctrl-C, or when PID exits)\n"
-		     "  --libcuda P   the libcuda.so.1 to probe (default: the one PID maps, or the loader's)\n"
-		     "  --json        every record as a JSON object per line, as `parse --format json`\n");
+	fprintf(
+	    out,
+	    "  -p PID        only this process and its children (default: every process)\n"
+	    "  --duration S  stop after S seconds (default: Ctrl-C, or when PID exits)\n"
+	    "  --libcuda P   the libcuda.so.1 to probe (default: the one PID maps, or the "
+	    "loader's)\n"
+	    "  --json        every record as a JSON object per line, as `parse --format json`\n");
 }
 
 void snoop_line_start(FILE *out, const struct grt_record *rec, uint64_t t0_ns)
@@ -82,7 +89,7 @@ static void on_stop_signal(int sig)
 static void catch_stop_signals(void)
 {
 	/* no SA_RESTART: the signal must cut the session's epoll_wait short */
-	struct sigaction sa = { .sa_handler = on_stop_signal };
+	struct sigaction sa = {.sa_handler = on_stop_signal};
 
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
@@ -100,12 +107,9 @@ struct snoop_args {
 static int parse_args(int argc, char **argv, struct snoop_args *a)
 {
 	static const struct option options[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "libcuda", required_argument, NULL, 'l' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
+	    {"pid", required_argument, NULL, 'p'},     {"duration", required_argument, NULL, 'd'},
+	    {"libcuda", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},	       {0},
 	};
 	char *end;
 	int opt;
@@ -123,7 +127,9 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 		case 'd':
 			a->duration = strtod(optarg, &end);
 			if (*end || !(a->duration > 0)) {
-				grt_error("snoop: --duration needs a positive number of seconds, not '%s'", optarg);
+				grt_error("snoop: --duration needs a positive number of seconds, "
+					  "not '%s'",
+					  optarg);
 				return GRT_EXIT_USAGE;
 			}
 			break;
@@ -181,7 +187,7 @@ static int probe_sources(const struct snoop_view *view)
 
 static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn)
 {
-	struct grt_session_config cfg = { .target_pid = a->pid, .libcuda_path = a->libcuda };
+	struct grt_session_config cfg = {.target_pid = a->pid, .libcuda_path = a->libcuda};
 	struct grt_session *s = grt_session_new(&cfg, &ls->sink);
 	uint64_t deadline;
 	int rc = GRT_EXIT_OK;
@@ -200,7 +206,8 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 	else
 		grt_notice("snooping %s in every process; Ctrl-C to stop", a->view->name);
 	if (!sn->json)
-		printf("%-11s %-7s %-7s %s\n", "TIME(s)", "PID", "TID", a->view->header ? a->view->header : "");
+		printf("%-11s %-7s %-7s %s\n", "TIME(s)", "PID", "TID",
+		       a->view->header ? a->view->header : "");
 	deadline = a->duration > 0 ? monotonic_ns() + (uint64_t)(a->duration * 1e9) : UINT64_MAX;
 	while (!stop_requested && monotonic_ns() < deadline && !target_gone(a->pid)) {
 		int err = grt_session_poll(s, SNOOP_TICK_MS);
@@ -218,9 +225,9 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 
 int cmd_snoop(int argc, char **argv)
 {
-	struct snoop_args a = { 0 };
+	struct snoop_args a = {0};
 	struct grt_live_sink ls;
-	struct snoop sn = { 0 };
+	struct snoop sn = {0};
 	int rc = parse_args(argc, argv, &a);
 
 	if (rc)

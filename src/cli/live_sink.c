@@ -29,7 +29,8 @@ static uint32_t live_intern(struct grt_sink *sink, const char *text)
 		if (!strcmp(grt_strings_get(ls->strings, (uint32_t)id), text))
 			return (uint32_t)id;
 	id = ls->next_id;
-	if (grt_strings_set(ls->strings, (uint32_t)id, text) || u64_map_put(&ls->ids_by_hash, h, id))
+	if (grt_strings_set(ls->strings, (uint32_t)id, text) ||
+	    u64_map_put(&ls->ids_by_hash, h, id))
 		return 0;
 	ls->next_id++;
 	return (uint32_t)id;
@@ -40,18 +41,19 @@ static int live_append(struct grt_sink *sink, uint16_t type, const struct grt_ev
 {
 	struct grt_live_sink *ls = live_of(sink);
 	struct grt_record rec = {
-		.hdr = {
-			.magic = GRT_RECORD_MAGIC,
-			.version = GRT_RECORD_VERSION,
-			.type = type,
-			.payload_len = len,
-			.cpu = origin->cpu,
-			.pid = origin->pid,
-			.tid = origin->tid,
-			.seq = ls->seq++,
-			.ts_ns = origin->ts_ns,
+	    .hdr =
+		{
+		    .magic = GRT_RECORD_MAGIC,
+		    .version = GRT_RECORD_VERSION,
+		    .type = type,
+		    .payload_len = len,
+		    .cpu = origin->cpu,
+		    .pid = origin->pid,
+		    .tid = origin->tid,
+		    .seq = ls->seq++,
+		    .ts_ns = origin->ts_ns,
 		},
-		.payload = payload,
+	    .payload = payload,
 	};
 
 	ls->on_record(ls->ctx, &rec, ls->strings);
@@ -60,8 +62,8 @@ static int live_append(struct grt_sink *sink, uint16_t type, const struct grt_ev
 
 static int live_drop(struct grt_sink *sink, uint32_t source, uint64_t count, uint64_t ts_ns)
 {
-	struct grt_drop_rec drop = { .source = source, .count = count };
-	struct grt_event_origin origin = { .ts_ns = ts_ns };
+	struct grt_drop_rec drop = {.source = source, .count = count};
+	struct grt_event_origin origin = {.ts_ns = ts_ns};
 
 	return live_append(sink, GRT_REC_DROP, &origin, &drop, sizeof(drop));
 }

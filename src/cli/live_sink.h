@@ -1,4 +1,5 @@
-/* A session sink for live views (snoop, top): strings interned in memory, each record to a callback. */
+/* A session sink for live views (snoop, top): strings interned in memory, each record to a
+ * callback. */
 #ifndef GRT_LIVE_SINK_H
 #define GRT_LIVE_SINK_H
 
@@ -13,7 +14,7 @@ typedef void (*grt_live_record_fn)(void *ctx, const struct grt_record *rec,
 				   const struct grt_strings *strings);
 
 struct grt_live_sink {
-	struct grt_sink sink;	/* what the session sees; first member */
+	struct grt_sink sink; /* what the session sees; first member */
 	struct grt_strings *strings;
 	struct u64_map ids_by_hash; /* fnv1a(text) -> id, collisions at hash+1, +2, ... */
 	uint32_t next_id;

@@ -6,7 +6,8 @@
 #include "trace/trace_names.h"
 
 /* Where every cuda line ends: how long the call took, and how it went. */
-static void print_call_end(FILE *out, const struct grt_record *rec, const struct grt_cuda_call *call)
+static void print_call_end(FILE *out, const struct grt_record *rec,
+			   const struct grt_cuda_call *call)
 {
 	fprintf(out, "  (%s", grt_cuda_api_name(call->api));
 	if (call->flags & GRT_CUDA_F_NO_RETURN)
@@ -28,7 +29,8 @@ static void print_launch(FILE *out, const struct grt_record *rec, const struct g
 	else
 		fprintf(out, "[GPU] KERNEL 0x%" PRIx64, l->function);
 	fprintf(out, " GRID (%u,%u,%u) BLOCK (%u,%u,%u) SHMEM %u STREAM 0x%" PRIx64, l->grid[0],
-		l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->shared_mem, l->stream);
+		l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->shared_mem,
+		l->stream);
 	print_call_end(out, rec, &l->call);
 }
 
@@ -82,7 +84,8 @@ static void print_memset(FILE *out, const struct grt_record *rec)
 {
 	const struct grt_cuda_memset_rec *m = rec->payload;
 
-	fprintf(out, "[GPU] MEMSET %" PRIu64 " B at 0x%" PRIx64 " value 0x%x", m->bytes, m->dst, m->value);
+	fprintf(out, "[GPU] MEMSET %" PRIu64 " B at 0x%" PRIx64 " value 0x%x", m->bytes, m->dst,
+		m->value);
 	if (m->is_async)
 		fprintf(out, " async STREAM 0x%" PRIx64, m->stream);
 	print_call_end(out, rec, &m->call);
@@ -111,7 +114,8 @@ static void print_module(FILE *out, const struct grt_record *rec, const struct g
 	print_call_end(out, rec, &m->call);
 }
 
-static void print_func_name(FILE *out, const struct grt_record *rec, const struct grt_strings *strings)
+static void print_func_name(FILE *out, const struct grt_record *rec,
+			    const struct grt_strings *strings)
 {
 	const struct grt_cuda_func_name_rec *f = rec->payload;
 	const char *name = grt_strings_get(strings, f->name_str);
@@ -150,7 +154,8 @@ static void print_cuda(FILE *out, const struct grt_record *rec, const struct grt
 		const struct grt_drop_rec *d = rec->payload;
 
 		if (d->source == GRT_SRC_CUDA)
-			fprintf(out, "[GPU] LOST %" PRIu64 " events (ring buffer full)\n", d->count);
+			fprintf(out, "[GPU] LOST %" PRIu64 " events (ring buffer full)\n",
+				d->count);
 		return;
 	}
 	if (type == GRT_REC_SOURCE_STATUS) {
@@ -192,11 +197,11 @@ static void print_cuda(FILE *out, const struct grt_record *rec, const struct grt
 }
 
 static const struct snoop_view cuda_view = {
-	.name = "cuda",
-	.sources = "cuda",
-	.summary = "CUDA driver calls: kernels, allocations, copies, syncs (uprobes on libcuda)",
-	.header = "COMM             EVENT",
-	.print = print_cuda,
+    .name = "cuda",
+    .sources = "cuda",
+    .summary = "CUDA driver calls: kernels, allocations, copies, syncs (uprobes on libcuda)",
+    .header = "COMM             EVENT",
+    .print = print_cuda,
 };
 
 GRT_SNOOP_VIEW(cuda_view);

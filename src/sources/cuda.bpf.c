@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Uprobes on libcuda.so.1 entry points: arguments at entry, results at return, one event per call. */
+/* Uprobes on libcuda.so.1 entry points: arguments at entry, results at return, one event per call.
+ */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_core_read.h>
@@ -33,7 +34,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__type(key, __u64);	/* pid_tgid */
+	__type(key, __u64); /* pid_tgid */
 	__type(value, struct cuda_event);
 } calls SEC(".maps");
 
@@ -178,8 +179,9 @@ static __always_inline __u64 read_arg_word(__u64 p)
 static __always_inline int read_param_slots(__u64 params, __u64 *slots)
 {
 	if (4096 - (params & 4095) >= CUDA_LAUNCH_ARG_WORDS * 8)
-		return bpf_probe_read_user(slots, CUDA_LAUNCH_ARG_WORDS * 8, (void *)params) ? 0
-											   : CUDA_LAUNCH_ARG_WORDS;
+		return bpf_probe_read_user(slots, CUDA_LAUNCH_ARG_WORDS * 8, (void *)params)
+			   ? 0
+			   : CUDA_LAUNCH_ARG_WORDS;
 #pragma unroll
 	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS; i++)
 		if (bpf_probe_read_user(&slots[i], 8, (void *)(params + 8 * i)))
@@ -240,7 +242,7 @@ static __always_inline struct cuda_event *pending_call(struct pt_regs *ctx, __u6
  * return values. NULL (and a counted drop) when the ring buffer is full.
  */
 static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, __u64 id, __u64 now,
-							   const __u32 size)
+							  const __u32 size)
 {
 	struct cuda_event *saved = pending_call(ctx, id);
 	struct cuda_event *ev;
@@ -332,9 +334,9 @@ static __always_inline int finish_module(struct pt_regs *ctx, const bool has_pat
 }
 
 enum name_source {
-	NAME_NONE,	/* cuKernelGetFunction: user space knows the kernel's name */
-	NAME_ARG,	/* name argument, handle written through out */
-	NAME_OUT,	/* cuFuncGetName: the name pointer is written through out */
+	NAME_NONE, /* cuKernelGetFunction: user space knows the kernel's name */
+	NAME_ARG,  /* name argument, handle written through out */
+	NAME_OUT,  /* cuFuncGetName: the name pointer is written through out */
 };
 
 static __always_inline int finish_name(struct pt_regs *ctx, const enum name_source source)
@@ -404,8 +406,14 @@ static __always_inline int save_launch(struct pt_regs *ctx)
 }
 
 /* cuLaunchCooperativeKernel shares cuLaunchKernel's first ten arguments. */
-ENTER(launch) { return save_launch(ctx); }
-EXIT(launch) { return finish_plain(ctx); }
+ENTER(launch)
+{
+	return save_launch(ctx);
+}
+EXIT(launch)
+{
+	return finish_plain(ctx);
+}
 
 /* cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) */
 ENTER(launch_ex)
@@ -425,7 +433,10 @@ ENTER(launch_ex)
 	read_kernel_args(l, ARG3(ctx));
 	return call_save(&ev);
 }
-EXIT(launch_ex) { return finish_plain(ctx); }
+EXIT(launch_ex)
+{
+	return finish_plain(ctx);
+}
 
 /* cuGraphLaunch(CUgraphExec exec, CUstream stream) */
 ENTER(graph_launch)
@@ -438,7 +449,10 @@ ENTER(graph_launch)
 	ev.args.graph.stream = ARG2(ctx);
 	return call_save(&ev);
 }
-EXIT(graph_launch) { return finish_plain(ctx); }
+EXIT(graph_launch)
+{
+	return finish_plain(ctx);
+}
 
 /* ---- allocations and frees ---- */
 
@@ -456,23 +470,60 @@ static __always_inline int save_alloc(struct pt_regs *ctx, __u64 stream)
 }
 
 /* cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) */
-ENTER(mem_alloc) { return save_alloc(ctx, 0); }
-EXIT(mem_alloc) { return finish_alloc(ctx); }
+ENTER(mem_alloc)
+{
+	return save_alloc(ctx, 0);
+}
+EXIT(mem_alloc)
+{
+	return finish_alloc(ctx);
+}
 /* cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream) */
-ENTER(mem_alloc_async) { return save_alloc(ctx, ARG3(ctx)); }
-EXIT(mem_alloc_async) { return finish_alloc(ctx); }
+ENTER(mem_alloc_async)
+{
+	return save_alloc(ctx, ARG3(ctx));
+}
+EXIT(mem_alloc_async)
+{
+	return finish_alloc(ctx);
+}
 /* cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned flags) */
-ENTER(mem_alloc_managed) { return save_alloc(ctx, 0); }
-EXIT(mem_alloc_managed) { return finish_alloc(ctx); }
+ENTER(mem_alloc_managed)
+{
+	return save_alloc(ctx, 0);
+}
+EXIT(mem_alloc_managed)
+{
+	return finish_alloc(ctx);
+}
 /* cuMemAllocHost(void **pp, size_t bytesize) */
-ENTER(mem_alloc_host) { return save_alloc(ctx, 0); }
-EXIT(mem_alloc_host) { return finish_alloc(ctx); }
+ENTER(mem_alloc_host)
+{
+	return save_alloc(ctx, 0);
+}
+EXIT(mem_alloc_host)
+{
+	return finish_alloc(ctx);
+}
 /* cuMemHostAlloc(void **pp, size_t bytesize, unsigned flags) */
-ENTER(mem_host_alloc) { return save_alloc(ctx, 0); }
-EXIT(mem_host_alloc) { return finish_alloc(ctx); }
-/* cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream) */
-ENTER(mem_alloc_from_pool_async) { return save_alloc(ctx, ARG4(ctx)); }
-EXIT(mem_alloc_from_pool_async) { return finish_alloc(ctx); }
+ENTER(mem_host_alloc)
+{
+	return save_alloc(ctx, 0);
+}
+EXIT(mem_host_alloc)
+{
+	return finish_alloc(ctx);
+}
+/* cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream)
+ */
+ENTER(mem_alloc_from_pool_async)
+{
+	return save_alloc(ctx, ARG4(ctx));
+}
+EXIT(mem_alloc_from_pool_async)
+{
+	return finish_alloc(ctx);
+}
 
 /* cuMemAllocPitch(CUdeviceptr *dptr, size_t *pPitch, size_t width, size_t height, unsigned elem) */
 ENTER(mem_alloc_pitch)
@@ -486,7 +537,10 @@ ENTER(mem_alloc_pitch)
 	ev.args.alloc.bytes = ARG4(ctx);
 	return call_save(&ev);
 }
-EXIT(mem_alloc_pitch) { return finish_alloc(ctx); }
+EXIT(mem_alloc_pitch)
+{
+	return finish_alloc(ctx);
+}
 
 static __always_inline int save_free(struct pt_regs *ctx, __u64 stream)
 {
@@ -500,12 +554,30 @@ static __always_inline int save_free(struct pt_regs *ctx, __u64 stream)
 }
 
 /* cuMemFree(CUdeviceptr), cuMemFreeAsync(CUdeviceptr, CUstream), cuMemFreeHost(void *) */
-ENTER(mem_free) { return save_free(ctx, 0); }
-EXIT(mem_free) { return finish_plain(ctx); }
-ENTER(mem_free_async) { return save_free(ctx, ARG2(ctx)); }
-EXIT(mem_free_async) { return finish_plain(ctx); }
-ENTER(mem_free_host) { return save_free(ctx, 0); }
-EXIT(mem_free_host) { return finish_plain(ctx); }
+ENTER(mem_free)
+{
+	return save_free(ctx, 0);
+}
+EXIT(mem_free)
+{
+	return finish_plain(ctx);
+}
+ENTER(mem_free_async)
+{
+	return save_free(ctx, ARG2(ctx));
+}
+EXIT(mem_free_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(mem_free_host)
+{
+	return save_free(ctx, 0);
+}
+EXIT(mem_free_host)
+{
+	return finish_plain(ctx);
+}
 
 /* ---- copies ---- */
 
@@ -524,22 +596,70 @@ static __always_inline int save_copy(struct pt_regs *ctx, bool has_stream)
 	return call_save(&ev);
 }
 
-ENTER(memcpy) { return save_copy(ctx, false); }
-EXIT(memcpy) { return finish_plain(ctx); }
-ENTER(memcpy_async) { return save_copy(ctx, true); }
-EXIT(memcpy_async) { return finish_plain(ctx); }
-ENTER(memcpy_htod) { return save_copy(ctx, false); }
-EXIT(memcpy_htod) { return finish_plain(ctx); }
-ENTER(memcpy_dtoh) { return save_copy(ctx, false); }
-EXIT(memcpy_dtoh) { return finish_plain(ctx); }
-ENTER(memcpy_dtod) { return save_copy(ctx, false); }
-EXIT(memcpy_dtod) { return finish_plain(ctx); }
-ENTER(memcpy_htod_async) { return save_copy(ctx, true); }
-EXIT(memcpy_htod_async) { return finish_plain(ctx); }
-ENTER(memcpy_dtoh_async) { return save_copy(ctx, true); }
-EXIT(memcpy_dtoh_async) { return finish_plain(ctx); }
-ENTER(memcpy_dtod_async) { return save_copy(ctx, true); }
-EXIT(memcpy_dtod_async) { return finish_plain(ctx); }
+ENTER(memcpy)
+{
+	return save_copy(ctx, false);
+}
+EXIT(memcpy)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_async)
+{
+	return save_copy(ctx, true);
+}
+EXIT(memcpy_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_htod)
+{
+	return save_copy(ctx, false);
+}
+EXIT(memcpy_htod)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_dtoh)
+{
+	return save_copy(ctx, false);
+}
+EXIT(memcpy_dtoh)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_dtod)
+{
+	return save_copy(ctx, false);
+}
+EXIT(memcpy_dtod)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_htod_async)
+{
+	return save_copy(ctx, true);
+}
+EXIT(memcpy_htod_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_dtoh_async)
+{
+	return save_copy(ctx, true);
+}
+EXIT(memcpy_dtoh_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_dtod_async)
+{
+	return save_copy(ctx, true);
+}
+EXIT(memcpy_dtod_async)
+{
+	return finish_plain(ctx);
+}
 
 /* cuMemcpyPeer(dst, dstCtx, src, srcCtx, bytes[, stream]) */
 static __always_inline int save_copy_peer(struct pt_regs *ctx, bool has_stream)
@@ -556,10 +676,22 @@ static __always_inline int save_copy_peer(struct pt_regs *ctx, bool has_stream)
 	return call_save(&ev);
 }
 
-ENTER(memcpy_peer) { return save_copy_peer(ctx, false); }
-EXIT(memcpy_peer) { return finish_plain(ctx); }
-ENTER(memcpy_peer_async) { return save_copy_peer(ctx, true); }
-EXIT(memcpy_peer_async) { return finish_plain(ctx); }
+ENTER(memcpy_peer)
+{
+	return save_copy_peer(ctx, false);
+}
+EXIT(memcpy_peer)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_peer_async)
+{
+	return save_copy_peer(ctx, true);
+}
+EXIT(memcpy_peer_async)
+{
+	return finish_plain(ctx);
+}
 
 /* Where a 2D/3D copy side starts: the pointer its memory type selects, plus its offset. */
 static __always_inline __u64 copy_side_start(__u32 type, __u64 host, __u64 device, __u64 array,
@@ -596,10 +728,22 @@ static __always_inline int save_copy_2d(struct pt_regs *ctx, bool has_stream)
 	return call_save(&ev);
 }
 
-ENTER(memcpy_2d) { return save_copy_2d(ctx, false); }
-EXIT(memcpy_2d) { return finish_plain(ctx); }
-ENTER(memcpy_2d_async) { return save_copy_2d(ctx, true); }
-EXIT(memcpy_2d_async) { return finish_plain(ctx); }
+ENTER(memcpy_2d)
+{
+	return save_copy_2d(ctx, false);
+}
+EXIT(memcpy_2d)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_2d_async)
+{
+	return save_copy_2d(ctx, true);
+}
+EXIT(memcpy_2d_async)
+{
+	return finish_plain(ctx);
+}
 
 static __always_inline __u64 copy3d_offset(const struct cu_copy3d_side *s)
 {
@@ -630,10 +774,22 @@ static __always_inline int save_copy_3d(struct pt_regs *ctx, bool has_stream)
 	return call_save(&ev);
 }
 
-ENTER(memcpy_3d) { return save_copy_3d(ctx, false); }
-EXIT(memcpy_3d) { return finish_plain(ctx); }
-ENTER(memcpy_3d_async) { return save_copy_3d(ctx, true); }
-EXIT(memcpy_3d_async) { return finish_plain(ctx); }
+ENTER(memcpy_3d)
+{
+	return save_copy_3d(ctx, false);
+}
+EXIT(memcpy_3d)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_3d_async)
+{
+	return save_copy_3d(ctx, true);
+}
+EXIT(memcpy_3d_async)
+{
+	return finish_plain(ctx);
+}
 
 /* ---- memsets: cuMemsetD8/16/32[Async](dst, value, count[, stream]) ---- */
 
@@ -650,18 +806,54 @@ static __always_inline int save_memset(struct pt_regs *ctx, bool has_stream)
 	return call_save(&ev);
 }
 
-ENTER(memset_d8) { return save_memset(ctx, false); }
-EXIT(memset_d8) { return finish_plain(ctx); }
-ENTER(memset_d16) { return save_memset(ctx, false); }
-EXIT(memset_d16) { return finish_plain(ctx); }
-ENTER(memset_d32) { return save_memset(ctx, false); }
-EXIT(memset_d32) { return finish_plain(ctx); }
-ENTER(memset_d8_async) { return save_memset(ctx, true); }
-EXIT(memset_d8_async) { return finish_plain(ctx); }
-ENTER(memset_d16_async) { return save_memset(ctx, true); }
-EXIT(memset_d16_async) { return finish_plain(ctx); }
-ENTER(memset_d32_async) { return save_memset(ctx, true); }
-EXIT(memset_d32_async) { return finish_plain(ctx); }
+ENTER(memset_d8)
+{
+	return save_memset(ctx, false);
+}
+EXIT(memset_d8)
+{
+	return finish_plain(ctx);
+}
+ENTER(memset_d16)
+{
+	return save_memset(ctx, false);
+}
+EXIT(memset_d16)
+{
+	return finish_plain(ctx);
+}
+ENTER(memset_d32)
+{
+	return save_memset(ctx, false);
+}
+EXIT(memset_d32)
+{
+	return finish_plain(ctx);
+}
+ENTER(memset_d8_async)
+{
+	return save_memset(ctx, true);
+}
+EXIT(memset_d8_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(memset_d16_async)
+{
+	return save_memset(ctx, true);
+}
+EXIT(memset_d16_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(memset_d32_async)
+{
+	return save_memset(ctx, true);
+}
+EXIT(memset_d32_async)
+{
+	return finish_plain(ctx);
+}
 
 /* ---- synchronisation ---- */
 
@@ -677,26 +869,68 @@ static __always_inline int save_sync(struct pt_regs *ctx, __u64 stream, __u64 ev
 }
 
 /* cuCtxSynchronize(void), cuCtxSynchronize_v2(CUcontext) */
-ENTER(ctx_synchronize) { return save_sync(ctx, 0, 0); }
-EXIT(ctx_synchronize) { return finish_plain(ctx); }
+ENTER(ctx_synchronize)
+{
+	return save_sync(ctx, 0, 0);
+}
+EXIT(ctx_synchronize)
+{
+	return finish_plain(ctx);
+}
 /* cuStreamSynchronize(CUstream) */
-ENTER(stream_synchronize) { return save_sync(ctx, ARG1(ctx), 0); }
-EXIT(stream_synchronize) { return finish_plain(ctx); }
+ENTER(stream_synchronize)
+{
+	return save_sync(ctx, ARG1(ctx), 0);
+}
+EXIT(stream_synchronize)
+{
+	return finish_plain(ctx);
+}
 /* cuEventSynchronize(CUevent) */
-ENTER(event_synchronize) { return save_sync(ctx, 0, ARG1(ctx)); }
-EXIT(event_synchronize) { return finish_plain(ctx); }
+ENTER(event_synchronize)
+{
+	return save_sync(ctx, 0, ARG1(ctx));
+}
+EXIT(event_synchronize)
+{
+	return finish_plain(ctx);
+}
 /* cuStreamWaitEvent(CUstream, CUevent, unsigned flags) */
-ENTER(stream_wait_event) { return save_sync(ctx, ARG1(ctx), ARG2(ctx)); }
-EXIT(stream_wait_event) { return finish_plain(ctx); }
+ENTER(stream_wait_event)
+{
+	return save_sync(ctx, ARG1(ctx), ARG2(ctx));
+}
+EXIT(stream_wait_event)
+{
+	return finish_plain(ctx);
+}
 /* cuEventRecord(CUevent, CUstream), cuEventRecordWithFlags(CUevent, CUstream, unsigned) */
-ENTER(event_record) { return save_sync(ctx, ARG2(ctx), ARG1(ctx)); }
-EXIT(event_record) { return finish_plain(ctx); }
+ENTER(event_record)
+{
+	return save_sync(ctx, ARG2(ctx), ARG1(ctx));
+}
+EXIT(event_record)
+{
+	return finish_plain(ctx);
+}
 /* cuEventQuery(CUevent) */
-ENTER(event_query) { return save_sync(ctx, 0, ARG1(ctx)); }
-EXIT(event_query) { return finish_plain(ctx); }
+ENTER(event_query)
+{
+	return save_sync(ctx, 0, ARG1(ctx));
+}
+EXIT(event_query)
+{
+	return finish_plain(ctx);
+}
 /* cuStreamQuery(CUstream) */
-ENTER(stream_query) { return save_sync(ctx, ARG1(ctx), 0); }
-EXIT(stream_query) { return finish_plain(ctx); }
+ENTER(stream_query)
+{
+	return save_sync(ctx, ARG1(ctx), 0);
+}
+EXIT(stream_query)
+{
+	return finish_plain(ctx);
+}
 
 /* ---- modules and libraries ---- */
 
@@ -726,26 +960,68 @@ static __always_inline int save_module_unload(struct pt_regs *ctx)
 }
 
 /* cuModuleLoad(CUmodule *, const char *fname) */
-ENTER(module_load) { return save_module_load(ctx, true); }
-EXIT(module_load) { return finish_module(ctx, true); }
+ENTER(module_load)
+{
+	return save_module_load(ctx, true);
+}
+EXIT(module_load)
+{
+	return finish_module(ctx, true);
+}
 /* cuModuleLoadData(CUmodule *, const void *image), cuModuleLoadDataEx(same, options...) */
-ENTER(module_load_data) { return save_module_load(ctx, false); }
-EXIT(module_load_data) { return finish_module(ctx, false); }
+ENTER(module_load_data)
+{
+	return save_module_load(ctx, false);
+}
+EXIT(module_load_data)
+{
+	return finish_module(ctx, false);
+}
 /* cuModuleLoadFatBinary(CUmodule *, const void *fatCubin) */
-ENTER(module_load_fat_binary) { return save_module_load(ctx, false); }
-EXIT(module_load_fat_binary) { return finish_module(ctx, false); }
+ENTER(module_load_fat_binary)
+{
+	return save_module_load(ctx, false);
+}
+EXIT(module_load_fat_binary)
+{
+	return finish_module(ctx, false);
+}
 /* cuModuleUnload(CUmodule) */
-ENTER(module_unload) { return save_module_unload(ctx); }
-EXIT(module_unload) { return finish_plain(ctx); }
+ENTER(module_unload)
+{
+	return save_module_unload(ctx);
+}
+EXIT(module_unload)
+{
+	return finish_plain(ctx);
+}
 /* cuLibraryLoadData(CUlibrary *, const void *code, ...) */
-ENTER(library_load_data) { return save_module_load(ctx, false); }
-EXIT(library_load_data) { return finish_module(ctx, false); }
+ENTER(library_load_data)
+{
+	return save_module_load(ctx, false);
+}
+EXIT(library_load_data)
+{
+	return finish_module(ctx, false);
+}
 /* cuLibraryLoadFromFile(CUlibrary *, const char *fileName, ...) */
-ENTER(library_load_from_file) { return save_module_load(ctx, true); }
-EXIT(library_load_from_file) { return finish_module(ctx, true); }
+ENTER(library_load_from_file)
+{
+	return save_module_load(ctx, true);
+}
+EXIT(library_load_from_file)
+{
+	return finish_module(ctx, true);
+}
 /* cuLibraryUnload(CUlibrary) */
-ENTER(library_unload) { return save_module_unload(ctx); }
-EXIT(library_unload) { return finish_plain(ctx); }
+ENTER(library_unload)
+{
+	return save_module_unload(ctx);
+}
+EXIT(library_unload)
+{
+	return finish_plain(ctx);
+}
 
 /* ---- handle -> name ---- */
 
@@ -764,14 +1040,32 @@ static __always_inline int save_get_handle(struct pt_regs *ctx, bool has_name)
 }
 
 /* cuModuleGetFunction(CUfunction *, CUmodule, const char *name) */
-ENTER(module_get_function) { return save_get_handle(ctx, true); }
-EXIT(module_get_function) { return finish_name(ctx, NAME_ARG); }
+ENTER(module_get_function)
+{
+	return save_get_handle(ctx, true);
+}
+EXIT(module_get_function)
+{
+	return finish_name(ctx, NAME_ARG);
+}
 /* cuLibraryGetKernel(CUkernel *, CUlibrary, const char *name) */
-ENTER(library_get_kernel) { return save_get_handle(ctx, true); }
-EXIT(library_get_kernel) { return finish_name(ctx, NAME_ARG); }
+ENTER(library_get_kernel)
+{
+	return save_get_handle(ctx, true);
+}
+EXIT(library_get_kernel)
+{
+	return finish_name(ctx, NAME_ARG);
+}
 /* cuKernelGetFunction(CUfunction *, CUkernel) */
-ENTER(kernel_get_function) { return save_get_handle(ctx, false); }
-EXIT(kernel_get_function) { return finish_name(ctx, NAME_NONE); }
+ENTER(kernel_get_function)
+{
+	return save_get_handle(ctx, false);
+}
+EXIT(kernel_get_function)
+{
+	return finish_name(ctx, NAME_NONE);
+}
 
 /* cuFuncGetName(const char **name, CUfunction hfunc) */
 ENTER(func_get_name)
@@ -784,4 +1078,7 @@ ENTER(func_get_name)
 	ev.args.name.handle = ARG2(ctx);
 	return call_save(&ev);
 }
-EXIT(func_get_name) { return finish_name(ctx, NAME_OUT); }
+EXIT(func_get_name)
+{
+	return finish_name(ctx, NAME_OUT);
+}

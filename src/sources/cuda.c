@@ -1,4 +1,5 @@
-/* The `cuda` source: uprobe pairs on every libcuda copy the target maps, events drained into records. */
+/* The `cuda` source: uprobe pairs on every libcuda copy the target maps, events drained into
+ * records. */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -40,8 +41,8 @@ struct cuda_library {
 	unsigned nfds;
 	struct bpf_link **links;
 	unsigned nlinks;
-	unsigned refused;	/* entry points the kernel would not probe */
-	int refusal;		/* the last refusal's negative errno */
+	unsigned refused; /* entry points the kernel would not probe */
+	int refusal;	  /* the last refusal's negative errno */
 };
 
 struct cuda_tracer {
@@ -49,13 +50,13 @@ struct cuda_tracer {
 	struct cuda_bpf *skel;
 	struct ring_buffer *ring;
 	struct cuda_decoder *decoder;
-	bool multi;			/* uprobe_multi links (kernel 6.6+) */
+	bool multi; /* uprobe_multi links (kernel 6.6+) */
 	struct bpf_program *enter[CUDA_CLASS_COUNT];
 	struct bpf_program *exit[CUDA_CLASS_COUNT];
 	struct cuda_library libs[CUDA_MAX_LIBRARIES];
 	unsigned nlibs;
 	uint64_t next_rescan_ns;
-	char why[PATH_MAX + 128];	/* why the last library could not be probed */
+	char why[PATH_MAX + 128]; /* why the last library could not be probed */
 	unsigned batch;
 	int sink_error;
 	unsigned long long drops_seen;
@@ -118,13 +119,14 @@ static int attach_pair(struct cuda_tracer *t, struct cuda_library *lib, const ch
 		       enum cuda_probe_class cls, const uint64_t *offsets, const uint64_t *cookies,
 		       uint32_t n)
 {
-	int enter = grt_uprobe_multi_attach(bpf_program__fd(t->enter[cls]), path, offsets, cookies, n,
-					    false);
+	int enter = grt_uprobe_multi_attach(bpf_program__fd(t->enter[cls]), path, offsets, cookies,
+					    n, false);
 	int exit;
 
 	if (enter < 0)
 		return enter;
-	exit = grt_uprobe_multi_attach(bpf_program__fd(t->exit[cls]), path, offsets, cookies, n, true);
+	exit =
+	    grt_uprobe_multi_attach(bpf_program__fd(t->exit[cls]), path, offsets, cookies, n, true);
 	if (exit < 0) {
 		close(enter);
 		return exit;
@@ -142,8 +144,8 @@ static int attach_pair(struct cuda_tracer *t, struct cuda_library *lib, const ch
  * ones are skipped and counted.
  */
 static void attach_class(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
-			 enum cuda_probe_class cls, const uint64_t *offsets, const uint64_t *cookies,
-			 uint32_t n)
+			 enum cuda_probe_class cls, const uint64_t *offsets,
+			 const uint64_t *cookies, uint32_t n)
 {
 	int err = attach_pair(t, lib, path, cls, offsets, cookies, n);
 
@@ -239,12 +241,13 @@ static int probe_offsets(struct cuda_tracer *t, struct cuda_library *lib, const 
 /* A status record per library: which file, how many entry points were probed or absent. */
 static void note_library(struct cuda_tracer *t, const char *shown_path, int found, unsigned refused)
 {
-	struct grt_source_status_rec rec = { .source = GRT_SRC_CUDA };
-	struct grt_event_origin origin = { .ts_ns = monotonic_ns() };
+	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
+	struct grt_event_origin origin = {.ts_ns = monotonic_ns()};
 	char message[PATH_MAX + 96];
 
-	snprintf(message, sizeof(message), "%s: %d of %d entry points probed, %d absent, %u refused",
-		 shown_path, found - (int)refused, GRT_CUDA_API_COUNT - 1, GRT_CUDA_API_COUNT - 1 - found,
+	snprintf(message, sizeof(message),
+		 "%s: %d of %d entry points probed, %d absent, %u refused", shown_path,
+		 found - (int)refused, GRT_CUDA_API_COUNT - 1, GRT_CUDA_API_COUNT - 1 - found,
 		 refused);
 	rec.message_str = grt_session_intern(t->session, message);
 	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
@@ -252,7 +255,7 @@ static void note_library(struct cuda_tracer *t, const char *shown_path, int foun
 
 /* Records why a library was not probed; returns -err. Rescans fail quietly, attach reports it. */
 static int library_failed(struct cuda_tracer *t, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int library_failed(struct cuda_tracer *t, int err, const char *fmt, ...)
 {
@@ -360,10 +363,12 @@ static int attach_initial(struct cuda_tracer *t)
 	if (!err)
 		return 0;
 	if (cfg->target_pid)
-		return grt_session_fail(t->session, -ENOENT,
-					"no libcuda.so.1 mapped in pid %d nor in %s (name it with --libcuda PATH)",
-					(int)cfg->target_pid, libcuda_search_description());
-	return grt_session_fail(t->session, -ENOENT, "no libcuda.so.1 in %s (name it with --libcuda PATH)",
+		return grt_session_fail(
+		    t->session, -ENOENT,
+		    "no libcuda.so.1 mapped in pid %d nor in %s (name it with --libcuda PATH)",
+		    (int)cfg->target_pid, libcuda_search_description());
+	return grt_session_fail(t->session, -ENOENT,
+				"no libcuda.so.1 in %s (name it with --libcuda PATH)",
 				libcuda_search_description());
 }
 
@@ -373,7 +378,8 @@ static int lookup_stack(void *ctx, uint32_t stack_id, uint64_t *ips)
 {
 	struct cuda_tracer *t = ctx;
 
-	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stack_traces), &stack_id, ips) ? -errno : 0;
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stack_traces), &stack_id, ips) ? -errno
+											    : 0;
 }
 
 static int on_cuda_event(void *ctx, void *data, size_t len)
@@ -419,8 +425,9 @@ static int cuda_probe(char *why, size_t why_len)
 	if (err)
 		return err;
 	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
-		snprintf(why, why_len, "this kernel has no uprobe events (CONFIG_UPROBE_EVENTS), "
-				       "which the cuda source needs");
+		snprintf(why, why_len,
+			 "this kernel has no uprobe events (CONFIG_UPROBE_EVENTS), "
+			 "which the cuda source needs");
 		return -ENOSYS;
 	}
 	return 0;
@@ -472,7 +479,8 @@ static uint32_t ring_bytes(void)
 	const char *kb = getenv("GRT_CUDA_RING_KB");
 	unsigned long n = kb ? strtoul(kb, NULL, 10) : 0;
 
-	return n >= 4 && n <= (1ul << 20) && !(n & (n - 1)) ? (uint32_t)(n * 1024) : CUDA_RING_BYTES;
+	return n >= 4 && n <= (1ul << 20) && !(n & (n - 1)) ? (uint32_t)(n * 1024)
+							    : CUDA_RING_BYTES;
 }
 
 static int load_programs(struct cuda_tracer *t)
@@ -489,16 +497,19 @@ static int load_programs(struct cuda_tracer *t)
 	t->skel->rodata->capture_stacks = !getenv("GRT_CUDA_NO_STACKS");
 	t->skel->rodata->capture_args = !getenv("GRT_CUDA_NO_ARGS");
 	t->multi = grt_uprobe_multi_supported() && !getenv("GRT_CUDA_NO_UPROBE_MULTI");
-	for (struct bpf_program *p = NULL; t->multi && (p = bpf_object__next_program(t->skel->obj, p));)
+	for (struct bpf_program *p = NULL;
+	     t->multi && (p = bpf_object__next_program(t->skel->obj, p));)
 		bpf_program__set_expected_attach_type(p, GRT_BPF_TRACE_UPROBE_MULTI);
 	if (!err)
-		err = grt_bpf_use_pid_filter(t->session, t->skel->obj, &t->skel->rodata->filter_by_tgid);
+		err = grt_bpf_use_pid_filter(t->session, t->skel->obj,
+					     &t->skel->rodata->filter_by_tgid);
 	if (!err)
 		err = cuda_bpf__load(t->skel);
 	if (!err)
 		err = find_programs(t);
 	if (err)
-		return grt_session_fail(t->session, err, "cuda: loading the BPF programs failed: %s",
+		return grt_session_fail(t->session, err,
+					"cuda: loading the BPF programs failed: %s",
 					libbpf_reason(err));
 	return 0;
 }
@@ -521,8 +532,11 @@ static int cuda_attach(struct grt_session *s, void **ctx)
 		err = attach_initial(t);
 	/* last: the session keeps calling a watched fd's handler even after a failed attach */
 	if (!err) {
-		t->ring = grt_bpf_watch_ringbuf(s, bpf_map__fd(t->skel->maps.events), on_cuda_event, t);
-		err = t->ring ? 0 : grt_session_fail(s, -errno, "cuda: ring buffer: %s", strerror(errno));
+		t->ring =
+		    grt_bpf_watch_ringbuf(s, bpf_map__fd(t->skel->maps.events), on_cuda_event, t);
+		err = t->ring
+			  ? 0
+			  : grt_session_fail(s, -errno, "cuda: ring buffer: %s", strerror(errno));
 	}
 	if (err) {
 		cuda_detach(t);
@@ -542,8 +556,9 @@ static int cuda_drain(void *ctx)
 
 	/* events are sent without waking us (see wakeup_bytes): every tick collects them */
 	ring_buffer__consume(t->ring);
-	grt_session_count_drop(t->session, GRT_SRC_CUDA,
-			       grt_bpf_new_drops(bpf_map__fd(t->skel->maps.dropped_events), &t->drops_seen));
+	grt_session_count_drop(
+	    t->session, GRT_SRC_CUDA,
+	    grt_bpf_new_drops(bpf_map__fd(t->skel->maps.dropped_events), &t->drops_seen));
 	if (grt_session_config(t->session)->target_pid) {
 		now = monotonic_ns();
 		if (now >= t->next_rescan_ns) {
@@ -555,13 +570,13 @@ static int cuda_drain(void *ctx)
 }
 
 static const struct grt_source cuda_source = {
-	.name = "cuda",
-	.id = GRT_SRC_CUDA,
-	.summary = "CUDA driver API calls (uprobes on libcuda.so.1): launches, memory, copies, syncs",
-	.probe = cuda_probe,
-	.attach = cuda_attach,
-	.drain = cuda_drain,
-	.detach = cuda_detach,
+    .name = "cuda",
+    .id = GRT_SRC_CUDA,
+    .summary = "CUDA driver API calls (uprobes on libcuda.so.1): launches, memory, copies, syncs",
+    .probe = cuda_probe,
+    .attach = cuda_attach,
+    .drain = cuda_drain,
+    .detach = cuda_detach,
 };
 
 GRT_SOURCE_REGISTER(cuda_source);

@@ -1,10 +1,11 @@
-/* Event shared by cuda.bpf.c and cuda.c: one libcuda call, its arguments decoded per probe class. */
+/* Event shared by cuda.bpf.c and cuda.c: one libcuda call, its arguments decoded per probe class.
+ */
 #ifndef GRT_CUDA_SOURCE_H
 #define GRT_CUDA_SOURCE_H
 
 #define CUDA_COMM_LEN 16
 #define CUDA_TEXT_LEN 512	/* kernel names, module paths; longer ones are cut */
-#define CUDA_LAUNCH_ARG_WORDS 4	/* = GRT_LAUNCH_ARG_WORDS of records_cuda.h */
+#define CUDA_LAUNCH_ARG_WORDS 4 /* = GRT_LAUNCH_ARG_WORDS of records_cuda.h */
 #define CUDA_STACK_DEPTH 32	/* = GRT_MAX_STACK_DEPTH of records_core.h */
 
 /* The BPF cookie of every probe: the api id, plus flags for the BPF side. */
@@ -25,12 +26,12 @@ enum cuda_event_flags {
  * return probe into the field beside them.
  */
 struct cuda_launch_args {
-	__u64 function;		/* CUfunction, or a CUkernel passed in its place */
+	__u64 function; /* CUfunction, or a CUkernel passed in its place */
 	__u64 stream;
 	__u32 grid[3];
 	__u32 block[3];
 	__u32 shared_mem;
-	__u32 arg_words;	/* how many of args were readable */
+	__u32 arg_words; /* how many of args were readable */
 	__u64 args[CUDA_LAUNCH_ARG_WORDS];
 };
 
@@ -40,11 +41,11 @@ struct cuda_graph_args {
 };
 
 struct cuda_alloc_args {
-	__u64 out;		/* CUdeviceptr * / void ** */
-	__u64 pitch_out;	/* cuMemAllocPitch's size_t *pPitch */
-	__u64 addr;		/* *out, read at return */
-	__u64 pitch;		/* *pitch_out, read at return */
-	__u64 bytes;		/* cuMemAllocPitch: its Height (bytes = pitch * Height) */
+	__u64 out;	 /* CUdeviceptr * / void ** */
+	__u64 pitch_out; /* cuMemAllocPitch's size_t *pPitch */
+	__u64 addr;	 /* *out, read at return */
+	__u64 pitch;	 /* *pitch_out, read at return */
+	__u64 bytes;	 /* cuMemAllocPitch: its Height (bytes = pitch * Height) */
 	__u64 stream;
 };
 
@@ -67,7 +68,7 @@ struct cuda_copy_args {
 
 struct cuda_memset_args {
 	__u64 dst;
-	__u64 count;		/* elements, not bytes */
+	__u64 count; /* elements, not bytes */
 	__u64 stream;
 	__u32 value;
 	__u32 reserved;
@@ -79,17 +80,17 @@ struct cuda_sync_args {
 };
 
 struct cuda_module_args {
-	__u64 out;		/* CUmodule * / CUlibrary *, 0 for unloads */
-	__u64 module;		/* *out at return, or the unloaded handle */
-	__u64 image;		/* *LoadData* image pointer */
-	__u64 path;		/* file name pointer, copied into the text at return */
+	__u64 out;    /* CUmodule * / CUlibrary *, 0 for unloads */
+	__u64 module; /* *out at return, or the unloaded handle */
+	__u64 image;  /* *LoadData* image pointer */
+	__u64 path;   /* file name pointer, copied into the text at return */
 };
 
 struct cuda_name_args {
-	__u64 out;		/* CUfunction * / CUkernel * / const char ** */
-	__u64 handle;		/* *out at return (cuFuncGetName: its hfunc argument) */
-	__u64 module;		/* CUmodule, CUlibrary or CUkernel the handle comes from */
-	__u64 name;		/* name pointer argument (cuFuncGetName: *out) */
+	__u64 out;    /* CUfunction * / CUkernel * / const char ** */
+	__u64 handle; /* *out at return (cuFuncGetName: its hfunc argument) */
+	__u64 module; /* CUmodule, CUlibrary or CUkernel the handle comes from */
+	__u64 name;   /* name pointer argument (cuFuncGetName: *out) */
 };
 
 union cuda_call_args {
@@ -113,15 +114,15 @@ union cuda_call_args {
 struct cuda_event {
 	__u64 entry_ns;
 	__u64 return_ns;
-	__u32 pid;		/* tgid */
+	__u32 pid; /* tgid */
 	__u32 tid;
 	__u32 ppid;
-	__u32 cpu;		/* at entry */
-	__s32 ret;		/* CUresult */
-	__u16 api;		/* enum grt_cuda_api */
-	__u16 flags;		/* enum cuda_event_flags */
-	__s32 stack_id;		/* user stack in stack_traces, negative when none */
-	__u32 text_len;		/* bytes of text used, with the NUL; 0 when none */
+	__u32 cpu;	/* at entry */
+	__s32 ret;	/* CUresult */
+	__u16 api;	/* enum grt_cuda_api */
+	__u16 flags;	/* enum cuda_event_flags */
+	__s32 stack_id; /* user stack in stack_traces, negative when none */
+	__u32 text_len; /* bytes of text used, with the NUL; 0 when none */
 	char comm[CUDA_COMM_LEN];
 	union cuda_call_args args;
 };

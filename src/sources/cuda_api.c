@@ -12,8 +12,9 @@ struct api_info {
 /* A class token missing from enum cuda_probe_class fails to compile here. */
 static const struct api_info apis[GRT_CUDA_API_COUNT] = {
 #define CUDA_API_INFO(suffix, sym, probe_class)                                                    \
-	[GRT_CUDA_##suffix] = { .cls = CUDA_CLASS_##probe_class, .symbol = sym, .class_name = #probe_class },
-	GRT_CUDA_API_LIST(CUDA_API_INFO)
+	[GRT_CUDA_##suffix] = {                                                                    \
+	    .cls = CUDA_CLASS_##probe_class, .symbol = sym, .class_name = #probe_class},
+    GRT_CUDA_API_LIST(CUDA_API_INFO)
 #undef CUDA_API_INFO
 };
 
@@ -22,12 +23,12 @@ static const struct api_info apis[GRT_CUDA_API_COUNT] = {
  * CUdeviceptr and byte counts grew from 32 to 64 bits.
  */
 static const uint16_t legacy32_apis[] = {
-	GRT_CUDA_MEM_ALLOC,	     GRT_CUDA_MEM_ALLOC_HOST,	  GRT_CUDA_MEM_ALLOC_PITCH,
-	GRT_CUDA_MEM_FREE,	     GRT_CUDA_MEMCPY_HTOD,	  GRT_CUDA_MEMCPY_DTOH,
-	GRT_CUDA_MEMCPY_DTOD,	     GRT_CUDA_MEMCPY_HTOD_ASYNC,  GRT_CUDA_MEMCPY_DTOH_ASYNC,
-	GRT_CUDA_MEMCPY_DTOD_ASYNC,  GRT_CUDA_MEMCPY_2D,	  GRT_CUDA_MEMCPY_2D_UNALIGNED,
-	GRT_CUDA_MEMCPY_2D_ASYNC,    GRT_CUDA_MEMCPY_3D,	  GRT_CUDA_MEMCPY_3D_ASYNC,
-	GRT_CUDA_MEMSET_D8,	     GRT_CUDA_MEMSET_D16,	  GRT_CUDA_MEMSET_D32,
+    GRT_CUDA_MEM_ALLOC,		GRT_CUDA_MEM_ALLOC_HOST,    GRT_CUDA_MEM_ALLOC_PITCH,
+    GRT_CUDA_MEM_FREE,		GRT_CUDA_MEMCPY_HTOD,	    GRT_CUDA_MEMCPY_DTOH,
+    GRT_CUDA_MEMCPY_DTOD,	GRT_CUDA_MEMCPY_HTOD_ASYNC, GRT_CUDA_MEMCPY_DTOH_ASYNC,
+    GRT_CUDA_MEMCPY_DTOD_ASYNC, GRT_CUDA_MEMCPY_2D,	    GRT_CUDA_MEMCPY_2D_UNALIGNED,
+    GRT_CUDA_MEMCPY_2D_ASYNC,	GRT_CUDA_MEMCPY_3D,	    GRT_CUDA_MEMCPY_3D_ASYNC,
+    GRT_CUDA_MEMSET_D8,		GRT_CUDA_MEMSET_D16,	    GRT_CUDA_MEMSET_D32,
 };
 
 enum cuda_probe_class cuda_api_class(uint32_t api)

@@ -1,4 +1,5 @@
-/* Per-API facts of the cuda source, derived from GRT_CUDA_API_LIST: probe class, ABI, program names. */
+/* Per-API facts of the cuda source, derived from GRT_CUDA_API_LIST: probe class, ABI, program
+ * names. */
 #ifndef GRT_CUDA_API_H
 #define GRT_CUDA_API_H
 

@@ -25,10 +25,10 @@ struct exec_range {
 
 /* What the decoder knows about one traced process. */
 struct cuda_proc {
-	bool mapped;			/* its mappings were read once */
-	struct u64_map names;		/* CUfunction/CUkernel handle -> string id */
-	struct u64_map stacks_checked;	/* stack ids whose frames its mappings cover */
-	struct exec_range *ranges;	/* executable mappings already written */
+	bool mapped;		       /* its mappings were read once */
+	struct u64_map names;	       /* CUfunction/CUkernel handle -> string id */
+	struct u64_map stacks_checked; /* stack ids whose frames its mappings cover */
+	struct exec_range *ranges;     /* executable mappings already written */
 	size_t nranges;
 	size_t ranges_cap;
 };
@@ -37,8 +37,8 @@ struct cuda_decoder {
 	struct grt_session *session;
 	cuda_stack_lookup_fn lookup;
 	void *lookup_ctx;
-	struct u64_map procs;		/* pid -> struct cuda_proc * */
-	struct u64_map stacks_written;	/* stack ids with a stack record */
+	struct u64_map procs;	       /* pid -> struct cuda_proc * */
+	struct u64_map stacks_written; /* stack ids with a stack record */
 	uint64_t malformed;
 };
 
@@ -50,7 +50,7 @@ struct decode {
 	enum cuda_probe_class cls;
 	struct grt_cuda_call call;
 	struct grt_event_origin origin;
-	const char *text;	/* NUL-terminated, NULL when the event has none */
+	const char *text; /* NUL-terminated, NULL when the event has none */
 };
 
 /* Which record a class makes, and the class's fixed kind (or memset element size). */
@@ -61,61 +61,62 @@ struct class_info {
 };
 
 static const struct class_info classes[CUDA_CLASS_COUNT] = {
-	[CUDA_CLASS_LAUNCH] = { GRT_REC_CUDA_LAUNCH },
-	[CUDA_CLASS_LAUNCH_EX] = { GRT_REC_CUDA_LAUNCH },
-	[CUDA_CLASS_GRAPH_LAUNCH] = { GRT_REC_CUDA_GRAPH_LAUNCH },
-	[CUDA_CLASS_MEM_ALLOC] = { GRT_REC_CUDA_ALLOC, GRT_ALLOC_DEVICE },
-	[CUDA_CLASS_MEM_ALLOC_ASYNC] = { GRT_REC_CUDA_ALLOC, GRT_ALLOC_ASYNC, true },
-	[CUDA_CLASS_MEM_ALLOC_MANAGED] = { GRT_REC_CUDA_ALLOC, GRT_ALLOC_MANAGED },
-	[CUDA_CLASS_MEM_ALLOC_HOST] = { GRT_REC_CUDA_ALLOC, GRT_ALLOC_HOST },
-	[CUDA_CLASS_MEM_HOST_ALLOC] = { GRT_REC_CUDA_ALLOC, GRT_ALLOC_HOST_ALLOC },
-	[CUDA_CLASS_MEM_ALLOC_PITCH] = { GRT_REC_CUDA_ALLOC, GRT_ALLOC_PITCH },
-	[CUDA_CLASS_MEM_ALLOC_FROM_POOL_ASYNC] = { GRT_REC_CUDA_ALLOC, GRT_ALLOC_POOL_ASYNC, true },
-	[CUDA_CLASS_MEM_FREE] = { GRT_REC_CUDA_FREE, GRT_ALLOC_DEVICE },
-	[CUDA_CLASS_MEM_FREE_ASYNC] = { GRT_REC_CUDA_FREE, GRT_ALLOC_ASYNC, true },
-	[CUDA_CLASS_MEM_FREE_HOST] = { GRT_REC_CUDA_FREE, GRT_ALLOC_HOST },
-	[CUDA_CLASS_MEMCPY] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_DEFAULT },
-	[CUDA_CLASS_MEMCPY_ASYNC] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_DEFAULT, true },
-	[CUDA_CLASS_MEMCPY_HTOD] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_HTOD },
-	[CUDA_CLASS_MEMCPY_DTOH] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_DTOH },
-	[CUDA_CLASS_MEMCPY_DTOD] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_DTOD },
-	[CUDA_CLASS_MEMCPY_HTOD_ASYNC] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_HTOD, true },
-	[CUDA_CLASS_MEMCPY_DTOH_ASYNC] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_DTOH, true },
-	[CUDA_CLASS_MEMCPY_DTOD_ASYNC] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_DTOD, true },
-	[CUDA_CLASS_MEMCPY_PEER] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_PEER },
-	[CUDA_CLASS_MEMCPY_PEER_ASYNC] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_PEER, true },
-	/* 2D/3D copies: the kind comes from the memory types in the descriptor */
-	[CUDA_CLASS_MEMCPY_2D] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_UNKNOWN },
-	[CUDA_CLASS_MEMCPY_2D_ASYNC] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_UNKNOWN, true },
-	[CUDA_CLASS_MEMCPY_3D] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_UNKNOWN },
-	[CUDA_CLASS_MEMCPY_3D_ASYNC] = { GRT_REC_CUDA_MEMCPY, GRT_COPY_UNKNOWN, true },
-	[CUDA_CLASS_MEMSET_D8] = { GRT_REC_CUDA_MEMSET, 1 },
-	[CUDA_CLASS_MEMSET_D16] = { GRT_REC_CUDA_MEMSET, 2 },
-	[CUDA_CLASS_MEMSET_D32] = { GRT_REC_CUDA_MEMSET, 4 },
-	[CUDA_CLASS_MEMSET_D8_ASYNC] = { GRT_REC_CUDA_MEMSET, 1, true },
-	[CUDA_CLASS_MEMSET_D16_ASYNC] = { GRT_REC_CUDA_MEMSET, 2, true },
-	[CUDA_CLASS_MEMSET_D32_ASYNC] = { GRT_REC_CUDA_MEMSET, 4, true },
-	[CUDA_CLASS_CTX_SYNCHRONIZE] = { GRT_REC_CUDA_SYNC, GRT_SYNC_CTX },
-	[CUDA_CLASS_STREAM_SYNCHRONIZE] = { GRT_REC_CUDA_SYNC, GRT_SYNC_STREAM },
-	[CUDA_CLASS_EVENT_SYNCHRONIZE] = { GRT_REC_CUDA_SYNC, GRT_SYNC_EVENT },
-	[CUDA_CLASS_STREAM_WAIT_EVENT] = { GRT_REC_CUDA_SYNC, GRT_SYNC_STREAM_WAIT_EVENT },
-	[CUDA_CLASS_EVENT_RECORD] = { GRT_REC_CUDA_SYNC, GRT_SYNC_EVENT_RECORD },
-	[CUDA_CLASS_EVENT_QUERY] = { GRT_REC_CUDA_SYNC, GRT_SYNC_EVENT_QUERY },
-	[CUDA_CLASS_STREAM_QUERY] = { GRT_REC_CUDA_SYNC, GRT_SYNC_STREAM_QUERY },
-	[CUDA_CLASS_MODULE_LOAD] = { GRT_REC_CUDA_MODULE_LOAD, GRT_MODULE_LOAD_FILE },
-	[CUDA_CLASS_MODULE_LOAD_DATA] = { GRT_REC_CUDA_MODULE_LOAD, GRT_MODULE_LOAD_DATA },
-	[CUDA_CLASS_MODULE_LOAD_FAT_BINARY] = { GRT_REC_CUDA_MODULE_LOAD, GRT_MODULE_LOAD_FATBIN },
-	[CUDA_CLASS_MODULE_UNLOAD] = { GRT_REC_CUDA_MODULE_LOAD, GRT_MODULE_UNLOAD },
-	[CUDA_CLASS_LIBRARY_LOAD_DATA] = { GRT_REC_CUDA_MODULE_LOAD, GRT_LIBRARY_LOAD_DATA },
-	[CUDA_CLASS_LIBRARY_LOAD_FROM_FILE] = { GRT_REC_CUDA_MODULE_LOAD, GRT_LIBRARY_LOAD_FILE },
-	[CUDA_CLASS_LIBRARY_UNLOAD] = { GRT_REC_CUDA_MODULE_LOAD, GRT_LIBRARY_UNLOAD },
-	[CUDA_CLASS_MODULE_GET_FUNCTION] = { GRT_REC_CUDA_FUNC_NAME },
-	[CUDA_CLASS_LIBRARY_GET_KERNEL] = { GRT_REC_CUDA_FUNC_NAME },
-	[CUDA_CLASS_KERNEL_GET_FUNCTION] = { GRT_REC_CUDA_FUNC_NAME },
-	[CUDA_CLASS_FUNC_GET_NAME] = { GRT_REC_CUDA_FUNC_NAME },
+    [CUDA_CLASS_LAUNCH] = {GRT_REC_CUDA_LAUNCH},
+    [CUDA_CLASS_LAUNCH_EX] = {GRT_REC_CUDA_LAUNCH},
+    [CUDA_CLASS_GRAPH_LAUNCH] = {GRT_REC_CUDA_GRAPH_LAUNCH},
+    [CUDA_CLASS_MEM_ALLOC] = {GRT_REC_CUDA_ALLOC, GRT_ALLOC_DEVICE},
+    [CUDA_CLASS_MEM_ALLOC_ASYNC] = {GRT_REC_CUDA_ALLOC, GRT_ALLOC_ASYNC, true},
+    [CUDA_CLASS_MEM_ALLOC_MANAGED] = {GRT_REC_CUDA_ALLOC, GRT_ALLOC_MANAGED},
+    [CUDA_CLASS_MEM_ALLOC_HOST] = {GRT_REC_CUDA_ALLOC, GRT_ALLOC_HOST},
+    [CUDA_CLASS_MEM_HOST_ALLOC] = {GRT_REC_CUDA_ALLOC, GRT_ALLOC_HOST_ALLOC},
+    [CUDA_CLASS_MEM_ALLOC_PITCH] = {GRT_REC_CUDA_ALLOC, GRT_ALLOC_PITCH},
+    [CUDA_CLASS_MEM_ALLOC_FROM_POOL_ASYNC] = {GRT_REC_CUDA_ALLOC, GRT_ALLOC_POOL_ASYNC, true},
+    [CUDA_CLASS_MEM_FREE] = {GRT_REC_CUDA_FREE, GRT_ALLOC_DEVICE},
+    [CUDA_CLASS_MEM_FREE_ASYNC] = {GRT_REC_CUDA_FREE, GRT_ALLOC_ASYNC, true},
+    [CUDA_CLASS_MEM_FREE_HOST] = {GRT_REC_CUDA_FREE, GRT_ALLOC_HOST},
+    [CUDA_CLASS_MEMCPY] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_DEFAULT},
+    [CUDA_CLASS_MEMCPY_ASYNC] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_DEFAULT, true},
+    [CUDA_CLASS_MEMCPY_HTOD] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_HTOD},
+    [CUDA_CLASS_MEMCPY_DTOH] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_DTOH},
+    [CUDA_CLASS_MEMCPY_DTOD] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_DTOD},
+    [CUDA_CLASS_MEMCPY_HTOD_ASYNC] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_HTOD, true},
+    [CUDA_CLASS_MEMCPY_DTOH_ASYNC] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_DTOH, true},
+    [CUDA_CLASS_MEMCPY_DTOD_ASYNC] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_DTOD, true},
+    [CUDA_CLASS_MEMCPY_PEER] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_PEER},
+    [CUDA_CLASS_MEMCPY_PEER_ASYNC] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_PEER, true},
+    /* 2D/3D copies: the kind comes from the memory types in the descriptor */
+    [CUDA_CLASS_MEMCPY_2D] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_UNKNOWN},
+    [CUDA_CLASS_MEMCPY_2D_ASYNC] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_UNKNOWN, true},
+    [CUDA_CLASS_MEMCPY_3D] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_UNKNOWN},
+    [CUDA_CLASS_MEMCPY_3D_ASYNC] = {GRT_REC_CUDA_MEMCPY, GRT_COPY_UNKNOWN, true},
+    [CUDA_CLASS_MEMSET_D8] = {GRT_REC_CUDA_MEMSET, 1},
+    [CUDA_CLASS_MEMSET_D16] = {GRT_REC_CUDA_MEMSET, 2},
+    [CUDA_CLASS_MEMSET_D32] = {GRT_REC_CUDA_MEMSET, 4},
+    [CUDA_CLASS_MEMSET_D8_ASYNC] = {GRT_REC_CUDA_MEMSET, 1, true},
+    [CUDA_CLASS_MEMSET_D16_ASYNC] = {GRT_REC_CUDA_MEMSET, 2, true},
+    [CUDA_CLASS_MEMSET_D32_ASYNC] = {GRT_REC_CUDA_MEMSET, 4, true},
+    [CUDA_CLASS_CTX_SYNCHRONIZE] = {GRT_REC_CUDA_SYNC, GRT_SYNC_CTX},
+    [CUDA_CLASS_STREAM_SYNCHRONIZE] = {GRT_REC_CUDA_SYNC, GRT_SYNC_STREAM},
+    [CUDA_CLASS_EVENT_SYNCHRONIZE] = {GRT_REC_CUDA_SYNC, GRT_SYNC_EVENT},
+    [CUDA_CLASS_STREAM_WAIT_EVENT] = {GRT_REC_CUDA_SYNC, GRT_SYNC_STREAM_WAIT_EVENT},
+    [CUDA_CLASS_EVENT_RECORD] = {GRT_REC_CUDA_SYNC, GRT_SYNC_EVENT_RECORD},
+    [CUDA_CLASS_EVENT_QUERY] = {GRT_REC_CUDA_SYNC, GRT_SYNC_EVENT_QUERY},
+    [CUDA_CLASS_STREAM_QUERY] = {GRT_REC_CUDA_SYNC, GRT_SYNC_STREAM_QUERY},
+    [CUDA_CLASS_MODULE_LOAD] = {GRT_REC_CUDA_MODULE_LOAD, GRT_MODULE_LOAD_FILE},
+    [CUDA_CLASS_MODULE_LOAD_DATA] = {GRT_REC_CUDA_MODULE_LOAD, GRT_MODULE_LOAD_DATA},
+    [CUDA_CLASS_MODULE_LOAD_FAT_BINARY] = {GRT_REC_CUDA_MODULE_LOAD, GRT_MODULE_LOAD_FATBIN},
+    [CUDA_CLASS_MODULE_UNLOAD] = {GRT_REC_CUDA_MODULE_LOAD, GRT_MODULE_UNLOAD},
+    [CUDA_CLASS_LIBRARY_LOAD_DATA] = {GRT_REC_CUDA_MODULE_LOAD, GRT_LIBRARY_LOAD_DATA},
+    [CUDA_CLASS_LIBRARY_LOAD_FROM_FILE] = {GRT_REC_CUDA_MODULE_LOAD, GRT_LIBRARY_LOAD_FILE},
+    [CUDA_CLASS_LIBRARY_UNLOAD] = {GRT_REC_CUDA_MODULE_LOAD, GRT_LIBRARY_UNLOAD},
+    [CUDA_CLASS_MODULE_GET_FUNCTION] = {GRT_REC_CUDA_FUNC_NAME},
+    [CUDA_CLASS_LIBRARY_GET_KERNEL] = {GRT_REC_CUDA_FUNC_NAME},
+    [CUDA_CLASS_KERNEL_GET_FUNCTION] = {GRT_REC_CUDA_FUNC_NAME},
+    [CUDA_CLASS_FUNC_GET_NAME] = {GRT_REC_CUDA_FUNC_NAME},
 };
 
-struct cuda_decoder *cuda_decoder_new(struct grt_session *s, cuda_stack_lookup_fn lookup, void *lookup_ctx)
+struct cuda_decoder *cuda_decoder_new(struct grt_session *s, cuda_stack_lookup_fn lookup,
+				      void *lookup_ctx)
 {
 	struct cuda_decoder *d = calloc(1, sizeof(*d));
 
@@ -215,7 +216,7 @@ static int proc_add_range(struct cuda_proc *p, uint64_t start, uint64_t end)
 		p->ranges = bigger;
 		p->ranges_cap = cap;
 	}
-	p->ranges[p->nranges++] = (struct exec_range){ start, end };
+	p->ranges[p->nranges++] = (struct exec_range){start, end};
 	return 0;
 }
 
@@ -223,7 +224,8 @@ static int proc_add_range(struct cuda_proc *p, uint64_t start, uint64_t end)
 static int write_new_mapping(const struct proc_mapping *m, void *ctx)
 {
 	struct decode *x = ctx;
-	struct grt_mapping_rec rec = { .start = m->start, .end = m->end, .file_offset = m->file_offset };
+	struct grt_mapping_rec rec = {
+	    .start = m->start, .end = m->end, .file_offset = m->file_offset};
 	int err;
 
 	if (!m->executable || proc_has_range(x->proc, m->start, m->end))
@@ -238,7 +240,7 @@ static int write_stack(struct decode *x, uint32_t id, const uint64_t *ips)
 	struct {
 		struct grt_stack_rec head;
 		uint64_t ips[CUDA_STACK_DEPTH];
-	} rec = { .head.stack_id = id };
+	} rec = {.head.stack_id = id};
 
 	while (rec.head.depth < CUDA_STACK_DEPTH && ips[rec.head.depth]) {
 		rec.ips[rec.head.depth] = ips[rec.head.depth];
@@ -265,7 +267,7 @@ static int write_mappings(struct decode *x)
  */
 static int note_stack(struct decode *x)
 {
-	uint64_t ips[CUDA_STACK_DEPTH] = { 0 };
+	uint64_t ips[CUDA_STACK_DEPTH] = {0};
 	uint32_t id = (uint32_t)x->ev->stack_id;
 	bool written, checked;
 	int err = 0;
@@ -309,13 +311,13 @@ static int emit_launch(struct decode *x)
 {
 	const struct cuda_launch_args *a = &x->ev->args.launch;
 	struct grt_cuda_launch_rec rec = {
-		.call = x->call,
-		.function = a->function,
-		.stream = a->stream,
-		.kernel_str = proc_name_of(x->proc, a->function),
-		.shared_mem = a->shared_mem,
-		.user_stack_id = stack_id_of(x->ev),
-		.arg_words = a->arg_words < GRT_LAUNCH_ARG_WORDS ? a->arg_words : GRT_LAUNCH_ARG_WORDS,
+	    .call = x->call,
+	    .function = a->function,
+	    .stream = a->stream,
+	    .kernel_str = proc_name_of(x->proc, a->function),
+	    .shared_mem = a->shared_mem,
+	    .user_stack_id = stack_id_of(x->ev),
+	    .arg_words = a->arg_words < GRT_LAUNCH_ARG_WORDS ? a->arg_words : GRT_LAUNCH_ARG_WORDS,
 	};
 
 	_Static_assert(CUDA_LAUNCH_ARG_WORDS == GRT_LAUNCH_ARG_WORDS, "argument words");
@@ -328,10 +330,10 @@ static int emit_launch(struct decode *x)
 static int emit_graph_launch(struct decode *x)
 {
 	struct grt_cuda_graph_launch_rec rec = {
-		.call = x->call,
-		.graph_exec = x->ev->args.graph.graph_exec,
-		.stream = x->ev->args.graph.stream,
-		.user_stack_id = stack_id_of(x->ev),
+	    .call = x->call,
+	    .graph_exec = x->ev->args.graph.graph_exec,
+	    .stream = x->ev->args.graph.stream,
+	    .user_stack_id = stack_id_of(x->ev),
 	};
 
 	return emit(x, GRT_REC_CUDA_GRAPH_LAUNCH, &rec, sizeof(rec));
@@ -341,12 +343,12 @@ static int emit_alloc(struct decode *x)
 {
 	const struct cuda_alloc_args *a = &x->ev->args.alloc;
 	struct grt_cuda_alloc_rec rec = {
-		.call = x->call,
-		.addr = a->addr,
-		.bytes = a->bytes,
-		.stream = a->stream,
-		.kind = classes[x->cls].kind,
-		.user_stack_id = stack_id_of(x->ev),
+	    .call = x->call,
+	    .addr = a->addr,
+	    .bytes = a->bytes,
+	    .stream = a->stream,
+	    .kind = classes[x->cls].kind,
+	    .user_stack_id = stack_id_of(x->ev),
 	};
 	uint64_t pitch = a->pitch;
 
@@ -368,10 +370,10 @@ static int emit_alloc(struct decode *x)
 static int emit_free(struct decode *x)
 {
 	struct grt_cuda_free_rec rec = {
-		.call = x->call,
-		.addr = x->ev->args.free.addr,
-		.stream = x->ev->args.free.stream,
-		.kind = classes[x->cls].kind,
+	    .call = x->call,
+	    .addr = x->ev->args.free.addr,
+	    .stream = x->ev->args.free.stream,
+	    .kind = classes[x->cls].kind,
 	};
 
 	if (x->ev->flags & CUDA_EVENT_LEGACY32)
@@ -414,14 +416,14 @@ static int emit_memcpy(struct decode *x)
 {
 	const struct cuda_copy_args *a = &x->ev->args.copy;
 	struct grt_cuda_memcpy_rec rec = {
-		.call = x->call,
-		.dst = a->dst,
-		.src = a->src,
-		.bytes = a->bytes,
-		.stream = a->stream,
-		.kind = classes[x->cls].kind,
-		.is_async = classes[x->cls].is_async,
-		.dims = a->dims ? a->dims : 1,
+	    .call = x->call,
+	    .dst = a->dst,
+	    .src = a->src,
+	    .bytes = a->bytes,
+	    .stream = a->stream,
+	    .kind = classes[x->cls].kind,
+	    .is_async = classes[x->cls].is_async,
+	    .dims = a->dims ? a->dims : 1,
 	};
 
 	if (rec.dims > 1)
@@ -437,13 +439,13 @@ static int emit_memset(struct decode *x)
 	uint8_t elem = classes[x->cls].kind;
 	uint64_t count = a->count;
 	struct grt_cuda_memset_rec rec = {
-		.call = x->call,
-		.dst = a->dst,
-		.stream = a->stream,
-		/* the value travels in a register wider than its type */
-		.value = elem == 4 ? a->value : a->value & ((1u << (8 * elem)) - 1),
-		.elem_size = elem,
-		.is_async = classes[x->cls].is_async,
+	    .call = x->call,
+	    .dst = a->dst,
+	    .stream = a->stream,
+	    /* the value travels in a register wider than its type */
+	    .value = elem == 4 ? a->value : a->value & ((1u << (8 * elem)) - 1),
+	    .elem_size = elem,
+	    .is_async = classes[x->cls].is_async,
 	};
 
 	if (x->ev->flags & CUDA_EVENT_LEGACY32) {
@@ -457,10 +459,10 @@ static int emit_memset(struct decode *x)
 static int emit_sync(struct decode *x)
 {
 	struct grt_cuda_sync_rec rec = {
-		.call = x->call,
-		.stream = x->ev->args.sync.stream,
-		.event = x->ev->args.sync.event,
-		.kind = classes[x->cls].kind,
+	    .call = x->call,
+	    .stream = x->ev->args.sync.stream,
+	    .event = x->ev->args.sync.event,
+	    .kind = classes[x->cls].kind,
 	};
 
 	return emit(x, GRT_REC_CUDA_SYNC, &rec, sizeof(rec));
@@ -470,11 +472,11 @@ static int emit_module(struct decode *x)
 {
 	const struct cuda_module_args *a = &x->ev->args.module;
 	struct grt_cuda_module_rec rec = {
-		.call = x->call,
-		.module = a->module,
-		.image = a->image,
-		.kind = classes[x->cls].kind,
-		.path_str = x->text ? grt_session_intern(x->d->session, x->text) : 0,
+	    .call = x->call,
+	    .module = a->module,
+	    .image = a->image,
+	    .kind = classes[x->cls].kind,
+	    .path_str = x->text ? grt_session_intern(x->d->session, x->text) : 0,
 	};
 	bool is_load = a->out != 0;
 
@@ -493,16 +495,17 @@ static int emit_func_name(struct decode *x)
 	const struct cuda_name_args *a = &x->ev->args.name;
 	bool ok = !x->call.ret && !(x->call.flags & GRT_CUDA_F_NO_RETURN);
 	struct grt_cuda_func_name_rec rec = {
-		.call = x->call,
-		.handle = ok || x->cls == CUDA_CLASS_FUNC_GET_NAME ? a->handle : 0,
-		.module = a->module,
+	    .call = x->call,
+	    .handle = ok || x->cls == CUDA_CLASS_FUNC_GET_NAME ? a->handle : 0,
+	    .module = a->module,
 	};
 
 	if (x->cls == CUDA_CLASS_KERNEL_GET_FUNCTION)
 		rec.name_str = proc_name_of(x->proc, a->module); /* the CUkernel's name */
 	else if (ok && x->text && x->text[0])
 		rec.name_str = grt_session_intern(x->d->session, x->text);
-	if (ok && rec.handle && rec.name_str && u64_map_put(&x->proc->names, rec.handle, rec.name_str))
+	if (ok && rec.handle && rec.name_str &&
+	    u64_map_put(&x->proc->names, rec.handle, rec.name_str))
 		return -ENOMEM;
 	return emit(x, GRT_REC_CUDA_FUNC_NAME, &rec, sizeof(rec));
 }
@@ -531,22 +534,25 @@ static void fill_call(struct decode *x)
 	memcpy(comm, ev->comm, CUDA_COMM_LEN);
 	comm[CUDA_COMM_LEN] = 0;
 	x->call = (struct grt_cuda_call){
-		.return_ns = returned ? ev->return_ns : 0,
-		.ret = returned ? ev->ret : 0,
-		.api = ev->api,
-		.flags = returned ? 0 : GRT_CUDA_F_NO_RETURN,
-		.ppid = ev->ppid,
-		.comm_str = grt_session_intern(x->d->session, comm),
+	    .return_ns = returned ? ev->return_ns : 0,
+	    .ret = returned ? ev->ret : 0,
+	    .api = ev->api,
+	    .flags = returned ? 0 : GRT_CUDA_F_NO_RETURN,
+	    .ppid = ev->ppid,
+	    .comm_str = grt_session_intern(x->d->session, comm),
 	};
 	x->origin = (struct grt_event_origin){
-		.ts_ns = ev->entry_ns, .cpu = ev->cpu, .pid = ev->pid, .tid = ev->tid,
+	    .ts_ns = ev->entry_ns,
+	    .cpu = ev->cpu,
+	    .pid = ev->pid,
+	    .tid = ev->tid,
 	};
 }
 
 int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size_t len)
 {
 	char text[CUDA_TEXT_LEN];
-	struct decode x = { .d = d, .ev = ev };
+	struct decode x = {.d = d, .ev = ev};
 	int err;
 
 	if (len < sizeof(*ev) || (x.cls = cuda_api_class(ev->api)) == CUDA_CLASS_COUNT) {

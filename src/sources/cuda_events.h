@@ -1,4 +1,5 @@
-/* Turns cuda_event ring-buffer events into .grt records: names, stacks, mappings, per-class fields. */
+/* Turns cuda_event ring-buffer events into .grt records: names, stacks, mappings, per-class fields.
+ */
 #ifndef GRT_CUDA_EVENTS_H
 #define GRT_CUDA_EVENTS_H
 
@@ -16,7 +17,8 @@ struct cuda_decoder;
  */
 typedef int (*cuda_stack_lookup_fn)(void *ctx, uint32_t stack_id, uint64_t *ips);
 
-struct cuda_decoder *cuda_decoder_new(struct grt_session *s, cuda_stack_lookup_fn lookup, void *lookup_ctx);
+struct cuda_decoder *cuda_decoder_new(struct grt_session *s, cuda_stack_lookup_fn lookup,
+				      void *lookup_ctx);
 void cuda_decoder_free(struct cuda_decoder *d);
 
 /*

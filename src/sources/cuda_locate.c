@@ -59,7 +59,7 @@ static int locate_one(const struct proc_mapping *m, void *ctx)
 
 int cuda_locate_in_pid(pid_t pid, int (*fn)(const struct cuda_lib_found *lib, void *ctx), void *ctx)
 {
-	struct locate_walk w = { .pid = pid, .fn = fn, .ctx = ctx };
+	struct locate_walk w = {.pid = pid, .fn = fn, .ctx = ctx};
 	int rc = proc_maps_foreach(pid, locate_one, &w);
 
 	return rc ? rc : w.found;

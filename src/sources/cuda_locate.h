@@ -11,8 +11,9 @@
 bool cuda_is_libcuda_path(const char *path);
 
 struct cuda_lib_found {
-	char path[PATH_MAX];	/* as the process sees it: for messages */
-	char open_path[PATH_MAX]; /* the same file reachable from here (its /proc/PID/map_files link) */
+	char path[PATH_MAX];	  /* as the process sees it: for messages */
+	char open_path[PATH_MAX]; /* the same file reachable from here (its /proc/PID/map_files
+				     link) */
 };
 
 /*
@@ -20,6 +21,7 @@ struct cuda_lib_found {
  * how many were found, fn's first non-zero return, or a negative errno when
  * pid's maps cannot be read.
  */
-int cuda_locate_in_pid(pid_t pid, int (*fn)(const struct cuda_lib_found *lib, void *ctx), void *ctx);
+int cuda_locate_in_pid(pid_t pid, int (*fn)(const struct cuda_lib_found *lib, void *ctx),
+		       void *ctx);
 
 #endif

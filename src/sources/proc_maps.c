@@ -17,14 +17,16 @@ bool proc_maps_parse_line(const char *line, struct proc_mapping *m)
 	memset(m, 0, sizeof(*m));
 	if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %4s %" SCNx64 " %x:%x %" SCNu64 " %n", &m->start,
 		   &m->end, perms, &m->file_offset, &m->dev_major, &m->dev_minor, &m->inode,
-		   &path_at) < 7 || !path_at)
+		   &path_at) < 7 ||
+	    !path_at)
 		return false;
 	m->executable = perms[2] == 'x';
 	/* the path is the rest of the line, spaces included */
 	snprintf(m->path, sizeof(m->path), "%s", line + path_at);
 	len = strcspn(m->path, "\n");
 	m->path[len] = 0;
-	if (len > strlen(DELETED_SUFFIX) && !strcmp(m->path + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX)) {
+	if (len > strlen(DELETED_SUFFIX) &&
+	    !strcmp(m->path + len - strlen(DELETED_SUFFIX), DELETED_SUFFIX)) {
 		m->deleted = true;
 		m->path[len - strlen(DELETED_SUFFIX)] = 0;
 	}

@@ -1,4 +1,5 @@
-/* Reading /proc/PID/maps: the mappings of a process, for finding libraries and symbolizing stacks. */
+/* Reading /proc/PID/maps: the mappings of a process, for finding libraries and symbolizing stacks.
+ */
 #ifndef GRT_PROC_MAPS_H
 #define GRT_PROC_MAPS_H
 
@@ -11,12 +12,12 @@ struct proc_mapping {
 	uint64_t start;
 	uint64_t end;
 	uint64_t file_offset;
-	uint64_t inode;		/* 0 for anonymous and pseudo mappings */
+	uint64_t inode; /* 0 for anonymous and pseudo mappings */
 	unsigned dev_major;
 	unsigned dev_minor;
 	bool executable;
-	bool deleted;		/* the file was replaced or removed since it was mapped */
-	char path[PATH_MAX];	/* "" when anonymous; "[vdso]" etc. for pseudo mappings */
+	bool deleted;	     /* the file was replaced or removed since it was mapped */
+	char path[PATH_MAX]; /* "" when anonymous; "[vdso]" etc. for pseudo mappings */
 };
 
 /*

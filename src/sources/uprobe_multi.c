@@ -40,13 +40,13 @@ int grt_uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offse
 			    const uint64_t *cookies, uint32_t cnt, bool at_return)
 {
 	struct uprobe_multi_attr attr = {
-		.prog_fd = (uint32_t)prog_fd,
-		.attach_type = GRT_BPF_TRACE_UPROBE_MULTI,
-		.path = (uint64_t)(uintptr_t)path,
-		.offsets = (uint64_t)(uintptr_t)offsets,
-		.cookies = (uint64_t)(uintptr_t)cookies,
-		.cnt = cnt,
-		.multi_flags = at_return ? UPROBE_MULTI_RETURN : 0,
+	    .prog_fd = (uint32_t)prog_fd,
+	    .attach_type = GRT_BPF_TRACE_UPROBE_MULTI,
+	    .path = (uint64_t)(uintptr_t)path,
+	    .offsets = (uint64_t)(uintptr_t)offsets,
+	    .cookies = (uint64_t)(uintptr_t)cookies,
+	    .cnt = cnt,
+	    .multi_flags = at_return ? UPROBE_MULTI_RETURN : 0,
 	};
 
 	return link_create(&attr);
@@ -59,8 +59,8 @@ int grt_uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offse
 bool grt_uprobe_multi_supported(void)
 {
 	struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
+	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
+	    {.code = BPF_JMP | BPF_EXIT},
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = GRT_BPF_TRACE_UPROBE_MULTI);
 	uint64_t offset = 0;
@@ -95,13 +95,13 @@ void grt_close_links_parallel(const int *fds, unsigned n)
 	unsigned nthreads = n < CLOSE_THREADS ? n : CLOSE_THREADS;
 	struct close_slice slices[CLOSE_THREADS];
 	pthread_t threads[CLOSE_THREADS];
-	bool started[CLOSE_THREADS] = { false };
+	bool started[CLOSE_THREADS] = {false};
 	pthread_attr_t attr;
 
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	for (unsigned t = 0; t < nthreads; t++) {
-		slices[t] = (struct close_slice){ .fds = fds, .first = t, .step = nthreads, .n = n };
+		slices[t] = (struct close_slice){.fds = fds, .first = t, .step = nthreads, .n = n};
 		started[t] = !pthread_create(&threads[t], &attr, close_slice, &slices[t]);
 		if (!started[t])
 			close_slice(&slices[t]); /* no thread: close this slice here, serially */

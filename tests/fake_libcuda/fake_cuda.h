@@ -1,4 +1,5 @@
-/* The CUDA driver API as the fake libcuda.so.1 exports it: real symbol names, real argument order. */
+/* The CUDA driver API as the fake libcuda.so.1 exports it: real symbol names, real argument order.
+ */
 #ifndef GRT_FAKE_CUDA_H
 #define GRT_FAKE_CUDA_H
 
@@ -114,7 +115,8 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, uns
 			     unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
 			     CUstream stream, void **params, void **extra);
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra);
-CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **params, void **extra);
+CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **params,
+			       void **extra);
 CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
 				   unsigned int bx, unsigned int by, unsigned int bz,
 				   unsigned int shmem, CUstream stream, void **params);
@@ -162,13 +164,15 @@ CUresult cuMemcpyDtoH_v2_ptds(void *dst, CUdeviceptr src, size_t bytes);
 CUresult cuMemcpyDtoD(CUdeviceptr_v1 dst, CUdeviceptr_v1 src, unsigned int bytes);
 CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
 CUresult cuMemcpyDtoD_v2_ptds(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
-CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dst, const void *src, unsigned int bytes, CUstream stream);
+CUresult cuMemcpyHtoDAsync(CUdeviceptr_v1 dst, const void *src, unsigned int bytes,
+			   CUstream stream);
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);
 CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);
 CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr_v1 src, unsigned int bytes, CUstream stream);
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes, CUstream stream);
 CUresult cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t bytes, CUstream stream);
-CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1 dst, CUdeviceptr_v1 src, unsigned int bytes, CUstream stream);
+CUresult cuMemcpyDtoDAsync(CUdeviceptr_v1 dst, CUdeviceptr_v1 src, unsigned int bytes,
+			   CUstream stream);
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
 CUresult cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
 CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
@@ -208,7 +212,8 @@ CUresult cuMemsetD32_v2_ptds(CUdeviceptr dst, unsigned int value, size_t count);
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream);
 CUresult cuMemsetD8Async_ptsz(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream);
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream);
-CUresult cuMemsetD16Async_ptsz(CUdeviceptr dst, unsigned short value, size_t count, CUstream stream);
+CUresult cuMemsetD16Async_ptsz(CUdeviceptr dst, unsigned short value, size_t count,
+			       CUstream stream);
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream);
 CUresult cuMemsetD32Async_ptsz(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream);
 

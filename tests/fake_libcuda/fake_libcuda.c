@@ -34,8 +34,8 @@ static unsigned long long take(unsigned long long *next, size_t bytes)
 /* ---- handles: names are remembered so cuFuncGetName can answer ---- */
 
 #define MAX_NAMES 64
-#define FUNCTION_BASE 0xf0000000ul	/* cuModuleGetFunction */
-#define KERNEL_BASE 0xe0000000ul	/* cuLibraryGetKernel */
+#define FUNCTION_BASE 0xf0000000ul	  /* cuModuleGetFunction */
+#define KERNEL_BASE 0xe0000000ul	  /* cuLibraryGetKernel */
 #define KERNEL_FUNCTION_BASE 0xd0000000ul /* cuKernelGetFunction */
 #define HANDLE_STEP 0x100ul
 
@@ -59,12 +59,13 @@ static int name_index(const char *name)
 
 static const char *name_of_handle(unsigned long handle)
 {
-	static const unsigned long bases[] = { FUNCTION_BASE, KERNEL_BASE, KERNEL_FUNCTION_BASE };
+	static const unsigned long bases[] = {FUNCTION_BASE, KERNEL_BASE, KERNEL_FUNCTION_BASE};
 
 	for (int b = 0; b < 3; b++) {
 		unsigned long index = (handle - bases[b]) / HANDLE_STEP;
 
-		if (handle >= bases[b] && handle % HANDLE_STEP == 0 && index < (unsigned long)nnames)
+		if (handle >= bases[b] && handle % HANDLE_STEP == 0 &&
+		    index < (unsigned long)nnames)
 			return names[index];
 	}
 	return NULL;
@@ -72,7 +73,11 @@ static const char *name_of_handle(unsigned long handle)
 
 /* ---- setup ---- */
 
-FAKE_API CUresult cuInit(unsigned int flags) { TOUCH(); return CUDA_SUCCESS; }
+FAKE_API CUresult cuInit(unsigned int flags)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
 
 FAKE_API CUresult cuDriverGetVersion(int *version)
 {
@@ -102,7 +107,11 @@ FAKE_API CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice de
 	return CUDA_SUCCESS;
 }
 
-FAKE_API CUresult cuCtxDestroy_v2(CUcontext ctx) { TOUCH(); return CUDA_SUCCESS; }
+FAKE_API CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
 
 FAKE_API CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
 {
@@ -113,7 +122,11 @@ FAKE_API CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
 	return CUDA_SUCCESS;
 }
 
-FAKE_API CUresult cuStreamDestroy_v2(CUstream stream) { TOUCH(); return CUDA_SUCCESS; }
+FAKE_API CUresult cuStreamDestroy_v2(CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
 
 FAKE_API CUresult cuEventCreate(CUevent *event, unsigned int flags)
 {
@@ -124,14 +137,18 @@ FAKE_API CUresult cuEventCreate(CUevent *event, unsigned int flags)
 	return CUDA_SUCCESS;
 }
 
-FAKE_API CUresult cuEventDestroy_v2(CUevent event) { TOUCH(); return CUDA_SUCCESS; }
+FAKE_API CUresult cuEventDestroy_v2(CUevent event)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
 
 /* ---- launches: a NULL function is the one invalid handle ---- */
 
 #define FAKE_LAUNCH(name)                                                                          \
-	FAKE_API CUresult name(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,   \
-			       unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, \
-			       CUstream stream, void **params, void **extra)                       \
+	FAKE_API CUresult name(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,    \
+			       unsigned int bx, unsigned int by, unsigned int bz,                  \
+			       unsigned int shmem, CUstream stream, void **params, void **extra)   \
 	{                                                                                          \
 		TOUCH();                                                                           \
 		return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;                               \
@@ -150,9 +167,9 @@ FAKE_LAUNCH_EX(cuLaunchKernelEx)
 FAKE_LAUNCH_EX(cuLaunchKernelEx_ptsz)
 
 #define FAKE_LAUNCH_COOP(name)                                                                     \
-	FAKE_API CUresult name(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,   \
-			       unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem, \
-			       CUstream stream, void **params)                                     \
+	FAKE_API CUresult name(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,    \
+			       unsigned int bx, unsigned int by, unsigned int bz,                  \
+			       unsigned int shmem, CUstream stream, void **params)                 \
 	{                                                                                          \
 		TOUCH();                                                                           \
 		return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;                               \
@@ -160,8 +177,16 @@ FAKE_LAUNCH_EX(cuLaunchKernelEx_ptsz)
 FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel)
 FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz)
 
-FAKE_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream) { TOUCH(); return CUDA_SUCCESS; }
+FAKE_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
 
 /* ---- allocations: zero bytes is invalid and leaves *dptr alone ---- */
 
@@ -246,11 +271,31 @@ FAKE_API CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t wi
 	return CUDA_SUCCESS;
 }
 
-FAKE_API CUresult cuMemFree(CUdeviceptr_v1 dptr) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuMemFreeHost(void *p) { TOUCH(); return CUDA_SUCCESS; }
+FAKE_API CUresult cuMemFree(CUdeviceptr_v1 dptr)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuMemFreeHost(void *p)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
 
 /* ---- copies move nothing ---- */
 
@@ -301,7 +346,8 @@ FAKE_PEER(cuMemcpyPeerAsync_ptsz, CUstream stream)
  * everything else.
  */
 __attribute__((naked, used, visibility("default"))) CUresult
-cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes)
+cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+		  size_t bytes)
 {
 	__asm__ volatile("lock orq $0, (%rsp)\n\t"
 			 "xorl %eax, %eax\n\t"
@@ -362,20 +408,76 @@ static CUresult wait_stream(CUstream stream)
 	return CUDA_SUCCESS;
 }
 
-FAKE_API CUresult cuCtxSynchronize(void) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuCtxSynchronize_v2(CUcontext ctx) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuStreamSynchronize(CUstream stream) { TOUCH(); return wait_stream(stream); }
-FAKE_API CUresult cuStreamSynchronize_ptsz(CUstream stream) { TOUCH(); return wait_stream(stream); }
-FAKE_API CUresult cuEventSynchronize(CUevent event) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuStreamWaitEvent_ptsz(CUstream stream, CUevent event, unsigned int flags) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuEventRecord_ptsz(CUevent event, CUstream stream) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream, unsigned int flags) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuEventQuery(CUevent event) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuStreamQuery(CUstream stream) { TOUCH(); return CUDA_SUCCESS; }
-FAKE_API CUresult cuStreamQuery_ptsz(CUstream stream) { TOUCH(); return CUDA_SUCCESS; }
+FAKE_API CUresult cuCtxSynchronize(void)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamSynchronize(CUstream stream)
+{
+	TOUCH();
+	return wait_stream(stream);
+}
+FAKE_API CUresult cuStreamSynchronize_ptsz(CUstream stream)
+{
+	TOUCH();
+	return wait_stream(stream);
+}
+FAKE_API CUresult cuEventSynchronize(CUevent event)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamWaitEvent_ptsz(CUstream stream, CUevent event, unsigned int flags)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventRecord_ptsz(CUevent event, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream, unsigned int flags)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventQuery(CUevent event)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamQuery(CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamQuery_ptsz(CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
 
 /* ---- modules and libraries ---- */
 
@@ -412,7 +514,11 @@ FAKE_API CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatbin)
 	return new_module((void **)module);
 }
 
-FAKE_API CUresult cuModuleUnload(CUmodule module) { TOUCH(); return CUDA_SUCCESS; }
+FAKE_API CUresult cuModuleUnload(CUmodule module)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
 
 FAKE_API CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jit_options,
 				    void **jit_values, unsigned int num_jit,
@@ -432,7 +538,11 @@ FAKE_API CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *path,
 	return path ? new_module((void **)library) : CUDA_ERROR_INVALID_VALUE;
 }
 
-FAKE_API CUresult cuLibraryUnload(CUlibrary library) { TOUCH(); return CUDA_SUCCESS; }
+FAKE_API CUresult cuLibraryUnload(CUlibrary library)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
 
 FAKE_API CUresult cuModuleGetFunction(CUfunction *function, CUmodule module, const char *name)
 {

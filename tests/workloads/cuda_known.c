@@ -35,18 +35,21 @@ static void load_modules(struct kernels *k)
 	expect(cuModuleLoad(&k->module, "/opt/fake/kernels.cubin"), 0, "cuModuleLoad");
 	expect(cuModuleGetFunction(&k->vec_add, k->module, "vecAdd"), 0, "get vecAdd");
 	expect(cuModuleGetFunction(&k->saxpy, k->module, "saxpy"), 0, "get saxpy");
-	expect(cuLibraryLoadFromFile(&k->library, "/opt/fake/reduce.cubin", NULL, NULL, 0, NULL, NULL, 0),
+	expect(cuLibraryLoadFromFile(&k->library, "/opt/fake/reduce.cubin", NULL, NULL, 0, NULL,
+				     NULL, 0),
 	       0, "cuLibraryLoadFromFile");
 	expect(cuLibraryGetKernel(&k->reduce_kernel, k->library, "reduce"), 0, "get reduce");
 	expect(cuKernelGetFunction(&k->reduce, k->reduce_kernel), 0, "reduce function");
-	expect(cuLibraryLoadData(&k->library2, image, NULL, NULL, 0, NULL, NULL, 0), 0, "cuLibraryLoadData");
+	expect(cuLibraryLoadData(&k->library2, image, NULL, NULL, 0, NULL, NULL, 0), 0,
+	       "cuLibraryLoadData");
 	expect(cuLibraryGetKernel(&k->scale_kernel, k->library2, "scale"), 0, "get scale");
 	expect(cuModuleLoadData(&extra, image), 0, "cuModuleLoadData");
 	expect(cuModuleLoadFatBinary(&extra, image), 0, "cuModuleLoadFatBinary");
 	expect(cuFuncGetName(&name, k->saxpy), 0, "cuFuncGetName");
 	if (!name || strcmp(name, "saxpy"))
 		expect(1, 0, "cuFuncGetName's name");
-	expect(cuModuleGetFunction(&bad, k->module, NULL), CUDA_ERROR_INVALID_VALUE, "get NULL name");
+	expect(cuModuleGetFunction(&bad, k->module, NULL), CUDA_ERROR_INVALID_VALUE,
+	       "get NULL name");
 }
 
 struct buffers {
@@ -67,7 +70,8 @@ static void allocate(struct buffers *m)
 	expect(cuMemAllocAsync(&m->e, 8192, stream1), 0, "alloc async");
 	expect(cuMemAllocManaged(&m->managed, 65536, 1), 0, "alloc managed");
 	expect(cuMemAllocPitch_v2(&m->pitched, &pitch, 1000, 10, 4), 0, "alloc pitch");
-	expect(cuMemAllocFromPoolAsync(&m->pooled, 16384, (CUmemoryPool)0x9900, stream1), 0, "alloc pool");
+	expect(cuMemAllocFromPoolAsync(&m->pooled, 16384, (CUmemoryPool)0x9900, stream1), 0,
+	       "alloc pool");
 	expect(cuMemAllocHost_v2(&m->host, 4096), 0, "alloc host");
 	expect(cuMemHostAlloc(&m->host2, 12288, 0), 0, "host alloc");
 	m->v1.canary = 0xffffffff;
@@ -78,19 +82,38 @@ static void allocate(struct buffers *m)
 static void copy(const struct buffers *m)
 {
 	CUDA_MEMCPY2D c2 = {
-		.srcMemoryType = CU_MEMORYTYPE_HOST, .srcHost = host_buf, .srcPitch = 256,
-		.dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = m->b, .dstY = 1, .dstPitch = 512,
-		.WidthInBytes = 256, .Height = 4,
+	    .srcMemoryType = CU_MEMORYTYPE_HOST,
+	    .srcHost = host_buf,
+	    .srcPitch = 256,
+	    .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+	    .dstDevice = m->b,
+	    .dstY = 1,
+	    .dstPitch = 512,
+	    .WidthInBytes = 256,
+	    .Height = 4,
 	};
 	CUDA_MEMCPY2D d2 = {
-		.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = m->a, .srcPitch = 100,
-		.dstMemoryType = CU_MEMORYTYPE_DEVICE, .dstDevice = m->b, .dstPitch = 100,
-		.WidthInBytes = 100, .Height = 3,
+	    .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+	    .srcDevice = m->a,
+	    .srcPitch = 100,
+	    .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+	    .dstDevice = m->b,
+	    .dstPitch = 100,
+	    .WidthInBytes = 100,
+	    .Height = 3,
 	};
 	CUDA_MEMCPY3D c3 = {
-		.srcMemoryType = CU_MEMORYTYPE_DEVICE, .srcDevice = m->c, .srcPitch = 64, .srcHeight = 4,
-		.dstMemoryType = CU_MEMORYTYPE_HOST, .dstHost = host_buf, .dstPitch = 64, .dstHeight = 4,
-		.WidthInBytes = 64, .Height = 4, .Depth = 2,
+	    .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+	    .srcDevice = m->c,
+	    .srcPitch = 64,
+	    .srcHeight = 4,
+	    .dstMemoryType = CU_MEMORYTYPE_HOST,
+	    .dstHost = host_buf,
+	    .dstPitch = 64,
+	    .dstHeight = 4,
+	    .WidthInBytes = 64,
+	    .Height = 4,
+	    .Depth = 2,
 	};
 	CUcontext ctx = (CUcontext)0xc0000;
 
@@ -123,7 +146,8 @@ static void set_memory(const struct buffers *m)
 static int *arg_at_page_end(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	char *two = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *two =
+	    mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	if (two == MAP_FAILED || munmap(two + page, page))
 		expect(1, 0, "mmap");
@@ -135,40 +159,50 @@ static void launch(const struct kernels *k, const struct buffers *m)
 	struct {
 		int n;
 		int zero; /* what an 8-byte read of n also sees */
-	} n = { 1 << 20, 0 };
+	} n = {1 << 20, 0};
 	/*
 	 * The driver is not told how many parameters a kernel has, so the tracer
 	 * reads up to four slots; the NULLs end the shorter lists for it.
 	 */
-	void *vec_params[] = { (void *)&m->a, (void *)&m->b, (void *)&m->c, &n.n };
-	void *reduce_params[] = { (void *)&m->a, &n.n, NULL };
+	void *vec_params[] = {(void *)&m->a, (void *)&m->b, (void *)&m->c, &n.n};
+	void *reduce_params[] = {(void *)&m->a, &n.n, NULL};
 	int *alpha = arg_at_page_end();
-	void *saxpy_params[] = { alpha, NULL };
+	void *saxpy_params[] = {alpha, NULL};
 	CUlaunchConfig cfg = {
-		.gridDimX = 16, .gridDimY = 1, .gridDimZ = 1,
-		.blockDimX = 64, .blockDimY = 2, .blockDimZ = 1,
-		.sharedMemBytes = 2048, .hStream = stream1,
+	    .gridDimX = 16,
+	    .gridDimY = 1,
+	    .gridDimZ = 1,
+	    .blockDimX = 64,
+	    .blockDimY = 2,
+	    .blockDimZ = 1,
+	    .sharedMemBytes = 2048,
+	    .hStream = stream1,
 	};
 
 	*alpha = 0x41424344;
 	for (int i = 0; i < 10; i++)
-		expect(cuLaunchKernel(k->vec_add, 4, 1, 1, 256, 1, 1, 0, NULL, vec_params, NULL), 0, "vecAdd");
-	expect(cuLaunchKernel(k->saxpy, 1, 1, 1, 32, 1, 1, 0, NULL, saxpy_params, NULL), 0, "saxpy");
+		expect(cuLaunchKernel(k->vec_add, 4, 1, 1, 256, 1, 1, 0, NULL, vec_params, NULL), 0,
+		       "vecAdd");
+	expect(cuLaunchKernel(k->saxpy, 1, 1, 1, 32, 1, 1, 0, NULL, saxpy_params, NULL), 0,
+	       "saxpy");
 	for (int i = 0; i < 5; i++)
-		expect(cuLaunchKernel(k->reduce, 8, 2, 1, 128, 1, 1, 1024, stream1, reduce_params, NULL), 0,
-		       "reduce");
+		expect(cuLaunchKernel(k->reduce, 8, 2, 1, 128, 1, 1, 1024, stream1, reduce_params,
+				      NULL),
+		       0, "reduce");
 	/* a CUkernel used where a CUfunction goes */
 	for (int i = 0; i < 4; i++)
-		expect(cuLaunchKernel((CUfunction)k->scale_kernel, 1, 1, 1, 32, 1, 1, 0, stream1, NULL, NULL),
+		expect(cuLaunchKernel((CUfunction)k->scale_kernel, 1, 1, 1, 32, 1, 1, 0, stream1,
+				      NULL, NULL),
 		       0, "scale");
 	for (int i = 0; i < 3; i++)
 		expect(cuLaunchKernelEx(&cfg, k->vec_add, vec_params, NULL), 0, "vecAdd ex");
-	expect(cuLaunchCooperativeKernel(k->reduce, 2, 1, 1, 64, 1, 1, 512, stream1, reduce_params), 0,
-	       "cooperative");
+	expect(cuLaunchCooperativeKernel(k->reduce, 2, 1, 1, 64, 1, 1, 512, stream1, reduce_params),
+	       0, "cooperative");
 	for (int i = 0; i < 2; i++)
-		expect(cuLaunchKernel_ptsz(k->saxpy, 3, 3, 1, 32, 4, 1, 0, stream1, NULL, NULL), 0, "saxpy ptsz");
-	expect(cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_HANDLE,
-	       "NULL launch");
+		expect(cuLaunchKernel_ptsz(k->saxpy, 3, 3, 1, 32, 4, 1, 0, stream1, NULL, NULL), 0,
+		       "saxpy ptsz");
+	expect(cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL),
+	       CUDA_ERROR_INVALID_HANDLE, "NULL launch");
 	for (int i = 0; i < 2; i++)
 		expect(cuGraphLaunch((CUgraphExec)0x9a000, stream1), 0, "graph");
 }

@@ -11,7 +11,7 @@ struct storm {
 	pthread_t thread;
 	CUfunction kernel;
 	double seconds;
-	double rate;		/* this thread's share, 0 = unlimited */
+	double rate; /* this thread's share, 0 = unlimited */
 	unsigned long launches;
 };
 
@@ -28,7 +28,7 @@ static void *storm(void *arg)
 	struct storm *s = arg;
 	CUdeviceptr buf = 0x700000000000ull;
 	int n = 1024;
-	void *params[] = { &buf, &n };
+	void *params[] = {&buf, &n};
 	double start = now_s(), end = start + s->seconds, t = start;
 
 	while (t < end) {
@@ -64,7 +64,8 @@ int main(int argc, char **argv)
 	expect(cuModuleGetFunction(&kernel, module, "storm"), 0, "get");
 	start = now_s();
 	for (int t = 0; t < threads; t++) {
-		storms[t] = (struct storm){ .kernel = kernel, .seconds = seconds, .rate = rate / threads };
+		storms[t] =
+		    (struct storm){.kernel = kernel, .seconds = seconds, .rate = rate / threads};
 		pthread_create(&storms[t].thread, NULL, storm, &storms[t]);
 	}
 	for (int t = 0; t < threads; t++) {

@@ -16,8 +16,9 @@ static void *work(void *arg)
 
 	expect(cuMemAlloc_v2(&scratch, 4096), 0, "alloc");
 	for (int i = 0; i < w->launches; i++)
-		expect(cuLaunchKernel(w->kernel, w->index + 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL), 0,
-		       "launch");
+		expect(
+		    cuLaunchKernel(w->kernel, w->index + 1, 1, 1, 128, 1, 1, 0, NULL, NULL, NULL),
+		    0, "launch");
 	expect(cuStreamSynchronize(NULL), 0, "sync");
 	expect(cuMemFree_v2(scratch), 0, "free");
 	return NULL;
@@ -40,7 +41,8 @@ int main(int argc, char **argv)
 	expect(cuModuleLoad(&module, "/opt/fake/threads.cubin"), 0, "load");
 	expect(cuModuleGetFunction(&kernel, module, "worker_kernel"), 0, "get");
 	for (int t = 0; t < threads; t++) {
-		workers[t] = (struct worker){ .kernel = kernel, .index = (unsigned)t, .launches = launches };
+		workers[t] =
+		    (struct worker){.kernel = kernel, .index = (unsigned)t, .launches = launches};
 		if (pthread_create(&workers[t].thread, NULL, work, &workers[t]))
 			expect(1, 0, "pthread_create");
 	}

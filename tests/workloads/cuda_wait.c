@@ -16,12 +16,13 @@ int main(int argc, char **argv)
 {
 	int launches = argc > 1 ? atoi(argv[1]) : 5;
 	bool hang = argc > 2 && !strcmp(argv[2], "hang");
-	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct sigaction sa = {.sa_handler = on_usr1};
 	CUmodule module;
 	CUfunction kernel;
 	char line[64];
 
-	/* the handles exist before anyone traces: a late tracer learns the name from cuFuncGetName */
+	/* the handles exist before anyone traces: a late tracer learns the name from cuFuncGetName
+	 */
 	expect(cuInit(0), 0, "cuInit");
 	expect(cuModuleLoad(&module, "/opt/fake/wait.cubin"), 0, "load");
 	expect(cuModuleGetFunction(&kernel, module, "waited"), 0, "get");
@@ -37,7 +38,8 @@ int main(int argc, char **argv)
 		const char *name = NULL;
 
 		expect(cuFuncGetName(&name, kernel), 0, "name");
-		expect(cuLaunchKernel(kernel, 2, 1, 1, 64, 1, 1, 0, NULL, NULL, NULL), 0, "named launch");
+		expect(cuLaunchKernel(kernel, 2, 1, 1, 64, 1, 1, 0, NULL, NULL, NULL), 0,
+		       "named launch");
 	}
 	if (hang)
 		cuStreamSynchronize(FAKE_STREAM_HANG);
