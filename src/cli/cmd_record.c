@@ -218,21 +218,6 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* Records which sources run, so a trace says what it could not see. */
-static void write_source_statuses(struct grt_writer *w, const char *list, uint64_t now)
-{
-	struct grt_event_origin origin = { .ts_ns = now };
-
-	for (const struct grt_source *src = grt_source_next(NULL); src; src = grt_source_next(src)) {
-		struct grt_source_status_rec rec = { .source = src->id };
-
-		if (src->implicit || !wants_source(list, src->name))
-			continue;
-		rec.message_str = grt_writer_intern(w, "attached");
-		grt_writer_append(w, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
-	}
-}
-
 /* Field 4 of /proc/PID/stat, after the parenthesised comm (which may hold spaces). */
 static uint32_t read_ppid(pid_t pid)
 {
@@ -359,7 +344,6 @@ static int open_session(struct recording *rec)
 		grt_error("record: %s", grt_session_error(rec->session));
 		return -EINVAL;
 	}
-	write_source_statuses(rec->writer, rec->opts.sources, monotonic_ns());
 	if (!rec->target.launched)
 		write_target_process(rec->writer, &rec->target, monotonic_ns());
 	return 0;
