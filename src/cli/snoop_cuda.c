@@ -1,5 +1,6 @@
 /* `grtrace snoop cuda`: one line per CUDA driver call: kernels, memory, copies, syncs, modules. */
 #include <inttypes.h>
+#include <string.h>
 #include "cli/snoop.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
@@ -124,14 +125,19 @@ static void print_func_name(FILE *out, const struct grt_record *rec,
 	print_call_end(out, rec, &f->call);
 }
 
+/*
+ * The cuda source's status records: one per probed libcuda copy (what was
+ * probed), or why the source could not run. The session's generic
+ * "attached" adds nothing to those.
+ */
 static void print_status(FILE *out, const struct grt_record *rec, const struct grt_strings *strings)
 {
 	const struct grt_source_status_rec *st = rec->payload;
 	const char *message = grt_strings_get(strings, st->message_str);
 
-	if (st->source != GRT_SRC_CUDA)
+	if (st->source != GRT_SRC_CUDA || !message || (!st->status && !strcmp(message, "attached")))
 		return;
-	fprintf(out, "[GPU] PROBED %s\n", message ? message : "");
+	fprintf(out, "[GPU] %s %s\n", st->status ? "UNAVAILABLE" : "PROBED", message);
 }
 
 /* The common line start, then the command's own comm column. */
