@@ -28,6 +28,7 @@ struct snoop {
 	struct grt_event_printer
 	    *json; /* --json: every record as JSON Lines; else the view's lines */
 	uint64_t t0_ns;
+	void *view_state;	/* from view->open, when the view has one */
 };
 
 static uint64_t monotonic_ns(void)
@@ -50,7 +51,7 @@ static const struct snoop_view *find_view(const char *name)
 static void snoop_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: grtrace snoop SOURCE [-p PID] [--duration S] [--libcuda PATH] [--json]\n"
+		"usage: grtrace snoop SOURCE [-p PID] [--duration S] [--libcuda PATH] [--json|--csv]\n"
 		"  SOURCE        one of:\n");
 	for (const struct snoop_view *const *v = __start_grt_snoop_views;
 	     v < __stop_grt_snoop_views; v++)
@@ -61,7 +62,8 @@ static void snoop_usage(FILE *out)
 	    "  --duration S  stop after S seconds (default: Ctrl-C, or when PID exits)\n"
 	    "  --libcuda P   the libcuda.so.1 to probe (default: the one PID maps, or the "
 	    "loader's)\n"
-	    "  --json        every record as a JSON object per line, as `parse --format json`\n");
+	    "  --json        every record as a JSON object per line, as `parse --format json`\n"
+	    "  --csv         uvm: chunk_trace-style CSV (time_ms relative to the first event)\n");
 }
 
 void snoop_line_start(FILE *out, const struct grt_record *rec, uint64_t t0_ns)
@@ -77,6 +79,8 @@ static void on_record(void *ctx, const struct grt_record *rec, const struct grt_
 
 	if (sn->json)
 		grt_event_printer_print(sn->json, rec, strings);
+	else if (sn->view_state)
+		sn->view->print_state(sn->view_state, rec, strings, sn->t0_ns);
 	else
 		sn->view->print(stdout, rec, strings, sn->t0_ns);
 }
@@ -101,6 +105,7 @@ struct snoop_args {
 	double duration;
 	const char *libcuda;
 	bool json;
+	bool csv;
 };
 
 /* 0, or GRT_EXIT_USAGE after printing why. */
@@ -109,6 +114,7 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 	static const struct option options[] = {
 	    {"pid", required_argument, NULL, 'p'},     {"duration", required_argument, NULL, 'd'},
 	    {"libcuda", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
+	    {"csv", no_argument, NULL, 'c'},
 	    {"help", no_argument, NULL, 'h'},	       {0},
 	};
 	char *end;
@@ -139,6 +145,9 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 		case 'j':
 			a->json = true;
 			break;
+		case 'c':
+			a->csv = true;
+			break;
 		case 'h':
 			snoop_usage(stdout);
 			exit(GRT_EXIT_OK);
@@ -157,6 +166,10 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 	if (!a->view) {
 		grt_error("snoop: unknown source '%s'", argv[optind]);
 		snoop_usage(stderr);
+		return GRT_EXIT_USAGE;
+	}
+	if (a->csv && (!a->view->has_csv || a->json)) {
+		grt_error("snoop: --csv is for %s", a->json ? "views without --json" : "snoop uvm");
 		return GRT_EXIT_USAGE;
 	}
 	return 0;
@@ -205,7 +218,9 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 		grt_notice("snooping %s in pid %d; Ctrl-C to stop", a->view->name, (int)a->pid);
 	else
 		grt_notice("snooping %s in every process; Ctrl-C to stop", a->view->name);
-	if (!sn->json)
+	if (!sn->json && a->view->open)
+		sn->view_state = a->view->open(stdout, a->csv);
+	else if (!sn->json)
 		printf("%-11s %-7s %-7s %s\n", "TIME(s)", "PID", "TID",
 		       a->view->header ? a->view->header : "");
 	deadline = a->duration > 0 ? monotonic_ns() + (uint64_t)(a->duration * 1e9) : UINT64_MAX;
@@ -220,6 +235,8 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 	}
 	/* the final drain prints what arrived last, calls cut off included */
 	grt_session_free(s);
+	if (sn->view_state)
+		a->view->close(sn->view_state);
 	return rc;
 }
 

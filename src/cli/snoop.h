@@ -2,6 +2,7 @@
 #ifndef GRT_SNOOP_H
 #define GRT_SNOOP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "trace/grt_reader.h"
@@ -18,6 +19,17 @@ struct snoop_view {
 	 */
 	void (*print)(FILE *out, const struct grt_record *rec, const struct grt_strings *strings,
 		      uint64_t t0_ns);
+	/*
+	 * Optional, for views that keep state or own their layout: open() makes
+	 * the per-run state handed to print_state() (used instead of print) and
+	 * prints the view's own header (the default header is then not printed);
+	 * csv is --csv. close() frees it.
+	 */
+	void *(*open)(FILE *out, bool csv);
+	void (*print_state)(void *state, const struct grt_record *rec,
+			    const struct grt_strings *strings, uint64_t t0_ns);
+	void (*close)(void *state);
+	bool has_csv;		/* accepts --csv */
 };
 
 /*
