@@ -35,7 +35,7 @@ void kernel_exec_table_init(struct kernel_exec_table *t)
 void kernel_exec_table_destroy(struct kernel_exec_table *t)
 {
 	for (uint32_t i = 0; i < t->count; i++)
-		job_hist_destroy(&t->hists[i]);
+		grt_stats_destroy(&t->hists[i]);
 	free(t->hists);
 	free(t->keys);
 	u64_map_destroy(&t->index);
@@ -52,7 +52,7 @@ static int slot_of(struct kernel_exec_table *t, uint64_t key, uint32_t *slot)
 	}
 	if (t->count == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 64;
-		struct job_hist *h = realloc(t->hists, cap * sizeof(*h));
+		struct grt_stats *h = realloc(t->hists, cap * sizeof(*h));
 		uint64_t *k;
 
 		if (!h)
@@ -66,7 +66,7 @@ static int slot_of(struct kernel_exec_table *t, uint64_t key, uint32_t *slot)
 	}
 	if (u64_map_put(&t->index, key, t->count + 1))
 		return -ENOMEM;
-	job_hist_init(&t->hists[t->count]);
+	grt_stats_init(&t->hists[t->count]);
 	t->keys[t->count] = key;
 	*slot = t->count++;
 	return 0;
@@ -80,10 +80,10 @@ int kernel_exec_table_add(struct kernel_exec_table *t, const struct job *j)
 	if (j->kind != JOB_KERNEL || !(j->known & JOB_K_EXEC))
 		return 0;
 	err = slot_of(t, j->kernel_key, &slot);
-	return err ? err : job_hist_add(&t->hists[slot], j->t_exec);
+	return err ? err : grt_stats_add(&t->hists[slot], j->t_exec);
 }
 
-uint64_t kernel_exec_table_p90(const struct kernel_exec_table *t, uint64_t kernel_key,
+uint64_t kernel_exec_table_p90(struct kernel_exec_table *t, uint64_t kernel_key,
 			       uint64_t *jobs)
 {
 	uint64_t v;
@@ -92,7 +92,7 @@ uint64_t kernel_exec_table_p90(const struct kernel_exec_table *t, uint64_t kerne
 	if (!u64_map_get(&t->index, kernel_key, &v))
 		return 0;
 	*jobs = t->hists[v - 1].count;
-	return job_hist_percentile(&t->hists[v - 1], 90);
+	return grt_stats_percentile(&t->hists[v - 1], 90);
 }
 
 /* part > share of whole, exactly: part * 1e6 > ppm * whole */
@@ -107,7 +107,7 @@ static void tag_if(struct job *j, int cond, enum job_tag tag)
 		j->tags |= 1u << tag;
 }
 
-static void tag_long_tail(const struct job_thresholds *t, const struct kernel_exec_table *exec,
+static void tag_long_tail(const struct job_thresholds *t, struct kernel_exec_table *exec,
 			  struct job *j)
 {
 	uint64_t p90, jobs;
@@ -128,7 +128,7 @@ static void tag_long_tail(const struct job_thresholds *t, const struct kernel_ex
 	       JOB_TAG_EXEC_LONG_TAIL);
 }
 
-void job_tags_apply(const struct job_thresholds *t, const struct kernel_exec_table *exec,
+void job_tags_apply(const struct job_thresholds *t, struct kernel_exec_table *exec,
 		    struct job *j)
 {
 	int total = j->known & JOB_K_TOTAL;

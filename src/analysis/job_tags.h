@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 #include "analysis/job.h"
-#include "analysis/job_hist.h"
+#include "analysis/stats.h"
 #include "common/u64_map.h"
 
 /*
@@ -35,7 +35,7 @@ void job_thresholds_default(struct job_thresholds *t);
 /* Per-kernel execution-time distributions (pass 1) and the P90 they give (pass 2). */
 struct kernel_exec_table {
 	struct u64_map index;	/* kernel_key -> slot + 1 */
-	struct job_hist *hists;
+	struct grt_stats *hists;
 	uint64_t *keys;
 	uint32_t count;
 	uint32_t cap;
@@ -46,16 +46,16 @@ void kernel_exec_table_destroy(struct kernel_exec_table *t);
 /* Adds a finished kernel job's t_exec. Returns 0 or -ENOMEM. */
 int kernel_exec_table_add(struct kernel_exec_table *t, const struct job *j);
 /* P90 and job count of a kernel; 0 when unknown. */
-uint64_t kernel_exec_table_p90(const struct kernel_exec_table *t, uint64_t kernel_key,
+uint64_t kernel_exec_table_p90(struct kernel_exec_table *t, uint64_t kernel_key,
 			       uint64_t *jobs);
 
 /* Sets j->tags (and tail_limit / TAIL_UNCHECKED); exec may be NULL (single pass). */
-void job_tags_apply(const struct job_thresholds *t, const struct kernel_exec_table *exec,
+void job_tags_apply(const struct job_thresholds *t, struct kernel_exec_table *exec,
 		    struct job *j);
 
 /*
  * The part of a tagged job's time its tag stands for (t_queue for
- * queue-wait, t_exec - P90 for exec-long-tail, ...): what the verdict weighs.
+ * queue-wait, t_exec above its limit for exec-long-tail, ...): what the verdict weighs.
  */
 uint64_t job_tag_cost(const struct job *j, enum job_tag tag);
 

@@ -47,6 +47,19 @@ const char *threshold_list_help(void)
 	       "batch-gap=20us max-open-jobs=1048576";
 }
 
+/* Stands for a key another section owns: skipped, but it takes no extra values. */
+static const struct threshold_key foreign_key = { "", 0, NONE, NONE, NONE, NONE };
+
+static int is_plain_number(const char *s)
+{
+	char *end;
+
+	if (!s[0] || !((s[0] >= '0' && s[0] <= '9') || s[0] == '.'))
+		return 0;
+	strtod(s, &end);
+	return *end == 0;
+}
+
 static const struct { const char *suffix; uint64_t ns; } units[] = {
 	{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
 };
@@ -157,6 +170,11 @@ static int parse_token(struct job_thresholds *t, char *tok, const struct thresho
 
 	if (eq) {
 		*key = find_key(tok, (size_t)(eq - tok));
+		if (!*key && is_plain_number(eq + 1)) {
+			/* KEY=NUMBER of another report section (leak_min_bytes=...) */
+			*key = &foreign_key;
+			return 0;
+		}
 		if (!*key) {
 			snprintf(err, err_len, "unknown threshold '%.*s' (known: %s)", (int)(eq - tok), tok,
 				 threshold_list_help());
@@ -164,6 +182,11 @@ static int parse_token(struct job_thresholds *t, char *tok, const struct thresho
 		}
 		*seen = 0;
 		tok = eq + 1;
+	}
+	if (*key == &foreign_key) {
+		snprintf(err, err_len, "threshold value '%s' follows a key the jobs section does not know",
+			 tok);
+		return -EINVAL;
 	}
 	if (!*key) {
 		snprintf(err, err_len, "threshold value '%s' before any KEY= (e.g. queue-wait=50%%,500us)",
@@ -200,7 +223,7 @@ int threshold_list_parse(struct job_thresholds *t, const char *list, char *err, 
 	}
 	for (tok = strtok_r(copy, ",", &save); tok && !rc; tok = strtok_r(NULL, ",", &save))
 		rc = parse_token(&parsed, tok, &key, &seen, err, err_len);
-	if (!rc && !key) {
+	if (!rc && !key && !seen) {
 		snprintf(err, err_len, "empty threshold list");
 		rc = -EINVAL;
 	}
