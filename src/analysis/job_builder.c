@@ -72,6 +72,7 @@ struct end_entry {
 };
 
 struct jstream {
+	struct jproc *proc;
 	uint32_t pid;
 	uint32_t index;
 	uint64_t key;
@@ -121,6 +122,9 @@ struct uvm_ev {
 struct jproc {
 	uint32_t pid;
 	uint32_t n_streams;
+	struct cover_mark *marks; /* context syncs: they cover every stream of the process */
+	uint32_t n_marks;
+	uint32_t cap_marks;
 	char *comm;
 	struct jstream *streams;
 	struct uvm_ev *uvm;	/* ring, sorted by ts */
@@ -376,6 +380,7 @@ static struct jstream *stream_get(struct job_builder *b, uint32_t pid, uint64_t 
 		free(s);
 		return NULL;
 	}
+	s->proc = p;
 	s->pid = pid;
 	s->key = key;
 	s->handle = handle;
@@ -508,19 +513,48 @@ static struct bjob *key_find(struct job_builder *b, uint32_t pid, uint32_t tid, 
 
 /* ---- completion marks ---- */
 
-static uint64_t mark_lookup(const struct jstream *s, uint64_t cover)
+static uint64_t marks_lookup(const struct cover_mark *marks, uint32_t n, uint64_t cover)
 {
-	uint32_t lo = 0, hi = s->n_marks;
+	uint32_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		uint32_t mid = (lo + hi) / 2;
 
-		if (s->marks[mid].cover < cover)
+		if (marks[mid].cover < cover)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < s->n_marks ? s->marks[lo].complete : 0;
+	return lo < n ? marks[lo].complete : 0;
+}
+
+/* COMPLETE of a job submitted at cover: the first sync of its stream or context covering it. */
+static uint64_t mark_lookup(const struct jstream *s, uint64_t cover)
+{
+	uint64_t own = marks_lookup(s->marks, s->n_marks, cover);
+	uint64_t ctx = s->proc ? marks_lookup(s->proc->marks, s->proc->n_marks, cover) : 0;
+
+	if (!own || (ctx && ctx < own))
+		return ctx;
+	return own;
+}
+
+#define CTX_MARKS_KEPT 64
+
+/* Context syncs are kept per process, so they also cover streams seen after them. */
+static void add_ctx_mark(struct job_builder *b, struct jproc *p, uint64_t cover, uint64_t complete)
+{
+	if (!p || (p->n_marks && p->marks[p->n_marks - 1].cover >= cover))
+		return;
+	if (p->n_marks == 2 * CTX_MARKS_KEPT) {
+		memmove(p->marks, p->marks + CTX_MARKS_KEPT, CTX_MARKS_KEPT * sizeof(*p->marks));
+		p->n_marks = CTX_MARKS_KEPT;
+	}
+	if (grow_array((void **)&p->marks, &p->cap_marks, sizeof(*p->marks), p->n_marks + 1))
+		return;
+	p->marks[p->n_marks++] = (struct cover_mark){ cover, complete };
+	for (struct jstream *s = p->streams; s; s = s->proc_next)
+		want_check(b, s);
 }
 
 static void add_mark(struct job_builder *b, struct jstream *s, uint64_t cover, uint64_t complete)
@@ -1296,14 +1330,14 @@ static void on_sync(struct job_builder *b, const struct grt_record *rec)
 	case GRT_SYNC_CTX:
 		b->stats.syncs++;
 		p = proc_get(b, pid);
-		for (struct jstream *s = p ? p->streams : NULL; s && ok; s = s->proc_next)
-			add_mark(b, s, ts, y->call.return_ns);
+		if (ok)
+			add_ctx_mark(b, p, ts, y->call.return_ns);
 		break;
 	case GRT_SYNC_STREAM:
 	case GRT_SYNC_STREAM_QUERY:
 		b->stats.syncs += y->kind == GRT_SYNC_STREAM;
 		if (ok)
-			add_mark(b, stream_find(b, pid, skey), ts, y->call.return_ns);
+			add_mark(b, stream_get(b, pid, skey, y->stream), ts, y->call.return_ns);
 		break;
 	case GRT_SYNC_EVENT:
 	case GRT_SYNC_EVENT_QUERY:
@@ -1634,6 +1668,7 @@ void job_builder_free(struct job_builder *b)
 
 		free(pr->comm);
 		free(pr->uvm);
+		free(pr->marks);
 		free(pr);
 	}
 	for (i = 0; u64_map_iter(&b->names, &i, &k, &v);)

@@ -68,7 +68,8 @@ static void place(struct pid_key_map *m, uint32_t pid, uint64_t key, void *value
 static int grow(struct pid_key_map *m)
 {
 	struct pid_key_map old = *m;
-	size_t cap = m->live * 4 > m->capacity ? (m->capacity ? m->capacity * 2 : 64) : m->capacity;
+	/* double when half full of live entries; otherwise only sweep the tombstones out */
+	size_t cap = !m->capacity ? 64 : m->live * 2 > m->capacity ? m->capacity * 2 : m->capacity;
 
 	m->slots = calloc(cap, sizeof(*m->slots));
 	if (!m->slots) {
