@@ -12,3 +12,11 @@ $(BUILD)/fixtures/report_traces: tests/fixtures/report_traces.c tests/report_sce
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
+
+# jobs: the synthetic trace generator (tests, bench/jobs_scale.sh)
+FIXTURES += $(BUILD)/fixtures/gen_jobs_trace
+
+$(BUILD)/fixtures/gen_jobs_trace: tests/fixtures/gen_jobs_trace.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)

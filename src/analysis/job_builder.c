@@ -38,9 +38,22 @@ struct graph_node {
 	uint32_t probe;
 };
 
+struct bjob;
+
+enum dep_state { DEP_NONE, DEP_READY, DEP_UNKNOWN, DEP_PENDING };
+
 struct dep_ref {
 	struct jstream *stream;	/* where the event was recorded */
 	uint64_t cover;		/* jobs of that stream submitted up to here */
+	struct bjob *producer;	/* while DEP_PENDING: the job whose END this waits for */
+	uint64_t ready;		/* DEP_READY: that END */
+	uint32_t state;		/* enum dep_state */
+};
+
+/* A job of another stream waiting for this one's END. */
+struct dependent {
+	struct bjob *job;
+	uint32_t dep;		/* index in job->deps */
 };
 
 /* An open job and what the builder needs to finish it. */
@@ -56,6 +69,9 @@ struct bjob {
 	uint32_t cap_nodes;
 	struct dep_ref deps[JOB_MAX_DEPS];
 	uint32_t n_deps;
+	struct dependent *dependents;
+	uint32_t n_dependents;
+	uint32_t cap_dependents;
 	uint64_t cover;		/* SUBMIT, or API_ENTER when there is none: what syncs compare */
 	bool has_device;
 	bool in_key_map;
@@ -88,9 +104,6 @@ struct jstream {
 	uint64_t n_ends;
 	struct dep_ref pending[JOB_MAX_DEPS]; /* waits for the next job */
 	uint32_t n_pending;
-	struct jstream **waiters; /* streams whose head waits on a job of this one */
-	uint32_t n_waiters;
-	uint32_t cap_waiters;
 	struct jstream *proc_next;
 	struct jstream *all_next;
 	bool in_heap;
@@ -295,6 +308,7 @@ static struct bjob *job_alloc(struct job_builder *b)
 static void job_release(struct job_builder *b, struct bjob *j)
 {
 	free(j->nodes);
+	free(j->dependents);
 	j->next = b->pool;
 	b->pool = j;
 }
@@ -588,8 +602,6 @@ static void prune_marks(struct jstream *s)
 
 /* ---- dependencies (cuStreamWaitEvent) ---- */
 
-enum dep_state { DEP_NONE, DEP_READY, DEP_UNKNOWN, DEP_PENDING };
-
 static bool device_given_up(const struct job_builder *b, const struct bjob *j)
 {
 	return !b->expect_device || (j->job.flags & JOB_F_FAILED) ||
@@ -606,9 +618,14 @@ static uint64_t job_end(const struct bjob *j)
 	return end;
 }
 
-static enum dep_state resolve_dep(const struct job_builder *b, const struct dep_ref *d,
-				  uint64_t *ready)
+/*
+ * What a new job's wait on an event depends on: the last job of the event's
+ * stream submitted before the event was recorded. Resolved when the job
+ * opens if that job is done; otherwise the producer calls back (settle_deps).
+ */
+static void resolve_dep(struct job_builder *b, struct bjob *owner, uint32_t idx)
 {
+	struct dep_ref *d = &owner->deps[idx];
 	struct jstream *s = d->stream;
 	struct bjob *j, *found = NULL;
 	uint64_t n;
@@ -617,40 +634,69 @@ static enum dep_state resolve_dep(const struct job_builder *b, const struct dep_
 		found = j;
 	if (found) {
 		if (found->has_device) {
-			*ready = job_end(found);
-			return DEP_READY;
+			d->state = DEP_READY;
+			d->ready = job_end(found);
+		} else if (device_given_up(b, found)) {
+			d->state = DEP_UNKNOWN;
+		} else if (!grow_array((void **)&found->dependents, &found->cap_dependents,
+				       sizeof(*found->dependents), found->n_dependents + 1)) {
+			found->dependents[found->n_dependents++] = (struct dependent){ owner, idx };
+			d->producer = found;
+			d->state = DEP_PENDING;
+		} else {
+			d->state = DEP_UNKNOWN;
 		}
-		return device_given_up(b, found) ? DEP_UNKNOWN : DEP_PENDING;
+		return;
 	}
-	/* already finished: look in the stream's recent ends */
+	/* already finished: the stream's recent ends */
 	n = s->n_ends < END_RING ? s->n_ends : END_RING;
 	for (uint64_t i = 0; i < n; i++) {
 		const struct end_entry *e = &s->ends[(s->n_ends - 1 - i) % END_RING];
 
 		if (e->cover <= d->cover) {
-			*ready = e->end;
-			return e->end ? DEP_READY : DEP_UNKNOWN;
+			d->state = e->end ? DEP_READY : DEP_UNKNOWN;
+			d->ready = e->end;
+			return;
 		}
 	}
 	/* nothing was submitted before the event: it was reached at once */
-	return s->n_ends <= END_RING ? DEP_NONE : DEP_UNKNOWN;
+	d->state = s->n_ends <= END_RING ? DEP_NONE : DEP_UNKNOWN;
 }
 
-static void add_waiter(struct jstream *on, struct jstream *s)
+/* The producer's END is known (or never will be): its dependents learn it. */
+static void settle_deps(struct job_builder *b, struct bjob *producer)
 {
-	for (uint32_t i = 0; i < on->n_waiters; i++)
-		if (on->waiters[i] == s)
-			return;
-	if (!grow_array((void **)&on->waiters, &on->cap_waiters, sizeof(*on->waiters),
-			on->n_waiters + 1))
-		on->waiters[on->n_waiters++] = s;
+	for (uint32_t i = 0; i < producer->n_dependents; i++) {
+		struct dependent *dp = &producer->dependents[i];
+		struct dep_ref *d;
+
+		if (!dp->job)
+			continue;
+		d = &dp->job->deps[dp->dep];
+		if (d->producer != producer)
+			continue;
+		d->producer = NULL;
+		d->state = producer->has_device ? DEP_READY : DEP_UNKNOWN;
+		d->ready = producer->has_device ? job_end(producer) : 0;
+		want_check(b, dp->job->stream);
+	}
+	producer->n_dependents = 0;
 }
 
-static void wake_waiters(struct job_builder *b, struct jstream *s)
+/* A job finished before its producer (forced): the producer must forget it. */
+static void drop_pending_deps(struct bjob *j)
 {
-	for (uint32_t i = 0; i < s->n_waiters; i++)
-		want_check(b, s->waiters[i]);
-	s->n_waiters = 0;
+	for (uint32_t i = 0; i < j->n_deps; i++) {
+		struct dep_ref *d = &j->deps[i];
+
+		if (d->state != DEP_PENDING || !d->producer)
+			continue;
+		for (uint32_t k = 0; k < d->producer->n_dependents; k++)
+			if (d->producer->dependents[k].job == j && d->producer->dependents[k].dep == i)
+				d->producer->dependents[k].job = NULL;
+		d->producer = NULL;
+		d->state = DEP_UNKNOWN;
+	}
 }
 
 /* ---- finishing a job ---- */
@@ -793,21 +839,20 @@ static void emit_nodes(struct job_builder *b, struct bjob *bj, uint64_t prev_end
 	}
 }
 
-static int dep_state_of(struct job_builder *b, struct bjob *j)
+static int dep_state_of(struct bjob *j)
 {
 	int state = DEP_NONE;
 
 	j->job.dep_ready = 0;
 	for (uint32_t i = 0; i < j->n_deps; i++) {
-		uint64_t ready = 0;
-		enum dep_state d = resolve_dep(b, &j->deps[i], &ready);
+		const struct dep_ref *d = &j->deps[i];
 
-		if (d == DEP_READY) {
-			if (ready > j->job.dep_ready)
-				j->job.dep_ready = ready;
+		if (d->state == DEP_READY) {
+			if (d->ready > j->job.dep_ready)
+				j->job.dep_ready = d->ready;
 			if (state == DEP_NONE)
 				state = DEP_READY;
-		} else if (d != DEP_NONE) {
+		} else if (d->state != DEP_NONE) {
 			state = DEP_UNKNOWN;
 		}
 	}
@@ -819,8 +864,10 @@ static void finalize(struct job_builder *b, struct bjob *j, bool forced)
 	struct jstream *s = j->stream;
 	struct job *job = &j->job;
 	uint64_t prev_end = s->last_end;
-	int dep_state = dep_state_of(b, j);
+	int dep_state;
 
+	drop_pending_deps(j);
+	dep_state = dep_state_of(j);
 	queue_unlink(s, j);
 	key_remove(b, j);
 	if (!job->complete)
@@ -849,10 +896,10 @@ static void finalize(struct job_builder *b, struct bjob *j, bool forced)
 	}
 	if (j->thread && j->thread->last_job == j)
 		j->thread->last_job = NULL;
+	settle_deps(b, j);
 	job_release(b, j);
 	b->open--;
 	prune_marks(s);
-	wake_waiters(b, s);
 }
 
 /* Whether the head of s can be finished, and from when. */
@@ -870,14 +917,9 @@ static bool head_ready(struct job_builder *b, struct jstream *s, uint64_t *deadl
 		return false;
 	if (!j->has_device && !device_given_up(b, j))
 		return false;
-	for (uint32_t i = 0; i < j->n_deps; i++) {
-		uint64_t ready;
-
-		if (resolve_dep(b, &j->deps[i], &ready) == DEP_PENDING) {
-			add_waiter(j->deps[i].stream, s);
+	for (uint32_t i = 0; i < j->n_deps; i++)
+		if (j->deps[i].state == DEP_PENDING)
 			return false;
-		}
-	}
 	end = job_end(j);
 	*deadline = (complete > end ? complete : end) + b->t.late_window_ns;
 	return true;
@@ -973,7 +1015,7 @@ static void attach(struct job_builder *b, struct bjob *j, const struct graph_nod
 	if (j->cover > s->max_device_cover)
 		s->max_device_cover = j->cover;
 	want_check(b, s);
-	wake_waiters(b, s);
+	settle_deps(b, j);
 }
 
 /* A device record no host call claimed: a job of its own, known only on the GPU. */
@@ -1228,6 +1270,8 @@ static void open_job(struct job_builder *b, struct bjob *j)
 	memcpy(j->deps, s->pending, s->n_pending * sizeof(*s->pending));
 	j->n_deps = s->n_pending;
 	s->n_pending = 0;
+	for (uint32_t i = 0; i < j->n_deps; i++)
+		resolve_dep(b, j, i);
 	for (uint32_t i = 0; i < t->n_ring && i < OFFCPU_RING; i++)
 		add_offcpu(j, &t->ring[i]);
 	if (t->last_stream == s && t->last_submit && j->job.api_enter >= t->last_submit &&
@@ -1631,7 +1675,6 @@ struct job_builder *job_builder_new(const struct grt_file_header *hdr,
 static void free_stream(struct jstream *s)
 {
 	free(s->marks);
-	free(s->waiters);
 	free(s);
 }
 
@@ -1647,8 +1690,10 @@ void job_builder_free(struct job_builder *b)
 		struct jstream *s = b->all_streams;
 
 		b->all_streams = s->all_next;
-		for (struct bjob *j = s->head; j; j = j->next)
+		for (struct bjob *j = s->head; j; j = j->next) {
 			free(j->nodes);
+			free(j->dependents);
+		}
 		free_stream(s);
 	}
 	for (i = 0; (p = pid_key_map_iter(&b->events, &i));)

@@ -212,7 +212,7 @@ static void print_groups_text(struct job_group_table *t, int kind, const char *t
 			      uint64_t exec_all, FILE *out, unsigned rows)
 {
 	struct job_group **sorted = job_group_sorted(t);
-	char a[24], b[24], c[24], d[24], label[64];
+	char a[24], b[24], c[24], d[24], e[24], label[64];
 
 	if (!sorted || !t->count) {
 		free(sorted);
@@ -230,8 +230,7 @@ static void print_groups_text(struct job_group_table *t, int kind, const char *t
 			job_format_ns(grt_stats_percentile(&g->exec, 50), b, sizeof(b)),
 			job_format_ns(grt_stats_percentile(&g->exec, 90), c, sizeof(c)),
 			job_format_ns(grt_stats_percentile(&g->exec, 99), d, sizeof(d)),
-			g->total.count ? job_format_ns(grt_stats_percentile(&g->total, 90), label,
-						       sizeof(label))
+			g->total.count ? job_format_ns(grt_stats_percentile(&g->total, 90), e, sizeof(e))
 				       : "-");
 	}
 	if (rows && t->count > rows)
