@@ -445,8 +445,13 @@ static void copy_identity(struct job_builder *b, uint32_t kind, uint32_t copy_ki
 			  uint64_t *key, const char **name)
 {
 	char buf[48];
+	uint64_t v;
 
 	*key = COPY_KEY | ((uint64_t)kind << 16) | copy_kind;
+	if (u64_map_get(&b->names, *key, &v)) {
+		*name = (const char *)(uintptr_t)v;
+		return;
+	}
 	if (kind == JOB_MEMSET)
 		snprintf(buf, sizeof(buf), "[memset]");
 	else
@@ -630,8 +635,10 @@ static void resolve_dep(struct job_builder *b, struct bjob *owner, uint32_t idx)
 	struct bjob *j, *found = NULL;
 	uint64_t n;
 
-	for (j = s->head; j && j->cover <= d->cover; j = j->next)
-		found = j;
+	/* the event was usually recorded just now: search from the tail */
+	for (j = s->tail; j && j->cover > d->cover; j = j->prev)
+		;
+	found = j;
 	if (found) {
 		if (found->has_device) {
 			d->state = DEP_READY;
@@ -1272,8 +1279,14 @@ static void open_job(struct job_builder *b, struct bjob *j)
 	s->n_pending = 0;
 	for (uint32_t i = 0; i < j->n_deps; i++)
 		resolve_dep(b, j, i);
-	for (uint32_t i = 0; i < t->n_ring && i < OFFCPU_RING; i++)
-		add_offcpu(j, &t->ring[i]);
+	/* newest first; the ring is in time order, so stop at the first one before the call */
+	for (uint32_t i = 0; i < t->n_ring && i < OFFCPU_RING; i++) {
+		const struct offcpu *o = &t->ring[(t->n_ring - 1 - i) % OFFCPU_RING];
+
+		if (o->on < j->job.api_enter)
+			break;
+		add_offcpu(j, o);
+	}
 	if (t->last_stream == s && t->last_submit && j->job.api_enter >= t->last_submit &&
 	    j->job.api_enter - t->last_submit <= b->t.batch_gap_ns)
 		j->job.batch_id = t->batch_id;

@@ -38,6 +38,7 @@ void kernel_exec_table_destroy(struct kernel_exec_table *t)
 		grt_stats_destroy(&t->hists[i]);
 	free(t->hists);
 	free(t->keys);
+	free(t->p90);
 	u64_map_destroy(&t->index);
 	*t = (struct kernel_exec_table){ 0 };
 }
@@ -79,6 +80,8 @@ int kernel_exec_table_add(struct kernel_exec_table *t, const struct job *j)
 
 	if (j->kind != JOB_KERNEL || !(j->known & JOB_K_EXEC))
 		return 0;
+	free(t->p90); /* a new sample makes the cached P90s stale */
+	t->p90 = NULL;
 	err = slot_of(t, j->kernel_key, &slot);
 	return err ? err : grt_stats_add(&t->hists[slot], j->t_exec);
 }
@@ -91,8 +94,15 @@ uint64_t kernel_exec_table_p90(struct kernel_exec_table *t, uint64_t kernel_key,
 	*jobs = 0;
 	if (!u64_map_get(&t->index, kernel_key, &v))
 		return 0;
+	if (!t->p90) {
+		t->p90 = calloc(t->count ? t->count : 1, sizeof(*t->p90));
+		if (!t->p90)
+			return 0;
+		for (uint32_t i = 0; i < t->count; i++)
+			t->p90[i] = grt_stats_percentile(&t->hists[i], 90);
+	}
 	*jobs = t->hists[v - 1].count;
-	return grt_stats_percentile(&t->hists[v - 1], 90);
+	return t->p90[v - 1];
 }
 
 /* part > share of whole, exactly: part * 1e6 > ppm * whole */

@@ -37,6 +37,7 @@ struct kernel_exec_table {
 	struct u64_map index;	/* kernel_key -> slot + 1 */
 	struct grt_stats *hists;
 	uint64_t *keys;
+	uint64_t *p90;		/* computed once, when first asked (the table no longer grows then) */
 	uint32_t count;
 	uint32_t cap;
 };

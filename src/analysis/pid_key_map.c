@@ -100,14 +100,31 @@ int pid_key_map_put(struct pid_key_map *m, uint32_t pid, uint64_t key, void *val
 	return 0;
 }
 
+/*
+ * Removal shifts the following entries back into the hole (no tombstones),
+ * so maps with heavy insert/remove traffic, like open jobs, keep short probes.
+ */
 void pid_key_map_remove(struct pid_key_map *m, uint32_t pid, uint64_t key)
 {
 	struct pid_key_slot *s = find(m, pid, key);
+	size_t mask, hole, j;
 
-	if (s) {
-		s->value = TOMBSTONE(m);
-		m->live--;
+	if (!s)
+		return;
+	mask = m->capacity - 1;
+	hole = (size_t)(s - m->slots);
+	for (j = (hole + 1) & mask; m->slots[j].value; j = (j + 1) & mask) {
+		size_t ideal = mix(m->slots[j].pid, m->slots[j].key) & mask;
+
+		/* move j into the hole unless its ideal slot lies cyclically in (hole, j] */
+		if (((j - ideal) & mask) >= ((j - hole) & mask)) {
+			m->slots[hole] = m->slots[j];
+			hole = j;
+		}
 	}
+	m->slots[hole] = (struct pid_key_slot){ 0 };
+	m->live--;
+	m->occupied--;
 }
 
 void *pid_key_map_iter(const struct pid_key_map *m, size_t *pos)
