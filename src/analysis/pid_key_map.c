@@ -69,7 +69,7 @@ static int grow(struct pid_key_map *m)
 {
 	struct pid_key_map old = *m;
 	/* double when half full of live entries; otherwise only sweep the tombstones out */
-	size_t cap = !m->capacity ? 64 : m->live * 2 > m->capacity ? m->capacity * 2 : m->capacity;
+	size_t cap = !m->capacity ? 64 : m->live * 4 > m->capacity ? m->capacity * 2 : m->capacity;
 
 	m->slots = calloc(cap, sizeof(*m->slots));
 	if (!m->slots) {
@@ -94,7 +94,8 @@ int pid_key_map_put(struct pid_key_map *m, uint32_t pid, uint64_t key, void *val
 		s->value = value;
 		return 0;
 	}
-	if ((m->occupied + 1) * 4 > m->capacity * 3 && grow(m))
+	/* at most half full: probes stay short for the misses device records cause */
+	if ((m->occupied + 1) * 2 > m->capacity && grow(m))
 		return -ENOMEM;
 	place(m, pid, key, value);
 	return 0;
