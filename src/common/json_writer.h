@@ -25,6 +25,8 @@ void jw_string(struct json_writer *w, const char *s);	/* NULL writes null */
 void jw_u64(struct json_writer *w, uint64_t v);
 void jw_i64(struct json_writer *w, int64_t v);
 void jw_f64(struct json_writer *w, double v);		/* non-finite writes null */
+/* v / 10^decimals with exactly that many decimals, no rounding: 1234567, 3 -> 1234.567 */
+void jw_fixed(struct json_writer *w, uint64_t v, unsigned decimals);
 void jw_bool(struct json_writer *w, bool v);
 void jw_null(struct json_writer *w);
 /* Ends a top-level value with a newline (JSON Lines). */
