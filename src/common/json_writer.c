@@ -1,5 +1,6 @@
 /* Streaming JSON writer. */
 #include <math.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include "common/json_writer.h"
 
@@ -19,11 +20,22 @@ static char *u64_digits(uint64_t v, char *end)
 	return end;
 }
 
+/* Short pieces go out by character: cheaper than fwrite's bookkeeping per call. */
+static void put_bytes(FILE *out, const char *p, size_t n)
+{
+	if (n > 16) {
+		fwrite_unlocked(p, 1, n, out);
+		return;
+	}
+	while (n--)
+		put_char(*p++, out);
+}
+
 static void put_u64(FILE *out, uint64_t v)
 {
 	char buf[24], *end = buf + sizeof(buf), *p = u64_digits(v, end);
 
-	fwrite_unlocked(p, 1, (size_t)(end - p), out);
+	put_bytes(out, p, (size_t)(end - p));
 }
 
 void jw_init(struct json_writer *w, FILE *out)
@@ -79,32 +91,46 @@ void jw_end_array(struct json_writer *w)
 	close_level(w, ']');
 }
 
+/* Characters a JSON string cannot hold as they are; NUL too, so scans stop at the end. */
+static const bool needs_escape[256] = {
+	[0 ... 0x1f] = true, ['"'] = true, ['\\'] = true, [0x7f] = true,
+};
+
 void json_write_escaped(FILE *out, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+
 	put_char('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	while (*p) {
+		const unsigned char *run = p;
+
+		/* plain runs go out in one call: names are long, escapes are rare */
+		while (!needs_escape[*p])
+			p++;
+		if (p > run)
+			put_bytes(out, (const char *)run, (size_t)(p - run));
+		if (!*p)
+			break;
 		switch (*p) {
 		case '"':
-			fputs("\\\"", out);
+			fputs_unlocked("\\\"", out);
 			break;
 		case '\\':
-			fputs("\\\\", out);
+			fputs_unlocked("\\\\", out);
 			break;
 		case '\n':
-			fputs("\\n", out);
+			fputs_unlocked("\\n", out);
 			break;
 		case '\t':
-			fputs("\\t", out);
+			fputs_unlocked("\\t", out);
 			break;
 		case '\r':
-			fputs("\\r", out);
+			fputs_unlocked("\\r", out);
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
-				fprintf(out, "\\u%04x", *p);
-			else
-				put_char(*p, out);
+			fprintf(out, "\\u%04x", *p);
 		}
+		p++;
 	}
 	put_char('"', out);
 }
@@ -145,7 +171,7 @@ void jw_fixed(struct json_writer *w, uint64_t v, unsigned decimals)
 		return;
 	p = u64_digits(v % scale + scale, end); /* leading 1 keeps the zeros */
 	p[0] = '.';
-	fwrite_unlocked(p, 1, (size_t)(end - p), w->out);
+	put_bytes(w->out, p, (size_t)(end - p));
 }
 
 void jw_i64(struct json_writer *w, int64_t v)

@@ -148,8 +148,10 @@ static void api_slice(struct exporter *e, const struct grt_record *rec,
 	jw_string(&e->w, "cuda");
 	jw_key(&e->w, "args");
 	jw_begin_object(&e->w);
-	jw_key(&e->w, "ret");
-	jw_i64(&e->w, call->ret);
+	if (call->ret) {
+		jw_key(&e->w, "ret");
+		jw_i64(&e->w, call->ret);
+	}
 	if (!returned) {
 		jw_key(&e->w, "note");
 		jw_string(&e->w, "never returned");
