@@ -187,6 +187,29 @@ static void test_queue_bound_verdict(void)
 	unlink(t.path);
 }
 
+/* Kernels back to back, each faulting its pages in: a busy GPU slowed by unified memory. */
+static void test_vm_fault_verdict(void)
+{
+	struct tw t;
+	struct jobs_run r;
+	uint64_t ts = 1000;
+
+	tw_open(&t, SRC_HOST_AND_GPU | (1u << GRT_SRC_UVM));
+	for (int i = 0; i < 8; i++) {
+		job(&t, TID, ts, ts + 500, ts + 50000, 0);
+		tw_uvm(&t, PID, ts + 1000, ts + 41000, GRT_UVM_MIGRATION);
+		tw_sync(&t, PID, TID, ts + 200, ts + 50100, GRT_SYNC_STREAM, S1, 0, 0);
+		ts += 50600;
+	}
+	tw_close(&t);
+	jobs_run(&r, t.path, NULL, true);
+	CHECK_STR(r.v.cause, "vm-fault");
+	CHECK_EQ_U64(r.summary.tags[JOB_TAG_VM_FAULT].jobs, 8);
+	CHECK_EQ_U64(r.summary.tags[JOB_TAG_VM_FAULT].cost_ns, 8 * 40000);
+	jobs_run_free(&r);
+	unlink(t.path);
+}
+
 int main(void)
 {
 	RUN_TEST(test_host_bound_gaps);
@@ -195,5 +218,6 @@ int main(void)
 	RUN_TEST(test_gaps_with_out_of_order_streams);
 	RUN_TEST(test_no_jobs_verdict);
 	RUN_TEST(test_queue_bound_verdict);
+	RUN_TEST(test_vm_fault_verdict);
 	return TEST_EXIT_STATUS();
 }

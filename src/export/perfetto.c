@@ -435,8 +435,10 @@ static void job_args(struct exporter *e, const struct job *j)
 		jw_key(&e->w, "group");
 		jw_u64(&e->w, j->group_id);
 	}
-	jw_key(&e->w, "tags");
-	jw_string(&e->w, job_tags_text(j, buf, sizeof(buf)));
+	if (j->tags) {
+		jw_key(&e->w, "tags");
+		jw_string(&e->w, job_tags_text(j, buf, sizeof(buf)));
+	}
 	if (j->known & JOB_K_SUBMIT_HOST) {
 		jw_key(&e->w, "t_submit_host_us");
 		jw_fixed(&e->w, j->t_submit_host, 3);
@@ -449,7 +451,7 @@ static void job_args(struct exporter *e, const struct job *j)
 		jw_key(&e->w, "t_complete_us");
 		jw_fixed(&e->w, j->t_complete, 3);
 	}
-	if (j->known & JOB_K_GPU_WAIT) {
+	if ((j->known & JOB_K_GPU_WAIT) && j->t_gpu_wait) {
 		jw_key(&e->w, "t_gpu_wait_us");
 		jw_fixed(&e->w, j->t_gpu_wait, 3);
 	}
