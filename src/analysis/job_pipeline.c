@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "analysis/job_pipeline.h"
+#include "trace/records_gpu.h"
 
 struct job_pipeline {
 	struct job_thresholds t;
@@ -70,30 +71,46 @@ void job_pipeline_free(struct job_pipeline *p)
 	free(p);
 }
 
-static void learn_exec(void *ctx, struct job *j)
+/*
+ * Pass 1 needs only execution times per kernel, and those are in the device
+ * records themselves: their name id is the kernel_key the builder gives named
+ * kernels (kernels known only by handle get no P90 and stay unchecked).
+ */
+static void learn_exec(struct kernel_exec_table *exec, const struct grt_record *rec)
 {
-	kernel_exec_table_add(ctx, j);
+	uint64_t start, end;
+	uint32_t name;
+
+	if (rec->hdr.type == GRT_REC_GPU_KERNEL &&
+	    rec->hdr.payload_len >= sizeof(struct grt_gpu_kernel_rec)) {
+		const struct grt_gpu_kernel_rec *k = rec->payload;
+
+		start = k->start_ns;
+		end = k->end_ns;
+		name = k->kernel_str;
+	} else if (rec->hdr.type == GRT_REC_GPU_LAUNCH &&
+		   rec->hdr.payload_len >= sizeof(struct grt_gpu_launch_rec)) {
+		const struct grt_gpu_launch_rec *l = rec->payload;
+
+		start = l->start_ns;
+		end = l->end_ns;
+		name = l->kernel_str;
+	} else {
+		return;
+	}
+	if (name && start && end >= start)
+		kernel_exec_table_add_sample(exec, name, end - start);
 }
 
 int job_pipeline_prepass(struct job_pipeline *p, const char *path, char *err, size_t err_len)
 {
-	static const struct job_builder_ops learn = { .job = learn_exec };
 	struct grt_reader *r = grt_reader_open(path, err, err_len);
-	struct job_builder *b;
 	struct grt_record rec;
 
 	if (!r)
 		return -EIO;
-	b = job_builder_new(grt_reader_header(r), &p->t, &learn, &p->exec);
-	if (!b) {
-		grt_reader_close(r);
-		snprintf(err, err_len, "out of memory");
-		return -ENOMEM;
-	}
 	while (grt_reader_next(r, &rec) == GRT_READ_OK)
-		job_builder_record(b, &rec, grt_reader_strings(r));
-	job_builder_finish(b);
-	job_builder_free(b);
+		learn_exec(&p->exec, &rec);
 	grt_reader_close(r);
 	p->have_exec = true;
 	return 0;

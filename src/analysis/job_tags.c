@@ -73,17 +73,22 @@ static int slot_of(struct kernel_exec_table *t, uint64_t key, uint32_t *slot)
 	return 0;
 }
 
-int kernel_exec_table_add(struct kernel_exec_table *t, const struct job *j)
+int kernel_exec_table_add_sample(struct kernel_exec_table *t, uint64_t kernel_key, uint64_t exec_ns)
 {
 	uint32_t slot;
 	int err;
 
-	if (j->kind != JOB_KERNEL || !(j->known & JOB_K_EXEC))
-		return 0;
 	free(t->p90); /* a new sample makes the cached P90s stale */
 	t->p90 = NULL;
-	err = slot_of(t, j->kernel_key, &slot);
-	return err ? err : grt_stats_add(&t->hists[slot], j->t_exec);
+	err = slot_of(t, kernel_key, &slot);
+	return err ? err : grt_stats_add(&t->hists[slot], exec_ns);
+}
+
+int kernel_exec_table_add(struct kernel_exec_table *t, const struct job *j)
+{
+	if (j->kind != JOB_KERNEL || !(j->known & JOB_K_EXEC))
+		return 0;
+	return kernel_exec_table_add_sample(t, j->kernel_key, j->t_exec);
 }
 
 uint64_t kernel_exec_table_p90(struct kernel_exec_table *t, uint64_t kernel_key,

@@ -46,6 +46,8 @@ void kernel_exec_table_init(struct kernel_exec_table *t);
 void kernel_exec_table_destroy(struct kernel_exec_table *t);
 /* Adds a finished kernel job's t_exec. Returns 0 or -ENOMEM. */
 int kernel_exec_table_add(struct kernel_exec_table *t, const struct job *j);
+/* Adds one execution time of the kernel known as kernel_key. Returns 0 or -ENOMEM. */
+int kernel_exec_table_add_sample(struct kernel_exec_table *t, uint64_t kernel_key, uint64_t exec_ns);
 /* P90 and job count of a kernel; 0 when unknown. */
 uint64_t kernel_exec_table_p90(struct kernel_exec_table *t, uint64_t kernel_key,
 			       uint64_t *jobs);
