@@ -509,6 +509,37 @@ static void test_open_job_limit(void)
 	unlink(t.path);
 }
 
+/* The device side read its own clock around the call: API entry times close, not equal. */
+static void test_match_by_nearest_entry_time(void)
+{
+	struct tw t;
+	struct jobs_run r;
+	const struct job *a, *b;
+
+	tw_open(&t, SRC_HOST_AND_GPU);
+	tw_launch(&t, PID, TID, 10000, 10500, S1, "k");
+	tw_launch(&t, PID, TID, 14000, 14500, S1, "k");
+	tw_gpu_kernel(&t, PID, TID, 9700, 11000, 12000, S1, 0, "k", 0);
+	tw_gpu_kernel(&t, PID, TID, 13800, 15000, 17000, S1, 0, "k", 0);
+	tw_gpu_kernel(&t, PID, TID, 90000, 95000, 96000, S1, 0, "k", 0); /* nobody near: its own job */
+	tw_ctx_sync(&t, PID, TID, 15000, 18000);
+	tw_close(&t);
+	jobs_run(&r, t.path, NULL, true);
+	a = job_at(&r, 10000);
+	b = job_at(&r, 14000);
+	CHECK(a && b);
+	if (a && b) {
+		CHECK_EQ_U64(a->t_exec, 1000);
+		CHECK_EQ_U64(b->t_exec, 2000);
+		CHECK(a->flags & JOB_F_NEAR);
+		CHECK_EQ_U64(a->missing | b->missing, 0);
+	}
+	CHECK_EQ_U64(r.stats.device_near, 2);
+	CHECK_EQ_U64(r.stats.device_orphans, 1);
+	jobs_run_free(&r);
+	unlink(t.path);
+}
+
 int main(void)
 {
 	RUN_TEST(test_complete_kernel_job);
@@ -517,6 +548,7 @@ int main(void)
 	RUN_TEST(test_out_of_order_records);
 	RUN_TEST(test_sync_after_launch_out_of_order);
 	RUN_TEST(test_correlation_by_stream_order);
+	RUN_TEST(test_match_by_nearest_entry_time);
 	RUN_TEST(test_stream_and_event_coverage);
 	RUN_TEST(test_graph_nodes_grouped);
 	RUN_TEST(test_synchronous_copy);

@@ -38,6 +38,7 @@ enum job_flags {
 	JOB_F_FORCED = 16,	/* finalized before its events were in: open-job limit reached */
 	JOB_F_FAILED = 32,	/* the launch call returned an error: nothing ran */
 	JOB_F_TAIL_UNCHECKED = 64, /* exec-long-tail not evaluated (no per-kernel P90 for it) */
+	JOB_F_NEAR = 128,	/* device record matched by the nearest API entry time (within 20 us) */
 };
 
 /* Bits of job.known: which derived durations could be computed. */

@@ -1129,6 +1129,46 @@ static bool kind_fits(const struct bjob *j, uint32_t kind)
 	return j->job.kind == JOB_MEMCPY || j->job.kind == JOB_MEMSET;
 }
 
+#define NEAR_NS 20000	/* how far a device record's API entry time may be from its call's */
+#define NEAR_SCAN 4096
+
+/*
+ * The device side may take its API entry time a little apart from the
+ * uprobe's (its own clock read around the call): without an exact match, the
+ * untimed job of the same kind on the record's stream whose API entry is
+ * nearest, within NEAR_NS, is taken.
+ */
+static struct bjob *near_find(struct job_builder *b, const struct grt_record *rec,
+			      uint64_t api_enter, uint64_t stream, uint32_t kind)
+{
+	struct jstream *s = stream_find(b, rec->hdr.pid, stream_key(stream, false, rec->hdr.tid));
+	struct bjob *best = NULL;
+	uint64_t best_d = NEAR_NS + 1;
+	uint32_t n = 0;
+
+	for (struct bjob *j = s ? s->tail : NULL; j && n < NEAR_SCAN; j = j->prev, n++) {
+		uint64_t d = j->job.api_enter > api_enter ? j->job.api_enter - api_enter
+							  : api_enter - j->job.api_enter;
+
+		if (j->job.api_enter + NEAR_NS < api_enter)
+			break;
+		if (j->has_device && j->job.kind != JOB_GRAPH)
+			continue;
+		if ((kind == JOB_GRAPH) != (j->job.kind == JOB_GRAPH) ||
+		    (kind != JOB_GRAPH && !kind_fits(j, kind)) || (j->job.flags & JOB_F_FAILED))
+			continue;
+		if (d < best_d) {
+			best_d = d;
+			best = j;
+		}
+	}
+	if (best) {
+		best->job.flags |= JOB_F_NEAR;
+		b->stats.device_near++;
+	}
+	return best;
+}
+
 static void on_device(struct job_builder *b, const struct grt_record *rec,
 		      const struct graph_node *dev, uint64_t api_enter, uint64_t stream,
 		      uint64_t graph_id, uint32_t kind)
@@ -1138,7 +1178,9 @@ static void on_device(struct job_builder *b, const struct grt_record *rec,
 	b->stats.device_records++;
 	if (api_enter) {
 		j = key_find(b, rec->hdr.pid, rec->hdr.tid, api_enter);
-		if (j && (j->job.kind == JOB_GRAPH || kind_fits(j, kind))) {
+		if (!j || !(j->job.kind == JOB_GRAPH || kind_fits(j, kind)))
+			j = near_find(b, rec, api_enter, stream, graph_id ? JOB_GRAPH : kind);
+		if (j) {
 			attach(b, j, dev, false);
 			return;
 		}

@@ -29,6 +29,7 @@ struct job_builder_stats {
 	uint64_t failed_calls;		/* launches/copies that returned an error */
 	uint64_t device_records;
 	uint64_t device_by_order;	/* matched by stream order (no API entry time) */
+	uint64_t device_near;		/* matched by the nearest API entry time, not an equal one */
 	uint64_t device_orphans;	/* device records whose host call never appeared */
 	uint64_t device_duplicates;
 	uint64_t syncs;

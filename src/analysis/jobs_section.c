@@ -208,6 +208,9 @@ static void print_notes_text(struct jobs_state *st, FILE *out)
 			     "host events)\n", bs->device_orphans);
 	if (bs->device_by_order)
 		fprintf(out, "note: %" PRIu64 " device records matched by stream order\n", bs->device_by_order);
+	if (bs->device_near)
+		fprintf(out, "note: %" PRIu64 " device records matched by the nearest API entry time\n",
+			bs->device_near);
 	if (bs->unknown_event_syncs)
 		fprintf(out, "note: %" PRIu64 " event syncs on events never recorded in the trace\n",
 			bs->unknown_event_syncs);
@@ -313,6 +316,8 @@ static void notes_json(struct jobs_state *st, struct json_writer *w)
 	jw_u64(w, bs->device_orphans);
 	jw_key(w, "device_by_order");
 	jw_u64(w, bs->device_by_order);
+	jw_key(w, "device_near");
+	jw_u64(w, bs->device_near);
 	jw_key(w, "unknown_event_syncs");
 	jw_u64(w, bs->unknown_event_syncs);
 	jw_key(w, "forced");
