@@ -520,6 +520,7 @@ static void test_match_by_nearest_entry_time(void)
 	tw_launch(&t, PID, TID, 10000, 10500, S1, "k");
 	tw_launch(&t, PID, TID, 14000, 14500, S1, "k");
 	tw_gpu_kernel(&t, PID, TID, 9700, 11000, 12000, S1, 0, "k", 0);
+	tw_gpu_probe(&t, PID, TID, 9700, 11100, 11900, S1, "k"); /* the same call, block probes */
 	tw_gpu_kernel(&t, PID, TID, 13800, 15000, 17000, S1, 0, "k", 0);
 	tw_gpu_kernel(&t, PID, TID, 90000, 95000, 96000, S1, 0, "k", 0); /* nobody near: its own job */
 	tw_ctx_sync(&t, PID, TID, 15000, 18000);
@@ -529,7 +530,8 @@ static void test_match_by_nearest_entry_time(void)
 	b = job_at(&r, 14000);
 	CHECK(a && b);
 	if (a && b) {
-		CHECK_EQ_U64(a->t_exec, 1000);
+		CHECK_EQ_U64(a->t_exec, 800);
+		CHECK(a->flags & JOB_F_PROBE);
 		CHECK_EQ_U64(b->t_exec, 2000);
 		CHECK(a->flags & JOB_F_NEAR);
 		CHECK_EQ_U64(a->missing | b->missing, 0);

@@ -62,6 +62,10 @@ struct bjob {
 	struct bjob *next;	/* stream queue, by cover */
 	struct bjob *prev;
 	struct bjob *key_next;	/* same (pid, API entry) */
+	uint64_t dev_enter;	/* the device side's API entry time, when matched by nearness */
+	struct bjob *u_next;	/* the stream's untimed jobs, by API entry */
+	struct bjob *u_prev;
+	bool in_untimed;
 	struct jstream *stream;
 	struct jthread *thread;
 	struct graph_node *nodes;
@@ -95,6 +99,8 @@ struct jstream {
 	uint64_t handle;
 	struct bjob *head;
 	struct bjob *tail;
+	struct bjob *untimed_head; /* jobs still without device timing (graphs: until finished) */
+	struct bjob *untimed_tail;
 	struct cover_mark *marks;
 	uint32_t n_marks;
 	uint32_t cap_marks;
@@ -182,6 +188,7 @@ struct job_builder {
 	uint64_t open;
 	struct job_builder_stats stats;
 	struct pid_key_map jobs_by_enter;
+	struct pid_key_map jobs_by_dev_enter; /* jobs matched by nearness, by the device's entry time */
 	struct pid_key_map streams;
 	struct pid_key_map events;
 	struct pid_key_map orphans_by_enter;
@@ -493,6 +500,41 @@ static void queue_unlink(struct jstream *s, struct bjob *j)
 	j->next = j->prev = NULL;
 }
 
+static void untimed_insert(struct jstream *s, struct bjob *j)
+{
+	struct bjob *after = s->untimed_tail;
+
+	while (after && after->job.api_enter > j->job.api_enter)
+		after = after->u_prev;
+	j->u_prev = after;
+	j->u_next = after ? after->u_next : s->untimed_head;
+	if (j->u_next)
+		j->u_next->u_prev = j;
+	else
+		s->untimed_tail = j;
+	if (after)
+		after->u_next = j;
+	else
+		s->untimed_head = j;
+	j->in_untimed = true;
+}
+
+static void untimed_remove(struct jstream *s, struct bjob *j)
+{
+	if (!j->in_untimed)
+		return;
+	if (j->u_prev)
+		j->u_prev->u_next = j->u_next;
+	else
+		s->untimed_head = j->u_next;
+	if (j->u_next)
+		j->u_next->u_prev = j->u_prev;
+	else
+		s->untimed_tail = j->u_prev;
+	j->u_next = j->u_prev = NULL;
+	j->in_untimed = false;
+}
+
 static void key_insert(struct job_builder *b, struct bjob *j)
 {
 	struct bjob *first = pid_key_map_get(&b->jobs_by_enter, j->job.pid, j->job.api_enter);
@@ -520,14 +562,33 @@ static void key_remove(struct job_builder *b, struct bjob *j)
 	j->in_key_map = false;
 }
 
-static struct bjob *key_find(struct job_builder *b, uint32_t pid, uint32_t tid, uint64_t enter)
+/* The call of a device record: same process, API entry, stream and (when known) thread. */
+static struct bjob *key_find(struct job_builder *b, uint32_t pid, uint32_t tid, uint64_t enter,
+			     uint64_t stream)
 {
-	struct bjob *j = pid_key_map_get(&b->jobs_by_enter, pid, enter), *any = j;
+	struct bjob *j;
 
-	for (; j; j = j->key_next)
-		if (!tid || j->job.tid == tid)
+	for (j = pid_key_map_get(&b->jobs_by_enter, pid, enter); j; j = j->key_next)
+		if ((!tid || j->job.tid == tid) && j->job.stream == stream)
 			return j;
-	return any;
+	/* a second record of a call matched by nearness (CUPTI and block probes) */
+	j = pid_key_map_get(&b->jobs_by_dev_enter, pid, enter);
+	return j && j->job.stream == stream ? j : NULL;
+}
+
+/* Remembers the device's entry time of a call matched by nearness, for its other records. */
+static void alias_insert(struct job_builder *b, struct bjob *j, uint64_t dev_enter)
+{
+	if (!j->dev_enter && !pid_key_map_get(&b->jobs_by_dev_enter, j->job.pid, dev_enter) &&
+	    !pid_key_map_put(&b->jobs_by_dev_enter, j->job.pid, dev_enter, j))
+		j->dev_enter = dev_enter;
+}
+
+static void alias_remove(struct job_builder *b, struct bjob *j)
+{
+	if (j->dev_enter && pid_key_map_get(&b->jobs_by_dev_enter, j->job.pid, j->dev_enter) == j)
+		pid_key_map_remove(&b->jobs_by_dev_enter, j->job.pid, j->dev_enter);
+	j->dev_enter = 0;
 }
 
 /* ---- completion marks ---- */
@@ -876,7 +937,9 @@ static void finalize(struct job_builder *b, struct bjob *j, bool forced)
 	drop_pending_deps(j);
 	dep_state = dep_state_of(j);
 	queue_unlink(s, j);
+	untimed_remove(s, j);
 	key_remove(b, j);
+	alias_remove(b, j);
 	if (!job->complete)
 		job->complete = mark_lookup(s, j->cover);
 	if (!(job->flags & JOB_F_FAILED)) {
@@ -1019,6 +1082,8 @@ static void attach(struct job_builder *b, struct bjob *j, const struct graph_nod
 		b->stats.device_by_order++;
 	}
 	j->has_device = true;
+	if (j->job.kind != JOB_GRAPH)
+		untimed_remove(s, j);
 	if (j->cover > s->max_device_cover)
 		s->max_device_cover = j->cover;
 	want_check(b, s);
@@ -1130,7 +1195,6 @@ static bool kind_fits(const struct bjob *j, uint32_t kind)
 }
 
 #define NEAR_NS 20000	/* how far a device record's API entry time may be from its call's */
-#define NEAR_SCAN 4096
 
 /*
  * The device side may take its API entry time a little apart from the
@@ -1144,19 +1208,19 @@ static struct bjob *near_find(struct job_builder *b, const struct grt_record *re
 	struct jstream *s = stream_find(b, rec->hdr.pid, stream_key(stream, false, rec->hdr.tid));
 	struct bjob *best = NULL;
 	uint64_t best_d = NEAR_NS + 1;
-	uint32_t n = 0;
 
-	for (struct bjob *j = s ? s->tail : NULL; j && n < NEAR_SCAN; j = j->prev, n++) {
-		uint64_t d = j->job.api_enter > api_enter ? j->job.api_enter - api_enter
-							  : api_enter - j->job.api_enter;
+	/* untimed jobs in API-entry order: those long before are lost records, skipped */
+	for (struct bjob *j = s ? s->untimed_head : NULL; j; j = j->u_next) {
+		uint64_t d;
 
 		if (j->job.api_enter + NEAR_NS < api_enter)
+			continue;
+		if (j->job.api_enter > api_enter + NEAR_NS)
 			break;
-		if (j->has_device && j->job.kind != JOB_GRAPH)
-			continue;
 		if ((kind == JOB_GRAPH) != (j->job.kind == JOB_GRAPH) ||
-		    (kind != JOB_GRAPH && !kind_fits(j, kind)) || (j->job.flags & JOB_F_FAILED))
+		    (kind != JOB_GRAPH && !kind_fits(j, kind)))
 			continue;
+		d = j->job.api_enter > api_enter ? j->job.api_enter - api_enter : api_enter - j->job.api_enter;
 		if (d < best_d) {
 			best_d = d;
 			best = j;
@@ -1177,9 +1241,12 @@ static void on_device(struct job_builder *b, const struct grt_record *rec,
 
 	b->stats.device_records++;
 	if (api_enter) {
-		j = key_find(b, rec->hdr.pid, rec->hdr.tid, api_enter);
-		if (!j || !(j->job.kind == JOB_GRAPH || kind_fits(j, kind)))
+		j = key_find(b, rec->hdr.pid, rec->hdr.tid, api_enter, stream);
+		if (!j || !(j->job.kind == JOB_GRAPH || kind_fits(j, kind))) {
 			j = near_find(b, rec, api_enter, stream, graph_id ? JOB_GRAPH : kind);
+			if (j)
+				alias_insert(b, j, api_enter);
+		}
 		if (j) {
 			attach(b, j, dev, false);
 			return;
@@ -1188,8 +1255,8 @@ static void on_device(struct job_builder *b, const struct grt_record *rec,
 		/* no API entry time: the oldest untimed job of the same kind on the stream */
 		struct jstream *s = stream_find(b, rec->hdr.pid, stream_key(stream, false, rec->hdr.tid));
 
-		for (j = s ? s->head : NULL; j; j = j->next)
-			if (!j->has_device && !(j->job.flags & JOB_F_FAILED) && kind_fits(j, kind)) {
+		for (j = s ? s->untimed_head : NULL; j; j = j->u_next)
+			if (!j->has_device && kind_fits(j, kind)) {
 				attach(b, j, dev, true);
 				return;
 			}
@@ -1340,6 +1407,7 @@ static void open_job(struct job_builder *b, struct bjob *j)
 	queue_insert(s, j);
 	if (!(j->job.flags & JOB_F_FAILED)) {
 		key_insert(b, j);
+		untimed_insert(s, j);
 		claim_orphans(b, j);
 	}
 	b->open++;
@@ -1711,6 +1779,7 @@ struct job_builder *job_builder_new(const struct grt_file_header *hdr,
 	b->ctx = ctx;
 	b->expect_device = hdr && (hdr->sources_mask & (1u << GRT_SRC_GPU));
 	pid_key_map_init(&b->jobs_by_enter);
+	pid_key_map_init(&b->jobs_by_dev_enter);
 	pid_key_map_init(&b->streams);
 	pid_key_map_init(&b->events);
 	pid_key_map_init(&b->orphans_by_enter);
@@ -1779,6 +1848,7 @@ void job_builder_free(struct job_builder *b)
 	free(b->heap);
 	free(b->checks);
 	pid_key_map_destroy(&b->jobs_by_enter);
+	pid_key_map_destroy(&b->jobs_by_dev_enter);
 	pid_key_map_destroy(&b->streams);
 	pid_key_map_destroy(&b->events);
 	pid_key_map_destroy(&b->orphans_by_enter);
