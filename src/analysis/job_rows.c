@@ -1,6 +1,7 @@
 /* Per-job rows: the spill file and the CSV/JSON shape of one job. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include "analysis/job_rows.h"
 
@@ -38,54 +39,95 @@ void job_csv_header(FILE *out)
 	fprintf(out, "%s\n", csv_columns);
 }
 
-/* Empty CSV cell / JSON null for what was never seen. */
-static void csv_opt(FILE *out, int known, uint64_t v)
+/* One CSV line is built in memory and written at once: millions of rows, no printf per cell. */
+struct csv_line {
+	FILE *out;
+	size_t len;
+	char text[2048];
+};
+
+static void csv_put(struct csv_line *l, const char *s, size_t n)
 {
-	if (known)
-		fprintf(out, ",%" PRIu64, v);
-	else
-		fputc(',', out);
+	if (l->len + n > sizeof(l->text)) {
+		/* a very long kernel name: the line goes out in pieces */
+		fwrite_unlocked(l->text, 1, l->len, l->out);
+		l->len = 0;
+		if (n > sizeof(l->text)) {
+			fwrite_unlocked(s, 1, n, l->out);
+			return;
+		}
+	}
+	memcpy(l->text + l->len, s, n);
+	l->len += n;
 }
 
-static void csv_text(FILE *out, const char *s)
+static void csv_u64(struct csv_line *l, uint64_t v)
 {
-	fputs(",\"", out);
+	char buf[24], *end = buf + sizeof(buf), *p = end;
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	csv_put(l, p, (size_t)(end - p));
+}
+
+/* ",v", or an empty cell for what was never seen */
+static void csv_opt(struct csv_line *l, int known, uint64_t v)
+{
+	csv_put(l, ",", 1);
+	if (known)
+		csv_u64(l, v);
+}
+
+static void csv_text(struct csv_line *l, const char *s)
+{
+	csv_put(l, ",\"", 2);
 	for (; s && *s; s++) {
 		if (*s == '"')
-			fputc('"', out);
-		fputc(*s, out);
+			csv_put(l, "\"", 1);
+		csv_put(l, s, 1);
 	}
-	fputc('"', out);
+	csv_put(l, "\"", 1);
 }
 
 void job_csv_row(FILE *out, const struct job *j)
 {
-	char tags[160], missing[160], flags[160];
+	char tags[160], missing[160], flags[160], hex[24];
+	struct csv_line l = { .out = out, .len = 0 };
 
-	fprintf(out, "%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%u,%u", j->id, j->group_id, j->batch_id, j->pid,
-		j->tid);
-	csv_opt(out, j->device != JOB_NO_DEVICE, j->device);
-	fprintf(out, ",%s", job_kind_name(j->kind));
-	csv_text(out, j->name);
-	fprintf(out, ",0x%" PRIx64, j->stream);
-	csv_opt(out, j->api_enter != 0, j->api_enter);
-	csv_opt(out, j->submit != 0, j->submit);
-	csv_opt(out, j->start != 0, j->start);
-	csv_opt(out, j->end != 0, j->end);
-	csv_opt(out, j->complete != 0, j->complete);
-	csv_opt(out, j->known & JOB_K_SUBMIT_HOST, j->t_submit_host);
-	csv_opt(out, j->known & JOB_K_QUEUE, j->t_queue);
-	csv_opt(out, j->known & JOB_K_EXEC, j->t_exec);
-	csv_opt(out, j->known & JOB_K_COMPLETE, j->t_complete);
-	csv_opt(out, j->known & JOB_K_GPU_WAIT, j->t_gpu_wait);
-	fprintf(out, ",%" PRIu64, j->t_vm_fault);
-	csv_opt(out, j->known & JOB_K_TOTAL, j->t_total);
-	fprintf(out, ",%" PRIu64 ",%u,%" PRIu64, j->t_offcpu, j->vm_faults, j->bytes);
-	csv_text(out, job_tags_text(j, tags, sizeof(tags)));
-	fprintf(out, ",%d", job_incomplete(j));
-	csv_text(out, job_missing_text(j, missing, sizeof(missing)));
-	csv_text(out, job_flags_text(j, flags, sizeof(flags)));
-	fputc('\n', out);
+	csv_u64(&l, j->id);
+	csv_opt(&l, 1, j->group_id);
+	csv_opt(&l, 1, j->batch_id);
+	csv_opt(&l, 1, j->pid);
+	csv_opt(&l, 1, j->tid);
+	csv_opt(&l, j->device != JOB_NO_DEVICE, j->device);
+	csv_put(&l, ",", 1);
+	csv_put(&l, job_kind_name(j->kind), strlen(job_kind_name(j->kind)));
+	csv_text(&l, j->name);
+	snprintf(hex, sizeof(hex), ",0x%" PRIx64, j->stream);
+	csv_put(&l, hex, strlen(hex));
+	csv_opt(&l, j->api_enter != 0, j->api_enter);
+	csv_opt(&l, j->submit != 0, j->submit);
+	csv_opt(&l, j->start != 0, j->start);
+	csv_opt(&l, j->end != 0, j->end);
+	csv_opt(&l, j->complete != 0, j->complete);
+	csv_opt(&l, j->known & JOB_K_SUBMIT_HOST, j->t_submit_host);
+	csv_opt(&l, j->known & JOB_K_QUEUE, j->t_queue);
+	csv_opt(&l, j->known & JOB_K_EXEC, j->t_exec);
+	csv_opt(&l, j->known & JOB_K_COMPLETE, j->t_complete);
+	csv_opt(&l, j->known & JOB_K_GPU_WAIT, j->t_gpu_wait);
+	csv_opt(&l, 1, j->t_vm_fault);
+	csv_opt(&l, j->known & JOB_K_TOTAL, j->t_total);
+	csv_opt(&l, 1, j->t_offcpu);
+	csv_opt(&l, 1, j->vm_faults);
+	csv_opt(&l, 1, j->bytes);
+	csv_text(&l, job_tags_text(j, tags, sizeof(tags)));
+	csv_opt(&l, 1, (uint64_t)job_incomplete(j));
+	csv_text(&l, job_missing_text(j, missing, sizeof(missing)));
+	csv_text(&l, job_flags_text(j, flags, sizeof(flags)));
+	csv_put(&l, "\n", 1);
+	fwrite_unlocked(l.text, 1, l.len, out);
 }
 
 static void json_opt(struct json_writer *w, const char *key, int known, uint64_t v)
@@ -197,12 +239,21 @@ int job_rows_print_csv(struct job_rows *r, FILE *out)
 	return replay(r, csv_row_cb, out);
 }
 
+#define ROWS_BUFFER (1u << 20)
+
 int job_rows_print_json(struct job_rows *r, struct json_writer *w)
 {
+	char *buf = w->buf ? NULL : malloc(ROWS_BUFFER); /* millions of rows: write in large pieces */
 	int err;
 
+	if (buf)
+		jw_set_buffer(w, buf, ROWS_BUFFER);
 	jw_begin_array(w);
 	err = replay(r, json_row_cb, w);
 	jw_end_array(w);
+	if (buf) {
+		jw_set_buffer(w, NULL, 0);
+		free(buf);
+	}
 	return err;
 }

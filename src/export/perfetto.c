@@ -24,6 +24,7 @@
 #define UNKNOWN_GPU_PID (GPU_PID_BASE - 1)
 #define OFFCPU_TID_BASE (1u << 30)
 #define MAX_LANES 8
+#define OUT_BUFFER (1u << 20)
 
 struct gpu_lane {
 	uint64_t last_start;
@@ -43,6 +44,7 @@ struct gpu_track {
 struct exporter {
 	struct json_writer w;
 	FILE *out;
+	char *buf;
 	struct job_pipeline *pipeline;
 	const struct grt_strings *strings;
 	struct perfetto_stats stats;
@@ -67,7 +69,7 @@ static void ts_field(struct exporter *e, const char *key, uint64_t ns)
 static void begin_event(struct exporter *e, const char *ph, const char *name, uint32_t pid,
 			uint32_t tid, uint64_t ts)
 {
-	fputc('\n', e->out);
+	jw_raw(&e->w, "\n");
 	jw_begin_object(&e->w);
 	jw_key(&e->w, "ph");
 	jw_string(&e->w, ph);
@@ -563,11 +565,13 @@ int perfetto_export(const char *trace_path, FILE *out, const struct job_threshol
 {
 	static const struct job_builder_ops ops = { .job = on_job };
 	struct grt_reader *r = grt_reader_open(trace_path, err, err_len);
-	struct exporter e = { .out = out };
+	struct exporter e = { .out = out, .buf = malloc(OUT_BUFFER) };
 	int rc;
 
-	if (!r)
+	if (!r) {
+		free(e.buf);
 		return -EIO;
+	}
 	u64_map_init(&e.tracks);
 	u64_map_init(&e.named_pids);
 	u64_map_init(&e.named_tids);
@@ -583,7 +587,7 @@ int perfetto_export(const char *trace_path, FILE *out, const struct job_threshol
 	}
 	rc = job_pipeline_prepass(e.pipeline, trace_path, err, err_len);
 	if (!rc) {
-		jw_init(&e.w, out);
+		jw_init_buffered(&e.w, out, e.buf, e.buf ? OUT_BUFFER : 0);
 		jw_begin_object(&e.w);
 		jw_key(&e.w, "displayTimeUnit");
 		jw_string(&e.w, "ns");
@@ -593,6 +597,7 @@ int perfetto_export(const char *trace_path, FILE *out, const struct job_threshol
 		jw_end_array(&e.w);
 		jw_end_object(&e.w);
 		jw_newline(&e.w);
+		jw_flush(&e.w);
 	}
 	if (!rc && (fflush(out) || ferror(out))) {
 		snprintf(err, err_len, "writing the output failed: %s", strerror(errno));
@@ -601,6 +606,7 @@ int perfetto_export(const char *trace_path, FILE *out, const struct job_threshol
 	if (stats)
 		*stats = e.stats;
 	exporter_destroy(&e);
+	free(e.buf);
 	grt_reader_close(r);
 	return rc;
 }
