@@ -131,6 +131,33 @@ static void test_bad_threshold_is_usage_error(void)
 	unlink(t.path);
 }
 
+/* A template-heavy kernel name longer than a CSV line buffer comes out whole. */
+static void test_long_kernel_name(void)
+{
+	struct tw t;
+	char name[5001], *out, quoted[5100];
+	int rc;
+
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	name[10] = '"';
+	tw_open(&t, SRC_HOST_AND_GPU);
+	tw_launch(&t, PID, TID, 1000, 2000, 0x10, name);
+	tw_gpu_kernel(&t, PID, TID, 1000, 3000, 4000, 0x10, 0, name, 0);
+	tw_ctx_sync(&t, PID, TID, 2500, 5000);
+	tw_close(&t);
+	out = report(t.path, "csv", NULL, &rc);
+	CHECK_EQ_U64(rc, 0);
+	snprintf(quoted, sizeof(quoted), ",\"%.10s\"\"%s\",", name, name + 11);
+	CHECK(strstr(out, quoted) != NULL);
+	CHECK(strstr(out, ",kernel,\"xxxxxxxxxx\"\"xxx") != NULL);
+	free(out);
+	out = report(t.path, "json", NULL, &rc);
+	CHECK(strstr(out, "\"name\":\"xxxxxxxxxx\\\"xxxx") != NULL);
+	free(out);
+	unlink(t.path);
+}
+
 struct parse_case {
 	const char *list;
 	int ok;
@@ -188,6 +215,7 @@ int main(void)
 	RUN_TEST(test_json_report);
 	RUN_TEST(test_csv_report);
 	RUN_TEST(test_bad_threshold_is_usage_error);
+	RUN_TEST(test_long_kernel_name);
 	RUN_TEST(test_threshold_list);
 	return TEST_EXIT_STATUS();
 }
