@@ -542,6 +542,37 @@ static void test_match_by_nearest_entry_time(void)
 	unlink(t.path);
 }
 
+/* Device records before their (per-thread default stream) launches, times a little apart. */
+static void test_early_device_records_near_and_per_thread_stream(void)
+{
+	struct tw t;
+	struct jobs_run r;
+	struct grt_cuda_launch_rec l = { .call = { .return_ns = 10500, .api = GRT_CUDA_LAUNCH_KERNEL_PTSZ },
+					 .stream = 0, .user_stack_id = -1 };
+	const struct job *j;
+
+	tw_open(&t, SRC_HOST_AND_GPU);
+	tw_gpu_kernel(&t, PID, TID, 9800, 11000, 12000, 0, 0, "k", 0);
+	tw_gpu_probe(&t, PID, TID, 9800, 11100, 11900, 0, "k");
+	l.kernel_str = grt_writer_intern(t.w, "k");
+	tw_rec(&t, GRT_REC_CUDA_LAUNCH, PID, TID, 10000, &l, sizeof(l));
+	tw_ctx_sync(&t, PID, TID, 10600, 13000);
+	tw_close(&t);
+	jobs_run(&r, t.path, NULL, true);
+	CHECK_EQ_U64(r.n, 1);
+	j = job_at(&r, 10000);
+	CHECK(j != NULL);
+	if (j) {
+		CHECK_EQ_U64(j->missing, 0);
+		CHECK_EQ_U64(j->t_exec, 800);
+		CHECK(j->flags & JOB_F_NEAR);
+		CHECK(j->flags & JOB_F_PROBE);
+	}
+	CHECK_EQ_U64(r.stats.device_orphans, 0);
+	jobs_run_free(&r);
+	unlink(t.path);
+}
+
 int main(void)
 {
 	RUN_TEST(test_complete_kernel_job);
@@ -551,6 +582,7 @@ int main(void)
 	RUN_TEST(test_sync_after_launch_out_of_order);
 	RUN_TEST(test_correlation_by_stream_order);
 	RUN_TEST(test_match_by_nearest_entry_time);
+	RUN_TEST(test_early_device_records_near_and_per_thread_stream);
 	RUN_TEST(test_stream_and_event_coverage);
 	RUN_TEST(test_graph_nodes_grouped);
 	RUN_TEST(test_synchronous_copy);

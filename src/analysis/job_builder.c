@@ -61,8 +61,7 @@ struct bjob {
 	struct job job;
 	struct bjob *next;	/* stream queue, by cover */
 	struct bjob *prev;
-	struct bjob *key_next;	/* same (pid, API entry) */
-	uint64_t dev_enter;	/* the device side's API entry time, when matched by nearness */
+	uint64_t dev_enter;	/* the API entry time its device records carry */
 	struct bjob *u_next;	/* the stream's untimed jobs, by API entry */
 	struct bjob *u_prev;
 	bool in_untimed;
@@ -78,7 +77,6 @@ struct bjob {
 	uint32_t cap_dependents;
 	uint64_t cover;		/* SUBMIT, or API_ENTER when there is none: what syncs compare */
 	bool has_device;
-	bool in_key_map;
 };
 
 struct cover_mark {
@@ -89,6 +87,14 @@ struct cover_mark {
 struct end_entry {
 	uint64_t cover;
 	uint64_t end;		/* 0 when the job had no device timing */
+};
+
+#define TIMED_RING 16
+
+struct timed_ref {
+	uint64_t dev_enter;
+	uint64_t id;		/* the job's id when remembered: a finished job's slot is reused */
+	struct bjob *job;
 };
 
 struct jstream {
@@ -110,6 +116,8 @@ struct jstream {
 	uint64_t n_ends;
 	struct dep_ref pending[JOB_MAX_DEPS]; /* waits for the next job */
 	uint32_t n_pending;
+	struct timed_ref timed[TIMED_RING]; /* recently timed calls, by their device API entry time */
+	uint32_t n_timed;
 	struct jstream *proc_next;
 	struct jstream *all_next;
 	bool in_heap;
@@ -167,7 +175,6 @@ struct orphan {
 	uint32_t pid;
 	uint32_t tid;
 	uint32_t kind;		/* JOB_KERNEL, JOB_MEMCPY, JOB_MEMSET */
-	struct orphan *key_next;
 	struct orphan *next;	/* arrival order */
 	struct orphan *prev;
 };
@@ -187,13 +194,11 @@ struct job_builder {
 	uint64_t records;
 	uint64_t open;
 	struct job_builder_stats stats;
-	struct pid_key_map jobs_by_enter;
-	struct pid_key_map jobs_by_dev_enter; /* jobs matched by nearness, by the device's entry time */
 	struct pid_key_map streams;
 	struct pid_key_map events;
-	struct pid_key_map orphans_by_enter;
 	struct orphan *orphans_head;
 	struct orphan *orphans_tail;
+	uint32_t n_orphans;
 	struct u64_map threads;	/* tid -> struct jthread * */
 	struct u64_map procs;	/* pid -> struct jproc * */
 	struct u64_map names;	/* kernel_key -> char * */
@@ -316,6 +321,7 @@ static void job_release(struct job_builder *b, struct bjob *j)
 {
 	free(j->nodes);
 	free(j->dependents);
+	j->job.id = 0; /* stale references (timed_ref) see it is gone */
 	j->next = b->pool;
 	b->pool = j;
 }
@@ -533,62 +539,6 @@ static void untimed_remove(struct jstream *s, struct bjob *j)
 		s->untimed_tail = j->u_prev;
 	j->u_next = j->u_prev = NULL;
 	j->in_untimed = false;
-}
-
-static void key_insert(struct job_builder *b, struct bjob *j)
-{
-	struct bjob *first = pid_key_map_get(&b->jobs_by_enter, j->job.pid, j->job.api_enter);
-
-	j->key_next = first;
-	if (!pid_key_map_put(&b->jobs_by_enter, j->job.pid, j->job.api_enter, j))
-		j->in_key_map = true;
-}
-
-static void key_remove(struct job_builder *b, struct bjob *j)
-{
-	struct bjob *first, **at;
-
-	if (!j->in_key_map)
-		return;
-	first = pid_key_map_get(&b->jobs_by_enter, j->job.pid, j->job.api_enter);
-	for (at = &first; *at && *at != j; at = &(*at)->key_next)
-		;
-	if (*at)
-		*at = j->key_next;
-	if (first)
-		pid_key_map_put(&b->jobs_by_enter, j->job.pid, j->job.api_enter, first);
-	else
-		pid_key_map_remove(&b->jobs_by_enter, j->job.pid, j->job.api_enter);
-	j->in_key_map = false;
-}
-
-/* The call of a device record: same process, API entry, stream and (when known) thread. */
-static struct bjob *key_find(struct job_builder *b, uint32_t pid, uint32_t tid, uint64_t enter,
-			     uint64_t stream)
-{
-	struct bjob *j;
-
-	for (j = pid_key_map_get(&b->jobs_by_enter, pid, enter); j; j = j->key_next)
-		if ((!tid || j->job.tid == tid) && j->job.stream == stream)
-			return j;
-	/* a second record of a call matched by nearness (CUPTI and block probes) */
-	j = pid_key_map_get(&b->jobs_by_dev_enter, pid, enter);
-	return j && j->job.stream == stream ? j : NULL;
-}
-
-/* Remembers the device's entry time of a call matched by nearness, for its other records. */
-static void alias_insert(struct job_builder *b, struct bjob *j, uint64_t dev_enter)
-{
-	if (!j->dev_enter && !pid_key_map_get(&b->jobs_by_dev_enter, j->job.pid, dev_enter) &&
-	    !pid_key_map_put(&b->jobs_by_dev_enter, j->job.pid, dev_enter, j))
-		j->dev_enter = dev_enter;
-}
-
-static void alias_remove(struct job_builder *b, struct bjob *j)
-{
-	if (j->dev_enter && pid_key_map_get(&b->jobs_by_dev_enter, j->job.pid, j->dev_enter) == j)
-		pid_key_map_remove(&b->jobs_by_dev_enter, j->job.pid, j->dev_enter);
-	j->dev_enter = 0;
 }
 
 /* ---- completion marks ---- */
@@ -938,8 +888,6 @@ static void finalize(struct job_builder *b, struct bjob *j, bool forced)
 	dep_state = dep_state_of(j);
 	queue_unlink(s, j);
 	untimed_remove(s, j);
-	key_remove(b, j);
-	alias_remove(b, j);
 	if (!job->complete)
 		job->complete = mark_lookup(s, j->cover);
 	if (!(job->flags & JOB_F_FAILED)) {
@@ -1031,6 +979,7 @@ static void run_checks(struct job_builder *b)
 
 static void orphan_unlink(struct job_builder *b, struct orphan *o)
 {
+	b->n_orphans--;
 	if (o->prev)
 		o->prev->next = o->next;
 	else
@@ -1117,6 +1066,94 @@ static void emit_device_only(struct job_builder *b, const struct orphan *o)
 	emit(b, &j);
 }
 
+#define NEAR_NS 20000	/* how far a device record's API entry time may be from its call's */
+#define MAX_ORPHANS 65536
+
+static bool kind_fits(const struct bjob *j, uint32_t kind)
+{
+	if (kind == JOB_GRAPH)
+		return j->job.kind == JOB_GRAPH;
+	if (kind == JOB_KERNEL)
+		return j->job.kind == JOB_KERNEL;
+	return j->job.kind == JOB_MEMCPY || j->job.kind == JOB_MEMSET;
+}
+
+static uint64_t distance(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : b - a;
+}
+
+/* The streams a device record may belong to: its handle, and a thread's own default stream. */
+static uint32_t device_streams(struct job_builder *b, uint32_t pid, uint32_t tid, uint64_t stream,
+			       struct jstream *out[2])
+{
+	uint32_t n = 0;
+
+	out[n] = stream_find(b, pid, stream_key(stream, false, tid));
+	n += out[n] != NULL;
+	if (stream == 0) {
+		out[n] = stream_find(b, pid, PER_THREAD_KEY | tid);
+		n += out[n] != NULL;
+	}
+	return n;
+}
+
+/* A call already timed by a record with this API entry time (CUPTI and probes, graph nodes). */
+static struct bjob *timed_find(struct jstream *s, uint64_t dev_enter)
+{
+	for (uint32_t i = 0; i < TIMED_RING; i++) {
+		const struct timed_ref *t = &s->timed[i];
+
+		if (t->job && t->dev_enter == dev_enter && t->job->job.id == t->id && t->job->stream == s)
+			return t->job;
+	}
+	return NULL;
+}
+
+static void timed_remember(struct jstream *s, struct bjob *j, uint64_t dev_enter)
+{
+	j->dev_enter = dev_enter;
+	s->timed[s->n_timed++ % TIMED_RING] = (struct timed_ref){ dev_enter, j->job.id, j };
+}
+
+/*
+ * The untimed call of the stream nearest to the record's API entry time,
+ * within NEAR_NS: equal when both sides read the same clock, a little apart
+ * when the device side reads its own around the call.
+ */
+static struct bjob *untimed_find(struct jstream *s, uint64_t api_enter, uint32_t kind,
+				 uint64_t *best_d)
+{
+	struct bjob *best = NULL;
+
+	/* in API-entry order: calls long before are lost records, skipped */
+	for (struct bjob *j = s->untimed_head; j; j = j->u_next) {
+		uint64_t d = distance(j->job.api_enter, api_enter);
+
+		if (j->job.api_enter + NEAR_NS < api_enter)
+			continue;
+		if (j->job.api_enter > api_enter + NEAR_NS)
+			break;
+		if (kind_fits(j, kind) && d < *best_d) {
+			*best_d = d;
+			best = j;
+		}
+	}
+	return best;
+}
+
+static void matched(struct job_builder *b, struct bjob *j, const struct graph_node *dev,
+		    uint64_t api_enter, uint64_t d)
+{
+	if (d) {
+		j->job.flags |= JOB_F_NEAR;
+		b->stats.device_near++;
+	}
+	if (!j->dev_enter)
+		timed_remember(j->stream, j, api_enter);
+	attach(b, j, dev, false);
+}
+
 static void orphan_add(struct job_builder *b, const struct grt_record *rec,
 		       const struct graph_node *dev, uint64_t api_enter, uint64_t stream,
 		       uint64_t graph_id, uint32_t kind)
@@ -1133,34 +1170,50 @@ static void orphan_add(struct job_builder *b, const struct grt_record *rec,
 		free(o);
 		return;
 	}
-	o->key_next = pid_key_map_get(&b->orphans_by_enter, o->pid, api_enter);
-	if (pid_key_map_put(&b->orphans_by_enter, o->pid, api_enter, o)) {
-		emit_device_only(b, o);
-		free(o);
-		return;
-	}
 	o->prev = b->orphans_tail;
 	if (b->orphans_tail)
 		b->orphans_tail->next = o;
 	else
 		b->orphans_head = o;
 	b->orphans_tail = o;
+	if (++b->n_orphans > MAX_ORPHANS) {
+		struct orphan *old = b->orphans_head;
+
+		orphan_unlink(b, old);
+		emit_device_only(b, old);
+		free(old);
+	}
 }
 
-/* A new host job takes the device records that came before it. */
+static bool orphan_fits(const struct orphan *o, const struct bjob *j)
+{
+	uint64_t key = j->stream->key;
+
+	return o->pid == j->job.pid && distance(o->api_enter, j->job.api_enter) <= NEAR_NS &&
+	       (stream_key(o->stream, false, o->tid) == key ||
+		(o->stream == 0 && key == (PER_THREAD_KEY | o->tid))) &&
+	       kind_fits(j, o->graph_id ? JOB_GRAPH : o->kind);
+}
+
+/* A new host call takes the device records that came before it: the nearest, and its twins. */
 static void claim_orphans(struct job_builder *b, struct bjob *j)
 {
-	struct orphan *o, *next;
+	struct orphan *o, *next, *best = NULL;
+	uint64_t best_d = NEAR_NS + 1, enter;
 
-	if (!b->orphans_head)
+	for (o = b->orphans_head; o; o = o->next)
+		if (orphan_fits(o, j) && distance(o->api_enter, j->job.api_enter) < best_d) {
+			best = o;
+			best_d = distance(o->api_enter, j->job.api_enter);
+		}
+	if (!best)
 		return;
-	o = pid_key_map_get(&b->orphans_by_enter, j->job.pid, j->job.api_enter);
-	if (!o)
-		return;
-	pid_key_map_remove(&b->orphans_by_enter, j->job.pid, j->job.api_enter);
-	for (; o; o = next) {
-		next = o->key_next;
-		attach(b, j, &o->dev, false);
+	enter = best->api_enter;
+	for (o = b->orphans_head; o; o = next) {
+		next = o->next;
+		if (o->api_enter != enter || !orphan_fits(o, j))
+			continue;
+		matched(b, j, &o->dev, enter, best_d);
 		orphan_unlink(b, o);
 		free(o);
 	}
@@ -1170,96 +1223,49 @@ static void expire_orphans(struct job_builder *b, bool all)
 {
 	while (b->orphans_head &&
 	       (all || b->orphans_head->arrived + 2 * b->t.late_window_ns < b->now)) {
-		struct orphan *o = b->orphans_head, *first, **at;
+		struct orphan *o = b->orphans_head;
 
-		first = pid_key_map_get(&b->orphans_by_enter, o->pid, o->api_enter);
-		for (at = &first; *at && *at != o; at = &(*at)->key_next)
-			;
-		if (*at)
-			*at = o->key_next;
-		if (first)
-			pid_key_map_put(&b->orphans_by_enter, o->pid, o->api_enter, first);
-		else
-			pid_key_map_remove(&b->orphans_by_enter, o->pid, o->api_enter);
 		orphan_unlink(b, o);
 		emit_device_only(b, o);
 		free(o);
 	}
 }
 
-static bool kind_fits(const struct bjob *j, uint32_t kind)
-{
-	if (kind == JOB_KERNEL)
-		return j->job.kind == JOB_KERNEL;
-	return j->job.kind == JOB_MEMCPY || j->job.kind == JOB_MEMSET;
-}
-
-#define NEAR_NS 20000	/* how far a device record's API entry time may be from its call's */
-
-/*
- * The device side may take its API entry time a little apart from the
- * uprobe's (its own clock read around the call): without an exact match, the
- * untimed job of the same kind on the record's stream whose API entry is
- * nearest, within NEAR_NS, is taken.
- */
-static struct bjob *near_find(struct job_builder *b, const struct grt_record *rec,
-			      uint64_t api_enter, uint64_t stream, uint32_t kind)
-{
-	struct jstream *s = stream_find(b, rec->hdr.pid, stream_key(stream, false, rec->hdr.tid));
-	struct bjob *best = NULL;
-	uint64_t best_d = NEAR_NS + 1;
-
-	/* untimed jobs in API-entry order: those long before are lost records, skipped */
-	for (struct bjob *j = s ? s->untimed_head : NULL; j; j = j->u_next) {
-		uint64_t d;
-
-		if (j->job.api_enter + NEAR_NS < api_enter)
-			continue;
-		if (j->job.api_enter > api_enter + NEAR_NS)
-			break;
-		if ((kind == JOB_GRAPH) != (j->job.kind == JOB_GRAPH) ||
-		    (kind != JOB_GRAPH && !kind_fits(j, kind)))
-			continue;
-		d = j->job.api_enter > api_enter ? j->job.api_enter - api_enter : api_enter - j->job.api_enter;
-		if (d < best_d) {
-			best_d = d;
-			best = j;
-		}
-	}
-	if (best) {
-		best->job.flags |= JOB_F_NEAR;
-		b->stats.device_near++;
-	}
-	return best;
-}
-
 static void on_device(struct job_builder *b, const struct grt_record *rec,
 		      const struct graph_node *dev, uint64_t api_enter, uint64_t stream,
 		      uint64_t graph_id, uint32_t kind)
 {
-	struct bjob *j;
+	struct jstream *cand[2];
+	uint32_t n = device_streams(b, rec->hdr.pid, rec->hdr.tid, stream, cand);
+	uint64_t best_d = NEAR_NS + 1;
+	struct bjob *j, *best = NULL;
 
 	b->stats.device_records++;
+	if (graph_id)
+		kind = JOB_GRAPH;
 	if (api_enter) {
-		j = key_find(b, rec->hdr.pid, rec->hdr.tid, api_enter, stream);
-		if (!j || !(j->job.kind == JOB_GRAPH || kind_fits(j, kind))) {
-			j = near_find(b, rec, api_enter, stream, graph_id ? JOB_GRAPH : kind);
-			if (j)
-				alias_insert(b, j, api_enter);
-		}
-		if (j) {
-			attach(b, j, dev, false);
-			return;
-		}
-	} else if (!graph_id) {
-		/* no API entry time: the oldest untimed job of the same kind on the stream */
-		struct jstream *s = stream_find(b, rec->hdr.pid, stream_key(stream, false, rec->hdr.tid));
-
-		for (j = s ? s->untimed_head : NULL; j; j = j->u_next)
-			if (!j->has_device && kind_fits(j, kind)) {
-				attach(b, j, dev, true);
+		for (uint32_t i = 0; i < n; i++) {
+			j = timed_find(cand[i], api_enter);
+			if (j && kind_fits(j, kind)) {
+				attach(b, j, dev, false);
 				return;
 			}
+			j = untimed_find(cand[i], api_enter, kind, &best_d);
+			if (j)
+				best = j;
+		}
+		if (best) {
+			matched(b, best, dev, api_enter, best_d);
+			return;
+		}
+	} else if (kind != JOB_GRAPH) {
+		/* no API entry time: the oldest untimed call of the same kind on the stream */
+		for (uint32_t i = 0; i < n; i++)
+			for (j = cand[i]->untimed_head; j; j = j->u_next)
+				if (!j->has_device && kind_fits(j, kind)) {
+					attach(b, j, dev, true);
+					return;
+				}
 	}
 	orphan_add(b, rec, dev, api_enter, stream, graph_id, kind);
 }
@@ -1406,7 +1412,6 @@ static void open_job(struct job_builder *b, struct bjob *j)
 	t->last_job = j;
 	queue_insert(s, j);
 	if (!(j->job.flags & JOB_F_FAILED)) {
-		key_insert(b, j);
 		untimed_insert(s, j);
 		claim_orphans(b, j);
 	}
@@ -1778,11 +1783,11 @@ struct job_builder *job_builder_new(const struct grt_file_header *hdr,
 	b->ops = *ops;
 	b->ctx = ctx;
 	b->expect_device = hdr && (hdr->sources_mask & (1u << GRT_SRC_GPU));
-	pid_key_map_init(&b->jobs_by_enter);
-	pid_key_map_init(&b->jobs_by_dev_enter);
+	if (b->t.late_window_ns == JOB_LATE_WINDOW_AUTO)
+		b->t.late_window_ns = hdr && (hdr->sources_mask & (1u << GRT_SRC_UVM))
+					      ? JOB_LATE_WINDOW_UVM_NS : JOB_LATE_WINDOW_NS;
 	pid_key_map_init(&b->streams);
 	pid_key_map_init(&b->events);
-	pid_key_map_init(&b->orphans_by_enter);
 	u64_map_init(&b->threads);
 	u64_map_init(&b->procs);
 	u64_map_init(&b->names);
@@ -1847,11 +1852,8 @@ void job_builder_free(struct job_builder *b)
 	free(b->chunks);
 	free(b->heap);
 	free(b->checks);
-	pid_key_map_destroy(&b->jobs_by_enter);
-	pid_key_map_destroy(&b->jobs_by_dev_enter);
 	pid_key_map_destroy(&b->streams);
 	pid_key_map_destroy(&b->events);
-	pid_key_map_destroy(&b->orphans_by_enter);
 	u64_map_destroy(&b->threads);
 	u64_map_destroy(&b->procs);
 	u64_map_destroy(&b->names);

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include "analysis/job_tags.h"
 
-#define MS 1000000ull
 #define US 1000ull
 
 void job_thresholds_default(struct job_thresholds *t)
@@ -19,7 +18,7 @@ void job_thresholds_default(struct job_thresholds *t)
 		.dep_min_ns = 0,
 		.fault_min_count = 1,
 		.offcpu_min_ns = 0,
-		.late_window_ns = 100 * MS,
+		.late_window_ns = JOB_LATE_WINDOW_AUTO,
 		.batch_gap_ns = 20 * US,
 		.max_open_jobs = 1u << 20,
 		.idle_share_ppm = 500000,

@@ -24,11 +24,16 @@ struct job_thresholds {
 	uint32_t fault_min_count;	/* vm-fault: at least this many UVM events in the window: 1 */
 	uint64_t offcpu_min_ns;		/* preempted: off-CPU time in the submit window above this: 0 */
 	/* not tags: how the job builder waits for late records, and groups batches */
-	uint64_t late_window_ns;	/* 100 ms */
+	uint64_t late_window_ns;	/* JOB_LATE_WINDOW_AUTO: 100 ms with the uvm source, else 5 ms */
 	uint64_t batch_gap_ns;		/* 20 us */
 	uint32_t max_open_jobs;		/* 1M */
 	uint32_t idle_share_ppm;	/* verdict: above this idle share, idle causes dominate: 50% */
 };
+
+/* UVM events reach the trace up to tens of ms late (the source drains its queue on a timer). */
+#define JOB_LATE_WINDOW_AUTO UINT64_MAX
+#define JOB_LATE_WINDOW_UVM_NS 100000000ull
+#define JOB_LATE_WINDOW_NS 5000000ull
 
 void job_thresholds_default(struct job_thresholds *t);
 

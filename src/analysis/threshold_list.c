@@ -43,7 +43,7 @@ static const struct threshold_key keys[] = {
 const char *threshold_list_help(void)
 {
 	return "host-submit-slow=30%,200us queue-wait=50%,500us exec-long-tail=1.5x,10 "
-	       "dependency-wait=40%,0us vm-fault=1 preempted=0us idle=50% late-window=100ms "
+	       "dependency-wait=40%,0us vm-fault=1 preempted=0us idle=50% late-window=5ms (100ms with uvm) "
 	       "batch-gap=20us max-open-jobs=1048576";
 }
 
