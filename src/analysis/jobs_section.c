@@ -22,7 +22,7 @@ struct jobs_state {
 	struct job_rows rows;
 	bool want_rows;
 	bool finished;
-	unsigned top_n;
+	unsigned top_n;		/* rows per text table; 0: all (the worst-jobs list then keeps 100) */
 	uint64_t drops[GRT_SRC_MAX];
 	uint64_t xids;
 	struct verdict verdict;
@@ -89,11 +89,11 @@ static void *jobs_create(const struct report_input *in)
 		errno = EINVAL;
 		return NULL;
 	}
-	st->top_n = in->top_n ? in->top_n : 20;
+	st->top_n = in->top_n;
 	st->want_rows = in->json || in->csv;
-	st->gaps = idle_gaps_new(st->top_n < 10 ? st->top_n : 10);
+	st->gaps = idle_gaps_new(st->top_n && st->top_n < 10 ? st->top_n : 10);
 	st->pipeline = job_pipeline_new(in->header, &st->t, &ops, st);
-	rc = job_summary_init(&st->summary, st->top_n);
+	rc = job_summary_init(&st->summary, st->top_n ? st->top_n : 100);
 	if (!rc && st->want_rows)
 		rc = job_rows_open(&st->rows);
 	if (rc || !st->gaps || !st->pipeline) {
