@@ -410,8 +410,16 @@ static void leaks_print_text(void *state, FILE *out)
 		print_process(l, l->procs[i], out);
 		shown++;
 	}
-	if (!shown)
-		fprintf(out, "no leaks: every allocation seen was freed\n");
+	if (!shown) {
+		uint64_t allocs = 0, frees = 0;
+
+		for (size_t i = 0; i < l->nprocs; i++) {
+			allocs += l->procs[i]->allocs;
+			frees += l->procs[i]->frees;
+		}
+		fprintf(out, "no leaks: nothing left allocated (allocations %" PRIu64 ", frees %" PRIu64
+			")\n", allocs, frees);
+	}
 	if (l->out_of_memory)
 		fprintf(out, "WARNING: out of memory while tracking allocations; leaks may be missing\n");
 }
