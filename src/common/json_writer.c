@@ -72,10 +72,49 @@ static void out_u64(struct json_writer *w, uint64_t v)
 	out_bytes(w, p, (size_t)(end - p));
 }
 
-/* Characters a JSON string cannot hold as they are; NUL too, so scans stop at the end. */
+/*
+ * Bytes a plain run stops at: characters a JSON string cannot hold as they
+ * are, NUL (the end), and non-ASCII bytes, whose UTF-8 is checked.
+ */
 static const bool needs_escape[256] = {
-	[0 ... 0x1f] = true, ['"'] = true, ['\\'] = true, [0x7f] = true,
+	[0 ... 0x1f] = true, ['"'] = true, ['\\'] = true, [0x7f ... 0xff] = true,
 };
+
+/*
+ * Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF), or 0 when p does not start one. A NUL
+ * is no continuation byte, so this never looks past the string's end.
+ */
+static int utf8_sequence_len(const unsigned char *p)
+{
+	int len, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return len;
+}
 
 static void out_escaped(struct json_writer *w, const char *s)
 {
@@ -109,9 +148,19 @@ static void out_escaped(struct json_writer *w, const char *s)
 		case '\r':
 			out_text(w, "\\r");
 			break;
+		case 0x7f:
+			out_text(w, "\\u007f");
+			break;
 		default:
-			snprintf(hex, sizeof(hex), "\\u%04x", *p);
-			out_text(w, hex);
+			if (*p < 0x20) {
+				snprintf(hex, sizeof(hex), "\\u%04x", *p);
+				out_text(w, hex);
+			} else if (utf8_sequence_len(p)) {
+				out_bytes(w, (const char *)p, (size_t)utf8_sequence_len(p));
+				p += utf8_sequence_len(p) - 1;
+			} else {
+				out_text(w, "\\ufffd"); /* JSON text is UTF-8: a stray byte becomes U+FFFD */
+			}
 		}
 		p++;
 	}
