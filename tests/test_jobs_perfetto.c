@@ -95,6 +95,8 @@ static void test_counters_and_instants(void)
 	struct grt_cuda_free_rec f = { .call = { .return_ns = 2500, .api = GRT_CUDA_MEM_FREE_V2 },
 				       .addr = 0x7000, .kind = GRT_ALLOC_DEVICE };
 	struct grt_xid_rec x = { .code = 79 };
+	struct grt_pcie_sample_rec p = { .device = 1, .flags = GRT_PCIE_F_PCIE, .pcie_tx_bps = 1000,
+					 .pcie_rx_bps = 2000 };
 	char *out;
 
 	tw_open(&t, SRC_HOST_AND_GPU | (1u << GRT_SRC_UVM) | (1u << GRT_SRC_SCHED));
@@ -103,6 +105,7 @@ static void test_counters_and_instants(void)
 	tw_uvm(&t, PID, 3000, 4000, GRT_UVM_MIGRATION);
 	tw_rec(&t, GRT_REC_XID, 0, 0, 5000, &x, sizeof(x));
 	tw_offcpu(&t, PID, TID, 6000, 7000);
+	tw_rec(&t, GRT_REC_PCIE_SAMPLE, 0, 0, 8000, &p, sizeof(p));
 	tw_close(&t);
 	out = export_trace(t.path, &st);
 	CHECK(strstr(out, "{\"ph\":\"C\",\"name\":\"device memory in use\",\"pid\":500,\"tid\":0,"
@@ -115,6 +118,10 @@ static void test_counters_and_instants(void)
 	CHECK(strstr(out, "{\"ph\":\"X\",\"name\":\"off-CPU (preempted)\",\"pid\":500,\"tid\":1073742325,"
 			  "\"ts\":6.000,\"dur\":1.000") != NULL);
 	CHECK(strstr(out, "\"name\":\"off-CPU 501\"") != NULL);
+	CHECK(strstr(out, "{\"ph\":\"C\",\"name\":\"PCIe throughput\",\"pid\":1000000001,\"tid\":0,"
+			  "\"ts\":8.000,\"args\":{\"tx_bytes_per_s\":1000,\"rx_bytes_per_s\":2000}}") != NULL);
+	CHECK(strstr(out, "\"args\":{\"name\":\"GPU 1\"}") != NULL);
+	CHECK(strstr(out, "NVLink") == NULL);
 	free(out);
 	unlink(t.path);
 }

@@ -212,6 +212,8 @@ static void test_vm_fault(void)
 	CHECK_EQ_U64(j.t_vm_fault, 2000);
 	j = fault_job(3000, 3000, GRT_UVM_CPU_FAULT, NULL); /* host-side fault: not the job's */
 	CHECK_EQ_U64(j.tags, 0);
+	j = fault_job(3000, 3000, GRT_UVM_FAULT_BUFFER_OVERFLOW, NULL); /* bookkeeping, not a fault */
+	CHECK_EQ_U64(j.tags, 0);
 	j = fault_job(3000, 3000, GRT_UVM_GPU_FAULT, "vm-fault=2");
 	CHECK_EQ_U64(j.tags, 0);
 }

@@ -766,9 +766,25 @@ static void derive(struct job *j, uint64_t prev_end, int dep_state)
 	}
 }
 
+/* UVM activity that touches a running job: GPU-side faults and the memory movement they cause. */
 static bool is_fault_kind(uint32_t kind)
 {
-	return kind != GRT_UVM_CPU_FAULT && kind != GRT_UVM_QUEUE_OVERFLOW && kind != 0;
+	switch (kind) {
+	case GRT_UVM_GPU_FAULT:
+	case GRT_UVM_GPU_FAULT_REPLAY:
+	case GRT_UVM_MIGRATION:
+	case GRT_UVM_EVICTION:
+	case GRT_UVM_THRASHING:
+	case GRT_UVM_THROTTLING_START:
+	case GRT_UVM_THROTTLING_END:
+	case GRT_UVM_MAP_REMOTE:
+	case GRT_UVM_READ_DUPLICATE:
+	case GRT_UVM_READ_DUPLICATE_INVALIDATE:
+	case GRT_UVM_FATAL_FAULT:
+		return true;
+	default:
+		return false; /* CPU faults, queue/buffer overflows, page size changes */
+	}
 }
 
 /* First event (logical index) whose ts is at or after from. */

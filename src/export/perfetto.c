@@ -296,6 +296,8 @@ static void on_uvm(struct exporter *e, const struct grt_record *rec)
 		[GRT_UVM_READ_DUPLICATE] = "UVM read duplicate",
 		[GRT_UVM_READ_DUPLICATE_INVALIDATE] = "UVM read duplicate invalidate",
 		[GRT_UVM_FATAL_FAULT] = "UVM fatal fault", [GRT_UVM_QUEUE_OVERFLOW] = "UVM queue overflow",
+		[GRT_UVM_FAULT_BUFFER_OVERFLOW] = "UVM fault buffer overflow",
+		[GRT_UVM_PAGE_SIZE_CHANGE] = "UVM page size change",
 	};
 	const struct grt_uvm_event_rec *u = rec->payload;
 	uint64_t moved = 0;
@@ -341,6 +343,43 @@ static void on_xid(struct exporter *e, const struct grt_record *rec)
 	end_event(e);
 }
 
+static void name_gpu(struct exporter *e, uint32_t device)
+{
+	char name[32];
+
+	if (!first_time(&e->named_gpus, GPU_PID_BASE + device))
+		return;
+	snprintf(name, sizeof(name), "GPU %u", device);
+	metadata(e, "process_name", GPU_PID_BASE + device, 0, name);
+}
+
+static void throughput(struct exporter *e, const char *name, uint32_t device, uint64_t ts,
+		       uint64_t tx, uint64_t rx)
+{
+	begin_event(e, "C", name, GPU_PID_BASE + device, 0, ts);
+	jw_key(&e->w, "args");
+	jw_begin_object(&e->w);
+	jw_key(&e->w, "tx_bytes_per_s");
+	jw_u64(&e->w, tx);
+	jw_key(&e->w, "rx_bytes_per_s");
+	jw_u64(&e->w, rx);
+	jw_end_object(&e->w);
+	end_event(e);
+}
+
+/* PCIe / NVLink throughput samples: counters on the GPU's own process. */
+static void on_pcie(struct exporter *e, const struct grt_record *rec)
+{
+	const struct grt_pcie_sample_rec *p = rec->payload;
+
+	name_gpu(e, p->device);
+	if (p->flags & GRT_PCIE_F_PCIE)
+		throughput(e, "PCIe throughput", p->device, rec->hdr.ts_ns, p->pcie_tx_bps, p->pcie_rx_bps);
+	if (p->flags & GRT_PCIE_F_NVLINK)
+		throughput(e, "NVLink throughput", p->device, rec->hdr.ts_ns, p->nvlink_tx_bps,
+			   p->nvlink_rx_bps);
+}
+
 static void on_record(struct exporter *e, const struct grt_record *rec)
 {
 	uint16_t type = rec->hdr.type;
@@ -354,6 +393,8 @@ static void on_record(struct exporter *e, const struct grt_record *rec)
 		on_uvm(e, rec);
 	else if (type == GRT_REC_XID && rec->hdr.payload_len >= sizeof(struct grt_xid_rec))
 		on_xid(e, rec);
+	else if (type == GRT_REC_PCIE_SAMPLE && rec->hdr.payload_len >= sizeof(struct grt_pcie_sample_rec))
+		on_pcie(e, rec);
 	else if (type == GRT_REC_PROCESS && rec->hdr.payload_len >= sizeof(struct grt_process_rec))
 		name_process(e, rec->hdr.pid,
 			     grt_strings_get(e->strings,
@@ -387,11 +428,10 @@ static struct gpu_track *track_of(struct exporter *e, const struct job *j)
 	}
 	*t = (struct gpu_track){ .gpu_pid = gpu_pid, .pid = j->pid, .stream_index = j->stream_index,
 				 .stream = j->stream };
-	if (first_time(&e->named_gpus, gpu_pid)) {
-		if (j->device == JOB_NO_DEVICE)
-			snprintf(name, sizeof(name), "GPU (device not recorded)");
-		else
-			snprintf(name, sizeof(name), "GPU %u", j->device);
+	if (j->device != JOB_NO_DEVICE) {
+		name_gpu(e, j->device);
+	} else if (first_time(&e->named_gpus, gpu_pid)) {
+		snprintf(name, sizeof(name), "GPU (device not recorded)");
 		metadata(e, "process_name", gpu_pid, 0, name);
 	}
 	return t;
