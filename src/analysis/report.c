@@ -123,6 +123,8 @@ static void print_csv(struct running_section *run, size_t n, FILE *out)
 		run[i].section->print_csv(run[i].state, out);
 		first = false;
 	}
+	if (first)
+		grt_notice("report: no selected section has CSV output (--jobs has)");
 }
 
 int report_run(const char *path, const struct report_options *opt, FILE *out)
