@@ -23,13 +23,16 @@ int main()
 	for (int i = 0; i < 8; i++) {
 		// the driver moves the pages to host memory (no CPU faults, little host time) ...
 		CHECK(cudaMemPrefetchAsync(data, BYTES, host, 0, s));
+		CHECK(cudaStreamSynchronize(s)); // the kernel below does not queue behind the prefetch
 		// ... and the kernel faults them back onto the GPU
 		touch_kernel<<<1024, 256, 0, s>>>(data, n);
+		// other GPU work without faults keeps the GPU mostly busy: the faults stand out, not idle time
+		spin_kernel<<<1, 32, 0, s>>>(100000000ull, nullptr);
 		CHECK(cudaGetLastError());
 		CHECK(cudaStreamSynchronize(s));
 	}
 	CHECK(cudaFree(data));
 	CHECK(cudaStreamDestroy(s));
-	printf("uvm_faults: 8 x (prefetch 256 MiB to host, kernel touches all of it)\n");
+	printf("uvm_faults: 8 x (prefetch 256 MiB to host, kernel touches all of it, 100 ms of other work)\n");
 	return 0;
 }
