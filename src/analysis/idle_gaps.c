@@ -151,17 +151,18 @@ static struct proc_waits *waits_of(struct idle_gaps *g, uint32_t pid, bool creat
 	return p;
 }
 
-/* Waits that ended before every device's judged time can no longer matter. */
+/*
+ * Waits that ended before every device's judged time, and before the
+ * frontier (no device seen yet starts earlier), can no longer matter.
+ */
 static void compact_waits(struct idle_gaps *g, struct proc_waits *p)
 {
-	uint64_t horizon = UINT64_MAX;
+	uint64_t horizon = g->frontier;
 	uint32_t kept = 0;
 
 	for (uint32_t i = 0; i < g->n_devs; i++)
 		if (g->devs[i].cur_end < horizon)
 			horizon = g->devs[i].cur_end;
-	if (!g->n_devs)
-		horizon = 0;
 	for (uint32_t i = 0; i < p->len; i++)
 		if (p->w[i].end >= horizon)
 			p->w[kept++] = p->w[i];
