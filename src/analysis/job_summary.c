@@ -250,7 +250,7 @@ static void print_worst_text(struct job_summary *s, FILE *out)
 	if (!s->n_worst)
 		return;
 	fprintf(out, "\nworst jobs (by t_total):\n");
-	fprintf(out, "  %8s %-28s %8s %10s %10s %10s %10s %10s %10s  %s\n", "job", "kernel", "pid/tid",
+	fprintf(out, "  %8s %-28s %8s %10s %10s %10s %10s %10s %10s  %s\n", "job", "kernel", "tid",
 		"submit", "queue", "exec", "complete", "gpu_wait", "total", "tags");
 	for (uint32_t i = 0; i < s->n_worst; i++) {
 		const struct job *j = &s->worst[i];
