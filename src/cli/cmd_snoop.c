@@ -81,7 +81,7 @@ static void on_record(void *ctx, const struct grt_record *rec, const struct grt_
 		grt_event_printer_print(sn->json, rec, strings);
 	else if (sn->view_state)
 		sn->view->print_state(sn->view_state, rec, strings, sn->t0_ns);
-	else
+	else if (sn->view->print)
 		sn->view->print(stdout, rec, strings, sn->t0_ns);
 }
 
@@ -209,6 +209,9 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 		grt_error("snoop: cannot create a session: %s", strerror(errno));
 		return GRT_EXIT_FAILURE;
 	}
+	/* before attach: the session's first records (source status) already reach the view */
+	if (!sn->json && a->view->open)
+		sn->view_state = a->view->open(stdout, a->csv);
 	if (grt_session_attach(s, a->view->sources)) {
 		grt_error("%s", grt_session_error(s));
 		grt_session_free(s);
@@ -218,9 +221,7 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 		grt_notice("snooping %s in pid %d; Ctrl-C to stop", a->view->name, (int)a->pid);
 	else
 		grt_notice("snooping %s in every process; Ctrl-C to stop", a->view->name);
-	if (!sn->json && a->view->open)
-		sn->view_state = a->view->open(stdout, a->csv);
-	else if (!sn->json)
+	if (!sn->json && !a->view->open)
 		printf("%-11s %-7s %-7s %s\n", "TIME(s)", "PID", "TID",
 		       a->view->header ? a->view->header : "");
 	deadline = a->duration > 0 ? monotonic_ns() + (uint64_t)(a->duration * 1e9) : UINT64_MAX;
