@@ -94,8 +94,12 @@ def check_stacks(records, mine, exe_suffix):
     launches = of_type(mine, "launch")
     stacks = {r["stack_id"]: r for r in of_type(records, "stack")}
     maps = of_type(mine, "mapping")
-    ids = {r["stack_id"] for r in launches}
-    check("launches carry user stack ids", all(i >= 0 for i in ids), ids)
+    ids = {r["stack_id"] for r in launches if r["stack_id"] >= 0}
+    # bpf_get_stackid may fail for a call on a loaded machine (a user page it cannot read
+    # without faulting); such launches say -1, and they must stay rare
+    missing = sum(1 for r in launches if r["stack_id"] < 0)
+    check("launches carry user stack ids", launches and missing <= len(launches) // 20,
+          f"{missing} of {len(launches)} without")
     check("a stack record for every launch stack id", ids <= set(stacks), ids - set(stacks))
     exe_maps = [m for m in maps if m["path"] and m["path"].endswith(exe_suffix)]
     check("executable mappings of the workload recorded", len(exe_maps) > 0,
