@@ -293,6 +293,8 @@ static int attach_library(struct cuda_tracer *t, const char *open_path, const ch
 		names[a] = cuda_api_symbol(a);
 	found = elf_find_functions(open_path, names + 1, GRT_CUDA_API_COUNT - 1, offsets + 1);
 	offsets[0] = 0;
+	if (found > 0)
+		elf_skip_landing_pads(open_path, offsets + 1, GRT_CUDA_API_COUNT - 1);
 	if (found == -ENOEXEC)
 		return library_failed(t, found, "%s is not an ELF shared object", shown_path);
 	if (found < 0)

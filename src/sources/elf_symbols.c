@@ -120,3 +120,23 @@ int elf_find_functions(const char *path, const char *const *names, size_t count,
 	close(fd);
 	return err ? err : found;
 }
+
+int elf_skip_landing_pads(const char *path, uint64_t *offsets, size_t count)
+{
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	unsigned char head[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC), moved = 0;
+
+	if (fd < 0)
+		return -errno;
+	for (size_t i = 0; i < count; i++) {
+		if (!offsets[i] || pread(fd, head, sizeof(head), (off_t)offsets[i]) != sizeof(head))
+			continue;
+		if (!memcmp(head, endbr64, sizeof(head))) {
+			offsets[i] += sizeof(head);
+			moved++;
+		}
+	}
+	close(fd);
+	return moved;
+}

@@ -14,10 +14,12 @@ CUDA_WORKLOADS := $(patsubst tests/workloads/%.c,$(CUDA_FIXTURE_DIR)/workloads/%
 # bodies) and starts with push %rbp, as real prologues do; uprobes emulate that
 # push, while a first instruction like a RIP-relative load must be single-stepped,
 # which costs ~15 us in a VM and would make every benchmark about the fake.
+# -fcf-protection=full: entry points begin with endbr64, as CET-built drivers do,
+# so the tests cover probes placed after the landing pad.
 $(FAKE_LIBCUDA): tests/fake_libcuda/fake_libcuda.c tests/fake_libcuda/fake_cuda.h tests/mk/cuda.mk
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CUDA_FIXTURE_CFLAGS) -O0 -fPIC -shared -fvisibility=hidden \
+	$(Q)$(CC) $(CUDA_FIXTURE_CFLAGS) -O0 -fcf-protection=full -fPIC -shared -fvisibility=hidden \
 		-Wl,-soname,libcuda.so.1 -o $@ $< -lpthread
 
 $(FAKE_LIBCUDA_COPY): $(FAKE_LIBCUDA)
