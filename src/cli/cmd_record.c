@@ -33,6 +33,7 @@ struct record_options {
 	const char *libcuda;
 	const char *syscalls;
 	const char *gpu_kernels;
+	bool launch_stacks;
 	char *const *command;	/* after --, NULL when attaching */
 };
 
@@ -49,7 +50,7 @@ static void record_usage(FILE *out)
 	fprintf(out,
 		"usage: grtrace record [-o FILE] [-s SOURCES] [-p PID | -- CMD ARGS]\n"
 		"                      [--duration S] [--idle-timeout S] [--libcuda PATH]\n"
-		"                      [--syscalls LIST] [--gpu-kernels REGEX]\n"
+		"                      [--syscalls LIST] [--gpu-kernels REGEX] [--launch-stacks]\n"
 		"  -o FILE            output trace (default grtrace.grt)\n"
 		"  -s SOURCES         comma-separated sources (default cuda):");
 	for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
@@ -62,7 +63,9 @@ static void record_usage(FILE *out)
 		"  --idle-timeout S   stop after S seconds without events\n"
 		"  --libcuda PATH     the libcuda.so.1 to probe (default: the one the target uses)\n"
 		"  --syscalls LIST    syscall source: only these syscalls\n"
-		"  --gpu-kernels RE   gpu source: instrument kernels whose name matches RE\n");
+		"  --gpu-kernels RE   gpu source: instrument kernels whose name matches RE\n"
+		"  --launch-stacks    cuda source: user stacks of launches too (allocations always\n"
+		"                     have them; about 1 us more per launch)\n");
 }
 
 static int parse_seconds(const char *text, double *out)
@@ -99,6 +102,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{ "libcuda", required_argument, NULL, 'l' },
 		{ "syscalls", required_argument, NULL, 'S' },
 		{ "gpu-kernels", required_argument, NULL, 'k' },
+		{ "launch-stacks", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -119,6 +123,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		case 'l': o->libcuda = optarg; break;
 		case 'S': o->syscalls = optarg; break;
 		case 'k': o->gpu_kernels = optarg; break;
+		case 'L': o->launch_stacks = true; break;
 		case 'h': record_usage(stdout); return -1;
 		default: record_usage(stderr); return GRT_EXIT_USAGE;
 		}
@@ -322,6 +327,7 @@ static int open_session(struct recording *rec)
 		.libcuda_path = rec->libcuda[0] ? rec->libcuda : NULL,
 		.syscall_filter = rec->opts.syscalls,
 		.gpu_kernels = rec->opts.gpu_kernels,
+		.launch_stacks = rec->opts.launch_stacks,
 		.launched = rec->target.launched,
 	};
 	struct grt_file_header header;

@@ -63,7 +63,8 @@ static void snoop_usage(FILE *out)
 	    "  --libcuda P   the libcuda.so.1 to probe (default: the one PID maps, or the "
 	    "loader's)\n"
 	    "  --json        every record as a JSON object per line, as `parse --format json`\n"
-	    "  --csv         uvm: chunk_trace-style CSV (time_ms relative to the first event)\n");
+	    "  --csv         uvm: chunk_trace-style CSV (time_ms relative to the first event)\n"
+	    "  --launch-stacks  cuda: user stacks of launches too (allocations always have them)\n");
 }
 
 void snoop_line_start(FILE *out, const struct grt_record *rec, uint64_t t0_ns)
@@ -106,6 +107,7 @@ struct snoop_args {
 	const char *libcuda;
 	bool json;
 	bool csv;
+	bool launch_stacks;
 };
 
 /* 0, or GRT_EXIT_USAGE after printing why. */
@@ -114,7 +116,7 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 	static const struct option options[] = {
 	    {"pid", required_argument, NULL, 'p'},     {"duration", required_argument, NULL, 'd'},
 	    {"libcuda", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
-	    {"csv", no_argument, NULL, 'c'},
+	    {"csv", no_argument, NULL, 'c'},	       {"launch-stacks", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},	       {0},
 	};
 	char *end;
@@ -147,6 +149,9 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 			break;
 		case 'c':
 			a->csv = true;
+			break;
+		case 'L':
+			a->launch_stacks = true;
 			break;
 		case 'h':
 			snoop_usage(stdout);
@@ -200,7 +205,8 @@ static int probe_sources(const struct snoop_view *view)
 
 static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn)
 {
-	struct grt_session_config cfg = {.target_pid = a->pid, .libcuda_path = a->libcuda};
+	struct grt_session_config cfg = {
+	    .target_pid = a->pid, .libcuda_path = a->libcuda, .launch_stacks = a->launch_stacks};
 	struct grt_session *s = grt_session_new(&cfg, &ls->sink);
 	uint64_t deadline;
 	int rc = GRT_EXIT_OK;

@@ -13,6 +13,12 @@ char LICENSE[] SEC("license") = "GPL";
 
 /* user stacks of launches and allocations; set false to save the unwinding cost */
 const volatile bool capture_stacks = true;
+/*
+ * Launch stacks are opt-in (record --launch-stacks): the user-stack walk is
+ * about a third of a launch's tracing cost, and leaks need only allocation
+ * stacks.
+ */
+const volatile bool capture_launch_stacks = false;
 /* kernel argument words of launches */
 const volatile bool capture_args = true;
 /*
@@ -389,7 +395,7 @@ static __always_inline int save_launch(struct pt_regs *ctx)
 	struct cuda_event ev;
 	struct cuda_launch_args *l = &ev.args.launch;
 
-	if (!call_begin(ctx, &ev, true))
+	if (!call_begin(ctx, &ev, capture_launch_stacks))
 		return 0;
 	bpf_probe_read_user(&more, sizeof(more), stack_args(ctx));
 	l->function = ARG1(ctx);
@@ -422,7 +428,7 @@ ENTER(launch_ex)
 	struct cuda_event ev;
 	struct cuda_launch_args *l = &ev.args.launch;
 
-	if (!call_begin(ctx, &ev, true))
+	if (!call_begin(ctx, &ev, capture_launch_stacks))
 		return 0;
 	bpf_probe_read_user(&cfg, sizeof(cfg), (void *)ARG1(ctx));
 	l->function = ARG2(ctx);
@@ -443,7 +449,7 @@ ENTER(graph_launch)
 {
 	struct cuda_event ev;
 
-	if (!call_begin(ctx, &ev, true))
+	if (!call_begin(ctx, &ev, capture_launch_stacks))
 		return 0;
 	ev.args.graph.graph_exec = ARG1(ctx);
 	ev.args.graph.stream = ARG2(ctx);

@@ -497,6 +497,7 @@ static int load_programs(struct cuda_tracer *t)
 	t->skel->rodata->wakeup_bytes = ring_bytes() / 16;
 	/* benchmark switches: what stacks and argument words cost */
 	t->skel->rodata->capture_stacks = !getenv("GRT_CUDA_NO_STACKS");
+	t->skel->rodata->capture_launch_stacks = grt_session_config(t->session)->launch_stacks;
 	t->skel->rodata->capture_args = !getenv("GRT_CUDA_NO_ARGS");
 	t->multi = grt_uprobe_multi_supported() && !getenv("GRT_CUDA_NO_UPROBE_MULTI");
 	for (struct bpf_program *p = NULL;

@@ -27,6 +27,7 @@ struct grt_session_config {
 	const char *syscall_filter; /* --syscalls list, NULL for all */
 	const char *gpu_kernels;  /* --gpu-kernels regex, NULL for all */
 	bool launched;		 /* target is a command we started and hold at a barrier */
+	bool launch_stacks;	 /* cuda: user stacks for launches too (allocations always) */
 };
 
 struct grt_session;

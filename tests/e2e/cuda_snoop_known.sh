@@ -4,7 +4,7 @@
 BUILD=${1:-build}
 . tests/e2e/lib/cuda.bash
 
-grt_start "$TMP/json" "$TMP/err" snoop cuda --libcuda "$FAKE" --json || { fail "snoop starts"; exit 1; }
+grt_start "$TMP/json" "$TMP/err" snoop cuda --launch-stacks --libcuda "$FAKE" --json || { fail "snoop starts"; exit 1; }
 "$WL/cuda_known" &
 wpid=$!
 wait $wpid

@@ -8,6 +8,7 @@ usage: cuda_expect.py SCENARIO JSONL PID [ARGS...]
   late     JSONL PID N           tests/workloads/cuda_late_dlopen.c
 Prints one "ok - NAME" or "FAIL - NAME: why" line per check; exits 1 on any failure.
 """
+import os
 import json
 import sys
 from collections import Counter
@@ -92,6 +93,13 @@ def check_common(mine, comm, ppid, pid_is_tid=True):
 
 def check_stacks(records, mine, exe_suffix):
     launches = of_type(mine, "launch")
+    if os.environ.get("EXPECT_LAUNCH_STACKS", "1") == "0":
+        # launch stacks are opt-in (--launch-stacks); allocations always carry theirs
+        allocs = [a for a in of_type(mine, "alloc") if a["ret"] == 0]
+        check("without --launch-stacks, no launch carries a stack",
+              all(r["stack_id"] == -1 for r in launches))
+        check("... while every allocation does", allocs and all(a["stack_id"] >= 0 for a in allocs))
+        return
     stacks = {r["stack_id"]: r for r in of_type(records, "stack")}
     maps = of_type(mine, "mapping")
     ids = {r["stack_id"] for r in launches if r["stack_id"] >= 0}
