@@ -11,12 +11,12 @@ if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && command 
 	nvcc -O2 -arch=sm_90 -o "$OUT/vector_add" samples/vector_add.cu
 	$G record -s cuda -o "$OUT/demo.grt" -- "$OUT/vector_add"
 else
-	echo "== no GPU here: recording the fake-driver workload (tests/workloads/known_launches.c)"
+	echo "== no GPU here: recording the fake-driver workload (tests/workloads/cuda_known.c)"
 	LD_LIBRARY_PATH=$BUILD/fixtures/fake $G record -s cuda -o "$OUT/demo.grt" -- \
-		"$BUILD/fixtures/known_launches"
+		"$BUILD/fixtures/workloads/cuda_known"
 fi
 echo "== grtrace parse (first 15 events)"
-$G parse "$OUT/demo.grt" | head -15
+$G parse "$OUT/demo.grt" | sed -n 1,15p
 echo "== grtrace report"
 $G report "$OUT/demo.grt"
 echo "== trace: $OUT/demo.grt"

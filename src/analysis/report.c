@@ -28,9 +28,29 @@ static void destroy_sections(struct running_section *run, size_t n)
 	free(run);
 }
 
-/* Creates every selected section; on failure prints the one error line and returns an exit code. */
+/* The one error line for a section that could not be created; returns the exit code. */
+static int section_failed(const struct report_section *s, const struct report_options *opt,
+			  const char *why, int err)
+{
+	if (why[0])
+		grt_error("report: %s: %s", s->name, why);
+	else if (err == EINVAL)
+		grt_error("report: bad --threshold '%s' for the %s section",
+			  opt->thresholds ? opt->thresholds : "", s->name);
+	else
+		grt_error("report: cannot set up the %s section: %s", s->name,
+			  strerror(err ? err : ENOMEM));
+	return err == EINVAL ? GRT_EXIT_USAGE : GRT_EXIT_FAILURE;
+}
+
+/*
+ * Creates the selected sections, leaving out default ones about sources the
+ * trace did not record; *count says how many run. On failure prints the one
+ * error line and returns an exit code.
+ */
 static int create_sections(const char *path, const struct report_options *opt,
-			   const struct grt_file_header *header, struct running_section **out)
+			   const struct grt_file_header *header, struct running_section **out,
+			   size_t *count)
 {
 	char why[256] = "";
 	struct report_input in = {
@@ -38,32 +58,31 @@ static int create_sections(const char *path, const struct report_options *opt,
 		.csv = opt->csv, .path = path, .error = why, .error_len = sizeof(why),
 	};
 	struct running_section *run = calloc(opt->nsections ? opt->nsections : 1, sizeof(*run));
+	size_t n = 0;
 
 	if (!run) {
 		grt_error("out of memory");
 		return GRT_EXIT_FAILURE;
 	}
-	for (size_t i = 0; i < opt->nsections; i++) {
-		run[i].section = opt->sections[i];
-		errno = 0;
-		run[i].state = run[i].section->create(&in);
-		if (!run[i].state) {
-			int err = errno;
+	for (size_t k = 0; k < opt->nsections; k++) {
+		const struct report_section *s = opt->sections[k];
 
-			if (why[0])
-				grt_error("report: %s: %s", run[i].section->name, why);
-			else if (err == EINVAL)
-				grt_error("report: bad --threshold '%s' for the %s section",
-					  opt->thresholds ? opt->thresholds : "", run[i].section->name);
-			else
-				grt_error("report: cannot set up the %s section: %s", run[i].section->name,
-					  strerror(err ? err : ENOMEM));
-			destroy_sections(run, opt->nsections);
-			return err == EINVAL ? GRT_EXIT_USAGE : GRT_EXIT_FAILURE;
+		if (!opt->chosen && s->sources && !(s->sources & header->sources_mask))
+			continue;
+		errno = 0;
+		run[n].section = s;
+		run[n].state = s->create(&in);
+		if (!run[n].state) {
+			int rc = section_failed(s, opt, why, errno);
+
+			destroy_sections(run, n);
+			return rc;
 		}
+		n++;
 	}
-	qsort(run, opt->nsections, sizeof(*run), compare_order);
+	qsort(run, n, sizeof(*run), compare_order);
 	*out = run;
+	*count = n;
 	return GRT_EXIT_OK;
 }
 
@@ -133,33 +152,34 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 	struct grt_reader *r = grt_reader_open(path, err, sizeof(err));
 	struct running_section *run = NULL;
 	struct report_header header;
+	size_t nrun = 0;
 	int rc;
 
 	if (!r) {
 		grt_error("%s: %s", path, err);
 		return GRT_EXIT_FAILURE;
 	}
-	rc = create_sections(path, opt, grt_reader_header(r), &run);
+	rc = create_sections(path, opt, grt_reader_header(r), &run, &nrun);
 	if (rc != GRT_EXIT_OK) {
 		grt_reader_close(r);
 		return rc;
 	}
 	report_header_init(&header, path, grt_reader_header(r));
-	if (stream_records(r, &header, run, opt->nsections) == GRT_READ_ERROR)
+	if (stream_records(r, &header, run, nrun) == GRT_READ_ERROR)
 		header.read_error = grt_reader_error(r);
 	if (opt->csv)
-		print_csv(run, opt->nsections, out);
+		print_csv(run, nrun, out);
 	else if (opt->json)
-		print_json(&header, run, opt->nsections, out);
+		print_json(&header, run, nrun, out);
 	else
-		print_text(&header, run, opt->nsections, out);
+		print_text(&header, run, nrun, out);
 	fflush(out);
 	if (header.read_error) {
 		grt_error("%s: %s", path, header.read_error);
 		rc = GRT_EXIT_FAILURE;
 	}
 	report_header_destroy(&header);
-	destroy_sections(run, opt->nsections);
+	destroy_sections(run, nrun);
 	grt_reader_close(r);
 	return rc;
 }

@@ -14,6 +14,7 @@ struct report_options {
 	const char *thresholds;	/* --threshold list or NULL */
 	bool json;
 	bool csv;		/* sections with a print_csv only */
+	bool chosen;		/* sections were named: show them even without their source */
 };
 
 /*

@@ -173,6 +173,7 @@ GRT_REPORT_SECTION(driver_section) = {
 	.name = "driver",
 	.summary = "GPU driver calls by device and operation: RM_ALLOC by class, RM_CONTROL by cmd, UVM_* (syscall source)",
 	.default_on = true,
+	.sources = 1u << GRT_SRC_SYSCALL,
 	.order = 61,
 	.create = driver_create,
 	.on_record = driver_on_record,

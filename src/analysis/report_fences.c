@@ -165,6 +165,7 @@ GRT_REPORT_SECTION(fences_section) = {
 	.name = "fences",
 	.summary = "dma_fence events by kind, wait durations per driver timeline (fence source)",
 	.default_on = true,
+	.sources = 1u << GRT_SRC_FENCE,
 	.order = 63,
 	.create = fences_create,
 	.on_record = fences_on_record,

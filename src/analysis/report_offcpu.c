@@ -113,6 +113,7 @@ GRT_REPORT_SECTION(offcpu_section) = {
 	.name = "offcpu",
 	.summary = "off-CPU time per thread, sleeping vs preempted (sched source)",
 	.default_on = true,
+	.sources = 1u << GRT_SRC_SCHED,
 	.order = 62,
 	.create = offcpu_create,
 	.on_record = offcpu_on_record,

@@ -247,6 +247,7 @@ GRT_REPORT_SECTION(pcie_section) = {
 	.name = "pcie",
 	.summary = "PCIe/NVLink throughput per GPU, config-space accesses, probes unavailable here (pcie source)",
 	.default_on = true,
+	.sources = 1u << GRT_SRC_PCIE,
 	.order = 65,
 	.create = pcie_create,
 	.on_record = pcie_on_record,

@@ -28,6 +28,11 @@ struct report_section {
 	const char *name;	/* JSON key of the section and its --NAME flag: "kernels", "leaks" */
 	const char *summary;	/* one line for --help */
 	bool default_on;	/* shown when no section flag is given */
+	/*
+	 * Sources that feed it (1 << enum grt_source_id); a default section is
+	 * left out of a trace that recorded none of them. 0: always shown.
+	 */
+	uint32_t sources;
 	int order;		/* print order, low first */
 	/* Returns the section's state, or NULL with errno set (bad threshold: EINVAL). */
 	void *(*create)(const struct report_input *in);

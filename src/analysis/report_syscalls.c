@@ -133,6 +133,7 @@ GRT_REPORT_SECTION(syscalls_section) = {
 	.name = "syscalls",
 	.summary = "per process: syscall counts and time by name (syscall source)",
 	.default_on = true,
+	.sources = 1u << GRT_SRC_SYSCALL,
 	.order = 60,
 	.create = syscalls_create,
 	.on_record = syscalls_on_record,

@@ -400,6 +400,7 @@ GRT_REPORT_SECTION(uvm_section) = {
     .summary =
 	"unified memory per process: faults, migrated bytes each way, evictions, thrashing regions",
     .default_on = true,
+    .sources = 1u << GRT_SRC_UVM,
     .order = 70,
     .create = uvm_create,
     .on_record = uvm_on_record,

@@ -128,6 +128,7 @@ GRT_REPORT_SECTION(xid_section) = {
 	.name = "xid",
 	.summary = "NVIDIA GPU errors (Xid) by device and code (xid source)",
 	.default_on = true,
+	.sources = 1u << GRT_SRC_XID,
 	.order = 64,
 	.create = xid_create,
 	.on_record = xid_on_record,

@@ -89,6 +89,7 @@ static int select_sections(const bool *flagged, size_t nsections, struct report_
 
 	for (size_t k = 0; k < nsections; k++)
 		any |= flagged[k];
+	opt->chosen = any;
 	opt->sections = calloc(nsections ? nsections : 1, sizeof(*opt->sections));
 	if (!opt->sections)
 		return -ENOMEM;

@@ -45,7 +45,8 @@ PY
 check_json "json: kernels with exact mean and percentiles" kernels '
 # default sections of other sources (syscalls, offcpu, uvm, ...) may sit between these
 assert [k for k in r if k in ("trace", "kernels", "api", "copies", "leaks", "drops")] == ["trace", "kernels", "api", "copies", "leaks", "drops"], list(r)
-assert "uvm" in r, list(r)
+# sections about sources this trace did not record are left out unless asked for
+assert "uvm" not in r and "syscalls" not in r, list(r)
 t = r["trace"]
 assert t["complete"] is True and t["end_reason"] == "target-exit" and t["records"] == 22
 assert t["host"] == "testhost" and t["command"] == "./vecadd 1024" and t["duration_ns"] == 2000000000
@@ -147,6 +148,14 @@ if [ $rc -eq 2 ] && grep -q '^usage: grtrace report' "$dir/err" && [ ! -s "$dir/
 	ok "unknown flag: usage on stderr, exit 2"
 else
 	fail "unknown flag (exit $rc)"
+fi
+
+# a section named on the command line is shown even when its source was not recorded
+"$grtrace" report "$dir/kernels.grt" --uvm --syscalls --format json >"$dir/out.json" 2>&1
+if python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert "uvm" in r and "syscalls" in r and "kernels" not in r' "$dir/out.json"; then
+	ok "sections asked for are shown without their source"
+else
+	fail "sections asked for are shown without their source: $(head -c 200 "$dir/out.json")"
 fi
 
 "$grtrace" report --help >"$dir/out" 2>&1
