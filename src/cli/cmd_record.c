@@ -1,9 +1,440 @@
-/* `grtrace record` (placeholder until the command lands). */
+/* `grtrace record`: attach the chosen sources to a command or pid and write a .grt trace. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 #include "cli/commands.h"
+#include "cli/record_header.h"
+#include "cli/target.h"
 #include "common/log.h"
+#include "sources/bpf_util.h"
+#include "sources/libcuda_locate.h"
+#include "sources/session.h"
+#include "sources/source.h"
+#include "sources/writer_sink.h"
+#include "trace/records_core.h"
+#include "trace/trace_names.h"
+
+#define POLL_INTERVAL_MS 100
+
+struct record_options {
+	const char *output;
+	const char *sources;
+	pid_t pid;
+	double duration_s;
+	double idle_timeout_s;
+	const char *libcuda;
+	const char *syscalls;
+	const char *gpu_kernels;
+	char *const *command;	/* after --, NULL when attaching */
+};
+
+/* Set from the signal handler; the only state shared with it. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void record_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: grtrace record [-o FILE] [-s SOURCES] [-p PID | -- CMD ARGS]\n"
+		"                      [--duration S] [--idle-timeout S] [--libcuda PATH]\n"
+		"                      [--syscalls LIST] [--gpu-kernels REGEX]\n"
+		"  -o FILE            output trace (default grtrace.grt)\n"
+		"  -s SOURCES         comma-separated sources (default cuda):");
+	for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
+		if (!s->implicit)
+			fprintf(out, " %s", s->name);
+	fprintf(out,
+		"\n  -p PID             attach to a running process (and its future children)\n"
+		"  -- CMD ARGS        launch CMD, held until every probe is attached\n"
+		"  --duration S       stop after S seconds\n"
+		"  --idle-timeout S   stop after S seconds without events\n"
+		"  --libcuda PATH     the libcuda.so.1 to probe (default: the one the target uses)\n"
+		"  --syscalls LIST    syscall source: only these syscalls\n"
+		"  --gpu-kernels RE   gpu source: instrument kernels whose name matches RE\n");
+}
+
+static int parse_seconds(const char *text, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(text, &end);
+	return errno || end == text || *end || *out <= 0 ? -EINVAL : 0;
+}
+
+static int parse_pid(const char *text, pid_t *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v <= 0 || v > INT_MAX)
+		return -EINVAL;
+	*out = (pid_t)v;
+	return 0;
+}
+
+/* Returns 0, or GRT_EXIT_USAGE after printing why. */
+static int parse_record_options(int argc, char **argv, struct record_options *o)
+{
+	static const struct option options[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "sources", required_argument, NULL, 's' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "idle-timeout", required_argument, NULL, 'i' },
+		{ "libcuda", required_argument, NULL, 'l' },
+		{ "syscalls", required_argument, NULL, 'S' },
+		{ "gpu-kernels", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt;
+
+	*o = (struct record_options){ .output = "grtrace.grt", .sources = "cuda" };
+	optind = 1;
+	/* "+": stop at the command, whose own flags are not ours */
+	while ((opt = getopt_long(argc, argv, "+o:s:p:h", options, NULL)) != -1) {
+		int bad = 0;
+
+		switch (opt) {
+		case 'o': o->output = optarg; break;
+		case 's': o->sources = optarg; break;
+		case 'p': bad = parse_pid(optarg, &o->pid); break;
+		case 'd': bad = parse_seconds(optarg, &o->duration_s); break;
+		case 'i': bad = parse_seconds(optarg, &o->idle_timeout_s); break;
+		case 'l': o->libcuda = optarg; break;
+		case 'S': o->syscalls = optarg; break;
+		case 'k': o->gpu_kernels = optarg; break;
+		case 'h': record_usage(stdout); return -1;
+		default: record_usage(stderr); return GRT_EXIT_USAGE;
+		}
+		if (bad) {
+			grt_error("record: bad value '%s' for -%c", optarg, opt);
+			return GRT_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		o->command = argv + optind;
+	if (!o->command == !o->pid) {
+		grt_error("record: give either -p PID or -- CMD ARGS");
+		record_usage(stderr);
+		return GRT_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* Checks -s before anything starts, so typos fail fast with exit 2. */
+static int check_sources(const char *list, uint32_t *mask)
+{
+	char *copy = strdup(list), *name, *save = NULL;
+	int err = copy ? 0 : -ENOMEM;
+
+	*mask = 0;
+	for (name = copy ? strtok_r(copy, ",", &save) : NULL; name && !err;
+	     name = strtok_r(NULL, ",", &save)) {
+		const struct grt_source *src = grt_source_find(name);
+
+		if (!src) {
+			grt_error("record: unknown source '%s' (see grtrace record --help)", name);
+			err = -EINVAL;
+		} else {
+			*mask |= 1u << src->id;
+		}
+	}
+	free(copy);
+	return err;
+}
+
+static bool wants_source(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+/* The libcuda.so.1 to probe: --libcuda, the one mapped in the pid, or the loader's choice. */
+static int resolve_libcuda(const struct record_options *o, char *out, size_t len)
+{
+	int err;
+
+	if (o->libcuda) {
+		if (access(o->libcuda, R_OK)) {
+			grt_error("record: cannot read --libcuda %s: %s", o->libcuda, strerror(errno));
+			return -errno;
+		}
+		snprintf(out, len, "%s", o->libcuda);
+		return 0;
+	}
+	if (o->pid) {
+		err = libcuda_find_in_process(o->pid, out, len);
+		if (err == -ENOENT)
+			grt_error("record: no libcuda.so.1 mapped in pid %d (attach after it initialises "
+				  "CUDA, or pass --libcuda PATH)", (int)o->pid);
+		else if (err)
+			grt_error("record: cannot read the mappings of pid %d: %s", (int)o->pid, strerror(-err));
+		return err;
+	}
+	err = libcuda_find_for_launch(NULL, out, len);
+	if (err)
+		grt_error("record: libcuda.so.1 not found for %s (searched %s): pass --libcuda PATH",
+			  o->command[0], libcuda_search_description());
+	return err;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Records which sources run, so a trace says what it could not see. */
+static void write_source_statuses(struct grt_writer *w, const char *list, uint64_t now)
+{
+	struct grt_event_origin origin = { .ts_ns = now };
+
+	for (const struct grt_source *src = grt_source_next(NULL); src; src = grt_source_next(src)) {
+		struct grt_source_status_rec rec = { .source = src->id };
+
+		if (src->implicit || !wants_source(list, src->name))
+			continue;
+		rec.message_str = grt_writer_intern(w, "attached");
+		grt_writer_append(w, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+	}
+}
+
+/* Field 4 of /proc/PID/stat, after the parenthesised comm (which may hold spaces). */
+static uint32_t read_ppid(pid_t pid)
+{
+	char path[64], line[512], *close_paren;
+	unsigned ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	if (fgets(line, sizeof(line), f) && (close_paren = strrchr(line, ')')))
+		sscanf(close_paren + 1, " %*c %u", &ppid);
+	fclose(f);
+	return ppid;
+}
+
+/* The target's own process record: forks are seen by proc tracking, the target is not. */
+static void write_target_process(struct grt_writer *w, const struct target *t, uint64_t now)
+{
+	struct grt_event_origin origin = { .ts_ns = now, .pid = (uint32_t)t->pid, .tid = (uint32_t)t->pid };
+	struct grt_process_rec rec = { .event = t->launched ? GRT_PROC_START : GRT_PROC_SEEN };
+	char path[64], text[PATH_MAX];
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)t->pid);
+	n = readlink(path, text, sizeof(text) - 1);
+	if (n > 0) {
+		text[n] = 0;
+		rec.exe_str = grt_writer_intern(w, text);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)t->pid);
+	if ((f = fopen(path, "re"))) {
+		if (fgets(text, sizeof(text), f)) {
+			text[strcspn(text, "\n")] = 0;
+			rec.comm_str = grt_writer_intern(w, text);
+		}
+		fclose(f);
+	}
+	rec.ppid = t->launched ? (uint32_t)getpid() : read_ppid(t->pid);
+	grt_writer_append(w, GRT_REC_PROCESS, &origin, &rec, sizeof(rec));
+}
+
+struct recording {
+	struct record_options opts;
+	struct target target;
+	struct grt_writer *writer;
+	struct writer_sink sink;
+	struct grt_session *session;
+	char libcuda[PATH_MAX];
+	uint32_t sources_mask;
+};
+
+/* Runs the poll loop until a stop condition; returns the grt_end_reason. */
+static uint32_t run_loop(struct recording *rec)
+{
+	uint64_t start = monotonic_ns(), last_activity = start, last_events = 0;
+	uint64_t duration_ns = (uint64_t)(rec->opts.duration_s * 1e9);
+	uint64_t idle_ns = (uint64_t)(rec->opts.idle_timeout_s * 1e9);
+
+	for (;;) {
+		uint64_t now, events;
+
+		grt_session_poll(rec->session, POLL_INTERVAL_MS);
+		now = monotonic_ns();
+		events = grt_session_events(rec->session);
+		if (events != last_events) {
+			last_events = events;
+			last_activity = now;
+		}
+		if (grt_writer_error(rec->writer))
+			return GRT_END_WRITE_ERROR;
+		if (stop_signal)
+			return GRT_END_SIGNAL;
+		if (!target_alive(&rec->target))
+			return GRT_END_TARGET_EXIT;
+		if (duration_ns && now - start >= duration_ns)
+			return GRT_END_DURATION;
+		if (idle_ns && now - last_activity >= idle_ns)
+			return GRT_END_IDLE;
+	}
+}
+
+static int start_target(struct recording *rec)
+{
+	char err[512];
+	int rc;
+
+	if (rec->opts.command)
+		rc = target_launch_held(&rec->target, rec->opts.command, err, sizeof(err));
+	else
+		rc = target_attach(&rec->target, rec->opts.pid, err, sizeof(err));
+	if (rc)
+		grt_error("record: %s", err);
+	return rc;
+}
+
+static int open_session(struct recording *rec)
+{
+	struct grt_session_config cfg = {
+		.target_pid = rec->target.pid,
+		.libcuda_path = rec->libcuda[0] ? rec->libcuda : NULL,
+		.syscall_filter = rec->opts.syscalls,
+		.gpu_kernels = rec->opts.gpu_kernels,
+		.launched = rec->target.launched,
+	};
+	struct grt_file_header header;
+
+	record_header_fill(&header, cfg.libcuda_path, rec->target.pid, rec->opts.command,
+			   rec->sources_mask);
+	rec->writer = grt_writer_open(rec->opts.output, &header);
+	if (!rec->writer) {
+		grt_error("record: cannot create %s: %s", rec->opts.output, strerror(errno));
+		return -errno;
+	}
+	writer_sink_init(&rec->sink, rec->writer);
+	rec->session = grt_session_new(&cfg, &rec->sink.sink);
+	if (!rec->session) {
+		grt_error("record: out of memory");
+		return -ENOMEM;
+	}
+	grt_bpf_capture_messages();
+	if (grt_session_attach(rec->session, rec->opts.sources)) {
+		grt_error("record: %s", grt_session_error(rec->session));
+		return -EINVAL;
+	}
+	write_source_statuses(rec->writer, rec->opts.sources, monotonic_ns());
+	if (!rec->target.launched)
+		write_target_process(rec->writer, &rec->target, monotonic_ns());
+	return 0;
+}
+
+static int release_target(struct recording *rec)
+{
+	char err[512];
+
+	if (!rec->target.launched)
+		return 0;
+	if (target_release(&rec->target, grt_session_target_env(rec->session), err, sizeof(err))) {
+		grt_error("record: %s", err);
+		return -1;
+	}
+	/* after exec, so comm and exe name the command rather than grtrace */
+	write_target_process(rec->writer, &rec->target, monotonic_ns());
+	return 0;
+}
+
+static void install_signal_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop_signal };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+static int finish(struct recording *rec, uint32_t reason)
+{
+	uint64_t records, drops;
+	int err;
+
+	grt_session_detach_all(rec->session);
+	if (grt_writer_error(rec->writer))
+		reason = GRT_END_WRITE_ERROR;
+	records = grt_writer_records(rec->writer);
+	drops = grt_writer_drops(rec->writer);
+	err = grt_writer_close(rec->writer, reason, monotonic_ns());
+	rec->writer = NULL;
+	if (err) {
+		grt_error("record: writing %s failed: %s; the file is marked incomplete and the "
+			  "records before the failure are readable", rec->opts.output, strerror(-err));
+		return GRT_EXIT_FAILURE;
+	}
+	fprintf(stderr, "grtrace: recorded %llu records to %s (%llu events lost), stopped: %s\n",
+		(unsigned long long)records, rec->opts.output, (unsigned long long)drops,
+		grt_end_reason_name(reason));
+	return GRT_EXIT_OK;
+}
+
+static void cleanup(struct recording *rec)
+{
+	if (rec->session)
+		grt_session_free(rec->session);
+	if (rec->writer)
+		grt_writer_close(rec->writer, GRT_END_SOURCE_ERROR, monotonic_ns());
+	target_abort(&rec->target);
+	target_close(&rec->target);
+}
 
 int cmd_record(int argc, char **argv)
 {
-	grt_error("record: not built yet");
-	return GRT_EXIT_FAILURE;
+	struct recording rec = { .target = { .barrier_fd = -1, .exec_fd = -1 } };
+	char why[256];
+	int rc;
+
+	rc = parse_record_options(argc, argv, &rec.opts);
+	if (rc)
+		return rc < 0 ? GRT_EXIT_OK : rc;
+	if (check_sources(rec.opts.sources, &rec.sources_mask))
+		return GRT_EXIT_USAGE;
+	if (grt_bpf_probe(why, sizeof(why))) {
+		grt_error("record: %s", why);
+		return GRT_EXIT_FAILURE;
+	}
+	if (rec.opts.pid && start_target(&rec))
+		return GRT_EXIT_FAILURE;
+	if (wants_source(rec.opts.sources, "cuda") && resolve_libcuda(&rec.opts, rec.libcuda, sizeof(rec.libcuda)))
+		return GRT_EXIT_FAILURE;
+	if ((rec.opts.command && start_target(&rec)) || open_session(&rec) || release_target(&rec)) {
+		cleanup(&rec);
+		return GRT_EXIT_FAILURE;
+	}
+	install_signal_handlers();
+	rc = finish(&rec, run_loop(&rec));
+	cleanup(&rec);
+	return rc;
 }

@@ -13,6 +13,7 @@
 
 #define MAX_SOURCES 16
 #define MAX_WATCHES 64
+#define MAX_TARGET_ENV 16
 
 struct fd_watch {
 	int fd;
@@ -36,6 +37,8 @@ struct grt_session {
 	unsigned nsources;
 	uint64_t pending_drops[GRT_SRC_MAX];
 	uint64_t events;
+	char *target_env[MAX_TARGET_ENV + 1];
+	unsigned ntarget_env;
 	char error[512];
 };
 
@@ -71,6 +74,8 @@ void grt_session_free(struct grt_session *s)
 	grt_session_detach_all(s);
 	if (s->pid_map_fd >= 0)
 		close(s->pid_map_fd);
+	for (unsigned i = 0; i < s->ntarget_env; i++)
+		free(s->target_env[i]);
 	close(s->epoll_fd);
 	free(s);
 }
@@ -133,6 +138,22 @@ static int create_pid_map(struct grt_session *s)
 int grt_session_pid_map_fd(const struct grt_session *s)
 {
 	return s->pid_map_fd;
+}
+
+int grt_session_add_target_env(struct grt_session *s, const char *key_value)
+{
+	if (s->ntarget_env == MAX_TARGET_ENV)
+		return -ENOSPC;
+	s->target_env[s->ntarget_env] = strdup(key_value);
+	if (!s->target_env[s->ntarget_env])
+		return -ENOMEM;
+	s->ntarget_env++;
+	return 0;
+}
+
+const char *const *grt_session_target_env(const struct grt_session *s)
+{
+	return (const char *const *)s->target_env;
 }
 
 int grt_session_fail(struct grt_session *s, int err, const char *fmt, ...)

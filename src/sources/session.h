@@ -58,6 +58,14 @@ int grt_session_watch_fd(struct grt_session *s, int fd, int (*on_ready)(void *ct
  */
 int grt_session_pid_map_fd(const struct grt_session *s);
 
+/*
+ * Environment a source needs in a launched target (LD_PRELOAD=..., K=V).
+ * Only meaningful before the target is released; copied. 0 or -ENOMEM/-ENOSPC.
+ */
+int grt_session_add_target_env(struct grt_session *s, const char *key_value);
+/* The NULL-terminated list added so far (never NULL). */
+const char *const *grt_session_target_env(const struct grt_session *s);
+
 /* Records why a source failed: one line, shown by the command. Returns -err. */
 int grt_session_fail(struct grt_session *s, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

@@ -1,0 +1,83 @@
+/* Fills the .grt header with what describes the machine and the recording. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include "cli/record_header.h"
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The loaded NVIDIA kernel module's version, "" without one. */
+static void read_driver_version(char *out, size_t len)
+{
+	FILE *f = fopen("/sys/module/nvidia/version", "re");
+
+	out[0] = 0;
+	if (!f)
+		return;
+	if (fgets(out, (int)len, f))
+		out[strcspn(out, "\n")] = 0;
+	fclose(f);
+}
+
+/* cuDriverGetVersion needs no GPU and no cuInit, so asking libcuda itself is safe. */
+static void read_cuda_version(const char *libcuda_path, char *out, size_t len)
+{
+	int (*get_version)(int *);
+	void *lib;
+	int version = 0;
+
+	out[0] = 0;
+	if (!libcuda_path || !(lib = dlopen(libcuda_path, RTLD_LAZY | RTLD_LOCAL)))
+		return;
+	get_version = (int (*)(int *))dlsym(lib, "cuDriverGetVersion");
+	if (get_version && get_version(&version) == 0 && version > 0)
+		snprintf(out, len, "%d.%d", version / 1000, (version % 1000) / 10);
+	dlclose(lib);
+}
+
+static void join_command(char *out, size_t len, pid_t pid, char *const *argv)
+{
+	size_t used = 0;
+
+	out[0] = 0;
+	if (!argv) {
+		snprintf(out, len, "pid %d", (int)pid);
+		return;
+	}
+	for (; *argv && used + 1 < len; argv++) {
+		int n = snprintf(out + used, len - used, "%s%s", used ? " " : "", *argv);
+
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+void record_header_fill(struct grt_file_header *h, const char *libcuda_path, pid_t pid,
+			char *const *argv, uint32_t sources_mask)
+{
+	struct utsname uts;
+
+	memset(h, 0, sizeof(*h));
+	h->start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
+	h->start_realtime_ns = clock_ns(CLOCK_REALTIME);
+	h->clock_id = GRT_CLOCK_MONOTONIC;
+	h->sources_mask = sources_mask;
+	h->target_pid = (uint32_t)pid;
+	if (uname(&uts) == 0) {
+		snprintf(h->hostname, sizeof(h->hostname), "%.63s", uts.nodename);
+		snprintf(h->kernel_release, sizeof(h->kernel_release), "%.63s", uts.release);
+	}
+	read_driver_version(h->driver_version, sizeof(h->driver_version));
+	read_cuda_version(libcuda_path, h->cuda_version, sizeof(h->cuda_version));
+	join_command(h->command_line, sizeof(h->command_line), pid, argv);
+}

@@ -1,0 +1,139 @@
+/* Finds libcuda.so.1 in a running process's mappings or along the loader's search order. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sources/libcuda_locate.h"
+
+static const char *const default_dirs[] = {
+	"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib",
+};
+
+static int copy_path(char *out, size_t len, const char *path)
+{
+	if (strlen(path) >= len)
+		return -ENAMETOOLONG;
+	strcpy(out, path);
+	return 0;
+}
+
+static int is_libcuda(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	/* the soname link or the versioned file it points to (libcuda.so.580.95.05) */
+	return !strcmp(base, LIBCUDA_SONAME) || !strncmp(base, "libcuda.so.", 11);
+}
+
+int libcuda_find_in_process(pid_t pid, char *out, size_t len)
+{
+	char maps_path[64], line[PATH_MAX + 256], rooted[PATH_MAX + 64];
+	FILE *maps;
+	int err = -ENOENT;
+
+	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
+	maps = fopen(maps_path, "re");
+	if (!maps)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (err == -ENOENT && fgets(line, sizeof(line), maps)) {
+		char *path = strchr(line, '/');
+
+		if (!path)
+			continue;
+		path[strcspn(path, "\n")] = 0;
+		if (!is_libcuda(path))
+			continue;
+		/* the target may see another root (containers): go through its root */
+		snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)pid, path);
+		err = copy_path(out, len, access(path, R_OK) == 0 ? path : rooted);
+	}
+	fclose(maps);
+	return err;
+}
+
+static const char *env_value(const char *const *env, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!env)
+		return getenv(name);
+	for (; *env; env++)
+		if (!strncmp(*env, name, n) && (*env)[n] == '=')
+			return *env + n + 1;
+	return NULL;
+}
+
+static int try_dir(const char *dir, char *out, size_t len)
+{
+	char path[PATH_MAX];
+
+	if (!*dir)
+		return -ENOENT;
+	snprintf(path, sizeof(path), "%s/%s", dir, LIBCUDA_SONAME);
+	return access(path, R_OK) == 0 ? copy_path(out, len, path) : -ENOENT;
+}
+
+static int search_library_path(const char *list, char *out, size_t len)
+{
+	char *copy, *dir, *save = NULL;
+	int err = -ENOENT;
+
+	if (!list || !(copy = strdup(list)))
+		return -ENOENT;
+	for (dir = strtok_r(copy, ":;", &save); dir && err; dir = strtok_r(NULL, ":;", &save))
+		err = try_dir(dir, out, len);
+	free(copy);
+	return err;
+}
+
+/* "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1" */
+static int search_loader_cache(char *out, size_t len)
+{
+	static const char *const ldconfig[] = { "/sbin/ldconfig", "/usr/sbin/ldconfig" };
+	char line[PATH_MAX + 128], cmd[64];
+	int err = -ENOENT;
+
+	for (size_t i = 0; i < 2 && err; i++) {
+		FILE *p;
+
+		if (access(ldconfig[i], X_OK))
+			continue;
+		snprintf(cmd, sizeof(cmd), "%s -p 2>/dev/null", ldconfig[i]);
+		p = popen(cmd, "re");
+		if (!p)
+			continue;
+		while (err && fgets(line, sizeof(line), p)) {
+			char *arrow = strstr(line, " => ");
+
+			if (!arrow || !strstr(line, LIBCUDA_SONAME " (") || !strstr(line, "x86-64"))
+				continue;
+			arrow[strcspn(arrow, "\n")] = 0;
+			if (access(arrow + 4, R_OK) == 0)
+				err = copy_path(out, len, arrow + 4);
+		}
+		pclose(p);
+		if (!err)
+			break;
+	}
+	return err;
+}
+
+int libcuda_find_for_launch(const char *const *env, char *out, size_t len)
+{
+	if (!search_library_path(env_value(env, "LD_LIBRARY_PATH"), out, len))
+		return 0;
+	if (!search_loader_cache(out, len))
+		return 0;
+	for (size_t i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++)
+		if (!try_dir(default_dirs[i], out, len))
+			return 0;
+	return -ENOENT;
+}
+
+const char *libcuda_search_description(void)
+{
+	return "LD_LIBRARY_PATH, the loader cache, /lib and /usr/lib";
+}
