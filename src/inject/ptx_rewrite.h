@@ -37,6 +37,7 @@ struct ptx_rewrite_result {
 	struct ptx_kernel_result *kernels;	/* every .entry of the module, in order */
 	size_t nr_kernels;
 	size_t nr_instrumented;
+	char name_prefix[24];	/* the probes' names: %<prefix>r0, $<prefix>exit, <prefix>buf */
 	char error[128];	/* when ptx_rewrite() fails: one line why */
 };
 

@@ -1,0 +1,349 @@
+/* The structure of a PTX module as the rewriter needs it: version, kernels, their parameters and exits. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ptx_module.h"
+
+static int scan_error(struct ptx_module *m, size_t tok, const char *what)
+{
+	size_t line = 1;
+
+	if (tok < m->toks.n)
+		for (uint32_t i = 0; i < m->toks.v[tok].off; i++)
+			line += m->toks.text[i] == '\n';
+	snprintf(m->error, sizeof(m->error), "malformed PTX: %s (line %zu)", what, line);
+	return -EINVAL;
+}
+
+/* The token closing the group opened by token `open` ('(' or '{'), or PTX_NO_TOK. */
+static size_t match_close(const struct ptx_toks *t, size_t open, char open_c, char close_c)
+{
+	size_t depth = 0;
+
+	for (size_t i = open; i < t->n; i++) {
+		if (ptx_tok_is_punct(t, i, open_c))
+			depth++;
+		else if (ptx_tok_is_punct(t, i, close_c) && --depth == 0)
+			return i;
+	}
+	return PTX_NO_TOK;
+}
+
+static unsigned tok_number(const struct ptx_module *m, size_t i)
+{
+	if (i >= m->toks.n || m->toks.v[i].kind != PTX_TOK_NUMBER)
+		return 0;
+	return (unsigned)strtoul(ptx_tok_text(m, i), NULL, 0);
+}
+
+/* Bytes of a scalar PTX type directive (".u32" → 4), 0 when it is not one. */
+static uint32_t type_size(const struct ptx_module *m, size_t i)
+{
+	static const struct {
+		const char *name;
+		uint32_t size;
+	} types[] = {
+		{ ".b8", 1 },	{ ".u8", 1 },	 { ".s8", 1 },	   { ".b16", 2 },  { ".u16", 2 },
+		{ ".s16", 2 },	{ ".f16", 2 },	 { ".bf16", 2 },   { ".b32", 4 },  { ".u32", 4 },
+		{ ".s32", 4 },	{ ".f32", 4 },	 { ".f16x2", 4 },  { ".bf16x2", 4 }, { ".b64", 8 },
+		{ ".u64", 8 },	{ ".s64", 8 },	 { ".f64", 8 },	   { ".b128", 16 },
+	};
+
+	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
+		if (ptx_tok_is(&m->toks, i, types[k].name))
+			return types[k].size;
+	return 0;
+}
+
+/* Lays out one parameter [a, b) into the argument buffer; false when its size is unknown. */
+static bool param_layout(const struct ptx_module *m, size_t a, size_t b, uint32_t *args_end,
+			 size_t *name)
+{
+	uint32_t align = 0, size = 0, count = 1;
+	bool after_ptr = false;
+
+	for (size_t i = a; i < b; i++) {
+		if (ptx_tok_is(&m->toks, i, ".align") && !after_ptr && !size)
+			align = tok_number(m, ++i);
+		else if (ptx_tok_is(&m->toks, i, ".ptr"))
+			after_ptr = true; /* a later .align is the pointee's */
+		else if (!size && type_size(m, i))
+			size = type_size(m, i);
+		else if (m->toks.v[i].kind == PTX_TOK_IDENT)
+			*name = i;
+		else if (ptx_tok_is_punct(&m->toks, i, '[')) {
+			uint32_t n = tok_number(m, i + 1);
+
+			if (!n || n > (1u << 20) || count > (1u << 20) / n)
+				return false;
+			count *= n;
+		}
+	}
+	if (!size || !ptx_tok_is(&m->toks, a, ".param"))
+		return false;
+	if (!align)
+		align = size;
+	if (align > 4096 || (align & (align - 1)))
+		return false;
+	*args_end = ((*args_end + align - 1) & ~(align - 1)) + size * count;
+	return *args_end < (1u << 24);
+}
+
+static void scan_params(const struct ptx_module *m, struct ptx_entry *e)
+{
+	size_t start = e->lparen + 1;
+
+	e->unsized_param = -1;
+	if (e->lparen == PTX_NO_TOK || start == e->rparen)
+		return;
+	for (size_t i = start; i <= e->rparen; i++) {
+		if (i < e->rparen && !ptx_tok_is_punct(&m->toks, i, ','))
+			continue;
+		e->last_param_name = PTX_NO_TOK;
+		if (!param_layout(m, start, i, &e->args_end, &e->last_param_name) &&
+		    e->unsized_param < 0)
+			e->unsized_param = (int)e->nr_params;
+		e->nr_params++;
+		start = i + 1;
+	}
+}
+
+static int add_exit(struct ptx_entry *e, size_t op, size_t semicolon)
+{
+	struct ptx_exit_site *v;
+
+	if ((e->nr_exits & (e->nr_exits - 1)) == 0) { /* grow at powers of two */
+		v = realloc(e->exits, (e->nr_exits ? e->nr_exits * 2 : 1) * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		e->exits = v;
+	}
+	e->exits[e->nr_exits++] = (struct ptx_exit_site){ op, semicolon };
+	return 0;
+}
+
+static bool is_declaration(const struct ptx_module *m, size_t i)
+{
+	return ptx_tok_is(&m->toks, i, ".reg") || ptx_tok_is(&m->toks, i, ".local") ||
+	       ptx_tok_is(&m->toks, i, ".shared") || ptx_tok_is(&m->toks, i, ".param");
+}
+
+/* What a body holds: found by walking its statements. */
+struct body_walk {
+	size_t first_stmt;
+	bool has_exit_op;	/* an `exit` instruction */
+	bool has_call;
+};
+
+/*
+ * Handles the statement starting at token i: notes the first non-declaration
+ * and ret/exit/call opcodes. `e` is NULL for a .func body.
+ */
+static int body_statement(struct ptx_module *m, struct ptx_entry *e, struct body_walk *w, size_t i,
+			  size_t close)
+{
+	const struct ptx_toks *t = &m->toks;
+	size_t op = i, semi;
+
+	if (w->first_stmt == PTX_NO_TOK && !is_declaration(m, i))
+		w->first_stmt = i;
+	if (ptx_tok_is_punct(t, op, '@')) /* guard: @%p or @!%p */
+		op += ptx_tok_is_punct(t, op + 1, '!') ? 3 : 2;
+	if (op >= close || t->v[op].kind != PTX_TOK_IDENT)
+		return 0;
+	if (ptx_tok_is(t, op, "call"))
+		w->has_call = true;
+	if (!ptx_tok_is(t, op, "ret") && !ptx_tok_is(t, op, "exit"))
+		return 0;
+	w->has_exit_op |= ptx_tok_is(t, op, "exit");
+	for (semi = op + 1; semi < close && !ptx_tok_is_punct(t, semi, ';'); semi++)
+		;
+	if (semi >= close)
+		return scan_error(m, op, "ret/exit without ';'");
+	return e ? add_exit(e, op, semi) : 0;
+}
+
+/*
+ * Walks the statements of a body. Braces opening at a statement start are
+ * scopes; others ({%r1, %r2}) are vector operands inside an instruction.
+ */
+static int scan_body(struct ptx_module *m, size_t open, size_t close, struct ptx_entry *e,
+		     struct body_walk *w)
+{
+	const struct ptx_toks *t = &m->toks;
+	uint64_t vector_bits = 0; /* per nesting level: 1 = vector brace */
+	unsigned depth = 0;
+	bool stmt_start = true;
+
+	w->first_stmt = PTX_NO_TOK;
+	for (size_t i = open + 1; i < close; i++) {
+		if (ptx_tok_is_punct(t, i, '{')) {
+			if (depth >= 63)
+				return scan_error(m, i, "braces nested too deeply");
+			if (stmt_start && w->first_stmt == PTX_NO_TOK)
+				w->first_stmt = i;
+			vector_bits = (vector_bits & ~(1ull << depth)) | (uint64_t)!stmt_start << depth;
+			depth++;
+		} else if (ptx_tok_is_punct(t, i, '}')) {
+			if (!depth)
+				return scan_error(m, i, "unbalanced '}'");
+			depth--;
+			stmt_start = !(vector_bits >> depth & 1);
+		} else if (ptx_tok_is_punct(t, i, ';')) {
+			stmt_start = true;
+		} else if (stmt_start && t->v[i].kind == PTX_TOK_IDENT &&
+			   ptx_tok_is_punct(t, i + 1, ':')) {
+			if (w->first_stmt == PTX_NO_TOK)
+				w->first_stmt = i; /* a label: code starts here */
+			i++;
+		} else if (stmt_start) {
+			int err = body_statement(m, e, w, i, close);
+
+			if (err)
+				return err;
+			stmt_start = false;
+		}
+	}
+	if (w->first_stmt == PTX_NO_TOK)
+		w->first_stmt = close;
+	return 0;
+}
+
+/* Parses `.entry`/`.func` at token i; returns the token after it, or PTX_NO_TOK on error. */
+static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *err)
+{
+	const struct ptx_toks *t = &m->toks;
+	struct ptx_entry e = { .lparen = PTX_NO_TOK, .rparen = PTX_NO_TOK,
+			       .body_open = PTX_NO_TOK, .body_close = PTX_NO_TOK,
+			       .last_param_name = PTX_NO_TOK, .unsized_param = -1 };
+	struct body_walk w = { 0 };
+	size_t j = i + 1;
+
+	if (!is_entry && ptx_tok_is_punct(t, j, '(')) { /* return value list */
+		j = match_close(t, j, '(', ')');
+		if (j == PTX_NO_TOK) {
+			*err = scan_error(m, i, "unclosed '(' in .func");
+			return PTX_NO_TOK;
+		}
+		j++;
+	}
+	if (j >= t->n || t->v[j].kind != PTX_TOK_IDENT) {
+		*err = scan_error(m, i, is_entry ? ".entry without a name" : ".func without a name");
+		return PTX_NO_TOK;
+	}
+	e.name = j++;
+	if (ptx_tok_is_punct(t, j, '(')) {
+		e.lparen = j;
+		e.rparen = match_close(t, j, '(', ')');
+		if (e.rparen == PTX_NO_TOK) {
+			*err = scan_error(m, j, "unclosed parameter list");
+			return PTX_NO_TOK;
+		}
+		j = e.rparen + 1;
+	}
+	/* Performance directives (.maxntid, .reqntid, ...) until the body or ';'. */
+	while (j < t->n && !ptx_tok_is_punct(t, j, '{') && !ptx_tok_is_punct(t, j, ';') &&
+	       !(t->v[j].kind == PTX_TOK_DIRECTIVE &&
+		 (ptx_tok_is(t, j, ".entry") || ptx_tok_is(t, j, ".func"))))
+		j++;
+	if (ptx_tok_is_punct(t, j, '{')) {
+		e.body_open = j;
+		e.body_close = match_close(t, j, '{', '}');
+		if (e.body_close == PTX_NO_TOK) {
+			*err = scan_error(m, j, "unclosed function body");
+			return PTX_NO_TOK;
+		}
+		*err = scan_body(m, e.body_open, e.body_close, is_entry ? &e : NULL, &w);
+		if (*err) {
+			free(e.exits);
+			return PTX_NO_TOK;
+		}
+		j = e.body_close + 1;
+	}
+	if (!is_entry) {
+		m->func_exits |= w.has_exit_op;
+		return j;
+	}
+	e.first_stmt = w.first_stmt;
+	e.has_call = w.has_call;
+	scan_params(m, &e);
+	if ((m->nr_entries & (m->nr_entries - 1)) == 0) {
+		struct ptx_entry *v = realloc(m->entries, (m->nr_entries ? m->nr_entries * 2 : 1) *
+							       sizeof(*v));
+		if (!v) {
+			free(e.exits);
+			*err = -ENOMEM;
+			snprintf(m->error, sizeof(m->error), "out of memory scanning kernels");
+			return PTX_NO_TOK;
+		}
+		m->entries = v;
+	}
+	m->entries[m->nr_entries++] = e;
+	return j;
+}
+
+static void scan_version(struct ptx_module *m, size_t i)
+{
+	const char *s;
+
+	if (i >= m->toks.n || m->toks.v[i].kind != PTX_TOK_NUMBER)
+		return;
+	s = ptx_tok_text(m, i);
+	m->version_major = (unsigned)strtoul(s, (char **)&s, 10);
+	if (*s == '.')
+		m->version_minor = (unsigned)strtoul(s + 1, NULL, 10);
+}
+
+int ptx_module_scan(const char *text, size_t len, struct ptx_module *m)
+{
+	const struct ptx_toks *t = &m->toks;
+	int depth = 0, err = ptx_lex(text, len, &m->toks);
+	bool have_version = false;
+
+	m->address_size = 64;
+	if (err) {
+		snprintf(m->error, sizeof(m->error), "%s",
+			 err == -E2BIG ? "PTX module too large" : "out of memory tokenizing PTX");
+		return err;
+	}
+	for (size_t i = 0; i < t->n;) {
+		if (ptx_tok_is_punct(t, i, '{'))
+			depth++;
+		else if (ptx_tok_is_punct(t, i, '}') && --depth < 0)
+			return scan_error(m, i, "unbalanced '}'");
+		if (depth || t->v[i].kind != PTX_TOK_DIRECTIVE) {
+			i++;
+			continue;
+		}
+		if (ptx_tok_is(t, i, ".version")) {
+			have_version = true;
+			scan_version(m, i + 1);
+		} else if (ptx_tok_is(t, i, ".address_size")) {
+			m->address_size = tok_number(m, i + 1);
+		} else if (ptx_tok_is(t, i, ".entry") || ptx_tok_is(t, i, ".func")) {
+			i = scan_function(m, i, ptx_tok_is(t, i, ".entry"), &err);
+			if (err)
+				return err;
+			continue;
+		}
+		i++;
+	}
+	if (depth)
+		return scan_error(m, t->n ? t->n - 1 : 0, "unbalanced '{'");
+	if (!have_version) {
+		snprintf(m->error, sizeof(m->error), "not PTX: no .version directive");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void ptx_module_free(struct ptx_module *m)
+{
+	for (size_t i = 0; i < m->nr_entries; i++)
+		free(m->entries[i].exits);
+	free(m->entries);
+	ptx_toks_free(&m->toks);
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,57 @@
+/* The structure of a PTX module as the rewriter needs it: version, kernels, their parameters and exits. */
+#ifndef GRT_PTX_MODULE_H
+#define GRT_PTX_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "ptx_lex.h"
+
+#define PTX_NO_TOK SIZE_MAX
+
+/* A `ret` or `exit` instruction of a kernel body. */
+struct ptx_exit_site {
+	size_t op;		/* the opcode token */
+	size_t semicolon;	/* the token ending the instruction */
+};
+
+/* One `.entry` (all indices are token indices). */
+struct ptx_entry {
+	size_t name;
+	size_t lparen, rparen;		/* PTX_NO_TOK when there is no parameter list */
+	size_t body_open, body_close;	/* PTX_NO_TOK for a declaration without body */
+	size_t first_stmt;		/* first statement after the leading declarations */
+	unsigned nr_params;
+	size_t last_param_name;		/* PTX_NO_TOK when no params */
+	int unsized_param;		/* index of a parameter whose size is unknown, or -1 */
+	uint32_t args_end;		/* bytes of the argument buffer before rewriting */
+	struct ptx_exit_site *exits;
+	size_t nr_exits;
+	bool has_call;
+};
+
+struct ptx_module {
+	struct ptx_toks toks;
+	unsigned version_major, version_minor;
+	unsigned address_size;		/* 64 unless .address_size says otherwise */
+	bool func_exits;		/* some .func body executes `exit` */
+	struct ptx_entry *entries;
+	size_t nr_entries;
+	char error[128];
+};
+
+/*
+ * Tokenizes and scans a module. Returns 0, or -EINVAL (not PTX: no .version,
+ * unbalanced braces, an .entry without a name) / -E2BIG / -ENOMEM with
+ * m->error set. Free with ptx_module_free() in every case.
+ */
+int ptx_module_scan(const char *text, size_t len, struct ptx_module *m);
+void ptx_module_free(struct ptx_module *m);
+
+/* The text of token i (not NUL-terminated) and its length. */
+static inline const char *ptx_tok_text(const struct ptx_module *m, size_t i)
+{
+	return m->toks.text + m->toks.v[i].off;
+}
+
+#endif

@@ -1,0 +1,101 @@
+/* Test helpers around the CUDA toolkit (nvcc, ptxas) and files, for the fatbin and PTX tests. */
+#ifndef GRT_TEST_CUDA_TOOLS_H
+#define GRT_TEST_CUDA_TOOLS_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The toolkit's bin directory when its nvcc is not on PATH. */
+#define CUDA_BIN "/usr/local/cuda/bin"
+
+/* A shell-usable path to tool (nvcc, ptxas), or NULL when the toolkit is absent. */
+static const char *cuda_tool(const char *tool)
+{
+	static char path[2][256];
+	char cmd[300];
+	int slot = strcmp(tool, "nvcc") ? 1 : 0;
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", tool);
+	if (!system(cmd))
+		return tool;
+	snprintf(path[slot], sizeof(path[slot]), CUDA_BIN "/%s", tool);
+	return access(path[slot], X_OK) ? NULL : path[slot];
+}
+
+/* Runs a shell command built from fmt; returns its exit status (-1 when it could not run). */
+static int run_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run_cmd(const char *fmt, ...)
+{
+	char cmd[4096];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	rc = system(cmd);
+	if (rc)
+		printf("  command failed (%d): %s\n", rc, cmd);
+	return rc == -1 ? -1 : WEXITSTATUS(rc);
+}
+
+/* The whole file in a malloc'd, NUL-terminated buffer, or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long size;
+
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (size = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET)) {
+		buf = malloc((size_t)size + 1);
+		if (buf && fread(buf, 1, (size_t)size, f) != (size_t)size) {
+			free(buf);
+			buf = NULL;
+		}
+		if (buf) {
+			buf[size] = 0;
+			if (len)
+				*len = (size_t)size;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+static bool spit(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fwrite(data, 1, len, f) == len;
+	return !fclose(f) && ok;
+}
+
+/* A fresh scratch directory under $TMPDIR (removed by scratch_remove). */
+static bool scratch_make(char *dir, size_t size)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(dir, size, "%s/grt-ptx-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	return mkdtemp(dir) != NULL;
+}
+
+static void scratch_remove(const char *dir)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		printf("  could not remove %s\n", dir);
+}
+
+#endif
