@@ -78,7 +78,7 @@ struct grt_gpu_instrument_rec {
 	uint32_t reserved;
 };
 
-_Static_assert(sizeof(struct grt_gpu_kernel_rec) == 72, "gpu kernel layout");
+_Static_assert(sizeof(struct grt_gpu_kernel_rec) == 80, "gpu kernel layout");
 _Static_assert(sizeof(struct grt_gpu_copy_rec) == 56, "gpu copy layout");
 _Static_assert(sizeof(struct grt_gpu_block_rec) == 40, "gpu block layout");
 _Static_assert(sizeof(struct grt_gpu_launch_rec) == 88, "gpu launch layout");
