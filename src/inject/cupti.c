@@ -210,7 +210,8 @@ static void on_driver_call(void *userdata, int domain, uint32_t cbid, const void
 	slot = &c->corr[corr & (CORR_SLOTS - 1)];
 	atomic_store_explicit(&slot->corr, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	slot->api_enter_ns = inject_now_ns();
+	/* a launch wrapper already took the time: use it, so both records agree exactly */
+	slot->api_enter_ns = inject_api_enter_ns ? inject_api_enter_ns : inject_now_ns();
 	slot->tid = inject_in_tool ? TOOL_TID : inject_tid();
 	slot->stream = stream_of_call(cbid, *(const void *const *)(d + CUPTI_CB_OFF_PARAMS));
 	atomic_store_explicit(&slot->corr, corr, memory_order_release);

@@ -17,10 +17,8 @@
  * libcuda.so.1 itself (never through our own exports); X(name, ret, args).
  */
 #define INJECT_DRIVER_FNS(X)                                                                       \
-	X(cuInit, (unsigned int flags))                                                            \
 	X(cuDriverGetVersion, (int *version))                                                      \
 	X(cuCtxGetCurrent, (CUcontext *ctx))                                                       \
-	X(cuCtxSetCurrent, (CUcontext ctx))                                                        \
 	X(cuCtxPushCurrent_v2, (CUcontext ctx))                                                    \
 	X(cuCtxPopCurrent_v2, (CUcontext *ctx))                                                    \
 	X(cuCtxGetDevice, (CUdevice *dev))                                                         \
@@ -32,24 +30,20 @@
 	X(cuMemHostAlloc, (void **p, size_t bytes, unsigned int flags))                            \
 	X(cuMemHostGetDevicePointer_v2, (CUdeviceptr *dptr, void *p, unsigned int flags))          \
 	X(cuMemcpyDtoHAsync_v2, (void *dst, CUdeviceptr src, size_t bytes, CUstream s))            \
-	X(cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t bytes, CUstream s))      \
 	X(cuMemsetD8Async, (CUdeviceptr dst, unsigned char v, size_t n, CUstream s))              \
+	X(cuMemsetD2D32Async, (CUdeviceptr dst, size_t pitch, unsigned int v, size_t w, size_t h,  \
+			       CUstream s))                                                        \
 	X(cuStreamCreate, (CUstream *s, unsigned int flags))                                       \
 	X(cuStreamSynchronize, (CUstream s))                                                       \
-	X(cuStreamIsCapturing, (CUstream s, int *status))                                          \
 	X(cuEventCreate, (CUevent *e, unsigned int flags))                                         \
 	X(cuEventRecord, (CUevent e, CUstream s))                                                  \
 	X(cuEventQuery, (CUevent e))                                                               \
-	X(cuEventSynchronize, (CUevent e))                                                         \
 	X(cuModuleLoadDataEx, (CUmodule *m, const void *image, unsigned int n, CUjit_option *o,   \
 			       void **v))                                                          \
 	X(cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *name))                      \
-	X(cuModuleUnload, (CUmodule m))                                                            \
 	X(cuLaunchKernel, (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,        \
 			   unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,  \
 			   CUstream s, void **params, void **extra))                               \
-	X(cuFuncGetName, (const char **name, CUfunction f))                                        \
-	X(cuKernelGetName, (const char **name, CUkernel k))                                        \
 	X(cuLinkCreate_v2, (unsigned int n, CUjit_option *o, void **v, CUlinkState *st))           \
 	X(cuLinkAddData_v2, (CUlinkState st, CUjitInputType type, void *data, size_t size,        \
 			     const char *name, unsigned int n, CUjit_option *o, void **v))         \
@@ -115,6 +109,8 @@ struct inject_state *inject(void);
 
 /* Per-thread: inside the library's own driver/CUPTI calls, interposition passes straight through. */
 extern __thread int inject_in_tool __attribute__((tls_model("initial-exec")));
+/* Set by a launch wrapper at entry: CUPTI's record and the probes' record then carry the same time. */
+extern __thread uint64_t inject_api_enter_ns __attribute__((tls_model("initial-exec")));
 
 static inline void inject_enter_tool(void) { inject_in_tool++; }
 static inline void inject_leave_tool(void) { inject_in_tool--; }
@@ -125,6 +121,8 @@ void inject_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Resolves the real driver once (loading libcuda.so.1); 0 or -ENOENT when there is none. */
 int inject_driver_ready(void);
+/* The first driver entry point the library needs that libcuda lacks, or NULL. */
+const char *inject_driver_missing(void);
 /* Same, but never loads libcuda: -ENOENT while the process has not loaded it. */
 int inject_driver_if_loaded(void);
 /* Called at the first driver call: CUPTI, then (with a context) calibration. Idempotent. */

@@ -22,6 +22,7 @@ static struct inject_state state = {
 };
 
 __thread int inject_in_tool __attribute__((tls_model("initial-exec")));
+__thread uint64_t inject_api_enter_ns __attribute__((tls_model("initial-exec")));
 /* bumped in a forked child so cached thread ids are looked up again */
 static atomic_uint fork_generation;
 
@@ -171,6 +172,16 @@ static int resolve_driver(bool may_load)
 	return 0;
 }
 
+const char *inject_driver_missing(void)
+{
+#define CHECK_PRESENT(name, args)                                                                  \
+	if (!state.drv.name)                                                                       \
+		return #name;
+	INJECT_DRIVER_FNS(CHECK_PRESENT)
+#undef CHECK_PRESENT
+	return NULL;
+}
+
 int inject_driver_ready(void)
 {
 	int ready = atomic_load_explicit(&state.driver_ready, memory_order_acquire);
@@ -245,7 +256,7 @@ void inject_start_with_context(void)
 	if (inject_driver_ready() || !state.drv.cuCtxGetCurrent)
 		return;
 	pthread_mutex_lock(&state.init_lock);
-	if (atomic_load(&state.calibrated) || atomic_load(&state.finished) ||
+	if (atomic_load(&state.calibrated) || atomic_load(&state.finished) || inject_driver_missing() ||
 	    state.drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
 		pthread_mutex_unlock(&state.init_lock);
 		return; /* no context yet: the next launch or load tries again */

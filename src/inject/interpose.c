@@ -375,13 +375,17 @@ static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned 
 	CUresult r;
 
 	if (!inject_in_tool) {
+		inject_api_enter_ns = inject_now_ns();
 		inject_start_with_context();
-		if (probes_launch(f, &cfg, params, extra, false, ptsz, &r))
+		if (probes_launch(f, &cfg, params, extra, false, ptsz, &r)) {
+			inject_api_enter_ns = 0;
 			return r;
+		}
 	}
-	if (!table[id].real)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	return ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+	r = table[id].real ? ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)
+			   : CUDA_ERROR_NOT_INITIALIZED;
+	inject_api_enter_ns = 0;
+	return r;
 }
 
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
@@ -408,13 +412,17 @@ static CUresult launch_ex(enum interposed_id id, bool ptsz, const CUlaunchConfig
 	CUresult r;
 
 	if (!inject_in_tool && cfg) {
+		inject_api_enter_ns = inject_now_ns();
 		inject_start_with_context();
-		if (probes_launch(f, cfg, params, extra, true, ptsz, &r))
+		if (probes_launch(f, cfg, params, extra, true, ptsz, &r)) {
+			inject_api_enter_ns = 0;
 			return r;
+		}
 	}
-	if (!table[id].real)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	return ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
+	r = table[id].real ? ((launch_ex_fn)table[id].real)(cfg, f, params, extra)
+			   : CUDA_ERROR_NOT_INITIALIZED;
+	inject_api_enter_ns = 0;
+	return r;
 }
 
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params,

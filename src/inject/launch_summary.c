@@ -81,20 +81,59 @@ size_t launch_blocks_from_threads(const struct grt_probe_thread_rec *in, size_t 
 	return used;
 }
 
-static int by_sm_then_start(const void *a, const void *b)
-{
-	const struct grt_gpu_block_rec *x = a, *y = b;
+#define SM_GROUPS 1024 /* SM ids at or above (and thread-mode blocks) share the last group */
 
-	if (x->smid != y->smid)
-		return x->smid < y->smid ? -1 : 1;
-	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+static unsigned sm_group(uint32_t smid)
+{
+	return smid < SM_GROUPS - 1 ? smid : SM_GROUPS - 1;
 }
 
-static int by_value(const void *a, const void *b)
+/* Insertion sort by start: an SM runs a few dozen blocks of a launch, often already in order. */
+static void sort_by_start(struct grt_gpu_block_rec *b, size_t n)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	for (size_t i = 1; i < n; i++) {
+		struct grt_gpu_block_rec v = b[i];
+		size_t j = i;
 
-	return x < y ? -1 : x > y;
+		for (; j > 0 && b[j - 1].start_ns > v.start_ns; j--)
+			b[j] = b[j - 1];
+		b[j] = v;
+	}
+}
+
+/* The k-th smallest of v[0..n) (Hoare's selection); reorders v. */
+static uint64_t select_kth(uint64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		uint64_t pivot = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				uint64_t t = v[i];
+
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return v[k];
+	}
+	return v[k];
 }
 
 /* Sum over one SM's blocks (sorted by start) of the union of their intervals. */
@@ -120,46 +159,71 @@ static uint64_t sm_busy(const struct grt_gpu_block_rec *b, size_t n)
 	return open ? busy + cur_end - cur_start : busy;
 }
 
+/* Reorders blocks grouped by SM (counting sort, stable); fills first[g] .. first[g + 1]. */
+static int group_by_sm(struct grt_gpu_block_rec *blocks, size_t n, size_t *first)
+{
+	struct grt_gpu_block_rec *tmp = malloc(n * sizeof(*tmp));
+	size_t at[SM_GROUPS];
+
+	if (!tmp)
+		return -1;
+	memset(first, 0, (SM_GROUPS + 1) * sizeof(*first));
+	for (size_t i = 0; i < n; i++)
+		first[sm_group(blocks[i].smid) + 1]++;
+	for (unsigned g = 0; g < SM_GROUPS; g++)
+		first[g + 1] += first[g];
+	memcpy(at, first, sizeof(at));
+	for (size_t i = 0; i < n; i++)
+		tmp[at[sm_group(blocks[i].smid)]++] = blocks[i];
+	memcpy(blocks, tmp, n * sizeof(*tmp));
+	free(tmp);
+	return 0;
+}
+
 void launch_summarize(struct grt_gpu_block_rec *blocks, size_t n, struct grt_gpu_launch_rec *rec)
 {
 	uint64_t *durations = n ? malloc(n * sizeof(*durations)) : NULL;
-	size_t ndur = 0;
+	size_t *first = malloc((SM_GROUPS + 1) * sizeof(*first)), ndur = 0;
 
 	rec->blocks = (uint32_t)n;
-	rec->start_ns = n ? UINT64_MAX : 0;
+	rec->start_ns = 0;
 	rec->end_ns = 0;
 	rec->sms_used = 0;
 	rec->block_ns_p50 = rec->block_ns_max = rec->busiest_sm_ns = 0;
-	if (!n) {
+	if (!n || !durations || !first || group_by_sm(blocks, n, first)) {
 		free(durations);
+		free(first);
 		return;
 	}
-	qsort(blocks, n, sizeof(*blocks), by_sm_then_start);
-	for (size_t i = 0, first = 0; i < n; i++) {
+	rec->start_ns = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
 		const struct grt_gpu_block_rec *b = &blocks[i];
 
 		if (b->start_ns < rec->start_ns)
 			rec->start_ns = b->start_ns;
 		if (b->end_ns > rec->end_ns)
 			rec->end_ns = b->end_ns;
-		if (b->end_ns >= b->start_ns && b->end_ns && durations)
+		if (b->end_ns && b->end_ns >= b->start_ns) {
 			durations[ndur++] = b->end_ns - b->start_ns;
-		if (i + 1 == n || blocks[i + 1].smid != b->smid) {
-			uint64_t busy = sm_busy(&blocks[first], i + 1 - first);
-
-			/* thread-mode blocks have no SM: no per-SM busy time either */
-			if (b->smid != LAUNCH_NO_SM) {
-				rec->sms_used++;
-				if (busy > rec->busiest_sm_ns)
-					rec->busiest_sm_ns = busy;
-			}
-			first = i + 1;
+			if (durations[ndur - 1] > rec->block_ns_max)
+				rec->block_ns_max = durations[ndur - 1];
 		}
 	}
-	if (ndur) {
-		qsort(durations, ndur, sizeof(*durations), by_value);
-		rec->block_ns_p50 = durations[(ndur - 1) / 2];
-		rec->block_ns_max = durations[ndur - 1];
+	/* thread-mode blocks (no SM id) have no per-SM busy time */
+	for (unsigned g = 0; g < SM_GROUPS - 1; g++) {
+		size_t count = first[g + 1] - first[g];
+		uint64_t busy;
+
+		if (!count)
+			continue;
+		sort_by_start(blocks + first[g], count);
+		busy = sm_busy(blocks + first[g], count);
+		rec->sms_used++;
+		if (busy > rec->busiest_sm_ns)
+			rec->busiest_sm_ns = busy;
 	}
+	if (ndur)
+		rec->block_ns_p50 = select_kth(durations, ndur, (ndur - 1) / 2);
 	free(durations);
+	free(first);
 }

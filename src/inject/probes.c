@@ -16,6 +16,7 @@
 #define MAX_CTXS 16
 #define SIZE_CLASSES 24		/* slot sizes 64 KiB << 0..23 */
 #define MIN_SLOT_BYTES (64u << 10)
+#define ARENA_BYTES (32u << 20)	/* slots are carved from allocations this large */
 #define EVENT_EVERY 16		/* launches per stream between completion events */
 #define STREAM_SLOTS 256
 #define MAX_BATCH_BYTES (64u << 20)
@@ -78,6 +79,7 @@ struct pool_slot {
 	uint64_t capacity;		/* records after the head */
 	CUcontext ctx;
 	unsigned size_class;
+	bool dirty;			/* records left from a launch that was not read back */
 };
 
 struct ctx_res {
@@ -102,7 +104,8 @@ struct pending {
 	uint32_t tid;
 	CUevent event;
 	bool complete;
-	bool blocks_wanted;
+	bool blocks_wanted;		/* per-block records go to the trace */
+	bool read_records;		/* copy the records back (thread mode: only the first launches) */
 };
 
 struct stream_count {
@@ -683,56 +686,90 @@ static uint64_t record_size(int mode)
 					: sizeof(struct grt_probe_block_rec);
 }
 
-/* A fresh slot: allocated, zeroed, head written, all on our stream. Under ps->lock. */
-static struct pool_slot *slot_new(struct probe_state *ps, struct ctx_res *r, unsigned cls)
+/*
+ * Slots come from arenas of one size class: one allocation, one memset and
+ * three strided 32-bit memsets write every slot's head (magic, mode,
+ * capacity), all on our stream. The launch path then only takes a slot off
+ * a list. Under ps->lock.
+ */
+static int arena_new(struct probe_state *ps, struct ctx_res *r, unsigned cls)
 {
 	struct inject_driver *d = &ps->st->drv;
-	uint64_t size = (uint64_t)MIN_SLOT_BYTES << cls;
-	struct grt_probe_head head = { .magic = GRT_PROBE_MAGIC, .mode = (uint32_t)ps->mode };
-	struct pool_slot *s;
+	uint64_t slot = (uint64_t)MIN_SLOT_BYTES << cls, bytes = slot > ARENA_BYTES ? slot : ARENA_BYTES;
+	uint64_t capacity = (slot - GRT_PROBE_HEAD_SIZE) / record_size(ps->mode), n;
+	CUdeviceptr base = 0;
 
-	if (ps->pool_used + size > ps->st->cfg.pool_bytes)
-		return NULL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return NULL;
-	s->size = size;
-	s->size_class = cls;
-	s->ctx = r->ctx;
-	s->capacity = (size - GRT_PROBE_HEAD_SIZE) / record_size(ps->mode);
-	head.capacity = s->capacity;
-	if (d->cuMemAlloc_v2(&s->dptr, size) ||
-	    d->cuMemsetD8Async(s->dptr, 0, size, r->stream) ||
-	    d->cuMemcpyHtoDAsync_v2(s->dptr, &head, sizeof(head), r->stream) ||
+	if (ps->pool_used + bytes > ps->st->cfg.pool_bytes)
+		bytes = slot; /* near the budget: one slot at a time */
+	if (ps->pool_used + bytes > ps->st->cfg.pool_bytes)
+		return -ENOSPC;
+	n = bytes / slot;
+	if (d->cuMemAlloc_v2(&base, bytes))
+		return -ENOMEM;
+	if (d->cuMemsetD8Async(base, 0, bytes, r->stream) ||
+	    d->cuMemsetD2D32Async(base, slot, GRT_PROBE_MAGIC, 1, n, r->stream) ||
+	    d->cuMemsetD2D32Async(base + 4, slot, (unsigned)ps->mode, 1, n, r->stream) ||
+	    d->cuMemsetD2D32Async(base + 8, slot, (unsigned)capacity, 1, n, r->stream) ||
 	    d->cuStreamSynchronize(r->stream)) {
-		if (s->dptr)
-			d->cuMemFree_v2(s->dptr);
-		free(s);
-		return NULL;
+		d->cuMemFree_v2(base);
+		return -EIO;
 	}
-	ps->pool_used += size;
-	return s;
+	ps->pool_used += bytes;
+	for (uint64_t i = 0; i < n; i++) {
+		struct pool_slot *sl = calloc(1, sizeof(*sl));
+
+		if (!sl)
+			break;
+		sl->dptr = base + i * slot;
+		sl->size = slot;
+		sl->capacity = capacity;
+		sl->ctx = r->ctx;
+		sl->size_class = cls;
+		sl->next = ps->free_slots[cls];
+		ps->free_slots[cls] = sl;
+	}
+	return 0;
 }
 
-/* A clean slot of at least bytes in ctx, or NULL. Under ps->lock. */
-static struct pool_slot *slot_get(struct probe_state *ps, struct ctx_res *r, uint64_t bytes)
+/* Zeroes a slot's records before a launch that will be read back. Under ps->lock. */
+static int slot_clean(struct probe_state *ps, struct ctx_res *r, struct pool_slot *sl)
+{
+	struct inject_driver *d = &ps->st->drv;
+
+	if (d->cuMemsetD8Async(sl->dptr + 16, 0, sl->size - 16, r->stream) ||
+	    d->cuStreamSynchronize(r->stream))
+		return -EIO;
+	sl->dirty = false;
+	return 0;
+}
+
+/* A slot of at least bytes in ctx (clean when clean is set), or NULL. Under ps->lock. */
+static struct pool_slot *slot_get(struct probe_state *ps, struct ctx_res *r, uint64_t bytes, bool clean)
 {
 	unsigned cls = size_class(bytes);
 
 	if (((uint64_t)MIN_SLOT_BYTES << cls) < bytes)
 		return NULL; /* larger than the largest class */
-	for (unsigned c = cls; c < SIZE_CLASSES && c <= cls + 2; c++) {
-		for (struct pool_slot **at = &ps->free_slots[c]; *at; at = &(*at)->next) {
-			struct pool_slot *s = *at;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		for (unsigned c = cls; c < SIZE_CLASSES && c <= cls + 2; c++) {
+			for (struct pool_slot **at = &ps->free_slots[c]; *at; at = &(*at)->next) {
+				struct pool_slot *sl = *at;
 
-			if (s->ctx != r->ctx)
-				continue;
-			*at = s->next;
-			s->next = NULL;
-			return s;
+				if (sl->ctx != r->ctx)
+					continue;
+				*at = sl->next;
+				sl->next = NULL;
+				if (clean && sl->dirty && slot_clean(ps, r, sl)) {
+					free(sl); /* lost to the pool; it stays counted as used */
+					return NULL;
+				}
+				return sl;
+			}
 		}
+		if (attempt || arena_new(ps, r, cls))
+			break;
 	}
-	return slot_new(ps, r, cls);
+	return NULL;
 }
 
 static void slot_put(struct probe_state *ps, struct pool_slot *s)
@@ -815,7 +852,7 @@ static void report_fallback(struct probe_state *ps, struct inst_func *f, const c
 
 /* Waits (pool_wait mode) for the drain thread to free a slot; under ps->lock. */
 static struct pool_slot *slot_wait(struct probe_state *ps, struct ctx_res *r, uint64_t bytes,
-				   CUstream stream, bool ptsz)
+				   bool clean, CUstream stream, bool ptsz)
 {
 	uint64_t deadline = inject_now_ns() + POOL_WAIT_NS;
 	struct pool_slot *slot = NULL;
@@ -843,19 +880,33 @@ static struct pool_slot *slot_wait(struct probe_state *ps, struct ctx_res *r, ui
 			ts.tv_nsec -= 1000000000;
 		}
 		pthread_cond_timedwait(&ps->slot_freed, &ps->lock, &ts);
-		slot = slot_get(ps, r, bytes);
+		slot = slot_get(ps, r, bytes, clean);
 	}
 	return slot;
 }
 
 static int start_drain_thread(struct probe_state *ps);
 
+/* The kernel arguments with the probe buffer's address appended; NULL when it cannot be done. */
+static void **extend_params(void **params, const struct ptx_kernel_result *k, CUdeviceptr *buf,
+			    void **small, unsigned small_len)
+{
+	unsigned n = k->nr_params;
+	void **out = n + 1 <= small_len ? small : malloc((n + 1) * sizeof(void *));
+
+	if (!out)
+		return NULL;
+	memcpy(out, params, n * sizeof(void *));
+	out[n] = buf;
+	return out;
+}
+
 bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
 		   bool ptsz, CUresult *ret)
 {
 	struct inject_state *st = inject();
 	struct probe_state *ps = st->probes;
-	uint64_t enter_ns, slots, bytes;
+	uint64_t slots, bytes;
 	void *storage_extra[5], **new_extra = NULL, **new_params = NULL, *small_params[64];
 	size_t extra_size = 0;
 	struct inst_func *fn;
@@ -864,16 +915,25 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	struct pending *p;
 	CUcontext ctx;
 	CUresult res;
+	bool want_event;
 
 	if (!ps || !ps->active || atomic_load_explicit(&st->finished, memory_order_relaxed))
 		return false;
 	fn = table_get(&ps->funcs, (uint64_t)(uintptr_t)f);
 	if (!fn || (fn->resolved && !fn->target) || atomic_load(&ps->captures))
 		return false;
-	enter_ns = inject_now_ns();
 	ctx = current_ctx(st);
-	if (!ctx)
+	if (!ctx || !(p = calloc(1, sizeof(*p))))
 		return false;
+	p->api_enter_ns = inject_api_enter_ns ? inject_api_enter_ns : inject_now_ns();
+	p->blocks_wanted = st->cfg.block_launches < 0 ||
+			   atomic_fetch_add(&fn->launches, 1) < (unsigned)st->cfg.block_launches;
+	/* thread mode is the heavy benchmark probe: its records are read for the first launches only */
+	p->read_records = ps->mode != GRT_PROBE_THREAD || p->blocks_wanted;
+	slots = (uint64_t)cfg->gridDimX * cfg->gridDimY * cfg->gridDimZ;
+	if (ps->mode == GRT_PROBE_THREAD)
+		slots *= (uint64_t)cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ;
+	bytes = grt_probe_buffer_size(ps->mode, slots);
 	inject_enter_tool();
 	pthread_mutex_lock(&ps->lock);
 	if (!fn->resolved)
@@ -881,41 +941,42 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	if (!fn->target || start_drain_thread(ps) || !(r = ctx_res_get(ps, ctx))) {
 		pthread_mutex_unlock(&ps->lock);
 		inject_leave_tool();
+		free(p);
 		return false;
 	}
-	slots = (uint64_t)cfg->gridDimX * cfg->gridDimY * cfg->gridDimZ;
-	if (ps->mode == GRT_PROBE_THREAD)
-		slots *= (uint64_t)cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ;
-	bytes = grt_probe_buffer_size(ps->mode, slots);
-	slot = slot_get(ps, r, bytes);
+	slot = slot_get(ps, r, bytes, p->read_records);
 	if (!slot && st->cfg.pool_wait)
-		slot = slot_wait(ps, r, bytes, cfg->hStream, ptsz);
-	p = slot ? calloc(1, sizeof(*p)) : NULL;
-	if (!p) {
-		if (slot)
-			slot_put(ps, slot);
+		slot = slot_wait(ps, r, bytes, p->read_records, cfg->hStream, ptsz);
+	if (!slot) {
 		atomic_fetch_add(&ps->no_buffer, 1);
 		pthread_mutex_unlock(&ps->lock);
 		inject_leave_tool();
+		free(p);
 		return false; /* runs unchanged; counted as lost */
 	}
+	p->seq = atomic_fetch_add(&ps->seq, 1) + 1;
+	p->launch_id = ((uint64_t)st->pid << 32) | (p->seq & 0xffffffffu);
+	p->stream_key = stream_key(cfg->hStream, ptsz);
+	p->stream = (uint64_t)(uintptr_t)cfg->hStream;
+	p->ctx = ctx;
+	p->fn = fn;
+	p->slot = slot;
+	p->grid[0] = cfg->gridDimX, p->grid[1] = cfg->gridDimY, p->grid[2] = cfg->gridDimZ;
+	p->block[0] = cfg->blockDimX, p->block[1] = cfg->blockDimY, p->block[2] = cfg->blockDimZ;
+	p->tid = inject_tid();
+	want_event = event_due(ps, p->stream_key);
 	pthread_mutex_unlock(&ps->lock);
 
-	if (params) {
-		unsigned n = fn->k->nr_params;
-
-		new_params = n + 1 <= 64 ? small_params : malloc((n + 1) * sizeof(void *));
-		if (new_params) {
-			memcpy(new_params, params, n * sizeof(void *));
-			new_params[n] = &slot->dptr;
-		}
-	} else if (extra) {
+	if (params)
+		new_params = extend_params(params, fn->k, &slot->dptr, small_params, 64);
+	else if (extra)
 		new_extra = extend_extra(extra, fn->k, slot->dptr, storage_extra, &extra_size);
-	}
-	if (!new_params && !new_extra)
-		res = CUDA_ERROR_INVALID_VALUE;
-	else
-		res = interpose_launch_real(ex, ptsz, fn->target, cfg, new_params, new_extra);
+	/* the application's launch, only redirected: CUPTI must not take it for ours */
+	inject_leave_tool();
+	res = new_params || new_extra
+		      ? interpose_launch_real(ex, ptsz, fn->target, cfg, new_params, new_extra)
+		      : CUDA_ERROR_INVALID_VALUE;
+	inject_enter_tool();
 	if (new_params && new_params != small_params)
 		free(new_params);
 	if (new_extra)
@@ -934,28 +995,18 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		return true;
 	}
 	*ret = CUDA_SUCCESS;
-	p->seq = atomic_fetch_add(&ps->seq, 1) + 1;
-	p->launch_id = ((uint64_t)st->pid << 32) | (p->seq & 0xffffffffu);
-	p->stream_key = stream_key(cfg->hStream, ptsz);
-	p->stream = (uint64_t)(uintptr_t)cfg->hStream;
-	p->api_enter_ns = enter_ns;
-	p->ctx = ctx;
-	p->fn = fn;
-	p->slot = slot;
-	p->grid[0] = cfg->gridDimX, p->grid[1] = cfg->gridDimY, p->grid[2] = cfg->gridDimZ;
-	p->block[0] = cfg->blockDimX, p->block[1] = cfg->blockDimY, p->block[2] = cfg->blockDimZ;
-	p->tid = inject_tid();
-	p->blocks_wanted = st->cfg.block_launches < 0 ||
-			   atomic_fetch_add(&fn->launches, 1) < (unsigned)st->cfg.block_launches;
-	pthread_mutex_lock(&ps->lock);
-	if (event_due(ps, p->stream_key)) {
-		CUevent e = event_get(ps, r);
-
-		if (e && st->drv.cuEventRecord(e, cfg->hStream) == CUDA_SUCCESS)
-			p->event = e;
-		else if (e)
-			event_put(r, e);
+	if (want_event) {
+		pthread_mutex_lock(&ps->lock);
+		p->event = event_get(ps, r);
+		pthread_mutex_unlock(&ps->lock);
+		if (p->event && st->drv.cuEventRecord(p->event, cfg->hStream) != CUDA_SUCCESS) {
+			pthread_mutex_lock(&ps->lock);
+			event_put(r, p->event);
+			pthread_mutex_unlock(&ps->lock);
+			p->event = NULL;
+		}
 	}
+	pthread_mutex_lock(&ps->lock);
 	if (ps->tail)
 		ps->tail->next = p;
 	else
@@ -1042,6 +1093,8 @@ static uint64_t used_bytes(const struct probe_state *ps, const struct pending *p
 
 	if (ps->mode == GRT_PROBE_THREAD)
 		slots *= (uint64_t)p->block[0] * p->block[1] * p->block[2];
+	if (!p->read_records)
+		return GRT_PROBE_HEAD_SIZE;
 	if (slots > p->slot->capacity)
 		slots = p->slot->capacity;
 	return GRT_PROBE_HEAD_SIZE + slots * record_size(ps->mode);
@@ -1094,6 +1147,11 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 
 	if (head->magic != GRT_PROBE_MAGIC)
 		return;
+	if (!p->read_records) {
+		/* thread mode past the first launches: the probes ran, only their count is read */
+		atomic_fetch_add(&ps->lost_blocks, head->lost);
+		return;
+	}
 	recs = calloc(blocks ? blocks : 1, sizeof(*recs));
 	if (!recs)
 		return;
@@ -1153,6 +1211,7 @@ static void collect(struct probe_state *ps, struct pending *batch)
 		off += used_bytes(ps, p);
 		/* zero what the launch used, keeping magic/mode/capacity */
 		d->cuMemsetD8Async(p->slot->dptr + 16, 0, used_bytes(ps, p) - 16, r->stream);
+		p->slot->dirty = !p->read_records;
 	}
 	if (!res)
 		res = d->cuStreamSynchronize(r->stream);
@@ -1234,8 +1293,12 @@ int probes_start(struct inject_state *st, char *why, size_t why_len)
 		}
 		regfree(&re);
 	}
-	if (inject_driver_ready() || !st->drv.cuLinkCreate_v2 || !st->drv.cuModuleLoadDataEx) {
-		snprintf(why, why_len, "the driver lacks the JIT entry points");
+	if (inject_driver_ready()) {
+		snprintf(why, why_len, "no libcuda.so.1");
+		return -ENOENT;
+	}
+	if (inject_driver_missing()) {
+		snprintf(why, why_len, "the driver lacks %s", inject_driver_missing());
 		return -ENOSYS;
 	}
 	ps = calloc(1, sizeof(*ps));
