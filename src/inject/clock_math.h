@@ -37,4 +37,17 @@ uint64_t clock_to_host(const struct clock_fit *fit, uint64_t clock_ns);
  */
 uint64_t clock_to_host2(const struct clock_fit *start, const struct clock_fit *end, uint64_t clock_ns);
 
+/* The mapping a launch's times go through: a pair of fits around them; NULL a = raw device time. */
+struct clock_pair {
+	const struct clock_fit *a;
+	const struct clock_fit *b;	/* NULL: a alone */
+};
+
+static inline uint64_t clock_map(const struct clock_pair *m, uint64_t clock_ns)
+{
+	if (!m || !m->a)
+		return clock_ns;
+	return m->b ? clock_to_host2(m->a, m->b, clock_ns) : clock_to_host(m->a, clock_ns);
+}
+
 #endif

@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,9 @@
 #include "trace/records_cuda.h"
 
 #define ACTIVITY_BUFFER_BYTES (4u << 20)
-#define FLUSH_INTERVAL_NS 20000000ULL /* sync points flush at most this often */
+#define FLUSH_PERIOD_MS 200		/* the flusher thread's pace without sync points */
+#define FLUSH_NUDGE_NS 5000000ULL	/* sync points wake it at most this often */
+#define NAME_CACHE 1024			/* CUPTI's kernel name pointers -> name ids */
 #define CORR_SLOTS 65536u	     /* API calls remembered until their activity arrives */
 #define TOOL_TID UINT32_MAX	     /* marks calls the library itself made */
 
@@ -56,6 +59,18 @@ struct cupti_state {
 	_Atomic uint64_t last_flush_ns;
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t kernels, copies;
+	_Atomic uint64_t launch_calls;	/* launch API calls of the application */
+	_Atomic uint64_t unmatched;	/* records whose call was no longer in the table */
+	/* buffers are flushed and turned into messages on this thread, never the application's */
+	pthread_t flusher;
+	bool flusher_started;
+	pthread_mutex_t lock;		/* flusher wake-up and name cache */
+	pthread_cond_t wake;
+	bool stop;
+	struct {
+		const char *ptr;
+		uint64_t id;
+	} names[NAME_CACHE];
 };
 
 static const uint32_t launch_cbids[] = {
@@ -197,6 +212,14 @@ static uint64_t stream_of_call(uint32_t cbid, const void *params)
 	}
 }
 
+static bool is_launch(uint32_t cbid)
+{
+	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
+		if (launch_cbids[i] == cbid)
+			return true;
+	return false;
+}
+
 static void on_driver_call(void *userdata, int domain, uint32_t cbid, const void *cbdata)
 {
 	struct cupti_state *c = userdata;
@@ -215,6 +238,8 @@ static void on_driver_call(void *userdata, int domain, uint32_t cbid, const void
 	slot->tid = inject_in_tool ? TOOL_TID : inject_tid();
 	slot->stream = stream_of_call(cbid, *(const void *const *)(d + CUPTI_CB_OFF_PARAMS));
 	atomic_store_explicit(&slot->corr, corr, memory_order_release);
+	if (!inject_in_tool && is_launch(cbid))
+		atomic_fetch_add_explicit(&c->launch_calls, 1, memory_order_relaxed);
 }
 
 /* The host side of call corr: false when it was the library's own call (skip its activity). */
@@ -228,6 +253,7 @@ static bool host_call(struct cupti_state *c, uint32_t corr, uint64_t *enter_ns, 
 	t = slot->tid;
 	atomic_thread_fence(memory_order_acquire);
 	if (before != corr || atomic_load_explicit(&slot->corr, memory_order_relaxed) != corr) {
+		atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
 		*enter_ns = 0;
 		*tid = 0;
 		*stream = 0;
@@ -244,6 +270,29 @@ static bool host_call(struct cupti_state *c, uint32_t corr, uint64_t *enter_ns, 
 static uint64_t to_monotonic(const struct inject_state *st, uint64_t cupti_ns)
 {
 	return clock_to_host(&st->cupti_clock.fit, cupti_ns);
+}
+
+/* CUPTI keeps one name string per kernel: remember ids by its address, not by hashing the text. */
+static uint64_t kernel_name_id(struct inject_state *st, struct cupti_state *c, const char *name)
+{
+	size_t slot = ((uintptr_t)name >> 4) % NAME_CACHE;
+	uint64_t id;
+
+	if (!name)
+		return channel_name(&st->chan, "?");
+	pthread_mutex_lock(&c->lock);
+	if (c->names[slot].ptr == name) {
+		id = c->names[slot].id;
+		pthread_mutex_unlock(&c->lock);
+		return id;
+	}
+	pthread_mutex_unlock(&c->lock);
+	id = channel_name(&st->chan, name);
+	pthread_mutex_lock(&c->lock);
+	c->names[slot].ptr = name;
+	c->names[slot].id = id;
+	pthread_mutex_unlock(&c->lock);
+	return id;
 }
 
 static void emit_kernel(struct inject_state *st, struct cupti_state *c, const uint8_t *r)
@@ -268,7 +317,7 @@ static void emit_kernel(struct inject_state *st, struct cupti_state *c, const ui
 		msg.rec.block[i] = (uint32_t)block[i];
 	}
 	msg.rec.graph_id = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_GRAPH);
-	msg.name_id = channel_name(&st->chan, name ? name : "?");
+	msg.name_id = kernel_name_id(st, c, name);
 	channel_fill_head(&msg.head, msg.rec.start_ns);
 	if (tid)
 		msg.head.tid = tid;
@@ -414,6 +463,30 @@ static void send_cupti_calibration(struct inject_state *st)
 	channel_send(&st->chan, INJ_MSG_CALIB, &msg, sizeof(msg));
 }
 
+static void *flusher_main(void *arg)
+{
+	struct cupti_state *c = arg;
+
+	inject_enter_tool();
+	pthread_mutex_lock(&c->lock);
+	while (!c->stop) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += FLUSH_PERIOD_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&c->wake, &c->lock, &ts);
+		if (c->stop)
+			break;
+		pthread_mutex_unlock(&c->lock);
+		c->api.flush_all(0);
+		pthread_mutex_lock(&c->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
 static void cupti_free(struct cupti_state *c)
 {
 	/* libcupti stays loaded: a half-initialised CUPTI must not be unmapped under the driver */
@@ -433,6 +506,8 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len)
 		snprintf(why, why_len, "out of memory");
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->wake, NULL);
 	c->handle = open_cupti(st->cfg.cupti_path, why, why_len);
 	if (!c->handle) {
 		cupti_free(c);
@@ -458,6 +533,7 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len)
 	}
 	if ((err = enable_callbacks(c, why, why_len)) || (err = enable_activity(c, why, why_len)))
 		return err; /* subscribed: keep the state, CUPTI may still call back */
+	c->flusher_started = !pthread_create(&c->flusher, NULL, flusher_main, c);
 	send_cupti_calibration(st);
 	return 0;
 }
@@ -469,15 +545,21 @@ void cupti_flush(struct inject_state *st, bool forced)
 
 	if (!c || atomic_load(&st->finished))
 		return;
+	if (forced || !c->flusher_started) {
+		inject_enter_tool();
+		c->api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+		inject_leave_tool();
+		return;
+	}
+	/* a sync point: the records are complete; let the flusher turn them into messages */
 	now = inject_now_ns();
 	last = atomic_load_explicit(&c->last_flush_ns, memory_order_relaxed);
-	if (!forced && now - last < FLUSH_INTERVAL_NS)
+	if (now - last < FLUSH_NUDGE_NS ||
+	    !atomic_compare_exchange_strong(&c->last_flush_ns, &last, now))
 		return;
-	if (!atomic_compare_exchange_strong(&c->last_flush_ns, &last, now) && !forced)
-		return; /* another thread flushes right now */
-	inject_enter_tool();
-	c->api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
-	inject_leave_tool();
+	pthread_mutex_lock(&c->lock);
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
 }
 
 void cupti_stop(struct inject_state *st)
@@ -487,11 +569,23 @@ void cupti_stop(struct inject_state *st)
 	if (!c)
 		return;
 	inject_enter_tool();
+	if (c->flusher_started) {
+		pthread_mutex_lock(&c->lock);
+		c->stop = true;
+		pthread_cond_signal(&c->wake);
+		pthread_mutex_unlock(&c->lock);
+		pthread_join(c->flusher, NULL);
+		c->flusher_started = false;
+	}
 	c->api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	send_cupti_calibration(st);
-	if (st->cfg.debug)
-		inject_debug("CUPTI: %llu kernels, %llu copies, %llu dropped",
-			     (unsigned long long)c->kernels, (unsigned long long)c->copies,
-			     (unsigned long long)c->dropped);
+	channel_status(&st->chan, INJ_PART_CUPTI, 0,
+		       "CUPTI: %llu launch calls, %llu kernel records, %llu copy/memset records, "
+		       "%llu records without their call, %llu dropped",
+		       (unsigned long long)atomic_load(&c->launch_calls),
+		       (unsigned long long)atomic_load(&c->kernels),
+		       (unsigned long long)atomic_load(&c->copies),
+		       (unsigned long long)atomic_load(&c->unmatched),
+		       (unsigned long long)atomic_load(&c->dropped));
 	inject_leave_tool();
 }

@@ -35,6 +35,7 @@
 			       CUstream s))                                                        \
 	X(cuStreamCreate, (CUstream *s, unsigned int flags))                                       \
 	X(cuStreamSynchronize, (CUstream s))                                                       \
+	X(cuStreamQuery, (CUstream s))                                                             \
 	X(cuEventCreate, (CUevent *e, unsigned int flags))                                         \
 	X(cuEventRecord, (CUevent e, CUstream s))                                                  \
 	X(cuEventQuery, (CUevent e))                                                               \
@@ -68,6 +69,7 @@ struct inject_config {
 	char cache_dir[512];
 	int block_launches;	/* launches per kernel with per-block records; -1 all */
 	uint64_t pool_bytes;
+	uint64_t max_ptx_bytes;	/* larger modules are not rewritten (JIT time) */
 };
 
 struct inject_channel {
@@ -153,6 +155,14 @@ int cupti_calibrate(struct inject_state *st, struct clock_fit *out);
 
 /* calib.c: the globaltimer handshake. at_end: the closing measurement. */
 int calib_globaltimer(struct inject_state *st, bool at_end, char *why, size_t why_len);
+/*
+ * A new (shorter) measurement when the last is older than max_age_ns, so
+ * device times are interpolated between close fits (the clocks drift ~10 ppm).
+ * 0, or a negative errno when none could be taken now.
+ */
+int calib_refresh(struct inject_state *st, uint64_t max_age_ns);
+/* The fits around a device time (a at or before it, b after; b == a at the end). */
+int calib_bracket(struct inject_state *st, uint64_t clock_ns, struct clock_fit *a, struct clock_fit *b);
 
 /* probes.c */
 int probes_start(struct inject_state *st, char *why, size_t why_len);

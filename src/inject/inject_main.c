@@ -115,6 +115,7 @@ static void read_config(struct inject_config *c)
 	c->pool_wait = wait && !strcmp(wait, "1");
 	c->block_launches = (int)env_long(GRT_INJECT_ENV_BLOCK_LAUNCHES, 64);
 	c->pool_bytes = (uint64_t)(pool_mb > 0 ? pool_mb : 256) << 20;
+	c->max_ptx_bytes = (uint64_t)env_long(GRT_INJECT_ENV_MAX_PTX, 8) << 20;
 }
 
 /* Whether this process records at all: only under `grtrace record` (the ring is named). */

@@ -16,6 +16,7 @@
 #define GRT_INJECT_ENV_BLOCK_LAUNCHES "GRTRACE_GPU_BLOCK_LAUNCHES" /* launches per kernel with per-block records */
 #define GRT_INJECT_ENV_POOL_MB "GRTRACE_GPU_POOL_MB"	     /* device memory for probe buffers */
 #define GRT_INJECT_ENV_POOL_WAIT "GRTRACE_GPU_POOL_WAIT"     /* "1": wait for a probe buffer instead of skipping */
+#define GRT_INJECT_ENV_MAX_PTX "GRTRACE_GPU_MAX_PTX_MB"	     /* modules with more PTX are left alone */
 #define GRT_INJECT_ENV_DEBUG "GRTRACE_INJECT_DEBUG"	     /* "1": one stderr line per interposed call */
 
 #define GRT_INJECT_MAX_NAME 4096 /* kernel names longer than this are cut */

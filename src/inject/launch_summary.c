@@ -13,13 +13,9 @@ static void block_coords(uint64_t linear, const uint32_t grid[3], uint32_t out[3
 	out[2] = (uint32_t)(linear / (gx * gy));
 }
 
-static uint64_t map_time(const struct clock_fit *fit, uint64_t t)
-{
-	return fit ? clock_to_host(fit, t) : t;
-}
 
 size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n, const uint32_t grid[3],
-				const struct clock_fit *fit, uint64_t launch_id,
+				const struct clock_pair *map, uint64_t launch_id,
 				struct grt_gpu_block_rec *out, uint64_t *missing)
 {
 	size_t used = 0;
@@ -32,8 +28,8 @@ size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n, 
 			continue;
 		}
 		b->launch_id = launch_id;
-		b->start_ns = map_time(fit, in[i].start_ns);
-		b->end_ns = map_time(fit, in[i].end_ns);
+		b->start_ns = clock_map(map, in[i].start_ns);
+		b->end_ns = clock_map(map, in[i].end_ns);
 		b->block[0] = in[i].block_x;
 		b->block[1] = in[i].block_y;
 		b->block[2] = in[i].block_z;
@@ -46,7 +42,7 @@ size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n, 
 
 size_t launch_blocks_from_threads(const struct grt_probe_thread_rec *in, size_t n,
 				  uint32_t threads_per_block, const uint32_t grid[3], uint64_t blocks,
-				  const struct clock_fit *fit, uint64_t launch_id,
+				  const struct clock_pair *map, uint64_t launch_id,
 				  struct grt_gpu_block_rec *out, uint64_t *missing)
 {
 	size_t used = 0;
@@ -72,8 +68,8 @@ size_t launch_blocks_from_threads(const struct grt_probe_thread_rec *in, size_t 
 			continue;
 		}
 		o->launch_id = launch_id;
-		o->start_ns = map_time(fit, start);
-		o->end_ns = unfinished || !end ? 0 : map_time(fit, end);
+		o->start_ns = clock_map(map, start);
+		o->end_ns = unfinished || !end ? 0 : clock_map(map, end);
 		block_coords(b, grid, o->block);
 		o->smid = LAUNCH_NO_SM;
 		used++;

@@ -11,13 +11,13 @@
 #define LAUNCH_NO_SM UINT32_MAX /* thread-mode records carry no SM id */
 
 /*
- * Block records of a block-mode buffer, mapped to CLOCK_MONOTONIC with fit
+ * Block records of a block-mode buffer, mapped to CLOCK_MONOTONIC through map
  * (NULL: raw globaltimer). Slots that never started (start 0) are skipped and
  * counted in *missing. Returns the number of records written to out
  * (at most n).
  */
 size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n, const uint32_t grid[3],
-				const struct clock_fit *fit, uint64_t launch_id,
+				const struct clock_pair *map, uint64_t launch_id,
 				struct grt_gpu_block_rec *out, uint64_t *missing);
 
 /*
@@ -28,7 +28,7 @@ size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n, 
  */
 size_t launch_blocks_from_threads(const struct grt_probe_thread_rec *in, size_t n,
 				  uint32_t threads_per_block, const uint32_t grid[3], uint64_t blocks,
-				  const struct clock_fit *fit, uint64_t launch_id,
+				  const struct clock_pair *map, uint64_t launch_id,
 				  struct grt_gpu_block_rec *out, uint64_t *missing);
 
 /*

@@ -16,12 +16,16 @@
 #define MAX_CTXS 16
 #define SIZE_CLASSES 24		/* slot sizes 64 KiB << 0..23 */
 #define MIN_SLOT_BYTES (64u << 10)
-#define ARENA_BYTES (32u << 20)	/* slots are carved from allocations this large */
+#define ARENA_BYTES (32u << 20)	/* the first arena of a class; later ones grow 4x */
+#define ARENA_MAX_BYTES (512ull << 20)
 #define EVENT_EVERY 16		/* launches per stream between completion events */
 #define STREAM_SLOTS 256
 #define MAX_BATCH_BYTES (64u << 20)
 #define POOL_WAIT_NS 1000000000ULL
 #define DRAIN_PERIOD_NS 1000000ULL
+#define CALIB_PERIOD_NS 100000000ULL	/* globaltimer re-measured this often while launches complete */
+#define MAX_QUERIES 512
+#define MAX_STREAMS 64
 #define MAX_SAVED_ATTRS 8
 #define BLOCK_MSG_MAX 4096	/* block records per message */
 
@@ -106,6 +110,7 @@ struct pending {
 	bool complete;
 	bool blocks_wanted;		/* per-block records go to the trace */
 	bool read_records;		/* copy the records back (thread mode: only the first launches) */
+	uint64_t staging_off;		/* where its buffer landed in the staging copy */
 };
 
 struct stream_count {
@@ -128,6 +133,9 @@ struct probe_state {
 	struct pending *head, *tail;
 	unsigned npending;
 	struct pool_slot *free_slots[SIZE_CLASSES];
+	unsigned nfree[SIZE_CLASSES];
+	unsigned low_water[SIZE_CLASSES];	/* pool_top_up adds an arena below this many free */
+	struct ctx_res *class_ctx[SIZE_CLASSES]; /* where the class was last used */
 	uint64_t pool_used;
 	struct ctx_res ctxs[MAX_CTXS];
 	unsigned nctxs;
@@ -137,6 +145,7 @@ struct probe_state {
 	void *staging;			/* host buffer the drain thread copies into */
 	size_t staging_size;
 	int driver_version;
+	unsigned arenas[SIZE_CLASSES];	/* arenas made per class: each is larger than the last */
 	atomic_ullong launches, fallbacks, no_buffer, lost_blocks;
 };
 
@@ -450,16 +459,21 @@ static void module_seen(CUmodule handle, bool library, const void *image, const 
 	err = image ? fatbin_find_ptx(image, FATBIN_LEN_UNKNOWN, device_arch(st), &m->ptx)
 		    : fatbin_find_ptx_file(path, device_arch(st), &m->ptx);
 	m->extract_ns = elapsed(t0);
-	if (err)
+	if (err) {
 		set_module_failure(m, err, m->ptx.reason[0] ? m->ptx.reason : "no usable PTX");
+	} else if (m->ptx.len > st->cfg.max_ptx_bytes) {
+		char why[128];
+
+		snprintf(why, sizeof(why), "PTX of %.1f MB is over the run-time JIT limit of %.1f MB "
+			 "(GRTRACE_GPU_MAX_PTX_MB)", m->ptx.len / 1048576.0, st->cfg.max_ptx_bytes / 1048576.0);
+		set_module_failure(m, -EFBIG, why);
+		fatbin_ptx_free(&m->ptx);
+	}
 	pthread_mutex_lock(&ps->lock);
 	m->next = ps->all_modules;
 	ps->all_modules = m;
 	if (table_put(&ps->modules, m->handle, m))
 		set_module_failure(m, -ENOSPC, "too many modules");
-	/* with a context current the JIT can run now; else at the first launch */
-	if (current_ctx(st))
-		instrument_module(ps, m);
 	pthread_mutex_unlock(&ps->lock);
 	inject_leave_tool();
 }
@@ -595,14 +609,17 @@ static void function_seen(uint64_t module, uint64_t handle, const char *name)
 	}
 	f->handle = handle;
 	f->mod = table_get(&ps->modules, module);
+	/*
+	 * The rewrite and JIT wait for the first launch: runtimes look up every
+	 * kernel they register, most of which never run.
+	 */
 	if (!f->mod) {
 		f->resolved = true;
 		channel_instrument(&st->chan, name, -ENOENT,
 				   "its module was loaded before grtrace attached (or by a path it does not see)");
-	} else if (current_ctx(st)) {
-		inject_enter_tool();
-		resolve_target(ps, f);
-		inject_leave_tool();
+	} else if (f->mod->status && !f->mod->rw.nr_kernels) {
+		f->resolved = true;
+		channel_instrument(&st->chan, name, f->mod->status, f->mod->reason);
 	}
 	if (table_put(&ps->funcs, handle, f))
 		channel_instrument(&st->chan, name, -ENOSPC, "too many kernels for the function table");
@@ -690,32 +707,44 @@ static uint64_t record_size(int mode)
  * Slots come from arenas of one size class: one allocation, one memset and
  * three strided 32-bit memsets write every slot's head (magic, mode,
  * capacity), all on our stream. The launch path then only takes a slot off
- * a list. Under ps->lock.
+ * a list; the drain thread tops the lists up ahead of need (pool_top_up).
+ * Arenas grow 4x per class up to ARENA_MAX_BYTES.
  */
-static int arena_new(struct probe_state *ps, struct ctx_res *r, unsigned cls)
+static uint64_t arena_bytes(struct probe_state *ps, unsigned cls)
 {
-	struct inject_driver *d = &ps->st->drv;
-	uint64_t slot = (uint64_t)MIN_SLOT_BYTES << cls, bytes = slot > ARENA_BYTES ? slot : ARENA_BYTES;
-	uint64_t capacity = (slot - GRT_PROBE_HEAD_SIZE) / record_size(ps->mode), n;
-	CUdeviceptr base = 0;
+	uint64_t slot = (uint64_t)MIN_SLOT_BYTES << cls, bytes = ARENA_BYTES;
 
+	for (unsigned i = 0; i < ps->arenas[cls] && bytes < ARENA_MAX_BYTES; i++)
+		bytes *= 4;
+	if (bytes < slot)
+		bytes = slot;
 	if (ps->pool_used + bytes > ps->st->cfg.pool_bytes)
 		bytes = slot; /* near the budget: one slot at a time */
-	if (ps->pool_used + bytes > ps->st->cfg.pool_bytes)
-		return -ENOSPC;
-	n = bytes / slot;
+	return ps->pool_used + bytes > ps->st->cfg.pool_bytes ? 0 : bytes;
+}
+
+/* Allocates and formats an arena (no lock needed); returns its slots as a list, or NULL. */
+static struct pool_slot *arena_alloc(struct probe_state *ps, struct ctx_res *r, unsigned cls,
+				     uint64_t bytes)
+{
+	struct inject_driver *d = &ps->st->drv;
+	uint64_t slot = (uint64_t)MIN_SLOT_BYTES << cls, n = bytes / slot;
+	uint64_t capacity = (slot - GRT_PROBE_HEAD_SIZE) / record_size(ps->mode);
+	struct pool_slot *list = NULL;
+	CUdeviceptr base = 0;
+
 	if (d->cuMemAlloc_v2(&base, bytes))
-		return -ENOMEM;
+		return NULL;
 	if (d->cuMemsetD8Async(base, 0, bytes, r->stream) ||
 	    d->cuMemsetD2D32Async(base, slot, GRT_PROBE_MAGIC, 1, n, r->stream) ||
 	    d->cuMemsetD2D32Async(base + 4, slot, (unsigned)ps->mode, 1, n, r->stream) ||
 	    d->cuMemsetD2D32Async(base + 8, slot, (unsigned)capacity, 1, n, r->stream) ||
 	    d->cuStreamSynchronize(r->stream)) {
 		d->cuMemFree_v2(base);
-		return -EIO;
+		return NULL;
 	}
-	ps->pool_used += bytes;
-	for (uint64_t i = 0; i < n; i++) {
+	/* built from the top so that slots come off the list in ascending, adjacent order */
+	for (uint64_t i = n; i-- > 0;) {
 		struct pool_slot *sl = calloc(1, sizeof(*sl));
 
 		if (!sl)
@@ -725,10 +754,77 @@ static int arena_new(struct probe_state *ps, struct ctx_res *r, unsigned cls)
 		sl->capacity = capacity;
 		sl->ctx = r->ctx;
 		sl->size_class = cls;
-		sl->next = ps->free_slots[cls];
-		ps->free_slots[cls] = sl;
+		sl->next = list;
+		list = sl;
 	}
+	return list;
+}
+
+/* Puts an arena's slots on the free list. Under ps->lock. */
+static void arena_publish(struct probe_state *ps, unsigned cls, struct pool_slot *list)
+{
+	struct pool_slot *last = list;
+	unsigned n = 1;
+
+	if (!list)
+		return;
+	for (; last->next; last = last->next)
+		n++;
+	last->next = ps->free_slots[cls];
+	ps->free_slots[cls] = list;
+	ps->nfree[cls] += n;
+}
+
+/* A new arena for the launch path (out of slots): under ps->lock, as rarely as possible. */
+static int arena_new(struct probe_state *ps, struct ctx_res *r, unsigned cls)
+{
+	uint64_t bytes = arena_bytes(ps, cls);
+	struct pool_slot *list;
+
+	if (!bytes)
+		return -ENOSPC;
+	list = arena_alloc(ps, r, cls, bytes);
+	if (!list)
+		return -ENOMEM;
+	ps->pool_used += bytes;
+	ps->arenas[cls]++;
+	arena_publish(ps, cls, list);
+	ps->low_water[cls] = (unsigned)(bytes / ((uint64_t)MIN_SLOT_BYTES << cls) / 4);
 	return 0;
+}
+
+/*
+ * The drain thread's look ahead: a class the application uses that is
+ * running low gets its next arena now, off the launch path. Under ps->lock,
+ * which is dropped while the driver works.
+ */
+static void pool_top_up(struct probe_state *ps)
+{
+	for (unsigned cls = 0; cls < SIZE_CLASSES; cls++) {
+		struct ctx_res *r = ps->class_ctx[cls];
+		struct pool_slot *list;
+		uint64_t bytes;
+		CUcontext popped;
+
+		if (!r || ps->nfree[cls] >= ps->low_water[cls] || !(bytes = arena_bytes(ps, cls)))
+			continue;
+		ps->pool_used += bytes; /* reserved while the lock is dropped */
+		ps->arenas[cls]++;
+		pthread_mutex_unlock(&ps->lock);
+		list = NULL;
+		if (!ps->st->drv.cuCtxPushCurrent_v2(r->ctx)) {
+			list = arena_alloc(ps, r, cls, bytes);
+			ps->st->drv.cuCtxPopCurrent_v2(&popped);
+		}
+		pthread_mutex_lock(&ps->lock);
+		if (!list) {
+			ps->pool_used -= bytes;
+			continue;
+		}
+		arena_publish(ps, cls, list);
+		/* keep a quarter of the latest arena in reserve */
+		ps->low_water[cls] = (unsigned)(bytes / ((uint64_t)MIN_SLOT_BYTES << cls) / 4);
+	}
 }
 
 /* Zeroes a slot's records before a launch that will be read back. Under ps->lock. */
@@ -750,6 +846,7 @@ static struct pool_slot *slot_get(struct probe_state *ps, struct ctx_res *r, uin
 
 	if (((uint64_t)MIN_SLOT_BYTES << cls) < bytes)
 		return NULL; /* larger than the largest class */
+	ps->class_ctx[cls] = r;
 	for (int attempt = 0; attempt < 2; attempt++) {
 		for (unsigned c = cls; c < SIZE_CLASSES && c <= cls + 2; c++) {
 			for (struct pool_slot **at = &ps->free_slots[c]; *at; at = &(*at)->next) {
@@ -759,6 +856,8 @@ static struct pool_slot *slot_get(struct probe_state *ps, struct ctx_res *r, uin
 					continue;
 				*at = sl->next;
 				sl->next = NULL;
+				ps->nfree[c]--;
+				ps->class_ctx[c] = r;
 				if (clean && sl->dirty && slot_clean(ps, r, sl)) {
 					free(sl); /* lost to the pool; it stays counted as used */
 					return NULL;
@@ -776,6 +875,7 @@ static void slot_put(struct probe_state *ps, struct pool_slot *s)
 {
 	s->next = ps->free_slots[s->size_class];
 	ps->free_slots[s->size_class] = s;
+	ps->nfree[s->size_class]++;
 }
 
 /* ---- launch redirection ---- */
@@ -1045,17 +1145,57 @@ void probes_synchronized(CUstream s, bool all, bool ptsz, uint64_t token)
 
 /* ---- collection (the drain thread) ---- */
 
-/* Marks launches done whose completion event fired (and those before them on the stream). */
+struct stream_done {
+	uint64_t key;
+	uint64_t seq;		/* launches up to here on the stream are complete */
+	bool blocked;		/* an event of it is not done: later ones are not either */
+};
+
+static struct stream_done *stream_done_of(struct stream_done *d, unsigned *n, uint64_t key)
+{
+	for (unsigned i = 0; i < *n; i++)
+		if (d[i].key == key)
+			return &d[i];
+	if (*n == MAX_STREAMS)
+		return NULL;
+	d[*n] = (struct stream_done){ .key = key };
+	return &d[(*n)++];
+}
+
+/*
+ * Marks launches complete whose stream passed a completion event. Called
+ * with ps->lock held; the driver is queried without it. Only this thread
+ * frees pending entries, so the pointers stay valid meanwhile.
+ */
 static void poll_events(struct probe_state *ps)
 {
+	struct pending *queries[MAX_QUERIES];
+	struct stream_done done[MAX_STREAMS];
+	unsigned nq = 0, nd = 0;
+
+	for (struct pending *p = ps->head; p && nq < MAX_QUERIES; p = p->next)
+		if (p->event && !p->complete)
+			queries[nq++] = p;
+	if (!nq)
+		return;
+	pthread_mutex_unlock(&ps->lock);
+	for (unsigned i = 0; i < nq; i++) {
+		struct stream_done *d = stream_done_of(done, &nd, queries[i]->stream_key);
+
+		if (!d || d->blocked)
+			continue;
+		/* a stream runs in order: once one event is pending, the later ones are too */
+		if (ps->st->drv.cuEventQuery(queries[i]->event) == CUDA_SUCCESS)
+			d->seq = queries[i]->seq;
+		else
+			d->blocked = true;
+	}
+	pthread_mutex_lock(&ps->lock);
 	for (struct pending *p = ps->head; p; p = p->next) {
-		if (!p->event || p->complete)
-			continue;
-		if (ps->st->drv.cuEventQuery(p->event) != CUDA_SUCCESS)
-			continue;
-		for (struct pending *q = ps->head; q != p->next; q = q->next)
-			if (q->stream_key == p->stream_key)
-				q->complete = true;
+		struct stream_done *d = stream_done_of(done, &nd, p->stream_key);
+
+		if (d && p->seq <= d->seq)
+			p->complete = true;
 	}
 }
 
@@ -1133,12 +1273,30 @@ static void send_blocks(struct inject_state *st, const struct pending *p,
 	}
 }
 
+/* Any device time of the launch (the first recorded start), to pick its calibration. */
+static uint64_t first_time(const struct probe_state *ps, const struct pending *p, const uint8_t *buf)
+{
+	const uint8_t *recs = buf + GRT_PROBE_HEAD_SIZE;
+	uint64_t n = (used_bytes(ps, p) - GRT_PROBE_HEAD_SIZE) / record_size(ps->mode);
+
+	for (uint64_t i = 0; i < n; i++) {
+		uint64_t t = ps->mode == GRT_PROBE_THREAD
+				     ? ((const struct grt_probe_thread_rec *)recs)[i].start_ns
+				     : ((const struct grt_probe_block_rec *)recs)[i].start_ns;
+
+		if (t)
+			return t;
+	}
+	return 0;
+}
+
 /* Turns one launch's buffer (copied to host) into block records and its summary. */
 static void process_launch(struct probe_state *ps, const struct pending *p, const uint8_t *buf)
 {
 	struct inject_state *st = ps->st;
 	const struct grt_probe_head *head = (const void *)buf;
-	const struct clock_fit *fit = st->globaltimer.valid ? &st->globaltimer.fit : NULL;
+	struct clock_fit fa, fb;
+	struct clock_pair map = { 0 };
 	uint64_t blocks = (uint64_t)p->grid[0] * p->grid[1] * p->grid[2], missing = 0, n;
 	uint32_t tpb = p->block[0] * p->block[1] * p->block[2];
 	struct inj_launch msg = { 0 };
@@ -1155,14 +1313,19 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 	recs = calloc(blocks ? blocks : 1, sizeof(*recs));
 	if (!recs)
 		return;
+	/* the fits around this launch (its first record is close enough to pick them) */
+	if (!calib_bracket(st, first_time(ps, p, buf), &fa, &fb)) {
+		map.a = &fa;
+		map.b = &fb;
+	}
 	if (ps->mode == GRT_PROBE_THREAD) {
 		n = blocks * tpb < p->slot->capacity ? blocks * tpb : p->slot->capacity;
 		got = launch_blocks_from_threads((const void *)(buf + GRT_PROBE_HEAD_SIZE), n, tpb,
-						 p->grid, blocks, fit, p->launch_id, recs, &missing);
+						 p->grid, blocks, &map, p->launch_id, recs, &missing);
 	} else {
 		n = blocks < p->slot->capacity ? blocks : p->slot->capacity;
 		got = launch_blocks_from_probe((const void *)(buf + GRT_PROBE_HEAD_SIZE), n, p->grid,
-					       fit, p->launch_id, recs, &missing);
+					       &map, p->launch_id, recs, &missing);
 		missing += blocks - n;
 	}
 	if (p->blocks_wanted)
@@ -1180,46 +1343,140 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 	free(recs);
 }
 
+static int by_address(const void *a, const void *b)
+{
+	const struct pending *x = *(struct pending *const *)a, *y = *(struct pending *const *)b;
+
+	return x->slot->dptr < y->slot->dptr ? -1 : x->slot->dptr > y->slot->dptr;
+}
+
+/* How many slots from sorted[i] on sit back to back in one arena. */
+static size_t run_length(struct pending **sorted, size_t i, size_t n)
+{
+	size_t j = i + 1;
+
+	while (j < n && sorted[j]->slot->size_class == sorted[i]->slot->size_class &&
+	       sorted[j]->slot->dptr == sorted[j - 1]->slot->dptr + sorted[j - 1]->slot->size)
+		j++;
+	return j - i;
+}
+
+/*
+ * Copies the launches' buffers to the staging area: one copy per run of
+ * adjacent slots when their unread tails are small, else one per slot.
+ * Returns the driver's result.
+ */
+static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pending **sorted, size_t n)
+{
+	struct inject_driver *d = &ps->st->drv;
+	uint64_t off = 0, need = 0;
+	CUresult res = CUDA_SUCCESS;
+
+	for (size_t i = 0; i < n; i++)
+		need += sorted[i]->slot->size;
+	if (ensure_staging(ps, need))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n && !res;) {
+		size_t len = run_length(sorted, i, n);
+		struct pending *last = sorted[i + len - 1];
+		uint64_t span = last->slot->dptr + used_bytes(ps, last) - sorted[i]->slot->dptr, used = 0;
+
+		for (size_t j = i; j < i + len; j++)
+			used += used_bytes(ps, sorted[j]);
+		if (len > 1 && used * 4 >= span) {
+			res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off, sorted[i]->slot->dptr, span, r->stream);
+			for (size_t j = i; j < i + len; j++)
+				sorted[j]->staging_off = off + (sorted[j]->slot->dptr - sorted[i]->slot->dptr);
+			off += span;
+		} else {
+			for (size_t j = i; j < i + len && !res; j++) {
+				sorted[j]->staging_off = off;
+				res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off, sorted[j]->slot->dptr,
+							      used_bytes(ps, sorted[j]), r->stream);
+				off += used_bytes(ps, sorted[j]);
+			}
+		}
+		i += len;
+	}
+	return res ? res : d->cuStreamSynchronize(r->stream);
+}
+
+/*
+ * Zeroes what the launches used, keeping each head's magic/mode/capacity: a
+ * run of slots read back is wiped whole and its heads rewritten with strided
+ * memsets; a run not read (thread mode) only gets its counters reset.
+ */
+static CUresult clean_slots(struct probe_state *ps, struct ctx_res *r, struct pending **sorted, size_t n)
+{
+	struct inject_driver *d = &ps->st->drv;
+	CUresult res = CUDA_SUCCESS;
+
+	for (size_t i = 0; i < n && !res;) {
+		size_t len = run_length(sorted, i, n), reads = 0;
+		struct pool_slot *first = sorted[i]->slot;
+
+		for (size_t j = i; j < i + len; j++) {
+			reads += sorted[j]->read_records;
+			sorted[j]->slot->dirty = !sorted[j]->read_records;
+		}
+		if (len > 1 && reads == len) {
+			res = d->cuMemsetD8Async(first->dptr, 0, first->size * len, r->stream);
+			if (!res)
+				res = d->cuMemsetD2D32Async(first->dptr, first->size, GRT_PROBE_MAGIC, 1, len, r->stream);
+			if (!res)
+				res = d->cuMemsetD2D32Async(first->dptr + 4, first->size, (unsigned)ps->mode, 1, len,
+							    r->stream);
+			if (!res)
+				res = d->cuMemsetD2D32Async(first->dptr + 8, first->size, (unsigned)first->capacity,
+							    1, len, r->stream);
+		} else if (len > 1 && !reads) {
+			/* lost and done, 16 bytes from offset 16 of each head */
+			res = d->cuMemsetD2D32Async(first->dptr + 16, first->size, 0, 4, len, r->stream);
+		} else {
+			for (size_t j = i; j < i + len && !res; j++)
+				res = d->cuMemsetD8Async(sorted[j]->slot->dptr + 16, 0, used_bytes(ps, sorted[j]) - 16,
+							 r->stream);
+		}
+		i += len;
+	}
+	return res ? res : d->cuStreamSynchronize(r->stream);
+}
+
 /* Copies a batch back, reports it, cleans the slots for reuse. Without ps->lock. */
 static void collect(struct probe_state *ps, struct pending *batch)
 {
 	struct inject_driver *d = &ps->st->drv;
+	struct pending **sorted;
 	struct ctx_res *r;
-	uint64_t total = 0, off = 0;
-	CUresult res = CUDA_SUCCESS;
+	size_t n = 0;
+	CUresult res;
 
 	if (!batch)
 		return;
+	/* the launches are complete: a fit taken now brackets their device times */
+	calib_refresh(ps->st, CALIB_PERIOD_NS);
+	for (struct pending *p = batch; p; p = p->next)
+		n++;
+	sorted = malloc(n * sizeof(*sorted));
 	pthread_mutex_lock(&ps->lock);
 	r = ctx_res_get(ps, batch->ctx);
 	pthread_mutex_unlock(&ps->lock);
-	for (struct pending *p = batch; p; p = p->next)
-		total += used_bytes(ps, p);
-	if (!r || d->cuCtxPushCurrent_v2(batch->ctx))
-		r = NULL, res = CUDA_ERROR_INVALID_VALUE;
-	else if (ensure_staging(ps, total))
-		res = CUDA_ERROR_INVALID_VALUE;
-	for (struct pending *p = batch; p && !res; p = p->next) {
-		res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off, p->slot->dptr, used_bytes(ps, p), r->stream);
-		off += used_bytes(ps, p);
-	}
-	if (!res)
-		res = d->cuStreamSynchronize(r->stream);
-	off = 0;
-	for (struct pending *p = batch; p && !res; p = p->next) {
-		process_launch(ps, p, (uint8_t *)ps->staging + off);
-		off += used_bytes(ps, p);
-		/* zero what the launch used, keeping magic/mode/capacity */
-		d->cuMemsetD8Async(p->slot->dptr + 16, 0, used_bytes(ps, p) - 16, r->stream);
-		p->slot->dirty = !p->read_records;
-	}
-	if (!res)
-		res = d->cuStreamSynchronize(r->stream);
-	if (r) {
+	res = !sorted || !r || d->cuCtxPushCurrent_v2(batch->ctx) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	if (!res) {
+		n = 0;
+		for (struct pending *p = batch; p; p = p->next)
+			sorted[n++] = p;
+		qsort(sorted, n, sizeof(*sorted), by_address);
+		res = copy_back(ps, r, sorted, n);
+		for (struct pending *p = batch; p && !res; p = p->next)
+			process_launch(ps, p, (uint8_t *)ps->staging + p->staging_off);
+		if (!res)
+			res = clean_slots(ps, r, sorted, n);
 		CUcontext popped;
 
 		d->cuCtxPopCurrent_v2(&popped);
 	}
+	free(sorted);
 	pthread_mutex_lock(&ps->lock);
 	while (batch) {
 		struct pending *next = batch->next;
@@ -1257,7 +1514,10 @@ static void *drain_main(void *arg)
 			ts.tv_nsec -= 1000000000;
 		}
 		pthread_cond_timedwait(&ps->wake, &ps->lock, &ts);
-		if (atomic_load(&ps->captures) || !ps->npending)
+		if (atomic_load(&ps->captures))
+			continue;
+		pool_top_up(ps);
+		if (!ps->npending)
 			continue;
 		poll_events(ps);
 		while ((batch = take_completed(ps))) {
@@ -1347,6 +1607,9 @@ void probes_stop(struct inject_state *st)
 	}
 	for (struct pending *p = ps->head; p; p = p->next)
 		p->complete = true;
+	pthread_mutex_unlock(&ps->lock);
+	calib_refresh(st, 0);
+	pthread_mutex_lock(&ps->lock);
 	while ((batch = take_completed(ps))) {
 		pthread_mutex_unlock(&ps->lock);
 		collect(ps, batch);

@@ -124,6 +124,14 @@ static int add_env(struct grt_session *s, const char *key, const char *value)
 	return grt_session_add_target_env(s, kv);
 }
 
+/* GRTRACE_GPU_INJECTION_HOOK=0: load the library by LD_PRELOAD alone. */
+static bool hook_off(void)
+{
+	const char *v = getenv("GRTRACE_GPU_INJECTION_HOOK");
+
+	return v && !strcmp(v, "0");
+}
+
 /* The launched command's environment: the library preloaded ahead of any the user set. */
 static int set_target_env(struct gpu_source *g, const char *lib)
 {
@@ -137,8 +145,8 @@ static int set_target_env(struct gpu_source *g, const char *lib)
 	err = add_env(g->session, "LD_PRELOAD", value);
 	if (!err)
 		err = add_env(g->session, GRT_INJECT_ENV_SHM, g->shm_path);
-	/* the driver's own hook, unless another tool (a profiler) already uses it */
-	if (!err && !(injection && *injection))
+	/* the driver's own hook, unless another tool (a profiler) already uses it or it is turned off */
+	if (!err && !(injection && *injection) && !hook_off())
 		err = add_env(g->session, "CUDA_INJECTION64_PATH", lib);
 	if (!err && cfg->gpu_kernels && *cfg->gpu_kernels)
 		err = add_env(g->session, GRT_INJECT_ENV_KERNELS, cfg->gpu_kernels);
