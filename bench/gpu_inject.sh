@@ -65,6 +65,7 @@ bench_cfg() { # label n env...
 		else
 			record "b_${label}_${n}" "$@" -- "$W/vector_add" "$n" "$LAUNCHES" || continue
 			cp "$W/b_${label}_${n}.out" "$W/b.out"
+			[ "$r" = 1 ] && echo "$label n=$n $("$G" parse "$W/b_${label}_${n}.grt" | grep -o 'cost:[^"]*')"
 		fi
 		echo "$label n=$n rep=$r $(cat "$W/b.out")"
 	done
@@ -72,10 +73,10 @@ bench_cfg() { # label n env...
 for n in $((1 << 20)) 65536; do
 	bench_cfg untraced $n
 	bench_cfg interpose_only $n GRTRACE_GPU_PROBES=off GRTRACE_GPU_CUPTI=0
-	bench_cfg interpose_nohook $n GRTRACE_GPU_PROBES=off GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_INJECTION_HOOK=0
 	bench_cfg cupti $n GRTRACE_GPU_PROBES=off
-	bench_cfg cupti_nohook $n GRTRACE_GPU_PROBES=off GRTRACE_GPU_INJECTION_HOOK=0
+	bench_cfg cupti_nocb $n GRTRACE_GPU_PROBES=off GRTRACE_GPU_CUPTI_CALLBACKS=0
 	bench_cfg block $n GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_POOL_MB=8192 GRTRACE_GPU_POOL_WAIT=1
+	bench_cfg block_atexit $n GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_POOL_MB=8192 GRTRACE_GPU_POOL_WAIT=1 GRTRACE_GPU_COLLECT=exit
 	bench_cfg thread $n GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_PROBES=thread GRTRACE_GPU_POOL_MB=16384 GRTRACE_GPU_POOL_WAIT=1
 	bench_cfg block_cupti $n GRTRACE_GPU_POOL_MB=8192 GRTRACE_GPU_POOL_WAIT=1
 	analyze "b_block_cupti_$n" | head -c 1500; echo
@@ -92,10 +93,9 @@ cat "$W/attach_big1.out"
 
 say "4. PyTorch: untraced vs CUPTI timing (probes off), then traced with everything on"
 export PYTHONUNBUFFERED=1
-for r in $(seq 1 "$REPS"); do
-	python3 "$D/gpu_inject/torch_step.py" 300 > "$W/t.out" 2>&1; echo "torch untraced rep=$r $(tail -1 "$W/t.out")"
-	record torch_cupti GRTRACE_GPU_PROBES=off -- python3 "$D/gpu_inject/torch_step.py" 300 && echo "torch cupti rep=$r $(tail -1 "$W/torch_cupti.out")"
-	record torch_nohook GRTRACE_GPU_PROBES=off GRTRACE_GPU_CUPTI=0 -- python3 "$D/gpu_inject/torch_step.py" 300 && echo "torch interpose rep=$r $(tail -1 "$W/torch_nohook.out")"
+for r in $(seq 1 4); do
+	python3 "$D/gpu_inject/torch_step.py" 400 > "$W/t.out" 2>&1; echo "torch untraced rep=$r $(tail -1 "$W/t.out")"
+	record torch_cupti GRTRACE_GPU_PROBES=off -- python3 "$D/gpu_inject/torch_step.py" 400 && echo "torch cupti rep=$r $(tail -1 "$W/torch_cupti.out")"
 done
 analyze torch_cupti | head -c 2500; echo
 record torch_all -- python3 "$D/gpu_inject/torch_step.py" 50 && echo "torch all $(tail -1 "$W/torch_all.out")"

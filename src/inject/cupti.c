@@ -531,7 +531,8 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len)
 		cupti_free(c);
 		return -EBUSY;
 	}
-	if ((err = enable_callbacks(c, why, why_len)) || (err = enable_activity(c, why, why_len)))
+	if ((st->cfg.cupti_callbacks && (err = enable_callbacks(c, why, why_len))) ||
+	    (err = enable_activity(c, why, why_len)))
 		return err; /* subscribed: keep the state, CUPTI may still call back */
 	c->flusher_started = !pthread_create(&c->flusher, NULL, flusher_main, c);
 	send_cupti_calibration(st);

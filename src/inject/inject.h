@@ -63,6 +63,8 @@ struct inject_config {
 	char kernels[512];	/* regex, "" = all */
 	int probe_mode;		/* 0 off, GRT_PROBE_BLOCK, GRT_PROBE_THREAD */
 	bool cupti;
+	bool cupti_callbacks;	/* correlate CUPTI records with their call (api_enter_ns) */
+	bool collect_at_exit;	/* benchmark knob: collect probe buffers only at exit */
 	bool debug;
 	bool pool_wait;
 	char cupti_path[256];
@@ -87,6 +89,18 @@ struct inject_clock {
 	struct clock_fit fit;
 };
 
+/* Where the library's time goes, reported at exit (all ns sums, relaxed atomics). */
+struct inject_stats {
+	atomic_ullong launches;		/* launch wrapper calls */
+	atomic_ullong launch_real_ns;	/* in the driver's launch, uninstrumented launches */
+	atomic_ullong probe_launches;
+	atomic_ullong probe_host_ns;	/* probes_launch minus the driver's launch */
+	atomic_ullong probe_real_ns;	/* the driver's launch of instrumented kernels */
+	atomic_ullong probe_lock_ns;	/* waiting for the probes lock on the launch path */
+	atomic_ullong probe_slow;	/* launches that JIT-compiled or calibrated first (not in the means) */
+	atomic_ullong drain_poll_ns, drain_collect_ns, drain_topup_ns, drain_batches;
+};
+
 struct inject_state {
 	struct inject_config cfg;
 	struct inject_driver drv;
@@ -103,8 +117,14 @@ struct inject_state {
 	struct cupti_state *cupti;
 	struct calib_state *calib;
 	struct probe_state *probes;
+	struct inject_stats stats;
 	pthread_mutex_t init_lock;
 };
+
+static inline void stat_add(atomic_ullong *counter, unsigned long long v)
+{
+	atomic_fetch_add_explicit(counter, v, memory_order_relaxed);
+}
 
 /* The process's one context (the library is loaded once per process). */
 struct inject_state *inject(void);

@@ -111,6 +111,9 @@ static void read_config(struct inject_config *c)
 	else if (probes && !strcmp(probes, "thread"))
 		c->probe_mode = GRT_PROBE_THREAD;
 	c->cupti = !(cupti && !strcmp(cupti, "0"));
+	c->cupti_callbacks = !(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS) &&
+			       !strcmp(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS), "0"));
+	c->collect_at_exit = getenv(GRT_INJECT_ENV_COLLECT) && !strcmp(getenv(GRT_INJECT_ENV_COLLECT), "exit");
 	c->debug = debug && !strcmp(debug, "1");
 	c->pool_wait = wait && !strcmp(wait, "1");
 	c->block_launches = (int)env_long(GRT_INJECT_ENV_BLOCK_LAUNCHES, 64);
@@ -273,6 +276,29 @@ void inject_start_with_context(void)
 	pthread_mutex_unlock(&state.init_lock);
 }
 
+static double per(unsigned long long ns, unsigned long long n)
+{
+	return n ? (double)ns / (double)n : 0.0;
+}
+
+/* One line on the library's own cost, so overheads can be told apart in a trace. */
+static void report_stats(struct inject_state *st)
+{
+	struct inject_stats *s = &st->stats;
+	unsigned long long launches = atomic_load(&s->launches), probed = atomic_load(&s->probe_launches);
+
+	channel_status(&st->chan, INJ_PART_LIBRARY, 0,
+		       "cost: %llu launches; driver launch %.0f ns uninstrumented, %.0f ns instrumented; "
+		       "probe bookkeeping %.0f ns/launch (lock wait %.0f, %llu first-use launches apart); "
+		       "drain thread %llu batches, poll %.1f ms, collect %.1f ms, pool top-up %.1f ms",
+		       launches, per(atomic_load(&s->launch_real_ns), launches - probed - atomic_load(&s->probe_slow)),
+		       per(atomic_load(&s->probe_real_ns), probed), per(atomic_load(&s->probe_host_ns), probed),
+		       per(atomic_load(&s->probe_lock_ns), probed), (unsigned long long)atomic_load(&s->probe_slow),
+		       (unsigned long long)atomic_load(&s->drain_batches),
+		       atomic_load(&s->drain_poll_ns) / 1e6, atomic_load(&s->drain_collect_ns) / 1e6,
+		       atomic_load(&s->drain_topup_ns) / 1e6);
+}
+
 /* Final collection: probe buffers, the closing calibration, CUPTI's last buffers. Once. */
 static void inject_finish(void)
 {
@@ -290,6 +316,7 @@ static void inject_finish(void)
 				       "closing GPU clock calibration failed: %s", why);
 	}
 	cupti_stop(&state);
+	report_stats(&state);
 	inject_leave_tool();
 }
 

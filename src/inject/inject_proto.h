@@ -11,6 +11,8 @@
 #define GRT_INJECT_ENV_KERNELS "GRTRACE_GPU_KERNELS"	     /* regex of kernels to rewrite */
 #define GRT_INJECT_ENV_PROBES "GRTRACE_GPU_PROBES"	     /* "block" (default), "thread", "off" */
 #define GRT_INJECT_ENV_CUPTI "GRTRACE_GPU_CUPTI"	     /* "0" turns CUPTI activity off */
+#define GRT_INJECT_ENV_CUPTI_CALLBACKS "GRTRACE_GPU_CUPTI_CALLBACKS" /* "0": no call correlation */
+#define GRT_INJECT_ENV_COLLECT "GRTRACE_GPU_COLLECT"	     /* "exit": collect probe buffers at exit only */
 #define GRT_INJECT_ENV_CUPTI_PATH "GRTRACE_CUPTI_PATH"	     /* libcupti to load instead of searching */
 #define GRT_INJECT_ENV_CACHE "GRTRACE_CACHE_DIR"	     /* compiled-probe cache, default ~/.cache/grtrace */
 #define GRT_INJECT_ENV_BLOCK_LAUNCHES "GRTRACE_GPU_BLOCK_LAUNCHES" /* launches per kernel with per-block records */

@@ -363,6 +363,15 @@ EXPORT CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
 	return r;
 }
 
+/* An uninstrumented launch through the wrapper: counted with its time in the driver (and ours). */
+static void count_launch(uint64_t enter_ns)
+{
+	struct inject_stats *s = &inject()->stats;
+
+	stat_add(&s->launches, 1);
+	stat_add(&s->launch_real_ns, inject_now_ns() - enter_ns);
+}
+
 typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
 			      unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
 typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
@@ -378,12 +387,15 @@ static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned 
 		inject_api_enter_ns = inject_now_ns();
 		inject_start_with_context();
 		if (probes_launch(f, &cfg, params, extra, false, ptsz, &r)) {
+			stat_add(&inject()->stats.launches, 1);
 			inject_api_enter_ns = 0;
 			return r;
 		}
 	}
 	r = table[id].real ? ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)
 			   : CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_api_enter_ns)
+		count_launch(inject_api_enter_ns);
 	inject_api_enter_ns = 0;
 	return r;
 }
@@ -415,12 +427,15 @@ static CUresult launch_ex(enum interposed_id id, bool ptsz, const CUlaunchConfig
 		inject_api_enter_ns = inject_now_ns();
 		inject_start_with_context();
 		if (probes_launch(f, cfg, params, extra, true, ptsz, &r)) {
+			stat_add(&inject()->stats.launches, 1);
 			inject_api_enter_ns = 0;
 			return r;
 		}
 	}
 	r = table[id].real ? ((launch_ex_fn)table[id].real)(cfg, f, params, extra)
 			   : CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_api_enter_ns)
+		count_launch(inject_api_enter_ns);
 	inject_api_enter_ns = 0;
 	return r;
 }

@@ -155,20 +155,28 @@ static uint64_t sm_busy(const struct grt_gpu_block_rec *b, size_t n)
 	return open ? busy + cur_end - cur_start : busy;
 }
 
-/* Reorders blocks grouped by SM (counting sort, stable); fills first[g] .. first[g + 1]. */
-static int group_by_sm(struct grt_gpu_block_rec *blocks, size_t n, size_t *first)
+/*
+ * Reorders blocks grouped by SM (counting sort, stable); fills first[g] ..
+ * first[g + 1] for g < *groups (the highest group in use, plus one).
+ */
+static int group_by_sm(struct grt_gpu_block_rec *blocks, size_t n, size_t *first, unsigned *groups)
 {
 	struct grt_gpu_block_rec *tmp = malloc(n * sizeof(*tmp));
 	size_t at[SM_GROUPS];
+	unsigned top = 0;
 
 	if (!tmp)
 		return -1;
-	memset(first, 0, (SM_GROUPS + 1) * sizeof(*first));
+	for (size_t i = 0; i < n; i++)
+		if (sm_group(blocks[i].smid) + 1 > top)
+			top = sm_group(blocks[i].smid) + 1;
+	memset(first, 0, (top + 1) * sizeof(*first));
 	for (size_t i = 0; i < n; i++)
 		first[sm_group(blocks[i].smid) + 1]++;
-	for (unsigned g = 0; g < SM_GROUPS; g++)
+	for (unsigned g = 0; g < top; g++)
 		first[g + 1] += first[g];
-	memcpy(at, first, sizeof(at));
+	memcpy(at, first, top * sizeof(*at));
+	*groups = top;
 	for (size_t i = 0; i < n; i++)
 		tmp[at[sm_group(blocks[i].smid)]++] = blocks[i];
 	memcpy(blocks, tmp, n * sizeof(*tmp));
@@ -180,13 +188,14 @@ void launch_summarize(struct grt_gpu_block_rec *blocks, size_t n, struct grt_gpu
 {
 	uint64_t *durations = n ? malloc(n * sizeof(*durations)) : NULL;
 	size_t *first = malloc((SM_GROUPS + 1) * sizeof(*first)), ndur = 0;
+	unsigned groups = 0;
 
 	rec->blocks = (uint32_t)n;
 	rec->start_ns = 0;
 	rec->end_ns = 0;
 	rec->sms_used = 0;
 	rec->block_ns_p50 = rec->block_ns_max = rec->busiest_sm_ns = 0;
-	if (!n || !durations || !first || group_by_sm(blocks, n, first)) {
+	if (!n || !durations || !first || group_by_sm(blocks, n, first, &groups)) {
 		free(durations);
 		free(first);
 		return;
@@ -206,7 +215,7 @@ void launch_summarize(struct grt_gpu_block_rec *blocks, size_t n, struct grt_gpu
 		}
 	}
 	/* thread-mode blocks (no SM id) have no per-SM busy time */
-	for (unsigned g = 0; g < SM_GROUPS - 1; g++) {
+	for (unsigned g = 0; g < groups && g < SM_GROUPS - 1; g++) {
 		size_t count = first[g + 1] - first[g];
 		uint64_t busy;
 

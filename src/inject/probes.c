@@ -25,6 +25,7 @@
 #define DRAIN_PERIOD_NS 1000000ULL
 #define CALIB_PERIOD_NS 100000000ULL	/* globaltimer re-measured this often while launches complete */
 #define MAX_QUERIES 512
+#define SLOW_LAUNCH_NS 5000000ULL
 #define MAX_STREAMS 64
 #define MAX_SAVED_ATTRS 8
 #define BLOCK_MSG_MAX 4096	/* block records per message */
@@ -69,6 +70,8 @@ struct inst_func {
 	bool resolved;			/* target looked up (or given up) */
 	CUfunction target;		/* the instrumented function; NULL: launch unchanged */
 	bool target_is_kernel;		/* target is a CUkernel (library copy) */
+	CUfunction target_fn;		/* the CUkernel's function in target_ctx: launched without a lookup */
+	CUcontext target_ctx;
 	const struct ptx_kernel_result *k;
 	struct saved_attr attrs[MAX_SAVED_ATTRS];
 	unsigned nattrs;
@@ -141,6 +144,7 @@ struct probe_state {
 	unsigned nctxs;
 	struct stream_count streams[STREAM_SLOTS];
 	atomic_ullong seq;
+	uint64_t max_complete_seq;	/* no launch after this one is marked complete */
 	atomic_uint captures;
 	void *staging;			/* host buffer the drain thread copies into */
 	size_t staging_size;
@@ -584,6 +588,14 @@ static void resolve_target(struct probe_state *ps, struct inst_func *f)
 				   "the instrumented copy lacks this kernel (lookup failed)");
 		return;
 	}
+	if (f->target_is_kernel) {
+		typedef CUresult (*kernel_get_function_fn)(CUfunction *, CUkernel);
+		kernel_get_function_fn get_fn = (kernel_get_function_fn)interpose_real_for("cuKernelGetFunction");
+
+		f->target_ctx = current_ctx(ps->st);
+		if (!get_fn || get_fn(&f->target_fn, (CUkernel)f->target))
+			f->target_fn = NULL;
+	}
 	apply_attrs(ps, f);
 }
 
@@ -1001,6 +1013,18 @@ static void **extend_params(void **params, const struct ptx_kernel_result *k, CU
 	return out;
 }
 
+/* ps->lock on the launch path, with the wait counted (the drain thread is the other taker). */
+static void timed_lock(struct probe_state *ps)
+{
+	uint64_t start;
+
+	if (!pthread_mutex_trylock(&ps->lock))
+		return;
+	start = inject_now_ns();
+	pthread_mutex_lock(&ps->lock);
+	stat_add(&ps->st->stats.probe_lock_ns, inject_now_ns() - start);
+}
+
 bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
 		   bool ptsz, CUresult *ret)
 {
@@ -1016,6 +1040,7 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	CUcontext ctx;
 	CUresult res;
 	bool want_event;
+	uint64_t real_start, real_ns, host_ns;
 
 	if (!ps || !ps->active || atomic_load_explicit(&st->finished, memory_order_relaxed))
 		return false;
@@ -1035,7 +1060,7 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		slots *= (uint64_t)cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ;
 	bytes = grt_probe_buffer_size(ps->mode, slots);
 	inject_enter_tool();
-	pthread_mutex_lock(&ps->lock);
+	timed_lock(ps);
 	if (!fn->resolved)
 		resolve_target(ps, fn);
 	if (!fn->target || start_drain_thread(ps) || !(r = ctx_res_get(ps, ctx))) {
@@ -1073,9 +1098,12 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		new_extra = extend_extra(extra, fn->k, slot->dptr, storage_extra, &extra_size);
 	/* the application's launch, only redirected: CUPTI must not take it for ours */
 	inject_leave_tool();
+	real_start = inject_now_ns();
 	res = new_params || new_extra
-		      ? interpose_launch_real(ex, ptsz, fn->target, cfg, new_params, new_extra)
+		      ? interpose_launch_real(ex, ptsz, fn->target_fn && fn->target_ctx == ctx ? fn->target_fn : fn->target,
+					      cfg, new_params, new_extra)
 		      : CUDA_ERROR_INVALID_VALUE;
+	real_ns = inject_now_ns() - real_start;
 	inject_enter_tool();
 	if (new_params && new_params != small_params)
 		free(new_params);
@@ -1106,7 +1134,7 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 			p->event = NULL;
 		}
 	}
-	pthread_mutex_lock(&ps->lock);
+	timed_lock(ps);
 	if (ps->tail)
 		ps->tail->next = p;
 	else
@@ -1115,6 +1143,15 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	ps->npending++;
 	pthread_mutex_unlock(&ps->lock);
 	atomic_fetch_add(&ps->launches, 1);
+	host_ns = inject_now_ns() - p->api_enter_ns - real_ns;
+	/* a first launch that JIT-compiled or calibrated is counted apart from the steady state */
+	if (host_ns < SLOW_LAUNCH_NS) {
+		stat_add(&st->stats.probe_launches, 1);
+		stat_add(&st->stats.probe_real_ns, real_ns);
+		stat_add(&st->stats.probe_host_ns, host_ns);
+	} else {
+		stat_add(&st->stats.probe_slow, 1);
+	}
 	inject_leave_tool();
 	return true;
 }
@@ -1135,9 +1172,11 @@ void probes_synchronized(CUstream s, bool all, bool ptsz, uint64_t token)
 	if (!ps || !ps->active)
 		return;
 	pthread_mutex_lock(&ps->lock);
-	for (struct pending *p = ps->head; p; p = p->next)
-		if (p->seq <= token && (all || p->stream_key == key) && !p->complete)
+	for (struct pending *p = ps->head; p && p->seq <= token; p = p->next)
+		if ((all || p->stream_key == key) && !p->complete)
 			p->complete = any = true;
+	if (any && token > ps->max_complete_seq)
+		ps->max_complete_seq = token;
 	if (any)
 		pthread_cond_signal(&ps->wake);
 	pthread_mutex_unlock(&ps->lock);
@@ -1172,6 +1211,7 @@ static void poll_events(struct probe_state *ps)
 	struct pending *queries[MAX_QUERIES];
 	struct stream_done done[MAX_STREAMS];
 	unsigned nq = 0, nd = 0;
+	uint64_t max_seq = 0;
 
 	for (struct pending *p = ps->head; p && nq < MAX_QUERIES; p = p->next)
 		if (p->event && !p->complete)
@@ -1191,12 +1231,18 @@ static void poll_events(struct probe_state *ps)
 			d->blocked = true;
 	}
 	pthread_mutex_lock(&ps->lock);
-	for (struct pending *p = ps->head; p; p = p->next) {
+	for (unsigned i = 0; i < nd; i++)
+		if (done[i].seq > max_seq)
+			max_seq = done[i].seq;
+	/* the list is in launch order: nothing after the newest completed launch can be complete */
+	for (struct pending *p = ps->head; p && p->seq <= max_seq; p = p->next) {
 		struct stream_done *d = stream_done_of(done, &nd, p->stream_key);
 
 		if (d && p->seq <= d->seq)
 			p->complete = true;
 	}
+	if (max_seq > ps->max_complete_seq)
+		ps->max_complete_seq = max_seq;
 }
 
 /* Takes completed launches (oldest first, one context) off the list, up to MAX_BATCH_BYTES. */
@@ -1206,7 +1252,7 @@ static struct pending *take_completed(struct probe_state *ps)
 	uint64_t bytes = 0;
 	CUcontext ctx = NULL;
 
-	while (*at) {
+	while (*at && (*at)->seq <= ps->max_complete_seq) {
 		struct pending *p = *at;
 
 		if (!p->complete || (ctx && p->ctx != ctx) || bytes + p->slot->size > MAX_BATCH_BYTES) {
@@ -1506,6 +1552,7 @@ static void *drain_main(void *arg)
 	while (!ps->stop) {
 		struct timespec ts;
 		struct pending *batch;
+		uint64_t t0, t1;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += DRAIN_PERIOD_NS;
@@ -1516,15 +1563,22 @@ static void *drain_main(void *arg)
 		pthread_cond_timedwait(&ps->wake, &ps->lock, &ts);
 		if (atomic_load(&ps->captures))
 			continue;
+		t0 = inject_now_ns();
 		pool_top_up(ps);
-		if (!ps->npending)
+		t1 = inject_now_ns();
+		stat_add(&ps->st->stats.drain_topup_ns, t1 - t0);
+		if (!ps->npending || ps->st->cfg.collect_at_exit)
 			continue;
 		poll_events(ps);
+		t0 = inject_now_ns();
+		stat_add(&ps->st->stats.drain_poll_ns, t0 - t1);
 		while ((batch = take_completed(ps))) {
 			pthread_mutex_unlock(&ps->lock);
 			collect(ps, batch);
+			stat_add(&ps->st->stats.drain_batches, 1);
 			pthread_mutex_lock(&ps->lock);
 		}
+		stat_add(&ps->st->stats.drain_collect_ns, inject_now_ns() - t0);
 	}
 	pthread_mutex_unlock(&ps->lock);
 	return NULL;
@@ -1607,6 +1661,7 @@ void probes_stop(struct inject_state *st)
 	}
 	for (struct pending *p = ps->head; p; p = p->next)
 		p->complete = true;
+	ps->max_complete_seq = UINT64_MAX;
 	pthread_mutex_unlock(&ps->lock);
 	calib_refresh(st, 0);
 	pthread_mutex_lock(&ps->lock);
