@@ -28,8 +28,8 @@ static const char *cuda_tool(const char *tool)
 }
 
 /* Runs a shell command built from fmt; returns its exit status (-1 when it could not run). */
-static int run_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run_cmd(const char *fmt, ...)
+static inline int run_cmd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline int run_cmd(const char *fmt, ...)
 {
 	char cmd[4096];
 	va_list ap;
@@ -69,7 +69,7 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
-static bool spit(const char *path, const char *data, size_t len)
+static inline bool spit(const char *path, const char *data, size_t len)
 {
 	FILE *f = fopen(path, "wb");
 	bool ok;
@@ -81,7 +81,7 @@ static bool spit(const char *path, const char *data, size_t len)
 }
 
 /* A fresh scratch directory under $TMPDIR (removed by scratch_remove). */
-static bool scratch_make(char *dir, size_t size)
+static inline bool scratch_make(char *dir, size_t size)
 {
 	const char *tmp = getenv("TMPDIR");
 
@@ -89,7 +89,7 @@ static bool scratch_make(char *dir, size_t size)
 	return mkdtemp(dir) != NULL;
 }
 
-static void scratch_remove(const char *dir)
+static inline void scratch_remove(const char *dir)
 {
 	char cmd[600];
 

@@ -1,9 +1,187 @@
-/* `grtrace report` (placeholder until the command lands). */
+/* `grtrace report`: summarise a trace through the registered report sections (the btt of grtrace). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analysis/report.h"
+#include "analysis/report_section.h"
+#include "analysis/report_util.h"
 #include "cli/commands.h"
 #include "common/log.h"
 
+/* getopt values of the per-section flags: SECTION_FLAG_BASE + index in the registry */
+#define SECTION_FLAG_BASE 256
+
+enum report_flag {
+	FLAG_FORMAT = 'f',
+	FLAG_TOP = 't',
+	FLAG_THRESHOLD = 'T',
+	FLAG_HELP = 'h',
+};
+
+static void report_usage(FILE *out)
+{
+	fprintf(out, "usage: grtrace report FILE [--format text|json] [--top N] [--threshold LIST]");
+	for (const struct report_section *s = report_section_next(NULL); s; s = report_section_next(s))
+		fprintf(out, " [--%s]", s->name);
+	fprintf(out,
+		"\n"
+		"  --format     text (default) or json (one object: {\"trace\": {...}, SECTION: ...})\n"
+		"  --top N      rows per list in text output (default %d, 0 for all)\n"
+		"  --threshold  KEY=VALUE[,KEY=VALUE] passed to the sections (see docs/report.md)\n"
+		"sections (default: those marked *; naming any shows only the named ones):\n",
+		REPORT_DEFAULT_TOP);
+	for (const struct report_section *s = report_section_next(NULL); s; s = report_section_next(s))
+		fprintf(out, "  %c --%-12s %s\n", s->default_on ? '*' : ' ', s->name, s->summary);
+}
+
+static size_t count_sections(void)
+{
+	size_t n = 0;
+
+	for (const struct report_section *s = report_section_next(NULL); s; s = report_section_next(s))
+		n++;
+	return n;
+}
+
+/* The fixed options followed by one flag per registered section. */
+static struct option *build_options(size_t nsections)
+{
+	static const struct option fixed[] = {
+		{ "format", required_argument, NULL, FLAG_FORMAT },
+		{ "top", required_argument, NULL, FLAG_TOP },
+		{ "threshold", required_argument, NULL, FLAG_THRESHOLD },
+		{ "help", no_argument, NULL, FLAG_HELP },
+	};
+	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), i = 0;
+	struct option *options = calloc(nfixed + nsections + 1, sizeof(*options));
+
+	if (!options)
+		return NULL;
+	memcpy(options, fixed, sizeof(fixed));
+	for (const struct report_section *s = report_section_next(NULL); s;
+	     s = report_section_next(s), i++)
+		options[nfixed + i] = (struct option){ s->name, no_argument, NULL,
+						       SECTION_FLAG_BASE + (int)i };
+	return options;
+}
+
+static int parse_top(const char *text, unsigned *top)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || end == text || *end || *text == '-' || v > 1000000)
+		return -EINVAL;
+	*top = (unsigned)v;
+	return 0;
+}
+
+/* Fills opt->sections: the flagged ones, or every default one when none was flagged. */
+static int select_sections(const bool *flagged, size_t nsections, struct report_options *opt)
+{
+	bool any = false;
+	size_t i = 0;
+
+	for (size_t k = 0; k < nsections; k++)
+		any |= flagged[k];
+	opt->sections = calloc(nsections ? nsections : 1, sizeof(*opt->sections));
+	if (!opt->sections)
+		return -ENOMEM;
+	for (const struct report_section *s = report_section_next(NULL); s;
+	     s = report_section_next(s), i++)
+		if (any ? flagged[i] : s->default_on)
+			opt->sections[opt->nsections++] = s;
+	return 0;
+}
+
+struct report_args {
+	struct report_options opt;
+	bool *flagged;
+	const char *path;
+	bool help;
+};
+
+/* Returns GRT_EXIT_OK with args filled, or the exit code after printing the problem. */
+static int parse_args(int argc, char **argv, struct option *options, size_t nsections,
+		      struct report_args *args)
+{
+	int opt;
+
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+		if (opt >= SECTION_FLAG_BASE && (size_t)(opt - SECTION_FLAG_BASE) < nsections) {
+			args->flagged[opt - SECTION_FLAG_BASE] = true;
+			continue;
+		}
+		switch (opt) {
+		case FLAG_FORMAT:
+			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
+				grt_error("report: unknown format '%s' (text or json)", optarg);
+				return GRT_EXIT_USAGE;
+			}
+			args->opt.json = !strcmp(optarg, "json");
+			break;
+		case FLAG_TOP:
+			if (parse_top(optarg, &args->opt.top_n)) {
+				grt_error("report: --top needs a number of rows, got '%s'", optarg);
+				return GRT_EXIT_USAGE;
+			}
+			break;
+		case FLAG_THRESHOLD:
+			if (report_threshold_check(optarg)) {
+				grt_error("report: bad --threshold '%s' (KEY=NUMBER[,KEY=NUMBER])", optarg);
+				return GRT_EXIT_USAGE;
+			}
+			args->opt.thresholds = optarg;
+			break;
+		case FLAG_HELP:
+			args->help = true;
+			return GRT_EXIT_OK;
+		default:
+			grt_error("report: unknown or incomplete option '%s'", argv[optind - 1]);
+			report_usage(stderr);
+			return GRT_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		grt_error("report: %s", optind == argc ? "no trace file given" : "one trace file only");
+		report_usage(stderr);
+		return GRT_EXIT_USAGE;
+	}
+	args->path = argv[optind];
+	return GRT_EXIT_OK;
+}
+
 int cmd_report(int argc, char **argv)
 {
-	grt_error("report: not built yet");
-	return GRT_EXIT_FAILURE;
+	size_t nsections = count_sections();
+	struct option *options = build_options(nsections);
+	struct report_args args = { .opt = { .top_n = REPORT_DEFAULT_TOP } };
+	int rc;
+
+	args.flagged = calloc(nsections ? nsections : 1, sizeof(*args.flagged));
+	if (!options || !args.flagged) {
+		free(options);
+		free(args.flagged);
+		grt_error("out of memory");
+		return GRT_EXIT_FAILURE;
+	}
+	rc = parse_args(argc, argv, options, nsections, &args);
+	if (rc == GRT_EXIT_OK && args.help) {
+		report_usage(stdout);
+	} else if (rc == GRT_EXIT_OK && select_sections(args.flagged, nsections, &args.opt)) {
+		grt_error("out of memory");
+		rc = GRT_EXIT_FAILURE;
+	} else if (rc == GRT_EXIT_OK) {
+		rc = report_run(args.path, &args.opt, stdout);
+	}
+	free(args.opt.sections);
+	free(args.flagged);
+	free(options);
+	return rc;
 }

@@ -1,4 +1,4 @@
-/* Walking fat binaries (wrapper, header, entries) and picking the PTX a rewrite should start from. */
+/* Walking fat binaries: the wrapper, the header and its entries, with every read bounded. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,9 +106,11 @@ int fatbin_iter_init(struct fatbin_iter *it, const void *image, size_t max_len)
 		if (max_len == FATBIN_LEN_UNKNOWN)
 			return iter_start(it, fb, FATBIN_LEN_UNKNOWN);
 		/* A known length must contain what the wrapper points to. */
-		if (fb < p || (uint64_t)(fb - p) >= max_len)
+		uintptr_t off = (uintptr_t)fb - (uintptr_t)p;
+
+		if ((uintptr_t)fb < (uintptr_t)p || off >= max_len)
 			return -EINVAL;
-		return iter_start(it, fb, max_len - (uint64_t)(fb - p));
+		return iter_start(it, p + off, max_len - off);
 	}
 	default:
 		return -EINVAL;
@@ -181,8 +183,6 @@ int fatbin_entry_contents(const struct fatbin_entry *e, char **out, size_t *len)
 
 	*out = NULL;
 	*len = 0;
-	if (e->compressed && !(e->flags & (FLAG_LZ4 | FLAG_ZSTD)))
-		return -ENOTSUP;
 	if (size >= FATBIN_SANE_SIZE || (e->compressed && !size))
 		return -EINVAL;
 	buf = malloc(size + 1);

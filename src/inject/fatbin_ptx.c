@@ -1,4 +1,4 @@
-/* Picking the PTX to rewrite out of an image or a file, with a one-line reason when there is none. */
+/* Picking the PTX to rewrite out of an image or a file, or saying why there is none. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -12,7 +12,7 @@
 #include "fatbin_image.h"
 
 static int fail(struct fatbin_ptx *ptx, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 
 static int fail(struct fatbin_ptx *ptx, int err, const char *fmt, ...)
 {
@@ -40,9 +40,9 @@ static int ptx_from_text(const char *text, size_t max_len, struct fatbin_ptx *pt
 
 /* What the walk over a fat binary's entries saw. */
 struct ptx_choice {
-	struct fatbin_entry best;	/* the PTX entry chosen so far */
+	struct fatbin_entry best; /* the PTX entry chosen so far */
 	bool have_best;
-	unsigned newest_ptx;		/* highest PTX arch seen, for the "too new" reason */
+	unsigned oldest_ptx; /* lowest PTX arch seen, for the "too new" reason */
 	unsigned cubins;
 	unsigned cubin_arch;
 };
@@ -59,7 +59,7 @@ static int ptx_from_fatbin(const void *image, size_t max_len, unsigned device_ar
 {
 	struct fatbin_iter it;
 	struct fatbin_entry e;
-	struct ptx_choice c = { 0 };
+	struct ptx_choice c = {0};
 	char *buf;
 	size_t len;
 	int n, err;
@@ -73,8 +73,8 @@ static int ptx_from_fatbin(const void *image, size_t max_len, unsigned device_ar
 		}
 		if (e.kind != FATBIN_ENTRY_PTX)
 			continue;
-		if (e.arch > c.newest_ptx)
-			c.newest_ptx = e.arch;
+		if (!c.oldest_ptx || e.arch < c.oldest_ptx)
+			c.oldest_ptx = e.arch;
 		if (better(&c, &e, device_arch)) {
 			c.best = e;
 			c.have_best = true;
@@ -83,18 +83,15 @@ static int ptx_from_fatbin(const void *image, size_t max_len, unsigned device_ar
 	if (n < 0)
 		return fail(ptx, -EINVAL, "malformed fat binary entry at offset %llu",
 			    (unsigned long long)it.pos);
-	if (!c.have_best && c.newest_ptx)
-		return fail(ptx, -ENOEXEC, "PTX only for sm_%u, newer than the device (sm_%u)",
-			    c.newest_ptx, device_arch);
+	if (!c.have_best && c.oldest_ptx)
+		return fail(ptx, -ENOEXEC, "PTX only for sm_%u or newer, the device is sm_%u",
+			    c.oldest_ptx, device_arch);
 	if (!c.have_best && c.cubins)
-		return fail(ptx, -ENOENT, "no PTX (machine code only: %u cubin(s), sm_%u)", c.cubins,
-			    c.cubin_arch);
+		return fail(ptx, -ENOENT, "no PTX (machine code only: %u cubin(s), sm_%u)",
+			    c.cubins, c.cubin_arch);
 	if (!c.have_best)
 		return fail(ptx, -ENOENT, "no PTX (empty fat binary)");
 	err = fatbin_entry_contents(&c.best, &buf, &len);
-	if (err == -ENOTSUP)
-		return fail(ptx, err, "PTX entry uses an unknown compression (flags 0x%llx)",
-			    (unsigned long long)c.best.flags);
 	if (err == -ENOMEM)
 		return fail(ptx, err, "out of memory decompressing %llu bytes of PTX",
 			    (unsigned long long)c.best.uncompressed_size);

@@ -1,4 +1,4 @@
-/* Layout of the device buffer the PTX probes write; shared by the rewriter and the inject library. */
+/* Layout of the device buffer the PTX probes write; shared by rewriter and inject library. */
 #ifndef GRT_PROBE_BUFFER_H
 #define GRT_PROBE_BUFFER_H
 
@@ -31,17 +31,19 @@
 #define GRT_PROBE_HEAD_SIZE 64u
 
 enum grt_probe_mode {
-	GRT_PROBE_BLOCK = 1,	/* one record per block: entry time, SM, last thread's exit time */
-	GRT_PROBE_THREAD = 2,	/* one record per thread: entry and exit time (the heavy benchmark probe) */
+	GRT_PROBE_BLOCK = 1, /* one record per block: entry time, SM, last thread's exit time */
+	GRT_PROBE_THREAD =
+	    2, /* one record per thread: entry and exit time (the heavy benchmark probe) */
 };
 
 struct grt_probe_head {
-	uint32_t magic;		/* host: GRT_PROBE_MAGIC */
-	uint32_t mode;		/* host: enum grt_probe_mode, checked by the host only */
-	uint64_t capacity;	/* host: number of record slots after the head */
-	uint64_t lost;		/* device: blocks/threads whose slot index was >= capacity */
-	uint64_t done;		/* device: records completed (block mode: end written; thread mode: stored) */
-	uint64_t reserved[4];	/* zero */
+	uint32_t magic;	   /* host: GRT_PROBE_MAGIC */
+	uint32_t mode;	   /* host: enum grt_probe_mode, checked by the host only */
+	uint64_t capacity; /* host: number of record slots after the head */
+	uint64_t lost;	   /* device: blocks/threads whose slot index was >= capacity */
+	uint64_t
+	    done; /* device: records completed (block mode: end written; thread mode: stored) */
+	uint64_t reserved[4]; /* zero */
 };
 _Static_assert(sizeof(struct grt_probe_head) == GRT_PROBE_HEAD_SIZE, "probe head is 64 bytes");
 
@@ -60,13 +62,13 @@ _Static_assert(sizeof(struct grt_probe_head) == GRT_PROBE_HEAD_SIZE, "probe head
  * terminated inside a device function, or a trap).
  */
 struct grt_probe_block_rec {
-	uint64_t start_ns;	/* %globaltimer at block entry (thread 0) */
-	uint64_t end_ns;	/* %globaltimer after the last thread's exit */
-	uint32_t block_x;	/* %ctaid */
+	uint64_t start_ns; /* %globaltimer at block entry (thread 0) */
+	uint64_t end_ns;   /* %globaltimer after the last thread's exit */
+	uint32_t block_x;  /* %ctaid */
 	uint32_t block_y;
 	uint32_t block_z;
-	uint32_t smid;		/* %smid of thread 0 at entry */
-	uint32_t threads_done;	/* exit counter; equals ntid.x*ntid.y*ntid.z when complete */
+	uint32_t smid;	       /* %smid of thread 0 at entry */
+	uint32_t threads_done; /* exit counter; equals ntid.x*ntid.y*ntid.z when complete */
 	uint32_t pad;
 };
 _Static_assert(sizeof(struct grt_probe_block_rec) == 40, "block record is 40 bytes");
@@ -84,7 +86,7 @@ struct grt_probe_thread_rec {
 	uint64_t start_ns;	/* %globaltimer at the thread's entry */
 	uint64_t end_ns;	/* %globaltimer at the thread's exit */
 	uint32_t block_linear;	/* low 32 bits of the block's linear index */
-	uint32_t thread_linear;	/* tid.x + ntid.x * (tid.y + ntid.y * tid.z) */
+	uint32_t thread_linear; /* tid.x + ntid.x * (tid.y + ntid.y * tid.z) */
 };
 _Static_assert(sizeof(struct grt_probe_thread_rec) == 24, "thread record is 24 bytes");
 

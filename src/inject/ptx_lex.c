@@ -26,7 +26,7 @@ static int push(struct ptx_toks *t, size_t off, size_t len, enum ptx_tok_kind ki
 		t->v = v;
 		t->cap = cap;
 	}
-	t->v[t->n++] = (struct ptx_tok){ .off = (uint32_t)off, .len = (uint32_t)len, .kind = kind };
+	t->v[t->n++] = (struct ptx_tok){.off = (uint32_t)off, .len = (uint32_t)len, .kind = kind};
 	return 0;
 }
 

@@ -7,11 +7,11 @@
 #include <stdint.h>
 
 enum ptx_tok_kind {
-	PTX_TOK_IDENT,		/* add, %r1, $L__BB0_2, _Z3fooi, %tid */
-	PTX_TOK_DIRECTIVE,	/* .entry, .reg, .u64, .x (a suffix of an opcode or register) */
-	PTX_TOK_NUMBER,		/* 42, 0x1f, 0f3F800000, 1.5 */
-	PTX_TOK_STRING,		/* "file.cu" */
-	PTX_TOK_PUNCT,		/* one character: { } ( ) [ ] ; , : @ ! < > + - = | ... */
+	PTX_TOK_IDENT,	   /* add, %r1, $L__BB0_2, _Z3fooi, %tid */
+	PTX_TOK_DIRECTIVE, /* .entry, .reg, .u64, .x (a suffix of an opcode or register) */
+	PTX_TOK_NUMBER,	   /* 42, 0x1f, 0f3F800000, 1.5 */
+	PTX_TOK_STRING,	   /* "file.cu" */
+	PTX_TOK_PUNCT,	   /* one character: { } ( ) [ ] ; , : @ ! < > + - = | ... */
 };
 
 struct ptx_tok {
@@ -22,7 +22,7 @@ struct ptx_tok {
 
 struct ptx_toks {
 	const char *text;
-	size_t len;	/* bytes of text tokenized */
+	size_t len; /* bytes of text tokenized */
 	struct ptx_tok *v;
 	size_t n;
 	size_t cap;

@@ -1,4 +1,4 @@
-/* The structure of a PTX module as the rewriter needs it: version, kernels, their parameters and exits. */
+/* The structure of a PTX module the rewriter needs: version, kernels, parameters, exits. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,11 +31,42 @@ static size_t match_close(const struct ptx_toks *t, size_t open, char open_c, ch
 	return PTX_NO_TOK;
 }
 
+/*
+ * Parses an unsigned decimal (or 0x hex) number at s[*pos..len), stopping at
+ * the first other character; saturates instead of overflowing. The text is
+ * not NUL-terminated, so nothing past len is looked at.
+ */
+static unsigned parse_uint(const char *s, size_t len, size_t *pos)
+{
+	unsigned base = 10, v = 0;
+	size_t i = *pos;
+
+	if (len - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
+		base = 16;
+		i += 2;
+	}
+	for (; i < len; i++) {
+		char c = s[i];
+		unsigned d = c >= '0' && c <= '9'		  ? (unsigned)(c - '0')
+			     : base == 16 && c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+			     : base == 16 && c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10)
+								  : base;
+
+		if (d >= base)
+			break;
+		v = v > (UINT32_MAX - d) / base ? UINT32_MAX : v * base + d;
+	}
+	*pos = i;
+	return v;
+}
+
 static unsigned tok_number(const struct ptx_module *m, size_t i)
 {
+	size_t pos = 0;
+
 	if (i >= m->toks.n || m->toks.v[i].kind != PTX_TOK_NUMBER)
 		return 0;
-	return (unsigned)strtoul(ptx_tok_text(m, i), NULL, 0);
+	return parse_uint(ptx_tok_text(m, i), m->toks.v[i].len, &pos);
 }
 
 /* Bytes of a scalar PTX type directive (".u32" → 4), 0 when it is not one. */
@@ -45,10 +76,10 @@ static uint32_t type_size(const struct ptx_module *m, size_t i)
 		const char *name;
 		uint32_t size;
 	} types[] = {
-		{ ".b8", 1 },	{ ".u8", 1 },	 { ".s8", 1 },	   { ".b16", 2 },  { ".u16", 2 },
-		{ ".s16", 2 },	{ ".f16", 2 },	 { ".bf16", 2 },   { ".b32", 4 },  { ".u32", 4 },
-		{ ".s32", 4 },	{ ".f32", 4 },	 { ".f16x2", 4 },  { ".bf16x2", 4 }, { ".b64", 8 },
-		{ ".u64", 8 },	{ ".s64", 8 },	 { ".f64", 8 },	   { ".b128", 16 },
+	    {".b8", 1},	 {".u8", 1},  {".s8", 1},    {".b16", 2},    {".u16", 2},
+	    {".s16", 2}, {".f16", 2}, {".bf16", 2},  {".b32", 4},    {".u32", 4},
+	    {".s32", 4}, {".f32", 4}, {".f16x2", 4}, {".bf16x2", 4}, {".b64", 8},
+	    {".u64", 8}, {".s64", 8}, {".f64", 8},   {".b128", 16},
 	};
 
 	for (size_t k = 0; k < sizeof(types) / sizeof(types[0]); k++)
@@ -120,7 +151,7 @@ static int add_exit(struct ptx_entry *e, size_t op, size_t semicolon)
 			return -ENOMEM;
 		e->exits = v;
 	}
-	e->exits[e->nr_exits++] = (struct ptx_exit_site){ op, semicolon };
+	e->exits[e->nr_exits++] = (struct ptx_exit_site){op, semicolon};
 	return 0;
 }
 
@@ -133,7 +164,7 @@ static bool is_declaration(const struct ptx_module *m, size_t i)
 /* What a body holds: found by walking its statements. */
 struct body_walk {
 	size_t first_stmt;
-	bool has_exit_op;	/* an `exit` instruction */
+	bool has_exit_op; /* an `exit` instruction */
 	bool has_call;
 };
 
@@ -184,7 +215,8 @@ static int scan_body(struct ptx_module *m, size_t open, size_t close, struct ptx
 				return scan_error(m, i, "braces nested too deeply");
 			if (stmt_start && w->first_stmt == PTX_NO_TOK)
 				w->first_stmt = i;
-			vector_bits = (vector_bits & ~(1ull << depth)) | (uint64_t)!stmt_start << depth;
+			vector_bits = (vector_bits & ~(1ull << depth)) | (uint64_t)!stmt_start
+									     << depth;
 			depth++;
 		} else if (ptx_tok_is_punct(t, i, '}')) {
 			if (!depth)
@@ -215,10 +247,13 @@ static int scan_body(struct ptx_module *m, size_t open, size_t close, struct ptx
 static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *err)
 {
 	const struct ptx_toks *t = &m->toks;
-	struct ptx_entry e = { .lparen = PTX_NO_TOK, .rparen = PTX_NO_TOK,
-			       .body_open = PTX_NO_TOK, .body_close = PTX_NO_TOK,
-			       .last_param_name = PTX_NO_TOK, .unsized_param = -1 };
-	struct body_walk w = { 0 };
+	struct ptx_entry e = {.lparen = PTX_NO_TOK,
+			      .rparen = PTX_NO_TOK,
+			      .body_open = PTX_NO_TOK,
+			      .body_close = PTX_NO_TOK,
+			      .last_param_name = PTX_NO_TOK,
+			      .unsized_param = -1};
+	struct body_walk w = {0};
 	size_t j = i + 1;
 
 	if (!is_entry && ptx_tok_is_punct(t, j, '(')) { /* return value list */
@@ -230,7 +265,8 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 		j++;
 	}
 	if (j >= t->n || t->v[j].kind != PTX_TOK_IDENT) {
-		*err = scan_error(m, i, is_entry ? ".entry without a name" : ".func without a name");
+		*err =
+		    scan_error(m, i, is_entry ? ".entry without a name" : ".func without a name");
 		return PTX_NO_TOK;
 	}
 	e.name = j++;
@@ -270,8 +306,8 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 	e.has_call = w.has_call;
 	scan_params(m, &e);
 	if ((m->nr_entries & (m->nr_entries - 1)) == 0) {
-		struct ptx_entry *v = realloc(m->entries, (m->nr_entries ? m->nr_entries * 2 : 1) *
-							       sizeof(*v));
+		struct ptx_entry *v =
+		    realloc(m->entries, (m->nr_entries ? m->nr_entries * 2 : 1) * sizeof(*v));
 		if (!v) {
 			free(e.exits);
 			*err = -ENOMEM;
@@ -287,13 +323,17 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 static void scan_version(struct ptx_module *m, size_t i)
 {
 	const char *s;
+	size_t len, pos = 0;
 
 	if (i >= m->toks.n || m->toks.v[i].kind != PTX_TOK_NUMBER)
 		return;
 	s = ptx_tok_text(m, i);
-	m->version_major = (unsigned)strtoul(s, (char **)&s, 10);
-	if (*s == '.')
-		m->version_minor = (unsigned)strtoul(s + 1, NULL, 10);
+	len = m->toks.v[i].len;
+	m->version_major = parse_uint(s, len, &pos);
+	if (pos < len && s[pos] == '.') {
+		pos++;
+		m->version_minor = parse_uint(s, len, &pos);
+	}
 }
 
 int ptx_module_scan(const char *text, size_t len, struct ptx_module *m)

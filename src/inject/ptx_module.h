@@ -1,4 +1,4 @@
-/* The structure of a PTX module as the rewriter needs it: version, kernels, their parameters and exits. */
+/* The structure of a PTX module the rewriter needs: version, kernels, parameters, exits. */
 #ifndef GRT_PTX_MODULE_H
 #define GRT_PTX_MODULE_H
 
@@ -11,20 +11,20 @@
 
 /* A `ret` or `exit` instruction of a kernel body. */
 struct ptx_exit_site {
-	size_t op;		/* the opcode token */
-	size_t semicolon;	/* the token ending the instruction */
+	size_t op;	  /* the opcode token */
+	size_t semicolon; /* the token ending the instruction */
 };
 
 /* One `.entry` (all indices are token indices). */
 struct ptx_entry {
 	size_t name;
-	size_t lparen, rparen;		/* PTX_NO_TOK when there is no parameter list */
-	size_t body_open, body_close;	/* PTX_NO_TOK for a declaration without body */
-	size_t first_stmt;		/* first statement after the leading declarations */
+	size_t lparen, rparen;	      /* PTX_NO_TOK when there is no parameter list */
+	size_t body_open, body_close; /* PTX_NO_TOK for a declaration without body */
+	size_t first_stmt;	      /* first statement after the leading declarations */
 	unsigned nr_params;
-	size_t last_param_name;		/* PTX_NO_TOK when no params */
-	int unsized_param;		/* index of a parameter whose size is unknown, or -1 */
-	uint32_t args_end;		/* bytes of the argument buffer before rewriting */
+	size_t last_param_name; /* PTX_NO_TOK when no params */
+	int unsized_param;	/* index of a parameter whose size is unknown, or -1 */
+	uint32_t args_end;	/* bytes of the argument buffer before rewriting */
 	struct ptx_exit_site *exits;
 	size_t nr_exits;
 	bool has_call;
@@ -33,8 +33,8 @@ struct ptx_entry {
 struct ptx_module {
 	struct ptx_toks toks;
 	unsigned version_major, version_minor;
-	unsigned address_size;		/* 64 unless .address_size says otherwise */
-	bool func_exits;		/* some .func body executes `exit` */
+	unsigned address_size; /* 64 unless .address_size says otherwise */
+	bool func_exits;       /* some .func body executes `exit` */
 	struct ptx_entry *entries;
 	size_t nr_entries;
 	char error[128];

@@ -17,7 +17,7 @@
 struct rewrite_out {
 	const struct ptx_module *m;
 	struct strbuf b;
-	size_t copied;	/* input offset copied so far */
+	size_t copied; /* input offset copied so far */
 };
 
 static void copy_to(struct rewrite_out *o, size_t off)
@@ -58,13 +58,13 @@ static const char *refusal(const struct ptx_module *m, const struct ptx_entry *e
 	if (!version_at_least(m, 3, 1))
 		return "PTX ISA older than 3.1 has no %globaltimer";
 	if (e->unsized_param >= 0) {
-		snprintf(k->reason, sizeof(k->reason), "parameter %d has a type that cannot be sized",
-			 e->unsized_param);
+		snprintf(k->reason, sizeof(k->reason),
+			 "parameter %d has a type that cannot be sized", e->unsized_param);
 		return k->reason;
 	}
 	if (k->param_size > space) {
-		snprintf(k->reason, sizeof(k->reason), "no room for the probe parameter (%u of %u bytes)",
-			 k->param_size, space);
+		snprintf(k->reason, sizeof(k->reason),
+			 "no room for the probe parameter (%u of %u bytes)", k->param_size, space);
 		return k->reason;
 	}
 	if (m->func_exits && e->has_call)
@@ -94,7 +94,7 @@ static void rewrite_entry(struct rewrite_out *o, const struct ptx_entry *e,
 	copy_to(o, tok_end(m, e->body_open));
 	probe_emit_decls(&o->b, s);
 	copy_to(o, e->first_stmt == e->body_close ? tok_off(m, e->body_close)
-						 : tok_off(m, e->first_stmt));
+						  : tok_off(m, e->first_stmt));
 	probe_emit_entry(&o->b, s);
 	for (size_t i = 0; i < e->nr_exits; i++) {
 		copy_to(o, tok_off(m, e->exits[i].op));
@@ -128,7 +128,7 @@ static int rewrite_error(struct ptx_rewrite_result *res, int err, const char *ms
 static int rewrite_module(const struct ptx_module *m, const regex_t *filter,
 			  const struct probe_style *s, struct ptx_rewrite_result *res)
 {
-	struct rewrite_out o = { .m = m };
+	struct rewrite_out o = {.m = m};
 
 	for (size_t i = 0; i < m->nr_entries; i++) {
 		const struct ptx_entry *e = &m->entries[i];
@@ -138,8 +138,9 @@ static int rewrite_module(const struct ptx_module *m, const regex_t *filter,
 		if (kernel_init(m, e, k))
 			break;
 		res->nr_kernels++;
-		why = filter && regexec(filter, k->name, 0, NULL, 0) ? "not selected by the kernel filter"
-								    : refusal(m, e, k);
+		why = filter && regexec(filter, k->name, 0, NULL, 0)
+			  ? "not selected by the kernel filter"
+			  : refusal(m, e, k);
 		if (!why && !s->prefix)
 			why = "no free name prefix for the probe";
 		if (why) {
@@ -169,9 +170,9 @@ static int rewrite_module(const struct ptx_module *m, const regex_t *filter,
 int ptx_rewrite(const char *ptx, size_t len, const struct ptx_rewrite_opts *opts,
 		struct ptx_rewrite_result *res)
 {
-	struct ptx_module m = { 0 };
+	struct ptx_module m = {0};
 	char prefix[PTX_PREFIX_MAX];
-	struct probe_style style = { .mode = GRT_PROBE_BLOCK };
+	struct probe_style style = {.mode = GRT_PROBE_BLOCK};
 	regex_t filter;
 	bool have_filter = opts && opts->kernel_regex;
 	int err;
@@ -193,7 +194,8 @@ int ptx_rewrite(const char *ptx, size_t len, const struct ptx_rewrite_opts *opts
 	style.prefix = ptx_choose_prefix(&m, prefix) ? NULL : prefix;
 	if (style.prefix)
 		snprintf(res->name_prefix, sizeof(res->name_prefix), "%s", prefix);
-	style.warp_aggregate = m.version_major > 6 || (m.version_major == 6 && m.version_minor >= 2);
+	style.warp_aggregate =
+	    m.version_major > 6 || (m.version_major == 6 && m.version_minor >= 2);
 	res->kernels = calloc(m.nr_entries ? m.nr_entries : 1, sizeof(*res->kernels));
 	if (!res->kernels) {
 		err = rewrite_error(res, -ENOMEM, "out of memory");

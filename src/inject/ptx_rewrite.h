@@ -17,28 +17,29 @@
  */
 
 struct ptx_rewrite_opts {
-	const char *kernel_regex;	/* POSIX extended regex on the mangled name; NULL = every .entry */
-	enum grt_probe_mode mode;	/* GRT_PROBE_BLOCK (default when 0) or GRT_PROBE_THREAD */
+	const char
+	    *kernel_regex; /* POSIX extended regex on the mangled name; NULL = every .entry */
+	enum grt_probe_mode mode; /* GRT_PROBE_BLOCK (default when 0) or GRT_PROBE_THREAD */
 };
 
 struct ptx_kernel_result {
-	char *name;		/* mangled .entry name (malloc'd) */
+	char *name; /* mangled .entry name (malloc'd) */
 	bool instrumented;
-	char reason[96];	/* when not instrumented: one line why ("not selected", ...) */
-	unsigned nr_params;	/* parameters before rewriting */
-	int param_index;	/* index of the added parameter (== nr_params), -1 when not instrumented */
-	uint32_t param_offset;	/* byte offset of the added parameter in the argument buffer */
-	uint32_t param_size;	/* bytes of the argument buffer after rewriting */
+	char reason[96];    /* when not instrumented: one line why ("not selected", ...) */
+	unsigned nr_params; /* parameters before rewriting */
+	int param_index; /* index of the added parameter (== nr_params), -1 when not instrumented */
+	uint32_t param_offset; /* byte offset of the added parameter in the argument buffer */
+	uint32_t param_size;   /* bytes of the argument buffer after rewriting */
 };
 
 struct ptx_rewrite_result {
-	char *ptx;		/* rewritten module, NUL-terminated (malloc'd) */
+	char *ptx; /* rewritten module, NUL-terminated (malloc'd) */
 	size_t ptx_len;
-	struct ptx_kernel_result *kernels;	/* every .entry of the module, in order */
+	struct ptx_kernel_result *kernels; /* every .entry of the module, in order */
 	size_t nr_kernels;
 	size_t nr_instrumented;
-	char name_prefix[24];	/* the probes' names: %<prefix>r0, $<prefix>exit, <prefix>buf */
-	char error[128];	/* when ptx_rewrite() fails: one line why */
+	char name_prefix[24]; /* the probes' names: %<prefix>r0, $<prefix>exit, <prefix>buf */
+	char error[128];      /* when ptx_rewrite() fails: one line why */
 };
 
 /*

@@ -9,7 +9,7 @@ struct strbuf {
 	char *s;
 	size_t len;
 	size_t cap;
-	bool failed;	/* an allocation failed: the contents are incomplete */
+	bool failed; /* an allocation failed: the contents are incomplete */
 };
 
 void strbuf_add(struct strbuf *b, const char *s, size_t n);

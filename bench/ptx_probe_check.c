@@ -1,0 +1,513 @@
+/* On a GPU: rewritten kernels JIT, give bit-identical output, and fill the probe buffer. */
+#include <cuda.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "inject/fatbin.h"
+#include "inject/probe_buffer.h"
+#include "inject/ptx_rewrite.h"
+
+static int failures;
+
+#define CK(call)                                                                                   \
+	do {                                                                                       \
+		CUresult r_ = (call);                                                              \
+		if (r_ != CUDA_SUCCESS) {                                                          \
+			const char *s_ = "?";                                                      \
+			cuGetErrorString(r_, &s_);                                                 \
+			printf("FAIL - %s: %s (line %d)\n", #call, s_, __LINE__);                  \
+			exit(1);                                                                   \
+		}                                                                                  \
+	} while (0)
+
+static void verdict(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void verdict(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", ok ? "ok" : "FAIL");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	failures += !ok;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+		printf("FAIL - cannot read %s\n", path);
+		exit(1);
+	}
+	buf = malloc((size_t)n + 1);
+	if (fread(buf, 1, (size_t)n, f) != (size_t)n)
+		exit(1);
+	buf[n] = 0;
+	fclose(f);
+	if (len)
+		*len = (size_t)n;
+	return buf;
+}
+
+/* One kernel to compare: its buffers, how to fill them, how to launch it. */
+struct kcase {
+	const char *ptx_file;
+	const char *kernel;
+	unsigned grid[3], block[3], shared;
+	int n;
+	size_t in_bytes, out_bytes;
+	void (*fill)(void *in, int n); /* host input pattern */
+	int nargs;		       /* kernel's own arguments, built by args() */
+	void (*args)(void **argv, CUdeviceptr *in, CUdeviceptr *out, int *n);
+	const char *global; /* compare this module global instead of `out` */
+};
+
+static void fill_floats(void *p, int n)
+{
+	float *f = p;
+
+	for (int i = 0; i < n; i++)
+		f[i] = (float)(i % 7);
+}
+
+static void fill_ints(void *p, int n)
+{
+	int *v = p;
+
+	for (int i = 0; i < n; i++)
+		v[i] = (int)((uint32_t)(i * 2654435761u) >> 7) % 23 - 5;
+}
+
+static void args_out_in_n(void **a, CUdeviceptr *in, CUdeviceptr *out, int *n)
+{
+	a[0] = out, a[1] = in, a[2] = n;
+}
+
+static void args_in_out_n(void **a, CUdeviceptr *in, CUdeviceptr *out, int *n)
+{
+	a[0] = in, a[1] = out, a[2] = n;
+}
+
+static void args_data_n(void **a, CUdeviceptr *in, CUdeviceptr *out, int *n)
+{
+	a[0] = out, a[1] = n;
+	(void)in;
+}
+
+static void args_out(void **a, CUdeviceptr *in, CUdeviceptr *out, int *n)
+{
+	a[0] = out;
+	(void)in, (void)n;
+}
+
+static void args_none(void **a, CUdeviceptr *in, CUdeviceptr *out, int *n)
+{
+	(void)a, (void)in, (void)out, (void)n;
+}
+
+#define N_BIG 1000003
+static const struct kcase cases[] = {
+    {"early_return.ptx",
+     "early_return",
+     {782, 1, 1},
+     {128, 1, 1},
+     0,
+     100000,
+     100000 * 4,
+     100000 * 4,
+     fill_ints,
+     3,
+     args_out_in_n},
+    {"barrier_shuffle.ptx",
+     "block_sum",
+     {4096, 1, 1},
+     {256, 1, 1},
+     0,
+     1 << 20,
+     (1 << 20) * 4,
+     4,
+     fill_floats,
+     3,
+     args_in_out_n},
+    {"dynamic_shared.ptx",
+     "reverse_block",
+     {258, 1, 1},
+     {256, 1, 1},
+     1024,
+     65553,
+     65553 * 4,
+     65553 * 4,
+     fill_ints,
+     2,
+     args_data_n},
+    {"device_call.ptx",
+     "call_chain",
+     {400, 1, 1},
+     {256, 1, 1},
+     0,
+     102400,
+     102400 * 4,
+     102400 * 8,
+     fill_floats,
+     3,
+     args_out_in_n},
+    {"multi_kernel.ptx",
+     "grid_3d",
+     {5, 3, 2},
+     {8, 4, 2},
+     0,
+     0,
+     4,
+     40 * 12 * 4 * 4,
+     NULL,
+     1,
+     args_out},
+    {"multi_kernel.ptx",
+     "no_params",
+     {7, 1, 1},
+     {64, 1, 1},
+     0,
+     0,
+     4,
+     4,
+     NULL,
+     0,
+     args_none,
+     "counter"},
+};
+
+struct run_out {
+	void *host_out;
+	struct grt_probe_head head;
+	struct grt_probe_block_rec *recs;
+};
+
+/* Runs a case on `fn`; with a probe buffer of `slots` records when probe != 0. */
+static void run_case(const struct kcase *k, CUmodule mod, CUfunction fn, CUdeviceptr probe,
+		     uint64_t slots, bool instrumented, struct run_out *o)
+{
+	CUdeviceptr in, out;
+	void *argv[8], *hin = calloc(1, k->in_bytes);
+	int n = k->n;
+	size_t gsize;
+	unsigned blocks = k->grid[0] * k->grid[1] * k->grid[2];
+
+	CK(cuMemAlloc(&in, k->in_bytes));
+	if (!k->global)
+		CK(cuMemAlloc(&out, k->out_bytes));
+	if (k->fill)
+		k->fill(hin, (int)(k->in_bytes / 4));
+	CK(cuMemcpyHtoD(in, hin, k->in_bytes));
+	if (k->global) {
+		CK(cuModuleGetGlobal(&out, &gsize, mod, k->global));
+		CK(cuMemsetD8(out, 0, gsize));
+	} else if (k->args == args_data_n) { /* works in place on its input */
+		CK(cuMemcpyHtoD(out, hin, k->out_bytes));
+	} else {
+		CK(cuMemsetD8(out, 0, k->out_bytes));
+	}
+	k->args(argv, &in, &out, &n);
+	if (instrumented) {
+		struct grt_probe_head head = {
+		    .magic = GRT_PROBE_MAGIC, .mode = GRT_PROBE_BLOCK, .capacity = slots};
+
+		argv[k->nargs] = &probe;
+		if (probe) {
+			CK(cuMemsetD8(probe, 0, grt_probe_buffer_size(GRT_PROBE_BLOCK, slots)));
+			CK(cuMemcpyHtoD(probe, &head, sizeof(head)));
+		}
+	}
+	CK(cuLaunchKernel(fn, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+			  k->block[2], k->shared, 0, argv, NULL));
+	CK(cuCtxSynchronize());
+	o->host_out = malloc(k->out_bytes);
+	CK(cuMemcpyDtoH(o->host_out, out, k->out_bytes));
+	if (instrumented && probe) {
+		o->recs = calloc(blocks, sizeof(*o->recs));
+		CK(cuMemcpyDtoH(&o->head, probe, sizeof(o->head)));
+		CK(cuMemcpyDtoH(o->recs, probe + GRT_PROBE_HEAD_SIZE,
+				(slots < blocks ? slots : blocks) * sizeof(*o->recs)));
+	}
+	CK(cuMemFree(in));
+	if (!k->global)
+		CK(cuMemFree(out));
+	free(hin);
+}
+
+/* Every record of a complete launch: its own block, a sane SM, start <= end, all threads counted.
+ */
+static bool records_ok(const struct kcase *k, const struct run_out *o, int sms, uint64_t *max_ns)
+{
+	unsigned gx = k->grid[0], gy = k->grid[1], blocks = gx * gy * k->grid[2];
+	unsigned threads = k->block[0] * k->block[1] * k->block[2];
+
+	*max_ns = 0;
+	for (unsigned i = 0; i < blocks; i++) {
+		const struct grt_probe_block_rec *r = &o->recs[i];
+
+		if (r->block_x != i % gx || r->block_y != i / gx % gy ||
+		    r->block_z != i / (gx * gy) || r->smid >= (unsigned)sms || !r->start_ns ||
+		    r->end_ns < r->start_ns || r->threads_done != threads) {
+			printf("  record %u: block %u,%u,%u sm %u start %llu end %llu done %u\n", i,
+			       r->block_x, r->block_y, r->block_z, r->smid,
+			       (unsigned long long)r->start_ns, (unsigned long long)r->end_ns,
+			       r->threads_done);
+			return false;
+		}
+		if (r->end_ns - r->start_ns > *max_ns)
+			*max_ns = r->end_ns - r->start_ns;
+	}
+	return o->head.done == blocks && o->head.lost == 0;
+}
+
+static void check_case(const char *dir, const struct kcase *k, int sms)
+{
+	char path[512];
+	size_t len;
+	char *ptx;
+	struct ptx_rewrite_result res;
+	const struct ptx_kernel_result *kr;
+	CUmodule m0, m1;
+	CUfunction f0, f1;
+	CUdeviceptr probe;
+	struct run_out a = {0}, b = {0}, c = {0};
+	unsigned blocks = k->grid[0] * k->grid[1] * k->grid[2];
+	uint64_t max_ns = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, k->ptx_file);
+	ptx = slurp(path, &len);
+	if (ptx_rewrite(ptx, len, NULL, &res)) {
+		verdict(false, "%s: rewrite: %s", k->kernel, res.error);
+		return;
+	}
+	kr = ptx_rewrite_find(&res, k->kernel);
+	CK(cuModuleLoadData(&m0, ptx));
+	CK(cuModuleLoadData(&m1, res.ptx));
+	CK(cuModuleGetFunction(&f0, m0, k->kernel));
+	CK(cuModuleGetFunction(&f1, m1, k->kernel));
+	CK(cuMemAlloc(&probe, grt_probe_buffer_size(GRT_PROBE_BLOCK, blocks)));
+	run_case(k, m0, f0, 0, 0, false, &a);
+	run_case(k, m1, f1, probe, blocks, true, &b);
+	run_case(k, m1, f1, 0, 0, true, &c); /* NULL buffer: probes off */
+	verdict(kr && kr->instrumented && !memcmp(a.host_out, b.host_out, k->out_bytes) &&
+		    !memcmp(a.host_out, c.host_out, k->out_bytes),
+		"%s: instrumented output bit-identical (%zu bytes), also with a NULL buffer",
+		k->kernel, k->out_bytes);
+	bool recs_ok = records_ok(k, &b, sms, &max_ns);
+
+	verdict(
+	    recs_ok,
+	    "%s: %u blocks, done %llu lost %llu, every record consistent (longest block %.1f us)",
+	    k->kernel, blocks, (unsigned long long)b.head.done, (unsigned long long)b.head.lost,
+	    max_ns / 1e3);
+	CK(cuMemFree(probe));
+	CK(cuModuleUnload(m0));
+	CK(cuModuleUnload(m1));
+	free(a.host_out), free(b.host_out), free(c.host_out), free(b.recs);
+	ptx_rewrite_result_free(&res);
+	free(ptx);
+}
+
+/* ---- vector add from a fat binary: attach cost, thread mode, capacity, launch overhead ---- */
+
+struct vadd {
+	CUdeviceptr a, b, c;
+	int n;
+	unsigned grid, block;
+};
+
+static void vadd_launch(CUfunction f, struct vadd *v, CUdeviceptr *probe)
+{
+	void *argv[5] = {&v->a, &v->b, &v->c, &v->n, probe};
+
+	CK(cuLaunchKernel(f, v->grid, 1, 1, v->block, 1, 1, 0, 0, argv, NULL));
+}
+
+static void probe_reset(CUdeviceptr probe, enum grt_probe_mode mode, uint64_t slots)
+{
+	struct grt_probe_head head = {.magic = GRT_PROBE_MAGIC, .mode = mode, .capacity = slots};
+
+	CK(cuMemsetD8Async(probe, 0, grt_probe_buffer_size(mode, slots), 0));
+	CK(cuMemcpyHtoDAsync(probe, &head, sizeof(head), 0));
+}
+
+static void *vadd_result(struct vadd *v)
+{
+	float *h = malloc((size_t)v->n * 4);
+
+	CK(cuCtxSynchronize());
+	CK(cuMemcpyDtoH(h, v->c, (size_t)v->n * 4));
+	CK(cuMemsetD8(v->c, 0, (size_t)v->n * 4));
+	return h;
+}
+
+/* Mean µs per launch over `reps` launches (with the probe buffer reset before each when probing).
+ */
+static double vadd_time(CUfunction f, struct vadd *v, CUdeviceptr probe, enum grt_probe_mode mode,
+			uint64_t slots, int reps)
+{
+	CUevent e0, e1;
+	float ms;
+
+	CK(cuEventCreate(&e0, 0));
+	CK(cuEventCreate(&e1, 0));
+	CK(cuEventRecord(e0, 0));
+	for (int i = 0; i < reps; i++) {
+		if (probe)
+			probe_reset(probe, mode, slots);
+		vadd_launch(f, v, &probe);
+	}
+	CK(cuEventRecord(e1, 0));
+	CK(cuEventSynchronize(e1));
+	CK(cuEventElapsedTime(&ms, e0, e1));
+	CK(cuEventDestroy(e0));
+	CK(cuEventDestroy(e1));
+	return ms * 1e3 / reps;
+}
+
+static void check_vector_add(const char *dir, int sms, unsigned arch)
+{
+	char path[512];
+	struct fatbin_ptx ptx;
+	struct ptx_rewrite_opts thread_opts = {.mode = GRT_PROBE_THREAD};
+	struct ptx_rewrite_result rb, rt;
+	struct vadd v = {.n = N_BIG, .block = 256};
+	CUmodule m0, m1, m2;
+	CUfunction f0, f1, f2;
+	CUdeviceptr pb, pt;
+	uint64_t blocks, threads;
+	double t0, t_extract, t_rewrite, t_jit0, t_jit1, us[3];
+	float *ha, *hb, *r0, *r1, *r2;
+	struct grt_probe_head head;
+	struct grt_probe_thread_rec *tr;
+	bool ok = true;
+
+	snprintf(path, sizeof(path), "%s/vector_add.fatbin", dir);
+	t0 = now_ms();
+	if (fatbin_find_ptx_file(path, arch, &ptx)) {
+		verdict(false, "vector_add: extract: %s", ptx.reason);
+		return;
+	}
+	t_extract = now_ms() - t0;
+	t0 = now_ms();
+	if (ptx_rewrite(ptx.text, ptx.len, NULL, &rb)) {
+		verdict(false, "vector_add: rewrite: %s", rb.error);
+		return;
+	}
+	t_rewrite = now_ms() - t0;
+	if (ptx_rewrite(ptx.text, ptx.len, &thread_opts, &rt))
+		exit(1);
+	t0 = now_ms();
+	CK(cuModuleLoadData(&m0, ptx.text));
+	t_jit0 = now_ms() - t0;
+	t0 = now_ms();
+	CK(cuModuleLoadData(&m1, rb.ptx));
+	t_jit1 = now_ms() - t0;
+	CK(cuModuleLoadData(&m2, rt.ptx));
+	CK(cuModuleGetFunction(&f0, m0, "vector_add"));
+	CK(cuModuleGetFunction(&f1, m1, "vector_add"));
+	CK(cuModuleGetFunction(&f2, m2, "vector_add"));
+
+	v.grid = (unsigned)((v.n + 255) / 256);
+	blocks = v.grid;
+	threads = blocks * v.block;
+	ha = malloc((size_t)v.n * 4), hb = malloc((size_t)v.n * 4);
+	for (int i = 0; i < v.n; i++)
+		ha[i] = i * 0.37f, hb[i] = 1.0f / (i + 1);
+	CK(cuMemAlloc(&v.a, (size_t)v.n * 4));
+	CK(cuMemAlloc(&v.b, (size_t)v.n * 4));
+	CK(cuMemAlloc(&v.c, (size_t)v.n * 4));
+	CK(cuMemcpyHtoD(v.a, ha, (size_t)v.n * 4));
+	CK(cuMemcpyHtoD(v.b, hb, (size_t)v.n * 4));
+	CK(cuMemAlloc(&pb, grt_probe_buffer_size(GRT_PROBE_BLOCK, blocks)));
+	CK(cuMemAlloc(&pt, grt_probe_buffer_size(GRT_PROBE_THREAD, threads)));
+
+	vadd_launch(f0, &v, &pb);
+	r0 = vadd_result(&v);
+	probe_reset(pt, GRT_PROBE_THREAD, threads);
+	vadd_launch(f2, &v, &pt);
+	r2 = vadd_result(&v);
+	/* Half the slots: the other half of the blocks must be counted lost. */
+	probe_reset(pb, GRT_PROBE_BLOCK, blocks / 2);
+	vadd_launch(f1, &v, &pb);
+	r1 = vadd_result(&v);
+	CK(cuMemcpyDtoH(&head, pb, sizeof(head)));
+	verdict(!memcmp(r0, r1, (size_t)v.n * 4) && !memcmp(r0, r2, (size_t)v.n * 4),
+		"vector_add from the fat binary: block and thread probes bit-identical (%d floats)",
+		v.n);
+	verdict(head.done == blocks / 2 && head.lost == blocks - blocks / 2,
+		"vector_add: capacity %llu of %llu blocks: done %llu, lost %llu",
+		(unsigned long long)(blocks / 2), (unsigned long long)blocks,
+		(unsigned long long)head.done, (unsigned long long)head.lost);
+
+	tr = malloc(threads * sizeof(*tr));
+	CK(cuMemcpyDtoH(&head, pt, sizeof(head)));
+	CK(cuMemcpyDtoH(tr, pt + GRT_PROBE_HEAD_SIZE, threads * sizeof(*tr)));
+	for (uint64_t i = 0; i < threads && ok; i++)
+		ok = tr[i].block_linear == i / v.block && tr[i].thread_linear == i % v.block &&
+		     tr[i].start_ns && tr[i].end_ns >= tr[i].start_ns;
+	verdict(ok && head.lost == 0, "vector_add thread probe: %llu records consistent, lost %llu",
+		(unsigned long long)threads, (unsigned long long)head.lost);
+
+	vadd_time(f0, &v, 0, 0, 0, 100); /* warm up */
+	us[0] = vadd_time(f0, &v, 0, 0, 0, 2000);
+	us[1] = vadd_time(f1, &v, pb, GRT_PROBE_BLOCK, blocks, 2000);
+	us[2] = vadd_time(f2, &v, pt, GRT_PROBE_THREAD, threads, 2000);
+	printf("\n| vector_add, n=%d, %llu blocks (H100 sm count %d) | value |\n|---|---|\n", v.n,
+	       (unsigned long long)blocks, sms);
+	printf("| PTX extract from fat binary (zstd) | %.3f ms |\n", t_extract);
+	printf("| rewrite (block probes) | %.3f ms |\n", t_rewrite);
+	printf("| JIT original / rewritten (cuModuleLoadData) | %.2f / %.2f ms |\n", t_jit0,
+	       t_jit1);
+	printf("| per launch: untraced | %.2f us |\n", us[0]);
+	printf("| per launch: block probes (+buffer reset) | %.2f us (%+.1f%%) |\n", us[1],
+	       100 * (us[1] / us[0] - 1));
+	printf("| per launch: thread probes (+buffer reset) | %.2f us (%+.1f%%) |\n\n", us[2],
+	       100 * (us[2] / us[0] - 1));
+	(void)sms;
+	free(ha), free(hb), free(r0), free(r1), free(r2), free(tr);
+	ptx_rewrite_result_free(&rb);
+	ptx_rewrite_result_free(&rt);
+	fatbin_ptx_free(&ptx);
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = argc > 1 ? argv[1] : ".";
+	CUdevice dev;
+	CUcontext ctx;
+	int sms, major, minor;
+	char name[128];
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDeviceGetName(name, sizeof(name), dev));
+	CK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+	CK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+	CK(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	printf("device: %s, sm_%d%d, %d SMs\n", name, major, minor, sms);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_case(dir, &cases[i], sms);
+	check_vector_add(dir, sms, (unsigned)(major * 10 + minor));
+	CK(cuDevicePrimaryCtxRelease(dev));
+	printf("%d failed\n", failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,142 @@
+/* The report pass: stream the trace once through every selected section, then print them in order. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analysis/report.h"
+#include "analysis/report_header.h"
+#include "common/log.h"
+
+struct running_section {
+	const struct report_section *section;
+	void *state;
+};
+
+static int compare_order(const void *a, const void *b)
+{
+	const struct running_section *x = a, *y = b;
+
+	if (x->section->order != y->section->order)
+		return x->section->order < y->section->order ? -1 : 1;
+	return strcmp(x->section->name, y->section->name);
+}
+
+static void destroy_sections(struct running_section *run, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (run[i].state)
+			run[i].section->destroy(run[i].state);
+	free(run);
+}
+
+/* Creates every selected section; on failure prints the one error line and returns an exit code. */
+static int create_sections(const struct report_options *opt, const struct grt_file_header *header,
+			   struct running_section **out)
+{
+	struct report_input in = {
+		.header = header, .top_n = opt->top_n, .thresholds = opt->thresholds, .json = opt->json,
+	};
+	struct running_section *run = calloc(opt->nsections ? opt->nsections : 1, sizeof(*run));
+
+	if (!run) {
+		grt_error("out of memory");
+		return GRT_EXIT_FAILURE;
+	}
+	for (size_t i = 0; i < opt->nsections; i++) {
+		run[i].section = opt->sections[i];
+		errno = 0;
+		run[i].state = run[i].section->create(&in);
+		if (!run[i].state) {
+			int err = errno;
+
+			if (err == EINVAL)
+				grt_error("report: bad --threshold '%s' for the %s section",
+					  opt->thresholds ? opt->thresholds : "", run[i].section->name);
+			else
+				grt_error("report: cannot set up the %s section: %s", run[i].section->name,
+					  strerror(err ? err : ENOMEM));
+			destroy_sections(run, opt->nsections);
+			return err == EINVAL ? GRT_EXIT_USAGE : GRT_EXIT_FAILURE;
+		}
+	}
+	qsort(run, opt->nsections, sizeof(*run), compare_order);
+	*out = run;
+	return GRT_EXIT_OK;
+}
+
+/* Returns the reader's status at the end: GRT_READ_END or GRT_READ_ERROR. */
+static enum grt_read_status stream_records(struct grt_reader *r, struct report_header *header,
+					   struct running_section *run, size_t n)
+{
+	const struct grt_strings *strings = grt_reader_strings(r);
+	struct grt_record rec;
+	enum grt_read_status st;
+
+	while ((st = grt_reader_next(r, &rec)) == GRT_READ_OK) {
+		report_header_on_record(header, &rec, strings);
+		for (size_t i = 0; i < n; i++)
+			run[i].section->on_record(run[i].state, &rec, strings);
+	}
+	return st;
+}
+
+static void print_text(const struct report_header *header, struct running_section *run, size_t n,
+		       FILE *out)
+{
+	report_header_print_text(header, out);
+	for (size_t i = 0; i < n; i++) {
+		fprintf(out, "\n== %s ==\n", run[i].section->name);
+		run[i].section->print_text(run[i].state, out);
+	}
+}
+
+static void print_json(const struct report_header *header, struct running_section *run, size_t n,
+		       FILE *out)
+{
+	struct json_writer w;
+
+	jw_init(&w, out);
+	jw_begin_object(&w);
+	jw_key(&w, "trace");
+	report_header_print_json(header, &w);
+	for (size_t i = 0; i < n; i++) {
+		jw_key(&w, run[i].section->name);
+		run[i].section->print_json(run[i].state, &w);
+	}
+	jw_end_object(&w);
+	jw_newline(&w);
+}
+
+int report_run(const char *path, const struct report_options *opt, FILE *out)
+{
+	char err[256];
+	struct grt_reader *r = grt_reader_open(path, err, sizeof(err));
+	struct running_section *run = NULL;
+	struct report_header header;
+	int rc;
+
+	if (!r) {
+		grt_error("%s: %s", path, err);
+		return GRT_EXIT_FAILURE;
+	}
+	rc = create_sections(opt, grt_reader_header(r), &run);
+	if (rc != GRT_EXIT_OK) {
+		grt_reader_close(r);
+		return rc;
+	}
+	report_header_init(&header, path, grt_reader_header(r));
+	if (stream_records(r, &header, run, opt->nsections) == GRT_READ_ERROR)
+		header.read_error = grt_reader_error(r);
+	if (opt->json)
+		print_json(&header, run, opt->nsections, out);
+	else
+		print_text(&header, run, opt->nsections, out);
+	fflush(out);
+	if (header.read_error) {
+		grt_error("%s: %s", path, header.read_error);
+		rc = GRT_EXIT_FAILURE;
+	}
+	report_header_destroy(&header);
+	destroy_sections(run, opt->nsections);
+	grt_reader_close(r);
+	return rc;
+}

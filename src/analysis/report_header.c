@@ -1,0 +1,189 @@
+/* The report's header block: host, command, duration, sources, completeness. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "analysis/report_header.h"
+#include "trace/records_core.h"
+#include "trace/trace_names.h"
+
+void report_header_init(struct report_header *h, const char *path, const struct grt_file_header *file)
+{
+	memset(h, 0, sizeof(*h));
+	h->path = path;
+	h->file = file;
+}
+
+void report_header_destroy(struct report_header *h)
+{
+	for (int i = 0; i < GRT_SRC_MAX; i++)
+		free(h->status_message[i]);
+}
+
+void report_header_on_record(struct report_header *h, const struct grt_record *rec,
+			     const struct grt_strings *strings)
+{
+	h->records++;
+	if (rec->hdr.ts_ns > h->last_ts_ns)
+		h->last_ts_ns = rec->hdr.ts_ns;
+	if (rec->hdr.type == GRT_REC_TRAILER) {
+		memcpy(&h->trailer, rec->payload, sizeof(h->trailer));
+		h->have_trailer = true;
+	} else if (rec->hdr.type == GRT_REC_SOURCE_STATUS) {
+		const struct grt_source_status_rec *s = rec->payload;
+		const char *message = grt_strings_get(strings, s->message_str);
+
+		if (s->source >= GRT_SRC_MAX)
+			return;
+		h->status_seen[s->source] = true;
+		h->status[s->source] = s->status;
+		free(h->status_message[s->source]);
+		h->status_message[s->source] = message ? strdup(message) : NULL;
+	}
+}
+
+bool report_header_complete(const struct report_header *h)
+{
+	return h->have_trailer && !h->read_error;
+}
+
+static uint64_t end_ns(const struct report_header *h)
+{
+	return h->have_trailer && h->trailer.end_ns ? h->trailer.end_ns : h->last_ts_ns;
+}
+
+static uint64_t duration_ns(const struct report_header *h)
+{
+	uint64_t end = end_ns(h);
+
+	return end > h->file->start_monotonic_ns ? end - h->file->start_monotonic_ns : 0;
+}
+
+static bool source_listed(const struct report_header *h, int source)
+{
+	return (h->file->sources_mask & (1u << source)) || h->status_seen[source];
+}
+
+static void print_sources(const struct report_header *h, FILE *out)
+{
+	const char *sep = "";
+
+	fprintf(out, "  sources:  ");
+	for (int i = 0; i < GRT_SRC_MAX; i++) {
+		if (!source_listed(h, i))
+			continue;
+		fprintf(out, "%s%s", sep, grt_source_name(i));
+		if (h->status_seen[i] && h->status[i] == 0)
+			fprintf(out, " (attached)");
+		else if (h->status_seen[i])
+			fprintf(out, " (failed: %s, error %d)",
+				h->status_message[i] ? h->status_message[i] : "no message", h->status[i]);
+		sep = ", ";
+	}
+	fprintf(out, "%s\n", *sep ? "" : "none");
+}
+
+static void print_warnings(const struct report_header *h, FILE *out)
+{
+	if (h->read_error)
+		fprintf(out, "WARNING: reading stopped early (%s); this report covers the %" PRIu64
+			" records before that point\n", h->read_error, h->records);
+	else if (!h->have_trailer && (h->file->flags & GRT_HDR_WRITE_ERROR))
+		fprintf(out, "WARNING: the recording stopped at a write error (disk full?); this report "
+			"covers the %" PRIu64 " records written before it\n", h->records);
+	else if (!h->have_trailer)
+		fprintf(out, "WARNING: the trace has no trailer: the recording was cut short; this report "
+			"covers the %" PRIu64 " records before the cut\n", h->records);
+	if (h->have_trailer && h->trailer.records + 1 != h->records)
+		fprintf(out, "WARNING: the trailer says %" PRIu64 " records were written before it, %" PRIu64
+			" were read\n", h->trailer.records, h->records - 1);
+}
+
+void report_header_print_text(const struct report_header *h, FILE *out)
+{
+	const struct grt_file_header *f = h->file;
+	time_t start = (time_t)(f->start_realtime_ns / 1000000000ull);
+	char when[64] = "?";
+	struct tm tm;
+
+	if (gmtime_r(&start, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+	fprintf(out, "grtrace report: %s\n", h->path);
+	fprintf(out, "  host:     %s  kernel %s  driver %s  CUDA %s\n", *f->hostname ? f->hostname : "?",
+		*f->kernel_release ? f->kernel_release : "?",
+		*f->driver_version ? f->driver_version : "unknown",
+		*f->cuda_version ? f->cuda_version : "unknown");
+	fprintf(out, "  command:  %s\n", *f->command_line ? f->command_line : "(system-wide)");
+	fprintf(out, "  started:  %s  duration %.6f s\n", when, (double)duration_ns(h) / 1e9);
+	print_sources(h, out);
+	if (h->have_trailer)
+		fprintf(out, "  ended:    %s (trailer present), %" PRIu64 " records\n",
+			grt_end_reason_name(h->trailer.reason), h->records);
+	else
+		fprintf(out, "  ended:    no trailer, %" PRIu64 " records\n", h->records);
+	print_warnings(h, out);
+}
+
+static void json_sources(const struct report_header *h, struct json_writer *w)
+{
+	jw_begin_array(w);
+	for (int i = 0; i < GRT_SRC_MAX; i++) {
+		if (!source_listed(h, i))
+			continue;
+		jw_begin_object(w);
+		jw_key(w, "name");
+		jw_string(w, grt_source_name(i));
+		jw_key(w, "status");
+		if (h->status_seen[i])
+			jw_i64(w, h->status[i]);
+		else
+			jw_null(w);
+		jw_key(w, "message");
+		jw_string(w, h->status_message[i]);
+		jw_end_object(w);
+	}
+	jw_end_array(w);
+}
+
+static void json_str_field(struct json_writer *w, const char *key, const char *value)
+{
+	jw_key(w, key);
+	jw_string(w, value);
+}
+
+void report_header_print_json(const struct report_header *h, struct json_writer *w)
+{
+	const struct grt_file_header *f = h->file;
+
+	jw_begin_object(w);
+	json_str_field(w, "file", h->path);
+	json_str_field(w, "host", f->hostname);
+	json_str_field(w, "kernel", f->kernel_release);
+	json_str_field(w, "driver", f->driver_version);
+	json_str_field(w, "cuda", f->cuda_version);
+	json_str_field(w, "command", f->command_line);
+	jw_key(w, "target_pid");
+	jw_u64(w, f->target_pid);
+	jw_key(w, "start_realtime_ns");
+	jw_u64(w, f->start_realtime_ns);
+	jw_key(w, "duration_ns");
+	jw_u64(w, duration_ns(h));
+	jw_key(w, "sources");
+	json_sources(h, w);
+	jw_key(w, "records");
+	jw_u64(w, h->records);
+	jw_key(w, "trailer_records");
+	if (h->have_trailer)
+		jw_u64(w, h->trailer.records);
+	else
+		jw_null(w);
+	jw_key(w, "complete");
+	jw_bool(w, report_header_complete(h));
+	jw_key(w, "end_reason");
+	jw_string(w, h->have_trailer ? grt_end_reason_name(h->trailer.reason) : NULL);
+	jw_key(w, "write_error");
+	jw_bool(w, (f->flags & GRT_HDR_WRITE_ERROR) != 0);
+	jw_key(w, "error");
+	jw_string(w, h->read_error);
+	jw_end_object(w);
+}

@@ -1,0 +1,41 @@
+#!/bin/bash
+# Fuzzes fat binary parsing and PTX rewriting for FUZZ_SECONDS (default 30) with libFuzzer + ASan/UBSan.
+# Usage: tests/fuzz/run_fuzz_fatbin.sh BUILD_DIR; prints "ok - fuzz_fatbin" or "FAIL - fuzz_fatbin".
+set -u
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+seconds=${FUZZ_SECONDS:-30}
+out=$build/fuzz/fatbin
+bin=$out/fuzz_fatbin
+mkdir -p "$out/corpus"
+srcs=$(ls src/inject/fatbin*.c src/inject/ptx_*.c)
+if ! clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -o "$bin" tests/fuzz/fuzz_fatbin.c $srcs -lzstd \
+	>"$out/build.log" 2>&1; then
+	cat "$out/build.log"
+	echo "FAIL - fuzz_fatbin (build)"
+	exit 1
+fi
+# Seeds: real nvcc output when the toolkit is here (selector byte first), and the corpus PTX.
+nvcc=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)
+if [ -n "$nvcc" ] && [ ! -f "$out/corpus/seed_zstd" ]; then
+	for mode in default speed none; do
+		"$nvcc" -fatbin -arch=sm_90 --compress-mode=$mode -o "$out/seed.fatbin" \
+			tests/ptx/vector_add.cu 2>/dev/null || continue
+		{ printf '\264'; cat "$out/seed.fatbin"; } >"$out/corpus/seed_$mode"
+	done
+	for f in vector_add early_return multi_kernel; do
+		"$nvcc" -ptx -arch=sm_90 -o "$out/seed.ptx" "tests/ptx/$f.cu" 2>/dev/null || continue
+		{ printf '\001'; cat "$out/seed.ptx"; } >"$out/corpus/seed_ptx_$f"
+	done
+	rm -f "$out/seed.fatbin" "$out/seed.ptx"
+	touch "$out/corpus/seed_zstd"
+fi
+if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+	-artifact_prefix="$out/" "$out/corpus" >"$out/fuzz.log" 2>&1; then
+	echo "ok - fuzz_fatbin ($(grep -o 'Done [0-9]* runs' "$out/fuzz.log" | head -1) in ${seconds}s)"
+else
+	tail -40 "$out/fuzz.log"
+	echo "FAIL - fuzz_fatbin (artifacts in $out)"
+	exit 1
+fi
