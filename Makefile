@@ -79,8 +79,8 @@ $(BUILD)/tests/%: tests/%.c $(LIB_OBJS) tests/test_util.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
 
-# Helper programs the tests need (fake driver, workloads): tests/fixtures.mk.
--include tests/fixtures.mk
+# Helper programs the tests need (fake driver, workloads, generators): one .mk per domain.
+-include $(wildcard tests/mk/*.mk)
 
 .PHONY: tests-build
 tests-build: $(TEST_BINS) $(FIXTURES)

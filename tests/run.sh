@@ -21,7 +21,7 @@ run_case() { # label, command...
 	shift
 	"$@" >"$log" 2>&1
 	local rc=$?
-	# '#' delimits: labels contain '/'
+	# '#' as the delimiter: labels contain '/'
 	sed "s#^\(ok\|FAIL\) - #\1 - [$label] #" "$log"
 	if [ $rc -ne 0 ] && ! grep -q '^FAIL - ' "$log"; then
 		echo "FAIL - [$label] exited with status $rc"

@@ -21,9 +21,14 @@ static void parse_usage(FILE *out)
 		"  --all      also print bookkeeping records (strings, stacks, mappings)\n");
 }
 
-/* Strings, stacks and mappings exist for other records' sake; hidden unless --all. */
-static bool is_bookkeeping(uint16_t type)
+/*
+ * Strings, stacks and mappings exist for other records' sake: hidden unless
+ * --all, or unless a type filter asks for them by name.
+ */
+static bool is_hidden(uint16_t type, bool all, const struct event_filter *filter)
 {
+	if (all || (filter->ntypes && event_filter_match_type(filter, type)))
+		return false;
 	return type == GRT_REC_STRING || type == GRT_REC_STACK || type == GRT_REC_MAPPING;
 }
 
@@ -48,12 +53,15 @@ static int print_trace(const char *path, enum grt_event_format format,
 		return GRT_EXIT_FAILURE;
 	}
 	while ((st = grt_reader_next(r, &rec)) == GRT_READ_OK) {
-		if ((!all && is_bookkeeping(rec.hdr.type)) || !event_filter_match(filter, &rec))
+		if (is_hidden(rec.hdr.type, all, filter) || !event_filter_match(filter, &rec))
 			continue;
 		grt_event_printer_print(printer, &rec, grt_reader_strings(r));
 	}
-	fflush(stdout);
-	if (st == GRT_READ_ERROR) {
+	/* a full disk or closed pipe under stdout must not pass for a complete listing */
+	if (fflush(stdout) || ferror(stdout)) {
+		grt_error("%s: writing the output failed: %s", path, strerror(errno ? errno : EIO));
+		rc = GRT_EXIT_FAILURE;
+	} else if (st == GRT_READ_ERROR) {
 		grt_error("%s: %s", path, grt_reader_error(r));
 		rc = GRT_EXIT_FAILURE;
 	} else if (!grt_reader_trailer(r, NULL)) {
@@ -82,7 +90,8 @@ int cmd_parse(int argc, char **argv)
 
 	event_filter_init(&filter);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "f:F:ah", options, NULL)) != -1) {
+	opterr = 0; /* getopt's own message would not be the one-line "grtrace: ..." */
+	while ((opt = getopt_long(argc, argv, ":f:F:ah", options, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			format = grt_event_format_parse(optarg);
@@ -105,13 +114,20 @@ int cmd_parse(int argc, char **argv)
 			parse_usage(stdout);
 			event_filter_destroy(&filter);
 			return GRT_EXIT_OK;
+		case ':':
+			grt_error("parse: option '%s' needs a value", argv[optind - 1]);
+			parse_usage(stderr);
+			event_filter_destroy(&filter);
+			return GRT_EXIT_USAGE;
 		default:
+			grt_error("parse: unknown option '%s'", argv[optind - 1]);
 			parse_usage(stderr);
 			event_filter_destroy(&filter);
 			return GRT_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
+		grt_error("parse: %s", optind == argc ? "no trace file given" : "one trace file only");
 		parse_usage(stderr);
 		event_filter_destroy(&filter);
 		return GRT_EXIT_USAGE;

@@ -17,6 +17,7 @@
 #include "sources/libcuda_locate.h"
 #include "sources/session.h"
 #include "sources/source.h"
+#include "sources/syscall_filter.h"
 #include "sources/writer_sink.h"
 #include "trace/records_core.h"
 #include "trace/trace_names.h"
@@ -158,6 +159,18 @@ static int check_sources(const char *list, uint32_t *mask)
 	return err;
 }
 
+/* Checks --syscalls before anything starts: an unknown name is a usage error (exit 2). */
+static int check_syscalls(const char *list)
+{
+	uint64_t set[GRT_SYSCALL_SET_WORDS];
+	char err[256];
+	int rc = grt_syscall_filter_parse(list, set, err, sizeof(err));
+
+	if (rc)
+		grt_error("record: %s", err);
+	return rc;
+}
+
 static bool wants_source(const char *list, const char *name)
 {
 	size_t n = strlen(name);
@@ -203,21 +216,6 @@ static uint64_t monotonic_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* Records which sources run, so a trace says what it could not see. */
-static void write_source_statuses(struct grt_writer *w, const char *list, uint64_t now)
-{
-	struct grt_event_origin origin = { .ts_ns = now };
-
-	for (const struct grt_source *src = grt_source_next(NULL); src; src = grt_source_next(src)) {
-		struct grt_source_status_rec rec = { .source = src->id };
-
-		if (src->implicit || !wants_source(list, src->name))
-			continue;
-		rec.message_str = grt_writer_intern(w, "attached");
-		grt_writer_append(w, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
-	}
 }
 
 /* Field 4 of /proc/PID/stat, after the parenthesised comm (which may hold spaces). */
@@ -346,7 +344,6 @@ static int open_session(struct recording *rec)
 		grt_error("record: %s", grt_session_error(rec->session));
 		return -EINVAL;
 	}
-	write_source_statuses(rec->writer, rec->opts.sources, monotonic_ns());
 	if (!rec->target.launched)
 		write_target_process(rec->writer, &rec->target, monotonic_ns());
 	return 0;
@@ -420,6 +417,8 @@ int cmd_record(int argc, char **argv)
 	if (rc)
 		return rc < 0 ? GRT_EXIT_OK : rc;
 	if (check_sources(rec.opts.sources, &rec.sources_mask))
+		return GRT_EXIT_USAGE;
+	if (rec.opts.syscalls && check_syscalls(rec.opts.syscalls))
 		return GRT_EXIT_USAGE;
 	if (grt_bpf_probe(why, sizeof(why))) {
 		grt_error("record: %s", why);

@@ -28,6 +28,15 @@ static int parse_u32(const char *s, uint32_t *out)
 	return 0;
 }
 
+/* Appends a number to a list; a bad number leaves the list as it was. */
+static int add_u32(uint32_t *list, unsigned *n, const char *value)
+{
+	if (*n == EVENT_FILTER_MAX || parse_u32(value, &list[*n]))
+		return -EINVAL;
+	(*n)++;
+	return 0;
+}
+
 static int add_value(struct event_filter *f, const char *key, const char *value)
 {
 	const struct grt_record_desc *desc;
@@ -40,9 +49,9 @@ static int add_value(struct event_filter *f, const char *key, const char *value)
 		return 0;
 	}
 	if (!strcmp(key, "pid"))
-		return f->npids < EVENT_FILTER_MAX ? parse_u32(value, &f->pids[f->npids++]) : -EINVAL;
+		return add_u32(f->pids, &f->npids, value);
 	if (!strcmp(key, "tid"))
-		return f->ntids < EVENT_FILTER_MAX ? parse_u32(value, &f->tids[f->ntids++]) : -EINVAL;
+		return add_u32(f->tids, &f->ntids, value);
 	return -EINVAL;
 }
 
@@ -50,6 +59,7 @@ int event_filter_add(struct event_filter *f, const char *expr)
 {
 	const char *eq = strchr(expr, '=');
 	char key[16], *values, *value, *save = NULL;
+	unsigned added = 0;
 	int err = 0;
 
 	if (!eq || eq == expr || (size_t)(eq - expr) >= sizeof(key) || !eq[1])
@@ -59,10 +69,13 @@ int event_filter_add(struct event_filter *f, const char *expr)
 	values = strdup(eq + 1);
 	if (!values)
 		return -ENOMEM;
-	for (value = strtok_r(values, ",", &save); value && !err; value = strtok_r(NULL, ",", &save))
+	for (value = strtok_r(values, ",", &save); value && !err; value = strtok_r(NULL, ",", &save)) {
 		err = add_value(f, key, value);
+		added++;
+	}
 	free(values);
-	return err;
+	/* "type=," names nothing; silently matching everything would hide the mistake */
+	return err ? err : added ? 0 : -EINVAL;
 }
 
 static bool in_list(const uint32_t *list, unsigned n, uint32_t v)
@@ -73,12 +86,17 @@ static bool in_list(const uint32_t *list, unsigned n, uint32_t v)
 	return false;
 }
 
-bool event_filter_match(const struct event_filter *f, const struct grt_record *rec)
+bool event_filter_match_type(const struct event_filter *f, uint16_t type)
 {
 	bool type_ok = !f->ntypes;
 
 	for (unsigned i = 0; i < f->ntypes; i++)
-		type_ok |= f->types[i] == rec->hdr.type;
-	return type_ok && (!f->npids || in_list(f->pids, f->npids, rec->hdr.pid)) &&
+		type_ok |= f->types[i] == type;
+	return type_ok;
+}
+
+bool event_filter_match(const struct event_filter *f, const struct grt_record *rec)
+{
+	return event_filter_match_type(f, rec->hdr.type) && (!f->npids || in_list(f->pids, f->npids, rec->hdr.pid)) &&
 	       (!f->ntids || in_list(f->tids, f->ntids, rec->hdr.tid));
 }

@@ -21,6 +21,8 @@ void event_filter_init(struct event_filter *f);
 void event_filter_destroy(struct event_filter *f);
 /* Adds one "key=v1,v2" expression. Returns 0, or -EINVAL for an unknown key or value. */
 int event_filter_add(struct event_filter *f, const char *expr);
+/* True when the filter names no types or names this one. */
+bool event_filter_match_type(const struct event_filter *f, uint16_t type);
 /* True when the record passes every given criterion (an empty filter passes all). */
 bool event_filter_match(const struct event_filter *f, const struct grt_record *rec);
 

@@ -56,10 +56,50 @@ void jw_end_array(struct json_writer *w)
 	close_level(w, ']');
 }
 
+/*
+ * Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF), or 0 when p does not start one. A NUL
+ * is no continuation byte, so this never looks past the string's end.
+ */
+static int utf8_sequence_len(const unsigned char *p)
+{
+	int len, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		len = 2;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		len = 3;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	if (p[0] == 0xe0)
+		lo = 0xa0;
+	else if (p[0] == 0xed)
+		hi = 0x9f;
+	else if (p[0] == 0xf0)
+		lo = 0x90;
+	else if (p[0] == 0xf4)
+		hi = 0x8f;
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return len;
+}
+
 void json_write_escaped(FILE *out, const char *s)
 {
+	const unsigned char *p = (const unsigned char *)s;
+
 	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	while (*p) {
+		int len = utf8_sequence_len(p);
+
 		switch (*p) {
 		case '"':
 			fputs("\\\"", out);
@@ -77,11 +117,14 @@ void json_write_escaped(FILE *out, const char *s)
 			fputs("\\r", out);
 			break;
 		default:
-			if (*p < 0x20 || *p == 0x7f)
+			if (!len) /* JSON text is UTF-8: a stray byte becomes U+FFFD */
+				fputs("\\ufffd", out);
+			else if (*p < 0x20 || *p == 0x7f)
 				fprintf(out, "\\u%04x", *p);
 			else
-				fputc(*p, out);
+				fwrite(p, 1, (size_t)len, out);
 		}
+		p += len ? len : 1;
 	}
 	fputc('"', out);
 }

@@ -52,17 +52,51 @@ static void kv_f64(struct grt_fields *f, const char *k, double v)
 	fprintf(printer_of(f)->out, " %s=%.3f", k, v);
 }
 
+/* Whether a text value must be quoted to stay one token of a key=value line. */
+static bool needs_quotes(const char *s)
+{
+	if (!*s || !strcmp(s, "-")) /* "-" alone is how a missing value prints */
+		return true;
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+		if (*c <= ' ' || *c == '"' || *c == '\\' || *c == '=' || *c == 0x7f)
+			return true;
+	return false;
+}
+
+/* C-style escapes keep a value with quotes or line breaks on its line and in its token. */
+static void write_quoted(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+		if (*c == '"' || *c == '\\')
+			fprintf(out, "\\%c", *c);
+		else if (*c == '\n')
+			fputs("\\n", out);
+		else if (*c == '\t')
+			fputs("\\t", out);
+		else if (*c == '\r')
+			fputs("\\r", out);
+		else if (*c < 0x20 || *c == 0x7f)
+			fprintf(out, "\\x%02x", *c);
+		else
+			fputc(*c, out);
+	}
+	fputc('"', out);
+}
+
 static void kv_str(struct grt_fields *f, const char *k, const char *s)
 {
-	struct grt_event_printer *p = printer_of(f);
+	FILE *out = printer_of(f)->out;
 
-	/* CSV cells are quoted as a whole; inner quotes are doubled there */
-	if (!s)
-		fprintf(p->out, " %s=-", k);
-	else if (p->format == GRT_FORMAT_CSV || !strpbrk(s, " \t"))
-		fprintf(p->out, " %s=%s", k, s);
-	else
-		fprintf(p->out, " %s=\"%s\"", k, s);
+	/* in CSV this is inside one quoted cell, whose quotes print_csv doubles */
+	if (!s) {
+		fprintf(out, " %s=-", k);
+	} else if (needs_quotes(s)) {
+		fprintf(out, " %s=", k);
+		write_quoted(out, s);
+	} else {
+		fprintf(out, " %s=%s", k, s);
+	}
 }
 
 static void kv_dim3(struct grt_fields *f, const char *k, const uint32_t v[3])

@@ -10,6 +10,7 @@
 #include <bpf/bpf.h>
 #include "sources/session.h"
 #include "sources/source.h"
+#include "trace/records_core.h"
 
 #define MAX_SOURCES 16
 #define MAX_WATCHES 64
@@ -35,6 +36,8 @@ struct grt_session {
 	unsigned nwatches;
 	struct attached_source sources[MAX_SOURCES];
 	unsigned nsources;
+	unsigned skipped;	/* requested sources this machine cannot run */
+	char skip_notes[MAX_SOURCES][320];
 	uint64_t pending_drops[GRT_SRC_MAX];
 	uint64_t events;
 	char *target_env[MAX_TARGET_ENV + 1];
@@ -171,6 +174,22 @@ const char *grt_session_error(const struct grt_session *s)
 	return s->error;
 }
 
+/* Every requested source leaves a status record: the trace says what it could not see. */
+static void emit_status(struct grt_session *s, const struct grt_source *src, int status,
+			const char *message)
+{
+	struct grt_event_origin origin = { .ts_ns = monotonic_ns() };
+	struct grt_source_status_rec rec = { .source = src->id, .status = status };
+
+	rec.message_str = grt_session_intern(s, message);
+	s->sink->append(s->sink, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+}
+
+/*
+ * A source this machine cannot run (its probe says why) is skipped with a
+ * notice and a status record, so one missing feature does not cost the
+ * others; a source that can run but fails to attach stops the session.
+ */
 static int attach_one(struct grt_session *s, const struct grt_source *src)
 {
 	char why[256] = "";
@@ -180,8 +199,15 @@ static int attach_one(struct grt_session *s, const struct grt_source *src)
 	if (s->nsources == MAX_SOURCES)
 		return grt_session_fail(s, -ENOSPC, "too many sources");
 	err = src->probe(why, sizeof(why));
-	if (err)
-		return grt_session_fail(s, err, "source %s unavailable: %s", src->name, why);
+	if (err && src->implicit)
+		return grt_session_fail(s, err, "%s", why);
+	if (err) {
+		snprintf(s->skip_notes[s->skipped], sizeof(s->skip_notes[0]), "source %s skipped: %s",
+			 src->name, why);
+		emit_status(s, src, err, why);
+		s->skipped++;
+		return 0;
+	}
 	err = src->attach(s, &ctx);
 	if (err) {
 		if (!s->error[0])
@@ -189,6 +215,8 @@ static int attach_one(struct grt_session *s, const struct grt_source *src)
 		return err;
 	}
 	s->sources[s->nsources++] = (struct attached_source){ .source = src, .ctx = ctx };
+	if (!src->implicit)
+		emit_status(s, src, 0, "attached");
 	return 0;
 }
 
@@ -206,6 +234,7 @@ static int attach_implicit(struct grt_session *s)
 int grt_session_attach(struct grt_session *s, const char *source_list)
 {
 	char *list = strdup(source_list), *name, *save = NULL;
+	unsigned requested = 0;
 	int err;
 
 	if (!list)
@@ -220,8 +249,14 @@ int grt_session_attach(struct grt_session *s, const char *source_list)
 		const struct grt_source *src = grt_source_find(name);
 
 		err = src ? attach_one(s, src) : grt_session_fail(s, -EINVAL, "unknown source '%s'", name);
+		requested++;
 	}
 	free(list);
+	if (!err && requested && requested == s->skipped)
+		return grt_session_fail(s, -EOPNOTSUPP, "%s", requested == 1 ? s->skip_notes[0]
+						: "none of the requested sources can run here");
+	for (unsigned i = 0; i < s->skipped && !err; i++)
+		fprintf(stderr, "grtrace: note: %s\n", s->skip_notes[i]);
 	return err;
 }
 

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -60,27 +61,35 @@ static int read_at(struct grt_reader *r, uint64_t offset, void *dst, size_t len)
 static int check_header(struct grt_reader *r, char *err, size_t err_len)
 {
 	const struct grt_file_header *h = &r->header;
+	size_t have = r->size < sizeof(*h) ? (size_t)r->size : sizeof(*h);
+	size_t magic_have = have < sizeof(h->magic) ? have : sizeof(h->magic);
 
-	if (r->size < sizeof(*h)) {
-		set_error(err, err_len, "truncated header: file has %" PRIu64 " bytes, header needs %zu",
-			  r->size, sizeof(*h));
+	/* what is there is checked first, so a short foreign file is called foreign, not short */
+	if (read_at(r, 0, &r->header, have)) {
+		set_error(err, err_len, "read error at offset 0");
 		return -1;
 	}
-	if (read_at(r, 0, &r->header, sizeof(r->header))) {
-		set_error(err, err_len, "cannot read header at offset 0");
-		return -1;
-	}
-	if (memcmp(h->magic, GRT_FILE_MAGIC, sizeof(h->magic))) {
+	if (memcmp(h->magic, GRT_FILE_MAGIC, magic_have)) {
 		set_error(err, err_len, "bad magic at offset 0: not a grtrace .grt file");
 		return -1;
 	}
-	if (h->version_major != GRT_VERSION_MAJOR) {
-		set_error(err, err_len, "unsupported format version %u.%u at offset 8 (this grtrace reads %u.x)",
-			  h->version_major, h->version_minor, GRT_VERSION_MAJOR);
+	if (have >= offsetof(struct grt_file_header, version_minor) &&
+	    h->version_major != GRT_VERSION_MAJOR) {
+		set_error(err, err_len,
+			  "unsupported format version %u.%u at offset %zu (this grtrace reads %u.x)",
+			  h->version_major, h->version_minor,
+			  offsetof(struct grt_file_header, version_major), GRT_VERSION_MAJOR);
+		return -1;
+	}
+	if (have < sizeof(*h)) {
+		set_error(err, err_len,
+			  "truncated header at offset %zu: the file ends there, a header is %zu bytes",
+			  have, sizeof(*h));
 		return -1;
 	}
 	if (h->header_len < sizeof(*h) || h->header_len > r->size) {
-		set_error(err, err_len, "bad header length %u at offset 12", h->header_len);
+		set_error(err, err_len, "bad header length %u at offset %zu", h->header_len,
+			  offsetof(struct grt_file_header, header_len));
 		return -1;
 	}
 	/* strings in the header must be terminated so callers can print them */
@@ -119,12 +128,13 @@ struct grt_reader *grt_reader_open(const char *path, char *err, size_t err_len)
 	}
 	r->file = fopen(path, "rb");
 	if (!r->file || fstat(fileno(r->file), &st)) {
-		set_error(err, err_len, "cannot open %s: %s", path, strerror(errno));
+		/* callers name the path: "grtrace: PATH: cannot open: ..." */
+		set_error(err, err_len, "cannot open: %s", strerror(errno));
 		grt_reader_close(r);
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		set_error(err, err_len, "%s is not a regular file", path);
+		set_error(err, err_len, "not a regular file");
 		grt_reader_close(r);
 		return NULL;
 	}
@@ -174,9 +184,22 @@ static enum grt_read_status fail(struct grt_reader *r, const char *fmt, ...)
 	return GRT_READ_ERROR;
 }
 
+/*
+ * Payloads are packed back to back, so in an image they sit at any alignment;
+ * the record structs need 8. Unaligned ones (and every one from a file) are
+ * copied into the reader's own buffer, which malloc aligns.
+ */
+#define PAYLOAD_ALIGN 8
+
 static int load_payload(struct grt_reader *r, uint64_t offset, uint32_t len, const void **out)
 {
-	if (r->mem) {
+	static const uint64_t empty_payload; /* a valid address for zero-length payloads */
+
+	if (!len) {
+		*out = &empty_payload;
+		return 0;
+	}
+	if (r->mem && (uintptr_t)(r->mem + offset) % PAYLOAD_ALIGN == 0) {
 		*out = r->mem + offset;
 		return 0;
 	}
@@ -188,7 +211,7 @@ static int load_payload(struct grt_reader *r, uint64_t offset, uint32_t len, con
 		r->payload = bigger;
 		r->payload_cap = len;
 	}
-	if (len && read_at(r, offset, r->payload, len))
+	if (read_at(r, offset, r->payload, len))
 		return -1;
 	*out = r->payload;
 	return 0;

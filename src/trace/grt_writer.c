@@ -63,8 +63,12 @@ static size_t whole_records(const char *buf, size_t written)
 	size_t at = 0;
 
 	while (at + sizeof(struct grt_record_header) <= written) {
-		const struct grt_record_header *hdr = (const void *)(buf + at);
-		size_t next = at + sizeof(*hdr) + hdr->payload_len;
+		struct grt_record_header hdr;
+		size_t next;
+
+		/* records are packed back to back, so a header may sit at any alignment */
+		memcpy(&hdr, buf + at, sizeof(hdr));
+		next = at + sizeof(hdr) + hdr.payload_len;
 
 		if (next > written)
 			break;
@@ -170,30 +174,33 @@ int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_even
 		w->committed_bytes += need;
 	} else {
 		memcpy(w->buf + w->buf_used, &hdr, sizeof(hdr));
-		memcpy(w->buf + w->buf_used + sizeof(hdr), payload, payload_len);
+		if (payload_len) /* an empty payload may come as NULL */
+			memcpy(w->buf + w->buf_used + sizeof(hdr), payload, payload_len);
 		w->buf_used += need;
 	}
 	w->records++;
 	return 0;
 }
 
-static uint64_t fnv1a(const char *s)
+static uint64_t fnv1a(const char *s, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
 	return h;
 }
 
-static struct interned *lookup_string(struct grt_writer *w, const char *text, uint64_t hash)
+/* Finds the first len bytes of text (the part that fits a record) among the interned strings. */
+static struct interned *lookup_string(struct grt_writer *w, const char *text, size_t len,
+				      uint64_t hash)
 {
 	uint64_t head;
 
 	if (!u64_map_get(&w->strings_by_hash, hash, &head))
 		return NULL;
 	for (struct interned *e = (struct interned *)(uintptr_t)head; e; e = e->next)
-		if (!strcmp(e->text, text))
+		if (!strncmp(e->text, text, len) && !e->text[len])
 			return e;
 	return NULL;
 }
@@ -222,11 +229,12 @@ uint32_t grt_writer_intern(struct grt_writer *w, const char *text)
 
 	if (!text || !*text || w->error)
 		return 0;
-	hash = fnv1a(text);
-	e = lookup_string(w, text, hash);
+	/* longer texts are cut to what one record holds, and looked up as cut */
+	len = strnlen(text, GRT_MAX_PAYLOAD - sizeof(struct grt_string_rec) - 1);
+	hash = fnv1a(text, len);
+	e = lookup_string(w, text, len, hash);
 	if (e)
 		return e->id;
-	len = strnlen(text, GRT_MAX_PAYLOAD - sizeof(struct grt_string_rec) - 1);
 	e = calloc(1, sizeof(*e));
 	if (!e || !(e->text = strndup(text, len))) {
 		free(e);
@@ -297,10 +305,13 @@ static void free_strings(struct grt_writer *w)
 /* Rewrites the header flags in place: no new blocks, so this works on a full disk. */
 static int mark_header(struct grt_writer *w, uint32_t flags)
 {
+	ssize_t n;
+
 	w->header.flags = flags;
-	if (pwrite(w->fd, &w->header, sizeof(w->header), 0) != (ssize_t)sizeof(w->header))
-		return -errno ? -errno : -EIO;
-	return 0;
+	n = pwrite(w->fd, &w->header, sizeof(w->header), 0);
+	if (n < 0)
+		return -errno;
+	return n == (ssize_t)sizeof(w->header) ? 0 : -EIO;
 }
 
 int grt_writer_close(struct grt_writer *w, uint32_t end_reason, uint64_t end_ns)

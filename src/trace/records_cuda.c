@@ -12,7 +12,8 @@ static void describe_call(const struct grt_record *rec, const struct grt_cuda_ca
 	grt_field_u64(out, "ppid", call->ppid);
 	grt_field_str(out, "comm", grt_strings_get(strings, call->comm_str));
 	grt_field_i64(out, "ret", call->ret);
-	if (call->flags & GRT_CUDA_F_NO_RETURN)
+	/* no return seen, or a return before the entry (clock trouble): no duration, not 2^64 */
+	if ((call->flags & GRT_CUDA_F_NO_RETURN) || call->return_ns < rec->hdr.ts_ns)
 		grt_field_str(out, "api_ns", NULL);
 	else
 		grt_field_u64(out, "api_ns", call->return_ns - rec->hdr.ts_ns);

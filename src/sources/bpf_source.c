@@ -1,0 +1,44 @@
+/* Ring-buffer delivery, drop accounting and failure messages shared by the BPF sources. */
+#include <errno.h>
+#include <string.h>
+#include "sources/bpf_source.h"
+#include "sources/bpf_util.h"
+
+int grt_bpf_source_start(struct grt_bpf_source *b, struct grt_session *s, enum grt_source_id id,
+			 struct bpf_map *ring_map, struct bpf_map *drops, ring_buffer_sample_fn on_event,
+			 void *ctx)
+{
+	b->session = s;
+	b->id = id;
+	b->drops_fd = bpf_map__fd(drops);
+	b->drops_seen = 0;
+	b->ring = grt_bpf_watch_ringbuf(s, bpf_map__fd(ring_map), on_event, ctx);
+	if (!b->ring)
+		return errno ? -errno : -ENOMEM;
+	return 0;
+}
+
+void grt_bpf_source_flush(struct grt_bpf_source *b)
+{
+	if (b->ring)
+		ring_buffer__consume(b->ring);
+}
+
+void grt_bpf_source_count_drops(struct grt_bpf_source *b)
+{
+	if (b->session && b->drops_fd >= 0)
+		grt_session_count_drop(b->session, b->id, grt_bpf_new_drops(b->drops_fd, &b->drops_seen));
+}
+
+void grt_bpf_source_stop(struct grt_bpf_source *b)
+{
+	ring_buffer__free(b->ring);
+	b->ring = NULL;
+}
+
+int grt_bpf_source_fail(struct grt_session *s, const char *name, int err)
+{
+	const char *why = grt_bpf_last_message();
+
+	return grt_session_fail(s, err, "%s: %s", name, why[0] ? why : strerror(-err));
+}

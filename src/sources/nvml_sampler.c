@@ -1,0 +1,318 @@
+/* A thread that asks NVML for PCIe and NVLink throughput and queues the samples for the session. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "sources/nvml_sampler.h"
+#include "sources/pci_addr.h"
+
+/*
+ * The few NVML declarations used, re-declared from NVIDIA's public nvml.h
+ * (the ABI, not the header: the tool builds without it).
+ */
+typedef void *nvml_device;
+#define NVML_SUCCESS 0
+#define NVML_PCIE_UTIL_TX_BYTES 0
+#define NVML_PCIE_UTIL_RX_BYTES 1
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
+#define NVML_SCOPE_ALL_LINKS 0xffffffffu
+#define NVML_MAX_GPUS 64
+
+struct nvml_pci_info {		/* nvmlPciInfo_t (v3) */
+	char bus_id_legacy[16];
+	unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+	char bus_id[32];
+};
+
+struct nvml_field_value {	/* nvmlFieldValue_t */
+	unsigned field_id;
+	unsigned scope_id;
+	long long timestamp;
+	long long latency_usec;
+	unsigned value_type;
+	int nvml_return;
+	union {
+		double d;
+		unsigned ui;
+		unsigned long ul;
+		unsigned long long ull;
+		long long sll;
+	} value;
+};
+
+_Static_assert(sizeof(struct nvml_field_value) == 40, "nvmlFieldValue_t layout");
+_Static_assert(sizeof(struct nvml_pci_info) == 68, "nvmlPciInfo_t layout");
+
+struct nvml_api {
+	void *lib;
+	int (*init)(void);
+	int (*shutdown)(void);
+	const char *(*error_string)(int);
+	int (*device_count)(unsigned *);
+	int (*device_by_index)(unsigned, nvml_device *);
+	int (*pci_info)(nvml_device, struct nvml_pci_info *);
+	int (*pcie_throughput)(nvml_device, int, unsigned *);
+	int (*field_values)(nvml_device, int, struct nvml_field_value *);
+};
+
+struct gpu_state {
+	nvml_device handle;
+	uint32_t pci;
+	bool nvlink_seen;	/* a previous cumulative NVLink reading exists */
+	uint64_t nvlink_tx_kib, nvlink_rx_kib;
+	uint64_t last_ns;
+};
+
+#define QUEUE_LEN 1024
+
+struct nvml_sampler {
+	struct nvml_api api;
+	unsigned interval_ms;
+	unsigned ngpus;
+	struct gpu_state gpus[NVML_MAX_GPUS];
+	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;		/* under lock */
+	struct nvml_sample queue[QUEUE_LEN];	/* ring, under lock */
+	size_t head, count;
+	uint64_t lost;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int load_api(struct nvml_api *api, const char *library, char *why, size_t why_len)
+{
+	const char *path = library ? library : "libnvidia-ml.so.1";
+
+	api->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!api->lib) {
+		snprintf(why, why_len, "NVML not loadable (%s)", dlerror());
+		return -ENOENT;
+	}
+	*(void **)&api->init = dlsym(api->lib, "nvmlInit_v2");
+	*(void **)&api->shutdown = dlsym(api->lib, "nvmlShutdown");
+	*(void **)&api->error_string = dlsym(api->lib, "nvmlErrorString");
+	*(void **)&api->device_count = dlsym(api->lib, "nvmlDeviceGetCount_v2");
+	*(void **)&api->device_by_index = dlsym(api->lib, "nvmlDeviceGetHandleByIndex_v2");
+	*(void **)&api->pci_info = dlsym(api->lib, "nvmlDeviceGetPciInfo_v3");
+	*(void **)&api->pcie_throughput = dlsym(api->lib, "nvmlDeviceGetPcieThroughput");
+	*(void **)&api->field_values = dlsym(api->lib, "nvmlDeviceGetFieldValues");
+	if (!api->init || !api->shutdown || !api->device_count || !api->device_by_index ||
+	    !api->pcie_throughput) {
+		snprintf(why, why_len, "%s lacks the NVML functions grtrace needs (too old?)", path);
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+static const char *nvml_error(const struct nvml_api *api, int rc)
+{
+	return api->error_string ? api->error_string(rc) : "NVML error";
+}
+
+static int open_gpus(struct nvml_sampler *s, char *why, size_t why_len)
+{
+	unsigned count = 0;
+	int rc = s->api.init();
+
+	if (rc != NVML_SUCCESS) {
+		snprintf(why, why_len, "nvmlInit failed: %s", nvml_error(&s->api, rc));
+		return -EIO;
+	}
+	rc = s->api.device_count(&count);
+	if (rc != NVML_SUCCESS || count == 0) {
+		snprintf(why, why_len, "NVML sees no GPU%s%s", rc ? ": " : "", rc ? nvml_error(&s->api, rc) : "");
+		s->api.shutdown();
+		return -ENODEV;
+	}
+	s->ngpus = count < NVML_MAX_GPUS ? count : NVML_MAX_GPUS;
+	for (unsigned i = 0; i < s->ngpus; i++) {
+		struct nvml_pci_info pci;
+
+		if (s->api.device_by_index(i, &s->gpus[i].handle) != NVML_SUCCESS)
+			s->gpus[i].handle = NULL;
+		if (s->gpus[i].handle && s->api.pci_info && s->api.pci_info(s->gpus[i].handle, &pci) == NVML_SUCCESS) {
+			pci.bus_id[sizeof(pci.bus_id) - 1] = 0;
+			s->gpus[i].pci = grt_pci_parse(pci.bus_id);
+		}
+	}
+	return 0;
+}
+
+/* NVLink data counters are cumulative KiB over all links; the rate is the difference per second. */
+static void sample_nvlink(struct nvml_sampler *s, struct gpu_state *g, uint64_t now, struct grt_pcie_sample_rec *rec)
+{
+	struct nvml_field_value v[2] = {
+		{ .field_id = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, .scope_id = NVML_SCOPE_ALL_LINKS },
+		{ .field_id = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, .scope_id = NVML_SCOPE_ALL_LINKS },
+	};
+	uint64_t dt = now - g->last_ns;
+
+	if (!s->api.field_values || s->api.field_values(g->handle, 2, v) != NVML_SUCCESS ||
+	    v[0].nvml_return != NVML_SUCCESS || v[1].nvml_return != NVML_SUCCESS)
+		return;
+	if (g->nvlink_seen && dt && v[0].value.ull >= g->nvlink_tx_kib && v[1].value.ull >= g->nvlink_rx_kib) {
+		rec->nvlink_tx_bps = (v[0].value.ull - g->nvlink_tx_kib) * 1024 * 1000000000ULL / dt;
+		rec->nvlink_rx_bps = (v[1].value.ull - g->nvlink_rx_kib) * 1024 * 1000000000ULL / dt;
+		rec->flags |= GRT_PCIE_F_NVLINK;
+	}
+	g->nvlink_seen = true;
+	g->nvlink_tx_kib = v[0].value.ull;
+	g->nvlink_rx_kib = v[1].value.ull;
+}
+
+static void push(struct nvml_sampler *s, const struct nvml_sample *sample)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->count == QUEUE_LEN)
+		s->lost++;
+	else
+		s->queue[(s->head + s->count++) % QUEUE_LEN] = *sample;
+	pthread_mutex_unlock(&s->lock);
+}
+
+static void sample_gpu(struct nvml_sampler *s, unsigned index)
+{
+	struct gpu_state *g = &s->gpus[index];
+	struct nvml_sample out = { .rec = { .device = index, .pci = g->pci, .interval_ms = s->interval_ms } };
+	unsigned tx = 0, rx = 0;
+	uint64_t now;
+
+	if (!g->handle)
+		return;
+	/* NVML measures each counter over its own 20 ms window: the value is a rate in KB/s */
+	if (s->api.pcie_throughput(g->handle, NVML_PCIE_UTIL_TX_BYTES, &tx) == NVML_SUCCESS &&
+	    s->api.pcie_throughput(g->handle, NVML_PCIE_UTIL_RX_BYTES, &rx) == NVML_SUCCESS) {
+		out.rec.pcie_tx_bps = (uint64_t)tx * 1024;
+		out.rec.pcie_rx_bps = (uint64_t)rx * 1024;
+		out.rec.flags |= GRT_PCIE_F_PCIE;
+	}
+	now = now_ns();
+	sample_nvlink(s, g, now, &out.rec);
+	if (g->last_ns)
+		out.rec.interval_ms = (uint32_t)((now - g->last_ns) / 1000000);
+	g->last_ns = now;
+	out.ts_ns = now;
+	if (out.rec.flags)
+		push(s, &out);
+}
+
+static void *sampler_main(void *arg)
+{
+	struct nvml_sampler *s = arg;
+	struct timespec next;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop) {
+		pthread_mutex_unlock(&s->lock);
+		for (unsigned i = 0; i < s->ngpus; i++)
+			sample_gpu(s, i);
+		next.tv_nsec += (long)s->interval_ms * 1000000L;
+		next.tv_sec += next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
+		pthread_mutex_lock(&s->lock);
+		while (!s->stop && pthread_cond_timedwait(&s->wake, &s->lock, &next) != ETIMEDOUT)
+			;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+static int start_thread(struct nvml_sampler *s)
+{
+	pthread_condattr_t attr;
+	int rc;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->wake, &attr);
+	pthread_condattr_destroy(&attr);
+	rc = pthread_create(&s->thread, NULL, sampler_main, s);
+	s->thread_started = rc == 0;
+	return -rc;
+}
+
+struct nvml_sampler *nvml_sampler_start(const char *library, unsigned interval_ms, char *why,
+					size_t why_len)
+{
+	struct nvml_sampler *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		snprintf(why, why_len, "out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->interval_ms = interval_ms ? interval_ms : 1;
+	if (load_api(&s->api, library, why, why_len) || open_gpus(s, why, why_len)) {
+		if (s->api.lib)
+			dlclose(s->api.lib);
+		pthread_mutex_destroy(&s->lock);
+		free(s);
+		return NULL;
+	}
+	if (start_thread(s)) {
+		snprintf(why, why_len, "cannot start the NVML sampling thread");
+		s->api.shutdown();
+		nvml_sampler_stop(s);
+		return NULL;
+	}
+	return s;
+}
+
+size_t nvml_sampler_take(struct nvml_sampler *s, struct nvml_sample *out, size_t max)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&s->lock);
+	while (n < max && s->count) {
+		out[n++] = s->queue[s->head];
+		s->head = (s->head + 1) % QUEUE_LEN;
+		s->count--;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return n;
+}
+
+uint64_t nvml_sampler_lost(struct nvml_sampler *s)
+{
+	uint64_t lost;
+
+	pthread_mutex_lock(&s->lock);
+	lost = s->lost;
+	s->lost = 0;
+	pthread_mutex_unlock(&s->lock);
+	return lost;
+}
+
+void nvml_sampler_stop(struct nvml_sampler *s)
+{
+	if (!s)
+		return;
+	if (s->thread_started) {
+		pthread_mutex_lock(&s->lock);
+		s->stop = true;
+		pthread_cond_signal(&s->wake);
+		pthread_mutex_unlock(&s->lock);
+		pthread_join(s->thread, NULL);
+		s->api.shutdown();
+		pthread_cond_destroy(&s->wake);
+	}
+	if (s->api.lib)
+		dlclose(s->api.lib);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}

@@ -1,0 +1,240 @@
+/* The `syscall` source: every syscall of the traced processes, NVIDIA ioctls decoded. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/types.h>
+#include <bpf/bpf.h>
+#include "sources/bpf_source.h"
+#include "sources/bpf_util.h"
+#include "sources/nv_ioctl_decode.h"
+#include "sources/session.h"
+#include "sources/source.h"
+#include "sources/syscall.h"
+#include "sources/syscall_filter.h"
+#include "trace/records_kernel.h"
+#include "syscall.skel.h"
+
+_Static_assert(SYSCALL_SET_WORDS == GRT_SYSCALL_SET_WORDS, "one syscall set size");
+
+struct syscall_source {
+	struct grt_bpf_source base;
+	struct grt_session *session;
+	struct syscall_bpf *skel;
+};
+
+static void emit_call(struct syscall_source *ss, const struct syscall_event *e)
+{
+	struct grt_syscall_rec rec = {
+		.call_id = e->call_id, .exit_ns = e->exit_ns, .ret = e->ret, .nr = e->nr,
+	};
+	struct grt_event_origin origin = { .ts_ns = e->enter_ns, .cpu = e->cpu, .pid = e->pid, .tid = e->tid };
+
+	memcpy(rec.args, e->args, sizeof(rec.args));
+	if (e->flags & SYSCALL_EV_NO_RETURN)
+		rec.flags |= GRT_SYSCALL_F_NO_RETURN;
+	if (e->flags & SYSCALL_EV_UNFINISHED)
+		rec.flags |= GRT_SYSCALL_F_UNFINISHED;
+	grt_session_emit(ss->session, GRT_REC_SYSCALL, &origin, &rec, sizeof(rec));
+}
+
+static void emit_nv_ioctl(struct syscall_source *ss, const struct syscall_nv_event *e)
+{
+	const struct syscall_event *c = &e->call;
+	struct grt_event_origin origin = { .ts_ns = c->enter_ns, .cpu = c->cpu, .pid = c->pid, .tid = c->tid };
+	struct grt_nv_ioctl_rec rec = {
+		.call_id = c->call_id, .exit_ns = c->exit_ns, .arg = c->args[2], .ret = c->ret,
+		.fd = (uint32_t)c->args[0], .request = (uint32_t)c->args[1],
+	};
+	char name[SYSCALL_DEV_NAME_LEN + 1];
+	struct nv_ioctl_capture cap = {
+		.dev_name = name, .dev_major = e->dev_major, .dev_minor = e->dev_minor,
+		.request = (uint32_t)c->args[1], .inner_cmd = e->inner_cmd, .arg_size = e->arg_size,
+		.arg = e->arg, .arg_len = e->arg_len < sizeof(e->arg) ? e->arg_len : sizeof(e->arg),
+		.arg_err = e->arg_err,
+	};
+
+	memcpy(name, e->dev_name, SYSCALL_DEV_NAME_LEN);
+	name[SYSCALL_DEV_NAME_LEN] = 0;
+	nv_ioctl_decode(&cap, &rec);
+	rec.path_str = grt_session_intern(ss->session, name);
+	grt_session_emit(ss->session, GRT_REC_NV_IOCTL, &origin, &rec, sizeof(rec));
+}
+
+static int on_syscall_event(void *ctx, void *data, size_t len)
+{
+	struct syscall_source *ss = ctx;
+	const struct syscall_event *e = data;
+
+	if (len < sizeof(*e))
+		return 0;
+	emit_call(ss, e);
+	if ((e->flags & SYSCALL_EV_NV) && len >= sizeof(struct syscall_nv_event))
+		emit_nv_ioctl(ss, data);
+	return 0;
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL	/* Linux 6.9: a pidfd for a thread, not only a process */
+#endif
+
+/* Reports tid's call if it is still in one: task storage is looked up through a pidfd. */
+static void flush_thread(struct syscall_source *ss, int map_fd, pid_t tid)
+{
+	struct syscall_inflight in;
+	int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+
+	if (pidfd < 0)
+		return;
+	if (!bpf_map_lookup_elem(map_fd, &pidfd, &in) && in.active) {
+		struct syscall_event ev = {
+			.call_id = in.call_id, .enter_ns = in.enter_ns, .nr = in.nr, .pid = in.pid,
+			.tid = (uint32_t)tid, .cpu = in.cpu, .flags = SYSCALL_EV_UNFINISHED,
+		};
+
+		memcpy(ev.args, in.args, sizeof(ev.args));
+		emit_call(ss, &ev);
+	}
+	close(pidfd);
+}
+
+static void flush_process(struct syscall_source *ss, int map_fd, pid_t tgid)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *tasks;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)tgid);
+	if (!(tasks = opendir(path)))
+		return;
+	while ((d = readdir(tasks)))
+		if (d->d_name[0] >= '1' && d->d_name[0] <= '9')
+			flush_thread(ss, map_fd, (pid_t)atoi(d->d_name));
+	closedir(tasks);
+}
+
+/*
+ * Calls still in the kernel at stop (a thread blocked in futex or epoll) are
+ * recorded as unfinished: for every thread of the traced processes, or of
+ * every process when recording system-wide.
+ */
+static void flush_unfinished(struct syscall_source *ss)
+{
+	int map_fd = bpf_map__fd(ss->skel->maps.inflight), pids = grt_session_pid_map_fd(ss->session);
+	__u32 key, next, *prev = NULL;
+	struct dirent *d;
+	DIR *proc;
+
+	if (grt_session_config(ss->session)->target_pid) {
+		while (pids >= 0 && !bpf_map_get_next_key(pids, prev, &next)) {
+			key = next;
+			prev = &key;
+			flush_process(ss, map_fd, (pid_t)key);
+		}
+		return;
+	}
+	if (!(proc = opendir("/proc")))
+		return;
+	while ((d = readdir(proc)))
+		if (d->d_name[0] >= '1' && d->d_name[0] <= '9' && atoi(d->d_name) != getpid())
+			flush_process(ss, map_fd, (pid_t)atoi(d->d_name));
+	closedir(proc);
+}
+
+static int syscall_probe(char *why, size_t why_len)
+{
+	return grt_bpf_probe(why, why_len);
+}
+
+static void syscall_detach(void *ctx)
+{
+	struct syscall_source *ss = ctx;
+
+	if (!ss)
+		return;
+	if (ss->skel) {
+		syscall_bpf__detach(ss->skel);
+		grt_bpf_source_flush(&ss->base);
+		flush_unfinished(ss);
+	}
+	grt_bpf_source_stop(&ss->base);
+	syscall_bpf__destroy(ss->skel);
+	free(ss);
+}
+
+static int configure_filter(struct syscall_source *ss)
+{
+	const char *list = grt_session_config(ss->session)->syscall_filter;
+	uint64_t set[GRT_SYSCALL_SET_WORDS];
+	char err[256];
+	int rc;
+
+	if (!list)
+		return 0;
+	rc = grt_syscall_filter_parse(list, set, err, sizeof(err));
+	if (rc)
+		return grt_session_fail(ss->session, rc, "%s", err);
+	ss->skel->rodata->filter_syscalls = true;
+	for (int i = 0; i < GRT_SYSCALL_SET_WORDS; i++)
+		ss->skel->rodata->syscall_set[i] = set[i];
+	return 0;
+}
+
+static int syscall_attach(struct grt_session *s, void **ctx)
+{
+	struct syscall_source *ss = calloc(1, sizeof(*ss));
+	int err;
+
+	if (!ss)
+		return -ENOMEM;
+	ss->session = s;
+	ss->skel = syscall_bpf__open();
+	if (!ss->skel) {
+		err = -errno;
+		goto fail;
+	}
+	ss->skel->rodata->recorder_tgid = getpid();
+	err = configure_filter(ss);
+	if (err) {
+		syscall_detach(ss);
+		return err;
+	}
+	err = grt_bpf_use_pid_filter(s, ss->skel->obj, &ss->skel->rodata->filter_by_tgid);
+	if (!err)
+		err = syscall_bpf__load(ss->skel);
+	if (!err)
+		err = syscall_bpf__attach(ss->skel);
+	if (!err)
+		err = grt_bpf_source_start(&ss->base, s, GRT_SRC_SYSCALL, ss->skel->maps.syscall_events,
+					   ss->skel->maps.dropped_events, on_syscall_event, ss);
+	if (err)
+		goto fail;
+	*ctx = ss;
+	return 0;
+fail:
+	grt_bpf_source_fail(s, "syscall", err);
+	syscall_detach(ss);
+	return err;
+}
+
+static int syscall_drain(void *ctx)
+{
+	grt_bpf_source_count_drops(&((struct syscall_source *)ctx)->base);
+	return 0;
+}
+
+static const struct grt_source syscall_source = {
+	.name = "syscall",
+	.id = GRT_SRC_SYSCALL,
+	.summary = "syscalls of traced processes (--syscalls to narrow), NVIDIA ioctls decoded",
+	.probe = syscall_probe,
+	.attach = syscall_attach,
+	.drain = syscall_drain,
+	.detach = syscall_detach,
+};
+
+GRT_SOURCE_REGISTER(syscall_source);

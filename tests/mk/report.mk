@@ -1,0 +1,17 @@
+# report tests: a tiny ELF for symbolization and the scenario trace writer.
+
+# report: a tiny ELF whose functions the symbolization test names, and the scenario trace writer
+FIXTURES += $(BUILD)/fixtures/symfixture $(BUILD)/fixtures/report_traces
+
+$(BUILD)/fixtures/symfixture: tests/fixtures/symfixture.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O0 -g -fno-inline -o $@ $<
+
+$(BUILD)/fixtures/report_traces: tests/fixtures/report_traces.c tests/report_scenarios.h $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
+
+# the report tests include these headers; the test rule does not track headers under tests/
+$(filter $(BUILD)/tests/test_report_%,$(TEST_BINS)): tests/report_scenarios.h tests/report_check.h

@@ -1,0 +1,124 @@
+/* The pcie source here: kprobes reported unsupported, NVML sampled through a stand-in library. */
+#include <stdio.h>
+#include <time.h>
+#include "test_util.h"
+#include "kernel_test_session.h"
+#include "trace/records_kernel.h"
+
+static char fake_nvml[PATH_MAX];
+
+static struct grt_session *attach_pcie(struct mem_sink *m, int *rc)
+{
+	struct grt_session_config cfg = { .target_pid = getpid() };
+	struct grt_session *s = grt_session_new(&cfg, &m->sink);
+
+	*rc = s ? grt_session_attach(s, "pcie") : -ENOMEM;
+	return s;
+}
+
+static void run_for_ms(struct grt_session *s, long ms)
+{
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		grt_session_poll(s, 10);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
+}
+
+static bool within(uint64_t v, uint64_t want, double tolerance)
+{
+	return v >= want * (1 - tolerance) && v <= want * (1 + tolerance);
+}
+
+static void test_nvml_samples_and_unsupported_kprobes(void)
+{
+	struct mem_sink m;
+	size_t samples[2] = { 0 }, nvlink_rated = 0, unsupported = 0;
+	bool kprobe_pci = false, kprobe_nvlink = false;
+	int rc;
+	struct grt_session *s;
+
+	setenv("GRTRACE_NVML_LIBRARY", fake_nvml, 1);
+	setenv("GRTRACE_PCIE_INTERVAL_MS", "20", 1);
+	mem_sink_init(&m);
+	s = attach_pcie(&m, &rc);
+	CHECK_EQ_U64(rc, 0);
+	if (rc)
+		printf("  %s\n", grt_session_error(s));
+	run_for_ms(s, 400);
+	grt_session_detach_all(s);
+	grt_session_free(s);
+	for (size_t i = 0; i < m.count; i++) {
+		const struct mem_record *r = &m.recs[i];
+
+		if (r->type == GRT_REC_UNSUPPORTED_PROBE) {
+			const struct grt_unsupported_probe_rec *u = (const void *)r->payload;
+			const char *probe = mem_string(&m, u->probe_str), *reason = mem_string(&m, u->reason_str);
+
+			unsupported++;
+			CHECK_EQ_U64(u->source, GRT_SRC_PCIE);
+			CHECK(reason && strlen(reason) > 10 && !strchr(reason, '\n'));
+			kprobe_pci |= probe && !strcmp(probe, "kprobe:pci_bus_{read,write}_config_*") &&
+				      strstr(reason, "no kprobes");
+			kprobe_nvlink |= probe && !strcmp(probe, "kprobe:nvlink_*");
+		} else if (r->type == GRT_REC_PCIE_SAMPLE) {
+			const struct grt_pcie_sample_rec *p = (const void *)r->payload;
+
+			CHECK(p->device < 2);
+			if (p->device >= 2)
+				continue;
+			samples[p->device]++;
+			CHECK_EQ_U64(p->pci, p->device ? grt_pci_pack(0, 0x86, 0, 0) : grt_pci_pack(0, 0x3b, 0, 0));
+			CHECK(p->flags & GRT_PCIE_F_PCIE);
+			CHECK_EQ_U64(p->pcie_tx_bps, (p->device ? 5 : 1000) * 1024ULL);
+			CHECK_EQ_U64(p->pcie_rx_bps, (p->device ? 7 : 250000) * 1024ULL);
+			if (p->device == 0)
+				CHECK_EQ_U64(p->flags & GRT_PCIE_F_NVLINK, 0);
+			if (p->flags & GRT_PCIE_F_NVLINK) {
+				/* 64 KiB and 16 KiB per ms; ms-granular counters over ~20 ms intervals */
+				nvlink_rated++;
+				CHECK(within(p->nvlink_tx_bps, 64 * 1024 * 1000ULL, 0.15));
+				CHECK(within(p->nvlink_rx_bps, 16 * 1024 * 1000ULL, 0.15));
+			}
+		}
+	}
+	CHECK(kprobe_pci);
+	CHECK(kprobe_nvlink);
+	CHECK_EQ_U64(unsupported, 2);
+	/* 400 ms at 20 ms: allow for a slow VM, but there must be a steady stream */
+	CHECK(samples[0] >= 8 && samples[0] <= 21);
+	CHECK(samples[1] >= 8 && samples[1] <= 21);
+	CHECK(nvlink_rated + 1 >= samples[1]);	/* every GPU-1 sample but the first has a rate */
+	mem_sink_free(&m);
+}
+
+static void test_no_kprobes_no_nvml_is_one_line_skip(void)
+{
+	struct mem_sink m;
+	int rc;
+	struct grt_session *s;
+
+	setenv("GRTRACE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
+	mem_sink_init(&m);
+	s = attach_pcie(&m, &rc);
+	CHECK_EQ_U64(rc, (uint64_t)-ENOTSUP);
+	CHECK(strstr(grt_session_error(s), "no kprobes in this kernel") != NULL);
+	CHECK(strstr(grt_session_error(s), "no NVML") != NULL);
+	CHECK(strchr(grt_session_error(s), '\n') == NULL);
+	grt_session_free(s);
+	mem_sink_free(&m);
+}
+
+int main(int argc, char **argv)
+{
+	fixture_path(argv[0], "libnvidia-ml.so.1", fake_nvml, sizeof(fake_nvml));
+	if (access("/sys/bus/event_source/devices/kprobe", F_OK) == 0) {
+		printf("ok - skipped: this kernel has kprobes, the cases below assume it has none\n");
+		return 0;
+	}
+	RUN_TEST(test_nvml_samples_and_unsupported_kprobes);
+	RUN_TEST(test_no_kprobes_no_nvml_is_one_line_skip);
+	return TEST_EXIT_STATUS();
+}
