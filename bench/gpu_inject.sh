@@ -53,35 +53,39 @@ record probe_thread GRTRACE_GPU_PROBES=thread GRTRACE_GPU_POOL_WAIT=1 -- "$W/vec
 cmp "$W/out_plain.bin" "$W/out_block.bin" && echo "identical_block=yes" || echo "identical_block=NO"
 cmp "$W/out_plain.bin" "$W/out_thread.bin" && echo "identical_thread=yes" || echo "identical_thread=NO"
 analyze probe_block
+"$G" report "$W/probe_block.grt" --gpu --top 5
 analyze probe_thread
 
-say "2. overhead: $LAUNCHES launches, $REPS reps each"
-bench_cfg() { # label n env...
-	local label=$1 n=$2
-	shift 2
-	for r in $(seq 1 "$REPS"); do
-		if [ "$label" = untraced ]; then
-			"$W/vector_add" "$n" "$LAUNCHES" > "$W/b.out"
-		else
-			record "b_${label}_${n}" "$@" -- "$W/vector_add" "$n" "$LAUNCHES" || continue
-			cp "$W/b_${label}_${n}.out" "$W/b.out"
-			[ "$r" = 1 ] && echo "$label n=$n $("$G" parse "$W/b_${label}_${n}.grt" | grep -o 'cost:[^"]*')"
-		fi
-		echo "$label n=$n rep=$r $(cat "$W/b.out")"
-	done
+say "2. overhead: $LAUNCHES launches, $REPS rounds, configurations interleaved within a round"
+run_cfg() { # label n rep env...
+	local label=$1 n=$2 r=$3
+	shift 3
+	if [ "$label" = untraced ]; then
+		"$W/vector_add" "$n" "$LAUNCHES" > "$W/b.out"
+	else
+		record "b_${label}_${n}" "$@" -- "$W/vector_add" "$n" "$LAUNCHES" || return
+		cp "$W/b_${label}_${n}.out" "$W/b.out"
+		[ "$r" = 1 ] && echo "$label n=$n $("$G" parse "$W/b_${label}_${n}.grt" | grep -o 'cost:[^"]*')"
+	fi
+	echo "$label n=$n rep=$r $(cat "$W/b.out")"
 }
+POOL="GRTRACE_GPU_POOL_MB=8192 GRTRACE_GPU_POOL_WAIT=1"
 for n in $((1 << 20)) 65536; do
-	bench_cfg untraced $n
-	bench_cfg interpose_only $n GRTRACE_GPU_PROBES=off GRTRACE_GPU_CUPTI=0
-	bench_cfg cupti $n GRTRACE_GPU_PROBES=off
-	bench_cfg cupti_nocb $n GRTRACE_GPU_PROBES=off GRTRACE_GPU_CUPTI_CALLBACKS=0
-	bench_cfg block $n GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_POOL_MB=8192 GRTRACE_GPU_POOL_WAIT=1
-	bench_cfg block_atexit $n GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_POOL_MB=8192 GRTRACE_GPU_POOL_WAIT=1 GRTRACE_GPU_COLLECT=exit
-	bench_cfg thread $n GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_PROBES=thread GRTRACE_GPU_POOL_MB=16384 GRTRACE_GPU_POOL_WAIT=1
-	bench_cfg block_cupti $n GRTRACE_GPU_POOL_MB=8192 GRTRACE_GPU_POOL_WAIT=1
+	for r in $(seq 1 "$REPS"); do
+		run_cfg untraced $n $r
+		run_cfg interpose_only $n $r GRTRACE_GPU_PROBES=off GRTRACE_GPU_CUPTI=0
+		run_cfg cupti $n $r GRTRACE_GPU_PROBES=off
+		run_cfg block $n $r GRTRACE_GPU_CUPTI=0 $POOL
+		run_cfg block_atexit $n $r GRTRACE_GPU_CUPTI=0 $POOL GRTRACE_GPU_COLLECT=exit
+		run_cfg thread $n $r GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_PROBES=thread GRTRACE_GPU_POOL_MB=16384 GRTRACE_GPU_POOL_WAIT=1
+		run_cfg block_cupti $n $r $POOL
+	done
 	analyze "b_block_cupti_$n" | head -c 1500; echo
-	analyze "b_block_$n" | head -c 600; echo
+	for c in cupti block_cupti; do
+		analyze "b_${c}_$n" | python3 -c "import json,sys; d=json.load(sys.stdin); print('device time p50 (CUPTI) $c n=$n:', d['exec_ns_p50_cupti'], 'ns')"
+	done
 done
+"$G" report "$W/b_block_cupti_65536.grt" --gpu --top 5
 
 say "3. attach cost (JIT, then cache hit)"
 rm -rf "$GRTRACE_CACHE_DIR"
@@ -100,6 +104,7 @@ done
 analyze torch_cupti | head -c 2500; echo
 record torch_all -- python3 "$D/gpu_inject/torch_step.py" 50 && echo "torch all $(tail -1 "$W/torch_all.out")"
 analyze torch_all | head -c 2500; echo
+"$G" report "$W/torch_all.grt" --gpu --top 8
 
 say "5. CuPy: traced with CUPTI + probes (cubin as CuPy builds it, then PTX)"
 python3 "$D/gpu_inject/cupy_prog.py" > "$W/c.out" 2>&1; echo "cupy untraced $(tail -1 "$W/c.out")"
@@ -107,6 +112,7 @@ record cupy_cubin -- python3 "$D/gpu_inject/cupy_prog.py" && echo "cupy traced $
 analyze cupy_cubin | head -c 2000; echo
 record cupy_ptx CUPY_COMPILE_WITH_PTX=1 CUPY_CACHE_DIR=$W/cupy_ptx_cache -- python3 "$D/gpu_inject/cupy_prog.py" && echo "cupy traced ptx $(tail -1 "$W/cupy_ptx.out")"
 analyze cupy_ptx | head -c 2000; echo
+"$G" report "$W/cupy_ptx.grt" --gpu --top 8
 tail -3 "$W/cupy_ptx.err"
 
 say "table"
@@ -125,13 +131,12 @@ for n in sorted({k[0] for k in rows}, key=int, reverse=True):
             med = statistics.median(v)
             print(f"  {cfg:30s} {med:10.2f}  {100 * (med / base - 1):+7.1f}%")
 t = {}
-for m in re.finditer(r"^torch (untraced|cupti|interpose) rep=\d+ mlp_step_ms=([0-9.]+) conv_step_ms=([0-9.]+)", log, re.M):
+for m in re.finditer(r"^torch (untraced|cupti) rep=\d+ mlp_step_ms=([0-9.]+) conv_step_ms=([0-9.]+)", log, re.M):
     t.setdefault(m.group(1), []).append((float(m.group(2)), float(m.group(3))))
 if "untraced" in t and "cupti" in t:
     for i, name in ((0, "mlp"), (1, "conv")):
         u = statistics.median(x[i] for x in t["untraced"])
         c = statistics.median(x[i] for x in t["cupti"])
-        i_ = statistics.median(x[i] for x in t.get("interpose", [(float("nan"),) * 2]))
-        print(f"torch {name} step ms: untraced {u:.4f} cupti {c:.4f} ({100 * (c / u - 1):+.1f}%) interposition only {i_:.4f} ({100 * (i_ / u - 1):+.1f}%)")
+        print(f"torch {name} step ms (median of {len(t['untraced'])}): untraced {u:.4f} cupti {c:.4f} ({100 * (c / u - 1):+.1f}%)")
 PY
 rm -rf "$W"

@@ -28,6 +28,7 @@
 	X(cuMemAlloc_v2, (CUdeviceptr *dptr, size_t bytes))                                        \
 	X(cuMemFree_v2, (CUdeviceptr dptr))                                                        \
 	X(cuMemHostAlloc, (void **p, size_t bytes, unsigned int flags))                            \
+	X(cuMemFreeHost, (void *p))                                                                \
 	X(cuMemHostGetDevicePointer_v2, (CUdeviceptr *dptr, void *p, unsigned int flags))          \
 	X(cuMemcpyDtoHAsync_v2, (void *dst, CUdeviceptr src, size_t bytes, CUstream s))            \
 	X(cuMemsetD8Async, (CUdeviceptr dst, unsigned char v, size_t n, CUstream s))              \

@@ -73,7 +73,13 @@ typedef void *(*dlsym_fn)(void *, const char *);
 /* libc's dlsym; the assembly entry below jumps to it for RTLD_NEXT lookups */
 __attribute__((used)) void *grt_real_dlsym;
 
-__attribute__((used)) void *grt_resolve_real_dlsym(void)
+/*
+ * dlsym is called by sanitizer runtimes before they are set up, so the code
+ * on its path must not be instrumented by them.
+ */
+#define DLSYM_PATH __attribute__((no_sanitize("address", "undefined")))
+
+__attribute__((used)) DLSYM_PATH void *grt_resolve_real_dlsym(void)
 {
 	void *p = grt_real_dlsym;
 
@@ -85,7 +91,7 @@ __attribute__((used)) void *grt_resolve_real_dlsym(void)
 	return p;
 }
 
-void *inject_real_dlsym(void *handle, const char *name)
+DLSYM_PATH void *inject_real_dlsym(void *handle, const char *name)
 {
 	dlsym_fn fn = (dlsym_fn)grt_resolve_real_dlsym();
 
@@ -127,7 +133,7 @@ void *interpose_real_for(const char *name)
  * dlsym(handle, name) for handles other than RTLD_NEXT; reached by a jump,
  * so __builtin_return_address(0) is the application's call site.
  */
-__attribute__((used)) void *grt_dlsym_lookup(void *handle, const char *name)
+__attribute__((used)) DLSYM_PATH void *grt_dlsym_lookup(void *handle, const char *name)
 {
 	void *p = inject_real_dlsym(handle, name);
 

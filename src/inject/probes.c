@@ -16,8 +16,8 @@
 #define MAX_CTXS 16
 #define SIZE_CLASSES 24		/* slot sizes 64 KiB << 0..23 */
 #define MIN_SLOT_BYTES (64u << 10)
-#define ARENA_BYTES (32u << 20)	/* the first arena of a class; later ones grow 4x */
-#define ARENA_MAX_BYTES (512ull << 20)
+#define ARENA_BYTES (16u << 20)	/* the first arena of a class; later ones double */
+#define ARENA_MAX_BYTES (256ull << 20)
 #define EVENT_EVERY 16		/* launches per stream between completion events */
 #define STREAM_SLOTS 256
 #define MAX_BATCH_BYTES (64u << 20)
@@ -720,14 +720,16 @@ static uint64_t record_size(int mode)
  * three strided 32-bit memsets write every slot's head (magic, mode,
  * capacity), all on our stream. The launch path then only takes a slot off
  * a list; the drain thread tops the lists up ahead of need (pool_top_up).
- * Arenas grow 4x per class up to ARENA_MAX_BYTES.
+ * Arenas double per class up to ARENA_MAX_BYTES or a quarter of the budget.
  */
 static uint64_t arena_bytes(struct probe_state *ps, unsigned cls)
 {
 	uint64_t slot = (uint64_t)MIN_SLOT_BYTES << cls, bytes = ARENA_BYTES;
+	uint64_t cap = ps->st->cfg.pool_bytes / 4 < ARENA_MAX_BYTES ? ps->st->cfg.pool_bytes / 4 : ARENA_MAX_BYTES;
 
-	for (unsigned i = 0; i < ps->arenas[cls] && bytes < ARENA_MAX_BYTES; i++)
-		bytes *= 4;
+	/* doubling per class, a quarter of the budget at most: several classes must fit */
+	for (unsigned i = 0; i < ps->arenas[cls] && bytes * 2 <= cap; i++)
+		bytes *= 2;
 	if (bytes < slot)
 		bytes = slot;
 	if (ps->pool_used + bytes > ps->st->cfg.pool_bytes)
@@ -1219,12 +1221,28 @@ static void poll_events(struct probe_state *ps)
 	if (!nq)
 		return;
 	pthread_mutex_unlock(&ps->lock);
+	/*
+	 * A stream runs in order. Its newest event first: when that one is done
+	 * (the usual case once the GPU caught up) one query settles the stream;
+	 * otherwise walk from the oldest until one is pending.
+	 */
+	for (unsigned i = nq; i-- > 0;) {
+		struct stream_done *d = stream_done_of(done, &nd, queries[i]->stream_key);
+
+		if (!d || d->seq || d->blocked)
+			continue;
+		if (ps->st->drv.cuEventQuery(queries[i]->event) == CUDA_SUCCESS)
+			d->seq = queries[i]->seq;
+		else
+			d->blocked = true; /* newest pending: look at the older ones below */
+	}
+	for (unsigned i = 0; i < nd; i++)
+		done[i].blocked = false;
 	for (unsigned i = 0; i < nq; i++) {
 		struct stream_done *d = stream_done_of(done, &nd, queries[i]->stream_key);
 
-		if (!d || d->blocked)
+		if (!d || d->blocked || queries[i]->seq <= d->seq)
 			continue;
-		/* a stream runs in order: once one event is pending, the later ones are too */
 		if (ps->st->drv.cuEventQuery(queries[i]->event) == CUDA_SUCCESS)
 			d->seq = queries[i]->seq;
 		else
@@ -1255,7 +1273,8 @@ static struct pending *take_completed(struct probe_state *ps)
 	while (*at && (*at)->seq <= ps->max_complete_seq) {
 		struct pending *p = *at;
 
-		if (!p->complete || (ctx && p->ctx != ctx) || bytes + p->slot->size > MAX_BATCH_BYTES) {
+		if (!p->complete || (ctx && p->ctx != ctx) ||
+		    (bytes && bytes + p->slot->size > MAX_BATCH_BYTES)) {
 			prev = p;
 			at = &p->next;
 			continue;
@@ -1286,16 +1305,26 @@ static uint64_t used_bytes(const struct probe_state *ps, const struct pending *p
 	return GRT_PROBE_HEAD_SIZE + slots * record_size(ps->mode);
 }
 
+/*
+ * The host side of the copies back: pinned, so that they are real DMA and
+ * asynchronous (a pageable target makes the driver stage and wait).
+ * Called on the drain thread with the context current.
+ */
 static int ensure_staging(struct probe_state *ps, size_t need)
 {
+	size_t size = 8u << 20;
+
 	if (ps->staging && ps->staging_size >= need)
 		return 0;
-	free(ps->staging);
+	while (size < need)
+		size *= 2;
+	if (ps->staging)
+		ps->st->drv.cuMemFreeHost(ps->staging);
+	ps->staging = NULL;
 	ps->staging_size = 0;
-	ps->staging = malloc(need);
-	if (!ps->staging)
+	if (ps->st->drv.cuMemHostAlloc(&ps->staging, size, CU_MEMHOSTALLOC_PORTABLE))
 		return -ENOMEM;
-	ps->staging_size = need;
+	ps->staging_size = size;
 	return 0;
 }
 
@@ -1389,6 +1418,20 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 	free(recs);
 }
 
+/*
+ * Waits for our stream by polling: a blocking synchronize on this thread
+ * slowed the application's launches down (driver locks), a query does not.
+ */
+static CUresult wait_stream(struct probe_state *ps, struct ctx_res *r)
+{
+	struct timespec pause = { 0, 20000 };
+	CUresult res;
+
+	while ((res = ps->st->drv.cuStreamQuery(r->stream)) == CUDA_ERROR_NOT_READY)
+		nanosleep(&pause, NULL);
+	return res;
+}
+
 static int by_address(const void *a, const void *b)
 {
 	const struct pending *x = *(struct pending *const *)a, *y = *(struct pending *const *)b;
@@ -1444,7 +1487,7 @@ static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pend
 		}
 		i += len;
 	}
-	return res ? res : d->cuStreamSynchronize(r->stream);
+	return res ? res : wait_stream(ps, r);
 }
 
 /*
@@ -1485,7 +1528,7 @@ static CUresult clean_slots(struct probe_state *ps, struct ctx_res *r, struct pe
 		}
 		i += len;
 	}
-	return res ? res : d->cuStreamSynchronize(r->stream);
+	return res ? res : wait_stream(ps, r);
 }
 
 /* Copies a batch back, reports it, cleans the slots for reuse. Without ps->lock. */

@@ -140,6 +140,8 @@ EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
 	return *p ? 0 : 2;
 }
 
+EXPORT CUresult cuMemFreeHost(void *p) { free(p); return 0; }
+
 EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
 {
 	(void)flags;
