@@ -40,6 +40,7 @@
 	X(cuEventCreate, (CUevent *e, unsigned int flags))                                         \
 	X(cuEventRecord, (CUevent e, CUstream s))                                                  \
 	X(cuEventQuery, (CUevent e))                                                               \
+	X(cuEventSynchronize, (CUevent e))                                                         \
 	X(cuModuleLoadDataEx, (CUmodule *m, const void *image, unsigned int n, CUjit_option *o,   \
 			       void **v))                                                          \
 	X(cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *name))                      \

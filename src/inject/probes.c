@@ -94,6 +94,7 @@ struct ctx_res {
 	CUstream stream;		/* ours: non-blocking, never ordered with the application's */
 	CUevent *free_events;
 	unsigned nfree_events, cap_events;
+	CUevent done_event;		/* blocking-sync: the drain thread sleeps on it */
 };
 
 struct pending {
@@ -1419,17 +1420,21 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 }
 
 /*
- * Waits for our stream by polling: a blocking synchronize on this thread
- * slowed the application's launches down (driver locks), a query does not.
+ * Waits for our stream with a blocking-sync event: the thread sleeps in the
+ * kernel. Polling (cuStreamQuery in a loop) or a spinning synchronize keeps
+ * taking the driver's locks and slowed the application's launches 3x on an
+ * H100 (bench/RESULTS.md).
  */
 static CUresult wait_stream(struct probe_state *ps, struct ctx_res *r)
 {
-	struct timespec pause = { 0, 20000 };
+	struct inject_driver *d = &ps->st->drv;
 	CUresult res;
 
-	while ((res = ps->st->drv.cuStreamQuery(r->stream)) == CUDA_ERROR_NOT_READY)
-		nanosleep(&pause, NULL);
-	return res;
+	if (!r->done_event &&
+	    d->cuEventCreate(&r->done_event, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING))
+		return d->cuStreamSynchronize(r->stream);
+	res = d->cuEventRecord(r->done_event, r->stream);
+	return res ? res : d->cuEventSynchronize(r->done_event);
 }
 
 static int by_address(const void *a, const void *b)
@@ -1452,7 +1457,7 @@ static size_t run_length(struct pending **sorted, size_t i, size_t n)
 
 /*
  * Copies the launches' buffers to the staging area: one copy per run of
- * adjacent slots when their unread tails are small, else one per slot.
+ * adjacent slots, one per slot only for slots with no neighbour.
  * Returns the driver's result.
  */
 static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pending **sorted, size_t n)
@@ -1468,11 +1473,9 @@ static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pend
 	for (size_t i = 0; i < n && !res;) {
 		size_t len = run_length(sorted, i, n);
 		struct pending *last = sorted[i + len - 1];
-		uint64_t span = last->slot->dptr + used_bytes(ps, last) - sorted[i]->slot->dptr, used = 0;
-
-		for (size_t j = i; j < i + len; j++)
-			used += used_bytes(ps, sorted[j]);
-		if (len > 1 && used * 4 >= span) {
+		uint64_t span = last->slot->dptr + used_bytes(ps, last) - sorted[i]->slot->dptr;
+		/* whole slots in one copy: unread tails cost copy-engine bytes, not driver calls */
+		if (len > 1) {
 			res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off, sorted[i]->slot->dptr, span, r->stream);
 			for (size_t j = i; j < i + len; j++)
 				sorted[j]->staging_off = off + (sorted[j]->slot->dptr - sorted[i]->slot->dptr);
