@@ -40,7 +40,16 @@ uint64_t clock_to_host2(const struct clock_fit *start, const struct clock_fit *e
 
 	if (!clock_ns)
 		return 0;
-	if (end->clock_ns <= start->clock_ns || clock_ns <= start->clock_ns)
+	/*
+	 * Two fits close together relative to their error bounds give a slope
+	 * that is mostly noise, which would stretch durations: then the nearer
+	 * fit's offset alone is used.
+	 */
+	if (end->clock_ns <= start->clock_ns ||
+	    end->clock_ns - start->clock_ns < CLOCK_MIN_SPAN_PER_ERROR * (start->error_ns + end->error_ns))
+		return clock_to_host(clock_ns - start->clock_ns <= end->clock_ns - clock_ns ||
+					     clock_ns < start->clock_ns ? start : end, clock_ns);
+	if (clock_ns <= start->clock_ns)
 		return clock_to_host(start, clock_ns);
 	if (clock_ns >= end->clock_ns)
 		return clock_to_host(end, clock_ns);

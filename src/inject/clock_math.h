@@ -33,8 +33,10 @@ uint64_t clock_to_host(const struct clock_fit *fit, uint64_t clock_ns);
 /*
  * With a closing fit too: maps by linear interpolation of the offset between
  * the two, so clock drift during the run does not accumulate. Times outside
- * [start, end] use the nearer fit's offset.
+ * [start, end] use the nearer fit's offset, and so do times between fits
+ * closer than CLOCK_MIN_SPAN_PER_ERROR times their summed error bounds.
  */
+#define CLOCK_MIN_SPAN_PER_ERROR 10000
 uint64_t clock_to_host2(const struct clock_fit *start, const struct clock_fit *end, uint64_t clock_ns);
 
 /* The mapping a launch's times go through: a pair of fits around them; NULL a = raw device time. */

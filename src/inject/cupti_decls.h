@@ -4,7 +4,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+/* The layout check compiles the constants beside the real headers, without these types. */
+#ifndef GRT_CUPTI_CONSTANTS_ONLY
 #include "inject/cuda_decls.h"
+#endif
 
 /*
  * Activity records are read by field offset rather than through full struct
@@ -12,8 +15,10 @@
  * offsets are the ones CUPTI 13 (libcupti.so.13) writes. tests/fixtures.mk
  * builds a check against the real headers when the toolkit is installed.
  */
+#ifndef GRT_CUPTI_CONSTANTS_ONLY
 typedef int CUptiResult;
 typedef struct CUpti_Subscriber_st *CUpti_SubscriberHandle;
+#endif
 
 #define CUPTI_SUCCESS 0
 #define CUPTI_ERROR_MAX_LIMIT_REACHED 12
@@ -73,10 +78,12 @@ typedef struct CUpti_Subscriber_st *CUpti_SubscriberHandle;
 #define CUPTI_PARAMS_LAUNCH_STREAM 40	/* cuLaunchKernel_params */
 #define CUPTI_PARAMS_GRAPH_STREAM 8	/* cuGraphLaunch_params */
 
+#ifndef GRT_CUPTI_CONSTANTS_ONLY
 typedef void (*CUpti_CallbackFunc)(void *userdata, int domain, uint32_t cbid, const void *cbdata);
 typedef void (*CUpti_BuffersCallbackRequestFunc)(uint8_t **buffer, size_t *size,
 						 size_t *max_records);
 typedef void (*CUpti_BuffersCallbackCompleteFunc)(CUcontext ctx, uint32_t stream_id,
 						  uint8_t *buffer, size_t size, size_t valid);
+#endif
 
 #endif

@@ -28,3 +28,15 @@ $(BUILD)/tests/test_inject_parts: tests/test_inject_parts.c $(LIB_OBJS) $(INJECT
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(INJECT_PURE_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
+
+# The CUPTI offsets inject/cupti_decls.h re-declares, checked against the toolkit's headers
+# where they are installed (the e2e test runs it when it was built).
+CUPTI_HEADERS := $(wildcard /usr/local/cuda/include/cupti_activity.h)
+ifneq ($(CUPTI_HEADERS),)
+$(INJECT_FIX)/cupti_layout: tests/inject/cupti_layout.c src/inject/cupti_decls.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -I/usr/local/cuda/include -o $@ $< $(SAN_LDFLAGS)
+
+FIXTURES += $(INJECT_FIX)/cupti_layout
+endif
