@@ -29,11 +29,13 @@ static void destroy_sections(struct running_section *run, size_t n)
 }
 
 /* Creates every selected section; on failure prints the one error line and returns an exit code. */
-static int create_sections(const struct report_options *opt, const struct grt_file_header *header,
-			   struct running_section **out)
+static int create_sections(const char *path, const struct report_options *opt,
+			   const struct grt_file_header *header, struct running_section **out)
 {
+	char why[256] = "";
 	struct report_input in = {
 		.header = header, .top_n = opt->top_n, .thresholds = opt->thresholds, .json = opt->json,
+		.csv = opt->csv, .path = path, .error = why, .error_len = sizeof(why),
 	};
 	struct running_section *run = calloc(opt->nsections ? opt->nsections : 1, sizeof(*run));
 
@@ -48,7 +50,9 @@ static int create_sections(const struct report_options *opt, const struct grt_fi
 		if (!run[i].state) {
 			int err = errno;
 
-			if (err == EINVAL)
+			if (why[0])
+				grt_error("report: %s: %s", run[i].section->name, why);
+			else if (err == EINVAL)
 				grt_error("report: bad --threshold '%s' for the %s section",
 					  opt->thresholds ? opt->thresholds : "", run[i].section->name);
 			else
@@ -106,6 +110,23 @@ static void print_json(const struct report_header *header, struct running_sectio
 	jw_newline(&w);
 }
 
+/* CSV has no room for the header block: the sections' own tables, a blank line between. */
+static void print_csv(struct running_section *run, size_t n, FILE *out)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!run[i].section->print_csv)
+			continue;
+		if (!first)
+			fputc('\n', out);
+		run[i].section->print_csv(run[i].state, out);
+		first = false;
+	}
+	if (first)
+		grt_notice("report: no selected section has CSV output (--jobs has)");
+}
+
 int report_run(const char *path, const struct report_options *opt, FILE *out)
 {
 	char err[256];
@@ -118,7 +139,7 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 		grt_error("%s: %s", path, err);
 		return GRT_EXIT_FAILURE;
 	}
-	rc = create_sections(opt, grt_reader_header(r), &run);
+	rc = create_sections(path, opt, grt_reader_header(r), &run);
 	if (rc != GRT_EXIT_OK) {
 		grt_reader_close(r);
 		return rc;
@@ -126,7 +147,9 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 	report_header_init(&header, path, grt_reader_header(r));
 	if (stream_records(r, &header, run, opt->nsections) == GRT_READ_ERROR)
 		header.read_error = grt_reader_error(r);
-	if (opt->json)
+	if (opt->csv)
+		print_csv(run, opt->nsections, out);
+	else if (opt->json)
 		print_json(&header, run, opt->nsections, out);
 	else
 		print_text(&header, run, opt->nsections, out);

@@ -13,6 +13,7 @@ struct report_options {
 	unsigned top_n;		/* 0: no limit */
 	const char *thresholds;	/* --threshold list or NULL */
 	bool json;
+	bool csv;		/* sections with a print_csv only */
 };
 
 /*

@@ -13,6 +13,10 @@ struct report_input {
 	unsigned top_n;		 /* --top N: rows in "worst"/"top" lists */
 	const char *thresholds;	 /* --threshold list, NULL for defaults; sections parse their own keys */
 	bool json;
+	bool csv;
+	const char *path;	 /* the trace, for sections that read it more than once; may be NULL */
+	char *error;		 /* create() may explain a failure here (one line); may be NULL */
+	size_t error_len;
 };
 
 /*
@@ -31,6 +35,8 @@ struct report_section {
 	void (*print_text)(void *state, FILE *out);
 	/* Writes the section's value (the key is already written). */
 	void (*print_json)(void *state, struct json_writer *w);
+	/* Optional: CSV rows for --format csv (header line first); sections without one are skipped. */
+	void (*print_csv)(void *state, FILE *out);
 	void (*destroy)(void *state);
 };
 

@@ -1,5 +1,6 @@
 /* Helpers shared by report sections. */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,9 +77,15 @@ const char *report_format_bytes(uint64_t bytes, char *buf, size_t len)
  * Walks "k=v,k=v", validating every item (-EINVAL at the first malformed
  * one); when want names a key present in the list, stores its value.
  */
+/*
+ * Items are KEY=VALUE; an item without '=' continues the previous key (the
+ * jobs section's "queue-wait=50%,500us"). Only the wanted key's value must be
+ * a plain number; other keys belong to other sections, which check them.
+ */
 static int threshold_walk(const char *list, const char *want, double *found, int *hit)
 {
 	const char *at = list;
+	bool any_key = false;
 
 	while (*at) {
 		const char *end = strchr(at, ','), *eq;
@@ -87,16 +94,18 @@ static int threshold_walk(const char *list, const char *want, double *found, int
 		double v;
 
 		eq = memchr(at, '=', item_len);
-		if (!eq || eq == at || (size_t)(at + item_len - eq - 1) >= sizeof(value) ||
-		    at + item_len == eq + 1)
+		if (!item_len || (!eq && !any_key) || (eq && (eq == at || at + item_len == eq + 1)))
 			return -EINVAL;
-		memcpy(value, eq + 1, (size_t)(at + item_len - eq - 1));
-		value[at + item_len - eq - 1] = 0;
-		errno = 0;
-		v = strtod(value, &parsed_end);
-		if (errno || *parsed_end || v < 0)
-			return -EINVAL;
-		if (want && strlen(want) == (size_t)(eq - at) && !strncmp(at, want, (size_t)(eq - at))) {
+		any_key |= eq != NULL;
+		if (eq && want && strlen(want) == (size_t)(eq - at) && !strncmp(at, want, (size_t)(eq - at))) {
+			if ((size_t)(at + item_len - eq - 1) >= sizeof(value))
+				return -EINVAL;
+			memcpy(value, eq + 1, (size_t)(at + item_len - eq - 1));
+			value[at + item_len - eq - 1] = 0;
+			errno = 0;
+			v = strtod(value, &parsed_end);
+			if (errno || *parsed_end || v < 0)
+				return -EINVAL;
 			*found = v;
 			*hit = 1;
 		}

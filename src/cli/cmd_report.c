@@ -22,12 +22,13 @@ enum report_flag {
 
 static void report_usage(FILE *out)
 {
-	fprintf(out, "usage: grtrace report FILE [--format text|json] [--top N] [--threshold LIST]");
+	fprintf(out, "usage: grtrace report FILE [--format text|json|csv] [--top N] [--threshold LIST]");
 	for (const struct report_section *s = report_section_next(NULL); s; s = report_section_next(s))
 		fprintf(out, " [--%s]", s->name);
 	fprintf(out,
 		"\n"
-		"  --format     text (default) or json (one object: {\"trace\": {...}, SECTION: ...})\n"
+		"  --format     text (default), json (one object: {\"trace\": {...}, SECTION: ...}),\n"
+		"               or csv (tables of the sections that have them, e.g. --jobs rows)\n"
 		"  --top N      rows per list in text output (default %d, 0 for all)\n"
 		"  --threshold  KEY=VALUE[,KEY=VALUE] passed to the sections (see docs/report.md)\n"
 		"sections (default: those marked *; naming any shows only the named ones):\n",
@@ -120,11 +121,12 @@ static int parse_args(int argc, char **argv, struct option *options, size_t nsec
 		}
 		switch (opt) {
 		case FLAG_FORMAT:
-			if (strcmp(optarg, "text") && strcmp(optarg, "json")) {
-				grt_error("report: unknown format '%s' (text or json)", optarg);
+			if (strcmp(optarg, "text") && strcmp(optarg, "json") && strcmp(optarg, "csv")) {
+				grt_error("report: unknown format '%s' (text, json or csv)", optarg);
 				return GRT_EXIT_USAGE;
 			}
 			args->opt.json = !strcmp(optarg, "json");
+			args->opt.csv = !strcmp(optarg, "csv");
 			break;
 		case FLAG_TOP:
 			if (parse_top(optarg, &args->opt.top_n)) {
@@ -134,7 +136,7 @@ static int parse_args(int argc, char **argv, struct option *options, size_t nsec
 			break;
 		case FLAG_THRESHOLD:
 			if (report_threshold_check(optarg)) {
-				grt_error("report: bad --threshold '%s' (KEY=NUMBER[,KEY=NUMBER])", optarg);
+				grt_error("report: bad --threshold '%s' (KEY=VALUE[,VALUE][,KEY=VALUE])", optarg);
 				return GRT_EXIT_USAGE;
 			}
 			args->opt.thresholds = optarg;

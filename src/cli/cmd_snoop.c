@@ -1,9 +1,281 @@
-/* `grtrace snoop` (placeholder until the command lands). */
+/* `grtrace snoop VIEW`: attach one source family and print its events as they happen. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include "cli/commands.h"
+#include "cli/live_sink.h"
+#include "cli/snoop.h"
 #include "common/log.h"
+#include "export/event_printer.h"
+#include "sources/session.h"
+#include "sources/source.h"
+
+#define SNOOP_TICK_MS 100
+
+extern const struct snoop_view *const __start_grt_snoop_views[];
+extern const struct snoop_view *const __stop_grt_snoop_views[];
+
+/* Set by SIGINT/SIGTERM; the loop polls it between ticks. */
+static volatile sig_atomic_t stop_requested;
+
+struct snoop {
+	const struct snoop_view *view;
+	struct grt_event_printer
+	    *json; /* --json: every record as JSON Lines; else the view's lines */
+	uint64_t t0_ns;
+	void *view_state;	/* from view->open, when the view has one */
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const struct snoop_view *find_view(const char *name)
+{
+	for (const struct snoop_view *const *v = __start_grt_snoop_views;
+	     v < __stop_grt_snoop_views; v++)
+		if (!strcmp((*v)->name, name))
+			return *v;
+	return NULL;
+}
+
+static void snoop_usage(FILE *out)
+{
+	fprintf(out,
+		"usage: grtrace snoop SOURCE [-p PID] [--duration S] [--libcuda PATH] [--json|--csv]\n"
+		"  SOURCE        one of:\n");
+	for (const struct snoop_view *const *v = __start_grt_snoop_views;
+	     v < __stop_grt_snoop_views; v++)
+		fprintf(out, "                  %-8s %s\n", (*v)->name, (*v)->summary);
+	fprintf(
+	    out,
+	    "  -p PID        only this process and its children (default: every process)\n"
+	    "  --duration S  stop after S seconds (default: Ctrl-C, or when PID exits)\n"
+	    "  --libcuda P   the libcuda.so.1 to probe (default: the one PID maps, or the "
+	    "loader's)\n"
+	    "  --json        every record as a JSON object per line, as `parse --format json`\n"
+	    "  --csv         uvm: chunk_trace-style CSV (time_ms relative to the first event)\n");
+}
+
+void snoop_line_start(FILE *out, const struct grt_record *rec, uint64_t t0_ns)
+{
+	uint64_t rel = rec->hdr.ts_ns > t0_ns ? rec->hdr.ts_ns - t0_ns : 0;
+
+	fprintf(out, "%-11.6f %-7u %-7u ", (double)rel / 1e9, rec->hdr.pid, rec->hdr.tid);
+}
+
+static void on_record(void *ctx, const struct grt_record *rec, const struct grt_strings *strings)
+{
+	struct snoop *sn = ctx;
+
+	if (sn->json)
+		grt_event_printer_print(sn->json, rec, strings);
+	else if (sn->view_state)
+		sn->view->print_state(sn->view_state, rec, strings, sn->t0_ns);
+	else if (sn->view->print)
+		sn->view->print(stdout, rec, strings, sn->t0_ns);
+}
+
+static void on_stop_signal(int sig)
+{
+	stop_requested = 1;
+}
+
+static void catch_stop_signals(void)
+{
+	/* no SA_RESTART: the signal must cut the session's epoll_wait short */
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+struct snoop_args {
+	const struct snoop_view *view;
+	pid_t pid;
+	double duration;
+	const char *libcuda;
+	bool json;
+	bool csv;
+};
+
+/* 0, or GRT_EXIT_USAGE after printing why. */
+static int parse_args(int argc, char **argv, struct snoop_args *a)
+{
+	static const struct option options[] = {
+	    {"pid", required_argument, NULL, 'p'},     {"duration", required_argument, NULL, 'd'},
+	    {"libcuda", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
+	    {"csv", no_argument, NULL, 'c'},
+	    {"help", no_argument, NULL, 'h'},	       {0},
+	};
+	char *end;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "p:d:h", options, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			errno = 0;
+			a->pid = (pid_t)strtol(optarg, &end, 10);
+			if (errno || *end || a->pid <= 0) {
+				grt_error("snoop: -p needs a process id, not '%s'", optarg);
+				return GRT_EXIT_USAGE;
+			}
+			break;
+		case 'd':
+			a->duration = strtod(optarg, &end);
+			if (*end || !(a->duration > 0)) {
+				grt_error("snoop: --duration needs a positive number of seconds, "
+					  "not '%s'",
+					  optarg);
+				return GRT_EXIT_USAGE;
+			}
+			break;
+		case 'l':
+			a->libcuda = optarg;
+			break;
+		case 'j':
+			a->json = true;
+			break;
+		case 'c':
+			a->csv = true;
+			break;
+		case 'h':
+			snoop_usage(stdout);
+			exit(GRT_EXIT_OK);
+		default:
+			snoop_usage(stderr);
+			return GRT_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		grt_error(optind == argc ? "snoop: which source? (e.g. grtrace snoop cuda)"
+					 : "snoop: one source at a time");
+		snoop_usage(stderr);
+		return GRT_EXIT_USAGE;
+	}
+	a->view = find_view(argv[optind]);
+	if (!a->view) {
+		grt_error("snoop: unknown source '%s'", argv[optind]);
+		snoop_usage(stderr);
+		return GRT_EXIT_USAGE;
+	}
+	if (a->csv && (!a->view->has_csv || a->json)) {
+		grt_error("snoop: --csv is for %s", a->json ? "views without --json" : "snoop uvm");
+		return GRT_EXIT_USAGE;
+	}
+	return 0;
+}
+
+static bool target_gone(pid_t pid)
+{
+	return pid && kill(pid, 0) && errno == ESRCH;
+}
+
+/* Each source of the view usable here? Says why not, in one line, before anything is set up. */
+static int probe_sources(const struct snoop_view *view)
+{
+	char list[128], why[256], *name, *save = NULL;
+
+	snprintf(list, sizeof(list), "%s", view->sources);
+	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		const struct grt_source *src = grt_source_find(name);
+
+		why[0] = 0;
+		if (src && src->probe(why, sizeof(why))) {
+			grt_error("snoop %s: %s", view->name, why);
+			return GRT_EXIT_FAILURE;
+		}
+	}
+	return GRT_EXIT_OK;
+}
+
+static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn)
+{
+	struct grt_session_config cfg = {.target_pid = a->pid, .libcuda_path = a->libcuda};
+	struct grt_session *s = grt_session_new(&cfg, &ls->sink);
+	uint64_t deadline;
+	int rc = GRT_EXIT_OK;
+
+	if (!s) {
+		grt_error("snoop: cannot create a session: %s", strerror(errno));
+		return GRT_EXIT_FAILURE;
+	}
+	/* before attach: the session's first records (source status) already reach the view */
+	if (!sn->json && a->view->open)
+		sn->view_state = a->view->open(stdout, a->csv);
+	if (grt_session_attach(s, a->view->sources)) {
+		grt_error("%s", grt_session_error(s));
+		grt_session_free(s);
+		return GRT_EXIT_FAILURE;
+	}
+	if (a->pid)
+		grt_notice("snooping %s in pid %d; Ctrl-C to stop", a->view->name, (int)a->pid);
+	else
+		grt_notice("snooping %s in every process; Ctrl-C to stop", a->view->name);
+	if (!sn->json && !a->view->open)
+		printf("%-11s %-7s %-7s %s\n", "TIME(s)", "PID", "TID",
+		       a->view->header ? a->view->header : "");
+	deadline = a->duration > 0 ? monotonic_ns() + (uint64_t)(a->duration * 1e9) : UINT64_MAX;
+	while (!stop_requested && monotonic_ns() < deadline && !target_gone(a->pid)) {
+		int err = grt_session_poll(s, SNOOP_TICK_MS);
+
+		if (err) {
+			grt_error("snoop: %s", strerror(-err));
+			rc = GRT_EXIT_FAILURE;
+			break;
+		}
+	}
+	/* the final drain prints what arrived last, calls cut off included */
+	grt_session_free(s);
+	if (sn->view_state)
+		a->view->close(sn->view_state);
+	return rc;
+}
 
 int cmd_snoop(int argc, char **argv)
 {
-	grt_error("snoop: not built yet");
-	return GRT_EXIT_FAILURE;
+	struct snoop_args a = {0};
+	struct grt_live_sink ls;
+	struct snoop sn = {0};
+	int rc = parse_args(argc, argv, &a);
+
+	if (rc)
+		return rc;
+	rc = probe_sources(a.view);
+	if (rc)
+		return rc;
+	if (a.pid && target_gone(a.pid)) {
+		grt_error("snoop: no process %d", (int)a.pid);
+		return GRT_EXIT_FAILURE;
+	}
+	sn.view = a.view;
+	sn.t0_ns = monotonic_ns();
+	if (a.json) {
+		sn.json = grt_event_printer_new(stdout, GRT_FORMAT_JSON, sn.t0_ns);
+		if (!sn.json) {
+			grt_error("out of memory");
+			return GRT_EXIT_FAILURE;
+		}
+	}
+	if (grt_live_sink_init(&ls, on_record, &sn)) {
+		grt_event_printer_free(sn.json);
+		grt_error("out of memory");
+		return GRT_EXIT_FAILURE;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	catch_stop_signals();
+	rc = run_session(&a, &ls, &sn);
+	fflush(stdout);
+	grt_live_sink_destroy(&ls);
+	grt_event_printer_free(sn.json);
+	return rc;
 }

@@ -6,6 +6,7 @@
 int cmd_record(int argc, char **argv);
 int cmd_parse(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_snoop(int argc, char **argv);
 
 #endif

@@ -13,9 +13,23 @@ struct json_writer {
 	int depth;
 	bool has_items[JSON_MAX_DEPTH];	/* per nesting level: a comma is due before the next item */
 	bool after_key;
+	char *buf;		/* jw_init_buffered: output collects here, goes to out when full */
+	size_t buf_len;
+	size_t buf_cap;
 };
 
 void jw_init(struct json_writer *w, FILE *out);
+/*
+ * A writer that collects its output in buf (cap bytes, owned by the caller)
+ * and hands it to out in large writes: for outputs of gigabytes. Call
+ * jw_flush() before writing to out any other way, and at the end.
+ */
+void jw_init_buffered(struct json_writer *w, FILE *out, char *buf, size_t cap);
+void jw_flush(struct json_writer *w);
+/* Switches a writer to buf (NULL: straight to its FILE), flushing what it held. */
+void jw_set_buffer(struct json_writer *w, char *buf, size_t cap);
+/* Raw text between values (a newline between events): no comma, no escaping. */
+void jw_raw(struct json_writer *w, const char *s);
 void jw_begin_object(struct json_writer *w);
 void jw_end_object(struct json_writer *w);
 void jw_begin_array(struct json_writer *w);
@@ -25,6 +39,8 @@ void jw_string(struct json_writer *w, const char *s);	/* NULL writes null */
 void jw_u64(struct json_writer *w, uint64_t v);
 void jw_i64(struct json_writer *w, int64_t v);
 void jw_f64(struct json_writer *w, double v);		/* non-finite writes null */
+/* v / 10^decimals with exactly that many decimals, no rounding: 1234567, 3 -> 1234.567 */
+void jw_fixed(struct json_writer *w, uint64_t v, unsigned decimals);
 void jw_bool(struct json_writer *w, bool v);
 void jw_null(struct json_writer *w);
 /* Ends a top-level value with a newline (JSON Lines). */

@@ -30,6 +30,13 @@
 #define FLAG_ZSTD 0x8000
 /* Sizes beyond this are corrupt, not big: no device image comes near 4 GiB. */
 #define FATBIN_SANE_SIZE (1ull << 32)
+/*
+ * An entry never expands past this: PTX of the largest libraries is far
+ * smaller, and LZ4 cannot exceed 255:1, so a bigger claim is a corrupt header,
+ * not a reason to allocate gigabytes.
+ */
+#define FATBIN_MAX_CONTENTS (1ull << 30)
+#define FATBIN_MAX_RATIO 1024
 
 static uint16_t get_u16(const uint8_t *p)
 {
@@ -183,7 +190,8 @@ int fatbin_entry_contents(const struct fatbin_entry *e, char **out, size_t *len)
 
 	*out = NULL;
 	*len = 0;
-	if (size >= FATBIN_SANE_SIZE || (e->compressed && !size))
+	if (size >= FATBIN_MAX_CONTENTS || (e->compressed && !size) ||
+	    (e->compressed && size / FATBIN_MAX_RATIO > e->payload_size))
 		return -EINVAL;
 	buf = malloc(size + 1);
 	if (!buf)

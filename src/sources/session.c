@@ -37,7 +37,8 @@ struct grt_session {
 	struct attached_source sources[MAX_SOURCES];
 	unsigned nsources;
 	unsigned skipped;	/* requested sources this machine cannot run */
-	char skip_notes[MAX_SOURCES][320];
+	char skip_notes[MAX_SOURCES][256];
+	const struct grt_source *skipped_sources[MAX_SOURCES];
 	uint64_t pending_drops[GRT_SRC_MAX];
 	uint64_t events;
 	char *target_env[MAX_TARGET_ENV + 1];
@@ -202,8 +203,8 @@ static int attach_one(struct grt_session *s, const struct grt_source *src)
 	if (err && src->implicit)
 		return grt_session_fail(s, err, "%s", why);
 	if (err) {
-		snprintf(s->skip_notes[s->skipped], sizeof(s->skip_notes[0]), "source %s skipped: %s",
-			 src->name, why);
+		snprintf(s->skip_notes[s->skipped], sizeof(s->skip_notes[0]), "%s", why);
+		s->skipped_sources[s->skipped] = src;
 		emit_status(s, src, err, why);
 		s->skipped++;
 		return 0;
@@ -252,11 +253,14 @@ int grt_session_attach(struct grt_session *s, const char *source_list)
 		requested++;
 	}
 	free(list);
+	if (!err && requested == 1 && s->skipped == 1)
+		return grt_session_fail(s, -EOPNOTSUPP, "source %s unavailable: %s",
+					s->skipped_sources[0]->name, s->skip_notes[0]);
 	if (!err && requested && requested == s->skipped)
-		return grt_session_fail(s, -EOPNOTSUPP, "%s", requested == 1 ? s->skip_notes[0]
-						: "none of the requested sources can run here");
+		return grt_session_fail(s, -EOPNOTSUPP, "none of the requested sources can run here");
 	for (unsigned i = 0; i < s->skipped && !err; i++)
-		fprintf(stderr, "grtrace: note: %s\n", s->skip_notes[i]);
+		fprintf(stderr, "grtrace: note: source %s skipped: %s\n", s->skipped_sources[i]->name,
+			s->skip_notes[i]);
 	return err;
 }
 

@@ -31,6 +31,12 @@ if [ -n "$nvcc" ] && [ ! -f "$out/corpus/seed_zstd" ]; then
 	rm -f "$out/seed.fatbin" "$out/seed.ptx"
 	touch "$out/corpus/seed_zstd"
 fi
+# Inputs that once failed are re-run first, every time.
+if ! "$bin" -rss_limit_mb=2048 tests/fuzz/regressions/fatbin/* >"$out/regressions.log" 2>&1; then
+	tail -20 "$out/regressions.log"
+	echo "FAIL - fuzz_fatbin (a committed regression input fails again)"
+	exit 1
+fi
 if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
 	-artifact_prefix="$out/" "$out/corpus" >"$out/fuzz.log" 2>&1; then
 	echo "ok - fuzz_fatbin ($(grep -o 'Done [0-9]* runs' "$out/fuzz.log" | head -1) in ${seconds}s)"

@@ -1,0 +1,32 @@
+#!/bin/bash
+# Times `report --jobs` and `export --perfetto` on a generated 10-million-record trace and prints
+# wall time and max RSS of each (target: <= 10 s, memory flat in the trace size).
+# usage: bench/jobs_scale.sh [BUILD_DIR] [RECORDS] [WORKDIR]
+set -eu
+build=${1:-build}
+records=${2:-10000000}
+work=${3:-$(mktemp -d)}
+mkdir -p "$work"
+trace=$work/jobs_$records.grt
+[ -x "$build/fixtures/gen_jobs_trace" ] || { echo "build first: make -j2 BUILD=$build" >&2; exit 1; }
+if [ ! -f "$trace" ]; then
+	/usr/bin/time -f "generate: %e s, %M KiB max RSS" "$build/fixtures/gen_jobs_trace" -o "$trace" -n "$records"
+fi
+echo "trace: $trace ($(du -h "$trace" | cut -f1), $records records)"
+run() { # LABEL COMMAND...
+	local label=$1
+	shift
+	/usr/bin/time -f "%e %M" -o "$work/time" "$@" >"$work/out" 2>"$work/err" || {
+		echo "$label failed: $(head -3 "$work/err")" >&2
+		exit 1
+	}
+	read -r secs rss <"$work/time"
+	printf '%-28s %8s s %10s KiB max RSS\n' "$label" "$secs" "$rss"
+}
+run "report --jobs (text)" "$build/grtrace" report "$trace" --jobs
+head -12 "$work/out" | sed -n '/^== jobs ==/,$p' | head -3
+run "report --jobs --format json" "$build/grtrace" report "$trace" --jobs --format json
+echo "  json: $(du -h "$work/out" | cut -f1)"
+run "export --perfetto" "$build/grtrace" export "$trace" --perfetto "$work/timeline.json"
+echo "  timeline: $(du -h "$work/timeline.json" | cut -f1)"
+rm -f "$work/timeline.json" "$work/out"

@@ -1,0 +1,74 @@
+/* Names of job kinds, tags and flags, shared by every output format. */
+#include <stdio.h>
+#include "analysis/job.h"
+#include "trace/trace_names.h"
+
+static const char *const kind_names[] = {
+	[JOB_KERNEL] = "kernel",
+	[JOB_GRAPH] = "graph",
+	[JOB_MEMCPY] = "memcpy",
+	[JOB_MEMSET] = "memset",
+};
+
+static const char *const tag_names[] = {
+	[JOB_TAG_HOST_SUBMIT_SLOW] = "host-submit-slow",
+	[JOB_TAG_QUEUE_WAIT] = "queue-wait",
+	[JOB_TAG_EXEC_LONG_TAIL] = "exec-long-tail",
+	[JOB_TAG_DEPENDENCY_WAIT] = "dependency-wait",
+	[JOB_TAG_VM_FAULT] = "vm-fault",
+	[JOB_TAG_PREEMPTED] = "preempted",
+};
+
+static const char *const missing_names[] = {
+	"no-host-launch", "no-submit", "no-device-timing", "no-complete", "unknown-dependency",
+};
+
+static const char *const flag_names[] = {
+	"sync-call", "clamped", "matched-by-order", "block-probe", "forced", "failed", "tail-unchecked",
+	"matched-by-time",
+};
+
+const char *job_kind_name(uint32_t kind)
+{
+	return GRT_NAME_OF(kind_names, kind);
+}
+
+const char *job_tag_name(uint32_t tag)
+{
+	return GRT_NAME_OF(tag_names, tag);
+}
+
+static const char *bits_text(uint32_t bits, const char *const *names, unsigned n, char *buf,
+			     unsigned len)
+{
+	unsigned used = 0;
+
+	buf[0] = 0;
+	for (unsigned i = 0; i < n; i++) {
+		int w;
+
+		if (!(bits & (1u << i)))
+			continue;
+		w = snprintf(buf + used, len - used, "%s%s", used ? "," : "", names[i]);
+		if (w < 0 || (unsigned)w >= len - used)
+			break;
+		used += (unsigned)w;
+	}
+	return buf;
+}
+
+const char *job_tags_text(const struct job *j, char *buf, unsigned len)
+{
+	return bits_text(j->tags, tag_names, JOB_TAG_COUNT, buf, len);
+}
+
+const char *job_missing_text(const struct job *j, char *buf, unsigned len)
+{
+	return bits_text(j->missing, missing_names, sizeof(missing_names) / sizeof(missing_names[0]),
+			 buf, len);
+}
+
+const char *job_flags_text(const struct job *j, char *buf, unsigned len)
+{
+	return bits_text(j->flags, flag_names, sizeof(flag_names) / sizeof(flag_names[0]), buf, len);
+}

@@ -1,0 +1,63 @@
+/* Turning the event stream into jobs: host calls matched to device timing, syncs, waits, faults. */
+#ifndef GRT_JOB_BUILDER_H
+#define GRT_JOB_BUILDER_H
+
+#include <stdint.h>
+#include "analysis/job.h"
+#include "analysis/job_tags.h"
+#include "trace/grt_reader.h"
+
+/*
+ * What the builder hands out. Jobs come out once they can no longer change:
+ * their COMPLETE is known (or a later sync passed them), their device record
+ * is in (or a later job of the stream got one), any event they waited on is
+ * resolved, and late_window of trace time has passed since, so late device
+ * or UVM records still find them. Jobs of one stream come out in order.
+ */
+struct job_builder_ops {
+	/* A finished job; the callee may tag it, it is gone after the call. */
+	void (*job)(void *ctx, struct job *j);
+	/* A host thread was blocked waiting for the GPU (sync call, synchronous copy). */
+	void (*host_wait)(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end);
+	/* No job handed out from now on can START before frontier. */
+	void (*advance)(void *ctx, uint64_t frontier);
+};
+
+struct job_builder_stats {
+	uint64_t jobs;			/* handed out, graph nodes counted one by one */
+	uint64_t graph_launches;
+	uint64_t failed_calls;		/* launches/copies that returned an error */
+	uint64_t device_records;
+	uint64_t device_by_order;	/* matched by stream order (no API entry time) */
+	uint64_t device_near;		/* matched by the nearest API entry time, not an equal one */
+	uint64_t device_orphans;	/* device records whose host call never appeared */
+	uint64_t device_duplicates;
+	uint64_t syncs;
+	uint64_t unknown_event_syncs;	/* synced on an event never recorded in the trace */
+	uint64_t deps_dropped;		/* more than JOB_MAX_DEPS waits before one job */
+	uint64_t forced;		/* finalized early at the open-job limit */
+	uint64_t uvm_events;
+	uint64_t uvm_dropped;		/* fell out of the bounded fault window */
+	uint64_t offcpu_records;
+	uint64_t max_open;		/* high-water mark of open jobs */
+};
+
+struct job_builder;
+
+struct job_builder *job_builder_new(const struct grt_file_header *hdr,
+				    const struct job_thresholds *t,
+				    const struct job_builder_ops *ops, void *ctx);
+void job_builder_record(struct job_builder *b, const struct grt_record *rec,
+			const struct grt_strings *strings);
+/* End of trace: hands out every open job, marked with what it misses. */
+void job_builder_finish(struct job_builder *b);
+void job_builder_free(struct job_builder *b);
+
+const struct job_builder_stats *job_builder_stats(const struct job_builder *b);
+/* Last comm seen for a thread / process, or NULL. Valid for the builder's life. */
+const char *job_builder_thread_name(const struct job_builder *b, uint32_t tid);
+const char *job_builder_process_name(const struct job_builder *b, uint32_t pid);
+/* Whether the trace was recorded with device timing (the gpu source). */
+int job_builder_expects_device(const struct job_builder *b);
+
+#endif

@@ -1,0 +1,33 @@
+/* Per-job rows (CSV, JSON): spilled to a temporary file as jobs finish, printed at the end. */
+#ifndef GRT_JOB_ROWS_H
+#define GRT_JOB_ROWS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "analysis/job.h"
+#include "common/json_writer.h"
+
+/*
+ * Rows go to an unlinked temporary file, not memory, so a report's memory
+ * stays bounded by the open jobs however many rows the trace has. The
+ * name pointers in the spilled jobs stay valid as long as the job builder.
+ */
+struct job_rows {
+	FILE *spill;
+	uint64_t count;
+	int error;		/* first write error, negative errno */
+};
+
+int job_rows_open(struct job_rows *r);
+void job_rows_close(struct job_rows *r);
+void job_rows_add(struct job_rows *r, const struct job *j);
+
+void job_csv_header(FILE *out);
+void job_csv_row(FILE *out, const struct job *j);
+void job_json_row(struct json_writer *w, const struct job *j);
+
+/* Every spilled row, in the order the jobs finished. Returns 0 or a negative errno. */
+int job_rows_print_csv(struct job_rows *r, FILE *out);
+int job_rows_print_json(struct job_rows *r, struct json_writer *w);
+
+#endif

@@ -1,0 +1,373 @@
+/* `grtrace report --jobs`: verdict, idle gaps, tags, per-kernel/stream/process summaries, job rows. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analysis/idle_gaps.h"
+#include "analysis/job_pipeline.h"
+#include "analysis/job_rows.h"
+#include "analysis/job_summary.h"
+#include "analysis/report_section.h"
+#include "analysis/threshold_list.h"
+#include "analysis/verdict.h"
+#include "trace/records_core.h"
+#include "trace/records_kernel.h"
+#include "trace/trace_names.h"
+
+struct jobs_state {
+	struct job_thresholds t;
+	struct job_pipeline *pipeline;
+	struct job_summary summary;
+	struct idle_gaps *gaps;
+	struct job_rows rows;
+	bool want_rows;
+	bool finished;
+	unsigned top_n;		/* rows per text table; 0: all (the worst-jobs list then keeps 100) */
+	uint64_t drops[GRT_SRC_MAX];
+	uint64_t xids;
+	struct verdict verdict;
+};
+
+static void on_job(void *ctx, struct job *j)
+{
+	struct jobs_state *st = ctx;
+
+	job_summary_add(&st->summary, j);
+	idle_gaps_job(st->gaps, j);
+	if (st->want_rows)
+		job_rows_add(&st->rows, j);
+}
+
+static void on_host_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end)
+{
+	struct jobs_state *st = ctx;
+
+	idle_gaps_host_wait(st->gaps, pid, tid, start, end);
+}
+
+static void on_advance(void *ctx, uint64_t frontier)
+{
+	struct jobs_state *st = ctx;
+
+	idle_gaps_advance(st->gaps, frontier);
+}
+
+static void jobs_destroy(void *state)
+{
+	struct jobs_state *st = state;
+
+	if (!st)
+		return;
+	job_pipeline_free(st->pipeline);
+	job_summary_destroy(&st->summary);
+	idle_gaps_free(st->gaps);
+	job_rows_close(&st->rows);
+	free(st);
+}
+
+static void explain(const struct report_input *in, const char *msg)
+{
+	if (in->error && in->error_len)
+		snprintf(in->error, in->error_len, "%s", msg);
+}
+
+static void *jobs_create(const struct report_input *in)
+{
+	static const struct job_builder_ops ops = {
+		.job = on_job, .host_wait = on_host_wait, .advance = on_advance,
+	};
+	struct jobs_state *st = calloc(1, sizeof(*st));
+	char err[512] = "";
+	int rc;
+
+	if (!st)
+		return NULL;
+	job_thresholds_default(&st->t);
+	if (threshold_list_parse(&st->t, in->thresholds, err, sizeof(err))) {
+		explain(in, err);
+		free(st);
+		errno = EINVAL;
+		return NULL;
+	}
+	st->top_n = in->top_n;
+	st->want_rows = in->json || in->csv;
+	st->gaps = idle_gaps_new(st->top_n && st->top_n < 10 ? st->top_n : 10);
+	st->pipeline = job_pipeline_new(in->header, &st->t, &ops, st);
+	rc = job_summary_init(&st->summary, st->top_n ? st->top_n : 100);
+	if (!rc && st->want_rows)
+		rc = job_rows_open(&st->rows);
+	if (rc || !st->gaps || !st->pipeline) {
+		jobs_destroy(st);
+		errno = rc ? -rc : ENOMEM;
+		return NULL;
+	}
+	if (in->path && job_pipeline_prepass(st->pipeline, in->path, err, sizeof(err))) {
+		explain(in, err);
+		jobs_destroy(st);
+		errno = EIO;
+		return NULL;
+	}
+	return st;
+}
+
+static void jobs_on_record(void *state, const struct grt_record *rec, const struct grt_strings *strings)
+{
+	struct jobs_state *st = state;
+
+	if (rec->hdr.type == GRT_REC_DROP && rec->hdr.payload_len >= sizeof(struct grt_drop_rec)) {
+		const struct grt_drop_rec *d = rec->payload;
+
+		if (d->source < GRT_SRC_MAX)
+			st->drops[d->source] += d->count;
+	} else if (rec->hdr.type == GRT_REC_XID) {
+		st->xids++;
+	}
+	job_pipeline_record(st->pipeline, rec, strings);
+}
+
+/* The report has no end-of-records call: the first print finishes the analysis. */
+static void finish(struct jobs_state *st)
+{
+	if (st->finished)
+		return;
+	st->finished = true;
+	job_pipeline_finish(st->pipeline);
+	verdict_build(&st->verdict, &st->summary, st->gaps, job_pipeline_builder(st->pipeline), &st->t);
+}
+
+static void print_counts_text(struct jobs_state *st, FILE *out)
+{
+	const struct job_summary *s = &st->summary;
+	const struct job_builder *b = job_pipeline_builder(st->pipeline);
+
+	fprintf(out, "jobs: %" PRIu64 " (%" PRIu64 " complete, %" PRIu64 " incomplete", s->jobs,
+		s->jobs - s->incomplete, s->incomplete);
+	if (s->incomplete)
+		fprintf(out, ": %" PRIu64 " no device timing, %" PRIu64 " no completion, %" PRIu64
+			     " no host launch, %" PRIu64 " no submit, %" PRIu64 " unknown dependency",
+			s->missing[2], s->missing[3], s->missing[0], s->missing[1], s->missing[4]);
+	fprintf(out, ")");
+	if (s->failed)
+		fprintf(out, ", %" PRIu64 " failed calls", s->failed);
+	if (s->graph_nodes)
+		fprintf(out, ", %" PRIu64 " graph nodes", s->graph_nodes);
+	fprintf(out, "\n");
+	if (!job_builder_expects_device(b))
+		fprintf(out, "device timing: not recorded (add -s gpu): no START/END, no idle gaps\n");
+	if (!job_pipeline_has_prepass(st->pipeline))
+		fprintf(out, "exec-long-tail: not checked (needs a second pass over the trace file)\n");
+}
+
+static void print_gaps_text(struct jobs_state *st, FILE *out)
+{
+	char a[24], b[24], c[24], d[24], e[24], f[24];
+
+	for (uint32_t i = 0; i < idle_gaps_devices(st->gaps); i++) {
+		const struct device_idle *dv = idle_gaps_device(st->gaps, i);
+		uint64_t span = dv->last_end - dv->first_start;
+		uint64_t idle = dv->idle[GAP_HOST_BOUND] + dv->idle[GAP_SYNC_BOUND] + dv->idle[GAP_OTHER];
+
+		if (dv->device == JOB_NO_DEVICE)
+			fprintf(out, "\nidle gaps (device not recorded):\n");
+		else
+			fprintf(out, "\nidle gaps (device %u):\n", dv->device);
+		fprintf(out, "  span %s, busy %s (%.1f%%), idle %s (%.1f%%) in %" PRIu64 " gaps\n",
+			job_format_ns(span, a, sizeof(a)), job_format_ns(dv->busy, b, sizeof(b)),
+			span ? 100.0 * (double)dv->busy / (double)span : 0.0, job_format_ns(idle, c, sizeof(c)),
+			span ? 100.0 * (double)idle / (double)span : 0.0, dv->gaps);
+		fprintf(out, "  host-bound %s, sync-bound %s, other %s\n",
+			job_format_ns(dv->idle[GAP_HOST_BOUND], d, sizeof(d)),
+			job_format_ns(dv->idle[GAP_SYNC_BOUND], e, sizeof(e)),
+			job_format_ns(dv->idle[GAP_OTHER], f, sizeof(f)));
+		if (dv->late_jobs)
+			fprintf(out, "  %" PRIu64 " jobs arrived after their time was judged (gaps may be "
+				     "overstated)\n", dv->late_jobs);
+		for (uint32_t g = 0; g < dv->n_longest; g++) {
+			const struct idle_gap *gp = &dv->longest[g];
+			int cls = gp->split[GAP_SYNC_BOUND] ? GAP_SYNC_BOUND
+				  : gp->split[GAP_HOST_BOUND] ? GAP_HOST_BOUND : GAP_OTHER;
+
+			fprintf(out, "  gap %s at %s before job %" PRIu64 " (tid %u): %s\n",
+				job_format_ns(gp->end - gp->start, a, sizeof(a)),
+				job_format_ns(gp->start - dv->first_start, b, sizeof(b)), gp->job_id, gp->tid,
+				gap_class_name((enum gap_class)cls));
+		}
+	}
+}
+
+static void print_notes_text(struct jobs_state *st, FILE *out)
+{
+	const struct job_builder_stats *bs = job_builder_stats(job_pipeline_builder(st->pipeline));
+
+	for (uint32_t s = 0; s < GRT_SRC_MAX; s++)
+		if (st->drops[s])
+			fprintf(out, "note: %" PRIu64 " %s events were lost while recording: some jobs miss "
+				     "events\n", st->drops[s], grt_source_name(s));
+	if (bs->device_orphans)
+		fprintf(out, "note: %" PRIu64 " device records matched no host call (shown as jobs without "
+			     "host events)\n", bs->device_orphans);
+	if (bs->device_by_order)
+		fprintf(out, "note: %" PRIu64 " device records matched by stream order\n", bs->device_by_order);
+	if (bs->device_near)
+		fprintf(out, "note: %" PRIu64 " device records matched by the nearest API entry time\n",
+			bs->device_near);
+	if (bs->unknown_event_syncs)
+		fprintf(out, "note: %" PRIu64 " event syncs on events never recorded in the trace\n",
+			bs->unknown_event_syncs);
+	if (bs->forced)
+		fprintf(out, "note: %" PRIu64 " jobs finished early at the open-job limit (max-open-jobs)\n",
+			bs->forced);
+	if (bs->uvm_dropped)
+		fprintf(out, "note: %" PRIu64 " UVM events fell out of the bounded fault window\n",
+			bs->uvm_dropped);
+	if (st->xids)
+		fprintf(out, "note: %" PRIu64 " GPU Xid errors in the trace\n", st->xids);
+}
+
+static void jobs_print_text(void *state, FILE *out)
+{
+	struct jobs_state *st = state;
+
+	finish(st);
+	fprintf(out, "verdict: %s\n", st->verdict.text);
+	print_counts_text(st, out);
+	print_gaps_text(st, out);
+	job_summary_print_text(&st->summary, out, st->top_n);
+	print_notes_text(st, out);
+}
+
+static void gaps_json(struct jobs_state *st, struct json_writer *w)
+{
+	jw_begin_array(w);
+	for (uint32_t i = 0; i < idle_gaps_devices(st->gaps); i++) {
+		const struct device_idle *dv = idle_gaps_device(st->gaps, i);
+
+		jw_begin_object(w);
+		jw_key(w, "device");
+		if (dv->device == JOB_NO_DEVICE)
+			jw_null(w);
+		else
+			jw_u64(w, dv->device);
+		jw_key(w, "span_ns");
+		jw_u64(w, dv->last_end - dv->first_start);
+		jw_key(w, "busy_ns");
+		jw_u64(w, dv->busy);
+		for (int c = 0; c < GAP_CLASSES; c++) {
+			static const char *const keys[] = { "host_bound_ns", "sync_bound_ns", "other_ns" };
+
+			jw_key(w, keys[c]);
+			jw_u64(w, dv->idle[c]);
+		}
+		jw_key(w, "gaps");
+		jw_u64(w, dv->gaps);
+		jw_key(w, "late_jobs");
+		jw_u64(w, dv->late_jobs);
+		jw_key(w, "longest");
+		jw_begin_array(w);
+		for (uint32_t g = 0; g < dv->n_longest; g++) {
+			const struct idle_gap *gp = &dv->longest[g];
+
+			jw_begin_object(w);
+			jw_key(w, "start_ns");
+			jw_u64(w, gp->start);
+			jw_key(w, "end_ns");
+			jw_u64(w, gp->end);
+			jw_key(w, "host_bound_ns");
+			jw_u64(w, gp->split[GAP_HOST_BOUND]);
+			jw_key(w, "sync_bound_ns");
+			jw_u64(w, gp->split[GAP_SYNC_BOUND]);
+			jw_key(w, "other_ns");
+			jw_u64(w, gp->split[GAP_OTHER]);
+			jw_key(w, "job");
+			jw_u64(w, gp->job_id);
+			jw_key(w, "pid");
+			jw_u64(w, gp->pid);
+			jw_key(w, "tid");
+			jw_u64(w, gp->tid);
+			jw_end_object(w);
+		}
+		jw_end_array(w);
+		jw_end_object(w);
+	}
+	jw_end_array(w);
+}
+
+static void notes_json(struct jobs_state *st, struct json_writer *w)
+{
+	const struct job_builder_stats *bs = job_pipeline_builder(st->pipeline) ?
+		job_builder_stats(job_pipeline_builder(st->pipeline)) : NULL;
+
+	jw_begin_object(w);
+	jw_key(w, "device_timing");
+	jw_bool(w, job_builder_expects_device(job_pipeline_builder(st->pipeline)));
+	jw_key(w, "tail_checked");
+	jw_bool(w, job_pipeline_has_prepass(st->pipeline));
+	jw_key(w, "drops");
+	jw_begin_object(w);
+	for (uint32_t s = 0; s < GRT_SRC_MAX; s++)
+		if (st->drops[s]) {
+			jw_key(w, grt_source_name(s));
+			jw_u64(w, st->drops[s]);
+		}
+	jw_end_object(w);
+	jw_key(w, "device_records");
+	jw_u64(w, bs->device_records);
+	jw_key(w, "device_orphans");
+	jw_u64(w, bs->device_orphans);
+	jw_key(w, "device_by_order");
+	jw_u64(w, bs->device_by_order);
+	jw_key(w, "device_near");
+	jw_u64(w, bs->device_near);
+	jw_key(w, "unknown_event_syncs");
+	jw_u64(w, bs->unknown_event_syncs);
+	jw_key(w, "forced");
+	jw_u64(w, bs->forced);
+	jw_key(w, "max_open_jobs");
+	jw_u64(w, bs->max_open);
+	jw_key(w, "uvm_dropped");
+	jw_u64(w, bs->uvm_dropped);
+	jw_key(w, "xids");
+	jw_u64(w, st->xids);
+	jw_end_object(w);
+}
+
+static void jobs_print_json(void *state, struct json_writer *w)
+{
+	struct jobs_state *st = state;
+
+	finish(st);
+	jw_begin_object(w);
+	jw_key(w, "verdict");
+	verdict_print_json(&st->verdict, w);
+	job_summary_print_json(&st->summary, w);
+	jw_key(w, "idle_gaps");
+	gaps_json(st, w);
+	jw_key(w, "notes");
+	notes_json(st, w);
+	jw_key(w, "jobs");
+	job_rows_print_json(&st->rows, w);
+	jw_end_object(w);
+}
+
+static void jobs_print_csv(void *state, FILE *out)
+{
+	struct jobs_state *st = state;
+
+	finish(st);
+	job_rows_print_csv(&st->rows, out);
+	fputc('\n', out);
+	job_summary_print_csv(&st->summary, out);
+}
+
+GRT_REPORT_SECTION(jobs_section) = {
+	.name = "jobs",
+	.summary = "per-job timing breakdown, blocking causes, GPU idle gaps and a verdict",
+	.default_on = false,
+	.order = 5,
+	.create = jobs_create,
+	.on_record = jobs_on_record,
+	.print_text = jobs_print_text,
+	.print_json = jobs_print_json,
+	.print_csv = jobs_print_csv,
+	.destroy = jobs_destroy,
+};

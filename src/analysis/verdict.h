@@ -1,0 +1,35 @@
+/* The verdict: one sentence at the top of the jobs report naming the dominant blocking cause. */
+#ifndef GRT_VERDICT_H
+#define GRT_VERDICT_H
+
+#include "analysis/idle_gaps.h"
+#include "analysis/job_builder.h"
+#include "analysis/job_summary.h"
+#include "analysis/job_tags.h"
+#include "common/json_writer.h"
+
+/*
+ * How the cause is chosen: when more than `idle` (50%) of the devices' span
+ * is idle, the GPU is starved and the largest idle class names the cause
+ * (host-bound, sync-bound, or launch-latency for "other"). Otherwise the
+ * tag whose jobs account for the most tagged time wins (job_tag_cost:
+ * queue time for queue-wait, time above the limit for exec-long-tail, ...).
+ * Without device timing only the host-side tags can be weighed.
+ */
+struct verdict {
+	const char *cause;	/* "host-bound", "sync-bound", "launch-latency", a tag name,
+				   "none", "no-jobs" */
+	char text[640];
+	double idle_share;	/* of the devices' span; -1 without device timing */
+	double cause_share;	/* of idle time (idle causes) or of the jobs' total time (tags) */
+	uint64_t span_ns;
+	uint64_t busy_ns;
+	uint64_t idle_ns[GAP_CLASSES];
+	uint32_t tid;		/* the thread named, 0 when none */
+};
+
+void verdict_build(struct verdict *v, struct job_summary *s, const struct idle_gaps *g,
+		   const struct job_builder *b, const struct job_thresholds *t);
+void verdict_print_json(const struct verdict *v, struct json_writer *w);
+
+#endif

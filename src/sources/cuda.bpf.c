@@ -1,0 +1,1084 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Uprobes on libcuda.so.1 entry points: arguments at entry, results at return, one event per call.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "pid_filter.bpf.h"
+#include "drop_counter.bpf.h"
+#include "cuda.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* user stacks of launches and allocations; set false to save the unwinding cost */
+const volatile bool capture_stacks = true;
+/* kernel argument words of launches */
+const volatile bool capture_args = true;
+/*
+ * Consumers are not woken per event (a wakeup costs more than the event in a
+ * VM): user space drains on its tick, and is woken once this much is queued.
+ */
+const volatile __u64 wakeup_bytes = 4 * 1024 * 1024;
+
+/* Sized by user space before load (cuda.c); this is only the default. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 32 * 1024 * 1024);
+} events SEC(".maps");
+
+/*
+ * The call each thread is inside, from entry to return. LRU: a thread that
+ * died inside a call must not pin its slot forever.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* pid_tgid */
+	__type(value, struct cuda_event);
+} calls SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, CUDA_STACK_DEPTH * sizeof(__u64));
+} stack_traces SEC(".maps");
+
+/* CUmemorytype */
+#define CU_MEMORYTYPE_HOST 1
+#define CU_MEMORYTYPE_DEVICE 2
+#define CU_MEMORYTYPE_ARRAY 3
+#define CU_MEMORYTYPE_UNIFIED 4
+
+/* CUlaunchConfig as cuda.h lays it out (x86-64): seven u32, then hStream at 32. */
+struct cu_launch_config {
+	__u32 grid[3];
+	__u32 block[3];
+	__u32 shared_mem;
+	__u32 pad;
+	__u64 stream;
+};
+
+/* One side (source or destination) of CUDA_MEMCPY2D (the _v2 layout). */
+struct cu_copy2d_side {
+	__u64 x_bytes;
+	__u64 y;
+	__u32 memory_type;
+	__u32 pad;
+	__u64 host;
+	__u64 device;
+	__u64 array;
+	__u64 pitch;
+};
+
+struct cu_memcpy2d {
+	struct cu_copy2d_side src;
+	struct cu_copy2d_side dst;
+	__u64 width_bytes;
+	__u64 height;
+};
+
+/* One side of CUDA_MEMCPY3D (the _v2 layout). */
+struct cu_copy3d_side {
+	__u64 x_bytes;
+	__u64 y;
+	__u64 z;
+	__u64 lod;
+	__u32 memory_type;
+	__u32 pad;
+	__u64 host;
+	__u64 device;
+	__u64 array;
+	__u64 reserved;
+	__u64 pitch;
+	__u64 height;
+};
+
+struct cu_memcpy3d {
+	struct cu_copy3d_side src;
+	struct cu_copy3d_side dst;
+	__u64 width_bytes;
+	__u64 height;
+	__u64 depth;
+};
+
+_Static_assert(sizeof(struct cu_launch_config) == 40, "CUlaunchConfig layout");
+_Static_assert(sizeof(struct cu_memcpy2d) == 128, "CUDA_MEMCPY2D layout");
+_Static_assert(sizeof(struct cu_memcpy3d) == 200, "CUDA_MEMCPY3D layout");
+
+#define ARG1(ctx) PT_REGS_PARM1(ctx)
+#define ARG2(ctx) PT_REGS_PARM2(ctx)
+#define ARG3(ctx) PT_REGS_PARM3(ctx)
+#define ARG4(ctx) PT_REGS_PARM4(ctx)
+#define ARG5(ctx) PT_REGS_PARM5(ctx)
+/* this libbpf has no PT_REGS_PARM6; x86-64 passes the sixth argument in r9 */
+#define ARG6(ctx) ((ctx)->r9)
+
+/* x86-64: arguments after the sixth sit above the return address, 8 bytes each. */
+static __always_inline void *stack_args(struct pt_regs *ctx)
+{
+	return (void *)(PT_REGS_SP(ctx) + 8);
+}
+
+/*
+ * Starts a call's event: false when the thread is not traced. Everything
+ * but the class's arguments is filled here.
+ */
+static __always_inline bool call_begin(struct pt_regs *ctx, struct cuda_event *ev, bool want_stack)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct task_struct *task;
+	__u64 cookie;
+
+	if (!tgid_is_traced(id >> 32))
+		return false;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->entry_ns = bpf_ktime_get_ns();
+	cookie = bpf_get_attach_cookie(ctx);
+	ev->pid = id >> 32;
+	ev->tid = (__u32)id;
+	task = (struct task_struct *)bpf_get_current_task();
+	ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->api = cookie & CUDA_COOKIE_API_MASK;
+	ev->flags = cookie & CUDA_COOKIE_LEGACY32 ? CUDA_EVENT_LEGACY32 : 0;
+	ev->stack_id = -1;
+	if (want_stack && capture_stacks)
+		ev->stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	return true;
+}
+
+static __always_inline int call_save(const struct cuda_event *ev)
+{
+	__u64 id = ((__u64)ev->pid << 32) | ev->tid;
+
+	/* a nested probed call replaces its caller: one event per outermost return */
+	bpf_map_update_elem(&calls, &id, ev, BPF_ANY);
+	return 0;
+}
+
+/* 8 bytes at p, but never past the end of p's page: a smaller argument may end there. */
+static __always_inline __u64 read_arg_word(__u64 p)
+{
+	__u64 room = 4096 - (p & 4095);
+	__u64 word = 0;
+
+	if (room >= sizeof(word))
+		bpf_probe_read_user(&word, sizeof(word), (void *)p);
+	else
+		bpf_probe_read_user(&word, room & 7, (void *)p);
+	return word;
+}
+
+/*
+ * The kernelParams slots, in one read when they cannot run past the array's
+ * page: each user read costs ~0.1 us, and a launch is worth little more.
+ */
+static __always_inline int read_param_slots(__u64 params, __u64 *slots)
+{
+	if (4096 - (params & 4095) >= CUDA_LAUNCH_ARG_WORDS * 8)
+		return bpf_probe_read_user(slots, CUDA_LAUNCH_ARG_WORDS * 8, (void *)params)
+			   ? 0
+			   : CUDA_LAUNCH_ARG_WORDS;
+#pragma unroll
+	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS; i++)
+		if (bpf_probe_read_user(&slots[i], 8, (void *)(params + 8 * i)))
+			return i;
+	return CUDA_LAUNCH_ARG_WORDS;
+}
+
+/*
+ * The driver is not told how many parameters a kernel has, so the slots
+ * after the last one are whatever follows the caller's array. Parameter
+ * pointers point into one place (the launch stub's frame, a packed buffer):
+ * a slot that is no user pointer or lies far from the previous one ends the
+ * list. Following it would mostly fault, and a faulting read costs ~0.5 us.
+ */
+#define USER_PTR_MIN 0x10000ull
+#define USER_PTR_MAX 0x7ffffffff000ull
+#define ARG_SLOT_SPAN 0x10000ull
+
+static __always_inline bool plausible_slot(__u64 slot, __u64 prev)
+{
+	if (slot < USER_PTR_MIN || slot > USER_PTR_MAX)
+		return false;
+	return !prev || (slot > prev ? slot - prev : prev - slot) <= ARG_SLOT_SPAN;
+}
+
+static __always_inline void read_kernel_args(struct cuda_launch_args *l, __u64 params)
+{
+	__u64 slots[CUDA_LAUNCH_ARG_WORDS] = {};
+	__u64 prev = 0;
+	int n;
+
+	if (!params || !capture_args)
+		return;
+	n = read_param_slots(params, slots);
+	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS; i++) {
+		if (i >= n || !plausible_slot(slots[i], prev))
+			return;
+		l->args[i] = read_arg_word(slots[i]);
+		l->arg_words = i + 1;
+		prev = slots[i];
+	}
+}
+
+/* ---- return side ---- */
+
+/* This thread's saved entry, when it belongs to the call that is returning. */
+static __always_inline struct cuda_event *pending_call(struct pt_regs *ctx, __u64 id)
+{
+	struct cuda_event *saved = bpf_map_lookup_elem(&calls, &id);
+
+	if (!saved || saved->api != (bpf_get_attach_cookie(ctx) & CUDA_COOKIE_API_MASK))
+		return NULL;
+	return saved;
+}
+
+/*
+ * Moves the saved entry into a ring buffer slot of size bytes and adds the
+ * return values. NULL (and a counted drop) when the ring buffer is full.
+ */
+static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, __u64 id, __u64 now,
+							  const __u32 size)
+{
+	struct cuda_event *saved = pending_call(ctx, id);
+	struct cuda_event *ev;
+
+	if (!saved)
+		return NULL;
+	ev = bpf_ringbuf_reserve(&events, size, 0);
+	if (!ev) {
+		count_dropped_event();
+		bpf_map_delete_elem(&calls, &id);
+		return NULL;
+	}
+	__builtin_memcpy(ev, saved, sizeof(*ev));
+	bpf_map_delete_elem(&calls, &id);
+	ev->return_ns = now;
+	ev->ret = (__s32)PT_REGS_RC(ctx);
+	return ev;
+}
+
+static __always_inline void event_submit(void *ev)
+{
+	__u64 queued = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	bpf_ringbuf_submit(ev, queued >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+}
+
+static __always_inline __u64 read_user_u64(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (addr)
+		bpf_probe_read_user(&v, sizeof(v), (void *)addr);
+	return v;
+}
+
+static __always_inline void read_text(struct cuda_text_event *t, __u64 str)
+{
+	long n = str ? bpf_probe_read_user_str(t->text, sizeof(t->text), (void *)str) : 0;
+
+	t->event.text_len = n > 0 ? n : 0;
+}
+
+static __always_inline int finish_plain(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct cuda_event *ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+
+	if (ev)
+		event_submit(ev);
+	return 0;
+}
+
+/* Allocations: the address (and pitch) the call wrote through its out pointers. */
+static __always_inline int finish_alloc(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct cuda_event *ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+
+	if (!ev)
+		return 0;
+	ev->args.alloc.addr = read_user_u64(ev->args.alloc.out);
+	ev->args.alloc.pitch = read_user_u64(ev->args.alloc.pitch_out);
+	event_submit(ev);
+	return 0;
+}
+
+/* Module and library loads: the handle written through out, and the file name if any. */
+static __always_inline int finish_module(struct pt_regs *ctx, const bool has_path)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct cuda_text_event *t;
+	struct cuda_event *ev;
+
+	if (!has_path) {
+		ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+		if (!ev)
+			return 0;
+		ev->args.module.module = read_user_u64(ev->args.module.out);
+		event_submit(ev);
+		return 0;
+	}
+	t = (void *)event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*t));
+	if (!t)
+		return 0;
+	t->event.args.module.module = read_user_u64(t->event.args.module.out);
+	read_text(t, t->event.args.module.path);
+	event_submit(t);
+	return 0;
+}
+
+enum name_source {
+	NAME_NONE, /* cuKernelGetFunction: user space knows the kernel's name */
+	NAME_ARG,  /* name argument, handle written through out */
+	NAME_OUT,  /* cuFuncGetName: the name pointer is written through out */
+};
+
+static __always_inline int finish_name(struct pt_regs *ctx, const enum name_source source)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct cuda_text_event *t;
+	struct cuda_event *ev;
+
+	if (source == NAME_NONE) {
+		ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+		if (!ev)
+			return 0;
+		ev->args.name.handle = read_user_u64(ev->args.name.out);
+		event_submit(ev);
+		return 0;
+	}
+	t = (void *)event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*t));
+	if (!t)
+		return 0;
+	if (source == NAME_ARG)
+		t->event.args.name.handle = read_user_u64(t->event.args.name.out);
+	else
+		t->event.args.name.name = read_user_u64(t->event.args.name.out);
+	read_text(t, t->event.args.name.name);
+	event_submit(t);
+	return 0;
+}
+
+/*
+ * One program pair per probe class of GRT_CUDA_API_LIST, named
+ * enter_<class>/exit_<class>; cuda.c attaches them per symbol with the api
+ * id as the cookie.
+ */
+#define ENTER(cls) SEC("uprobe") int enter_##cls(struct pt_regs *ctx)
+#define EXIT(cls) SEC("uretprobe") int exit_##cls(struct pt_regs *ctx)
+
+/* ---- launches ---- */
+
+/* cuLaunchKernel(f, gx, gy, gz, bx, by, | bz, shmem, stream, params, extra) */
+struct launch_stack_args {
+	__u64 block_z;
+	__u64 shared_mem;
+	__u64 stream;
+	__u64 params;
+};
+
+static __always_inline int save_launch(struct pt_regs *ctx)
+{
+	struct launch_stack_args more = {};
+	struct cuda_event ev;
+	struct cuda_launch_args *l = &ev.args.launch;
+
+	if (!call_begin(ctx, &ev, true))
+		return 0;
+	bpf_probe_read_user(&more, sizeof(more), stack_args(ctx));
+	l->function = ARG1(ctx);
+	l->grid[0] = ARG2(ctx);
+	l->grid[1] = ARG3(ctx);
+	l->grid[2] = ARG4(ctx);
+	l->block[0] = ARG5(ctx);
+	l->block[1] = ARG6(ctx);
+	l->block[2] = more.block_z;
+	l->shared_mem = more.shared_mem;
+	l->stream = more.stream;
+	read_kernel_args(l, more.params);
+	return call_save(&ev);
+}
+
+/* cuLaunchCooperativeKernel shares cuLaunchKernel's first ten arguments. */
+ENTER(launch)
+{
+	return save_launch(ctx);
+}
+EXIT(launch)
+{
+	return finish_plain(ctx);
+}
+
+/* cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) */
+ENTER(launch_ex)
+{
+	struct cu_launch_config cfg = {};
+	struct cuda_event ev;
+	struct cuda_launch_args *l = &ev.args.launch;
+
+	if (!call_begin(ctx, &ev, true))
+		return 0;
+	bpf_probe_read_user(&cfg, sizeof(cfg), (void *)ARG1(ctx));
+	l->function = ARG2(ctx);
+	__builtin_memcpy(l->grid, cfg.grid, sizeof(l->grid));
+	__builtin_memcpy(l->block, cfg.block, sizeof(l->block));
+	l->shared_mem = cfg.shared_mem;
+	l->stream = cfg.stream;
+	read_kernel_args(l, ARG3(ctx));
+	return call_save(&ev);
+}
+EXIT(launch_ex)
+{
+	return finish_plain(ctx);
+}
+
+/* cuGraphLaunch(CUgraphExec exec, CUstream stream) */
+ENTER(graph_launch)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, true))
+		return 0;
+	ev.args.graph.graph_exec = ARG1(ctx);
+	ev.args.graph.stream = ARG2(ctx);
+	return call_save(&ev);
+}
+EXIT(graph_launch)
+{
+	return finish_plain(ctx);
+}
+
+/* ---- allocations and frees ---- */
+
+/* (out, bytesize[, ...]); the stream argument's position varies */
+static __always_inline int save_alloc(struct pt_regs *ctx, __u64 stream)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, true))
+		return 0;
+	ev.args.alloc.out = ARG1(ctx);
+	ev.args.alloc.bytes = ARG2(ctx);
+	ev.args.alloc.stream = stream;
+	return call_save(&ev);
+}
+
+/* cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) */
+ENTER(mem_alloc)
+{
+	return save_alloc(ctx, 0);
+}
+EXIT(mem_alloc)
+{
+	return finish_alloc(ctx);
+}
+/* cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream stream) */
+ENTER(mem_alloc_async)
+{
+	return save_alloc(ctx, ARG3(ctx));
+}
+EXIT(mem_alloc_async)
+{
+	return finish_alloc(ctx);
+}
+/* cuMemAllocManaged(CUdeviceptr *dptr, size_t bytesize, unsigned flags) */
+ENTER(mem_alloc_managed)
+{
+	return save_alloc(ctx, 0);
+}
+EXIT(mem_alloc_managed)
+{
+	return finish_alloc(ctx);
+}
+/* cuMemAllocHost(void **pp, size_t bytesize) */
+ENTER(mem_alloc_host)
+{
+	return save_alloc(ctx, 0);
+}
+EXIT(mem_alloc_host)
+{
+	return finish_alloc(ctx);
+}
+/* cuMemHostAlloc(void **pp, size_t bytesize, unsigned flags) */
+ENTER(mem_host_alloc)
+{
+	return save_alloc(ctx, 0);
+}
+EXIT(mem_host_alloc)
+{
+	return finish_alloc(ctx);
+}
+/* cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream stream)
+ */
+ENTER(mem_alloc_from_pool_async)
+{
+	return save_alloc(ctx, ARG4(ctx));
+}
+EXIT(mem_alloc_from_pool_async)
+{
+	return finish_alloc(ctx);
+}
+
+/* cuMemAllocPitch(CUdeviceptr *dptr, size_t *pPitch, size_t width, size_t height, unsigned elem) */
+ENTER(mem_alloc_pitch)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, true))
+		return 0;
+	ev.args.alloc.out = ARG1(ctx);
+	ev.args.alloc.pitch_out = ARG2(ctx);
+	ev.args.alloc.bytes = ARG4(ctx);
+	return call_save(&ev);
+}
+EXIT(mem_alloc_pitch)
+{
+	return finish_alloc(ctx);
+}
+
+static __always_inline int save_free(struct pt_regs *ctx, __u64 stream)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.free.addr = ARG1(ctx);
+	ev.args.free.stream = stream;
+	return call_save(&ev);
+}
+
+/* cuMemFree(CUdeviceptr), cuMemFreeAsync(CUdeviceptr, CUstream), cuMemFreeHost(void *) */
+ENTER(mem_free)
+{
+	return save_free(ctx, 0);
+}
+EXIT(mem_free)
+{
+	return finish_plain(ctx);
+}
+ENTER(mem_free_async)
+{
+	return save_free(ctx, ARG2(ctx));
+}
+EXIT(mem_free_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(mem_free_host)
+{
+	return save_free(ctx, 0);
+}
+EXIT(mem_free_host)
+{
+	return finish_plain(ctx);
+}
+
+/* ---- copies ---- */
+
+/* (dst, src, bytes[, stream]): cuMemcpy, cuMemcpyHtoD/DtoH/DtoD and their Async forms */
+static __always_inline int save_copy(struct pt_regs *ctx, bool has_stream)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.copy.dst = ARG1(ctx);
+	ev.args.copy.src = ARG2(ctx);
+	ev.args.copy.bytes = ARG3(ctx);
+	ev.args.copy.stream = has_stream ? ARG4(ctx) : 0;
+	ev.args.copy.dims = 1;
+	return call_save(&ev);
+}
+
+ENTER(memcpy)
+{
+	return save_copy(ctx, false);
+}
+EXIT(memcpy)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_async)
+{
+	return save_copy(ctx, true);
+}
+EXIT(memcpy_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_htod)
+{
+	return save_copy(ctx, false);
+}
+EXIT(memcpy_htod)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_dtoh)
+{
+	return save_copy(ctx, false);
+}
+EXIT(memcpy_dtoh)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_dtod)
+{
+	return save_copy(ctx, false);
+}
+EXIT(memcpy_dtod)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_htod_async)
+{
+	return save_copy(ctx, true);
+}
+EXIT(memcpy_htod_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_dtoh_async)
+{
+	return save_copy(ctx, true);
+}
+EXIT(memcpy_dtoh_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_dtod_async)
+{
+	return save_copy(ctx, true);
+}
+EXIT(memcpy_dtod_async)
+{
+	return finish_plain(ctx);
+}
+
+/* cuMemcpyPeer(dst, dstCtx, src, srcCtx, bytes[, stream]) */
+static __always_inline int save_copy_peer(struct pt_regs *ctx, bool has_stream)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.copy.dst = ARG1(ctx);
+	ev.args.copy.src = ARG3(ctx);
+	ev.args.copy.bytes = ARG5(ctx);
+	ev.args.copy.stream = has_stream ? ARG6(ctx) : 0;
+	ev.args.copy.dims = 1;
+	return call_save(&ev);
+}
+
+ENTER(memcpy_peer)
+{
+	return save_copy_peer(ctx, false);
+}
+EXIT(memcpy_peer)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_peer_async)
+{
+	return save_copy_peer(ctx, true);
+}
+EXIT(memcpy_peer_async)
+{
+	return finish_plain(ctx);
+}
+
+/* Where a 2D/3D copy side starts: the pointer its memory type selects, plus its offset. */
+static __always_inline __u64 copy_side_start(__u32 type, __u64 host, __u64 device, __u64 array,
+					     __u64 offset)
+{
+	if (type == CU_MEMORYTYPE_HOST)
+		return host + offset;
+	if (type == CU_MEMORYTYPE_ARRAY)
+		return array;
+	return device + offset;
+}
+
+/* cuMemcpy2D*(const CUDA_MEMCPY2D *p[, stream]); pre-3.2 layouts are not decoded */
+static __always_inline int save_copy_2d(struct pt_regs *ctx, bool has_stream)
+{
+	struct cu_memcpy2d p = {};
+	struct cuda_event ev;
+	struct cuda_copy_args *c = &ev.args.copy;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	c->dims = 2;
+	c->stream = has_stream ? ARG2(ctx) : 0;
+	if (!(ev.flags & CUDA_EVENT_LEGACY32) &&
+	    !bpf_probe_read_user(&p, sizeof(p), (void *)ARG1(ctx))) {
+		c->src = copy_side_start(p.src.memory_type, p.src.host, p.src.device, p.src.array,
+					 p.src.y * p.src.pitch + p.src.x_bytes);
+		c->dst = copy_side_start(p.dst.memory_type, p.dst.host, p.dst.device, p.dst.array,
+					 p.dst.y * p.dst.pitch + p.dst.x_bytes);
+		c->src_type = p.src.memory_type;
+		c->dst_type = p.dst.memory_type;
+		c->bytes = p.width_bytes * p.height;
+	}
+	return call_save(&ev);
+}
+
+ENTER(memcpy_2d)
+{
+	return save_copy_2d(ctx, false);
+}
+EXIT(memcpy_2d)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_2d_async)
+{
+	return save_copy_2d(ctx, true);
+}
+EXIT(memcpy_2d_async)
+{
+	return finish_plain(ctx);
+}
+
+static __always_inline __u64 copy3d_offset(const struct cu_copy3d_side *s)
+{
+	return (s->z * s->height + s->y) * s->pitch + s->x_bytes;
+}
+
+/* cuMemcpy3D*(const CUDA_MEMCPY3D *p[, stream]) */
+static __always_inline int save_copy_3d(struct pt_regs *ctx, bool has_stream)
+{
+	struct cu_memcpy3d p = {};
+	struct cuda_event ev;
+	struct cuda_copy_args *c = &ev.args.copy;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	c->dims = 3;
+	c->stream = has_stream ? ARG2(ctx) : 0;
+	if (!(ev.flags & CUDA_EVENT_LEGACY32) &&
+	    !bpf_probe_read_user(&p, sizeof(p), (void *)ARG1(ctx))) {
+		c->src = copy_side_start(p.src.memory_type, p.src.host, p.src.device, p.src.array,
+					 copy3d_offset(&p.src));
+		c->dst = copy_side_start(p.dst.memory_type, p.dst.host, p.dst.device, p.dst.array,
+					 copy3d_offset(&p.dst));
+		c->src_type = p.src.memory_type;
+		c->dst_type = p.dst.memory_type;
+		c->bytes = p.width_bytes * p.height * p.depth;
+	}
+	return call_save(&ev);
+}
+
+ENTER(memcpy_3d)
+{
+	return save_copy_3d(ctx, false);
+}
+EXIT(memcpy_3d)
+{
+	return finish_plain(ctx);
+}
+ENTER(memcpy_3d_async)
+{
+	return save_copy_3d(ctx, true);
+}
+EXIT(memcpy_3d_async)
+{
+	return finish_plain(ctx);
+}
+
+/* ---- memsets: cuMemsetD8/16/32[Async](dst, value, count[, stream]) ---- */
+
+static __always_inline int save_memset(struct pt_regs *ctx, bool has_stream)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.memset.dst = ARG1(ctx);
+	ev.args.memset.value = ARG2(ctx);
+	ev.args.memset.count = ARG3(ctx);
+	ev.args.memset.stream = has_stream ? ARG4(ctx) : 0;
+	return call_save(&ev);
+}
+
+ENTER(memset_d8)
+{
+	return save_memset(ctx, false);
+}
+EXIT(memset_d8)
+{
+	return finish_plain(ctx);
+}
+ENTER(memset_d16)
+{
+	return save_memset(ctx, false);
+}
+EXIT(memset_d16)
+{
+	return finish_plain(ctx);
+}
+ENTER(memset_d32)
+{
+	return save_memset(ctx, false);
+}
+EXIT(memset_d32)
+{
+	return finish_plain(ctx);
+}
+ENTER(memset_d8_async)
+{
+	return save_memset(ctx, true);
+}
+EXIT(memset_d8_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(memset_d16_async)
+{
+	return save_memset(ctx, true);
+}
+EXIT(memset_d16_async)
+{
+	return finish_plain(ctx);
+}
+ENTER(memset_d32_async)
+{
+	return save_memset(ctx, true);
+}
+EXIT(memset_d32_async)
+{
+	return finish_plain(ctx);
+}
+
+/* ---- synchronisation ---- */
+
+static __always_inline int save_sync(struct pt_regs *ctx, __u64 stream, __u64 event)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.sync.stream = stream;
+	ev.args.sync.event = event;
+	return call_save(&ev);
+}
+
+/* cuCtxSynchronize(void), cuCtxSynchronize_v2(CUcontext) */
+ENTER(ctx_synchronize)
+{
+	return save_sync(ctx, 0, 0);
+}
+EXIT(ctx_synchronize)
+{
+	return finish_plain(ctx);
+}
+/* cuStreamSynchronize(CUstream) */
+ENTER(stream_synchronize)
+{
+	return save_sync(ctx, ARG1(ctx), 0);
+}
+EXIT(stream_synchronize)
+{
+	return finish_plain(ctx);
+}
+/* cuEventSynchronize(CUevent) */
+ENTER(event_synchronize)
+{
+	return save_sync(ctx, 0, ARG1(ctx));
+}
+EXIT(event_synchronize)
+{
+	return finish_plain(ctx);
+}
+/* cuStreamWaitEvent(CUstream, CUevent, unsigned flags) */
+ENTER(stream_wait_event)
+{
+	return save_sync(ctx, ARG1(ctx), ARG2(ctx));
+}
+EXIT(stream_wait_event)
+{
+	return finish_plain(ctx);
+}
+/* cuEventRecord(CUevent, CUstream), cuEventRecordWithFlags(CUevent, CUstream, unsigned) */
+ENTER(event_record)
+{
+	return save_sync(ctx, ARG2(ctx), ARG1(ctx));
+}
+EXIT(event_record)
+{
+	return finish_plain(ctx);
+}
+/* cuEventQuery(CUevent) */
+ENTER(event_query)
+{
+	return save_sync(ctx, 0, ARG1(ctx));
+}
+EXIT(event_query)
+{
+	return finish_plain(ctx);
+}
+/* cuStreamQuery(CUstream) */
+ENTER(stream_query)
+{
+	return save_sync(ctx, ARG1(ctx), 0);
+}
+EXIT(stream_query)
+{
+	return finish_plain(ctx);
+}
+
+/* ---- modules and libraries ---- */
+
+/* (out, image-or-path, ...): every load; the second argument's meaning is the class's */
+static __always_inline int save_module_load(struct pt_regs *ctx, bool is_path)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.module.out = ARG1(ctx);
+	if (is_path)
+		ev.args.module.path = ARG2(ctx);
+	else
+		ev.args.module.image = ARG2(ctx);
+	return call_save(&ev);
+}
+
+static __always_inline int save_module_unload(struct pt_regs *ctx)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.module.module = ARG1(ctx);
+	return call_save(&ev);
+}
+
+/* cuModuleLoad(CUmodule *, const char *fname) */
+ENTER(module_load)
+{
+	return save_module_load(ctx, true);
+}
+EXIT(module_load)
+{
+	return finish_module(ctx, true);
+}
+/* cuModuleLoadData(CUmodule *, const void *image), cuModuleLoadDataEx(same, options...) */
+ENTER(module_load_data)
+{
+	return save_module_load(ctx, false);
+}
+EXIT(module_load_data)
+{
+	return finish_module(ctx, false);
+}
+/* cuModuleLoadFatBinary(CUmodule *, const void *fatCubin) */
+ENTER(module_load_fat_binary)
+{
+	return save_module_load(ctx, false);
+}
+EXIT(module_load_fat_binary)
+{
+	return finish_module(ctx, false);
+}
+/* cuModuleUnload(CUmodule) */
+ENTER(module_unload)
+{
+	return save_module_unload(ctx);
+}
+EXIT(module_unload)
+{
+	return finish_plain(ctx);
+}
+/* cuLibraryLoadData(CUlibrary *, const void *code, ...) */
+ENTER(library_load_data)
+{
+	return save_module_load(ctx, false);
+}
+EXIT(library_load_data)
+{
+	return finish_module(ctx, false);
+}
+/* cuLibraryLoadFromFile(CUlibrary *, const char *fileName, ...) */
+ENTER(library_load_from_file)
+{
+	return save_module_load(ctx, true);
+}
+EXIT(library_load_from_file)
+{
+	return finish_module(ctx, true);
+}
+/* cuLibraryUnload(CUlibrary) */
+ENTER(library_unload)
+{
+	return save_module_unload(ctx);
+}
+EXIT(library_unload)
+{
+	return finish_plain(ctx);
+}
+
+/* ---- handle -> name ---- */
+
+/* (out, module-or-kernel[, name]) */
+static __always_inline int save_get_handle(struct pt_regs *ctx, bool has_name)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.name.out = ARG1(ctx);
+	ev.args.name.module = ARG2(ctx);
+	if (has_name)
+		ev.args.name.name = ARG3(ctx);
+	return call_save(&ev);
+}
+
+/* cuModuleGetFunction(CUfunction *, CUmodule, const char *name) */
+ENTER(module_get_function)
+{
+	return save_get_handle(ctx, true);
+}
+EXIT(module_get_function)
+{
+	return finish_name(ctx, NAME_ARG);
+}
+/* cuLibraryGetKernel(CUkernel *, CUlibrary, const char *name) */
+ENTER(library_get_kernel)
+{
+	return save_get_handle(ctx, true);
+}
+EXIT(library_get_kernel)
+{
+	return finish_name(ctx, NAME_ARG);
+}
+/* cuKernelGetFunction(CUfunction *, CUkernel) */
+ENTER(kernel_get_function)
+{
+	return save_get_handle(ctx, false);
+}
+EXIT(kernel_get_function)
+{
+	return finish_name(ctx, NAME_NONE);
+}
+
+/* cuFuncGetName(const char **name, CUfunction hfunc) */
+ENTER(func_get_name)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.name.out = ARG1(ctx);
+	ev.args.name.handle = ARG2(ctx);
+	return call_save(&ev);
+}
+EXIT(func_get_name)
+{
+	return finish_name(ctx, NAME_OUT);
+}

@@ -1,0 +1,582 @@
+/* The `cuda` source: uprobe pairs on every libcuda copy the target maps, events drained into
+ * records. */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include "common/u64_map.h"
+#include "sources/bpf_util.h"
+#include "sources/cuda_api.h"
+#include "sources/cuda_events.h"
+#include "sources/cuda_locate.h"
+#include "sources/elf_symbols.h"
+#include "sources/libcuda_locate.h"
+#include "sources/session.h"
+#include "sources/source.h"
+#include "sources/uprobe_multi.h"
+#include "trace/records_core.h"
+#include "cuda.skel.h"
+
+#define CUDA_MAX_LIBRARIES 8
+/* ~450k events of 144 bytes: half a second of a 1M events/s storm */
+#define CUDA_RING_BYTES (64u << 20)
+#define CUDA_RESCAN_NS 500000000ull
+/* events handled per ring-buffer wakeup before the session loop gets a turn */
+#define CUDA_BATCH_EVENTS 65536
+
+/*
+ * One libcuda file with its probes: uprobe_multi links, one per class and
+ * direction, or on kernels without them one perf link per symbol and direction.
+ */
+struct cuda_library {
+	dev_t dev;
+	ino_t ino;
+	int *link_fds;
+	unsigned nfds;
+	struct bpf_link **links;
+	unsigned nlinks;
+	unsigned refused; /* entry points the kernel would not probe */
+	int refusal;	  /* the last refusal's negative errno */
+};
+
+struct cuda_tracer {
+	struct grt_session *session;
+	struct cuda_bpf *skel;
+	struct ring_buffer *ring;
+	struct cuda_decoder *decoder;
+	bool multi; /* uprobe_multi links (kernel 6.6+) */
+	struct bpf_program *enter[CUDA_CLASS_COUNT];
+	struct bpf_program *exit[CUDA_CLASS_COUNT];
+	struct cuda_library libs[CUDA_MAX_LIBRARIES];
+	unsigned nlibs;
+	uint64_t next_rescan_ns;
+	char why[PATH_MAX + 128]; /* why the last library could not be probed */
+	unsigned batch;
+	int sink_error;
+	unsigned long long drops_seen;
+};
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static const char *libbpf_reason(int err)
+{
+	return grt_bpf_last_message()[0] ? grt_bpf_last_message() : strerror(-err);
+}
+
+/* ---- attaching one library ---- */
+
+static int find_programs(struct cuda_tracer *t)
+{
+	char name[64];
+
+	for (int cls = 0; cls < CUDA_CLASS_COUNT; cls++) {
+		if (cuda_class_program_name(cls, false, name, sizeof(name)))
+			return -EINVAL;
+		t->enter[cls] = bpf_object__find_program_by_name(t->skel->obj, name);
+		cuda_class_program_name(cls, true, name, sizeof(name));
+		t->exit[cls] = bpf_object__find_program_by_name(t->skel->obj, name);
+		if (!t->enter[cls] || !t->exit[cls])
+			return -ENOENT;
+	}
+	return 0;
+}
+
+static uint64_t cookie_of(uint32_t api)
+{
+	return api | (cuda_api_is_legacy32(api) ? CUDA_COOKIE_LEGACY32 : 0);
+}
+
+/* Kernels without uprobe_multi: one perf-event uprobe per symbol and direction. */
+static int attach_single(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
+			 uint32_t api, uint64_t offset, bool at_return)
+{
+	enum cuda_probe_class cls = cuda_api_class(api);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = at_return, .bpf_cookie = cookie_of(api));
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_opts(at_return ? t->exit[cls] : t->enter[cls], -1, path,
+					       offset, &opts);
+	if (!link)
+		return -errno;
+	lib->links[lib->nlinks++] = link;
+	return 0;
+}
+
+/* An entry and a return link over n offsets of one class; neither is left when one fails. */
+static int attach_pair(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
+		       enum cuda_probe_class cls, const uint64_t *offsets, const uint64_t *cookies,
+		       uint32_t n)
+{
+	int enter = grt_uprobe_multi_attach(bpf_program__fd(t->enter[cls]), path, offsets, cookies,
+					    n, false);
+	int exit;
+
+	if (enter < 0)
+		return enter;
+	exit =
+	    grt_uprobe_multi_attach(bpf_program__fd(t->exit[cls]), path, offsets, cookies, n, true);
+	if (exit < 0) {
+		close(enter);
+		return exit;
+	}
+	lib->link_fds[lib->nfds++] = enter;
+	lib->link_fds[lib->nfds++] = exit;
+	return 0;
+}
+
+/*
+ * One uprobe_multi link pair per class over the symbols of that class. The
+ * kernel refuses a whole link when one offset cannot be probed (an entry
+ * point starting with an instruction x86 uprobes cannot step, in a library
+ * already mapped): then each symbol is probed on its own and the refused
+ * ones are skipped and counted.
+ */
+static void attach_class(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
+			 enum cuda_probe_class cls, const uint64_t *offsets,
+			 const uint64_t *cookies, uint32_t n)
+{
+	int err = attach_pair(t, lib, path, cls, offsets, cookies, n);
+
+	for (uint32_t i = 0; err && i < n; i++) {
+		int refusal = attach_pair(t, lib, path, cls, offsets + i, cookies + i, 1);
+
+		if (refusal) {
+			lib->refused++;
+			lib->refusal = refusal;
+		}
+	}
+}
+
+static int attach_multi(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
+			const struct u64_map *by_offset)
+{
+	size_t n = u64_map_size(by_offset);
+	uint64_t *offsets = calloc(n, sizeof(*offsets)), *cookies = calloc(n, sizeof(*cookies));
+	uint64_t offset, api;
+	int err = 0;
+
+	/* a pair per class, or per symbol where a class link was refused */
+	lib->link_fds = calloc(2 * (CUDA_CLASS_COUNT + n), sizeof(*lib->link_fds));
+	if (!offsets || !cookies || !lib->link_fds)
+		err = -ENOMEM;
+	for (int cls = 0; cls < CUDA_CLASS_COUNT && !err; cls++) {
+		uint32_t count = 0;
+
+		for (size_t i = 0; u64_map_iter(by_offset, &i, &offset, &api);) {
+			if (cuda_api_class((uint32_t)api) != (enum cuda_probe_class)cls)
+				continue;
+			offsets[count] = offset;
+			cookies[count++] = cookie_of((uint32_t)api);
+		}
+		if (count)
+			attach_class(t, lib, path, cls, offsets, cookies, count);
+	}
+	free(offsets);
+	free(cookies);
+	return err;
+}
+
+static void library_release(struct cuda_library *lib)
+{
+	grt_close_links_parallel(lib->link_fds, lib->nfds);
+	free(lib->link_fds);
+	for (unsigned i = 0; i < lib->nlinks; i++)
+		bpf_link__destroy(lib->links[i]);
+	free(lib->links);
+	memset(lib, 0, sizeof(*lib));
+}
+
+/*
+ * Entry points that share an address (aliases) are probed once: a second
+ * probe there would report every call twice. The later name in the list,
+ * the newer ABI, wins.
+ */
+static int probe_offsets(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
+			 const uint64_t *offsets)
+{
+	struct u64_map by_offset;
+	uint64_t offset, api;
+	int err = 0;
+
+	u64_map_init(&by_offset);
+	for (uint32_t a = 1; a < GRT_CUDA_API_COUNT && !err; a++)
+		if (offsets[a])
+			err = u64_map_put(&by_offset, offsets[a], a);
+	if (!err && t->multi) {
+		err = attach_multi(t, lib, path, &by_offset);
+	} else if (!err) {
+		lib->links = calloc(2 * u64_map_size(&by_offset), sizeof(*lib->links));
+		err = lib->links ? 0 : -ENOMEM;
+		for (size_t i = 0; !err && u64_map_iter(&by_offset, &i, &offset, &api);) {
+			int refusal = attach_single(t, lib, path, (uint32_t)api, offset, false);
+
+			/* an entry probe whose return probe was refused stays: it sends nothing */
+			if (!refusal)
+				refusal = attach_single(t, lib, path, (uint32_t)api, offset, true);
+			if (refusal) {
+				lib->refused++;
+				lib->refusal = refusal;
+			}
+		}
+	}
+	/* all refused: nothing will be seen, and the last refusal says why */
+	if (!err && lib->refused == u64_map_size(&by_offset))
+		err = lib->refusal;
+	u64_map_destroy(&by_offset);
+	return err;
+}
+
+/* A status record per library: which file, how many entry points were probed or absent. */
+static void note_library(struct cuda_tracer *t, const char *shown_path, int found, unsigned refused)
+{
+	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
+	struct grt_event_origin origin = {.ts_ns = monotonic_ns()};
+	char message[PATH_MAX + 96];
+
+	snprintf(message, sizeof(message),
+		 "%s: %d of %d entry points probed, %d absent, %u refused", shown_path,
+		 found - (int)refused, GRT_CUDA_API_COUNT - 1, GRT_CUDA_API_COUNT - 1 - found,
+		 refused);
+	rec.message_str = grt_session_intern(t->session, message);
+	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+}
+
+/* Records why a library was not probed; returns -err. Rescans fail quietly, attach reports it. */
+static int library_failed(struct cuda_tracer *t, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int library_failed(struct cuda_tracer *t, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(t->why, sizeof(t->why), fmt, ap);
+	va_end(ap);
+	return err < 0 ? err : -err;
+}
+
+/*
+ * Probes every listed entry point of the library at path (open_path: where
+ * this process reaches it). Entry points the library lacks are skipped. A
+ * file already probed (same inode) is a no-op returning 0.
+ */
+static int attach_library(struct cuda_tracer *t, const char *open_path, const char *shown_path)
+{
+	const char *names[GRT_CUDA_API_COUNT];
+	uint64_t offsets[GRT_CUDA_API_COUNT];
+	struct cuda_library *lib;
+	struct stat st;
+	int found, err;
+
+	if (stat(open_path, &st))
+		return library_failed(t, -errno, "libcuda %s: %s", shown_path, strerror(errno));
+	for (unsigned i = 0; i < t->nlibs; i++)
+		if (t->libs[i].dev == st.st_dev && t->libs[i].ino == st.st_ino)
+			return 0;
+	if (t->nlibs == CUDA_MAX_LIBRARIES)
+		return library_failed(t, -ENOSPC, "more than %d copies of libcuda to probe",
+				      CUDA_MAX_LIBRARIES);
+	names[0] = "";
+	for (uint32_t a = 1; a < GRT_CUDA_API_COUNT; a++)
+		names[a] = cuda_api_symbol(a);
+	found = elf_find_functions(open_path, names + 1, GRT_CUDA_API_COUNT - 1, offsets + 1);
+	offsets[0] = 0;
+	if (found == -ENOEXEC)
+		return library_failed(t, found, "%s is not an ELF shared object", shown_path);
+	if (found < 0)
+		return library_failed(t, found, "libcuda %s: %s", shown_path, strerror(-found));
+	if (!found)
+		return library_failed(t, -ENOENT, "%s exports none of the CUDA driver entry points",
+				      shown_path);
+	lib = &t->libs[t->nlibs];
+	err = probe_offsets(t, lib, open_path, offsets);
+	if (err) {
+		library_release(lib);
+		return library_failed(t, err, "cannot attach uprobes to %s: %s", shown_path,
+				      libbpf_reason(err));
+	}
+	lib->dev = st.st_dev;
+	lib->ino = st.st_ino;
+	t->nlibs++;
+	note_library(t, shown_path, found, lib->refused);
+	return 0;
+}
+
+/* ---- finding libraries ---- */
+
+static int attach_found(const struct cuda_lib_found *lib, void *ctx)
+{
+	return attach_library(ctx, lib->open_path, lib->path);
+}
+
+/*
+ * Every traced process (the target and its descendants) is looked at for a
+ * libcuda copy at a path not probed yet: dlopen() of another driver copy.
+ */
+static void rescan_traced(struct cuda_tracer *t)
+{
+	int fd = grt_session_pid_map_fd(t->session);
+	__u32 key = 0, next;
+	bool first = true;
+
+	if (fd < 0)
+		return;
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		/* a failure here is one unreadable process, not a reason to stop tracing */
+		cuda_locate_in_pid((pid_t)next, attach_found, t);
+		key = next;
+		first = false;
+	}
+}
+
+static int attach_initial(struct cuda_tracer *t)
+{
+	const struct grt_session_config *cfg = grt_session_config(t->session);
+	char cached[PATH_MAX];
+	int err;
+
+	t->why[0] = 0;
+	if (cfg->libcuda_path)
+		err = attach_library(t, cfg->libcuda_path, cfg->libcuda_path);
+	else if (cfg->target_pid && cuda_locate_in_pid(cfg->target_pid, attach_found, t) > 0)
+		err = 0;
+	else if (t->why[0])
+		err = -EINVAL; /* the target maps a libcuda that could not be probed */
+	else if (!libcuda_find_for_launch(cfg->target_env, cached, sizeof(cached)))
+		err = attach_library(t, cached, cached);
+	else
+		err = -ENOENT;
+	if (err && t->why[0])
+		return grt_session_fail(t->session, err, "%s", t->why);
+	if (!err)
+		return 0;
+	if (cfg->target_pid)
+		return grt_session_fail(
+		    t->session, -ENOENT,
+		    "no libcuda.so.1 mapped in pid %d nor in %s (name it with --libcuda PATH)",
+		    (int)cfg->target_pid, libcuda_search_description());
+	return grt_session_fail(t->session, -ENOENT,
+				"no libcuda.so.1 in %s (name it with --libcuda PATH)",
+				libcuda_search_description());
+}
+
+/* ---- events ---- */
+
+static int lookup_stack(void *ctx, uint32_t stack_id, uint64_t *ips)
+{
+	struct cuda_tracer *t = ctx;
+
+	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stack_traces), &stack_id, ips) ? -errno
+											    : 0;
+}
+
+static int on_cuda_event(void *ctx, void *data, size_t len)
+{
+	struct cuda_tracer *t = ctx;
+	int err = cuda_decoder_event(t->decoder, data, len);
+
+	if (err && !t->sink_error)
+		t->sink_error = err;
+	/* a storm never empties the ring: give the session loop its turn */
+	if (++t->batch >= CUDA_BATCH_EVENTS) {
+		t->batch = 0;
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* Calls in flight when tracing stops still happened: they become records flagged no-return. */
+static void flush_unreturned(struct cuda_tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.calls);
+	struct cuda_event ev;
+	__u64 key = 0, next;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
+		if (!bpf_map_lookup_elem(fd, &next, &ev)) {
+			ev.flags |= CUDA_EVENT_NO_RETURN;
+			ev.text_len = 0;
+			cuda_decoder_event(t->decoder, &ev, sizeof(ev));
+		}
+		key = next;
+		first = false;
+	}
+}
+
+/* ---- the source interface ---- */
+
+static int cuda_probe(char *why, size_t why_len)
+{
+	int err = grt_bpf_probe(why, why_len);
+
+	if (err)
+		return err;
+	if (access("/sys/bus/event_source/devices/uprobe/type", R_OK)) {
+		snprintf(why, why_len,
+			 "this kernel has no uprobe events (CONFIG_UPROBE_EVENTS), "
+			 "which the cuda source needs");
+		return -ENOSYS;
+	}
+	return 0;
+}
+
+/* All libraries' links closed together, so their grace-period waits overlap. */
+static void release_libraries(struct cuda_tracer *t)
+{
+	unsigned total = 0, at = 0;
+	int *fds;
+
+	for (unsigned i = 0; i < t->nlibs; i++)
+		total += t->libs[i].nfds;
+	fds = calloc(total ? total : 1, sizeof(*fds));
+	for (unsigned i = 0; fds && i < t->nlibs; i++) {
+		memcpy(fds + at, t->libs[i].link_fds, t->libs[i].nfds * sizeof(*fds));
+		at += t->libs[i].nfds;
+		t->libs[i].nfds = 0;
+	}
+	grt_close_links_parallel(fds, at);
+	free(fds);
+	for (unsigned i = 0; i < t->nlibs; i++)
+		library_release(&t->libs[i]);
+	t->nlibs = 0;
+}
+
+static void cuda_detach(void *ctx)
+{
+	struct cuda_tracer *t = ctx;
+
+	if (!t)
+		return;
+	/* no new events first, then everything still queued, then the calls that never returned */
+	release_libraries(t);
+	if (t->ring)
+		while (ring_buffer__consume(t->ring) == -EAGAIN)
+			;
+	if (t->skel && t->decoder)
+		flush_unreturned(t);
+	ring_buffer__free(t->ring);
+	cuda_decoder_free(t->decoder);
+	cuda_bpf__destroy(t->skel);
+	free(t);
+}
+
+/* CUDA_RING_BYTES, or GRT_CUDA_RING_KB (a power of two, >= 4): tests that provoke losses. */
+static uint32_t ring_bytes(void)
+{
+	const char *kb = getenv("GRT_CUDA_RING_KB");
+	unsigned long n = kb ? strtoul(kb, NULL, 10) : 0;
+
+	return n >= 4 && n <= (1ul << 20) && !(n & (n - 1)) ? (uint32_t)(n * 1024)
+							    : CUDA_RING_BYTES;
+}
+
+static int load_programs(struct cuda_tracer *t)
+{
+	int err;
+
+	t->skel = cuda_bpf__open();
+	if (!t->skel)
+		return grt_session_fail(t->session, -errno, "cuda: cannot open the BPF object: %s",
+					libbpf_reason(-errno));
+	err = bpf_map__set_max_entries(t->skel->maps.events, ring_bytes());
+	t->skel->rodata->wakeup_bytes = ring_bytes() / 16;
+	/* benchmark switches: what stacks and argument words cost */
+	t->skel->rodata->capture_stacks = !getenv("GRT_CUDA_NO_STACKS");
+	t->skel->rodata->capture_args = !getenv("GRT_CUDA_NO_ARGS");
+	t->multi = grt_uprobe_multi_supported() && !getenv("GRT_CUDA_NO_UPROBE_MULTI");
+	for (struct bpf_program *p = NULL;
+	     t->multi && (p = bpf_object__next_program(t->skel->obj, p));)
+		bpf_program__set_expected_attach_type(p, GRT_BPF_TRACE_UPROBE_MULTI);
+	if (!err)
+		err = grt_bpf_use_pid_filter(t->session, t->skel->obj,
+					     &t->skel->rodata->filter_by_tgid);
+	if (!err)
+		err = cuda_bpf__load(t->skel);
+	if (!err)
+		err = find_programs(t);
+	if (err)
+		return grt_session_fail(t->session, err,
+					"cuda: loading the BPF programs failed: %s",
+					libbpf_reason(err));
+	return 0;
+}
+
+static int cuda_attach(struct grt_session *s, void **ctx)
+{
+	struct cuda_tracer *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->session = s;
+	grt_bpf_capture_messages();
+	err = load_programs(t);
+	if (!err) {
+		t->decoder = cuda_decoder_new(s, lookup_stack, t);
+		err = t->decoder ? 0 : grt_session_fail(s, -ENOMEM, "cuda: out of memory");
+	}
+	if (!err)
+		err = attach_initial(t);
+	/* last: the session keeps calling a watched fd's handler even after a failed attach */
+	if (!err) {
+		t->ring =
+		    grt_bpf_watch_ringbuf(s, bpf_map__fd(t->skel->maps.events), on_cuda_event, t);
+		err = t->ring
+			  ? 0
+			  : grt_session_fail(s, -errno, "cuda: ring buffer: %s", strerror(errno));
+	}
+	if (err) {
+		cuda_detach(t);
+		return err;
+	}
+	if (grt_session_config(s)->target_pid)
+		rescan_traced(t);
+	t->next_rescan_ns = monotonic_ns() + CUDA_RESCAN_NS;
+	*ctx = t;
+	return 0;
+}
+
+static int cuda_drain(void *ctx)
+{
+	struct cuda_tracer *t = ctx;
+	uint64_t now;
+
+	/* events are sent without waking us (see wakeup_bytes): every tick collects them */
+	ring_buffer__consume(t->ring);
+	grt_session_count_drop(
+	    t->session, GRT_SRC_CUDA,
+	    grt_bpf_new_drops(bpf_map__fd(t->skel->maps.dropped_events), &t->drops_seen));
+	if (grt_session_config(t->session)->target_pid) {
+		now = monotonic_ns();
+		if (now >= t->next_rescan_ns) {
+			rescan_traced(t);
+			t->next_rescan_ns = now + CUDA_RESCAN_NS;
+		}
+	}
+	return t->sink_error;
+}
+
+static const struct grt_source cuda_source = {
+    .name = "cuda",
+    .id = GRT_SRC_CUDA,
+    .summary = "CUDA driver API calls (uprobes on libcuda.so.1): launches, memory, copies, syncs",
+    .probe = cuda_probe,
+    .attach = cuda_attach,
+    .drain = cuda_drain,
+    .detach = cuda_detach,
+};
+
+GRT_SOURCE_REGISTER(cuda_source);

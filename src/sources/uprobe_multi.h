@@ -1,0 +1,29 @@
+/* uprobe_multi links (kernel 6.6+) through the raw bpf(2) call: this libbpf predates them. */
+#ifndef GRT_UPROBE_MULTI_H
+#define GRT_UPROBE_MULTI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* enum bpf_attach_type value of uprobe_multi programs: set before loading them. */
+#define GRT_BPF_TRACE_UPROBE_MULTI 48
+
+/* Whether this kernel attaches one program to many uprobes with one link. */
+bool grt_uprobe_multi_supported(void);
+
+/*
+ * Attaches prog_fd (loaded with GRT_BPF_TRACE_UPROBE_MULTI) at cnt file
+ * offsets of path, each with its cookie, for every process. Returns the link
+ * fd or a negative errno.
+ */
+int grt_uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offsets,
+			    const uint64_t *cookies, uint32_t cnt, bool at_return);
+
+/*
+ * Closes n link fds at once from several threads: releasing a uprobe link
+ * waits for an RCU grace period (~0.1 s), and those waits overlap only when
+ * the releases do.
+ */
+void grt_close_links_parallel(const int *fds, unsigned n);
+
+#endif

@@ -1,0 +1,52 @@
+#!/bin/bash
+# snoop's usage errors (status 2) and runtime errors (status 1, one line on stderr).
+BUILD=${1:-build}
+. tests/e2e/lib/cuda.bash
+
+# expect_fail NAME STATUS STDERR-REGEX ARGS...
+expect_fail() {
+	local name=$1 status=$2 pattern=$3
+	shift 3
+	timeout 20 "$GRT" "$@" >"$TMP/out" 2>"$TMP/err"
+	local rc=$?
+	if [ $rc != "$status" ]; then
+		fail "$name: status $rc, want $status ($(head -1 "$TMP/err"))"
+	elif ! head -1 "$TMP/err" | grep -q -- "$pattern"; then
+		fail "$name: stderr '$(head -1 "$TMP/err")' does not match '$pattern'"
+	else
+		ok "$name"
+	fi
+}
+one_line() { check "$1: exactly one line on stderr" [ "$(wc -l <"$TMP/err")" = 1 ]; }
+
+expect_fail "no source" 2 "which source" snoop
+expect_fail "unknown source" 2 "unknown source 'nosuch'" snoop nosuch
+expect_fail "unknown flag" 2 "unrecognized option" snoop cuda --nosuch
+expect_fail "two sources" 2 "one source at a time" snoop cuda syscall
+expect_fail "bad pid" 2 "needs a process id" snoop cuda -p abc
+expect_fail "bad duration" 2 "positive number of seconds" snoop cuda --duration -1
+expect_fail "missing libcuda" 1 "^grtrace: libcuda /nonexistent/libcuda.so.1: No such file or directory$" \
+	snoop cuda --libcuda /nonexistent/libcuda.so.1
+one_line "missing libcuda"
+expect_fail "not an ELF file" 1 "^grtrace: /etc/hostname is not an ELF shared object$" \
+	snoop cuda --libcuda /etc/hostname
+one_line "not an ELF file"
+expect_fail "ELF without CUDA entry points" 1 "exports none of the CUDA driver entry points$" \
+	snoop cuda --libcuda "$WL/cuda_wait"
+one_line "ELF without CUDA entry points"
+sleep 30 &
+spid=$!
+expect_fail "process without libcuda" 1 \
+	"^grtrace: no libcuda.so.1 mapped in pid $spid nor in LD_LIBRARY_PATH, the loader cache, /lib and /usr/lib (name it with --libcuda PATH)$" \
+	snoop cuda -p $spid
+one_line "process without libcuda"
+kill $spid
+# as an unprivileged user: copy the binary where nobody can run it
+cp "$GRT" "$TMP/grtrace" && chmod 755 "$TMP" "$TMP/grtrace"
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$TMP/grtrace" snoop cuda --libcuda "$FAKE" \
+	>"$TMP/out" 2>"$TMP/err"
+check "not root: status 1" [ $? = 1 ]
+check "not root: says what is needed" grep -q "needs root or CAP_BPF+CAP_PERFMON" "$TMP/err"
+one_line "not root"
+expect_fail "--duration ends snoop (status 0)" 0 "snooping cuda" snoop cuda --libcuda "$FAKE" --duration 0.5
+exit $FAILED

@@ -1,0 +1,105 @@
+# Shared by tests/e2e/cuda_*.sh (sourced): paths, ok/FAIL lines, starting and stopping grtrace.
+# The caller sets BUILD (the build directory) before sourcing.
+
+GRT=$BUILD/grtrace
+FAKE=$BUILD/fixtures/fake/libcuda.so.1
+FAKE_COPY=$BUILD/fixtures/fake2/libcuda.so.1
+WL=$BUILD/fixtures/workloads
+EXPECT="python3 tests/e2e/lib/cuda_expect.py"
+TMP=$(mktemp -d)
+FAILED=0
+GRT_BG=
+
+cleanup() {
+	[ -n "$GRT_BG" ] && kill -INT "$GRT_BG" 2>/dev/null && wait "$GRT_BG" 2>/dev/null
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() { echo "ok - $1"; }
+fail() {
+	echo "FAIL - $1"
+	FAILED=1
+}
+# check NAME COMMAND...: ok when the command succeeds
+check() {
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else fail "$name"; fi
+}
+
+if [ "$(id -u)" != 0 ]; then
+	fail "cuda tests need root (BPF uprobes)"
+	exit 1
+fi
+for f in "$GRT" "$FAKE" "$WL/cuda_known"; do
+	[ -x "$f" ] || [ -f "$f" ] || { fail "missing $f (make BUILD=$BUILD)"; exit 1; }
+done
+
+# grt_start OUT ERR ARGS...: runs grtrace ARGS in the background, waits until it
+# says it is tracing (its notice on stderr); fails after 20 s.
+grt_start() {
+	local out=$1 err=$2
+	shift 2
+	: >"$err" # before the start: a notice left from an earlier run must not count
+	"$GRT" "$@" >"$out" 2>"$err" &
+	GRT_BG=$!
+	for _ in $(seq 200); do
+		grep -q "snooping\|recording" "$err" 2>/dev/null && return 0
+		kill -0 "$GRT_BG" 2>/dev/null || break
+		sleep 0.1
+	done
+	echo "grtrace did not start: $(cat "$err")" >&2
+	return 1
+}
+
+# grt_stop: SIGINT, then waits for the final drain; returns grtrace's status.
+grt_stop() {
+	local rc
+	kill -INT "$GRT_BG" 2>/dev/null
+	wait "$GRT_BG"
+	rc=$?
+	GRT_BG=
+	return $rc
+}
+
+# grt_wait: waits for grtrace to end by itself (duration, target exit); 30 s at most.
+grt_wait() {
+	local rc
+	for _ in $(seq 300); do
+		kill -0 "$GRT_BG" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$GRT_BG"
+	rc=$?
+	GRT_BG=
+	return $rc
+}
+
+# pid_of_launched TRACE-JSONL: the pid of the launched command (its process start record).
+pid_of_launched() {
+	python3 -c '
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["type"] == "process" and r["event"] == "start":
+        print(r["pid"]); break' "$1"
+}
+
+# wait_probes PID: until process PID holds uprobe_multi links and their number has
+# stopped growing for 0.5 s (they are created class by class); 20 s at most.
+wait_probes() {
+	local n last=0 same=0
+	for _ in $(seq 200); do
+		n=$(grep -l "^link_type:.*uprobe_multi" /proc/"$1"/fdinfo/* 2>/dev/null | wc -l)
+		if [ "$n" -gt 0 ] && [ "$n" = "$last" ]; then
+			same=$((same + 1))
+			[ $same -ge 5 ] && return 0
+		else
+			same=0
+		fi
+		last=$n
+		sleep 0.1
+	done
+	return 1
+}

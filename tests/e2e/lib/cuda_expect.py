@@ -1,0 +1,311 @@
+#!/usr/bin/env python3
+"""Checks JSON Lines records of the cuda source against the known answers of the fake-CUDA workloads.
+
+usage: cuda_expect.py SCENARIO JSONL PID [ARGS...]
+  known    JSONL PID PPID        tests/workloads/cuda_known.c (PPID - when unknown)
+  threads  JSONL PID T K         tests/workloads/cuda_threads.c
+  wait     JSONL PID K [hang]    tests/workloads/cuda_wait.c
+  late     JSONL PID N           tests/workloads/cuda_late_dlopen.c
+Prints one "ok - NAME" or "FAIL - NAME: why" line per check; exits 1 on any failure.
+"""
+import json
+import sys
+from collections import Counter
+
+MIB = 0x100000
+DEV = 0x700000000000
+HOST = 0x600000000000
+A1, A2, A3, A4 = DEV, DEV + 1 * MIB, DEV + 3 * MIB, DEV + 7 * MIB
+A5, A6, A7, A8 = DEV + 8 * MIB, DEV + 9 * MIB, DEV + 10 * MIB, DEV + 11 * MIB
+H1, H2 = HOST, HOST + MIB
+V1 = 0x10000000
+STREAM1, EVENT1 = 0x5000, 0xE0E0
+N = 1 << 20
+HOSTBUF = "host"  # the workload's static buffer: any address, the same one everywhere
+
+CUDA_TYPES = {"launch", "graph_launch", "alloc", "free", "memcpy", "memset", "sync",
+              "module_load", "func_name"}
+
+failures = 0
+
+
+def check(name, ok, why=""):
+    global failures
+    if ok:
+        print(f"ok - {name}")
+    else:
+        failures += 1
+        print(f"FAIL - {name}: {why}")
+
+
+def load(path, pid):
+    with open(path) as f:
+        records = [json.loads(line) for line in f if line.strip().startswith("{")]
+    mine = [r for r in records if r.get("pid") == pid]
+    mine.sort(key=lambda r: (r["ts_ns"], r.get("seq", 0)))
+    return records, mine
+
+
+def of_type(records, kind):
+    return [r for r in records if r["type"] == kind]
+
+
+def project(records, fields, host_addr=None):
+    """Rows of the named fields; the host buffer's address is replaced by HOSTBUF."""
+    rows = []
+    for r in records:
+        row = []
+        for f in fields:
+            v = r.get(f)
+            if host_addr is not None and f in ("dst", "src") and v == host_addr:
+                v = HOSTBUF
+            row.append(v)
+        rows.append(tuple(row))
+    return rows
+
+
+def compare_rows(name, got, want):
+    if got == want:
+        check(name, True)
+        return
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g != w:
+            check(name, False, f"row {i}: got {g}, want {w}")
+            return
+    check(name, False, f"{len(got)} rows, want {len(want)}")
+
+
+def check_common(mine, comm, ppid, pid_is_tid=True):
+    calls = [r for r in mine if r["type"] in CUDA_TYPES]
+    check("every call has the workload's comm", all(r["comm"] == comm for r in calls),
+          Counter(r["comm"] for r in calls))
+    if ppid is not None:
+        check("every call has the workload's ppid", all(r["ppid"] == ppid for r in calls),
+              Counter(r["ppid"] for r in calls))
+    if pid_is_tid:
+        check("single-threaded: tid == pid", all(r["tid"] == r["pid"] for r in calls))
+    returned = [r for r in calls if r["api_ns"] is not None]
+    check("every call returned, with a positive duration",
+          len(returned) == len(calls) and all(r["api_ns"] > 0 for r in returned),
+          f"{len(calls) - len(returned)} without return")
+
+
+def check_stacks(records, mine, exe_suffix):
+    launches = of_type(mine, "launch")
+    stacks = {r["stack_id"]: r for r in of_type(records, "stack")}
+    maps = of_type(mine, "mapping")
+    ids = {r["stack_id"] for r in launches}
+    check("launches carry user stack ids", all(i >= 0 for i in ids), ids)
+    check("a stack record for every launch stack id", ids <= set(stacks), ids - set(stacks))
+    exe_maps = [m for m in maps if m["path"] and m["path"].endswith(exe_suffix)]
+    check("executable mappings of the workload recorded", len(exe_maps) > 0,
+          [m["path"] for m in maps])
+
+    def in_exe(ip):
+        return any(m["start"] <= ip < m["end"] for m in exe_maps)
+
+    bad = [i for i in ids if i in stacks and not any(in_exe(ip) for ip in stacks[i]["ips"])]
+    check("every launch stack has a frame in the workload's code", not bad, bad)
+
+
+def known(path, pid, ppid):
+    records, mine = load(path, pid)
+    check("records of the workload present", len(mine) > 0, f"none for pid {pid}")
+    counts = Counter(r["type"] for r in mine if r["type"] in CUDA_TYPES)
+    want = {"launch": 27, "graph_launch": 2, "alloc": 12, "free": 5, "memcpy": 14,
+            "memset": 5, "sync": 8, "module_load": 7, "func_name": 7}
+    check("exact record counts per type", counts == Counter(want), dict(counts))
+    check_common(mine, "cuda_known", ppid)
+
+    memcpys = of_type(mine, "memcpy")
+    host_addr = memcpys[0]["src"] if memcpys else None
+
+    fields = ("api", "kernel", "function", "grid", "block", "shared_mem", "stream", "args", "ret")
+    vec = [A1, A2, A3, N]
+    want_launches = (
+        [("cuLaunchKernel", "vecAdd", 0xF0000000, [4, 1, 1], [256, 1, 1], 0, 0, vec, 0)] * 10
+        + [("cuLaunchKernel", "saxpy", 0xF0000100, [1, 1, 1], [32, 1, 1], 0, 0, [0x41424344], 0)]
+        + [("cuLaunchKernel", "reduce", 0xD0000200, [8, 2, 1], [128, 1, 1], 1024, STREAM1, [A1, N], 0)] * 5
+        + [("cuLaunchKernel", "scale", 0xE0000300, [1, 1, 1], [32, 1, 1], 0, STREAM1, [], 0)] * 4
+        + [("cuLaunchKernelEx", "vecAdd", 0xF0000000, [16, 1, 1], [64, 2, 1], 2048, STREAM1, vec, 0)] * 3
+        + [("cuLaunchCooperativeKernel", "reduce", 0xD0000200, [2, 1, 1], [64, 1, 1], 512, STREAM1, [A1, N], 0)]
+        + [("cuLaunchKernel_ptsz", "saxpy", 0xF0000100, [3, 3, 1], [32, 4, 1], 0, STREAM1, [], 0)] * 2
+        + [("cuLaunchKernel", None, 0, [1, 1, 1], [1, 1, 1], 0, 0, [], 400)])
+    compare_rows("launches: api, kernel name, handle, grid, block, shmem, stream, args, ret",
+                 [tuple(map(lambda v: v, row)) for row in project(of_type(mine, "launch"), fields)],
+                 want_launches)
+    per_kernel = Counter(r["kernel"] for r in of_type(mine, "launch"))
+    check("launches per kernel", per_kernel == Counter({"vecAdd": 13, "saxpy": 3, "reduce": 6,
+                                                       "scale": 4, None: 1}), dict(per_kernel))
+
+    compare_rows("graph launches", project(of_type(mine, "graph_launch"), ("graph_exec", "stream")),
+                 [(0x9A000, STREAM1)] * 2)
+
+    fields = ("api", "kind", "bytes", "addr", "stream", "ret")
+    compare_rows("allocations: api, kind, bytes, address, stream, ret",
+                 project(of_type(mine, "alloc"), fields), [
+                     ("cuMemAlloc_v2", "device", 1 << 20, A1, 0, 0),
+                     ("cuMemAlloc_v2", "device", 2 << 20, A2, 0, 0),
+                     ("cuMemAlloc_v2", "device", 4 << 20, A3, 0, 0),
+                     ("cuMemAlloc_v2", "device", 3000, A4, 0, 0),
+                     ("cuMemAllocAsync", "async", 8192, A5, STREAM1, 0),
+                     ("cuMemAllocManaged", "managed", 65536, A6, 0, 0),
+                     ("cuMemAllocPitch_v2", "pitch", 10240, A7, 0, 0),
+                     ("cuMemAllocFromPoolAsync", "pool_async", 16384, A8, STREAM1, 0),
+                     ("cuMemAllocHost_v2", "host", 4096, H1, 0, 0),
+                     ("cuMemHostAlloc", "host_alloc", 12288, H2, 0, 0),
+                     ("cuMemAlloc", "device", 5000, V1, 0, 0),
+                     ("cuMemAlloc_v2", "device", 0, 0, 0, 1)])
+    compare_rows("frees: api, kind, address, stream", project(of_type(mine, "free"),
+                                                              ("api", "kind", "addr", "stream")), [
+        ("cuMemFree_v2", "device", A1, 0), ("cuMemFree_v2", "device", A3, 0),
+        ("cuMemFreeAsync", "async", A5, STREAM1), ("cuMemFreeHost", "host", H1, 0),
+        ("cuMemFree", "device", V1, 0)])
+    live = {r["addr"]: r["bytes"] for r in of_type(mine, "alloc") if r["ret"] == 0}
+    for r in of_type(mine, "free"):
+        live.pop(r["addr"], None)
+    check("leaks: 6 allocations, 2204600 bytes", (len(live), sum(live.values())) == (6, 2204600),
+          (len(live), sum(live.values())))
+
+    fields = ("api", "kind", "bytes", "dst", "src", "async", "dims", "stream")
+    compare_rows("copies: api, direction, bytes, dst, src, async, dims, stream",
+                 project(memcpys, fields, host_addr), [
+                     ("cuMemcpyHtoD_v2", "HtoD", 1 << 20, A1, HOSTBUF, 0, 1, 0),
+                     ("cuMemcpyDtoH_v2", "DtoH", 4096, HOSTBUF, A2, 0, 1, 0),
+                     ("cuMemcpyDtoD_v2", "DtoD", 2048, A3, A2, 0, 1, 0),
+                     ("cuMemcpyHtoDAsync_v2", "HtoD", 512, A1, HOSTBUF, 1, 1, STREAM1),
+                     ("cuMemcpyDtoHAsync_v2", "DtoH", 256, HOSTBUF, A1, 1, 1, STREAM1),
+                     ("cuMemcpyDtoDAsync_v2", "DtoD", 128, A2, A1, 1, 1, STREAM1),
+                     ("cuMemcpy", "Default", 1000, A2, A1, 0, 1, 0),
+                     ("cuMemcpyAsync", "Default", 2000, A2, A1, 1, 1, STREAM1),
+                     ("cuMemcpyPeer", "Peer", 4096, A2, A1, 0, 1, 0),
+                     ("cuMemcpyPeerAsync", "Peer", 8192, A2, A1, 1, 1, STREAM1),
+                     ("cuMemcpy2D_v2", "HtoD", 1024, A2 + 512, HOSTBUF, 0, 2, 0),
+                     ("cuMemcpy3D_v2", "DtoH", 512, HOSTBUF, A3, 0, 3, 0),
+                     ("cuMemcpy2DAsync_v2", "DtoD", 300, A2, A1, 1, 2, STREAM1),
+                     ("cuMemcpyHtoD", "HtoD", 777, V1, HOSTBUF, 0, 1, 0)])
+    bytes_by_kind = Counter()
+    for r in memcpys:
+        bytes_by_kind[r["kind"]] += r["bytes"]
+    check("copy bytes per direction", bytes_by_kind == Counter(
+        {"HtoD": 1050889, "DtoH": 4864, "DtoD": 2476, "Default": 3000, "Peer": 12288}),
+        dict(bytes_by_kind))
+    check("bandwidth only for synchronous copies",
+          all(("gbps" in r) == (r["async"] == 0) for r in memcpys))
+
+    fields = ("api", "bytes", "dst", "value", "elem_size", "async", "stream")
+    compare_rows("memsets: api, bytes, dst, value, element size, async, stream",
+                 project(of_type(mine, "memset"), fields), [
+                     ("cuMemsetD8_v2", 1000, A1, 0xAB, 1, 0, 0),
+                     ("cuMemsetD16_v2", 1000, A2, 0x1234, 2, 0, 0),
+                     ("cuMemsetD32_v2", 1024, A3, 0xDEADBEEF, 4, 0, 0),
+                     ("cuMemsetD32Async", 256, A2, 7, 4, 1, STREAM1),
+                     ("cuMemsetD8Async", 10, A1, 0x5A, 1, 1, STREAM1)])
+    compare_rows("syncs: api, kind, stream, event",
+                 project(of_type(mine, "sync"), ("api", "kind", "stream", "event")), [
+                     ("cuCtxSynchronize", "ctx", 0, 0),
+                     ("cuStreamSynchronize", "stream", STREAM1, 0),
+                     ("cuEventRecord", "event_record", STREAM1, EVENT1),
+                     ("cuEventSynchronize", "event", 0, EVENT1),
+                     ("cuStreamWaitEvent", "stream_wait_event", STREAM1, EVENT1),
+                     ("cuEventQuery", "event_query", 0, EVENT1),
+                     ("cuStreamQuery", "stream_query", STREAM1, 0),
+                     ("cuStreamSynchronize", "stream", STREAM1, 0)])
+    modules = of_type(mine, "module_load")
+    compare_rows("modules: api, kind, handle, path",
+                 project(modules, ("api", "kind", "module", "path")), [
+                     ("cuModuleLoad", "module_load_file", 0x4D000, "/opt/fake/kernels.cubin"),
+                     ("cuLibraryLoadFromFile", "library_load_file", 0x4E000, "/opt/fake/reduce.cubin"),
+                     ("cuLibraryLoadData", "library_load_data", 0x4F000, None),
+                     ("cuModuleLoadData", "module_load_data", 0x50000, None),
+                     ("cuModuleLoadFatBinary", "module_load_fatbin", 0x51000, None),
+                     ("cuModuleUnload", "module_unload", 0x4D000, None),
+                     ("cuLibraryUnload", "library_unload", 0x4E000, None)])
+    check("image pointers of in-memory loads",
+          [bool(m["image"]) for m in modules] == [False, False, True, True, True, False, False])
+    compare_rows("names: api, handle, module, name, ret",
+                 project(of_type(mine, "func_name"), ("api", "handle", "module", "name", "ret")), [
+                     ("cuModuleGetFunction", 0xF0000000, 0x4D000, "vecAdd", 0),
+                     ("cuModuleGetFunction", 0xF0000100, 0x4D000, "saxpy", 0),
+                     ("cuLibraryGetKernel", 0xE0000200, 0x4E000, "reduce", 0),
+                     ("cuKernelGetFunction", 0xD0000200, 0xE0000200, "reduce", 0),
+                     ("cuLibraryGetKernel", 0xE0000300, 0x4F000, "scale", 0),
+                     ("cuFuncGetName", 0xF0000100, 0, "saxpy", 0),
+                     ("cuModuleGetFunction", 0, 0x4D000, None, 1)])
+    check_stacks(records, mine, "/cuda_known")
+
+
+def threads(path, pid, nthreads, per_thread):
+    records, mine = load(path, pid)
+    launches = of_type(mine, "launch")
+    check(f"{nthreads * per_thread} launches in total", len(launches) == nthreads * per_thread,
+          len(launches))
+    per_tid = Counter(r["tid"] for r in launches)
+    check(f"{nthreads} launching threads, none of them the main thread",
+          len(per_tid) == nthreads and pid not in per_tid, dict(per_tid))
+    check(f"{per_thread} launches per thread", set(per_tid.values()) == {per_thread}, dict(per_tid))
+    check("every launch named worker_kernel", all(r["kernel"] == "worker_kernel" for r in launches))
+    grids = Counter(r["grid"][0] for r in launches)
+    check("grid widths 1..T, K each", grids == Counter({t + 1: per_thread for t in range(nthreads)}),
+          dict(grids))
+    by_tid_grid = {(r["tid"], r["grid"][0]) for r in launches}
+    check("each thread used one grid width", len(by_tid_grid) == nthreads, len(by_tid_grid))
+    counts = Counter(r["type"] for r in mine if r["type"] in CUDA_TYPES)
+    check("one alloc, free and sync per thread",
+          (counts["alloc"], counts["free"], counts["sync"]) == (nthreads,) * 3, dict(counts))
+    drops = [r for r in records if r["type"] == "drop"]
+    check("no events lost", not drops, drops)
+    check_common(mine, "cuda_threads", None, pid_is_tid=False)
+
+
+def wait(path, pid, launches, hang):
+    records, mine = load(path, pid)
+    got = project(of_type(mine, "launch"), ("kernel", "function", "grid"))
+    compare_rows("launches before and after the name was learned", got,
+                 [(None, 0xF0000000, [1, 1, 1])] * launches + [("waited", 0xF0000000, [2, 1, 1])])
+    compare_rows("the name came from cuFuncGetName",
+                 project(of_type(mine, "func_name"), ("api", "handle", "name")),
+                 [("cuFuncGetName", 0xF0000000, "waited")])
+    syncs = of_type(mine, "sync")
+    if hang:
+        compare_rows("the call that never returned is recorded, flagged",
+                     project(syncs, ("api", "stream", "api_ns", "ret")),
+                     [("cuStreamSynchronize", 0xDEAD0, None, 0)])
+    else:
+        check("no sync calls", not syncs, syncs)
+
+
+def late(path, pid, launches):
+    records, mine = load(path, pid)
+    got = project(of_type(mine, "launch"), ("kernel", "grid", "block"))
+    compare_rows(f"all {launches} launches after the late dlopen", got,
+                 [("late_kernel", [2, 2, 1], [32, 1, 1])] * launches)
+    compare_rows("its allocation and free",
+                 project([r for r in mine if r["type"] in ("alloc", "free")], ("type", "addr")),
+                 [("alloc", DEV), ("free", DEV)])
+    check("its alloc size", [r["bytes"] for r in of_type(mine, "alloc")] == [123456])
+    compare_rows("its module load", project(of_type(mine, "module_load"), ("path",)),
+                 [("/opt/fake/late.cubin",)])
+
+
+def main(argv):
+    if len(argv) < 4:
+        print(__doc__, file=sys.stderr)
+        return 2
+    scenario, path, pid = argv[1], argv[2], int(argv[3])
+    if scenario == "known":
+        known(path, pid, None if argv[4] == "-" else int(argv[4]))
+    elif scenario == "threads":
+        threads(path, pid, int(argv[4]), int(argv[5]))
+    elif scenario == "wait":
+        wait(path, pid, int(argv[4]), len(argv) > 5 and argv[5] == "hang")
+    elif scenario == "late":
+        late(path, pid, int(argv[4]))
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,592 @@
+/* A fake libcuda.so.1: every probed driver entry point, doing just enough to give known answers. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "fake_cuda.h"
+
+/*
+ * Each entry point is a real, separate function at its own address (built
+ * with -O0, see tests/fixtures.mk) and bumps a counter so none is optimised
+ * into nothing. The counter is deliberately not atomic: x86 uprobes refuse
+ * instructions with a lock prefix.
+ */
+#define FAKE_API __attribute__((noinline, used, visibility("default")))
+
+static volatile unsigned long fake_calls;
+
+#define TOUCH() (fake_calls++)
+
+static unsigned long long next_device = FAKE_DEVICE_BASE;
+static unsigned long long next_host = FAKE_HOST_BASE;
+static unsigned int next_v1 = FAKE_V1_BASE;
+
+static unsigned long long span_of(size_t bytes)
+{
+	return (bytes + FAKE_ALLOC_GRANULE - 1) / FAKE_ALLOC_GRANULE * FAKE_ALLOC_GRANULE;
+}
+
+static unsigned long long take(unsigned long long *next, size_t bytes)
+{
+	return __atomic_fetch_add(next, span_of(bytes), __ATOMIC_RELAXED);
+}
+
+/* ---- handles: names are remembered so cuFuncGetName can answer ---- */
+
+#define MAX_NAMES 64
+#define FUNCTION_BASE 0xf0000000ul	  /* cuModuleGetFunction */
+#define KERNEL_BASE 0xe0000000ul	  /* cuLibraryGetKernel */
+#define KERNEL_FUNCTION_BASE 0xd0000000ul /* cuKernelGetFunction */
+#define HANDLE_STEP 0x100ul
+
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *names[MAX_NAMES];
+static int nnames;
+
+/* Index of name in the table, added when new; -1 when full. */
+static int name_index(const char *name)
+{
+	int i;
+
+	pthread_mutex_lock(&names_lock);
+	for (i = 0; i < nnames && strcmp(names[i], name); i++)
+		;
+	if (i == nnames && nnames < MAX_NAMES)
+		names[nnames++] = strdup(name);
+	pthread_mutex_unlock(&names_lock);
+	return i < MAX_NAMES ? i : -1;
+}
+
+static const char *name_of_handle(unsigned long handle)
+{
+	static const unsigned long bases[] = {FUNCTION_BASE, KERNEL_BASE, KERNEL_FUNCTION_BASE};
+
+	for (int b = 0; b < 3; b++) {
+		unsigned long index = (handle - bases[b]) / HANDLE_STEP;
+
+		if (handle >= bases[b] && handle % HANDLE_STEP == 0 &&
+		    index < (unsigned long)nnames)
+			return names[index];
+	}
+	return NULL;
+}
+
+/* ---- setup ---- */
+
+FAKE_API CUresult cuInit(unsigned int flags)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDriverGetVersion(int *version)
+{
+	TOUCH();
+	*version = 13000;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDeviceGetCount(int *count)
+{
+	TOUCH();
+	*count = 1;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuDeviceGet(CUdevice *device, int ordinal)
+{
+	TOUCH();
+	*device = ordinal;
+	return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_API CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice dev)
+{
+	TOUCH();
+	*ctx = (CUcontext)0xc0000;
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxDestroy_v2(CUcontext ctx)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuStreamCreate(CUstream *stream, unsigned int flags)
+{
+	static unsigned long next = 0x5000;
+
+	TOUCH();
+	*stream = (CUstream)__atomic_fetch_add(&next, 0x10, __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuStreamDestroy_v2(CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuEventCreate(CUevent *event, unsigned int flags)
+{
+	static unsigned long next = 0xe0e0;
+
+	TOUCH();
+	*event = (CUevent)__atomic_fetch_add(&next, 0x10, __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuEventDestroy_v2(CUevent event)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+
+/* ---- launches: a NULL function is the one invalid handle ---- */
+
+#define FAKE_LAUNCH(name)                                                                          \
+	FAKE_API CUresult name(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,    \
+			       unsigned int bx, unsigned int by, unsigned int bz,                  \
+			       unsigned int shmem, CUstream stream, void **params, void **extra)   \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;                               \
+	}
+FAKE_LAUNCH(cuLaunchKernel)
+FAKE_LAUNCH(cuLaunchKernel_ptsz)
+
+#define FAKE_LAUNCH_EX(name)                                                                       \
+	FAKE_API CUresult name(const CUlaunchConfig *config, CUfunction f, void **params,          \
+			       void **extra)                                                       \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		return f && config ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;                     \
+	}
+FAKE_LAUNCH_EX(cuLaunchKernelEx)
+FAKE_LAUNCH_EX(cuLaunchKernelEx_ptsz)
+
+#define FAKE_LAUNCH_COOP(name)                                                                     \
+	FAKE_API CUresult name(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,    \
+			       unsigned int bx, unsigned int by, unsigned int bz,                  \
+			       unsigned int shmem, CUstream stream, void **params)                 \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;                               \
+	}
+FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel)
+FAKE_LAUNCH_COOP(cuLaunchCooperativeKernel_ptsz)
+
+FAKE_API CUresult cuGraphLaunch(CUgraphExec exec, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuGraphLaunch_ptsz(CUgraphExec exec, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+
+/* ---- allocations: zero bytes is invalid and leaves *dptr alone ---- */
+
+FAKE_API CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
+{
+	TOUCH();
+	if (!bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	*dptr = __atomic_fetch_add(&next_v1, (unsigned int)span_of(bytesize), __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
+#define FAKE_ALLOC(name, ...)                                                                      \
+	FAKE_API CUresult name(CUdeviceptr *dptr, size_t bytesize, ##__VA_ARGS__)                  \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		if (!bytesize)                                                                     \
+			return CUDA_ERROR_INVALID_VALUE;                                           \
+		*dptr = take(&next_device, bytesize);                                              \
+		return CUDA_SUCCESS;                                                               \
+	}
+FAKE_ALLOC(cuMemAlloc_v2)
+FAKE_ALLOC(cuMemAllocAsync, CUstream stream)
+FAKE_ALLOC(cuMemAllocAsync_ptsz, CUstream stream)
+FAKE_ALLOC(cuMemAllocManaged, unsigned int flags)
+FAKE_ALLOC(cuMemAllocFromPoolAsync, CUmemoryPool pool, CUstream stream)
+FAKE_ALLOC(cuMemAllocFromPoolAsync_ptsz, CUmemoryPool pool, CUstream stream)
+
+FAKE_API CUresult cuMemAllocHost(void **pp, unsigned int bytesize)
+{
+	TOUCH();
+	if (!bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pp = (void *)(unsigned long)take(&next_host, bytesize);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+	TOUCH();
+	if (!bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pp = (void *)(unsigned long)take(&next_host, bytesize);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int flags)
+{
+	TOUCH();
+	if (!bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pp = (void *)(unsigned long)take(&next_host, bytesize);
+	return CUDA_SUCCESS;
+}
+
+/* rows are padded to 512 bytes */
+static size_t pitch_of(size_t width)
+{
+	return (width + 511) / 512 * 512;
+}
+
+FAKE_API CUresult cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pitch, unsigned int width,
+				  unsigned int height, unsigned int elem)
+{
+	TOUCH();
+	if (!width || !height)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pitch = (unsigned int)pitch_of(width);
+	*dptr = __atomic_fetch_add(&next_v1, (unsigned int)span_of((size_t)*pitch * height),
+				   __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pitch, size_t width, size_t height,
+				     unsigned int elem)
+{
+	TOUCH();
+	if (!width || !height)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pitch = pitch_of(width);
+	*dptr = take(&next_device, *pitch * height);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuMemFree(CUdeviceptr_v1 dptr)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuMemFree_v2(CUdeviceptr dptr)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuMemFreeHost(void *p)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+
+/* ---- copies move nothing ---- */
+
+#define FAKE_COPY(name, dst_type, src_type, size_type, ...)                                        \
+	FAKE_API CUresult name(dst_type dst, src_type src, size_type bytes, ##__VA_ARGS__)         \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		return CUDA_SUCCESS;                                                               \
+	}
+FAKE_COPY(cuMemcpy, CUdeviceptr, CUdeviceptr, size_t)
+FAKE_COPY(cuMemcpy_ptds, CUdeviceptr, CUdeviceptr, size_t)
+FAKE_COPY(cuMemcpyAsync, CUdeviceptr, CUdeviceptr, size_t, CUstream stream)
+FAKE_COPY(cuMemcpyAsync_ptsz, CUdeviceptr, CUdeviceptr, size_t, CUstream stream)
+FAKE_COPY(cuMemcpyHtoD, CUdeviceptr_v1, const void *, unsigned int)
+FAKE_COPY(cuMemcpyHtoD_v2, CUdeviceptr, const void *, size_t)
+FAKE_COPY(cuMemcpyHtoD_v2_ptds, CUdeviceptr, const void *, size_t)
+FAKE_COPY(cuMemcpyDtoH, void *, CUdeviceptr_v1, unsigned int)
+FAKE_COPY(cuMemcpyDtoH_v2, void *, CUdeviceptr, size_t)
+FAKE_COPY(cuMemcpyDtoH_v2_ptds, void *, CUdeviceptr, size_t)
+FAKE_COPY(cuMemcpyDtoD, CUdeviceptr_v1, CUdeviceptr_v1, unsigned int)
+FAKE_COPY(cuMemcpyDtoD_v2, CUdeviceptr, CUdeviceptr, size_t)
+FAKE_COPY(cuMemcpyDtoD_v2_ptds, CUdeviceptr, CUdeviceptr, size_t)
+FAKE_COPY(cuMemcpyHtoDAsync, CUdeviceptr_v1, const void *, unsigned int, CUstream stream)
+FAKE_COPY(cuMemcpyHtoDAsync_v2, CUdeviceptr, const void *, size_t, CUstream stream)
+FAKE_COPY(cuMemcpyHtoDAsync_v2_ptsz, CUdeviceptr, const void *, size_t, CUstream stream)
+FAKE_COPY(cuMemcpyDtoHAsync, void *, CUdeviceptr_v1, unsigned int, CUstream stream)
+FAKE_COPY(cuMemcpyDtoHAsync_v2, void *, CUdeviceptr, size_t, CUstream stream)
+FAKE_COPY(cuMemcpyDtoHAsync_v2_ptsz, void *, CUdeviceptr, size_t, CUstream stream)
+FAKE_COPY(cuMemcpyDtoDAsync, CUdeviceptr_v1, CUdeviceptr_v1, unsigned int, CUstream stream)
+FAKE_COPY(cuMemcpyDtoDAsync_v2, CUdeviceptr, CUdeviceptr, size_t, CUstream stream)
+FAKE_COPY(cuMemcpyDtoDAsync_v2_ptsz, CUdeviceptr, CUdeviceptr, size_t, CUstream stream)
+
+#define FAKE_PEER(name, ...)                                                                       \
+	FAKE_API CUresult name(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,                \
+			       CUcontext src_ctx, size_t bytes, ##__VA_ARGS__)                     \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		return CUDA_SUCCESS;                                                               \
+	}
+FAKE_PEER(cuMemcpyPeer)
+FAKE_PEER(cuMemcpyPeerAsync, CUstream stream)
+FAKE_PEER(cuMemcpyPeerAsync_ptsz, CUstream stream)
+
+/*
+ * One entry point uprobes cannot take: it starts with a lock-prefixed
+ * instruction, which x86 uprobes refuse to single-step. A tracer attaching
+ * to a process that already maps this library is told so and must probe
+ * everything else.
+ */
+__attribute__((naked, used, visibility("default"))) CUresult
+cuMemcpyPeer_ptds(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+		  size_t bytes)
+{
+	__asm__ volatile("lock orq $0, (%rsp)\n\t"
+			 "xorl %eax, %eax\n\t"
+			 "ret");
+}
+#define FAKE_COPY_ND(name, desc_type, ...)                                                         \
+	FAKE_API CUresult name(const desc_type *copy, ##__VA_ARGS__)                               \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		return copy ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;                             \
+	}
+FAKE_COPY_ND(cuMemcpy2D, void)
+FAKE_COPY_ND(cuMemcpy2D_v2, CUDA_MEMCPY2D)
+FAKE_COPY_ND(cuMemcpy2D_v2_ptds, CUDA_MEMCPY2D)
+FAKE_COPY_ND(cuMemcpy2DUnaligned, void)
+FAKE_COPY_ND(cuMemcpy2DUnaligned_v2, CUDA_MEMCPY2D)
+FAKE_COPY_ND(cuMemcpy2DUnaligned_v2_ptds, CUDA_MEMCPY2D)
+FAKE_COPY_ND(cuMemcpy2DAsync, void, CUstream stream)
+FAKE_COPY_ND(cuMemcpy2DAsync_v2, CUDA_MEMCPY2D, CUstream stream)
+FAKE_COPY_ND(cuMemcpy2DAsync_v2_ptsz, CUDA_MEMCPY2D, CUstream stream)
+FAKE_COPY_ND(cuMemcpy3D, void)
+FAKE_COPY_ND(cuMemcpy3D_v2, CUDA_MEMCPY3D)
+FAKE_COPY_ND(cuMemcpy3D_v2_ptds, CUDA_MEMCPY3D)
+FAKE_COPY_ND(cuMemcpy3DAsync, void, CUstream stream)
+FAKE_COPY_ND(cuMemcpy3DAsync_v2, CUDA_MEMCPY3D, CUstream stream)
+FAKE_COPY_ND(cuMemcpy3DAsync_v2_ptsz, CUDA_MEMCPY3D, CUstream stream)
+
+/* ---- memsets ---- */
+
+#define FAKE_MEMSET(name, ptr_type, value_type, count_type, ...)                                   \
+	FAKE_API CUresult name(ptr_type dst, value_type value, count_type count, ##__VA_ARGS__)    \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		return CUDA_SUCCESS;                                                               \
+	}
+FAKE_MEMSET(cuMemsetD8, CUdeviceptr_v1, unsigned char, unsigned int)
+FAKE_MEMSET(cuMemsetD8_v2, CUdeviceptr, unsigned char, size_t)
+FAKE_MEMSET(cuMemsetD8_v2_ptds, CUdeviceptr, unsigned char, size_t)
+FAKE_MEMSET(cuMemsetD16, CUdeviceptr_v1, unsigned short, unsigned int)
+FAKE_MEMSET(cuMemsetD16_v2, CUdeviceptr, unsigned short, size_t)
+FAKE_MEMSET(cuMemsetD16_v2_ptds, CUdeviceptr, unsigned short, size_t)
+FAKE_MEMSET(cuMemsetD32, CUdeviceptr_v1, unsigned int, unsigned int)
+FAKE_MEMSET(cuMemsetD32_v2, CUdeviceptr, unsigned int, size_t)
+FAKE_MEMSET(cuMemsetD32_v2_ptds, CUdeviceptr, unsigned int, size_t)
+FAKE_MEMSET(cuMemsetD8Async, CUdeviceptr, unsigned char, size_t, CUstream stream)
+FAKE_MEMSET(cuMemsetD8Async_ptsz, CUdeviceptr, unsigned char, size_t, CUstream stream)
+FAKE_MEMSET(cuMemsetD16Async, CUdeviceptr, unsigned short, size_t, CUstream stream)
+FAKE_MEMSET(cuMemsetD16Async_ptsz, CUdeviceptr, unsigned short, size_t, CUstream stream)
+FAKE_MEMSET(cuMemsetD32Async, CUdeviceptr, unsigned int, size_t, CUstream stream)
+FAKE_MEMSET(cuMemsetD32Async_ptsz, CUdeviceptr, unsigned int, size_t, CUstream stream)
+
+/* ---- synchronisation: FAKE_STREAM_HANG never completes ---- */
+
+static CUresult wait_stream(CUstream stream)
+{
+	while (stream == FAKE_STREAM_HANG)
+		pause();
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxSynchronize(void)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamSynchronize(CUstream stream)
+{
+	TOUCH();
+	return wait_stream(stream);
+}
+FAKE_API CUresult cuStreamSynchronize_ptsz(CUstream stream)
+{
+	TOUCH();
+	return wait_stream(stream);
+}
+FAKE_API CUresult cuEventSynchronize(CUevent event)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamWaitEvent_ptsz(CUstream stream, CUevent event, unsigned int flags)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventRecord(CUevent event, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventRecord_ptsz(CUevent event, CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventRecordWithFlags(CUevent event, CUstream stream, unsigned int flags)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventRecordWithFlags_ptsz(CUevent event, CUstream stream, unsigned int flags)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuEventQuery(CUevent event)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamQuery(CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+FAKE_API CUresult cuStreamQuery_ptsz(CUstream stream)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+
+/* ---- modules and libraries ---- */
+
+static unsigned long next_module = 0x4d000;
+
+static CUresult new_module(void **out)
+{
+	*out = (void *)__atomic_fetch_add(&next_module, 0x1000, __ATOMIC_RELAXED);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuModuleLoad(CUmodule *module, const char *path)
+{
+	TOUCH();
+	return path ? new_module((void **)module) : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_API CUresult cuModuleLoadData(CUmodule *module, const void *image)
+{
+	TOUCH();
+	return new_module((void **)module);
+}
+
+FAKE_API CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int num_options,
+				     CUjit_option *options, void **values)
+{
+	TOUCH();
+	return new_module((void **)module);
+}
+
+FAKE_API CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatbin)
+{
+	TOUCH();
+	return new_module((void **)module);
+}
+
+FAKE_API CUresult cuModuleUnload(CUmodule module)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jit_options,
+				    void **jit_values, unsigned int num_jit,
+				    CUlibraryOption *lib_options, void **lib_values,
+				    unsigned int num_lib)
+{
+	TOUCH();
+	return new_module((void **)library);
+}
+
+FAKE_API CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *path,
+					CUjit_option *jit_options, void **jit_values,
+					unsigned int num_jit, CUlibraryOption *lib_options,
+					void **lib_values, unsigned int num_lib)
+{
+	TOUCH();
+	return path ? new_module((void **)library) : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_API CUresult cuLibraryUnload(CUlibrary library)
+{
+	TOUCH();
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuModuleGetFunction(CUfunction *function, CUmodule module, const char *name)
+{
+	int i;
+
+	TOUCH();
+	if (!name || (i = name_index(name)) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*function = (CUfunction)(FUNCTION_BASE + (unsigned long)i * HANDLE_STEP);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuLibraryGetKernel(CUkernel *kernel, CUlibrary library, const char *name)
+{
+	int i;
+
+	TOUCH();
+	if (!name || (i = name_index(name)) < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*kernel = (CUkernel)(KERNEL_BASE + (unsigned long)i * HANDLE_STEP);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuKernelGetFunction(CUfunction *function, CUkernel kernel)
+{
+	unsigned long k = (unsigned long)kernel;
+
+	TOUCH();
+	if (k < KERNEL_BASE || k >= KERNEL_BASE + MAX_NAMES * HANDLE_STEP)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*function = (CUfunction)(KERNEL_FUNCTION_BASE + (k - KERNEL_BASE));
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuFuncGetName(const char **name, CUfunction function)
+{
+	const char *found;
+
+	TOUCH();
+	pthread_mutex_lock(&names_lock);
+	found = name_of_handle((unsigned long)function);
+	pthread_mutex_unlock(&names_lock);
+	if (!found)
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = found;
+	return CUDA_SUCCESS;
+}

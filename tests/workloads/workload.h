@@ -1,0 +1,40 @@
+/* Small helpers the fake-CUDA workloads share: result checks and an optional start gate. */
+#ifndef GRT_WORKLOAD_H
+#define GRT_WORKLOAD_H
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "fake_cuda.h"
+
+/* Exits when a call that must succeed did not, or one that must fail did not fail. */
+static inline void expect(CUresult got, CUresult want, const char *what)
+{
+	if (got != want) {
+		fprintf(stderr, "workload: %s returned %d, expected %d\n", what, got, want);
+		exit(3);
+	}
+}
+
+/*
+ * With WORKLOAD_GATE=FIFO in the environment, blocks until one byte can be
+ * read from it: a test starts the workload, attaches by pid, then opens the gate.
+ */
+static inline void workload_gate(void)
+{
+	const char *gate = getenv("WORKLOAD_GATE");
+	char byte;
+	int fd;
+
+	if (!gate)
+		return;
+	fd = open(gate, O_RDONLY);
+	if (fd < 0 || read(fd, &byte, 1) != 1) {
+		perror("workload: gate");
+		exit(3);
+	}
+	close(fd);
+}
+
+#endif
