@@ -1,4 +1,4 @@
-/* Tests of the `gpu` source's recorder side: the ring and environment it sets up, message to record conversion. */
+/* Tests of the `gpu` source's recorder side: its ring and environment, messages to records. */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -115,8 +115,8 @@ static void test_probe_without_library(void)
 
 static void test_needs_launched_command(void)
 {
-	struct capture_sink c = { .sink = { capture_append, capture_intern, capture_drop } };
-	struct grt_session_config cfg = { .target_pid = getpid(), .launched = false };
+	struct capture_sink c = {.sink = {capture_append, capture_intern, capture_drop}};
+	struct grt_session_config cfg = {.target_pid = getpid(), .launched = false};
 	struct grt_session *s = grt_session_new(&cfg, &c.sink);
 	char lib[64];
 	void *ctx = NULL;
@@ -146,7 +146,7 @@ static struct shm_ring *open_ring(const char *path, size_t *len)
 
 static void head(struct inj_head *h, uint64_t ts)
 {
-	*h = (struct inj_head){ .pid = 4242, .tid = 4243, .cpu = 3, .ts_ns = ts };
+	*h = (struct inj_head){.pid = 4242, .tid = 4243, .cpu = 3, .ts_ns = ts};
 }
 
 static void send_name(struct shm_ring *r, uint64_t id, const char *text)
@@ -175,7 +175,8 @@ static void send_status(struct shm_ring *r, uint32_t part, int status, const cha
 static void send_instrument(struct shm_ring *r, uint64_t id, int status, const char *reason)
 {
 	size_t len = strlen(reason) + 1;
-	struct inj_instrument *m = shm_ring_reserve(r, INJ_MSG_INSTRUMENT, (uint32_t)(sizeof(*m) + len));
+	struct inj_instrument *m =
+	    shm_ring_reserve(r, INJ_MSG_INSTRUMENT, (uint32_t)(sizeof(*m) + len));
 
 	head(&m->head, 12);
 	m->name_id = id;
@@ -188,13 +189,16 @@ static void send_instrument(struct shm_ring *r, uint64_t id, int status, const c
 /* Everything the library sends becomes the right record, with names resolved; junk is refused. */
 static void test_messages_to_records(void)
 {
-	struct capture_sink c = { .sink = { capture_append, capture_intern, capture_drop } };
-	struct grt_session_config cfg = { .target_pid = 1, .launched = true, .gpu_kernels = "^vec" };
+	struct capture_sink c = {.sink = {capture_append, capture_intern, capture_drop}};
+	struct grt_session_config cfg = {.target_pid = 1, .launched = true, .gpu_kernels = "^vec"};
 	struct grt_session *s = grt_session_new(&cfg, &c.sink);
-	struct inj_kernel k = { .name_id = 0xabc, .rec = { .start_ns = 100, .end_ns = 180, .correlation_id = 9 } };
-	struct inj_launch l = { .name_id = 0xabc, .rec = { .launch_id = 5, .blocks = 2, .start_ns = 110 } };
-	struct inj_calib cal = { .rec = { .clock_id = GRT_CLOCK_GPU_GLOBALTIMER, .gpu_ns = 5000, .host_ns = 1000 } };
-	struct inj_drops d = { .kind = INJ_DROP_CUPTI, .count = 3 };
+	struct inj_kernel k = {.name_id = 0xabc,
+			       .rec = {.start_ns = 100, .end_ns = 180, .correlation_id = 9}};
+	struct inj_launch l = {.name_id = 0xabc,
+			       .rec = {.launch_id = 5, .blocks = 2, .start_ns = 110}};
+	struct inj_calib cal = {
+	    .rec = {.clock_id = GRT_CLOCK_GPU_GLOBALTIMER, .gpu_ns = 5000, .host_ns = 1000}};
+	struct inj_drops d = {.kind = INJ_DROP_CUPTI, .count = 3};
 	struct inj_blocks *b;
 	struct shm_ring *ring;
 	char lib[64], shm[PATH_MAX];
@@ -207,9 +211,11 @@ static void test_messages_to_records(void)
 	setenv("LD_PRELOAD", "/usr/lib/other.so", 1);
 	CHECK(gpu()->attach(s, &ctx) == 0);
 	unsetenv("LD_PRELOAD");
-	/* the command starts with the library first in LD_PRELOAD, the ring named, the driver hook set */
+	/* the command starts with the library first in LD_PRELOAD, the ring named, the driver hook
+	 * set */
 	preload = added_env(s, "LD_PRELOAD");
-	CHECK(preload && !strncmp(preload, lib, strlen(lib)) && strstr(preload, ":/usr/lib/other.so"));
+	CHECK(preload && !strncmp(preload, lib, strlen(lib)) &&
+	      strstr(preload, ":/usr/lib/other.so"));
 	CHECK_STR(added_env(s, "CUDA_INJECTION64_PATH"), lib);
 	CHECK_STR(added_env(s, GRT_INJECT_ENV_KERNELS), "^vec");
 	path = added_env(s, GRT_INJECT_ENV_SHM);
@@ -230,8 +236,10 @@ static void test_messages_to_records(void)
 	b = shm_ring_reserve(ring, INJ_MSG_BLOCKS, sizeof(*b) + 2 * sizeof(b->recs[0]));
 	head(&b->head, 110);
 	b->count = 2;
-	b->recs[0] = (struct grt_gpu_block_rec){ .launch_id = 5, .start_ns = 110, .end_ns = 150, .smid = 1 };
-	b->recs[1] = (struct grt_gpu_block_rec){ .launch_id = 5, .start_ns = 120, .end_ns = 170, .smid = 2 };
+	b->recs[0] =
+	    (struct grt_gpu_block_rec){.launch_id = 5, .start_ns = 110, .end_ns = 150, .smid = 1};
+	b->recs[1] =
+	    (struct grt_gpu_block_rec){.launch_id = 5, .start_ns = 120, .end_ns = 170, .smid = 2};
 	shm_ring_commit(ring, b);
 	send_instrument(ring, 0xabc, -ENOENT, "no PTX (machine code only: cubin)");
 	head(&cal.head, 1000);
@@ -258,7 +266,8 @@ static void test_messages_to_records(void)
 		CHECK_EQ_U64(c.recs[0].type, GRT_REC_SOURCE_STATUS);
 		CHECK_EQ_U64(st->source, GRT_SRC_GPU);
 		CHECK(st->status == -ENOENT);
-		CHECK_STR(string_of(&c, st->message_str), "CUPTI kernel timing unavailable: no libcupti");
+		CHECK_STR(string_of(&c, st->message_str),
+			  "CUPTI kernel timing unavailable: no libcupti");
 		CHECK_EQ_U64(c.recs[2].type, GRT_REC_GPU_KERNEL);
 		CHECK_STR(string_of(&c, kr->kernel_str), "vector_add");
 		CHECK_EQ_U64(kr->correlation_id, 9);
@@ -294,8 +303,8 @@ out:
 /* A command that never used CUDA leaves a status record saying so. */
 static void test_library_never_reported(void)
 {
-	struct capture_sink c = { .sink = { capture_append, capture_intern, capture_drop } };
-	struct grt_session_config cfg = { .target_pid = 1, .launched = true };
+	struct capture_sink c = {.sink = {capture_append, capture_intern, capture_drop}};
+	struct grt_session_config cfg = {.target_pid = 1, .launched = true};
 	struct grt_session *s = grt_session_new(&cfg, &c.sink);
 	char lib[64];
 	void *ctx = NULL;

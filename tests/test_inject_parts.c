@@ -1,4 +1,4 @@
-/* Tests of the inject library's pure parts: the shared ring, clock math, launch summaries, the probe cache. */
+/* Tests of the inject library's pure parts: ring, clock math, launch summaries, cache. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -29,7 +29,8 @@ static void test_ring_rejects_bad_sizes(void)
 	CHECK(shm_ring_init(r, 2048) == -EINVAL);
 	CHECK(shm_ring_init(r, 8192) == 0);
 	CHECK(shm_ring_check(r, shm_ring_map_size(8192)) == 0);
-	CHECK(shm_ring_check(r, shm_ring_map_size(4096)) == -EINVAL); /* mapping shorter than the ring */
+	CHECK(shm_ring_check(r, shm_ring_map_size(4096)) ==
+	      -EINVAL); /* mapping shorter than the ring */
 	r->magic = 0;
 	CHECK(shm_ring_check(r, shm_ring_map_size(8192)) == -EINVAL);
 	free(r);
@@ -61,7 +62,7 @@ static void test_ring_round_trip(void)
 static void test_ring_overflow_exact_drops(void)
 {
 	struct shm_ring *r = ring_new(4096);
-	uint8_t payload[56] = { 0 }; /* 8-byte header + 56 = 64 bytes a record: 64 fit */
+	uint8_t payload[56] = {0}; /* 8-byte header + 56 = 64 bytes a record: 64 fit */
 	struct shm_ring_record rec;
 	unsigned ok = 0, refused = 0;
 
@@ -161,7 +162,7 @@ static void *produce(void *arg)
 	struct producer *p = arg;
 
 	for (uint32_t i = 0; i < PER_PRODUCER; i++) {
-		struct message m = { p->id, i, ((uint64_t)p->id << 32 | i) * 0x9e3779b97f4a7c15ULL };
+		struct message m = {p->id, i, ((uint64_t)p->id << 32 | i) * 0x9e3779b97f4a7c15ULL};
 
 		if (shm_ring_write(p->ring, 1, &m, sizeof(m)))
 			p->refused++;
@@ -181,7 +182,7 @@ static void test_ring_concurrent_producers(void)
 	int running = PRODUCERS;
 
 	for (unsigned i = 0; i < PRODUCERS; i++) {
-		prod[i] = (struct producer){ .ring = r, .id = i };
+		prod[i] = (struct producer){.ring = r, .id = i};
 		last[i] = -1;
 		pthread_create(&threads[i], NULL, produce, &prod[i]);
 	}
@@ -190,7 +191,8 @@ static void test_ring_concurrent_producers(void)
 			const struct message *m = rec.payload;
 
 			if (rec.len != sizeof(*m) || m->producer >= PRODUCERS ||
-			    m->check != ((uint64_t)m->producer << 32 | m->seq) * 0x9e3779b97f4a7c15ULL)
+			    m->check !=
+				((uint64_t)m->producer << 32 | m->seq) * 0x9e3779b97f4a7c15ULL)
 				bad++;
 			else if ((int64_t)m->seq <= last[m->producer])
 				out_of_order++;
@@ -200,7 +202,7 @@ static void test_ring_concurrent_producers(void)
 			shm_ring_release(r, &rec);
 		}
 		if (running && atomic_load(&r->committed) + atomic_load(&r->dropped) ==
-				       (uint64_t)PRODUCERS * PER_PRODUCER) {
+				   (uint64_t)PRODUCERS * PER_PRODUCER) {
 			for (unsigned i = 0; i < PRODUCERS; i++)
 				pthread_join(threads[i], NULL);
 			running = 0;
@@ -220,10 +222,10 @@ static void test_ring_concurrent_producers(void)
 static void test_clock_best_sample(void)
 {
 	struct clock_sample s[] = {
-		{ 1000, 1600, 5300 },	/* round trip 600 */
-		{ 2000, 2201, 6100 },	/* 201: the tightest */
-		{ 3000, 2900, 7000 },	/* time ran backwards: ignored */
-		{ 4000, 4100, 0 },	/* no answer: ignored */
+	    {1000, 1600, 5300}, /* round trip 600 */
+	    {2000, 2201, 6100}, /* 201: the tightest */
+	    {3000, 2900, 7000}, /* time ran backwards: ignored */
+	    {4000, 4100, 0},	/* no answer: ignored */
 	};
 	struct clock_fit fit;
 
@@ -240,9 +242,11 @@ static void test_clock_best_sample(void)
 /* Between two fits the offset is interpolated; outside them the nearer fit's offset holds. */
 static void test_clock_interpolation(void)
 {
-	struct clock_fit a = { .clock_ns = 1000000, .host_ns = 0, .offset_ns = 1000000, .error_ns = 40 };
-	struct clock_fit b = { .clock_ns = 2000100, .host_ns = 1000000, .offset_ns = 1000100, .error_ns = 50 };
-	struct clock_pair map = { &a, &b };
+	struct clock_fit a = {
+	    .clock_ns = 1000000, .host_ns = 0, .offset_ns = 1000000, .error_ns = 40};
+	struct clock_fit b = {
+	    .clock_ns = 2000100, .host_ns = 1000000, .offset_ns = 1000100, .error_ns = 50};
+	struct clock_pair map = {&a, &b};
 
 	CHECK_EQ_U64(clock_to_host2(&a, &b, 1500050), 1500050 - 1000050);
 	CHECK_EQ_U64(clock_to_host2(&a, &b, 1000000), 0);
@@ -252,7 +256,8 @@ static void test_clock_interpolation(void)
 	CHECK_EQ_U64(clock_map(NULL, 1234), 1234);
 	map.b = NULL;
 	CHECK_EQ_U64(clock_map(&map, 1500050), 500050);
-	/* fits 1 ms apart with 60 ns of error each: too close for a slope, the nearer offset is used */
+	/* fits 1 ms apart with 60 ns of error each: too close for a slope, the nearer offset is
+	 * used */
 	a.error_ns = b.error_ns = 60;
 	CHECK_EQ_U64(clock_to_host2(&a, &b, 1400000), 1400000 - 1000000);
 	CHECK_EQ_U64(clock_to_host2(&a, &b, 1600000), 1600000 - 1000100);
@@ -261,15 +266,15 @@ static void test_clock_interpolation(void)
 static void test_blocks_from_probe(void)
 {
 	struct grt_probe_block_rec in[4] = {
-		{ .start_ns = 5000, .end_ns = 6000, .block_x = 0, .smid = 3 },
-		{ .start_ns = 0 },	/* never ran (or its slot was out of range) */
-		{ .start_ns = 5100, .end_ns = 0, .block_x = 2, .smid = 1 },
-		{ .start_ns = 5200, .end_ns = 9000, .block_x = 3, .block_y = 1, .smid = 3 },
+	    {.start_ns = 5000, .end_ns = 6000, .block_x = 0, .smid = 3},
+	    {.start_ns = 0}, /* never ran (or its slot was out of range) */
+	    {.start_ns = 5100, .end_ns = 0, .block_x = 2, .smid = 1},
+	    {.start_ns = 5200, .end_ns = 9000, .block_x = 3, .block_y = 1, .smid = 3},
 	};
-	struct clock_fit fit = { .offset_ns = 4000 };
-	struct clock_pair map = { &fit, NULL };
+	struct clock_fit fit = {.offset_ns = 4000};
+	struct clock_pair map = {&fit, NULL};
 	struct grt_gpu_block_rec out[4];
-	uint32_t grid[3] = { 4, 2, 1 };
+	uint32_t grid[3] = {4, 2, 1};
 	uint64_t missing = 0;
 	size_t n = launch_blocks_from_probe(in, 4, grid, &map, 77, out, &missing);
 
@@ -287,12 +292,12 @@ static void test_blocks_from_probe(void)
 static void test_blocks_from_threads(void)
 {
 	struct grt_probe_thread_rec in[6] = {
-		{ 100, 200, 0, 0 }, { 90, 260, 0, 1 },	/* block 0: 90..260 */
-		{ 300, 0, 1, 0 }, { 310, 400, 1, 1 },	/* block 1: a thread did not finish */
-		{ 0, 0, 0, 0 }, { 0, 0, 0, 0 },		/* block 2: never ran */
+	    {100, 200, 0, 0}, {90, 260, 0, 1},	/* block 0: 90..260 */
+	    {300, 0, 1, 0},   {310, 400, 1, 1}, /* block 1: a thread did not finish */
+	    {0, 0, 0, 0},     {0, 0, 0, 0},	/* block 2: never ran */
 	};
 	struct grt_gpu_block_rec out[3];
-	uint32_t grid[3] = { 3, 1, 1 };
+	uint32_t grid[3] = {3, 1, 1};
 	uint64_t missing = 0;
 	size_t n = launch_blocks_from_threads(in, 6, 2, grid, 3, NULL, 5, out, &missing);
 
@@ -310,13 +315,13 @@ static void test_summarize(void)
 {
 	/* SM 0: 100..200 and 150..300 overlap (busy 200); SM 1: 100..150, 400..500 (busy 150) */
 	struct grt_gpu_block_rec b[5] = {
-		{ .start_ns = 400, .end_ns = 500, .smid = 1 },
-		{ .start_ns = 100, .end_ns = 200, .smid = 0 },
-		{ .start_ns = 150, .end_ns = 300, .smid = 0 },
-		{ .start_ns = 100, .end_ns = 150, .smid = 1 },
-		{ .start_ns = 120, .end_ns = 0, .smid = 2 },	/* unfinished: no duration */
+	    {.start_ns = 400, .end_ns = 500, .smid = 1},
+	    {.start_ns = 100, .end_ns = 200, .smid = 0},
+	    {.start_ns = 150, .end_ns = 300, .smid = 0},
+	    {.start_ns = 100, .end_ns = 150, .smid = 1},
+	    {.start_ns = 120, .end_ns = 0, .smid = 2}, /* unfinished: no duration */
 	};
-	struct grt_gpu_launch_rec rec = { 0 };
+	struct grt_gpu_launch_rec rec = {0};
 
 	launch_summarize(b, 5, &rec);
 	CHECK_EQ_U64(rec.blocks, 5);
@@ -339,7 +344,8 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The median of many random launches equals the sorted one (selection with duplicates, big SM ids). */
+/* The median of many random launches equals the sorted one (selection with duplicates, big SM ids).
+ */
 static void test_summarize_random(void)
 {
 	unsigned seed = 12345, mismatches = 0;
@@ -348,7 +354,7 @@ static void test_summarize_random(void)
 		size_t n = 1 + rand_r(&seed) % 3000;
 		struct grt_gpu_block_rec *b = calloc(n, sizeof(*b));
 		uint64_t *d = calloc(n, sizeof(*d)), max = 0;
-		struct grt_gpu_launch_rec rec = { 0 };
+		struct grt_gpu_launch_rec rec = {0};
 
 		for (size_t i = 0; i < n; i++) {
 			b[i].start_ns = 1000 + rand_r(&seed) % 5000;
@@ -360,7 +366,8 @@ static void test_summarize_random(void)
 		}
 		qsort(d, n, sizeof(*d), cmp_u64);
 		launch_summarize(b, n, &rec);
-		if (rec.block_ns_p50 != d[(n - 1) / 2] || rec.block_ns_max != max || rec.blocks != n)
+		if (rec.block_ns_p50 != d[(n - 1) / 2] || rec.block_ns_max != max ||
+		    rec.blocks != n)
 			mismatches++;
 		free(b);
 		free(d);
@@ -371,8 +378,10 @@ static void test_summarize_random(void)
 static void test_probe_cache(void)
 {
 	char dir[] = "/tmp/grt-cache-test-XXXXXX", sub[256], path[512];
-	struct probe_cache_key key = { .ptx_hash = probe_cache_hash("abc", 3), .ptx_len = 3, .arch = 90,
-				       .driver_version = 13000 };
+	struct probe_cache_key key = {.ptx_hash = probe_cache_hash("abc", 3),
+				      .ptx_len = 3,
+				      .arch = 90,
+				      .driver_version = 13000};
 	void *image = NULL;
 	size_t len = 0;
 

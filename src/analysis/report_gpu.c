@@ -1,4 +1,4 @@
-/* Report section `gpu`: device time per kernel (CUPTI), block-probe launch summaries, what was not instrumented, clocks. */
+/* Report section `gpu`: CUPTI device time per kernel, block probes, not instrumented, clocks. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -10,24 +10,24 @@
 #include "trace/records_gpu.h"
 #include "trace/trace_names.h"
 
-#define MAX_CLOCKS 64		/* (pid, clock) calibration series kept */
-#define MAX_MESSAGES 32		/* distinct gpu source_status lines kept */
+#define MAX_CLOCKS 64	/* (pid, clock) calibration series kept */
+#define MAX_MESSAGES 32 /* distinct gpu source_status lines kept */
 #define NO_SM UINT32_MAX
 
 /* One kernel name: CUPTI device times and block-probe launch summaries. */
 struct gpu_kernel_row {
-	struct grt_stats device_ns;	/* CUPTI end - start */
-	struct grt_stats exec_ns;	/* probes: last block end - first block start */
-	struct grt_stats block_p50_ns;	/* probes: each launch's median block duration */
+	struct grt_stats device_ns;    /* CUPTI end - start */
+	struct grt_stats exec_ns;      /* probes: last block end - first block start */
+	struct grt_stats block_p50_ns; /* probes: each launch's median block duration */
 	uint64_t probed_launches;
 	uint64_t lost_blocks;
 	uint32_t max_blocks;
 	uint32_t max_sms;
-	double worst_imbalance;		/* slowest block / median block, worst launch */
+	double worst_imbalance; /* slowest block / median block, worst launch */
 	uint64_t worst_launch_id;
-	uint64_t busiest_sm_ns;		/* of the worst launch */
-	int instrument_status;		/* latest gpu_instrument status; 1 = none seen */
-	char *reason;			/* latest reason when not instrumented */
+	uint64_t busiest_sm_ns; /* of the worst launch */
+	int instrument_status;	/* latest gpu_instrument status; 1 = none seen */
+	char *reason;		/* latest reason when not instrumented */
 };
 
 /* Blocks per SM of one launch with per-block records: min and max over the SMs it used. */
@@ -55,13 +55,13 @@ struct gpu_report {
 	struct name_table names;
 	struct gpu_kernel_row *rows;
 	size_t cap;
-	struct copy_kind_row copies[8];	/* grt_copy_kind, the last for memsets */
+	struct copy_kind_row copies[8]; /* grt_copy_kind, the last for memsets */
 	struct clock_series clocks[MAX_CLOCKS];
 	unsigned nclocks;
 	char *messages[MAX_MESSAGES];
 	int message_status[MAX_MESSAGES];
 	unsigned nmessages;
-	struct u64_map sm_spread;	/* launch_id -> (max << 32 | min) blocks per SM */
+	struct u64_map sm_spread;	   /* launch_id -> (max << 32 | min) blocks per SM */
 	struct launch_sm_counts *counting; /* the launch whose block records are being read */
 	uint64_t drops;
 	uint64_t kernel_records, launch_records, block_records;
@@ -140,7 +140,8 @@ static void add_stat(struct gpu_report *g, struct grt_stats *s, uint64_t v)
 		g->out_of_memory = true;
 }
 
-static void on_kernel(struct gpu_report *g, const struct grt_record *rec, const struct grt_strings *strings)
+static void on_kernel(struct gpu_report *g, const struct grt_record *rec,
+		      const struct grt_strings *strings)
 {
 	const struct grt_gpu_kernel_rec *k = rec->payload;
 	struct gpu_kernel_row *row = row_for(g, grt_strings_get(strings, k->kernel_str));
@@ -157,7 +158,8 @@ static void on_kernel(struct gpu_report *g, const struct grt_record *rec, const 
 static void on_copy(struct gpu_report *g, const struct grt_record *rec)
 {
 	const struct grt_gpu_copy_rec *c = rec->payload;
-	struct copy_kind_row *row = &g->copies[c->kind == GRT_GPU_COPY_MEMSET ? 7 : (c->kind < 7 ? c->kind : 0)];
+	struct copy_kind_row *row =
+	    &g->copies[c->kind == GRT_GPU_COPY_MEMSET ? 7 : (c->kind < 7 ? c->kind : 0)];
 
 	row->count++;
 	row->bytes += c->bytes;
@@ -165,7 +167,8 @@ static void on_copy(struct gpu_report *g, const struct grt_record *rec)
 		add_stat(g, &row->device_ns, c->end_ns - c->start_ns);
 }
 
-static void on_launch(struct gpu_report *g, const struct grt_record *rec, const struct grt_strings *strings)
+static void on_launch(struct gpu_report *g, const struct grt_record *rec,
+		      const struct grt_strings *strings)
 {
 	const struct grt_gpu_launch_rec *l = rec->payload;
 	struct gpu_kernel_row *row = row_for(g, grt_strings_get(strings, l->kernel_str));
@@ -233,7 +236,8 @@ static void on_block(struct gpu_report *g, const struct grt_record *rec)
 	g->counting->counts[b->smid]++;
 }
 
-static void on_instrument(struct gpu_report *g, const struct grt_record *rec, const struct grt_strings *strings)
+static void on_instrument(struct gpu_report *g, const struct grt_record *rec,
+			  const struct grt_strings *strings)
 {
 	const struct grt_gpu_instrument_rec *i = rec->payload;
 	struct gpu_kernel_row *row = row_for(g, grt_strings_get(strings, i->kernel_str));
@@ -263,8 +267,11 @@ static void on_calib(struct gpu_report *g, const struct grt_record *rec)
 		if (g->nclocks == MAX_CLOCKS)
 			return;
 		s = &g->clocks[g->nclocks++];
-		*s = (struct clock_series){ .pid = rec->hdr.pid, .clock_id = c->clock_id, .device = c->device,
-					    .first_offset = offset, .first_host = c->host_ns };
+		*s = (struct clock_series){.pid = rec->hdr.pid,
+					   .clock_id = c->clock_id,
+					   .device = c->device,
+					   .first_offset = offset,
+					   .first_host = c->host_ns};
 	}
 	s->fits++;
 	s->last_offset = offset;
@@ -273,7 +280,8 @@ static void on_calib(struct gpu_report *g, const struct grt_record *rec)
 		s->max_error = c->error_ns;
 }
 
-static void on_status(struct gpu_report *g, const struct grt_record *rec, const struct grt_strings *strings)
+static void on_status(struct gpu_report *g, const struct grt_record *rec,
+		      const struct grt_strings *strings)
 {
 	const struct grt_source_status_rec *s = rec->payload;
 	const char *text = grt_strings_get(strings, s->message_str);
@@ -294,23 +302,39 @@ static void on_status(struct gpu_report *g, const struct grt_record *rec, const 
 		g->nmessages++;
 }
 
-static void gpu_on_record(void *state, const struct grt_record *rec, const struct grt_strings *strings)
+static void gpu_on_record(void *state, const struct grt_record *rec,
+			  const struct grt_strings *strings)
 {
 	struct gpu_report *g = state;
 
 	switch (rec->hdr.type) {
-	case GRT_REC_GPU_KERNEL: on_kernel(g, rec, strings); break;
-	case GRT_REC_GPU_COPY: on_copy(g, rec); break;
-	case GRT_REC_GPU_LAUNCH: on_launch(g, rec, strings); break;
-	case GRT_REC_GPU_BLOCK: on_block(g, rec); break;
-	case GRT_REC_GPU_INSTRUMENT: on_instrument(g, rec, strings); break;
-	case GRT_REC_CLOCK_CALIB: on_calib(g, rec); break;
-	case GRT_REC_SOURCE_STATUS: on_status(g, rec, strings); break;
+	case GRT_REC_GPU_KERNEL:
+		on_kernel(g, rec, strings);
+		break;
+	case GRT_REC_GPU_COPY:
+		on_copy(g, rec);
+		break;
+	case GRT_REC_GPU_LAUNCH:
+		on_launch(g, rec, strings);
+		break;
+	case GRT_REC_GPU_BLOCK:
+		on_block(g, rec);
+		break;
+	case GRT_REC_GPU_INSTRUMENT:
+		on_instrument(g, rec, strings);
+		break;
+	case GRT_REC_CLOCK_CALIB:
+		on_calib(g, rec);
+		break;
+	case GRT_REC_SOURCE_STATUS:
+		on_status(g, rec, strings);
+		break;
 	case GRT_REC_DROP:
 		if (((const struct grt_drop_rec *)rec->payload)->source == GRT_SRC_GPU)
 			g->drops += ((const struct grt_drop_rec *)rec->payload)->count;
 		break;
-	default: break;
+	default:
+		break;
 	}
 }
 
@@ -318,7 +342,8 @@ static void gpu_on_record(void *state, const struct grt_record *rec, const struc
 static int compare_rows(const void *a, const void *b, void *ctx)
 {
 	const struct gpu_report *g = ctx;
-	const struct gpu_kernel_row *x = &g->rows[*(const size_t *)a], *y = &g->rows[*(const size_t *)b];
+	const struct gpu_kernel_row *x = &g->rows[*(const size_t *)a],
+				    *y = &g->rows[*(const size_t *)b];
 
 	if (x->device_ns.total != y->device_ns.total)
 		return x->device_ns.total > y->device_ns.total ? -1 : 1;
@@ -337,9 +362,9 @@ static size_t *select_rows(struct gpu_report *g, size_t *n, int what)
 		return NULL;
 	for (size_t i = 0; i < rows_count(g); i++) {
 		const struct gpu_kernel_row *r = &g->rows[i];
-		bool take = what == 0 ? r->device_ns.count > 0
-			  : what == 1 ? r->probed_launches > 0
-				      : r->instrument_status < 0;
+		bool take = what == 0	? r->device_ns.count > 0
+			    : what == 1 ? r->probed_launches > 0
+					: r->instrument_status < 0;
 
 		if (take)
 			order[(*n)++] = i;
@@ -358,20 +383,24 @@ static void print_device_times(struct gpu_report *g, FILE *out)
 	size_t n, *order = select_rows(g, &n, 0);
 
 	if (!n) {
-		fprintf(out, "no CUPTI kernel records (CUPTI off or unavailable: see the notes below)\n");
+		fprintf(
+		    out,
+		    "no CUPTI kernel records (CUPTI off or unavailable: see the notes below)\n");
 		free(order);
 		return;
 	}
-	fprintf(out, "device time per kernel (CUPTI, %" PRIu64 " kernel records)\n", g->kernel_records);
-	fprintf(out, "%9s %12s %10s %10s %10s  %s\n", "launches", "total_us", "mean_us", "p50_us", "p99_us",
-		"kernel");
+	fprintf(out, "device time per kernel (CUPTI, %" PRIu64 " kernel records)\n",
+		g->kernel_records);
+	fprintf(out, "%9s %12s %10s %10s %10s  %s\n", "launches", "total_us", "mean_us", "p50_us",
+		"p99_us", "kernel");
 	for (size_t i = 0; i < shown(g, n); i++) {
 		struct gpu_kernel_row *r = &g->rows[order[i]];
 
 		fprintf(out, "%9" PRIu64 " %12.3f %10.3f %10.3f %10.3f  %s\n", r->device_ns.count,
 			report_ns_to_us(r->device_ns.total), grt_stats_mean(&r->device_ns) / 1000.0,
 			report_ns_to_us(grt_stats_percentile(&r->device_ns, 50)),
-			report_ns_to_us(grt_stats_percentile(&r->device_ns, 99)), g->names.names[order[i]]);
+			report_ns_to_us(grt_stats_percentile(&r->device_ns, 99)),
+			g->names.names[order[i]]);
 	}
 	if (shown(g, n) < n)
 		fprintf(out, "... %zu more kernels (--top 0 shows all)\n", n - shown(g, n));
@@ -389,7 +418,8 @@ static void print_copies(struct gpu_report *g, FILE *out)
 			continue;
 		fprintf(out, "  %-8s %8" PRIu64 " ops %12s  device %10.3f us total, p50 %8.3f us\n",
 			k == 7 ? "memset" : grt_copy_kind_name(k), c->count,
-			report_format_bytes(c->bytes, bytes, sizeof(bytes)), report_ns_to_us(c->device_ns.total),
+			report_format_bytes(c->bytes, bytes, sizeof(bytes)),
+			report_ns_to_us(c->device_ns.total),
 			report_ns_to_us(grt_stats_percentile(&c->device_ns, 50)));
 	}
 }
@@ -399,11 +429,14 @@ static void print_probes(struct gpu_report *g, FILE *out)
 	size_t n, *order = select_rows(g, &n, 1);
 
 	if (!n) {
-		fprintf(out, "no block-probe launches (no kernel with usable PTX ran, or probes off)\n");
+		fprintf(out,
+			"no block-probe launches (no kernel with usable PTX ran, or probes off)\n");
 		free(order);
 		return;
 	}
-	fprintf(out, "block probes per kernel (%" PRIu64 " launch summaries, %" PRIu64 " block records)\n",
+	fprintf(out,
+		"block probes per kernel (%" PRIu64 " launch summaries, %" PRIu64
+		" block records)\n",
 		g->launch_records, g->block_records);
 	fprintf(out, "%9s %7s %5s %10s %10s %10s %9s %10s %8s  %s\n", "launches", "blocks", "SMs",
 		"exec_p50", "exec_p99", "blk_p50", "imbal_max", "blocks/SM", "lost", "kernel");
@@ -415,15 +448,18 @@ static void print_probes(struct gpu_report *g, FILE *out)
 		if (u64_map_get(&g->sm_spread, r->worst_launch_id, &spread))
 			snprintf(per_sm, sizeof(per_sm), "%u-%u", (unsigned)(spread & 0xffffffffu),
 				 (unsigned)(spread >> 32));
-		fprintf(out, "%9" PRIu64 " %7u %5u %9.3fu %9.3fu %9.3fu %9.2f %10s %8" PRIu64 "  %s\n",
+		fprintf(out,
+			"%9" PRIu64 " %7u %5u %9.3fu %9.3fu %9.3fu %9.2f %10s %8" PRIu64 "  %s\n",
 			r->probed_launches, r->max_blocks, r->max_sms,
 			report_ns_to_us(grt_stats_percentile(&r->exec_ns, 50)),
 			report_ns_to_us(grt_stats_percentile(&r->exec_ns, 99)),
-			report_ns_to_us(grt_stats_percentile(&r->block_p50_ns, 50)), r->worst_imbalance, per_sm,
-			r->lost_blocks, g->names.names[order[i]]);
+			report_ns_to_us(grt_stats_percentile(&r->block_p50_ns, 50)),
+			r->worst_imbalance, per_sm, r->lost_blocks, g->names.names[order[i]]);
 	}
-	fprintf(out, "  exec = first block start to last block end; imbal = slowest block / median block "
-		     "(worst launch, whose blocks per SM are shown when its blocks were recorded)\n");
+	fprintf(
+	    out,
+	    "  exec = first block start to last block end; imbal = slowest block / median block "
+	    "(worst launch, whose blocks per SM are shown when its blocks were recorded)\n");
 	free(order);
 }
 
@@ -435,7 +471,8 @@ static void print_not_instrumented(struct gpu_report *g, FILE *out)
 		instrumented += g->rows[i].instrument_status == 0;
 	fprintf(out, "kernels instrumented: %zu, not instrumented: %zu\n", instrumented, n);
 	for (size_t i = 0; i < shown(g, n); i++)
-		fprintf(out, "  %s: %s\n", g->names.names[order[i]], g->rows[order[i]].reason ? g->rows[order[i]].reason : "?");
+		fprintf(out, "  %s: %s\n", g->names.names[order[i]],
+			g->rows[order[i]].reason ? g->rows[order[i]].reason : "?");
 	if (shown(g, n) < n)
 		fprintf(out, "  ... %zu more (--top 0 shows all)\n", n - shown(g, n));
 	free(order);
@@ -443,7 +480,9 @@ static void print_not_instrumented(struct gpu_report *g, FILE *out)
 
 static const char *clock_name(uint32_t id)
 {
-	return id == GRT_CLOCK_GPU_GLOBALTIMER ? "globaltimer" : id == GRT_CLOCK_CUPTI ? "cupti" : "?";
+	return id == GRT_CLOCK_GPU_GLOBALTIMER ? "globaltimer"
+	       : id == GRT_CLOCK_CUPTI	       ? "cupti"
+					       : "?";
 }
 
 static void print_clocks(struct gpu_report *g, FILE *out)
@@ -457,10 +496,11 @@ static void print_clocks(struct gpu_report *g, FILE *out)
 		const struct clock_series *s = &g->clocks[i];
 		double span = (double)(s->last_host - s->first_host) / 1e9;
 
-		fprintf(out, "  pid %-7u %-11s dev %u: %u fits, offset %" PRId64 " ns, error <= %" PRIu64
+		fprintf(out,
+			"  pid %-7u %-11s dev %u: %u fits, offset %" PRId64 " ns, error <= %" PRIu64
 			" ns, drift %+" PRId64 " ns over %.3f s\n",
-			s->pid, clock_name(s->clock_id), s->device, s->fits, s->first_offset, s->max_error,
-			s->last_offset - s->first_offset, span);
+			s->pid, clock_name(s->clock_id), s->device, s->fits, s->first_offset,
+			s->max_error, s->last_offset - s->first_offset, span);
 	}
 }
 
@@ -469,7 +509,8 @@ static void gpu_print_text(void *state, FILE *out)
 	struct gpu_report *g = state;
 
 	finish_sm_counts(g);
-	if (!g->kernel_records && !g->launch_records && !g->nclocks && !g->nmessages && !rows_count(g)) {
+	if (!g->kernel_records && !g->launch_records && !g->nclocks && !g->nmessages &&
+	    !rows_count(g)) {
 		fprintf(out, "no gpu source records in this trace (record with -s gpu)\n");
 		return;
 	}
@@ -478,8 +519,11 @@ static void gpu_print_text(void *state, FILE *out)
 	print_probes(g, out);
 	print_not_instrumented(g, out);
 	print_clocks(g, out);
-	fprintf(out, "gpu source events lost: %" PRIu64 " (CUPTI records, ring overflow, launches without a "
-		     "probe buffer)\n", g->drops);
+	fprintf(out,
+		"gpu source events lost: %" PRIu64
+		" (CUPTI records, ring overflow, launches without a "
+		"probe buffer)\n",
+		g->drops);
 	for (unsigned i = 0; i < g->nmessages; i++)
 		fprintf(out, "  %s%s\n", g->message_status[i] ? "problem: " : "", g->messages[i]);
 	if (g->out_of_memory)
@@ -610,13 +654,14 @@ static void gpu_print_json(void *state, struct json_writer *w)
 }
 
 GRT_REPORT_SECTION(gpu_section) = {
-	.name = "gpu",
-	.summary = "device time per kernel (CUPTI), block-probe launches, kernels not instrumented and why, clocks",
-	.default_on = true,
-	.order = 25,
-	.create = gpu_create,
-	.on_record = gpu_on_record,
-	.print_text = gpu_print_text,
-	.print_json = gpu_print_json,
-	.destroy = gpu_destroy,
+    .name = "gpu",
+    .summary = "device time per kernel (CUPTI), block-probe launches, kernels not instrumented and "
+	       "why, clocks",
+    .default_on = true,
+    .order = 25,
+    .create = gpu_create,
+    .on_record = gpu_on_record,
+    .print_text = gpu_print_text,
+    .print_json = gpu_print_json,
+    .destroy = gpu_destroy,
 };

@@ -9,7 +9,7 @@
 
 #define CALIB_ROUNDS 32
 #define REFRESH_ROUNDS 8
-#define START_TIMEOUT_NS 2000000000ULL	/* the kernel may queue behind the application's work */
+#define START_TIMEOUT_NS 2000000000ULL /* the kernel may queue behind the application's work */
 #define REFRESH_START_TIMEOUT_NS 20000000ULL /* the drain thread does not wait long */
 #define ROUND_TIMEOUT_NS 50000000ULL
 #define CALIB_ABORT 0xffffffffu
@@ -24,50 +24,50 @@
  * kernel is running (it may wait behind the application's kernels).
  */
 static const char calib_ptx[] =
-	".version 6.0\n"
-	".target sm_50\n"
-	".address_size 64\n"
-	".visible .entry __grt_calib(.param .u64 flag_ptr, .param .u64 out_ptr, .param .u32 rounds)\n"
-	"{\n"
-	"	.reg .pred %p<3>;\n"
-	"	.reg .b32 %r<4>;\n"
-	"	.reg .b64 %rd<8>;\n"
-	"	ld.param.u64 %rd1, [flag_ptr];\n"
-	"	ld.param.u64 %rd2, [out_ptr];\n"
-	"	ld.param.u32 %r1, [rounds];\n"
-	"	cvta.to.global.u64 %rd1, %rd1;\n"
-	"	cvta.to.global.u64 %rd2, %rd2;\n"
-	"	mov.u64 %rd3, %globaltimer;\n"
-	"	st.volatile.global.u64 [%rd2], %rd3;\n"
-	"	membar.sys;\n"
-	"	mov.u32 %r2, 1;\n"
-	"ROUND:\n"
-	"	setp.gt.u32 %p1, %r2, %r1;\n"
-	"	@%p1 bra DONE;\n"
-	"WAIT:\n"
-	"	ld.volatile.global.u32 %r3, [%rd1];\n"
-	"	setp.lt.u32 %p2, %r3, %r2;\n"
-	"	@%p2 bra WAIT;\n"
-	"	mov.u64 %rd4, %globaltimer;\n"
-	"	mul.wide.u32 %rd5, %r2, 8;\n"
-	"	add.s64 %rd6, %rd2, %rd5;\n"
-	"	st.volatile.global.u64 [%rd6], %rd4;\n"
-	"	membar.sys;\n"
-	"	add.u32 %r2, %r2, 1;\n"
-	"	bra ROUND;\n"
-	"DONE:\n"
-	"	ret;\n"
-	"}\n";
+    ".version 6.0\n"
+    ".target sm_50\n"
+    ".address_size 64\n"
+    ".visible .entry __grt_calib(.param .u64 flag_ptr, .param .u64 out_ptr, .param .u32 rounds)\n"
+    "{\n"
+    "	.reg .pred %p<3>;\n"
+    "	.reg .b32 %r<4>;\n"
+    "	.reg .b64 %rd<8>;\n"
+    "	ld.param.u64 %rd1, [flag_ptr];\n"
+    "	ld.param.u64 %rd2, [out_ptr];\n"
+    "	ld.param.u32 %r1, [rounds];\n"
+    "	cvta.to.global.u64 %rd1, %rd1;\n"
+    "	cvta.to.global.u64 %rd2, %rd2;\n"
+    "	mov.u64 %rd3, %globaltimer;\n"
+    "	st.volatile.global.u64 [%rd2], %rd3;\n"
+    "	membar.sys;\n"
+    "	mov.u32 %r2, 1;\n"
+    "ROUND:\n"
+    "	setp.gt.u32 %p1, %r2, %r1;\n"
+    "	@%p1 bra DONE;\n"
+    "WAIT:\n"
+    "	ld.volatile.global.u32 %r3, [%rd1];\n"
+    "	setp.lt.u32 %p2, %r3, %r2;\n"
+    "	@%p2 bra WAIT;\n"
+    "	mov.u64 %rd4, %globaltimer;\n"
+    "	mul.wide.u32 %rd5, %r2, 8;\n"
+    "	add.s64 %rd6, %rd2, %rd5;\n"
+    "	st.volatile.global.u64 [%rd6], %rd4;\n"
+    "	membar.sys;\n"
+    "	add.u32 %r2, %r2, 1;\n"
+    "	bra ROUND;\n"
+    "DONE:\n"
+    "	ret;\n"
+    "}\n";
 
 struct calib_state {
-	pthread_mutex_t lock;		/* one handshake at a time; the fit history */
+	pthread_mutex_t lock; /* one handshake at a time; the fit history */
 	CUmodule module;
 	CUfunction fn;
 	CUstream stream;
-	void *host;			/* mapped pinned page: flag at 0, answers from 64 */
+	void *host; /* mapped pinned page: flag at 0, answers from 64 */
 	CUdeviceptr dev;
 	CUdevice device;
-	bool kernel_pending;		/* a handshake gave up: its kernel may still run */
+	bool kernel_pending;		    /* a handshake gave up: its kernel may still run */
 	struct clock_fit fits[FIT_HISTORY]; /* ring, oldest first from fit_first */
 	unsigned fit_first, nfits;
 	uint64_t last_host_ns;
@@ -86,7 +86,8 @@ static int calib_setup(struct inject_state *st, struct calib_state *c, char *why
 
 	if ((r = d->cuCtxGetDevice(&c->device)))
 		return fail(why, why_len, "cuCtxGetDevice", r);
-	if ((r = d->cuMemHostAlloc(&c->host, 4096, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE)))
+	if ((r = d->cuMemHostAlloc(&c->host, 4096,
+				   CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE)))
 		return fail(why, why_len, "cuMemHostAlloc (mapped pinned memory)", r);
 	if ((r = d->cuMemHostGetDevicePointer_v2(&c->dev, c->host, 0)))
 		return fail(why, why_len, "cuMemHostGetDevicePointer", r);
@@ -125,7 +126,7 @@ static int handshake(struct inject_state *st, struct calib_state *c, struct cloc
 	volatile uint32_t *flag = c->host;
 	volatile uint64_t *out = (volatile uint64_t *)((char *)c->host + 64);
 	CUdeviceptr dflag = c->dev, dout = c->dev + 64;
-	void *params[] = { &dflag, &dout, &rounds };
+	void *params[] = {&dflag, &dout, &rounds};
 	int answered = 0;
 	CUresult r;
 
@@ -142,7 +143,8 @@ static int handshake(struct inject_state *st, struct calib_state *c, struct cloc
 	if (r)
 		return fail(why, why_len, "launching the calibration kernel", r);
 	if (!wait_nonzero(&out[0], start_timeout_ns)) {
-		snprintf(why, why_len, "the calibration kernel did not start within %llu ms (GPU busy)",
+		snprintf(why, why_len,
+			 "the calibration kernel did not start within %llu ms (GPU busy)",
 			 (unsigned long long)(start_timeout_ns / 1000000));
 		__atomic_store_n(flag, CALIB_ABORT, __ATOMIC_SEQ_CST);
 		c->kernel_pending = true;
@@ -168,7 +170,7 @@ static int handshake(struct inject_state *st, struct calib_state *c, struct cloc
 static void send_calibration(struct inject_state *st, const struct calib_state *c,
 			     const struct clock_fit *fit)
 {
-	struct inj_calib msg = { .rec = { .clock_id = GRT_CLOCK_GPU_GLOBALTIMER } };
+	struct inj_calib msg = {.rec = {.clock_id = GRT_CLOCK_GPU_GLOBALTIMER}};
 
 	msg.rec.device = (uint32_t)c->device;
 	msg.rec.gpu_ns = fit->clock_ns;
@@ -192,9 +194,10 @@ static void remember_fit(struct calib_state *c, const struct clock_fit *fit)
 
 /* One measurement in the calibrated context; under c->lock. */
 static int measure(struct inject_state *st, struct calib_state *c, unsigned rounds,
-		   uint64_t start_timeout_ns, bool push_ctx, struct clock_fit *fit, char *why, size_t why_len)
+		   uint64_t start_timeout_ns, bool push_ctx, struct clock_fit *fit, char *why,
+		   size_t why_len)
 {
-	struct clock_sample samples[CALIB_ROUNDS] = { 0 };
+	struct clock_sample samples[CALIB_ROUNDS] = {0};
 	CUcontext popped;
 	int n;
 
@@ -259,13 +262,15 @@ int calib_refresh(struct inject_state *st, uint64_t max_age_ns)
 		return -ENODATA;
 	pthread_mutex_lock(&c->lock);
 	err = inject_now_ns() - c->last_host_ns < max_age_ns
-		      ? 0
-		      : measure(st, c, REFRESH_ROUNDS, REFRESH_START_TIMEOUT_NS, true, &fit, why, sizeof(why));
+		  ? 0
+		  : measure(st, c, REFRESH_ROUNDS, REFRESH_START_TIMEOUT_NS, true, &fit, why,
+			    sizeof(why));
 	pthread_mutex_unlock(&c->lock);
 	return err;
 }
 
-int calib_bracket(struct inject_state *st, uint64_t clock_ns, struct clock_fit *a, struct clock_fit *b)
+int calib_bracket(struct inject_state *st, uint64_t clock_ns, struct clock_fit *a,
+		  struct clock_fit *b)
 {
 	struct calib_state *c = st->calib;
 	unsigned lo = 0, hi;

@@ -142,7 +142,8 @@ uint64_t channel_name(struct inject_channel *ch, const char *name)
 	len = strnlen(name, GRT_INJECT_MAX_NAME - 1);
 	msg = shm_ring_reserve(ch->ring, INJ_MSG_NAME, (uint32_t)(sizeof(*msg) + len + 1));
 	if (!msg) {
-		names_forget(ch, id); /* the record referring to it may still arrive: try next time */
+		names_forget(ch,
+			     id); /* the record referring to it may still arrive: try next time */
 		pthread_mutex_unlock(&ch->names_lock);
 		return id;
 	}
@@ -185,7 +186,7 @@ void channel_status(struct inject_channel *ch, uint32_t part, int status, const 
 
 void channel_drops(struct inject_channel *ch, uint32_t kind, uint64_t count)
 {
-	struct inj_drops msg = { .kind = kind, .count = count };
+	struct inj_drops msg = {.kind = kind, .count = count};
 
 	if (!count || !ch->ring)
 		return;
@@ -193,7 +194,8 @@ void channel_drops(struct inject_channel *ch, uint32_t kind, uint64_t count)
 	channel_send(ch, INJ_MSG_DROPS, &msg, sizeof(msg));
 }
 
-void channel_instrument(struct inject_channel *ch, const char *kernel, int status, const char *reason)
+void channel_instrument(struct inject_channel *ch, const char *kernel, int status,
+			const char *reason)
 {
 	size_t len = reason ? strnlen(reason, 255) : 0;
 	struct inj_instrument *msg;

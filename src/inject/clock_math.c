@@ -33,7 +33,8 @@ uint64_t clock_to_host(const struct clock_fit *fit, uint64_t clock_ns)
 	return (uint64_t)((int64_t)clock_ns - fit->offset_ns);
 }
 
-uint64_t clock_to_host2(const struct clock_fit *start, const struct clock_fit *end, uint64_t clock_ns)
+uint64_t clock_to_host2(const struct clock_fit *start, const struct clock_fit *end,
+			uint64_t clock_ns)
 {
 	double span, at;
 	int64_t offset;
@@ -46,9 +47,13 @@ uint64_t clock_to_host2(const struct clock_fit *start, const struct clock_fit *e
 	 * fit's offset alone is used.
 	 */
 	if (end->clock_ns <= start->clock_ns ||
-	    end->clock_ns - start->clock_ns < CLOCK_MIN_SPAN_PER_ERROR * (start->error_ns + end->error_ns))
+	    end->clock_ns - start->clock_ns <
+		CLOCK_MIN_SPAN_PER_ERROR * (start->error_ns + end->error_ns))
 		return clock_to_host(clock_ns - start->clock_ns <= end->clock_ns - clock_ns ||
-					     clock_ns < start->clock_ns ? start : end, clock_ns);
+					     clock_ns < start->clock_ns
+					 ? start
+					 : end,
+				     clock_ns);
 	if (clock_ns <= start->clock_ns)
 		return clock_to_host(start, clock_ns);
 	if (clock_ns >= end->clock_ns)

@@ -7,9 +7,9 @@
 
 /* One handshake: the device clock was read somewhere between host_before and host_after. */
 struct clock_sample {
-	uint64_t host_before;	/* CLOCK_MONOTONIC when the host let the device go */
-	uint64_t host_after;	/* CLOCK_MONOTONIC when the host saw the device's answer */
-	uint64_t clock;		/* the device clock value (0 = no answer) */
+	uint64_t host_before; /* CLOCK_MONOTONIC when the host let the device go */
+	uint64_t host_after;  /* CLOCK_MONOTONIC when the host saw the device's answer */
+	uint64_t clock;	      /* the device clock value (0 = no answer) */
 };
 
 /* device = host + offset, within +-error; host_ns is the midpoint the pair was taken at. */
@@ -17,7 +17,7 @@ struct clock_fit {
 	uint64_t clock_ns;
 	uint64_t host_ns;
 	int64_t offset_ns;
-	uint64_t error_ns;	/* half the round trip, rounded up */
+	uint64_t error_ns; /* half the round trip, rounded up */
 };
 
 /*
@@ -37,12 +37,13 @@ uint64_t clock_to_host(const struct clock_fit *fit, uint64_t clock_ns);
  * closer than CLOCK_MIN_SPAN_PER_ERROR times their summed error bounds.
  */
 #define CLOCK_MIN_SPAN_PER_ERROR 10000
-uint64_t clock_to_host2(const struct clock_fit *start, const struct clock_fit *end, uint64_t clock_ns);
+uint64_t clock_to_host2(const struct clock_fit *start, const struct clock_fit *end,
+			uint64_t clock_ns);
 
 /* The mapping a launch's times go through: a pair of fits around them; NULL a = raw device time. */
 struct clock_pair {
 	const struct clock_fit *a;
-	const struct clock_fit *b;	/* NULL: a alone */
+	const struct clock_fit *b; /* NULL: a alone */
 };
 
 static inline uint64_t clock_map(const struct clock_pair *m, uint64_t clock_ns)

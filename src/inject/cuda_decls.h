@@ -1,4 +1,4 @@
-/* The few CUDA driver types and constants the inject library uses, re-declared (no CUDA headers needed). */
+/* The CUDA driver types and constants the inject library uses, re-declared (no CUDA headers). */
 #ifndef GRT_CUDA_DECLS_H
 #define GRT_CUDA_DECLS_H
 

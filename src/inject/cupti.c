@@ -1,4 +1,4 @@
-/* Kernel, memcpy and memset timing for every launch through CUPTI activity, tied to the host call. */
+/* Kernel, memcpy and memset timing for every launch through CUPTI activity, tied to its call. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
@@ -12,11 +12,11 @@
 #include "trace/records_cuda.h"
 
 #define ACTIVITY_BUFFER_BYTES (4u << 20)
-#define FLUSH_PERIOD_MS 200		/* the flusher thread's pace without sync points */
-#define FLUSH_NUDGE_NS 5000000ULL	/* sync points wake it at most this often */
-#define NAME_CACHE 1024			/* CUPTI's kernel name pointers -> name ids */
-#define CORR_SLOTS 65536u	     /* API calls remembered until their activity arrives */
-#define TOOL_TID UINT32_MAX	     /* marks calls the library itself made */
+#define FLUSH_PERIOD_MS 200	  /* the flusher thread's pace without sync points */
+#define FLUSH_NUDGE_NS 5000000ULL /* sync points wake it at most this often */
+#define NAME_CACHE 1024		  /* CUPTI's kernel name pointers -> name ids */
+#define CORR_SLOTS 65536u	  /* API calls remembered until their activity arrives */
+#define TOOL_TID UINT32_MAX	  /* marks calls the library itself made */
 
 /*
  * The driver API ENTER callback of a launch/copy stores (api_enter_ns, tid,
@@ -53,18 +53,18 @@ struct cupti_state {
 	void *handle;
 	struct cupti_api api;
 	CUpti_SubscriberHandle subscriber;
-	uintptr_t lo, hi;		/* libcupti's mapped address range */
+	uintptr_t lo, hi; /* libcupti's mapped address range */
 	struct corr_slot *corr;
-	bool own_clock;			/* CUPTI timestamps are CLOCK_MONOTONIC (our callback) */
+	bool own_clock; /* CUPTI timestamps are CLOCK_MONOTONIC (our callback) */
 	_Atomic uint64_t last_flush_ns;
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t kernels, copies;
-	_Atomic uint64_t launch_calls;	/* launch API calls of the application */
-	_Atomic uint64_t unmatched;	/* records whose call was no longer in the table */
+	_Atomic uint64_t launch_calls; /* launch API calls of the application */
+	_Atomic uint64_t unmatched;    /* records whose call was no longer in the table */
 	/* buffers are flushed and turned into messages on this thread, never the application's */
 	pthread_t flusher;
 	bool flusher_started;
-	pthread_mutex_t lock;		/* flusher wake-up and name cache */
+	pthread_mutex_t lock; /* flusher wake-up and name cache */
 	pthread_cond_t wake;
 	bool stop;
 	struct {
@@ -74,16 +74,15 @@ struct cupti_state {
 };
 
 static const uint32_t launch_cbids[] = {
-	115, 116, 117, 307, 442, 477, 478, 480, 514, 515, 652, 653,
+    115, 116, 117, 307, 442, 477, 478, 480, 514, 515, 652, 653,
 };
 
 /* memcpy and memset callback ids, as [first, last] runs */
 static const uint32_t copy_cbid_runs[][2] = {
-	{ 43, 43 }, { 45, 45 }, { 47, 47 }, { 49, 49 }, { 51, 51 }, { 53, 58 }, { 60, 60 },
-	{ 62, 62 }, { 64, 64 }, { 66, 69 }, { 71, 71 }, { 73, 73 }, { 75, 75 }, { 77, 77 },
-	{ 79, 79 }, { 81, 81 }, { 216, 216 }, { 218, 218 }, { 220, 220 }, { 222, 222 },
-	{ 224, 224 }, { 226, 226 }, { 248, 254 }, { 276, 293 }, { 305, 306 }, { 318, 321 },
-	{ 397, 416 }, { 418, 433 }, { 776, 779 }, { 796, 799 },
+    {43, 43},	{45, 45},   {47, 47},	{49, 49},   {51, 51},	{53, 58},   {60, 60},	{62, 62},
+    {64, 64},	{66, 69},   {71, 71},	{73, 73},   {75, 75},	{77, 77},   {79, 79},	{81, 81},
+    {216, 216}, {218, 218}, {220, 220}, {222, 222}, {224, 224}, {226, 226}, {248, 254}, {276, 293},
+    {305, 306}, {318, 321}, {397, 416}, {418, 433}, {776, 779}, {796, 799},
 };
 
 static uint64_t monotonic_clock(void)
@@ -103,10 +102,10 @@ static const char *cupti_error(const struct cupti_state *c, CUptiResult r)
 static void *open_cupti(const char *configured, char *why, size_t why_len)
 {
 	static const char *const candidates[] = {
-		"libcupti.so.13",
-		"/usr/local/cuda/lib64/libcupti.so.13",
-		"/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
-		"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+	    "libcupti.so.13",
+	    "/usr/local/cuda/lib64/libcupti.so.13",
+	    "/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
+	    "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
 	};
 	void *h;
 
@@ -119,8 +118,9 @@ static void *open_cupti(const char *configured, char *why, size_t why_len)
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++)
 		if ((h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL)))
 			return h;
-	snprintf(why, why_len, "libcupti.so.13 not found (LD_LIBRARY_PATH, /usr/local/cuda/lib64, "
-			       "/usr/local/cuda/targets/x86_64-linux/lib; or set GRTRACE_CUPTI_PATH)");
+	snprintf(why, why_len,
+		 "libcupti.so.13 not found (LD_LIBRARY_PATH, /usr/local/cuda/lib64, "
+		 "/usr/local/cuda/targets/x86_64-linux/lib; or set GRTRACE_CUPTI_PATH)");
 	return NULL;
 }
 
@@ -131,16 +131,18 @@ static int resolve_api(struct cupti_state *c, char *why, size_t why_len)
 		size_t offset;
 		bool optional;
 	} syms[] = {
-		{ "cuptiSubscribe", offsetof(struct cupti_api, subscribe), false },
-		{ "cuptiEnableCallback", offsetof(struct cupti_api, enable_callback), false },
-		{ "cuptiActivityEnable", offsetof(struct cupti_api, activity_enable), false },
-		{ "cuptiActivityRegisterCallbacks", offsetof(struct cupti_api, register_callbacks), false },
-		{ "cuptiActivityFlushAll", offsetof(struct cupti_api, flush_all), false },
-		{ "cuptiActivityGetNextRecord", offsetof(struct cupti_api, next_record), false },
-		{ "cuptiActivityGetNumDroppedRecords", offsetof(struct cupti_api, num_dropped), false },
-		{ "cuptiGetTimestamp", offsetof(struct cupti_api, get_timestamp), false },
-		{ "cuptiActivityRegisterTimestampCallback", offsetof(struct cupti_api, register_timestamp), true },
-		{ "cuptiGetResultString", offsetof(struct cupti_api, result_string), true },
+	    {"cuptiSubscribe", offsetof(struct cupti_api, subscribe), false},
+	    {"cuptiEnableCallback", offsetof(struct cupti_api, enable_callback), false},
+	    {"cuptiActivityEnable", offsetof(struct cupti_api, activity_enable), false},
+	    {"cuptiActivityRegisterCallbacks", offsetof(struct cupti_api, register_callbacks),
+	     false},
+	    {"cuptiActivityFlushAll", offsetof(struct cupti_api, flush_all), false},
+	    {"cuptiActivityGetNextRecord", offsetof(struct cupti_api, next_record), false},
+	    {"cuptiActivityGetNumDroppedRecords", offsetof(struct cupti_api, num_dropped), false},
+	    {"cuptiGetTimestamp", offsetof(struct cupti_api, get_timestamp), false},
+	    {"cuptiActivityRegisterTimestampCallback",
+	     offsetof(struct cupti_api, register_timestamp), true},
+	    {"cuptiGetResultString", offsetof(struct cupti_api, result_string), true},
 	};
 
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
@@ -227,7 +229,8 @@ static void on_driver_call(void *userdata, int domain, uint32_t cbid, const void
 	struct corr_slot *slot;
 	uint32_t corr;
 
-	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || *(const uint32_t *)(d + CUPTI_CB_OFF_SITE) != CUPTI_API_ENTER)
+	if (domain != CUPTI_CB_DOMAIN_DRIVER_API ||
+	    *(const uint32_t *)(d + CUPTI_CB_OFF_SITE) != CUPTI_API_ENTER)
 		return;
 	corr = *(const uint32_t *)(d + CUPTI_CB_OFF_CORRELATION);
 	slot = &c->corr[corr & (CORR_SLOTS - 1)];
@@ -300,7 +303,7 @@ static void emit_kernel(struct inject_state *st, struct cupti_state *c, const ui
 	const char *name = *(const char *const *)(r + CUPTI_KERNEL_OFF_NAME);
 	const int32_t *grid = (const int32_t *)(r + CUPTI_KERNEL_OFF_GRID);
 	const int32_t *block = (const int32_t *)(r + CUPTI_KERNEL_OFF_BLOCK);
-	struct inj_kernel msg = { 0 };
+	struct inj_kernel msg = {0};
 	uint32_t tid;
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_CORRELATION);
@@ -328,18 +331,25 @@ static void emit_kernel(struct inject_state *st, struct cupti_state *c, const ui
 static uint32_t copy_kind(uint8_t cupti_kind)
 {
 	switch (cupti_kind) {
-	case CUPTI_MEMCPY_HTOD: return GRT_COPY_HTOD;
-	case CUPTI_MEMCPY_DTOH: return GRT_COPY_DTOH;
-	case CUPTI_MEMCPY_DTOD: return GRT_COPY_DTOD;
-	case CUPTI_MEMCPY_HTOH: return GRT_COPY_HTOH;
-	case CUPTI_MEMCPY_PTOP: return GRT_COPY_PEER;
-	default: return GRT_COPY_UNKNOWN; /* array copies */
+	case CUPTI_MEMCPY_HTOD:
+		return GRT_COPY_HTOD;
+	case CUPTI_MEMCPY_DTOH:
+		return GRT_COPY_DTOH;
+	case CUPTI_MEMCPY_DTOD:
+		return GRT_COPY_DTOD;
+	case CUPTI_MEMCPY_HTOH:
+		return GRT_COPY_HTOH;
+	case CUPTI_MEMCPY_PTOP:
+		return GRT_COPY_PEER;
+	default:
+		return GRT_COPY_UNKNOWN; /* array copies */
 	}
 }
 
-static void emit_copy(struct inject_state *st, struct cupti_state *c, const uint8_t *r, bool memset_op)
+static void emit_copy(struct inject_state *st, struct cupti_state *c, const uint8_t *r,
+		      bool memset_op)
 {
-	struct inj_copy msg = { 0 };
+	struct inj_copy msg = {0};
 	uint32_t tid;
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_COPY_OFF_CORRELATION);
@@ -381,7 +391,8 @@ static void on_buffer_complete(CUcontext ctx, uint32_t stream_id, uint8_t *buffe
 	while (c && valid && c->api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
 		int kind = *(const int *)rec;
 
-		if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL || kind == CUPTI_ACTIVITY_KIND_KERNEL)
+		if (kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL ||
+		    kind == CUPTI_ACTIVITY_KIND_KERNEL)
 			emit_kernel(st, c, rec);
 		else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY || kind == CUPTI_ACTIVITY_KIND_MEMSET)
 			emit_copy(st, c, rec, kind == CUPTI_ACTIVITY_KIND_MEMSET);
@@ -399,7 +410,8 @@ static int enable_callbacks(struct cupti_state *c, char *why, size_t why_len)
 	CUptiResult r;
 
 	for (size_t i = 0; i < sizeof(launch_cbids) / sizeof(launch_cbids[0]); i++)
-		if ((r = c->api.enable_callback(1, c->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, launch_cbids[i]))) {
+		if ((r = c->api.enable_callback(1, c->subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+						launch_cbids[i]))) {
 			snprintf(why, why_len, "cuptiEnableCallback: %s", cupti_error(c, r));
 			return -EIO;
 		}
@@ -412,7 +424,9 @@ static int enable_callbacks(struct cupti_state *c, char *why, size_t why_len)
 static int enable_activity(struct cupti_state *c, char *why, size_t why_len)
 {
 	static const int kinds[] = {
-		CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+	    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+	    CUPTI_ACTIVITY_KIND_MEMCPY,
+	    CUPTI_ACTIVITY_KIND_MEMSET,
 	};
 	CUptiResult r;
 
@@ -422,7 +436,8 @@ static int enable_activity(struct cupti_state *c, char *why, size_t why_len)
 	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
 		if ((r = c->api.activity_enable(kinds[i]))) {
-			snprintf(why, why_len, "cuptiActivityEnable(%d): %s", kinds[i], cupti_error(c, r));
+			snprintf(why, why_len, "cuptiActivityEnable(%d): %s", kinds[i],
+				 cupti_error(c, r));
 			return -EIO;
 		}
 	return 0;
@@ -447,7 +462,7 @@ int cupti_calibrate(struct inject_state *st, struct clock_fit *out)
 
 static void send_cupti_calibration(struct inject_state *st)
 {
-	struct inj_calib msg = { .rec = { .clock_id = GRT_CLOCK_CUPTI } };
+	struct inj_calib msg = {.rec = {.clock_id = GRT_CLOCK_CUPTI}};
 	struct clock_fit fit;
 
 	if (cupti_calibrate(st, &fit))
@@ -497,7 +512,7 @@ static void cupti_free(struct cupti_state *c)
 int cupti_start(struct inject_state *st, char *why, size_t why_len)
 {
 	struct cupti_state *c = calloc(1, sizeof(*c));
-	struct range_search rs = { 0 };
+	struct range_search rs = {0};
 	CUptiResult r;
 	int err;
 
@@ -523,10 +538,12 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len)
 		c->hi = rs.hi;
 	}
 	/* before anything is enabled, so every record is on CLOCK_MONOTONIC */
-	c->own_clock = c->api.register_timestamp && c->api.register_timestamp(monotonic_clock) == CUPTI_SUCCESS;
+	c->own_clock = c->api.register_timestamp &&
+		       c->api.register_timestamp(monotonic_clock) == CUPTI_SUCCESS;
 	st->cupti = c;
 	if ((r = c->api.subscribe(&c->subscriber, on_driver_call, c))) {
-		snprintf(why, why_len, "cuptiSubscribe: %s (another profiler attached?)", cupti_error(c, r));
+		snprintf(why, why_len, "cuptiSubscribe: %s (another profiler attached?)",
+			 cupti_error(c, r));
 		st->cupti = NULL;
 		cupti_free(c);
 		return -EBUSY;

@@ -1,4 +1,4 @@
-/* The part of CUPTI's ABI the inject library uses, re-declared from cupti_activity.h/cupti_callbacks.h (CUDA 13). */
+/* The part of CUPTI 13's ABI the inject library uses, re-declared from its headers. */
 #ifndef GRT_CUPTI_DECLS_H
 #define GRT_CUPTI_DECLS_H
 
@@ -43,15 +43,15 @@ typedef struct CUpti_Subscriber_st *CUpti_SubscriberHandle;
 #define CUPTI_KERNEL_OFF_END 24
 #define CUPTI_KERNEL_OFF_DEVICE 40
 #define CUPTI_KERNEL_OFF_STREAM 48
-#define CUPTI_KERNEL_OFF_GRID 52	/* int32 x, y, z */
-#define CUPTI_KERNEL_OFF_BLOCK 64	/* int32 x, y, z */
+#define CUPTI_KERNEL_OFF_GRID 52  /* int32 x, y, z */
+#define CUPTI_KERNEL_OFF_BLOCK 64 /* int32 x, y, z */
 #define CUPTI_KERNEL_OFF_CORRELATION 92
-#define CUPTI_KERNEL_OFF_NAME 104	/* const char * */
-#define CUPTI_KERNEL_OFF_GRAPH 156	/* uint32 graphId */
+#define CUPTI_KERNEL_OFF_NAME 104  /* const char * */
+#define CUPTI_KERNEL_OFF_GRAPH 156 /* uint32 graphId */
 #define CUPTI_KERNEL_MIN_SIZE 160
 
 /* CUpti_ActivityMemcpy6 and CUpti_ActivityMemset4 share these */
-#define CUPTI_COPY_OFF_KIND 4		/* memcpy: uint8 copyKind */
+#define CUPTI_COPY_OFF_KIND 4 /* memcpy: uint8 copyKind */
 #define CUPTI_COPY_OFF_BYTES 8
 #define CUPTI_COPY_OFF_START 16
 #define CUPTI_COPY_OFF_END 24
@@ -75,8 +75,8 @@ typedef struct CUpti_Subscriber_st *CUpti_SubscriberHandle;
 #define CUPTI_CBID_cuGraphLaunch_ptsz 515
 
 /* Byte offset of hStream in the callback's parameter struct, by callback id family. */
-#define CUPTI_PARAMS_LAUNCH_STREAM 40	/* cuLaunchKernel_params */
-#define CUPTI_PARAMS_GRAPH_STREAM 8	/* cuGraphLaunch_params */
+#define CUPTI_PARAMS_LAUNCH_STREAM 40 /* cuLaunchKernel_params */
+#define CUPTI_PARAMS_GRAPH_STREAM 8   /* cuGraphLaunch_params */
 
 #ifndef GRT_CUPTI_CONSTANTS_ONLY
 typedef void (*CUpti_CallbackFunc)(void *userdata, int domain, uint32_t cbid, const void *cbdata);

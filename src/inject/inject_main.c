@@ -1,4 +1,4 @@
-/* libgrtrace-inject.so's life in a process: configuration, the real driver, start, calibration, exit. */
+/* libgrtrace-inject.so's life in a process: configuration, real driver, start, exit. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -17,8 +17,8 @@
  * through CUDA_INJECTION64_PATH, which dlopen()s the same file).
  */
 static struct inject_state state = {
-	.init_lock = PTHREAD_MUTEX_INITIALIZER,
-	.chan = { .names_lock = PTHREAD_MUTEX_INITIALIZER },
+    .init_lock = PTHREAD_MUTEX_INITIALIZER,
+    .chan = {.names_lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
 __thread int inject_in_tool __attribute__((tls_model("initial-exec")));
@@ -113,7 +113,8 @@ static void read_config(struct inject_config *c)
 	c->cupti = !(cupti && !strcmp(cupti, "0"));
 	c->cupti_callbacks = !(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS) &&
 			       !strcmp(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS), "0"));
-	c->collect_at_exit = getenv(GRT_INJECT_ENV_COLLECT) && !strcmp(getenv(GRT_INJECT_ENV_COLLECT), "exit");
+	c->collect_at_exit =
+	    getenv(GRT_INJECT_ENV_COLLECT) && !strcmp(getenv(GRT_INJECT_ENV_COLLECT), "exit");
 	c->debug = debug && !strcmp(debug, "1");
 	c->pool_wait = wait && !strcmp(wait, "1");
 	c->block_launches = (int)env_long(GRT_INJECT_ENV_BLOCK_LAUNCHES, 64);
@@ -228,22 +229,25 @@ void inject_start(void)
 	inject_enter_tool();
 	err = channel_open(&state.chan, state.cfg.shm_path);
 	if (err && state.cfg.debug)
-		inject_debug("cannot open the recorder's ring %s: %s", state.cfg.shm_path, strerror(-err));
+		inject_debug("cannot open the recorder's ring %s: %s", state.cfg.shm_path,
+			     strerror(-err));
 	read_comm(comm, sizeof(comm));
-	channel_status(&state.chan, INJ_PART_LIBRARY, 0, "libgrtrace-inject attached to %s (pid %d)",
-		       comm, (int)state.pid);
+	channel_status(&state.chan, INJ_PART_LIBRARY, 0,
+		       "libgrtrace-inject attached to %s (pid %d)", comm, (int)state.pid);
 	if (!state.cfg.cupti)
 		channel_status(&state.chan, INJ_PART_CUPTI, -ECANCELED,
 			       "CUPTI kernel timing off (GRTRACE_GPU_CUPTI=0)");
 	else if ((err = cupti_start(&state, why, sizeof(why))))
-		channel_status(&state.chan, INJ_PART_CUPTI, err, "CUPTI kernel timing unavailable: %s", why);
+		channel_status(&state.chan, INJ_PART_CUPTI, err,
+			       "CUPTI kernel timing unavailable: %s", why);
 	else
 		channel_status(&state.chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on");
 	if (!state.cfg.probe_mode)
 		channel_status(&state.chan, INJ_PART_PROBES, -ECANCELED,
 			       "block probes off (GRTRACE_GPU_PROBES=off)");
 	else if ((err = probes_start(&state, why, sizeof(why))))
-		channel_status(&state.chan, INJ_PART_PROBES, err, "block probes unavailable: %s", why);
+		channel_status(&state.chan, INJ_PART_PROBES, err, "block probes unavailable: %s",
+			       why);
 	atexit(inject_finish);
 	inject_leave_tool();
 }
@@ -260,8 +264,8 @@ void inject_start_with_context(void)
 	if (inject_driver_ready() || !state.drv.cuCtxGetCurrent)
 		return;
 	pthread_mutex_lock(&state.init_lock);
-	if (atomic_load(&state.calibrated) || atomic_load(&state.finished) || inject_driver_missing() ||
-	    state.drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
+	if (atomic_load(&state.calibrated) || atomic_load(&state.finished) ||
+	    inject_driver_missing() || state.drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
 		pthread_mutex_unlock(&state.init_lock);
 		return; /* no context yet: the next launch or load tries again */
 	}
@@ -270,7 +274,8 @@ void inject_start_with_context(void)
 	err = calib_globaltimer(&state, false, why, sizeof(why));
 	if (err)
 		channel_status(&state.chan, INJ_PART_CALIB, err,
-			       "GPU clock calibration failed: %s; block-probe times are not mapped", why);
+			       "GPU clock calibration failed: %s; block-probe times are not mapped",
+			       why);
 	inject_leave_tool();
 	atomic_store_explicit(&state.calibrated, 1, memory_order_release);
 	pthread_mutex_unlock(&state.init_lock);
@@ -285,18 +290,23 @@ static double per(unsigned long long ns, unsigned long long n)
 static void report_stats(struct inject_state *st)
 {
 	struct inject_stats *s = &st->stats;
-	unsigned long long launches = atomic_load(&s->launches), probed = atomic_load(&s->probe_launches);
+	unsigned long long launches = atomic_load(&s->launches),
+			   probed = atomic_load(&s->probe_launches);
 
-	channel_status(&st->chan, INJ_PART_LIBRARY, 0,
-		       "cost: %llu launches; driver launch %.0f ns uninstrumented, %.0f ns instrumented; "
-		       "probe bookkeeping %.0f ns/launch (lock wait %.0f, %llu first-use launches apart); "
-		       "drain thread %llu batches, poll %.1f ms, collect %.1f ms, pool top-up %.1f ms",
-		       launches, per(atomic_load(&s->launch_real_ns), launches - probed - atomic_load(&s->probe_slow)),
-		       per(atomic_load(&s->probe_real_ns), probed), per(atomic_load(&s->probe_host_ns), probed),
-		       per(atomic_load(&s->probe_lock_ns), probed), (unsigned long long)atomic_load(&s->probe_slow),
-		       (unsigned long long)atomic_load(&s->drain_batches),
-		       atomic_load(&s->drain_poll_ns) / 1e6, atomic_load(&s->drain_collect_ns) / 1e6,
-		       atomic_load(&s->drain_topup_ns) / 1e6);
+	channel_status(
+	    &st->chan, INJ_PART_LIBRARY, 0,
+	    "cost: %llu launches; driver launch %.0f ns uninstrumented, %.0f ns instrumented; "
+	    "probe bookkeeping %.0f ns/launch (lock wait %.0f, %llu first-use launches apart); "
+	    "drain thread %llu batches, poll %.1f ms, collect %.1f ms, pool top-up %.1f ms",
+	    launches,
+	    per(atomic_load(&s->launch_real_ns), launches - probed - atomic_load(&s->probe_slow)),
+	    per(atomic_load(&s->probe_real_ns), probed),
+	    per(atomic_load(&s->probe_host_ns), probed),
+	    per(atomic_load(&s->probe_lock_ns), probed),
+	    (unsigned long long)atomic_load(&s->probe_slow),
+	    (unsigned long long)atomic_load(&s->drain_batches),
+	    atomic_load(&s->drain_poll_ns) / 1e6, atomic_load(&s->drain_collect_ns) / 1e6,
+	    atomic_load(&s->drain_topup_ns) / 1e6);
 }
 
 /* Final collection: probe buffers, the closing calibration, CUPTI's last buffers. Once. */

@@ -1,4 +1,4 @@
-/* The interposed driver entry points, and how the application's calls reach them (exports, dlsym, cuGetProcAddress). */
+/* The interposed driver entry points and the three ways calls reach them. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -184,7 +184,7 @@ EXPORT CUresult cuInit(unsigned int flags)
 	CUresult r;
 
 	ENTER(cuInit);
-	r = CALL_REAL(cuInit, CUresult (*)(unsigned int), flags);
+	r = CALL_REAL(cuInit, CUresult(*)(unsigned int), flags);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		inject_start();
 	return r;
@@ -196,7 +196,7 @@ EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, ui
 	CUresult r;
 
 	ENTER(cuGetProcAddress);
-	r = CALL_REAL(cuGetProcAddress, CUresult (*)(const char *, void **, int, uint64_t), symbol,
+	r = CALL_REAL(cuGetProcAddress, CUresult(*)(const char *, void **, int, uint64_t), symbol,
 		      pfn, version, flags);
 	if (r == CUDA_SUCCESS && pfn)
 		*pfn = swap_for_wrapper(*pfn, caller);
@@ -210,9 +210,10 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
 	CUresult r;
 
 	ENTER(cuGetProcAddress_v2);
-	r = CALL_REAL(cuGetProcAddress_v2,
-		      CUresult (*)(const char *, void **, int, uint64_t, CUdriverProcAddressQueryResult *),
-		      symbol, pfn, version, flags, status);
+	r = CALL_REAL(
+	    cuGetProcAddress_v2,
+	    CUresult(*)(const char *, void **, int, uint64_t, CUdriverProcAddressQueryResult *),
+	    symbol, pfn, version, flags, status);
 	if (r == CUDA_SUCCESS && pfn)
 		*pfn = swap_for_wrapper(*pfn, caller);
 	return r;
@@ -232,7 +233,7 @@ EXPORT CUresult cuModuleLoad(CUmodule *mod, const char *fname)
 	CUresult r;
 
 	ENTER(cuModuleLoad);
-	r = CALL_REAL(cuModuleLoad, CUresult (*)(CUmodule *, const char *), mod, fname);
+	r = CALL_REAL(cuModuleLoad, CUresult(*)(CUmodule *, const char *), mod, fname);
 	if (r == CUDA_SUCCESS)
 		after_module_load(*mod, NULL, fname);
 	return r;
@@ -243,7 +244,7 @@ EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
 	CUresult r;
 
 	ENTER(cuModuleLoadData);
-	r = CALL_REAL(cuModuleLoadData, CUresult (*)(CUmodule *, const void *), mod, image);
+	r = CALL_REAL(cuModuleLoadData, CUresult(*)(CUmodule *, const void *), mod, image);
 	if (r == CUDA_SUCCESS)
 		after_module_load(*mod, image, NULL);
 	return r;
@@ -256,8 +257,8 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned in
 
 	ENTER(cuModuleLoadDataEx);
 	r = CALL_REAL(cuModuleLoadDataEx,
-		      CUresult (*)(CUmodule *, const void *, unsigned int, CUjit_option *, void **), mod,
-		      image, n, options, values);
+		      CUresult(*)(CUmodule *, const void *, unsigned int, CUjit_option *, void **),
+		      mod, image, n, options, values);
 	if (r == CUDA_SUCCESS)
 		after_module_load(*mod, image, NULL);
 	return r;
@@ -268,7 +269,7 @@ EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
 	CUresult r;
 
 	ENTER(cuModuleLoadFatBinary);
-	r = CALL_REAL(cuModuleLoadFatBinary, CUresult (*)(CUmodule *, const void *), mod, fatbin);
+	r = CALL_REAL(cuModuleLoadFatBinary, CUresult(*)(CUmodule *, const void *), mod, fatbin);
 	if (r == CUDA_SUCCESS)
 		after_module_load(*mod, fatbin, NULL);
 	return r;
@@ -279,7 +280,7 @@ EXPORT CUresult cuModuleUnload(CUmodule mod)
 	ENTER(cuModuleUnload);
 	if (!inject_in_tool)
 		probes_module_unloaded(mod);
-	return CALL_REAL(cuModuleUnload, CUresult (*)(CUmodule), mod);
+	return CALL_REAL(cuModuleUnload, CUresult(*)(CUmodule), mod);
 }
 
 EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
@@ -287,8 +288,8 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *nam
 	CUresult r;
 
 	ENTER(cuModuleGetFunction);
-	r = CALL_REAL(cuModuleGetFunction, CUresult (*)(CUfunction *, CUmodule, const char *), f, mod,
-		      name);
+	r = CALL_REAL(cuModuleGetFunction, CUresult(*)(CUfunction *, CUmodule, const char *), f,
+		      mod, name);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		probes_function(mod, *f, name);
 	return r;
@@ -300,8 +301,9 @@ typedef CUresult (*library_load_file_fn)(CUlibrary *, const char *, CUjit_option
 					 unsigned int, CUlibraryOption *, void **, unsigned int);
 
 EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jit_options,
-				  void **jit_values, unsigned int njit, CUlibraryOption *lib_options,
-				  void **lib_values, unsigned int nlib)
+				  void **jit_values, unsigned int njit,
+				  CUlibraryOption *lib_options, void **lib_values,
+				  unsigned int nlib)
 {
 	CUresult r;
 
@@ -315,7 +317,8 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option
 
 EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_option *jit_options,
 				      void **jit_values, unsigned int njit,
-				      CUlibraryOption *lib_options, void **lib_values, unsigned int nlib)
+				      CUlibraryOption *lib_options, void **lib_values,
+				      unsigned int nlib)
 {
 	CUresult r;
 
@@ -332,7 +335,7 @@ EXPORT CUresult cuLibraryUnload(CUlibrary lib)
 	ENTER(cuLibraryUnload);
 	if (!inject_in_tool)
 		probes_library_unloaded(lib);
-	return CALL_REAL(cuLibraryUnload, CUresult (*)(CUlibrary), lib);
+	return CALL_REAL(cuLibraryUnload, CUresult(*)(CUlibrary), lib);
 }
 
 EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
@@ -340,7 +343,7 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
 	CUresult r;
 
 	ENTER(cuLibraryGetKernel);
-	r = CALL_REAL(cuLibraryGetKernel, CUresult (*)(CUkernel *, CUlibrary, const char *), k, lib,
+	r = CALL_REAL(cuLibraryGetKernel, CUresult(*)(CUkernel *, CUlibrary, const char *), k, lib,
 		      name);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		probes_kernel(lib, *k, name);
@@ -352,7 +355,7 @@ EXPORT CUresult cuLibraryGetModule(CUmodule *mod, CUlibrary lib)
 	CUresult r;
 
 	ENTER(cuLibraryGetModule);
-	r = CALL_REAL(cuLibraryGetModule, CUresult (*)(CUmodule *, CUlibrary), mod, lib);
+	r = CALL_REAL(cuLibraryGetModule, CUresult(*)(CUmodule *, CUlibrary), mod, lib);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		probes_library_module(lib, *mod);
 	return r;
@@ -363,7 +366,7 @@ EXPORT CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
 	CUresult r;
 
 	ENTER(cuKernelGetFunction);
-	r = CALL_REAL(cuKernelGetFunction, CUresult (*)(CUfunction *, CUkernel), f, k);
+	r = CALL_REAL(cuKernelGetFunction, CUresult(*)(CUfunction *, CUkernel), f, k);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		probes_kernel_function(k, *f);
 	return r;
@@ -386,7 +389,7 @@ static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned 
 		       unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
 		       unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra)
 {
-	CUlaunchConfig cfg = { gx, gy, gz, bx, by, bz, shmem, s, NULL, 0 };
+	CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, s, NULL, 0};
 	CUresult r;
 
 	if (!inject_in_tool) {
@@ -398,8 +401,9 @@ static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned 
 			return r;
 		}
 	}
-	r = table[id].real ? ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)
-			   : CUDA_ERROR_NOT_INITIALIZED;
+	r = table[id].real
+		? ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)
+		: CUDA_ERROR_NOT_INITIALIZED;
 	if (inject_api_enter_ns)
 		count_launch(inject_api_enter_ns);
 	inject_api_enter_ns = 0;
@@ -407,17 +411,16 @@ static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned 
 }
 
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-			       unsigned int bx, unsigned int by, unsigned int bz, unsigned int shmem,
-			       CUstream s, void **params, void **extra)
+			       unsigned int bx, unsigned int by, unsigned int bz,
+			       unsigned int shmem, CUstream s, void **params, void **extra)
 {
 	ENTER(cuLaunchKernel);
 	return launch(IP_cuLaunchKernel, false, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
-EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
-				    unsigned int gz, unsigned int bx, unsigned int by,
-				    unsigned int bz, unsigned int shmem, CUstream s, void **params,
-				    void **extra)
+EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+				    unsigned int bx, unsigned int by, unsigned int bz,
+				    unsigned int shmem, CUstream s, void **params, void **extra)
 {
 	ENTER(cuLaunchKernel_ptsz);
 	return launch(IP_cuLaunchKernel_ptsz, true, f, gx, gy, gz, bx, by, bz, shmem, s, params,
@@ -476,7 +479,7 @@ EXPORT CUresult cuCtxSynchronize(void)
 
 	ENTER(cuCtxSynchronize);
 	token = probes_sync_token();
-	r = CALL_REAL(cuCtxSynchronize, CUresult (*)(void));
+	r = CALL_REAL(cuCtxSynchronize, CUresult(*)(void));
 	after_sync(r, NULL, true, false, token);
 	return r;
 }
@@ -488,7 +491,7 @@ EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 
 	ENTER(cuCtxSynchronize_v2);
 	token = probes_sync_token();
-	r = CALL_REAL(cuCtxSynchronize_v2, CUresult (*)(CUcontext), ctx);
+	r = CALL_REAL(cuCtxSynchronize_v2, CUresult(*)(CUcontext), ctx);
 	after_sync(r, NULL, true, false, token);
 	return r;
 }
@@ -500,7 +503,7 @@ EXPORT CUresult cuStreamSynchronize(CUstream s)
 
 	ENTER(cuStreamSynchronize);
 	token = probes_sync_token();
-	r = CALL_REAL(cuStreamSynchronize, CUresult (*)(CUstream), s);
+	r = CALL_REAL(cuStreamSynchronize, CUresult(*)(CUstream), s);
 	after_sync(r, s, false, false, token);
 	return r;
 }
@@ -512,7 +515,7 @@ EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s)
 
 	ENTER(cuStreamSynchronize_ptsz);
 	token = probes_sync_token();
-	r = CALL_REAL(cuStreamSynchronize_ptsz, CUresult (*)(CUstream), s);
+	r = CALL_REAL(cuStreamSynchronize_ptsz, CUresult(*)(CUstream), s);
 	after_sync(r, s, false, true, token);
 	return r;
 }
@@ -522,7 +525,7 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 	CUresult r;
 
 	ENTER(cuEventSynchronize);
-	r = CALL_REAL(cuEventSynchronize, CUresult (*)(CUevent), e);
+	r = CALL_REAL(cuEventSynchronize, CUresult(*)(CUevent), e);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		cupti_flush(inject(), false);
 	return r;
@@ -533,7 +536,7 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attr, int value)
 	CUresult r;
 
 	ENTER(cuFuncSetAttribute);
-	r = CALL_REAL(cuFuncSetAttribute, CUresult (*)(CUfunction, int, int), f, attr, value);
+	r = CALL_REAL(cuFuncSetAttribute, CUresult(*)(CUfunction, int, int), f, attr, value);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		probes_attribute(f, attr, value);
 	return r;
@@ -544,8 +547,8 @@ EXPORT CUresult cuKernelSetAttribute(int attr, int value, CUkernel k, CUdevice d
 	CUresult r;
 
 	ENTER(cuKernelSetAttribute);
-	r = CALL_REAL(cuKernelSetAttribute, CUresult (*)(int, int, CUkernel, CUdevice), attr, value, k,
-		      dev);
+	r = CALL_REAL(cuKernelSetAttribute, CUresult(*)(int, int, CUkernel, CUdevice), attr, value,
+		      k, dev);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		probes_attribute((CUfunction)k, attr, value);
 	return r;
@@ -566,25 +569,27 @@ static CUresult begin_capture(CUresult r)
 EXPORT CUresult cuStreamBeginCapture(CUstream s)
 {
 	ENTER(cuStreamBeginCapture);
-	return begin_capture(CALL_REAL(cuStreamBeginCapture, CUresult (*)(CUstream), s));
+	return begin_capture(CALL_REAL(cuStreamBeginCapture, CUresult(*)(CUstream), s));
 }
 
 EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
 {
 	ENTER(cuStreamBeginCapture_v2);
-	return begin_capture(CALL_REAL(cuStreamBeginCapture_v2, CUresult (*)(CUstream, int), s, mode));
+	return begin_capture(
+	    CALL_REAL(cuStreamBeginCapture_v2, CUresult(*)(CUstream, int), s, mode));
 }
 
 EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream s)
 {
 	ENTER(cuStreamBeginCapture_ptsz);
-	return begin_capture(CALL_REAL(cuStreamBeginCapture_ptsz, CUresult (*)(CUstream), s));
+	return begin_capture(CALL_REAL(cuStreamBeginCapture_ptsz, CUresult(*)(CUstream), s));
 }
 
 EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, int mode)
 {
 	ENTER(cuStreamBeginCapture_v2_ptsz);
-	return begin_capture(CALL_REAL(cuStreamBeginCapture_v2_ptsz, CUresult (*)(CUstream, int), s, mode));
+	return begin_capture(
+	    CALL_REAL(cuStreamBeginCapture_v2_ptsz, CUresult(*)(CUstream, int), s, mode));
 }
 
 typedef CUresult (*capture_to_graph_fn)(CUstream, void *, const void *, const void *, size_t, int);
@@ -616,13 +621,14 @@ static CUresult end_capture(CUresult r)
 EXPORT CUresult cuStreamEndCapture(CUstream s, void **graph)
 {
 	ENTER(cuStreamEndCapture);
-	return end_capture(CALL_REAL(cuStreamEndCapture, CUresult (*)(CUstream, void **), s, graph));
+	return end_capture(CALL_REAL(cuStreamEndCapture, CUresult(*)(CUstream, void **), s, graph));
 }
 
 EXPORT CUresult cuStreamEndCapture_ptsz(CUstream s, void **graph)
 {
 	ENTER(cuStreamEndCapture_ptsz);
-	return end_capture(CALL_REAL(cuStreamEndCapture_ptsz, CUresult (*)(CUstream, void **), s, graph));
+	return end_capture(
+	    CALL_REAL(cuStreamEndCapture_ptsz, CUresult(*)(CUstream, void **), s, graph));
 }
 
 CUresult interpose_launch_real(bool ex, bool ptsz, CUfunction f, const CUlaunchConfig *cfg,
@@ -636,45 +642,45 @@ CUresult interpose_launch_real(bool ex, bool ptsz, CUfunction f, const CUlaunchC
 	if (ex)
 		return ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
 	return ((launch_fn)table[id].real)(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
-					    cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ,
-					    cfg->sharedMemBytes, cfg->hStream, params, extra);
+					   cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ,
+					   cfg->sharedMemBytes, cfg->hStream, params, extra);
 }
 
 static struct interposed table[IP_COUNT] = {
-#define ENTRY(fn) [IP_##fn] = { #fn, (void *)fn, NULL }
-	ENTRY(cuInit),
-	ENTRY(cuGetProcAddress),
-	ENTRY(cuGetProcAddress_v2),
-	ENTRY(cuModuleLoad),
-	ENTRY(cuModuleLoadData),
-	ENTRY(cuModuleLoadDataEx),
-	ENTRY(cuModuleLoadFatBinary),
-	ENTRY(cuModuleUnload),
-	ENTRY(cuModuleGetFunction),
-	ENTRY(cuLibraryLoadData),
-	ENTRY(cuLibraryLoadFromFile),
-	ENTRY(cuLibraryUnload),
-	ENTRY(cuLibraryGetKernel),
-	ENTRY(cuLibraryGetModule),
-	ENTRY(cuKernelGetFunction),
-	ENTRY(cuLaunchKernel),
-	ENTRY(cuLaunchKernel_ptsz),
-	ENTRY(cuLaunchKernelEx),
-	ENTRY(cuLaunchKernelEx_ptsz),
-	ENTRY(cuCtxSynchronize),
-	ENTRY(cuCtxSynchronize_v2),
-	ENTRY(cuStreamSynchronize),
-	ENTRY(cuStreamSynchronize_ptsz),
-	ENTRY(cuEventSynchronize),
-	ENTRY(cuFuncSetAttribute),
-	ENTRY(cuKernelSetAttribute),
-	ENTRY(cuStreamBeginCapture),
-	ENTRY(cuStreamBeginCapture_v2),
-	ENTRY(cuStreamBeginCapture_ptsz),
-	ENTRY(cuStreamBeginCapture_v2_ptsz),
-	ENTRY(cuStreamBeginCaptureToGraph),
-	ENTRY(cuStreamBeginCaptureToGraph_ptsz),
-	ENTRY(cuStreamEndCapture),
-	ENTRY(cuStreamEndCapture_ptsz),
+#define ENTRY(fn) [IP_##fn] = {#fn, (void *)fn, NULL}
+    ENTRY(cuInit),
+    ENTRY(cuGetProcAddress),
+    ENTRY(cuGetProcAddress_v2),
+    ENTRY(cuModuleLoad),
+    ENTRY(cuModuleLoadData),
+    ENTRY(cuModuleLoadDataEx),
+    ENTRY(cuModuleLoadFatBinary),
+    ENTRY(cuModuleUnload),
+    ENTRY(cuModuleGetFunction),
+    ENTRY(cuLibraryLoadData),
+    ENTRY(cuLibraryLoadFromFile),
+    ENTRY(cuLibraryUnload),
+    ENTRY(cuLibraryGetKernel),
+    ENTRY(cuLibraryGetModule),
+    ENTRY(cuKernelGetFunction),
+    ENTRY(cuLaunchKernel),
+    ENTRY(cuLaunchKernel_ptsz),
+    ENTRY(cuLaunchKernelEx),
+    ENTRY(cuLaunchKernelEx_ptsz),
+    ENTRY(cuCtxSynchronize),
+    ENTRY(cuCtxSynchronize_v2),
+    ENTRY(cuStreamSynchronize),
+    ENTRY(cuStreamSynchronize_ptsz),
+    ENTRY(cuEventSynchronize),
+    ENTRY(cuFuncSetAttribute),
+    ENTRY(cuKernelSetAttribute),
+    ENTRY(cuStreamBeginCapture),
+    ENTRY(cuStreamBeginCapture_v2),
+    ENTRY(cuStreamBeginCapture_ptsz),
+    ENTRY(cuStreamBeginCapture_v2_ptsz),
+    ENTRY(cuStreamBeginCaptureToGraph),
+    ENTRY(cuStreamBeginCaptureToGraph_ptsz),
+    ENTRY(cuStreamEndCapture),
+    ENTRY(cuStreamEndCapture_ptsz),
 #undef ENTRY
 };

@@ -13,10 +13,10 @@ static void block_coords(uint64_t linear, const uint32_t grid[3], uint32_t out[3
 	out[2] = (uint32_t)(linear / (gx * gy));
 }
 
-
-size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n, const uint32_t grid[3],
-				const struct clock_pair *map, uint64_t launch_id,
-				struct grt_gpu_block_rec *out, uint64_t *missing)
+size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n,
+				const uint32_t grid[3], const struct clock_pair *map,
+				uint64_t launch_id, struct grt_gpu_block_rec *out,
+				uint64_t *missing)
 {
 	size_t used = 0;
 
@@ -41,8 +41,8 @@ size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n, 
 }
 
 size_t launch_blocks_from_threads(const struct grt_probe_thread_rec *in, size_t n,
-				  uint32_t threads_per_block, const uint32_t grid[3], uint64_t blocks,
-				  const struct clock_pair *map, uint64_t launch_id,
+				  uint32_t threads_per_block, const uint32_t grid[3],
+				  uint64_t blocks, const struct clock_pair *map, uint64_t launch_id,
 				  struct grt_gpu_block_rec *out, uint64_t *missing)
 {
 	size_t used = 0;

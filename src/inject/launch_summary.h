@@ -16,9 +16,10 @@
  * counted in *missing. Returns the number of records written to out
  * (at most n).
  */
-size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n, const uint32_t grid[3],
-				const struct clock_pair *map, uint64_t launch_id,
-				struct grt_gpu_block_rec *out, uint64_t *missing);
+size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n,
+				const uint32_t grid[3], const struct clock_pair *map,
+				uint64_t launch_id, struct grt_gpu_block_rec *out,
+				uint64_t *missing);
 
 /*
  * The same from a thread-mode buffer: one block record per block, its start
@@ -27,8 +28,8 @@ size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n, 
  * out has room for blocks records.
  */
 size_t launch_blocks_from_threads(const struct grt_probe_thread_rec *in, size_t n,
-				  uint32_t threads_per_block, const uint32_t grid[3], uint64_t blocks,
-				  const struct clock_pair *map, uint64_t launch_id,
+				  uint32_t threads_per_block, const uint32_t grid[3],
+				  uint64_t blocks, const struct clock_pair *map, uint64_t launch_id,
 				  struct grt_gpu_block_rec *out, uint64_t *missing);
 
 /*

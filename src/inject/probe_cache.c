@@ -85,7 +85,8 @@ static int make_dirs(const char *dir)
 	return 0;
 }
 
-int probe_cache_store(const char *dir, const struct probe_cache_key *key, const void *image, size_t len)
+int probe_cache_store(const char *dir, const struct probe_cache_key *key, const void *image,
+		      size_t len)
 {
 	char path[1024], tmp[1100];
 	size_t done = 0;

@@ -11,24 +11,25 @@
 #include "inject/probe_cache.h"
 #include "inject/ptx_rewrite.h"
 
-#define FUNC_SLOTS 65536u	/* function/kernel handles the application can have */
+#define FUNC_SLOTS 65536u /* function/kernel handles the application can have */
 #define MODULE_SLOTS 16384u
 #define MAX_CTXS 16
-#define SIZE_CLASSES 24		/* slot sizes 64 KiB << 0..23 */
+#define SIZE_CLASSES 24 /* slot sizes 64 KiB << 0..23 */
 #define MIN_SLOT_BYTES (64u << 10)
-#define ARENA_BYTES (16u << 20)	/* the first arena of a class; later ones double */
+#define ARENA_BYTES (16u << 20) /* the first arena of a class; later ones double */
 #define ARENA_MAX_BYTES (256ull << 20)
-#define EVENT_EVERY 16		/* launches per stream between completion events */
+#define EVENT_EVERY 16 /* launches per stream between completion events */
 #define STREAM_SLOTS 256
 #define MAX_BATCH_BYTES (64u << 20)
 #define POOL_WAIT_NS 1000000000ULL
 #define DRAIN_PERIOD_NS 1000000ULL
-#define CALIB_PERIOD_NS 100000000ULL	/* globaltimer re-measured this often while launches complete */
+#define CALIB_PERIOD_NS                                                                            \
+	100000000ULL /* globaltimer re-measured this often while launches complete */
 #define MAX_QUERIES 512
 #define SLOW_LAUNCH_NS 5000000ULL
 #define MAX_STREAMS 64
 #define MAX_SAVED_ATTRS 8
-#define BLOCK_MSG_MAX 4096	/* block records per message */
+#define BLOCK_MSG_MAX 4096 /* block records per message */
 
 /*
  * Handles map to our state through insert-only open-addressing tables: the
@@ -45,12 +46,12 @@ struct ptr_table {
 
 struct inst_module {
 	struct inst_module *next;
-	uint64_t handle;		/* CUmodule or CUlibrary of the application */
+	uint64_t handle; /* CUmodule or CUlibrary of the application */
 	bool library;
-	bool tried;			/* rewrite + JIT attempted */
-	int status;			/* 0 instrumented; negative errno: kernels run unchanged */
+	bool tried; /* rewrite + JIT attempted */
+	int status; /* 0 instrumented; negative errno: kernels run unchanged */
 	char reason[160];
-	struct fatbin_ptx ptx;		/* kept until the rewrite */
+	struct fatbin_ptx ptx; /* kept until the rewrite */
 	struct ptx_rewrite_result rw;
 	CUmodule inst_mod;
 	CUlibrary inst_lib;
@@ -63,14 +64,14 @@ struct saved_attr {
 };
 
 struct inst_func {
-	uint64_t handle;		/* CUfunction or CUkernel the application launches */
+	uint64_t handle; /* CUfunction or CUkernel the application launches */
 	struct inst_module *mod;
 	char *name;
 	uint64_t name_id;
-	bool resolved;			/* target looked up (or given up) */
-	CUfunction target;		/* the instrumented function; NULL: launch unchanged */
-	bool target_is_kernel;		/* target is a CUkernel (library copy) */
-	CUfunction target_fn;		/* the CUkernel's function in target_ctx: launched without a lookup */
+	bool resolved;	       /* target looked up (or given up) */
+	CUfunction target;     /* the instrumented function; NULL: launch unchanged */
+	bool target_is_kernel; /* target is a CUkernel (library copy) */
+	CUfunction target_fn; /* the CUkernel's function in target_ctx: launched without a lookup */
 	CUcontext target_ctx;
 	const struct ptx_kernel_result *k;
 	struct saved_attr attrs[MAX_SAVED_ATTRS];
@@ -83,18 +84,18 @@ struct pool_slot {
 	struct pool_slot *next;
 	CUdeviceptr dptr;
 	uint64_t size;
-	uint64_t capacity;		/* records after the head */
+	uint64_t capacity; /* records after the head */
 	CUcontext ctx;
 	unsigned size_class;
-	bool dirty;			/* records left from a launch that was not read back */
+	bool dirty; /* records left from a launch that was not read back */
 };
 
 struct ctx_res {
 	CUcontext ctx;
-	CUstream stream;		/* ours: non-blocking, never ordered with the application's */
+	CUstream stream; /* ours: non-blocking, never ordered with the application's */
 	CUevent *free_events;
 	unsigned nfree_events, cap_events;
-	CUevent done_event;		/* blocking-sync: the drain thread sleeps on it */
+	CUevent done_event; /* blocking-sync: the drain thread sleeps on it */
 };
 
 struct pending {
@@ -112,9 +113,9 @@ struct pending {
 	uint32_t tid;
 	CUevent event;
 	bool complete;
-	bool blocks_wanted;		/* per-block records go to the trace */
-	bool read_records;		/* copy the records back (thread mode: only the first launches) */
-	uint64_t staging_off;		/* where its buffer landed in the staging copy */
+	bool blocks_wanted;   /* per-block records go to the trace */
+	bool read_records;    /* copy the records back (thread mode: only the first launches) */
+	uint64_t staging_off; /* where its buffer landed in the staging copy */
 };
 
 struct stream_count {
@@ -138,19 +139,19 @@ struct probe_state {
 	unsigned npending;
 	struct pool_slot *free_slots[SIZE_CLASSES];
 	unsigned nfree[SIZE_CLASSES];
-	unsigned low_water[SIZE_CLASSES];	/* pool_top_up adds an arena below this many free */
+	unsigned low_water[SIZE_CLASSES]; /* pool_top_up adds an arena below this many free */
 	struct ctx_res *class_ctx[SIZE_CLASSES]; /* where the class was last used */
 	uint64_t pool_used;
 	struct ctx_res ctxs[MAX_CTXS];
 	unsigned nctxs;
 	struct stream_count streams[STREAM_SLOTS];
 	atomic_ullong seq;
-	uint64_t max_complete_seq;	/* no launch after this one is marked complete */
+	uint64_t max_complete_seq; /* no launch after this one is marked complete */
 	atomic_uint captures;
-	void *staging;			/* host buffer the drain thread copies into */
+	void *staging; /* host buffer the drain thread copies into */
 	size_t staging_size;
 	int driver_version;
-	unsigned arenas[SIZE_CLASSES];	/* arenas made per class: each is larger than the last */
+	unsigned arenas[SIZE_CLASSES]; /* arenas made per class: each is larger than the last */
 	atomic_ullong launches, fallbacks, no_buffer, lost_blocks;
 };
 
@@ -216,9 +217,11 @@ static unsigned device_arch(struct inject_state *st)
 	CUdevice dev = 0;
 	int major = 0, minor = 0;
 
-	if (st->drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS && st->drv.cuDeviceGet(&dev, 0) != CUDA_SUCCESS)
+	if (st->drv.cuCtxGetDevice(&dev) != CUDA_SUCCESS &&
+	    st->drv.cuDeviceGet(&dev, 0) != CUDA_SUCCESS)
 		return 0;
-	if (st->drv.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev) ||
+	if (st->drv.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
+					 dev) ||
 	    st->drv.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
 		return 0;
 	return (unsigned)(major * 10 + minor);
@@ -295,8 +298,8 @@ static int jit_ptx(struct inject_state *st, const char *ptx, size_t len, void **
 		   char *why, size_t why_len)
 {
 	char log[2048] = "";
-	CUjit_option opts[] = { CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES };
-	void *vals[] = { log, (void *)(uintptr_t)sizeof(log) };
+	CUjit_option opts[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+	void *vals[] = {log, (void *)(uintptr_t)sizeof(log)};
 	CUlinkState link = NULL;
 	void *cubin = NULL;
 	size_t cubin_size = 0;
@@ -306,8 +309,8 @@ static int jit_ptx(struct inject_state *st, const char *ptx, size_t len, void **
 		snprintf(why, why_len, "cuLinkCreate failed (CUDA error %d)", r);
 		return -EIO;
 	}
-	r = st->drv.cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, "grtrace-probes", 0,
-				     NULL, NULL);
+	r = st->drv.cuLinkAddData_v2(link, CU_JIT_INPUT_PTX, (void *)ptx, len + 1, "grtrace-probes",
+				     0, NULL, NULL);
 	if (!r)
 		r = st->drv.cuLinkComplete(link, &cubin, &cubin_size);
 	if (r) {
@@ -330,14 +333,14 @@ static int jit_ptx(struct inject_state *st, const char *ptx, size_t len, void **
 }
 
 /* The compiled rewritten module, from the disk cache or the JIT (then cached). */
-static int compile_rewritten(struct probe_state *ps, struct inst_module *m, unsigned arch, void **image,
-			     size_t *size, bool *hit, char *why, size_t why_len)
+static int compile_rewritten(struct probe_state *ps, struct inst_module *m, unsigned arch,
+			     void **image, size_t *size, bool *hit, char *why, size_t why_len)
 {
 	struct probe_cache_key key = {
-		.ptx_hash = probe_cache_hash(m->rw.ptx, m->rw.ptx_len),
-		.ptx_len = m->rw.ptx_len,
-		.arch = arch,
-		.driver_version = ps->driver_version,
+	    .ptx_hash = probe_cache_hash(m->rw.ptx, m->rw.ptx_len),
+	    .ptx_len = m->rw.ptx_len,
+	    .arch = arch,
+	    .driver_version = ps->driver_version,
 	};
 	const char *dir = ps->st->cfg.cache_dir;
 	int err;
@@ -358,7 +361,8 @@ static int load_instrumented(struct inject_state *st, struct inst_module *m, con
 	CUresult r;
 
 	if (m->library) {
-		r = load ? load(&m->inst_lib, image, NULL, NULL, 0, NULL, NULL, 0) : CUDA_ERROR_NOT_FOUND;
+		r = load ? load(&m->inst_lib, image, NULL, NULL, 0, NULL, NULL, 0)
+			 : CUDA_ERROR_NOT_FOUND;
 	} else {
 		r = st->drv.cuModuleLoadDataEx(&m->inst_mod, image, 0, NULL, NULL);
 	}
@@ -394,7 +398,7 @@ static void set_module_failure(struct inst_module *m, int err, const char *why)
  */
 static void instrument_module(struct probe_state *ps, struct inst_module *m)
 {
-	struct ptx_rewrite_opts opts = { .mode = ps->mode };
+	struct ptx_rewrite_opts opts = {.mode = ps->mode};
 	struct inject_state *st = ps->st;
 	uint64_t t0 = inject_now_ns(), rewrite_ns, jit_ns;
 	char why[200] = "";
@@ -431,13 +435,14 @@ static void instrument_module(struct probe_state *ps, struct inst_module *m)
 	if (err)
 		set_module_failure(m, err, why);
 	report_kernels(ps, m);
-	channel_status(&st->chan, INJ_PART_PROBES, err,
-		       "probes: %s %#llx: %zu of %zu kernels instrumented; attach %.2f ms (extract %.2f, "
-		       "rewrite %.2f, %s %.2f)%s%s",
-		       m->library ? "library" : "module", (unsigned long long)m->handle,
-		       err ? 0 : m->rw.nr_instrumented, m->rw.nr_kernels,
-		       (m->extract_ns + rewrite_ns + jit_ns) / 1e6, m->extract_ns / 1e6, rewrite_ns / 1e6,
-		       hit ? "cache hit" : "JIT", jit_ns / 1e6, err ? ": " : "", err ? why : "");
+	channel_status(
+	    &st->chan, INJ_PART_PROBES, err,
+	    "probes: %s %#llx: %zu of %zu kernels instrumented; attach %.2f ms (extract %.2f, "
+	    "rewrite %.2f, %s %.2f)%s%s",
+	    m->library ? "library" : "module", (unsigned long long)m->handle,
+	    err ? 0 : m->rw.nr_instrumented, m->rw.nr_kernels,
+	    (m->extract_ns + rewrite_ns + jit_ns) / 1e6, m->extract_ns / 1e6, rewrite_ns / 1e6,
+	    hit ? "cache hit" : "JIT", jit_ns / 1e6, err ? ": " : "", err ? why : "");
 	/* the rewritten text is no longer needed; the kernel table is */
 	free(m->rw.ptx);
 	m->rw.ptx = NULL;
@@ -469,8 +474,10 @@ static void module_seen(CUmodule handle, bool library, const void *image, const 
 	} else if (m->ptx.len > st->cfg.max_ptx_bytes) {
 		char why[128];
 
-		snprintf(why, sizeof(why), "PTX of %.1f MB is over the run-time JIT limit of %.1f MB "
-			 "(GRTRACE_GPU_MAX_PTX_MB)", m->ptx.len / 1048576.0, st->cfg.max_ptx_bytes / 1048576.0);
+		snprintf(why, sizeof(why),
+			 "PTX of %.1f MB is over the run-time JIT limit of %.1f MB "
+			 "(GRTRACE_GPU_MAX_PTX_MB)",
+			 m->ptx.len / 1048576.0, st->cfg.max_ptx_bytes / 1048576.0);
 		set_module_failure(m, -EFBIG, why);
 		fatbin_ptx_free(&m->ptx);
 	}
@@ -541,7 +548,8 @@ void probes_library_module(CUlibrary lib, CUmodule mod)
 static void apply_attrs(struct probe_state *ps, struct inst_func *f)
 {
 	func_set_attr_fn set_func = (func_set_attr_fn)interpose_real_for("cuFuncSetAttribute");
-	kernel_set_attr_fn set_kernel = (kernel_set_attr_fn)interpose_real_for("cuKernelSetAttribute");
+	kernel_set_attr_fn set_kernel =
+	    (kernel_set_attr_fn)interpose_real_for("cuKernelSetAttribute");
 	CUdevice dev = 0;
 
 	if (!f->target)
@@ -558,7 +566,8 @@ static void apply_attrs(struct probe_state *ps, struct inst_func *f)
 /* Finds the instrumented twin of f; under ps->lock with a context current. */
 static void resolve_target(struct probe_state *ps, struct inst_func *f)
 {
-	library_get_kernel_fn get_kernel = (library_get_kernel_fn)interpose_real_for("cuLibraryGetKernel");
+	library_get_kernel_fn get_kernel =
+	    (library_get_kernel_fn)interpose_real_for("cuLibraryGetKernel");
 	struct inst_module *m = f->mod;
 	CUkernel kernel = NULL;
 	CUresult r;
@@ -591,7 +600,8 @@ static void resolve_target(struct probe_state *ps, struct inst_func *f)
 	}
 	if (f->target_is_kernel) {
 		typedef CUresult (*kernel_get_function_fn)(CUfunction *, CUkernel);
-		kernel_get_function_fn get_fn = (kernel_get_function_fn)interpose_real_for("cuKernelGetFunction");
+		kernel_get_function_fn get_fn =
+		    (kernel_get_function_fn)interpose_real_for("cuKernelGetFunction");
 
 		f->target_ctx = current_ctx(ps->st);
 		if (!get_fn || get_fn(&f->target_fn, (CUkernel)f->target))
@@ -628,14 +638,16 @@ static void function_seen(uint64_t module, uint64_t handle, const char *name)
 	 */
 	if (!f->mod) {
 		f->resolved = true;
-		channel_instrument(&st->chan, name, -ENOENT,
-				   "its module was loaded before grtrace attached (or by a path it does not see)");
+		channel_instrument(
+		    &st->chan, name, -ENOENT,
+		    "its module was loaded before grtrace attached (or by a path it does not see)");
 	} else if (f->mod->status && !f->mod->rw.nr_kernels) {
 		f->resolved = true;
 		channel_instrument(&st->chan, name, f->mod->status, f->mod->reason);
 	}
 	if (table_put(&ps->funcs, handle, f))
-		channel_instrument(&st->chan, name, -ENOSPC, "too many kernels for the function table");
+		channel_instrument(&st->chan, name, -ENOSPC,
+				   "too many kernels for the function table");
 	pthread_mutex_unlock(&ps->lock);
 }
 
@@ -676,7 +688,7 @@ void probes_attribute(CUfunction fn, int attr, int value)
 		for (i = 0; i < f->nattrs && f->attrs[i].attr != attr; i++)
 			;
 		if (i < MAX_SAVED_ATTRS) {
-			f->attrs[i] = (struct saved_attr){ attr, value };
+			f->attrs[i] = (struct saved_attr){attr, value};
 			if (i == f->nattrs)
 				f->nattrs++;
 		}
@@ -726,7 +738,8 @@ static uint64_t record_size(int mode)
 static uint64_t arena_bytes(struct probe_state *ps, unsigned cls)
 {
 	uint64_t slot = (uint64_t)MIN_SLOT_BYTES << cls, bytes = ARENA_BYTES;
-	uint64_t cap = ps->st->cfg.pool_bytes / 4 < ARENA_MAX_BYTES ? ps->st->cfg.pool_bytes / 4 : ARENA_MAX_BYTES;
+	uint64_t cap = ps->st->cfg.pool_bytes / 4 < ARENA_MAX_BYTES ? ps->st->cfg.pool_bytes / 4
+								    : ARENA_MAX_BYTES;
 
 	/* doubling per class, a quarter of the budget at most: several classes must fit */
 	for (unsigned i = 0; i < ps->arenas[cls] && bytes * 2 <= cap; i++)
@@ -855,7 +868,8 @@ static int slot_clean(struct probe_state *ps, struct ctx_res *r, struct pool_slo
 }
 
 /* A slot of at least bytes in ctx (clean when clean is set), or NULL. Under ps->lock. */
-static struct pool_slot *slot_get(struct probe_state *ps, struct ctx_res *r, uint64_t bytes, bool clean)
+static struct pool_slot *slot_get(struct probe_state *ps, struct ctx_res *r, uint64_t bytes,
+				  bool clean)
 {
 	unsigned cls = size_class(bytes);
 
@@ -954,7 +968,8 @@ static void **extend_extra(void **extra, const struct ptx_kernel_result *k, CUde
 	return storage;
 }
 
-static void report_fallback(struct probe_state *ps, struct inst_func *f, const char *fmt, CUresult r)
+static void report_fallback(struct probe_state *ps, struct inst_func *f, const char *fmt,
+			    CUresult r)
 {
 	char why[160];
 
@@ -1056,7 +1071,8 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	p->api_enter_ns = inject_api_enter_ns ? inject_api_enter_ns : inject_now_ns();
 	p->blocks_wanted = st->cfg.block_launches < 0 ||
 			   atomic_fetch_add(&fn->launches, 1) < (unsigned)st->cfg.block_launches;
-	/* thread mode is the heavy benchmark probe: its records are read for the first launches only */
+	/* thread mode is the heavy benchmark probe: its records are read for the first launches
+	 * only */
 	p->read_records = ps->mode != GRT_PROBE_THREAD || p->blocks_wanted;
 	slots = (uint64_t)cfg->gridDimX * cfg->gridDimY * cfg->gridDimZ;
 	if (ps->mode == GRT_PROBE_THREAD)
@@ -1103,9 +1119,11 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	inject_leave_tool();
 	real_start = inject_now_ns();
 	res = new_params || new_extra
-		      ? interpose_launch_real(ex, ptsz, fn->target_fn && fn->target_ctx == ctx ? fn->target_fn : fn->target,
-					      cfg, new_params, new_extra)
-		      : CUDA_ERROR_INVALID_VALUE;
+		  ? interpose_launch_real(ex, ptsz,
+					  fn->target_fn && fn->target_ctx == ctx ? fn->target_fn
+										 : fn->target,
+					  cfg, new_params, new_extra)
+		  : CUDA_ERROR_INVALID_VALUE;
 	real_ns = inject_now_ns() - real_start;
 	inject_enter_tool();
 	if (new_params && new_params != small_params)
@@ -1117,7 +1135,8 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		inject_leave_tool();
 		*ret = interpose_launch_real(ex, ptsz, f, cfg, params, extra);
 		inject_enter_tool();
-		report_fallback(ps, fn, "the instrumented launch failed (CUDA error %d); ran unchanged", res);
+		report_fallback(
+		    ps, fn, "the instrumented launch failed (CUDA error %d); ran unchanged", res);
 		pthread_mutex_lock(&ps->lock);
 		slot_put(ps, slot);
 		pthread_mutex_unlock(&ps->lock);
@@ -1189,8 +1208,8 @@ void probes_synchronized(CUstream s, bool all, bool ptsz, uint64_t token)
 
 struct stream_done {
 	uint64_t key;
-	uint64_t seq;		/* launches up to here on the stream are complete */
-	bool blocked;		/* an event of it is not done: later ones are not either */
+	uint64_t seq; /* launches up to here on the stream are complete */
+	bool blocked; /* an event of it is not done: later ones are not either */
 };
 
 static struct stream_done *stream_done_of(struct stream_done *d, unsigned *n, uint64_t key)
@@ -1200,7 +1219,7 @@ static struct stream_done *stream_done_of(struct stream_done *d, unsigned *n, ui
 			return &d[i];
 	if (*n == MAX_STREAMS)
 		return NULL;
-	d[*n] = (struct stream_done){ .key = key };
+	d[*n] = (struct stream_done){.key = key};
 	return &d[(*n)++];
 }
 
@@ -1335,7 +1354,8 @@ static void send_blocks(struct inject_state *st, const struct pending *p,
 	for (size_t done = 0; done < n;) {
 		size_t chunk = n - done < BLOCK_MSG_MAX ? n - done : BLOCK_MSG_MAX;
 		uint32_t len = (uint32_t)(sizeof(struct inj_blocks) + chunk * sizeof(*blocks));
-		struct inj_blocks *msg = st->chan.ring ? shm_ring_reserve(st->chan.ring, INJ_MSG_BLOCKS, len) : NULL;
+		struct inj_blocks *msg =
+		    st->chan.ring ? shm_ring_reserve(st->chan.ring, INJ_MSG_BLOCKS, len) : NULL;
 
 		if (!msg)
 			return;
@@ -1350,15 +1370,16 @@ static void send_blocks(struct inject_state *st, const struct pending *p,
 }
 
 /* Any device time of the launch (the first recorded start), to pick its calibration. */
-static uint64_t first_time(const struct probe_state *ps, const struct pending *p, const uint8_t *buf)
+static uint64_t first_time(const struct probe_state *ps, const struct pending *p,
+			   const uint8_t *buf)
 {
 	const uint8_t *recs = buf + GRT_PROBE_HEAD_SIZE;
 	uint64_t n = (used_bytes(ps, p) - GRT_PROBE_HEAD_SIZE) / record_size(ps->mode);
 
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t t = ps->mode == GRT_PROBE_THREAD
-				     ? ((const struct grt_probe_thread_rec *)recs)[i].start_ns
-				     : ((const struct grt_probe_block_rec *)recs)[i].start_ns;
+				 ? ((const struct grt_probe_thread_rec *)recs)[i].start_ns
+				 : ((const struct grt_probe_block_rec *)recs)[i].start_ns;
 
 		if (t)
 			return t;
@@ -1372,10 +1393,10 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 	struct inject_state *st = ps->st;
 	const struct grt_probe_head *head = (const void *)buf;
 	struct clock_fit fa, fb;
-	struct clock_pair map = { 0 };
+	struct clock_pair map = {0};
 	uint64_t blocks = (uint64_t)p->grid[0] * p->grid[1] * p->grid[2], missing = 0, n;
 	uint32_t tpb = p->block[0] * p->block[1] * p->block[2];
-	struct inj_launch msg = { 0 };
+	struct inj_launch msg = {0};
 	struct grt_gpu_block_rec *recs;
 	size_t got;
 
@@ -1396,12 +1417,13 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 	}
 	if (ps->mode == GRT_PROBE_THREAD) {
 		n = blocks * tpb < p->slot->capacity ? blocks * tpb : p->slot->capacity;
-		got = launch_blocks_from_threads((const void *)(buf + GRT_PROBE_HEAD_SIZE), n, tpb,
-						 p->grid, blocks, &map, p->launch_id, recs, &missing);
+		got =
+		    launch_blocks_from_threads((const void *)(buf + GRT_PROBE_HEAD_SIZE), n, tpb,
+					       p->grid, blocks, &map, p->launch_id, recs, &missing);
 	} else {
 		n = blocks < p->slot->capacity ? blocks : p->slot->capacity;
-		got = launch_blocks_from_probe((const void *)(buf + GRT_PROBE_HEAD_SIZE), n, p->grid,
-					       &map, p->launch_id, recs, &missing);
+		got = launch_blocks_from_probe((const void *)(buf + GRT_PROBE_HEAD_SIZE), n,
+					       p->grid, &map, p->launch_id, recs, &missing);
 		missing += blocks - n;
 	}
 	if (p->blocks_wanted)
@@ -1460,7 +1482,8 @@ static size_t run_length(struct pending **sorted, size_t i, size_t n)
  * adjacent slots, one per slot only for slots with no neighbour.
  * Returns the driver's result.
  */
-static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pending **sorted, size_t n)
+static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
+			  size_t n)
 {
 	struct inject_driver *d = &ps->st->drv;
 	uint64_t off = 0, need = 0;
@@ -1476,14 +1499,17 @@ static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pend
 		uint64_t span = last->slot->dptr + used_bytes(ps, last) - sorted[i]->slot->dptr;
 		/* whole slots in one copy: unread tails cost copy-engine bytes, not driver calls */
 		if (len > 1) {
-			res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off, sorted[i]->slot->dptr, span, r->stream);
+			res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off,
+						      sorted[i]->slot->dptr, span, r->stream);
 			for (size_t j = i; j < i + len; j++)
-				sorted[j]->staging_off = off + (sorted[j]->slot->dptr - sorted[i]->slot->dptr);
+				sorted[j]->staging_off =
+				    off + (sorted[j]->slot->dptr - sorted[i]->slot->dptr);
 			off += span;
 		} else {
 			for (size_t j = i; j < i + len && !res; j++) {
 				sorted[j]->staging_off = off;
-				res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off, sorted[j]->slot->dptr,
+				res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off,
+							      sorted[j]->slot->dptr,
 							      used_bytes(ps, sorted[j]), r->stream);
 				off += used_bytes(ps, sorted[j]);
 			}
@@ -1498,7 +1524,8 @@ static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pend
  * run of slots read back is wiped whole and its heads rewritten with strided
  * memsets; a run not read (thread mode) only gets its counters reset.
  */
-static CUresult clean_slots(struct probe_state *ps, struct ctx_res *r, struct pending **sorted, size_t n)
+static CUresult clean_slots(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
+			    size_t n)
 {
 	struct inject_driver *d = &ps->st->drv;
 	CUresult res = CUDA_SUCCESS;
@@ -1514,20 +1541,23 @@ static CUresult clean_slots(struct probe_state *ps, struct ctx_res *r, struct pe
 		if (len > 1 && reads == len) {
 			res = d->cuMemsetD8Async(first->dptr, 0, first->size * len, r->stream);
 			if (!res)
-				res = d->cuMemsetD2D32Async(first->dptr, first->size, GRT_PROBE_MAGIC, 1, len, r->stream);
+				res = d->cuMemsetD2D32Async(first->dptr, first->size,
+							    GRT_PROBE_MAGIC, 1, len, r->stream);
 			if (!res)
-				res = d->cuMemsetD2D32Async(first->dptr + 4, first->size, (unsigned)ps->mode, 1, len,
+				res = d->cuMemsetD2D32Async(first->dptr + 4, first->size,
+							    (unsigned)ps->mode, 1, len, r->stream);
+			if (!res)
+				res = d->cuMemsetD2D32Async(first->dptr + 8, first->size,
+							    (unsigned)first->capacity, 1, len,
 							    r->stream);
-			if (!res)
-				res = d->cuMemsetD2D32Async(first->dptr + 8, first->size, (unsigned)first->capacity,
-							    1, len, r->stream);
 		} else if (len > 1 && !reads) {
 			/* lost and done, 16 bytes from offset 16 of each head */
-			res = d->cuMemsetD2D32Async(first->dptr + 16, first->size, 0, 4, len, r->stream);
+			res = d->cuMemsetD2D32Async(first->dptr + 16, first->size, 0, 4, len,
+						    r->stream);
 		} else {
 			for (size_t j = i; j < i + len && !res; j++)
-				res = d->cuMemsetD8Async(sorted[j]->slot->dptr + 16, 0, used_bytes(ps, sorted[j]) - 16,
-							 r->stream);
+				res = d->cuMemsetD8Async(sorted[j]->slot->dptr + 16, 0,
+							 used_bytes(ps, sorted[j]) - 16, r->stream);
 		}
 		i += len;
 	}
@@ -1553,7 +1583,8 @@ static void collect(struct probe_state *ps, struct pending *batch)
 	pthread_mutex_lock(&ps->lock);
 	r = ctx_res_get(ps, batch->ctx);
 	pthread_mutex_unlock(&ps->lock);
-	res = !sorted || !r || d->cuCtxPushCurrent_v2(batch->ctx) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	res = !sorted || !r || d->cuCtxPushCurrent_v2(batch->ctx) ? CUDA_ERROR_INVALID_VALUE
+								  : CUDA_SUCCESS;
 	if (!res) {
 		n = 0;
 		for (struct pending *p = batch; p; p = p->next)
@@ -1676,7 +1707,8 @@ int probes_start(struct inject_state *st, char *why, size_t why_len)
 	st->probes = ps;
 	channel_status(&st->chan, INJ_PART_PROBES, 0, "%s probes on for %s (cache %s)",
 		       ps->mode == GRT_PROBE_THREAD ? "thread" : "block",
-		       st->cfg.kernels[0] ? st->cfg.kernels : "every kernel with PTX", st->cfg.cache_dir);
+		       st->cfg.kernels[0] ? st->cfg.kernels : "every kernel with PTX",
+		       st->cfg.cache_dir);
 	return 0;
 }
 

@@ -45,15 +45,15 @@
 struct shm_ring {
 	uint32_t magic;
 	uint32_t version;
-	uint64_t data_size;		/* power of two, bytes after SHM_RING_DATA_OFFSET */
+	uint64_t data_size; /* power of two, bytes after SHM_RING_DATA_OFFSET */
 	uint8_t pad0[48];
-	_Atomic uint64_t head;		/* next byte producers reserve; own cache line */
+	_Atomic uint64_t head; /* next byte producers reserve; own cache line */
 	uint8_t pad1[56];
-	_Atomic uint64_t tail;		/* first byte not yet consumed; own cache line */
+	_Atomic uint64_t tail; /* first byte not yet consumed; own cache line */
 	uint8_t pad2[56];
-	_Atomic uint64_t dropped;	/* records that did not fit */
-	_Atomic uint64_t committed;	/* records written (for tests and statistics) */
-	_Atomic uint32_t producers;	/* processes that attached (informational) */
+	_Atomic uint64_t dropped;   /* records that did not fit */
+	_Atomic uint64_t committed; /* records written (for tests and statistics) */
+	_Atomic uint32_t producers; /* processes that attached (informational) */
 };
 
 _Static_assert(sizeof(struct shm_ring) <= SHM_RING_DATA_OFFSET, "ring header fits its page");
@@ -81,7 +81,8 @@ static inline uint32_t shm_ring_max_payload(const struct shm_ring *r)
 	return quarter < SHM_REC_LEN_MASK ? (uint32_t)quarter : SHM_REC_LEN_MASK;
 }
 
-/* Formats a zeroed mapping of shm_ring_map_size(data_size) bytes. data_size: power of two >= 4096. */
+/* Formats a zeroed mapping of shm_ring_map_size(data_size) bytes. data_size: power of two >= 4096.
+ */
 static inline int shm_ring_init(struct shm_ring *r, uint64_t data_size)
 {
 	if (data_size < 4096 || (data_size & (data_size - 1)))
@@ -130,14 +131,15 @@ static inline void *shm_ring_reserve(struct shm_ring *r, uint32_t type, uint32_t
 			atomic_fetch_add_explicit(&r->dropped, 1, memory_order_relaxed);
 			return NULL;
 		}
-	} while (!atomic_compare_exchange_weak_explicit(&r->head, &head, head + need,
-							 memory_order_acq_rel, memory_order_relaxed));
+	} while (!atomic_compare_exchange_weak_explicit(
+	    &r->head, &head, head + need, memory_order_acq_rel, memory_order_relaxed));
 	if (pad) {
 		/* pad is a multiple of 8 and at least 8: offsets and sizes are */
 		word = (_Atomic uint32_t *)(data + (head & mask));
 		((uint32_t *)word)[1] = 0;
-		atomic_store_explicit(word, (uint32_t)(pad - SHM_REC_HDR) | SHM_REC_PAD | SHM_REC_COMMITTED,
-				      memory_order_release);
+		atomic_store_explicit(
+		    word, (uint32_t)(pad - SHM_REC_HDR) | SHM_REC_PAD | SHM_REC_COMMITTED,
+		    memory_order_release);
 		head += pad;
 	}
 	word = (_Atomic uint32_t *)(data + (head & mask));
@@ -157,7 +159,8 @@ static inline void shm_ring_commit(struct shm_ring *r, void *payload)
 }
 
 /* Reserve, copy, commit. 0 or -ENOSPC (counted as dropped). */
-static inline int shm_ring_write(struct shm_ring *r, uint32_t type, const void *payload, uint32_t len)
+static inline int shm_ring_write(struct shm_ring *r, uint32_t type, const void *payload,
+				 uint32_t len)
 {
 	void *at = shm_ring_reserve(r, type, len);
 
@@ -173,7 +176,7 @@ struct shm_ring_record {
 	uint32_t type;
 	uint32_t len;
 	const void *payload;
-	uint64_t span;		/* bytes to release, pad records before it included */
+	uint64_t span; /* bytes to release, pad records before it included */
 };
 
 /*
@@ -220,7 +223,7 @@ static inline int shm_ring_next(struct shm_ring *r, struct shm_ring_record *out,
 	}
 	if (span) {
 		/* only pads (or abandoned records) were passed: release them now */
-		struct shm_ring_record none = { .span = span };
+		struct shm_ring_record none = {.span = span};
 
 		out->span = 0;
 		for (uint64_t done = 0; done < none.span; done += 8)

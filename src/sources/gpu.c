@@ -1,4 +1,4 @@
-/* The `gpu` source: loads libgrtrace-inject.so into the launched command and turns its ring into records. */
+/* The `gpu` source: preloads libgrtrace-inject.so into the command and records its ring. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -34,7 +34,7 @@ struct gpu_source {
 	struct shm_ring *ring;
 	uint64_t map_len;
 	uint64_t ring_drops_seen;
-	struct u64_map names;		/* name id -> string id */
+	struct u64_map names; /* name id -> string id */
 	uint64_t messages;
 	uint64_t bad_messages;
 	bool library_seen;
@@ -71,8 +71,9 @@ static int gpu_probe(char *why, size_t why_len)
 	char lib[PATH_MAX];
 
 	if (gpu_find_inject_lib(lib, sizeof(lib))) {
-		snprintf(why, why_len, INJECT_LIB_NAME " not found beside grtrace (build it, or set "
-			 "GRTRACE_INJECT_LIB)");
+		snprintf(why, why_len,
+			 INJECT_LIB_NAME " not found beside grtrace (build it, or set "
+					 "GRTRACE_INJECT_LIB)");
 		return -ENOENT;
 	}
 	return 0;
@@ -145,7 +146,8 @@ static int set_target_env(struct gpu_source *g, const char *lib)
 	err = add_env(g->session, "LD_PRELOAD", value);
 	if (!err)
 		err = add_env(g->session, GRT_INJECT_ENV_SHM, g->shm_path);
-	/* the driver's own hook, unless another tool (a profiler) already uses it or it is turned off */
+	/* the driver's own hook, unless another tool (a profiler) already uses it or it is turned
+	 * off */
 	if (!err && !(injection && *injection) && !hook_off())
 		err = add_env(g->session, "CUDA_INJECTION64_PATH", lib);
 	if (!err && cfg->gpu_kernels && *cfg->gpu_kernels)
@@ -163,8 +165,10 @@ static int gpu_attach(struct grt_session *s, void **ctx)
 	int err;
 
 	if (!cfg->launched)
-		return grt_session_fail(s, -EINVAL, "source gpu needs a command to launch (-- CMD): its "
-				       "library is loaded when the command starts, not into a running pid");
+		return grt_session_fail(
+		    s, -EINVAL,
+		    "source gpu needs a command to launch (-- CMD): its "
+		    "library is loaded when the command starts, not into a running pid");
 	if (gpu_find_inject_lib(lib, sizeof(lib)))
 		return grt_session_fail(s, -ENOENT, "source gpu: " INJECT_LIB_NAME " not found");
 	g = calloc(1, sizeof(*g));
@@ -174,7 +178,8 @@ static int gpu_attach(struct grt_session *s, void **ctx)
 	u64_map_init(&g->names);
 	err = create_ring(g);
 	if (err) {
-		grt_session_fail(s, err, "source gpu: cannot create its ring in /dev/shm: %s", strerror(-err));
+		grt_session_fail(s, err, "source gpu: cannot create its ring in /dev/shm: %s",
+				 strerror(-err));
 		gpu_detach(g);
 		return err;
 	}
@@ -193,7 +198,8 @@ static int gpu_attach(struct grt_session *s, void **ctx)
 
 static struct grt_event_origin origin_of(const struct inj_head *h)
 {
-	return (struct grt_event_origin){ .ts_ns = h->ts_ns, .cpu = h->cpu, .pid = h->pid, .tid = h->tid };
+	return (struct grt_event_origin){
+	    .ts_ns = h->ts_ns, .cpu = h->cpu, .pid = h->pid, .tid = h->tid};
 }
 
 static uint32_t name_str(struct gpu_source *g, uint64_t id)
@@ -221,7 +227,7 @@ static int on_name(struct gpu_source *g, const void *payload, uint32_t len)
 static int on_status(struct gpu_source *g, const void *payload, uint32_t len)
 {
 	const struct inj_status *m = payload;
-	struct grt_source_status_rec rec = { .source = GRT_SRC_GPU };
+	struct grt_source_status_rec rec = {.source = GRT_SRC_GPU};
 	struct grt_event_origin o;
 
 	if (len < sizeof(*m) + 1 || !has_string(m->text, len - sizeof(*m)))
@@ -269,7 +275,8 @@ static int on_blocks(struct gpu_source *g, const void *payload, uint32_t len)
 	o = origin_of(&m->head);
 	for (uint32_t i = 0; i < m->count; i++) {
 		o.ts_ns = m->recs[i].start_ns;
-		grt_session_emit(g->session, GRT_REC_GPU_BLOCK, &o, &m->recs[i], sizeof(m->recs[i]));
+		grt_session_emit(g->session, GRT_REC_GPU_BLOCK, &o, &m->recs[i],
+				 sizeof(m->recs[i]));
 	}
 	return 0;
 }
@@ -327,11 +334,15 @@ static int on_drops(struct gpu_source *g, const void *payload, uint32_t len)
 int gpu_handle_message(struct gpu_source *g, uint32_t type, const void *payload, uint32_t len)
 {
 	static int (*const handlers[])(struct gpu_source *, const void *, uint32_t) = {
-		[INJ_MSG_NAME] = on_name,	  [INJ_MSG_STATUS] = on_status,
-		[INJ_MSG_KERNEL] = on_kernel,	  [INJ_MSG_COPY] = on_copy,
-		[INJ_MSG_BLOCKS] = on_blocks,	  [INJ_MSG_LAUNCH] = on_launch,
-		[INJ_MSG_INSTRUMENT] = on_instrument, [INJ_MSG_CALIB] = on_calib,
-		[INJ_MSG_DROPS] = on_drops,
+	    [INJ_MSG_NAME] = on_name,
+	    [INJ_MSG_STATUS] = on_status,
+	    [INJ_MSG_KERNEL] = on_kernel,
+	    [INJ_MSG_COPY] = on_copy,
+	    [INJ_MSG_BLOCKS] = on_blocks,
+	    [INJ_MSG_LAUNCH] = on_launch,
+	    [INJ_MSG_INSTRUMENT] = on_instrument,
+	    [INJ_MSG_CALIB] = on_calib,
+	    [INJ_MSG_DROPS] = on_drops,
 	};
 	int err;
 
@@ -385,12 +396,14 @@ static void gpu_detach(void *ctx)
 	if (g->ring) {
 		drain_ring(g, true);
 		if (!g->library_seen) {
-			struct grt_source_status_rec rec = { .source = GRT_SRC_GPU, .status = -ENODATA };
-			struct grt_event_origin o = { .ts_ns = now_ns(), .pid = (uint32_t)getpid() };
+			struct grt_source_status_rec rec = {.source = GRT_SRC_GPU,
+							    .status = -ENODATA};
+			struct grt_event_origin o = {.ts_ns = now_ns(), .pid = (uint32_t)getpid()};
 
 			rec.message_str = grt_session_intern(
-				g->session, "gpu: the inject library never reported: the command made no "
-					    "CUDA driver call, or it is static, setuid, or cleared LD_PRELOAD");
+			    g->session,
+			    "gpu: the inject library never reported: the command made no "
+			    "CUDA driver call, or it is static, setuid, or cleared LD_PRELOAD");
 			grt_session_emit(g->session, GRT_REC_SOURCE_STATUS, &o, &rec, sizeof(rec));
 		}
 		munmap(g->ring, g->map_len);
@@ -409,13 +422,14 @@ const char *gpu_ring_path(const void *ctx)
 }
 
 static const struct grt_source gpu_source = {
-	.name = "gpu",
-	.id = GRT_SRC_GPU,
-	.summary = "device timing: CUPTI for every kernel/copy, PTX block probes (launched command only)",
-	.probe = gpu_probe,
-	.attach = gpu_attach,
-	.drain = gpu_drain,
-	.detach = gpu_detach,
+    .name = "gpu",
+    .id = GRT_SRC_GPU,
+    .summary =
+	"device timing: CUPTI for every kernel/copy, PTX block probes (launched command only)",
+    .probe = gpu_probe,
+    .attach = gpu_attach,
+    .drain = gpu_drain,
+    .detach = gpu_detach,
 };
 
 GRT_SOURCE_REGISTER(gpu_source);

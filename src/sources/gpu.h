@@ -1,4 +1,4 @@
-/* The `gpu` source's pieces tests and tools reach: the library lookup, message handling, the ring path. */
+/* The `gpu` source's pieces tests reach: library lookup, message handling, ring path. */
 #ifndef GRT_SOURCES_GPU_H
 #define GRT_SOURCES_GPU_H
 
@@ -11,7 +11,8 @@
  */
 struct gpu_source;
 
-/* Where libgrtrace-inject.so is: $GRTRACE_INJECT_LIB, beside grtrace, or ../lib/grtrace/. 0 or -ENOENT. */
+/* Where libgrtrace-inject.so is: $GRTRACE_INJECT_LIB, beside grtrace, or ../lib/grtrace/. 0 or
+ * -ENOENT. */
 int gpu_find_inject_lib(char *out, size_t len);
 
 /* Turns one message of the ring into records. 0, or -EINVAL for a malformed message. */

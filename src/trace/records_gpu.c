@@ -30,10 +30,10 @@ static void describe_gpu_kernel(const struct grt_record *rec, const struct grt_s
 }
 
 GRT_RECORD_DESC(gpu_kernel_desc) = {
-	.type = GRT_REC_GPU_KERNEL,
-	.name = "gpu_kernel",
-	.min_len = sizeof(struct grt_gpu_kernel_rec),
-	.describe = describe_gpu_kernel,
+    .type = GRT_REC_GPU_KERNEL,
+    .name = "gpu_kernel",
+    .min_len = sizeof(struct grt_gpu_kernel_rec),
+    .describe = describe_gpu_kernel,
 };
 
 static void describe_gpu_copy(const struct grt_record *rec, const struct grt_strings *strings,
@@ -41,7 +41,8 @@ static void describe_gpu_copy(const struct grt_record *rec, const struct grt_str
 {
 	const struct grt_gpu_copy_rec *c = rec->payload;
 
-	grt_field_str(out, "kind", c->kind == GRT_GPU_COPY_MEMSET ? "memset" : grt_copy_kind_name(c->kind));
+	grt_field_str(out, "kind",
+		      c->kind == GRT_GPU_COPY_MEMSET ? "memset" : grt_copy_kind_name(c->kind));
 	grt_field_u64(out, "bytes", c->bytes);
 	grt_field_u64(out, "start_ns", c->start_ns);
 	grt_field_u64(out, "end_ns", c->end_ns);
@@ -54,10 +55,10 @@ static void describe_gpu_copy(const struct grt_record *rec, const struct grt_str
 }
 
 GRT_RECORD_DESC(gpu_copy_desc) = {
-	.type = GRT_REC_GPU_COPY,
-	.name = "gpu_copy",
-	.min_len = sizeof(struct grt_gpu_copy_rec),
-	.describe = describe_gpu_copy,
+    .type = GRT_REC_GPU_COPY,
+    .name = "gpu_copy",
+    .min_len = sizeof(struct grt_gpu_copy_rec),
+    .describe = describe_gpu_copy,
 };
 
 static void describe_gpu_block(const struct grt_record *rec, const struct grt_strings *strings,
@@ -77,10 +78,10 @@ static void describe_gpu_block(const struct grt_record *rec, const struct grt_st
 }
 
 GRT_RECORD_DESC(gpu_block_desc) = {
-	.type = GRT_REC_GPU_BLOCK,
-	.name = "gpu_block",
-	.min_len = sizeof(struct grt_gpu_block_rec),
-	.describe = describe_gpu_block,
+    .type = GRT_REC_GPU_BLOCK,
+    .name = "gpu_block",
+    .min_len = sizeof(struct grt_gpu_block_rec),
+    .describe = describe_gpu_block,
 };
 
 static void describe_gpu_launch(const struct grt_record *rec, const struct grt_strings *strings,
@@ -99,16 +100,17 @@ static void describe_gpu_launch(const struct grt_record *rec, const struct grt_s
 	grt_field_u64(out, "sms_used", l->sms_used);
 	grt_field_u64(out, "block_ns_p50", l->block_ns_p50);
 	grt_field_u64(out, "block_ns_max", l->block_ns_max);
-	grt_field_f64(out, "imbalance", l->block_ns_p50 ? (double)l->block_ns_max / (double)l->block_ns_p50 : 0.0);
+	grt_field_f64(out, "imbalance",
+		      l->block_ns_p50 ? (double)l->block_ns_max / (double)l->block_ns_p50 : 0.0);
 	grt_field_u64(out, "busiest_sm_ns", l->busiest_sm_ns);
 	grt_field_u64(out, "lost_blocks", l->lost_blocks);
 }
 
 GRT_RECORD_DESC(gpu_launch_desc) = {
-	.type = GRT_REC_GPU_LAUNCH,
-	.name = "gpu_launch",
-	.min_len = sizeof(struct grt_gpu_launch_rec),
-	.describe = describe_gpu_launch,
+    .type = GRT_REC_GPU_LAUNCH,
+    .name = "gpu_launch",
+    .min_len = sizeof(struct grt_gpu_launch_rec),
+    .describe = describe_gpu_launch,
 };
 
 static void describe_gpu_instrument(const struct grt_record *rec, const struct grt_strings *strings,
@@ -123,8 +125,8 @@ static void describe_gpu_instrument(const struct grt_record *rec, const struct g
 }
 
 GRT_RECORD_DESC(gpu_instrument_desc) = {
-	.type = GRT_REC_GPU_INSTRUMENT,
-	.name = "gpu_instrument",
-	.min_len = sizeof(struct grt_gpu_instrument_rec),
-	.describe = describe_gpu_instrument,
+    .type = GRT_REC_GPU_INSTRUMENT,
+    .name = "gpu_instrument",
+    .min_len = sizeof(struct grt_gpu_instrument_rec),
+    .describe = describe_gpu_instrument,
 };

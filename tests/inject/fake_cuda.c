@@ -1,4 +1,4 @@
-/* A fake libcuda.so.1 for the inject library's tests: memory on the host, kernels that write probe records. */
+/* A fake libcuda.so.1 for the inject tests: host memory, kernels that write probe records. */
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,7 +31,7 @@ typedef uint64_t CUdeviceptr;
 
 struct fake_module {
 	char *text;
-	int instrumented;	/* came out of our "JIT" */
+	int instrumented; /* came out of our "JIT" */
 };
 
 struct fake_function {
@@ -66,9 +66,21 @@ static uint64_t fake_globaltimer(void)
 	return mono_ns() + FAKE_GT_OFFSET;
 }
 
-EXPORT CUresult cuInit(unsigned flags) { (void)flags; return 0; }
-EXPORT CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
-EXPORT CUresult cuDeviceGet(int *dev, int ordinal) { *dev = ordinal; return 0; }
+EXPORT CUresult cuInit(unsigned flags)
+{
+	(void)flags;
+	return 0;
+}
+EXPORT CUresult cuDriverGetVersion(int *v)
+{
+	*v = 13000;
+	return 0;
+}
+EXPORT CUresult cuDeviceGet(int *dev, int ordinal)
+{
+	*dev = ordinal;
+	return 0;
+}
 
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 {
@@ -85,11 +97,32 @@ EXPORT CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int dev)
 	return 0;
 }
 
-EXPORT CUresult cuCtxGetCurrent(void **ctx) { *ctx = current_ctx; return 0; }
-EXPORT CUresult cuCtxSetCurrent(void *ctx) { current_ctx = ctx; return 0; }
-EXPORT CUresult cuCtxPushCurrent_v2(void *ctx) { current_ctx = ctx; return 0; }
-EXPORT CUresult cuCtxPopCurrent_v2(void **ctx) { if (ctx) *ctx = current_ctx; return 0; }
-EXPORT CUresult cuCtxGetDevice(int *dev) { *dev = 0; return current_ctx ? 0 : 201; }
+EXPORT CUresult cuCtxGetCurrent(void **ctx)
+{
+	*ctx = current_ctx;
+	return 0;
+}
+EXPORT CUresult cuCtxSetCurrent(void *ctx)
+{
+	current_ctx = ctx;
+	return 0;
+}
+EXPORT CUresult cuCtxPushCurrent_v2(void *ctx)
+{
+	current_ctx = ctx;
+	return 0;
+}
+EXPORT CUresult cuCtxPopCurrent_v2(void **ctx)
+{
+	if (ctx)
+		*ctx = current_ctx;
+	return 0;
+}
+EXPORT CUresult cuCtxGetDevice(int *dev)
+{
+	*dev = 0;
+	return current_ctx ? 0 : 201;
+}
 
 static pthread_mutex_t calib_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -104,11 +137,35 @@ static void calib_join(void)
 	pthread_mutex_unlock(&calib_lock);
 }
 
-EXPORT CUresult cuCtxSynchronize(void) { calib_join(); return 0; }
-EXPORT CUresult cuCtxSynchronize_v2(void *ctx) { (void)ctx; calib_join(); return 0; }
-EXPORT CUresult cuStreamCreate(void **s, unsigned flags) { (void)flags; *s = malloc(1); return 0; }
-EXPORT CUresult cuStreamSynchronize(void *s) { (void)s; calib_join(); return 0; }
-EXPORT CUresult cuStreamSynchronize_ptsz(void *s) { (void)s; calib_join(); return 0; }
+EXPORT CUresult cuCtxSynchronize(void)
+{
+	calib_join();
+	return 0;
+}
+EXPORT CUresult cuCtxSynchronize_v2(void *ctx)
+{
+	(void)ctx;
+	calib_join();
+	return 0;
+}
+EXPORT CUresult cuStreamCreate(void **s, unsigned flags)
+{
+	(void)flags;
+	*s = malloc(1);
+	return 0;
+}
+EXPORT CUresult cuStreamSynchronize(void *s)
+{
+	(void)s;
+	calib_join();
+	return 0;
+}
+EXPORT CUresult cuStreamSynchronize_ptsz(void *s)
+{
+	(void)s;
+	calib_join();
+	return 0;
+}
 static void *calib_kernel(void *arg);
 
 EXPORT CUresult cuStreamQuery(void *s)
@@ -117,11 +174,33 @@ EXPORT CUresult cuStreamQuery(void *s)
 	calib_join(); /* the fake "kernel" finishes quickly once told to abort */
 	return 0;
 }
-EXPORT CUresult cuStreamIsCapturing(void *s, int *st) { (void)s; *st = 0; return 0; }
-EXPORT CUresult cuEventCreate(void **e, unsigned flags) { (void)flags; *e = malloc(1); return 0; }
-EXPORT CUresult cuEventRecord(void *e, void *s) { (void)e, (void)s; return 0; }
-EXPORT CUresult cuEventQuery(void *e) { (void)e; return 0; }
-EXPORT CUresult cuEventSynchronize(void *e) { (void)e; return 0; }
+EXPORT CUresult cuStreamIsCapturing(void *s, int *st)
+{
+	(void)s;
+	*st = 0;
+	return 0;
+}
+EXPORT CUresult cuEventCreate(void **e, unsigned flags)
+{
+	(void)flags;
+	*e = malloc(1);
+	return 0;
+}
+EXPORT CUresult cuEventRecord(void *e, void *s)
+{
+	(void)e, (void)s;
+	return 0;
+}
+EXPORT CUresult cuEventQuery(void *e)
+{
+	(void)e;
+	return 0;
+}
+EXPORT CUresult cuEventSynchronize(void *e)
+{
+	(void)e;
+	return 0;
+}
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
@@ -131,7 +210,11 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 	return m ? 0 : 2;
 }
 
-EXPORT CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	free((void *)(uintptr_t)p);
+	return 0;
+}
 
 EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
 {
@@ -140,7 +223,11 @@ EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned flags)
 	return *p ? 0 : 2;
 }
 
-EXPORT CUresult cuMemFreeHost(void *p) { free(p); return 0; }
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+	free(p);
+	return 0;
+}
 
 EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned flags)
 {
@@ -170,7 +257,8 @@ EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void
 	return 0;
 }
 
-EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned v, size_t w, size_t h, void *s)
+EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned v, size_t w, size_t h,
+				   void *s)
 {
 	(void)s;
 	for (size_t y = 0; y < h; y++)
@@ -199,7 +287,10 @@ static CUresult load(void **mod, const void *image)
 	return 0;
 }
 
-EXPORT CUresult cuModuleLoadData(void **mod, const void *image) { return load(mod, image); }
+EXPORT CUresult cuModuleLoadData(void **mod, const void *image)
+{
+	return load(mod, image);
+}
 
 EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, void *o, void **v)
 {
@@ -207,7 +298,11 @@ EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, vo
 	return load(mod, image);
 }
 
-EXPORT CUresult cuModuleUnload(void *mod) { (void)mod; return 0; }
+EXPORT CUresult cuModuleUnload(void *mod)
+{
+	(void)mod;
+	return 0;
+}
 
 /* Parameters of .entry name in the module text: `.param` between its parentheses. */
 static int count_params(const char *text, const char *name, unsigned *n)
@@ -303,14 +398,15 @@ static void fill_probes(const struct fake_function *fn, void **params, const uns
 	}
 }
 
-typedef void (*fake_cupti_launch_fn)(const char *name, const unsigned grid[3], const unsigned block[3],
-				     void *stream, uint32_t cbid);
+typedef void (*fake_cupti_launch_fn)(const char *name, const unsigned grid[3],
+				     const unsigned block[3], void *stream, uint32_t cbid);
 
 static void tell_cupti(const char *name, const unsigned grid[3], const unsigned block[3], void *s)
 {
 	/* the inject library dlopen()s CUPTI privately: find it by soname */
 	void *cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
-	fake_cupti_launch_fn hook = cupti ? (fake_cupti_launch_fn)dlsym(cupti, "fake_cupti_launch") : NULL;
+	fake_cupti_launch_fn hook =
+	    cupti ? (fake_cupti_launch_fn)dlsym(cupti, "fake_cupti_launch") : NULL;
 
 	if (hook)
 		hook(name, grid, block, s, 307);
@@ -320,7 +416,7 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 		       unsigned bz, void *s, void **params)
 {
 	struct fake_function *fn = f;
-	unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+	unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
 
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -357,8 +453,8 @@ EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 }
 
 EXPORT CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-				    unsigned by, unsigned bz, unsigned shmem, void *s, void **params,
-				    void **extra)
+				    unsigned by, unsigned bz, unsigned shmem, void *s,
+				    void **params, void **extra)
 {
 	(void)shmem, (void)extra;
 	return launch(f, gx, gy, gz, bx, by, bz, s, params);
@@ -410,7 +506,8 @@ EXPORT CUresult cuLinkDestroy(void *state)
 EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags,
 				    int *status);
 
-/* The driver's answer: per-thread variants for PTDS callers, _v2 for new callers, like the real one. */
+/* The driver's answer: per-thread variants for PTDS callers, _v2 for new callers, like the real
+ * one. */
 static void *lookup(const char *symbol, int version, uint64_t flags)
 {
 	static const struct {
@@ -419,17 +516,18 @@ static void *lookup(const char *symbol, int version, uint64_t flags)
 		void *ptds;
 		void *v2;
 	} table[] = {
-		{ "cuInit", (void *)cuInit, NULL, NULL },
-		{ "cuDriverGetVersion", (void *)cuDriverGetVersion, NULL, NULL },
-		{ "cuDeviceGet", (void *)cuDeviceGet, NULL, NULL },
-		{ "cuCtxCreate", (void *)cuCtxCreate_v2, NULL, NULL },
-		{ "cuModuleLoadData", (void *)cuModuleLoadData, NULL, NULL },
-		{ "cuModuleGetFunction", (void *)cuModuleGetFunction, NULL, NULL },
-		{ "cuLaunchKernel", (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz, NULL },
-		{ "cuCtxSynchronize", (void *)cuCtxSynchronize, NULL, (void *)cuCtxSynchronize_v2 },
-		{ "cuStreamSynchronize", (void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz, NULL },
-		{ "cuGetProcAddress", (void *)cuGetProcAddress_v2, NULL, NULL },
-		{ "cuMemAlloc", (void *)cuMemAlloc_v2, NULL, NULL },
+	    {"cuInit", (void *)cuInit, NULL, NULL},
+	    {"cuDriverGetVersion", (void *)cuDriverGetVersion, NULL, NULL},
+	    {"cuDeviceGet", (void *)cuDeviceGet, NULL, NULL},
+	    {"cuCtxCreate", (void *)cuCtxCreate_v2, NULL, NULL},
+	    {"cuModuleLoadData", (void *)cuModuleLoadData, NULL, NULL},
+	    {"cuModuleGetFunction", (void *)cuModuleGetFunction, NULL, NULL},
+	    {"cuLaunchKernel", (void *)cuLaunchKernel, (void *)cuLaunchKernel_ptsz, NULL},
+	    {"cuCtxSynchronize", (void *)cuCtxSynchronize, NULL, (void *)cuCtxSynchronize_v2},
+	    {"cuStreamSynchronize", (void *)cuStreamSynchronize, (void *)cuStreamSynchronize_ptsz,
+	     NULL},
+	    {"cuGetProcAddress", (void *)cuGetProcAddress_v2, NULL, NULL},
+	    {"cuMemAlloc", (void *)cuMemAlloc_v2, NULL, NULL},
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -468,6 +566,7 @@ __attribute__((destructor)) static void report(void)
 	f = fopen(path, "a");
 	if (!f)
 		return;
-	fprintf(f, "plain=%u probed=%u calib=%u\n", launches_plain, launches_probed, launches_calib);
+	fprintf(f, "plain=%u probed=%u calib=%u\n", launches_plain, launches_probed,
+		launches_calib);
 	fclose(f);
 }

@@ -1,4 +1,4 @@
-/* A fake libcupti.so.13: driver callbacks and kernel activity records for launches the fake driver reports. */
+/* A fake libcupti.so.13: driver callbacks and kernel records for the fake driver's launches. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -56,7 +56,8 @@ EXPORT CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFun
 	return CUPTI_SUCCESS;
 }
 
-EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle sub, int domain, uint32_t cbid)
+EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle sub, int domain,
+				       uint32_t cbid)
 {
 	(void)sub;
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cbid >= sizeof(enabled_cbids))
@@ -122,8 +123,14 @@ EXPORT CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t str
 	return CUPTI_SUCCESS;
 }
 
-static void put32(uint8_t *r, size_t off, uint32_t v) { memcpy(r + off, &v, 4); }
-static void put64(uint8_t *r, size_t off, uint64_t v) { memcpy(r + off, &v, 8); }
+static void put32(uint8_t *r, size_t off, uint32_t v)
+{
+	memcpy(r + off, &v, 4);
+}
+static void put64(uint8_t *r, size_t off, uint64_t v)
+{
+	memcpy(r + off, &v, 8);
+}
 
 EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flags)
 {
@@ -164,7 +171,7 @@ EXPORT CUptiResult cuptiActivityFlushAll(uint32_t flags)
 EXPORT void fake_cupti_launch(const char *name, const unsigned grid[3], const unsigned block[3],
 			      void *stream, uint32_t cbid)
 {
-	uint8_t cbdata[80] = { 0 }, params[64] = { 0 };
+	uint8_t cbdata[80] = {0}, params[64] = {0};
 	void *params_ptr = params;
 	uint32_t corr;
 
