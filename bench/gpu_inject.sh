@@ -1,7 +1,7 @@
 #!/bin/bash
 # The gpu source on the GPU machine, in one call: correctness, probe vs CUPTI timing, overheads,
-# attach costs, PyTorch and CuPy. usage: bash bench/gpu_inject.sh (run from a directory holding
-# grtrace, libgrtrace-inject.so and gpu_inject/; the script's own directory is used)
+# attach costs, PyTorch and CuPy. usage: bench/gpu_inject_carry.sh BUILD DIR, then bash DIR/gpu_inject.sh
+# (it runs the grtrace, libgrtrace-inject.so and gpu_inject/ found beside itself)
 set -u
 D=$(cd "$(dirname "$0")" && pwd)
 G=$D/grtrace
