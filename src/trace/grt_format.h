@@ -28,6 +28,7 @@
 enum grt_clock_id {
 	GRT_CLOCK_MONOTONIC = 1,
 	GRT_CLOCK_GPU_GLOBALTIMER = 2,
+	GRT_CLOCK_CUPTI = 3,	/* CUPTI activity timestamps (cuptiGetTimestamp) */
 };
 
 /* Bits of grt_file_header.sources_mask, one per source (see source.h). */

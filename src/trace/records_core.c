@@ -138,6 +138,9 @@ static void describe_clock(const struct grt_record *rec, const struct grt_string
 	grt_field_u64(out, "host_ns", c->host_ns);
 	grt_field_i64(out, "offset_ns", (int64_t)(c->gpu_ns - c->host_ns));
 	grt_field_u64(out, "error_ns", c->error_ns);
+	grt_field_str(out, "clock", c->clock_id == GRT_CLOCK_GPU_GLOBALTIMER ? "globaltimer"
+				    : c->clock_id == GRT_CLOCK_CUPTI	     ? "cupti"
+									     : "unknown");
 }
 
 GRT_RECORD_DESC(clock_desc) = {

@@ -1,0 +1,343 @@
+/* libgrtrace-inject.so's life in a process: configuration, real driver, start, exit. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "inject/inject.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/*
+ * One per process: the library is loaded once (LD_PRELOAD, or by the driver
+ * through CUDA_INJECTION64_PATH, which dlopen()s the same file).
+ */
+static struct inject_state state = {
+    .init_lock = PTHREAD_MUTEX_INITIALIZER,
+    .chan = {.names_lock = PTHREAD_MUTEX_INITIALIZER},
+};
+
+__thread int inject_in_tool __attribute__((tls_model("initial-exec")));
+__thread uint64_t inject_api_enter_ns __attribute__((tls_model("initial-exec")));
+/* bumped in a forked child so cached thread ids are looked up again */
+static atomic_uint fork_generation;
+
+struct inject_state *inject(void)
+{
+	return &state;
+}
+
+uint64_t inject_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t inject_tid(void)
+{
+	static __thread uint32_t tid, generation;
+	unsigned now = atomic_load_explicit(&fork_generation, memory_order_relaxed);
+
+	if (!tid || generation != now) {
+		tid = (uint32_t)syscall(SYS_gettid);
+		generation = now;
+	}
+	return tid;
+}
+
+void inject_debug(const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "grtrace-inject[%d]: %s\n", (int)getpid(), line);
+}
+
+static void copy_env(char *dst, size_t len, const char *name, const char *fallback)
+{
+	const char *v = getenv(name);
+
+	snprintf(dst, len, "%s", v && *v ? v : fallback);
+}
+
+static long env_long(const char *name, long fallback)
+{
+	const char *v = getenv(name);
+	char *end;
+	long n;
+
+	if (!v || !*v)
+		return fallback;
+	n = strtol(v, &end, 10);
+	return *end ? fallback : n;
+}
+
+static void default_cache_dir(char *dst, size_t len)
+{
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+
+	if (xdg && *xdg)
+		snprintf(dst, len, "%s/grtrace", xdg);
+	else if (home && *home)
+		snprintf(dst, len, "%s/.cache/grtrace", home);
+	else
+		snprintf(dst, len, "/tmp/grtrace-cache-%d", (int)getuid());
+}
+
+static void read_config(struct inject_config *c)
+{
+	const char *probes = getenv(GRT_INJECT_ENV_PROBES), *cupti = getenv(GRT_INJECT_ENV_CUPTI);
+	const char *debug = getenv(GRT_INJECT_ENV_DEBUG), *wait = getenv(GRT_INJECT_ENV_POOL_WAIT);
+	long pool_mb = env_long(GRT_INJECT_ENV_POOL_MB, 256);
+
+	copy_env(c->shm_path, sizeof(c->shm_path), GRT_INJECT_ENV_SHM, "");
+	copy_env(c->kernels, sizeof(c->kernels), GRT_INJECT_ENV_KERNELS, "");
+	copy_env(c->cupti_path, sizeof(c->cupti_path), GRT_INJECT_ENV_CUPTI_PATH, "");
+	copy_env(c->cache_dir, sizeof(c->cache_dir), GRT_INJECT_ENV_CACHE, "");
+	if (!c->cache_dir[0])
+		default_cache_dir(c->cache_dir, sizeof(c->cache_dir));
+	c->probe_mode = GRT_PROBE_BLOCK;
+	if (probes && (!strcmp(probes, "off") || !strcmp(probes, "0")))
+		c->probe_mode = 0;
+	else if (probes && !strcmp(probes, "thread"))
+		c->probe_mode = GRT_PROBE_THREAD;
+	c->cupti = !(cupti && !strcmp(cupti, "0"));
+	c->cupti_callbacks = !(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS) &&
+			       !strcmp(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS), "0"));
+	c->collect_at_exit =
+	    getenv(GRT_INJECT_ENV_COLLECT) && !strcmp(getenv(GRT_INJECT_ENV_COLLECT), "exit");
+	c->debug = debug && !strcmp(debug, "1");
+	c->pool_wait = wait && !strcmp(wait, "1");
+	c->block_launches = (int)env_long(GRT_INJECT_ENV_BLOCK_LAUNCHES, 64);
+	c->pool_bytes = (uint64_t)(pool_mb > 0 ? pool_mb : 256) << 20;
+	c->max_ptx_bytes = (uint64_t)env_long(GRT_INJECT_ENV_MAX_PTX, 8) << 20;
+}
+
+/* Whether this process records at all: only under `grtrace record` (the ring is named). */
+static bool recording(void)
+{
+	return state.cfg.shm_path[0] != 0;
+}
+
+static void on_fork_child(void)
+{
+	atomic_fetch_add(&fork_generation, 1);
+	state.pid = getpid();
+	/*
+	 * A child forked after CUDA started cannot use the parent's driver state;
+	 * stay quiet in it. One forked before keeps the library fresh.
+	 */
+	if (atomic_load(&state.started))
+		atomic_store(&state.finished, 1);
+}
+
+__attribute__((constructor)) static void inject_load(void)
+{
+	read_config(&state.cfg);
+	state.pid = getpid();
+	pthread_atfork(NULL, NULL, on_fork_child);
+}
+
+static int resolve_driver(bool may_load)
+{
+	void *h;
+	int ready;
+
+	pthread_mutex_lock(&state.init_lock);
+	ready = atomic_load(&state.driver_ready);
+	if (ready) {
+		pthread_mutex_unlock(&state.init_lock);
+		return ready > 0 ? 0 : -ENOENT;
+	}
+	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h && may_load)
+		h = dlopen("libcuda.so.1", RTLD_NOW);
+	if (!h) {
+		if (may_load)
+			atomic_store(&state.driver_ready, -1);
+		pthread_mutex_unlock(&state.init_lock);
+		return -ENOENT;
+	}
+	state.drv.handle = h;
+#define RESOLVE(name, args) state.drv.name = inject_real_dlsym(h, #name);
+	INJECT_DRIVER_FNS(RESOLVE)
+#undef RESOLVE
+	interpose_resolve(h);
+	atomic_store(&state.driver_ready, 1);
+	pthread_mutex_unlock(&state.init_lock);
+	return 0;
+}
+
+const char *inject_driver_missing(void)
+{
+#define CHECK_PRESENT(name, args)                                                                  \
+	if (!state.drv.name)                                                                       \
+		return #name;
+	INJECT_DRIVER_FNS(CHECK_PRESENT)
+#undef CHECK_PRESENT
+	return NULL;
+}
+
+int inject_driver_ready(void)
+{
+	int ready = atomic_load_explicit(&state.driver_ready, memory_order_acquire);
+
+	if (ready)
+		return ready > 0 ? 0 : -ENOENT;
+	return resolve_driver(true);
+}
+
+int inject_driver_if_loaded(void)
+{
+	int ready = atomic_load_explicit(&state.driver_ready, memory_order_acquire);
+
+	if (ready)
+		return ready > 0 ? 0 : -ENOENT;
+	return resolve_driver(false);
+}
+
+static void read_comm(char *out, size_t len)
+{
+	FILE *f = fopen("/proc/self/comm", "re");
+
+	snprintf(out, len, "?");
+	if (!f)
+		return;
+	if (fgets(out, (int)len, f))
+		out[strcspn(out, "\n")] = 0;
+	fclose(f);
+}
+
+static void inject_finish(void);
+
+void inject_start(void)
+{
+	char why[256] = "", comm[32];
+	int err;
+
+	if (!recording() || atomic_load(&state.finished) || atomic_exchange(&state.started, 1))
+		return;
+	inject_enter_tool();
+	err = channel_open(&state.chan, state.cfg.shm_path);
+	if (err && state.cfg.debug)
+		inject_debug("cannot open the recorder's ring %s: %s", state.cfg.shm_path,
+			     strerror(-err));
+	read_comm(comm, sizeof(comm));
+	channel_status(&state.chan, INJ_PART_LIBRARY, 0,
+		       "libgrtrace-inject attached to %s (pid %d)", comm, (int)state.pid);
+	if (!state.cfg.cupti)
+		channel_status(&state.chan, INJ_PART_CUPTI, -ECANCELED,
+			       "CUPTI kernel timing off (GRTRACE_GPU_CUPTI=0)");
+	else if ((err = cupti_start(&state, why, sizeof(why))))
+		channel_status(&state.chan, INJ_PART_CUPTI, err,
+			       "CUPTI kernel timing unavailable: %s", why);
+	else
+		channel_status(&state.chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on");
+	if (!state.cfg.probe_mode)
+		channel_status(&state.chan, INJ_PART_PROBES, -ECANCELED,
+			       "block probes off (GRTRACE_GPU_PROBES=off)");
+	else if ((err = probes_start(&state, why, sizeof(why))))
+		channel_status(&state.chan, INJ_PART_PROBES, err, "block probes unavailable: %s",
+			       why);
+	atexit(inject_finish);
+	inject_leave_tool();
+}
+
+void inject_start_with_context(void)
+{
+	char why[256] = "";
+	CUcontext ctx = NULL;
+	int err;
+
+	if (atomic_load_explicit(&state.calibrated, memory_order_acquire) || !recording())
+		return;
+	inject_start();
+	if (inject_driver_ready() || !state.drv.cuCtxGetCurrent)
+		return;
+	pthread_mutex_lock(&state.init_lock);
+	if (atomic_load(&state.calibrated) || atomic_load(&state.finished) ||
+	    inject_driver_missing() || state.drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
+		pthread_mutex_unlock(&state.init_lock);
+		return; /* no context yet: the next launch or load tries again */
+	}
+	inject_enter_tool();
+	state.calib_ctx = ctx;
+	err = calib_globaltimer(&state, false, why, sizeof(why));
+	if (err)
+		channel_status(&state.chan, INJ_PART_CALIB, err,
+			       "GPU clock calibration failed: %s; block-probe times are not mapped",
+			       why);
+	inject_leave_tool();
+	atomic_store_explicit(&state.calibrated, 1, memory_order_release);
+	pthread_mutex_unlock(&state.init_lock);
+}
+
+static double per(unsigned long long ns, unsigned long long n)
+{
+	return n ? (double)ns / (double)n : 0.0;
+}
+
+/* One line on the library's own cost, so overheads can be told apart in a trace. */
+static void report_stats(struct inject_state *st)
+{
+	struct inject_stats *s = &st->stats;
+	unsigned long long launches = atomic_load(&s->launches),
+			   probed = atomic_load(&s->probe_launches);
+
+	channel_status(
+	    &st->chan, INJ_PART_LIBRARY, 0,
+	    "cost: %llu launches; driver launch %.0f ns uninstrumented, %.0f ns instrumented; "
+	    "probe bookkeeping %.0f ns/launch (lock wait %.0f, %llu first-use launches apart); "
+	    "drain thread %llu batches, poll %.1f ms, collect %.1f ms, pool top-up %.1f ms",
+	    launches,
+	    per(atomic_load(&s->launch_real_ns), launches - probed - atomic_load(&s->probe_slow)),
+	    per(atomic_load(&s->probe_real_ns), probed),
+	    per(atomic_load(&s->probe_host_ns), probed),
+	    per(atomic_load(&s->probe_lock_ns), probed),
+	    (unsigned long long)atomic_load(&s->probe_slow),
+	    (unsigned long long)atomic_load(&s->drain_batches),
+	    atomic_load(&s->drain_poll_ns) / 1e6, atomic_load(&s->drain_collect_ns) / 1e6,
+	    atomic_load(&s->drain_topup_ns) / 1e6);
+}
+
+/* Final collection: probe buffers, the closing calibration, CUPTI's last buffers. Once. */
+static void inject_finish(void)
+{
+	char why[256] = "";
+	int err;
+
+	if (!atomic_load(&state.started) || atomic_exchange(&state.finished, 1))
+		return;
+	inject_enter_tool();
+	probes_stop(&state);
+	if (atomic_load(&state.calibrated) && state.globaltimer.valid) {
+		err = calib_globaltimer(&state, true, why, sizeof(why));
+		if (err)
+			channel_status(&state.chan, INJ_PART_CALIB, err,
+				       "closing GPU clock calibration failed: %s", why);
+	}
+	cupti_stop(&state);
+	report_stats(&state);
+	inject_leave_tool();
+}
+
+__attribute__((destructor)) static void inject_unload(void)
+{
+	inject_finish();
+}
+
+/* The driver's injection hook (CUDA_INJECTION64_PATH): called inside cuInit. */
+EXPORT int InitializeInjection(void)
+{
+	inject_start();
+	return 1;
+}

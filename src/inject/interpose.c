@@ -1,0 +1,686 @@
+/* The interposed driver entry points and the three ways calls reach them. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include "inject/inject.h"
+
+#define EXPORT __attribute__((visibility("default")))
+
+/*
+ * Three ways an application reaches a driver function, all covered:
+ *  - linked against libcuda: our exported symbol of the same name wins
+ *    (LD_PRELOAD puts us first in the global scope);
+ *  - dlopen(libcuda) + dlsym(handle, name): a handle lookup never sees
+ *    LD_PRELOAD, so dlsym itself is interposed and swaps the real address
+ *    for our wrapper;
+ *  - cuGetProcAddress (how the CUDA runtime finds every entry point): the
+ *    wrapper asks the driver, then swaps the address it got.
+ * The swap works on addresses, not names: the driver answers "cuLaunchKernel"
+ * with cuLaunchKernel_ptsz for per-thread default stream callers, and
+ * "cuCtxSynchronize" with cuCtxSynchronize_v2 for CUDA 13 callers, so the
+ * export whose address came back decides which wrapper (of the same ABI)
+ * replaces it. Addresses we do not wrap pass through untouched.
+ */
+
+struct interposed {
+	const char *name;
+	void *wrapper;
+	void *real;
+};
+
+enum interposed_id {
+	IP_cuInit,
+	IP_cuGetProcAddress,
+	IP_cuGetProcAddress_v2,
+	IP_cuModuleLoad,
+	IP_cuModuleLoadData,
+	IP_cuModuleLoadDataEx,
+	IP_cuModuleLoadFatBinary,
+	IP_cuModuleUnload,
+	IP_cuModuleGetFunction,
+	IP_cuLibraryLoadData,
+	IP_cuLibraryLoadFromFile,
+	IP_cuLibraryUnload,
+	IP_cuLibraryGetKernel,
+	IP_cuLibraryGetModule,
+	IP_cuKernelGetFunction,
+	IP_cuLaunchKernel,
+	IP_cuLaunchKernel_ptsz,
+	IP_cuLaunchKernelEx,
+	IP_cuLaunchKernelEx_ptsz,
+	IP_cuCtxSynchronize,
+	IP_cuCtxSynchronize_v2,
+	IP_cuStreamSynchronize,
+	IP_cuStreamSynchronize_ptsz,
+	IP_cuEventSynchronize,
+	IP_cuFuncSetAttribute,
+	IP_cuKernelSetAttribute,
+	IP_cuStreamBeginCapture,
+	IP_cuStreamBeginCapture_v2,
+	IP_cuStreamBeginCapture_ptsz,
+	IP_cuStreamBeginCapture_v2_ptsz,
+	IP_cuStreamBeginCaptureToGraph,
+	IP_cuStreamBeginCaptureToGraph_ptsz,
+	IP_cuStreamEndCapture,
+	IP_cuStreamEndCapture_ptsz,
+	IP_COUNT,
+};
+
+/* Filled once by interpose_resolve() from libcuda itself; read-only afterwards. */
+static struct interposed table[IP_COUNT];
+
+typedef void *(*dlsym_fn)(void *, const char *);
+/* libc's dlsym; the assembly entry below jumps to it for RTLD_NEXT lookups */
+__attribute__((used)) void *grt_real_dlsym;
+
+/*
+ * dlsym is called by sanitizer runtimes before they are set up, so the code
+ * on its path must not be instrumented by them.
+ */
+#define DLSYM_PATH __attribute__((no_sanitize("address", "undefined")))
+
+__attribute__((used)) DLSYM_PATH void *grt_resolve_real_dlsym(void)
+{
+	void *p = grt_real_dlsym;
+
+	if (!p)
+		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+	if (!p)
+		p = dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+	grt_real_dlsym = p;
+	return p;
+}
+
+DLSYM_PATH void *inject_real_dlsym(void *handle, const char *name)
+{
+	dlsym_fn fn = (dlsym_fn)grt_resolve_real_dlsym();
+
+	return fn ? fn(handle, name) : NULL;
+}
+
+#define REAL(id, type) ((type)table[IP_##id].real)
+#define CALL_REAL(id, type, ...)                                                                   \
+	(table[IP_##id].real ? REAL(id, type)(__VA_ARGS__) : CUDA_ERROR_NOT_INITIALIZED)
+
+void interpose_resolve(void *libcuda)
+{
+	for (int i = 0; i < IP_COUNT; i++)
+		table[i].real = inject_real_dlsym(libcuda, table[i].name);
+}
+
+/* The wrapper replacing a real driver address, or the address itself. */
+static void *swap_for_wrapper(void *p, const void *caller)
+{
+	struct inject_state *st = inject();
+
+	if (!p || inject_in_tool || cupti_owns(st, caller))
+		return p;
+	for (int i = 0; i < IP_COUNT; i++)
+		if (table[i].real == p)
+			return table[i].wrapper;
+	return p;
+}
+
+void *interpose_real_for(const char *name)
+{
+	for (int i = 0; i < IP_COUNT; i++)
+		if (!strcmp(table[i].name, name))
+			return table[i].real;
+	return NULL;
+}
+
+/*
+ * dlsym(handle, name) for handles other than RTLD_NEXT; reached by a jump,
+ * so __builtin_return_address(0) is the application's call site.
+ */
+__attribute__((used)) DLSYM_PATH void *grt_dlsym_lookup(void *handle, const char *name)
+{
+	void *p = inject_real_dlsym(handle, name);
+
+	/* only a loaded libcuda can have handed out a driver address */
+	if (!p || !name || name[0] != 'c' || name[1] != 'u' || inject_driver_if_loaded())
+		return p;
+	return swap_for_wrapper(p, __builtin_return_address(0));
+}
+
+#if defined(__x86_64__)
+/*
+ * dlsym's caller matters to glibc for RTLD_NEXT ("the object after the
+ * caller"), so that case jumps straight to libc's dlsym with the caller's
+ * return address still on the stack. Everything else goes to
+ * grt_dlsym_lookup, also by a jump.
+ */
+__asm__(".text\n"
+	".globl dlsym\n"
+	".type dlsym, @function\n"
+	"dlsym:\n"
+	"	cmpq $-1, %rdi\n"
+	"	jne grt_dlsym_lookup\n"
+	"	movq grt_real_dlsym(%rip), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	jmp *%rax\n"
+	"1:	pushq %rdi\n"
+	"	pushq %rsi\n"
+	"	subq $8, %rsp\n"
+	"	call grt_resolve_real_dlsym\n"
+	"	addq $8, %rsp\n"
+	"	popq %rsi\n"
+	"	popq %rdi\n"
+	"	jmp *%rax\n"
+	".size dlsym, .-dlsym\n");
+#endif
+
+#define ENTER(id)                                                                                  \
+	do {                                                                                       \
+		if (inject_driver_ready())                                                         \
+			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+		if (inject()->cfg.debug && !inject_in_tool)                                        \
+			inject_debug("%s", table[IP_##id].name);                                   \
+	} while (0)
+
+EXPORT CUresult cuInit(unsigned int flags)
+{
+	CUresult r;
+
+	ENTER(cuInit);
+	r = CALL_REAL(cuInit, CUresult(*)(unsigned int), flags);
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		inject_start();
+	return r;
+}
+
+EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, uint64_t flags)
+{
+	const void *caller = __builtin_return_address(0);
+	CUresult r;
+
+	ENTER(cuGetProcAddress);
+	r = CALL_REAL(cuGetProcAddress, CUresult(*)(const char *, void **, int, uint64_t), symbol,
+		      pfn, version, flags);
+	if (r == CUDA_SUCCESS && pfn)
+		*pfn = swap_for_wrapper(*pfn, caller);
+	return r;
+}
+
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags,
+				    CUdriverProcAddressQueryResult *status)
+{
+	const void *caller = __builtin_return_address(0);
+	CUresult r;
+
+	ENTER(cuGetProcAddress_v2);
+	r = CALL_REAL(
+	    cuGetProcAddress_v2,
+	    CUresult(*)(const char *, void **, int, uint64_t, CUdriverProcAddressQueryResult *),
+	    symbol, pfn, version, flags, status);
+	if (r == CUDA_SUCCESS && pfn)
+		*pfn = swap_for_wrapper(*pfn, caller);
+	return r;
+}
+
+/* After a successful load: set up probes for it and, with a context now, calibrate. */
+static void after_module_load(CUmodule mod, const void *image, const char *path)
+{
+	if (inject_in_tool)
+		return;
+	inject_start_with_context();
+	probes_module_loaded(mod, image, path);
+}
+
+EXPORT CUresult cuModuleLoad(CUmodule *mod, const char *fname)
+{
+	CUresult r;
+
+	ENTER(cuModuleLoad);
+	r = CALL_REAL(cuModuleLoad, CUresult(*)(CUmodule *, const char *), mod, fname);
+	if (r == CUDA_SUCCESS)
+		after_module_load(*mod, NULL, fname);
+	return r;
+}
+
+EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
+{
+	CUresult r;
+
+	ENTER(cuModuleLoadData);
+	r = CALL_REAL(cuModuleLoadData, CUresult(*)(CUmodule *, const void *), mod, image);
+	if (r == CUDA_SUCCESS)
+		after_module_load(*mod, image, NULL);
+	return r;
+}
+
+EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned int n,
+				   CUjit_option *options, void **values)
+{
+	CUresult r;
+
+	ENTER(cuModuleLoadDataEx);
+	r = CALL_REAL(cuModuleLoadDataEx,
+		      CUresult(*)(CUmodule *, const void *, unsigned int, CUjit_option *, void **),
+		      mod, image, n, options, values);
+	if (r == CUDA_SUCCESS)
+		after_module_load(*mod, image, NULL);
+	return r;
+}
+
+EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
+{
+	CUresult r;
+
+	ENTER(cuModuleLoadFatBinary);
+	r = CALL_REAL(cuModuleLoadFatBinary, CUresult(*)(CUmodule *, const void *), mod, fatbin);
+	if (r == CUDA_SUCCESS)
+		after_module_load(*mod, fatbin, NULL);
+	return r;
+}
+
+EXPORT CUresult cuModuleUnload(CUmodule mod)
+{
+	ENTER(cuModuleUnload);
+	if (!inject_in_tool)
+		probes_module_unloaded(mod);
+	return CALL_REAL(cuModuleUnload, CUresult(*)(CUmodule), mod);
+}
+
+EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
+{
+	CUresult r;
+
+	ENTER(cuModuleGetFunction);
+	r = CALL_REAL(cuModuleGetFunction, CUresult(*)(CUfunction *, CUmodule, const char *), f,
+		      mod, name);
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		probes_function(mod, *f, name);
+	return r;
+}
+
+typedef CUresult (*library_load_data_fn)(CUlibrary *, const void *, CUjit_option *, void **,
+					 unsigned int, CUlibraryOption *, void **, unsigned int);
+typedef CUresult (*library_load_file_fn)(CUlibrary *, const char *, CUjit_option *, void **,
+					 unsigned int, CUlibraryOption *, void **, unsigned int);
+
+EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option *jit_options,
+				  void **jit_values, unsigned int njit,
+				  CUlibraryOption *lib_options, void **lib_values,
+				  unsigned int nlib)
+{
+	CUresult r;
+
+	ENTER(cuLibraryLoadData);
+	r = CALL_REAL(cuLibraryLoadData, library_load_data_fn, lib, code, jit_options, jit_values,
+		      njit, lib_options, lib_values, nlib);
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		probes_library_loaded(*lib, code, NULL);
+	return r;
+}
+
+EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_option *jit_options,
+				      void **jit_values, unsigned int njit,
+				      CUlibraryOption *lib_options, void **lib_values,
+				      unsigned int nlib)
+{
+	CUresult r;
+
+	ENTER(cuLibraryLoadFromFile);
+	r = CALL_REAL(cuLibraryLoadFromFile, library_load_file_fn, lib, path, jit_options,
+		      jit_values, njit, lib_options, lib_values, nlib);
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		probes_library_loaded(*lib, NULL, path);
+	return r;
+}
+
+EXPORT CUresult cuLibraryUnload(CUlibrary lib)
+{
+	ENTER(cuLibraryUnload);
+	if (!inject_in_tool)
+		probes_library_unloaded(lib);
+	return CALL_REAL(cuLibraryUnload, CUresult(*)(CUlibrary), lib);
+}
+
+EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
+{
+	CUresult r;
+
+	ENTER(cuLibraryGetKernel);
+	r = CALL_REAL(cuLibraryGetKernel, CUresult(*)(CUkernel *, CUlibrary, const char *), k, lib,
+		      name);
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		probes_kernel(lib, *k, name);
+	return r;
+}
+
+EXPORT CUresult cuLibraryGetModule(CUmodule *mod, CUlibrary lib)
+{
+	CUresult r;
+
+	ENTER(cuLibraryGetModule);
+	r = CALL_REAL(cuLibraryGetModule, CUresult(*)(CUmodule *, CUlibrary), mod, lib);
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		probes_library_module(lib, *mod);
+	return r;
+}
+
+EXPORT CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
+{
+	CUresult r;
+
+	ENTER(cuKernelGetFunction);
+	r = CALL_REAL(cuKernelGetFunction, CUresult(*)(CUfunction *, CUkernel), f, k);
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		probes_kernel_function(k, *f);
+	return r;
+}
+
+/* An uninstrumented launch through the wrapper: counted with its time in the driver (and ours). */
+static void count_launch(uint64_t enter_ns)
+{
+	struct inject_stats *s = &inject()->stats;
+
+	stat_add(&s->launches, 1);
+	stat_add(&s->launch_real_ns, inject_now_ns() - enter_ns);
+}
+
+typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
+			      unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
+typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
+
+static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned int gx,
+		       unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
+		       unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra)
+{
+	CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, s, NULL, 0};
+	CUresult r;
+
+	if (!inject_in_tool) {
+		inject_api_enter_ns = inject_now_ns();
+		inject_start_with_context();
+		if (probes_launch(f, &cfg, params, extra, false, ptsz, &r)) {
+			stat_add(&inject()->stats.launches, 1);
+			inject_api_enter_ns = 0;
+			return r;
+		}
+	}
+	r = table[id].real
+		? ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)
+		: CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_api_enter_ns)
+		count_launch(inject_api_enter_ns);
+	inject_api_enter_ns = 0;
+	return r;
+}
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+			       unsigned int bx, unsigned int by, unsigned int bz,
+			       unsigned int shmem, CUstream s, void **params, void **extra)
+{
+	ENTER(cuLaunchKernel);
+	return launch(IP_cuLaunchKernel, false, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+}
+
+EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
+				    unsigned int bx, unsigned int by, unsigned int bz,
+				    unsigned int shmem, CUstream s, void **params, void **extra)
+{
+	ENTER(cuLaunchKernel_ptsz);
+	return launch(IP_cuLaunchKernel_ptsz, true, f, gx, gy, gz, bx, by, bz, shmem, s, params,
+		      extra);
+}
+
+static CUresult launch_ex(enum interposed_id id, bool ptsz, const CUlaunchConfig *cfg, CUfunction f,
+			  void **params, void **extra)
+{
+	CUresult r;
+
+	if (!inject_in_tool && cfg) {
+		inject_api_enter_ns = inject_now_ns();
+		inject_start_with_context();
+		if (probes_launch(f, cfg, params, extra, true, ptsz, &r)) {
+			stat_add(&inject()->stats.launches, 1);
+			inject_api_enter_ns = 0;
+			return r;
+		}
+	}
+	r = table[id].real ? ((launch_ex_fn)table[id].real)(cfg, f, params, extra)
+			   : CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_api_enter_ns)
+		count_launch(inject_api_enter_ns);
+	inject_api_enter_ns = 0;
+	return r;
+}
+
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params,
+				 void **extra)
+{
+	ENTER(cuLaunchKernelEx);
+	return launch_ex(IP_cuLaunchKernelEx, false, cfg, f, params, extra);
+}
+
+EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f, void **params,
+				      void **extra)
+{
+	ENTER(cuLaunchKernelEx_ptsz);
+	return launch_ex(IP_cuLaunchKernelEx_ptsz, true, cfg, f, params, extra);
+}
+
+/* The application waited: what it waited for is complete, so results can be collected. */
+static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t token)
+{
+	if (r != CUDA_SUCCESS || inject_in_tool)
+		return;
+	probes_synchronized(s, all, ptsz, token);
+	cupti_flush(inject(), false);
+}
+
+EXPORT CUresult cuCtxSynchronize(void)
+{
+	uint64_t token;
+	CUresult r;
+
+	ENTER(cuCtxSynchronize);
+	token = probes_sync_token();
+	r = CALL_REAL(cuCtxSynchronize, CUresult(*)(void));
+	after_sync(r, NULL, true, false, token);
+	return r;
+}
+
+EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
+{
+	uint64_t token;
+	CUresult r;
+
+	ENTER(cuCtxSynchronize_v2);
+	token = probes_sync_token();
+	r = CALL_REAL(cuCtxSynchronize_v2, CUresult(*)(CUcontext), ctx);
+	after_sync(r, NULL, true, false, token);
+	return r;
+}
+
+EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+	uint64_t token;
+	CUresult r;
+
+	ENTER(cuStreamSynchronize);
+	token = probes_sync_token();
+	r = CALL_REAL(cuStreamSynchronize, CUresult(*)(CUstream), s);
+	after_sync(r, s, false, false, token);
+	return r;
+}
+
+EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s)
+{
+	uint64_t token;
+	CUresult r;
+
+	ENTER(cuStreamSynchronize_ptsz);
+	token = probes_sync_token();
+	r = CALL_REAL(cuStreamSynchronize_ptsz, CUresult(*)(CUstream), s);
+	after_sync(r, s, false, true, token);
+	return r;
+}
+
+EXPORT CUresult cuEventSynchronize(CUevent e)
+{
+	CUresult r;
+
+	ENTER(cuEventSynchronize);
+	r = CALL_REAL(cuEventSynchronize, CUresult(*)(CUevent), e);
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		cupti_flush(inject(), false);
+	return r;
+}
+
+EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attr, int value)
+{
+	CUresult r;
+
+	ENTER(cuFuncSetAttribute);
+	r = CALL_REAL(cuFuncSetAttribute, CUresult(*)(CUfunction, int, int), f, attr, value);
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		probes_attribute(f, attr, value);
+	return r;
+}
+
+EXPORT CUresult cuKernelSetAttribute(int attr, int value, CUkernel k, CUdevice dev)
+{
+	CUresult r;
+
+	ENTER(cuKernelSetAttribute);
+	r = CALL_REAL(cuKernelSetAttribute, CUresult(*)(int, int, CUkernel, CUdevice), attr, value,
+		      k, dev);
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		probes_attribute((CUfunction)k, attr, value);
+	return r;
+}
+
+/*
+ * While a stream captures into a graph, launches are not redirected (the
+ * graph would keep our buffer pointer) and nothing is collected (a capture in
+ * global mode forbids other threads' synchronous calls).
+ */
+static CUresult begin_capture(CUresult r)
+{
+	if (r == CUDA_SUCCESS && !inject_in_tool)
+		probes_capture(+1);
+	return r;
+}
+
+EXPORT CUresult cuStreamBeginCapture(CUstream s)
+{
+	ENTER(cuStreamBeginCapture);
+	return begin_capture(CALL_REAL(cuStreamBeginCapture, CUresult(*)(CUstream), s));
+}
+
+EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, int mode)
+{
+	ENTER(cuStreamBeginCapture_v2);
+	return begin_capture(
+	    CALL_REAL(cuStreamBeginCapture_v2, CUresult(*)(CUstream, int), s, mode));
+}
+
+EXPORT CUresult cuStreamBeginCapture_ptsz(CUstream s)
+{
+	ENTER(cuStreamBeginCapture_ptsz);
+	return begin_capture(CALL_REAL(cuStreamBeginCapture_ptsz, CUresult(*)(CUstream), s));
+}
+
+EXPORT CUresult cuStreamBeginCapture_v2_ptsz(CUstream s, int mode)
+{
+	ENTER(cuStreamBeginCapture_v2_ptsz);
+	return begin_capture(
+	    CALL_REAL(cuStreamBeginCapture_v2_ptsz, CUresult(*)(CUstream, int), s, mode));
+}
+
+typedef CUresult (*capture_to_graph_fn)(CUstream, void *, const void *, const void *, size_t, int);
+
+EXPORT CUresult cuStreamBeginCaptureToGraph(CUstream s, void *graph, const void *deps,
+					    const void *edges, size_t ndeps, int mode)
+{
+	ENTER(cuStreamBeginCaptureToGraph);
+	return begin_capture(CALL_REAL(cuStreamBeginCaptureToGraph, capture_to_graph_fn, s, graph,
+				       deps, edges, ndeps, mode));
+}
+
+EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream s, void *graph, const void *deps,
+						 const void *edges, size_t ndeps, int mode)
+{
+	ENTER(cuStreamBeginCaptureToGraph_ptsz);
+	return begin_capture(CALL_REAL(cuStreamBeginCaptureToGraph_ptsz, capture_to_graph_fn, s,
+				       graph, deps, edges, ndeps, mode));
+}
+
+/* The capture ends whether or not the graph came out valid. */
+static CUresult end_capture(CUresult r)
+{
+	if (r != CUDA_ERROR_INVALID_VALUE && !inject_in_tool)
+		probes_capture(-1);
+	return r;
+}
+
+EXPORT CUresult cuStreamEndCapture(CUstream s, void **graph)
+{
+	ENTER(cuStreamEndCapture);
+	return end_capture(CALL_REAL(cuStreamEndCapture, CUresult(*)(CUstream, void **), s, graph));
+}
+
+EXPORT CUresult cuStreamEndCapture_ptsz(CUstream s, void **graph)
+{
+	ENTER(cuStreamEndCapture_ptsz);
+	return end_capture(
+	    CALL_REAL(cuStreamEndCapture_ptsz, CUresult(*)(CUstream, void **), s, graph));
+}
+
+CUresult interpose_launch_real(bool ex, bool ptsz, CUfunction f, const CUlaunchConfig *cfg,
+			       void **params, void **extra)
+{
+	enum interposed_id id = ex ? (ptsz ? IP_cuLaunchKernelEx_ptsz : IP_cuLaunchKernelEx)
+				   : (ptsz ? IP_cuLaunchKernel_ptsz : IP_cuLaunchKernel);
+
+	if (!table[id].real)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (ex)
+		return ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
+	return ((launch_fn)table[id].real)(f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
+					   cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ,
+					   cfg->sharedMemBytes, cfg->hStream, params, extra);
+}
+
+static struct interposed table[IP_COUNT] = {
+#define ENTRY(fn) [IP_##fn] = {#fn, (void *)fn, NULL}
+    ENTRY(cuInit),
+    ENTRY(cuGetProcAddress),
+    ENTRY(cuGetProcAddress_v2),
+    ENTRY(cuModuleLoad),
+    ENTRY(cuModuleLoadData),
+    ENTRY(cuModuleLoadDataEx),
+    ENTRY(cuModuleLoadFatBinary),
+    ENTRY(cuModuleUnload),
+    ENTRY(cuModuleGetFunction),
+    ENTRY(cuLibraryLoadData),
+    ENTRY(cuLibraryLoadFromFile),
+    ENTRY(cuLibraryUnload),
+    ENTRY(cuLibraryGetKernel),
+    ENTRY(cuLibraryGetModule),
+    ENTRY(cuKernelGetFunction),
+    ENTRY(cuLaunchKernel),
+    ENTRY(cuLaunchKernel_ptsz),
+    ENTRY(cuLaunchKernelEx),
+    ENTRY(cuLaunchKernelEx_ptsz),
+    ENTRY(cuCtxSynchronize),
+    ENTRY(cuCtxSynchronize_v2),
+    ENTRY(cuStreamSynchronize),
+    ENTRY(cuStreamSynchronize_ptsz),
+    ENTRY(cuEventSynchronize),
+    ENTRY(cuFuncSetAttribute),
+    ENTRY(cuKernelSetAttribute),
+    ENTRY(cuStreamBeginCapture),
+    ENTRY(cuStreamBeginCapture_v2),
+    ENTRY(cuStreamBeginCapture_ptsz),
+    ENTRY(cuStreamBeginCapture_v2_ptsz),
+    ENTRY(cuStreamBeginCaptureToGraph),
+    ENTRY(cuStreamBeginCaptureToGraph_ptsz),
+    ENTRY(cuStreamEndCapture),
+    ENTRY(cuStreamEndCapture_ptsz),
+#undef ENTRY
+};

@@ -1,0 +1,234 @@
+/* Per-block records and per-launch summaries from probe buffers. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include "inject/launch_summary.h"
+
+static void block_coords(uint64_t linear, const uint32_t grid[3], uint32_t out[3])
+{
+	uint64_t gx = grid[0] ? grid[0] : 1, gy = grid[1] ? grid[1] : 1;
+
+	out[0] = (uint32_t)(linear % gx);
+	out[1] = (uint32_t)((linear / gx) % gy);
+	out[2] = (uint32_t)(linear / (gx * gy));
+}
+
+size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n,
+				const uint32_t grid[3], const struct clock_pair *map,
+				uint64_t launch_id, struct grt_gpu_block_rec *out,
+				uint64_t *missing)
+{
+	size_t used = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct grt_gpu_block_rec *b = &out[used];
+
+		if (!in[i].start_ns) {
+			(*missing)++;
+			continue;
+		}
+		b->launch_id = launch_id;
+		b->start_ns = clock_map(map, in[i].start_ns);
+		b->end_ns = clock_map(map, in[i].end_ns);
+		b->block[0] = in[i].block_x;
+		b->block[1] = in[i].block_y;
+		b->block[2] = in[i].block_z;
+		b->smid = in[i].smid;
+		(void)grid;
+		used++;
+	}
+	return used;
+}
+
+size_t launch_blocks_from_threads(const struct grt_probe_thread_rec *in, size_t n,
+				  uint32_t threads_per_block, const uint32_t grid[3],
+				  uint64_t blocks, const struct clock_pair *map, uint64_t launch_id,
+				  struct grt_gpu_block_rec *out, uint64_t *missing)
+{
+	size_t used = 0;
+
+	for (uint64_t b = 0; b < blocks; b++) {
+		uint64_t first = b * threads_per_block, start = UINT64_MAX, end = 0;
+		bool unfinished = false, seen = false;
+		struct grt_gpu_block_rec *o = &out[used];
+
+		for (uint64_t t = first; t < first + threads_per_block && t < n; t++) {
+			if (!in[t].start_ns)
+				continue;
+			seen = true;
+			if (in[t].start_ns < start)
+				start = in[t].start_ns;
+			if (!in[t].end_ns)
+				unfinished = true;
+			else if (in[t].end_ns > end)
+				end = in[t].end_ns;
+		}
+		if (!seen) {
+			(*missing)++;
+			continue;
+		}
+		o->launch_id = launch_id;
+		o->start_ns = clock_map(map, start);
+		o->end_ns = unfinished || !end ? 0 : clock_map(map, end);
+		block_coords(b, grid, o->block);
+		o->smid = LAUNCH_NO_SM;
+		used++;
+	}
+	return used;
+}
+
+#define SM_GROUPS 1024 /* SM ids at or above (and thread-mode blocks) share the last group */
+
+static unsigned sm_group(uint32_t smid)
+{
+	return smid < SM_GROUPS - 1 ? smid : SM_GROUPS - 1;
+}
+
+/* Insertion sort by start: an SM runs a few dozen blocks of a launch, often already in order. */
+static void sort_by_start(struct grt_gpu_block_rec *b, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct grt_gpu_block_rec v = b[i];
+		size_t j = i;
+
+		for (; j > 0 && b[j - 1].start_ns > v.start_ns; j--)
+			b[j] = b[j - 1];
+		b[j] = v;
+	}
+}
+
+/* The k-th smallest of v[0..n) (Hoare's selection); reorders v. */
+static uint64_t select_kth(uint64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		uint64_t pivot = v[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				uint64_t t = v[i];
+
+				v[i] = v[j];
+				v[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return v[k];
+	}
+	return v[k];
+}
+
+/* Sum over one SM's blocks (sorted by start) of the union of their intervals. */
+static uint64_t sm_busy(const struct grt_gpu_block_rec *b, size_t n)
+{
+	uint64_t busy = 0, cur_start = 0, cur_end = 0;
+	bool open = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!b[i].end_ns || b[i].end_ns < b[i].start_ns)
+			continue;
+		if (open && b[i].start_ns <= cur_end) {
+			if (b[i].end_ns > cur_end)
+				cur_end = b[i].end_ns;
+			continue;
+		}
+		if (open)
+			busy += cur_end - cur_start;
+		cur_start = b[i].start_ns;
+		cur_end = b[i].end_ns;
+		open = true;
+	}
+	return open ? busy + cur_end - cur_start : busy;
+}
+
+/*
+ * Reorders blocks grouped by SM (counting sort, stable); fills first[g] ..
+ * first[g + 1] for g < *groups (the highest group in use, plus one).
+ */
+static int group_by_sm(struct grt_gpu_block_rec *blocks, size_t n, size_t *first, unsigned *groups)
+{
+	struct grt_gpu_block_rec *tmp = malloc(n * sizeof(*tmp));
+	size_t at[SM_GROUPS];
+	unsigned top = 0;
+
+	if (!tmp)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (sm_group(blocks[i].smid) + 1 > top)
+			top = sm_group(blocks[i].smid) + 1;
+	memset(first, 0, (top + 1) * sizeof(*first));
+	for (size_t i = 0; i < n; i++)
+		first[sm_group(blocks[i].smid) + 1]++;
+	for (unsigned g = 0; g < top; g++)
+		first[g + 1] += first[g];
+	memcpy(at, first, top * sizeof(*at));
+	*groups = top;
+	for (size_t i = 0; i < n; i++)
+		tmp[at[sm_group(blocks[i].smid)]++] = blocks[i];
+	memcpy(blocks, tmp, n * sizeof(*tmp));
+	free(tmp);
+	return 0;
+}
+
+void launch_summarize(struct grt_gpu_block_rec *blocks, size_t n, struct grt_gpu_launch_rec *rec)
+{
+	uint64_t *durations = n ? malloc(n * sizeof(*durations)) : NULL;
+	size_t *first = malloc((SM_GROUPS + 1) * sizeof(*first)), ndur = 0;
+	unsigned groups = 0;
+
+	rec->blocks = (uint32_t)n;
+	rec->start_ns = 0;
+	rec->end_ns = 0;
+	rec->sms_used = 0;
+	rec->block_ns_p50 = rec->block_ns_max = rec->busiest_sm_ns = 0;
+	if (!n || !durations || !first || group_by_sm(blocks, n, first, &groups)) {
+		free(durations);
+		free(first);
+		return;
+	}
+	rec->start_ns = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		const struct grt_gpu_block_rec *b = &blocks[i];
+
+		if (b->start_ns < rec->start_ns)
+			rec->start_ns = b->start_ns;
+		if (b->end_ns > rec->end_ns)
+			rec->end_ns = b->end_ns;
+		if (b->end_ns && b->end_ns >= b->start_ns) {
+			durations[ndur++] = b->end_ns - b->start_ns;
+			if (durations[ndur - 1] > rec->block_ns_max)
+				rec->block_ns_max = durations[ndur - 1];
+		}
+	}
+	/* thread-mode blocks (no SM id) have no per-SM busy time */
+	for (unsigned g = 0; g < groups && g < SM_GROUPS - 1; g++) {
+		size_t count = first[g + 1] - first[g];
+		uint64_t busy;
+
+		if (!count)
+			continue;
+		sort_by_start(blocks + first[g], count);
+		busy = sm_busy(blocks + first[g], count);
+		rec->sms_used++;
+		if (busy > rec->busiest_sm_ns)
+			rec->busiest_sm_ns = busy;
+	}
+	if (ndur)
+		rec->block_ns_p50 = select_kth(durations, ndur, (ndur - 1) / 2);
+	free(durations);
+	free(first);
+}

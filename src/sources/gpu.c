@@ -1,0 +1,435 @@
+/* The `gpu` source: preloads libgrtrace-inject.so into the command and records its ring. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "common/u64_map.h"
+#include "inject/inject_proto.h"
+#include "inject/shm_ring.h"
+#include "sources/gpu.h"
+#include "sources/session.h"
+#include "sources/source.h"
+#include "trace/records_core.h"
+#include "trace/records_gpu.h"
+
+#define DEFAULT_RING_MB 64
+#define INJECT_LIB_NAME "libgrtrace-inject.so"
+
+/*
+ * No BPF here: the device side is seen from inside the traced process. The
+ * source creates the ring, asks the session to start the command with
+ * LD_PRELOAD (and CUDA_INJECTION64_PATH, the driver's own hook) naming the
+ * library, and converts what the library reports: kernel names once per
+ * process by hash id, then records that refer to them.
+ */
+struct gpu_source {
+	struct grt_session *session;
+	char shm_path[PATH_MAX];
+	struct shm_ring *ring;
+	uint64_t map_len;
+	uint64_t ring_drops_seen;
+	struct u64_map names; /* name id -> string id */
+	uint64_t messages;
+	uint64_t bad_messages;
+	bool library_seen;
+};
+
+int gpu_find_inject_lib(char *out, size_t len)
+{
+	const char *env = getenv("GRTRACE_INJECT_LIB");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return access(out, R_OK) ? -ENOENT : 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = 0;
+	snprintf(out, len, "%s/%s", exe, INJECT_LIB_NAME);
+	if (!access(out, R_OK))
+		return 0;
+	snprintf(out, len, "%s/../lib/grtrace/%s", exe, INJECT_LIB_NAME);
+	return access(out, R_OK) ? -ENOENT : 0;
+}
+
+static int gpu_probe(char *why, size_t why_len)
+{
+	char lib[PATH_MAX];
+
+	if (gpu_find_inject_lib(lib, sizeof(lib))) {
+		snprintf(why, why_len,
+			 INJECT_LIB_NAME " not found beside grtrace (build it, or set "
+					 "GRTRACE_INJECT_LIB)");
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static uint64_t ring_bytes(void)
+{
+	const char *env = getenv("GRTRACE_GPU_RING_MB");
+	long mb = env ? strtol(env, NULL, 10) : DEFAULT_RING_MB;
+	uint64_t bytes = 1ULL << 20;
+
+	if (mb < 1 || mb > 4096)
+		mb = DEFAULT_RING_MB;
+	while (bytes < (uint64_t)mb << 20)
+		bytes <<= 1;
+	return bytes;
+}
+
+static int create_ring(struct gpu_source *g)
+{
+	uint64_t data = ring_bytes();
+	void *map;
+	int fd;
+
+	snprintf(g->shm_path, sizeof(g->shm_path), "/dev/shm/grtrace-gpu-%d-XXXXXX", (int)getpid());
+	fd = mkostemp(g->shm_path, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	g->map_len = shm_ring_map_size(data);
+	if (ftruncate(fd, (off_t)g->map_len)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	map = mmap(NULL, g->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -errno;
+	g->ring = map;
+	return shm_ring_init(g->ring, data);
+}
+
+static int add_env(struct grt_session *s, const char *key, const char *value)
+{
+	char kv[PATH_MAX * 2 + 64];
+
+	snprintf(kv, sizeof(kv), "%s=%s", key, value);
+	return grt_session_add_target_env(s, kv);
+}
+
+/* GRTRACE_GPU_INJECTION_HOOK=0: load the library by LD_PRELOAD alone. */
+static bool hook_off(void)
+{
+	const char *v = getenv("GRTRACE_GPU_INJECTION_HOOK");
+
+	return v && !strcmp(v, "0");
+}
+
+/* The launched command's environment: the library preloaded ahead of any the user set. */
+static int set_target_env(struct gpu_source *g, const char *lib)
+{
+	const struct grt_session_config *cfg = grt_session_config(g->session);
+	const char *preload = getenv("LD_PRELOAD"), *injection = getenv("CUDA_INJECTION64_PATH");
+	char value[PATH_MAX * 2];
+	int err;
+
+	snprintf(value, sizeof(value), "%s%s%s", lib, preload && *preload ? ":" : "",
+		 preload ? preload : "");
+	err = add_env(g->session, "LD_PRELOAD", value);
+	if (!err)
+		err = add_env(g->session, GRT_INJECT_ENV_SHM, g->shm_path);
+	/* the driver's own hook, unless another tool (a profiler) already uses it or it is turned
+	 * off */
+	if (!err && !(injection && *injection) && !hook_off())
+		err = add_env(g->session, "CUDA_INJECTION64_PATH", lib);
+	if (!err && cfg->gpu_kernels && *cfg->gpu_kernels)
+		err = add_env(g->session, GRT_INJECT_ENV_KERNELS, cfg->gpu_kernels);
+	return err;
+}
+
+static void gpu_detach(void *ctx);
+
+static int gpu_attach(struct grt_session *s, void **ctx)
+{
+	const struct grt_session_config *cfg = grt_session_config(s);
+	struct gpu_source *g;
+	char lib[PATH_MAX];
+	int err;
+
+	if (!cfg->launched)
+		return grt_session_fail(
+		    s, -EINVAL,
+		    "source gpu needs a command to launch (-- CMD): its "
+		    "library is loaded when the command starts, not into a running pid");
+	if (gpu_find_inject_lib(lib, sizeof(lib)))
+		return grt_session_fail(s, -ENOENT, "source gpu: " INJECT_LIB_NAME " not found");
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return grt_session_fail(s, -ENOMEM, "out of memory");
+	g->session = s;
+	u64_map_init(&g->names);
+	err = create_ring(g);
+	if (err) {
+		grt_session_fail(s, err, "source gpu: cannot create its ring in /dev/shm: %s",
+				 strerror(-err));
+		gpu_detach(g);
+		return err;
+	}
+	err = set_target_env(g, lib);
+	if (err) {
+		grt_session_fail(s, err, "source gpu: cannot set the command's environment: %s",
+				 strerror(-err));
+		gpu_detach(g);
+		return err;
+	}
+	*ctx = g;
+	return 0;
+}
+
+/* ---- messages ---- */
+
+static struct grt_event_origin origin_of(const struct inj_head *h)
+{
+	return (struct grt_event_origin){
+	    .ts_ns = h->ts_ns, .cpu = h->cpu, .pid = h->pid, .tid = h->tid};
+}
+
+static uint32_t name_str(struct gpu_source *g, uint64_t id)
+{
+	uint64_t str = 0;
+
+	return u64_map_get(&g->names, id, &str) ? (uint32_t)str : 0;
+}
+
+/* A NUL inside [text, text + room), i.e. a string the message really holds. */
+static bool has_string(const char *text, size_t room)
+{
+	return room && memchr(text, 0, room);
+}
+
+static int on_name(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	const struct inj_name *m = payload;
+
+	if (len < sizeof(*m) + 1 || !has_string(m->text, len - sizeof(*m)))
+		return -EINVAL;
+	return u64_map_put(&g->names, m->name_id, grt_session_intern(g->session, m->text));
+}
+
+static int on_status(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	const struct inj_status *m = payload;
+	struct grt_source_status_rec rec = {.source = GRT_SRC_GPU};
+	struct grt_event_origin o;
+
+	if (len < sizeof(*m) + 1 || !has_string(m->text, len - sizeof(*m)))
+		return -EINVAL;
+	if (m->part == INJ_PART_LIBRARY)
+		g->library_seen = true;
+	o = origin_of(&m->head);
+	rec.status = m->status;
+	rec.message_str = grt_session_intern(g->session, m->text);
+	return grt_session_emit(g->session, GRT_REC_SOURCE_STATUS, &o, &rec, sizeof(rec));
+}
+
+static int on_kernel(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	const struct inj_kernel *m = payload;
+	struct grt_gpu_kernel_rec rec;
+	struct grt_event_origin o;
+
+	if (len < sizeof(*m))
+		return -EINVAL;
+	rec = m->rec;
+	rec.kernel_str = name_str(g, m->name_id);
+	o = origin_of(&m->head);
+	return grt_session_emit(g->session, GRT_REC_GPU_KERNEL, &o, &rec, sizeof(rec));
+}
+
+static int on_copy(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	const struct inj_copy *m = payload;
+	struct grt_event_origin o;
+
+	if (len < sizeof(*m))
+		return -EINVAL;
+	o = origin_of(&m->head);
+	return grt_session_emit(g->session, GRT_REC_GPU_COPY, &o, &m->rec, sizeof(m->rec));
+}
+
+static int on_blocks(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	const struct inj_blocks *m = payload;
+	struct grt_event_origin o;
+
+	if (len < sizeof(*m) || m->count > (len - sizeof(*m)) / sizeof(m->recs[0]))
+		return -EINVAL;
+	o = origin_of(&m->head);
+	for (uint32_t i = 0; i < m->count; i++) {
+		o.ts_ns = m->recs[i].start_ns;
+		grt_session_emit(g->session, GRT_REC_GPU_BLOCK, &o, &m->recs[i],
+				 sizeof(m->recs[i]));
+	}
+	return 0;
+}
+
+static int on_launch(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	const struct inj_launch *m = payload;
+	struct grt_gpu_launch_rec rec;
+	struct grt_event_origin o;
+
+	if (len < sizeof(*m))
+		return -EINVAL;
+	rec = m->rec;
+	rec.kernel_str = name_str(g, m->name_id);
+	o = origin_of(&m->head);
+	return grt_session_emit(g->session, GRT_REC_GPU_LAUNCH, &o, &rec, sizeof(rec));
+}
+
+static int on_instrument(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	const struct inj_instrument *m = payload;
+	struct grt_gpu_instrument_rec rec;
+	struct grt_event_origin o;
+
+	if (len < sizeof(*m) + 1 || !has_string(m->reason, len - sizeof(*m)))
+		return -EINVAL;
+	rec = m->rec;
+	rec.kernel_str = name_str(g, m->name_id);
+	rec.reason_str = grt_session_intern(g->session, m->reason);
+	o = origin_of(&m->head);
+	return grt_session_emit(g->session, GRT_REC_GPU_INSTRUMENT, &o, &rec, sizeof(rec));
+}
+
+static int on_calib(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	const struct inj_calib *m = payload;
+	struct grt_event_origin o;
+
+	if (len < sizeof(*m))
+		return -EINVAL;
+	o = origin_of(&m->head);
+	return grt_session_emit(g->session, GRT_REC_CLOCK_CALIB, &o, &m->rec, sizeof(m->rec));
+}
+
+static int on_drops(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	const struct inj_drops *m = payload;
+
+	if (len < sizeof(*m))
+		return -EINVAL;
+	grt_session_count_drop(g->session, GRT_SRC_GPU, m->count);
+	return 0;
+}
+
+int gpu_handle_message(struct gpu_source *g, uint32_t type, const void *payload, uint32_t len)
+{
+	static int (*const handlers[])(struct gpu_source *, const void *, uint32_t) = {
+	    [INJ_MSG_NAME] = on_name,
+	    [INJ_MSG_STATUS] = on_status,
+	    [INJ_MSG_KERNEL] = on_kernel,
+	    [INJ_MSG_COPY] = on_copy,
+	    [INJ_MSG_BLOCKS] = on_blocks,
+	    [INJ_MSG_LAUNCH] = on_launch,
+	    [INJ_MSG_INSTRUMENT] = on_instrument,
+	    [INJ_MSG_CALIB] = on_calib,
+	    [INJ_MSG_DROPS] = on_drops,
+	};
+	int err;
+
+	g->messages++;
+	if (type >= sizeof(handlers) / sizeof(handlers[0]) || !handlers[type]) {
+		g->bad_messages++;
+		return -EINVAL;
+	}
+	err = handlers[type](g, payload, len);
+	if (err == -EINVAL)
+		g->bad_messages++;
+	return err;
+}
+
+static void drain_ring(struct gpu_source *g, bool producers_gone)
+{
+	struct shm_ring_record rec;
+	uint64_t abandoned = 0, dropped;
+
+	if (!g->ring)
+		return;
+	while (shm_ring_next(g->ring, &rec, producers_gone, &abandoned)) {
+		gpu_handle_message(g, rec.type, rec.payload, rec.len);
+		shm_ring_release(g->ring, &rec);
+	}
+	dropped = atomic_load(&g->ring->dropped);
+	grt_session_count_drop(g->session, GRT_SRC_GPU, dropped - g->ring_drops_seen + abandoned);
+	g->ring_drops_seen = dropped;
+}
+
+static int gpu_drain(void *ctx)
+{
+	drain_ring(ctx, false);
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void gpu_detach(void *ctx)
+{
+	struct gpu_source *g = ctx;
+
+	if (!g)
+		return;
+	if (g->ring) {
+		drain_ring(g, true);
+		if (!g->library_seen) {
+			struct grt_source_status_rec rec = {.source = GRT_SRC_GPU,
+							    .status = -ENODATA};
+			struct grt_event_origin o = {.ts_ns = now_ns(), .pid = (uint32_t)getpid()};
+
+			rec.message_str = grt_session_intern(
+			    g->session,
+			    "gpu: the inject library never reported: the command made no "
+			    "CUDA driver call, or it is static, setuid, or cleared LD_PRELOAD");
+			grt_session_emit(g->session, GRT_REC_SOURCE_STATUS, &o, &rec, sizeof(rec));
+		}
+		munmap(g->ring, g->map_len);
+	}
+	if (g->shm_path[0])
+		unlink(g->shm_path);
+	u64_map_destroy(&g->names);
+	free(g);
+}
+
+const char *gpu_ring_path(const void *ctx)
+{
+	const struct gpu_source *g = ctx;
+
+	return g ? g->shm_path : NULL;
+}
+
+static const struct grt_source gpu_source = {
+    .name = "gpu",
+    .id = GRT_SRC_GPU,
+    .summary =
+	"device timing: CUPTI for every kernel/copy, PTX block probes (launched command only)",
+    .probe = gpu_probe,
+    .attach = gpu_attach,
+    .drain = gpu_drain,
+    .detach = gpu_detach,
+};
+
+GRT_SOURCE_REGISTER(gpu_source);

@@ -1,0 +1,24 @@
+/* The `gpu` source's pieces tests reach: library lookup, message handling, ring path. */
+#ifndef GRT_SOURCES_GPU_H
+#define GRT_SOURCES_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The messages themselves (shared with libgrtrace-inject.so) are in
+ * inject/inject_proto.h, the ring in inject/shm_ring.h.
+ */
+struct gpu_source;
+
+/* Where libgrtrace-inject.so is: $GRTRACE_INJECT_LIB, beside grtrace, or ../lib/grtrace/. 0 or
+ * -ENOENT. */
+int gpu_find_inject_lib(char *out, size_t len);
+
+/* Turns one message of the ring into records. 0, or -EINVAL for a malformed message. */
+int gpu_handle_message(struct gpu_source *g, uint32_t type, const void *payload, uint32_t len);
+
+/* The ring file an attached source created (its attach() ctx), for tests. */
+const char *gpu_ring_path(const void *ctx);
+
+#endif

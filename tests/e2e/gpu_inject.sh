@@ -1,0 +1,129 @@
+#!/bin/bash
+# The gpu source end to end without a GPU: the fake driver and CUPTI, libgrtrace-inject.so, record, parse, report.
+set -u
+BUILD=${1:-build}
+G=$BUILD/grtrace
+FIX=$BUILD/fixtures/inject
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+fails=0
+
+ok() { echo "ok - $1"; }
+fail() {
+	echo "FAIL - $1${2:+ ($2)}"
+	fails=$((fails + 1))
+}
+expect() { # name, then a command that must succeed
+	local name=$1
+	shift
+	if "$@"; then ok "$name"; else fail "$name"; fi
+}
+
+export LD_LIBRARY_PATH=$PWD/$FIX GRTRACE_CACHE_DIR=$T/cache GRTRACE_INJECT_LIB=$PWD/$BUILD/libgrtrace-inject.so
+export GRTRACE_CUPTI_PATH=$PWD/$FIX/cupti/libcupti.so.13
+unset CUDA_INJECTION64_PATH GRTRACE_GPU_PROBES GRTRACE_GPU_CUPTI GRTRACE_GPU_KERNELS
+if ldd "$BUILD/libgrtrace-inject.so" | grep -q libasan; then
+	# a sanitized library preloaded ahead of the sanitizer runtime; its state lives until exit by design
+	export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
+fi
+LAUNCHES=20
+
+# record NAME [ENV=V...] -- ARGS: traces the app, its stdout in $T/NAME.out, trace in $T/NAME.grt
+record() {
+	local name=$1 envs=()
+	shift
+	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	env ${envs[@]+"${envs[@]}"} FAKE_CUDA_REPORT="$T/$name.fake" \
+		timeout 60 "$G" record -s gpu -o "$T/$name.grt" -- "$FIX/app" "$@" >"$T/$name.out" 2>"$T/$name.err"
+}
+# json NAME PYTHON-EXPRESSION over `recs` (the trace's records as dicts): prints its value
+json() {
+	"$G" parse --format json "$T/$1.grt" | python3 -c "
+import json, sys
+recs = [json.loads(l) for l in sys.stdin]
+def of(t): return [r for r in recs if r['type'] == t]
+print($2)"
+}
+results() { grep -vE '^(getproc_default|getproc_ptds|dlsym_handle|linked)=' "$1"; }
+
+"$FIX/app" $LAUNCHES >"$T/plain.out" 2>&1
+record traced -- $LAUNCHES
+expect record_succeeds test -s "$T/traced.grt"
+expect results_unchanged diff <(results "$T/plain.out") <(results "$T/traced.out")
+expect app_errors_pass_through grep -qx 'get_missing=500' "$T/traced.out"
+expect untraced_reaches_driver grep -qx 'getproc_default=libcuda.so.1' "$T/plain.out"
+for way in getproc_default getproc_ptds dlsym_handle linked; do
+	expect "interposed_$way" grep -qx "$way=libgrtrace-inject.so" "$T/traced.out"
+done
+
+# 20 launches + 1 through the per-thread-stream pointer are probed; probe_fails_kernel's
+# instrumented launch fails in the fake driver and runs unchanged
+n=$(json traced "len(of('gpu_launch'))")
+[ "$n" = $((LAUNCHES + 1)) ] && ok launch_summaries || fail launch_summaries "got $n"
+n=$(json traced "len(of('gpu_block'))")
+[ "$n" = $((LAUNCHES * 8 + 4)) ] && ok block_records || fail block_records "got $n"
+n=$(json traced "len(of('gpu_kernel'))")
+[ "$n" = $((LAUNCHES + 2)) ] && ok cupti_kernels || fail cupti_kernels "got $n"
+n=$(json traced "sum(1 for k in of('gpu_kernel') if k['api_enter_ns'] > 0 and k['start_ns'] > k['api_enter_ns'])")
+[ "$n" = $((LAUNCHES + 2)) ] && ok kernels_tied_to_calls || fail kernels_tied_to_calls "got $n"
+n=$(json traced "len({(l['pid'], l['tid'], l['api_enter_ns']) for l in of('gpu_launch')} & {(k['pid'], k['tid'], k['api_enter_ns']) for k in of('gpu_kernel')})")
+[ "$n" = $((LAUNCHES + 1)) ] && ok probe_and_cupti_records_match || fail probe_and_cupti_records_match "got $n"
+n=$(json traced "sorted({(l['blocks'], l['sms_used'], l['block_ns_p50'], l['block_ns_max'], l['busiest_sm_ns']) for l in of('gpu_launch')})")
+[ "$n" = "[(4, 4, 5000, 25000, 25000), (8, 4, 5000, 25000, 29000)]" ] && ok launch_summary_values || fail launch_summary_values "got $n"
+n=$(json traced "[i['reason'] for i in of('gpu_instrument') if i['kernel'] == 'probe_fails_kernel'][-1]")
+[ "$n" = "the instrumented launch failed (CUDA error 701); ran unchanged" ] && ok fallback_reason || fail fallback_reason "got $n"
+# the fake GPU clock runs 1 ms ahead of CLOCK_MONOTONIC: the handshake must find that
+n=$(json traced "all(abs(c['offset_ns'] - 1000000) <= c['error_ns'] + 100000 for c in of('clock_calib') if c['clock'] == 'globaltimer') and len([c for c in of('clock_calib') if c['clock'] == 'globaltimer']) >= 2")
+[ "$n" = True ] && ok globaltimer_calibrated || fail globaltimer_calibrated "got $n"
+expect fake_driver_saw_redirects grep -qE "^plain=1 probed=$((LAUNCHES + 1)) calib=[2-9]" "$T/traced.fake"
+
+"$G" report "$T/traced.grt" --gpu >"$T/report.txt" 2>&1
+expect report_device_times grep -qE '^ +22 .* vector_add$|^ +21 .* vector_add$' "$T/report.txt"
+expect report_probes grep -q 'block probes per kernel (21 launch summaries' "$T/report.txt"
+expect report_not_instrumented grep -q 'kernels instrumented: 1, not instrumented: 1' "$T/report.txt"
+expect report_clocks grep -qE 'globaltimer dev 0: [0-9]+ fits, offset (9[0-9]{5}|10[0-9]{5}) ns, error <= [0-9]+ ns' "$T/report.txt"
+"$G" report "$T/traced.grt" --gpu --format json | python3 -c 'import json,sys; d=json.load(sys.stdin)["gpu"]; sys.exit(0 if d["probes"][0]["launches"] == 21 and d["not_instrumented"][0]["kernel"] == "probe_fails_kernel" else 1)' &&
+	ok report_json || fail report_json
+
+# no CUPTI: one line why, the probes still work, the application is unchanged
+record nocupti GRTRACE_CUPTI_PATH=/nonexistent/libcupti.so.13 -- $LAUNCHES
+expect nocupti_results_unchanged diff <(results "$T/plain.out") <(results "$T/nocupti.out")
+n=$(json nocupti "[s['message'] for s in of('source_status') if s['status'] < 0]")
+[ "$n" = "['CUPTI kernel timing unavailable: cannot load /nonexistent/libcupti.so.13 (GRTRACE_CUPTI_PATH)']" ] &&
+	ok nocupti_reason || fail nocupti_reason "got $n"
+n=$(json nocupti "(len(of('gpu_kernel')), len(of('gpu_launch')))")
+[ "$n" = "(0, $((LAUNCHES + 1)))" ] && ok nocupti_probes_still_work || fail nocupti_probes_still_work "got $n"
+
+# records CUPTI reports lost are counted as the gpu source's drops
+record drops FAKE_CUPTI_DROPS=3 -- $LAUNCHES
+n=$(json drops "sum(d['count'] for d in of('drop') if d['source'] == 'gpu')")
+[ "$n" = 3 ] && ok cupti_drops_counted || fail cupti_drops_counted "got $n"
+
+record noprobes GRTRACE_GPU_PROBES=off -- $LAUNCHES
+n=$(json noprobes "(len(of('gpu_kernel')), len(of('gpu_launch')), len(of('gpu_instrument')))")
+[ "$n" = "($((LAUNCHES + 2)), 0, 0)" ] && ok probes_off || fail probes_off "got $n"
+expect probes_off_fake_plain grep -qE "^plain=$((LAUNCHES + 2)) probed=0 " "$T/noprobes.fake"
+
+record selected GRTRACE_GPU_KERNELS='^vector' -- $LAUNCHES
+n=$(json selected "[i['reason'] for i in of('gpu_instrument') if i['kernel'] == 'probe_fails_kernel']")
+[ "$n" = "['not selected by the kernel filter']" ] && ok kernel_filter || fail kernel_filter "got $n"
+
+record thread GRTRACE_GPU_PROBES=thread GRTRACE_GPU_BLOCK_LAUNCHES=2 -- $LAUNCHES
+n=$(json thread "[(l['blocks'], l['sms_used'], l['exec_ns']) for l in of('gpu_launch')]")
+[ "$n" = "[(8, 0, 12063), (8, 0, 12063)]" ] && ok thread_mode_first_launches || fail thread_mode_first_launches "got $n"
+expect thread_mode_all_probed grep -qE "^plain=1 probed=$((LAUNCHES + 1)) " "$T/thread.fake"
+
+# nothing to inject into: a running pid, or a command that makes no CUDA call
+"$G" record -s gpu -o "$T/pid.grt" -p $$ --duration 0.1 >"$T/pid.out" 2>&1
+rc=$?
+[ $rc = 1 ] && grep -q "needs a command to launch" "$T/pid.out" && ok pid_refused || fail pid_refused "rc=$rc"
+timeout 60 "$G" record -s gpu -o "$T/true.grt" -- true >/dev/null 2>&1
+n=$("$G" parse --format json "$T/true.grt" | grep -c 'inject library never reported')
+[ "$n" = 1 ] && ok no_cuda_command || fail no_cuda_command "got $n"
+
+# the CUPTI offsets the library reads, against the toolkit's headers when they are installed
+if [ -x "$FIX/cupti_layout" ]; then
+	expect cupti_layout_matches_headers "$FIX/cupti_layout"
+fi
+[ $fails = 0 ]

@@ -1,0 +1,42 @@
+# The inject library and the gpu source: fake driver and CUPTI, a driver program, unit tests.
+
+# The inject library's tests: a fake driver and a fake CUPTI that let the whole
+# pipeline (interposition, rewriting, redirected launches, probe buffers, CUPTI
+# correlation, calibration) run without a GPU, and a driver program using them.
+INJECT_FIX := $(BUILD)/fixtures/inject
+
+$(INJECT_FIX)/libcuda.so.1: tests/inject/fake_cuda.c src/inject/probe_buffer.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 -o $@ $< $(SAN_LDFLAGS) -lpthread -ldl
+
+$(INJECT_FIX)/cupti/libcupti.so.13: tests/inject/fake_cupti.c src/inject/cupti_decls.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -Wl,-soname,libcupti.so.13 -o $@ $< $(SAN_LDFLAGS) -lpthread
+
+$(INJECT_FIX)/app: tests/inject/app.c $(INJECT_FIX)/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS) -ldl
+
+FIXTURES += $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_FIX)/app
+
+# Unit tests of the inject library's pure parts (ring, clock math, launch summaries, cache).
+INJECT_PURE_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,src/inject/clock_math.c src/inject/launch_summary.c src/inject/probe_cache.c)
+
+$(BUILD)/tests/test_inject_parts: tests/test_inject_parts.c $(LIB_OBJS) $(INJECT_PURE_OBJS) tests/test_util.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(INJECT_PURE_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
+
+# The CUPTI offsets inject/cupti_decls.h re-declares, checked against the toolkit's headers
+# where they are installed (the e2e test runs it when it was built).
+CUPTI_HEADERS := $(wildcard /usr/local/cuda/include/cupti_activity.h)
+ifneq ($(CUPTI_HEADERS),)
+$(INJECT_FIX)/cupti_layout: tests/inject/cupti_layout.c src/inject/cupti_decls.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -I/usr/local/cuda/include -o $@ $< $(SAN_LDFLAGS)
+
+FIXTURES += $(INJECT_FIX)/cupti_layout
+endif

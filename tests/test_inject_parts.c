@@ -1,0 +1,421 @@
+/* Tests of the inject library's pure parts: ring, clock math, launch summaries, cache. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "inject/clock_math.h"
+#include "inject/launch_summary.h"
+#include "inject/probe_cache.h"
+#include "inject/shm_ring.h"
+#include "test_util.h"
+
+static struct shm_ring *ring_new(uint64_t data_size)
+{
+	struct shm_ring *r = aligned_alloc(4096, shm_ring_map_size(data_size));
+
+	memset(r, 0, shm_ring_map_size(data_size));
+	if (shm_ring_init(r, data_size))
+		return NULL;
+	return r;
+}
+
+static void test_ring_rejects_bad_sizes(void)
+{
+	struct shm_ring *r = aligned_alloc(4096, 4096 * 4);
+
+	CHECK(shm_ring_init(r, 4096 + 8) == -EINVAL);
+	CHECK(shm_ring_init(r, 2048) == -EINVAL);
+	CHECK(shm_ring_init(r, 8192) == 0);
+	CHECK(shm_ring_check(r, shm_ring_map_size(8192)) == 0);
+	CHECK(shm_ring_check(r, shm_ring_map_size(4096)) ==
+	      -EINVAL); /* mapping shorter than the ring */
+	r->magic = 0;
+	CHECK(shm_ring_check(r, shm_ring_map_size(8192)) == -EINVAL);
+	free(r);
+}
+
+static void test_ring_round_trip(void)
+{
+	struct shm_ring *r = ring_new(4096);
+	struct shm_ring_record rec;
+	char text[] = "hello ring";
+
+	CHECK(shm_ring_write(r, 7, text, sizeof(text)) == 0);
+	CHECK(shm_ring_write(r, 8, "x", 1) == 0);
+	CHECK(shm_ring_next(r, &rec, 0, NULL) == 1);
+	CHECK_EQ_U64(rec.type, 7);
+	CHECK_EQ_U64(rec.len, sizeof(text));
+	CHECK_STR((const char *)rec.payload, "hello ring");
+	shm_ring_release(r, &rec);
+	CHECK(shm_ring_next(r, &rec, 0, NULL) == 1);
+	CHECK_EQ_U64(rec.type, 8);
+	shm_ring_release(r, &rec);
+	CHECK(shm_ring_next(r, &rec, 0, NULL) == 0);
+	CHECK_EQ_U64(atomic_load(&r->committed), 2);
+	CHECK_EQ_U64(atomic_load(&r->dropped), 0);
+	free(r);
+}
+
+/* A full ring refuses exactly what does not fit, and counts each refusal once. */
+static void test_ring_overflow_exact_drops(void)
+{
+	struct shm_ring *r = ring_new(4096);
+	uint8_t payload[56] = {0}; /* 8-byte header + 56 = 64 bytes a record: 64 fit */
+	struct shm_ring_record rec;
+	unsigned ok = 0, refused = 0;
+
+	for (unsigned i = 0; i < 100; i++) {
+		payload[0] = (uint8_t)i;
+		if (shm_ring_write(r, 1, payload, sizeof(payload)))
+			refused++;
+		else
+			ok++;
+	}
+	CHECK_EQ_U64(ok, 64);
+	CHECK_EQ_U64(refused, 36);
+	CHECK_EQ_U64(atomic_load(&r->dropped), 36);
+	/* freeing one record makes room for exactly one more */
+	CHECK(shm_ring_next(r, &rec, 0, NULL) == 1);
+	CHECK_EQ_U64(((const uint8_t *)rec.payload)[0], 0);
+	shm_ring_release(r, &rec);
+	CHECK(shm_ring_write(r, 1, payload, sizeof(payload)) == 0);
+	CHECK(shm_ring_write(r, 1, payload, sizeof(payload)) == -ENOSPC);
+	CHECK_EQ_U64(atomic_load(&r->dropped), 37);
+	/* too large for any ring position: refused and counted */
+	CHECK(shm_ring_reserve(r, 1, shm_ring_max_payload(r) + 1) == NULL);
+	CHECK_EQ_U64(atomic_load(&r->dropped), 38);
+	free(r);
+}
+
+/* Records that would cross the end get a pad record in front; order and contents survive. */
+static void test_ring_wraps_with_pads(void)
+{
+	struct shm_ring *r = ring_new(4096);
+	struct shm_ring_record rec;
+	uint8_t buf[300];
+	unsigned next_in = 0, next_out = 0;
+
+	for (unsigned round = 0; round < 200; round++) {
+		while (1) {
+			unsigned len = 1 + (next_in * 37) % 299;
+
+			memset(buf, (int)(next_in & 0xff), len);
+			if (shm_ring_write(r, next_in, buf, len))
+				break;
+			next_in++;
+		}
+		atomic_fetch_sub(&r->dropped, 1); /* the refusal that ended the fill */
+		while (shm_ring_next(r, &rec, 0, NULL) == 1) {
+			unsigned len = 1 + (next_out * 37) % 299;
+			const uint8_t *p = rec.payload;
+
+			CHECK_EQ_U64(rec.type, next_out);
+			CHECK_EQ_U64(rec.len, len);
+			CHECK(p[0] == (next_out & 0xff) && p[len - 1] == (next_out & 0xff));
+			shm_ring_release(r, &rec);
+			next_out++;
+		}
+	}
+	CHECK_EQ_U64(next_in, next_out);
+	CHECK(next_in > 2000); /* many trips around 4 KiB */
+	CHECK_EQ_U64(atomic_load(&r->dropped), 0);
+	free(r);
+}
+
+/* A producer that died after reserving: skipped only when told every producer is gone. */
+static void test_ring_abandoned_record(void)
+{
+	struct shm_ring *r = ring_new(4096);
+	struct shm_ring_record rec;
+	uint64_t abandoned = 0;
+
+	CHECK(shm_ring_reserve(r, 1, 40) != NULL); /* never committed */
+	CHECK(shm_ring_write(r, 2, "after", 6) == 0);
+	CHECK(shm_ring_next(r, &rec, 0, &abandoned) == 0);
+	CHECK(shm_ring_next(r, &rec, 1, &abandoned) == 1);
+	CHECK_EQ_U64(abandoned, 1);
+	CHECK_EQ_U64(rec.type, 2);
+	shm_ring_release(r, &rec);
+	CHECK(shm_ring_next(r, &rec, 1, &abandoned) == 0);
+	free(r);
+}
+
+#define PRODUCERS 4
+#define PER_PRODUCER 200000
+
+struct producer {
+	struct shm_ring *ring;
+	unsigned id;
+	uint64_t refused;
+};
+
+struct message {
+	uint32_t producer;
+	uint32_t seq;
+	uint64_t check;
+};
+
+static void *produce(void *arg)
+{
+	struct producer *p = arg;
+
+	for (uint32_t i = 0; i < PER_PRODUCER; i++) {
+		struct message m = {p->id, i, ((uint64_t)p->id << 32 | i) * 0x9e3779b97f4a7c15ULL};
+
+		if (shm_ring_write(p->ring, 1, &m, sizeof(m)))
+			p->refused++;
+	}
+	return NULL;
+}
+
+/* Several producers, one consumer at the same time: each message once, in order per producer. */
+static void test_ring_concurrent_producers(void)
+{
+	struct shm_ring *r = ring_new(1 << 16);
+	struct producer prod[PRODUCERS];
+	pthread_t threads[PRODUCERS];
+	int64_t last[PRODUCERS];
+	uint64_t received = 0, refused = 0, bad = 0, out_of_order = 0;
+	struct shm_ring_record rec;
+	int running = PRODUCERS;
+
+	for (unsigned i = 0; i < PRODUCERS; i++) {
+		prod[i] = (struct producer){.ring = r, .id = i};
+		last[i] = -1;
+		pthread_create(&threads[i], NULL, produce, &prod[i]);
+	}
+	while (running || shm_ring_next(r, &rec, 0, NULL)) {
+		while (shm_ring_next(r, &rec, 0, NULL) == 1) {
+			const struct message *m = rec.payload;
+
+			if (rec.len != sizeof(*m) || m->producer >= PRODUCERS ||
+			    m->check !=
+				((uint64_t)m->producer << 32 | m->seq) * 0x9e3779b97f4a7c15ULL)
+				bad++;
+			else if ((int64_t)m->seq <= last[m->producer])
+				out_of_order++;
+			else
+				last[m->producer] = m->seq;
+			received++;
+			shm_ring_release(r, &rec);
+		}
+		if (running && atomic_load(&r->committed) + atomic_load(&r->dropped) ==
+				   (uint64_t)PRODUCERS * PER_PRODUCER) {
+			for (unsigned i = 0; i < PRODUCERS; i++)
+				pthread_join(threads[i], NULL);
+			running = 0;
+		}
+	}
+	for (unsigned i = 0; i < PRODUCERS; i++)
+		refused += prod[i].refused;
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(out_of_order, 0);
+	CHECK_EQ_U64(received + refused, (uint64_t)PRODUCERS * PER_PRODUCER);
+	CHECK_EQ_U64(atomic_load(&r->dropped), refused);
+	CHECK_EQ_U64(atomic_load(&r->committed), received);
+	CHECK(received > 0);
+	free(r);
+}
+
+static void test_clock_best_sample(void)
+{
+	struct clock_sample s[] = {
+	    {1000, 1600, 5300}, /* round trip 600 */
+	    {2000, 2201, 6100}, /* 201: the tightest */
+	    {3000, 2900, 7000}, /* time ran backwards: ignored */
+	    {4000, 4100, 0},	/* no answer: ignored */
+	};
+	struct clock_fit fit;
+
+	CHECK(clock_best_sample(s, 4, &fit) == 0);
+	CHECK_EQ_U64(fit.clock_ns, 6100);
+	CHECK_EQ_U64(fit.host_ns, 2100);
+	CHECK(fit.offset_ns == 4000);
+	CHECK_EQ_U64(fit.error_ns, 101); /* half of 201, rounded up */
+	CHECK_EQ_U64(clock_to_host(&fit, 10000), 6000);
+	CHECK_EQ_U64(clock_to_host(&fit, 0), 0);
+	CHECK(clock_best_sample(s + 2, 2, &fit) == -ENODATA);
+}
+
+/* Between two fits the offset is interpolated; outside them the nearer fit's offset holds. */
+static void test_clock_interpolation(void)
+{
+	struct clock_fit a = {
+	    .clock_ns = 1000000, .host_ns = 0, .offset_ns = 1000000, .error_ns = 40};
+	struct clock_fit b = {
+	    .clock_ns = 2000100, .host_ns = 1000000, .offset_ns = 1000100, .error_ns = 50};
+	struct clock_pair map = {&a, &b};
+
+	CHECK_EQ_U64(clock_to_host2(&a, &b, 1500050), 1500050 - 1000050);
+	CHECK_EQ_U64(clock_to_host2(&a, &b, 1000000), 0);
+	CHECK_EQ_U64(clock_to_host2(&a, &b, 900000), 900000 - 1000000);
+	CHECK_EQ_U64(clock_to_host2(&a, &b, 3000000), 3000000 - 1000100);
+	CHECK_EQ_U64(clock_map(&map, 1500050), 500000);
+	CHECK_EQ_U64(clock_map(NULL, 1234), 1234);
+	map.b = NULL;
+	CHECK_EQ_U64(clock_map(&map, 1500050), 500050);
+	/* fits 1 ms apart with 60 ns of error each: too close for a slope, the nearer offset is
+	 * used */
+	a.error_ns = b.error_ns = 60;
+	CHECK_EQ_U64(clock_to_host2(&a, &b, 1400000), 1400000 - 1000000);
+	CHECK_EQ_U64(clock_to_host2(&a, &b, 1600000), 1600000 - 1000100);
+}
+
+static void test_blocks_from_probe(void)
+{
+	struct grt_probe_block_rec in[4] = {
+	    {.start_ns = 5000, .end_ns = 6000, .block_x = 0, .smid = 3},
+	    {.start_ns = 0}, /* never ran (or its slot was out of range) */
+	    {.start_ns = 5100, .end_ns = 0, .block_x = 2, .smid = 1},
+	    {.start_ns = 5200, .end_ns = 9000, .block_x = 3, .block_y = 1, .smid = 3},
+	};
+	struct clock_fit fit = {.offset_ns = 4000};
+	struct clock_pair map = {&fit, NULL};
+	struct grt_gpu_block_rec out[4];
+	uint32_t grid[3] = {4, 2, 1};
+	uint64_t missing = 0;
+	size_t n = launch_blocks_from_probe(in, 4, grid, &map, 77, out, &missing);
+
+	CHECK_EQ_U64(n, 3);
+	CHECK_EQ_U64(missing, 1);
+	CHECK_EQ_U64(out[0].launch_id, 77);
+	CHECK_EQ_U64(out[0].start_ns, 1000);
+	CHECK_EQ_U64(out[0].end_ns, 2000);
+	CHECK_EQ_U64(out[1].end_ns, 0); /* unfinished stays 0, not mapped */
+	CHECK_EQ_U64(out[2].block[0], 3);
+	CHECK_EQ_U64(out[2].block[1], 1);
+	CHECK_EQ_U64(out[2].smid, 3);
+}
+
+static void test_blocks_from_threads(void)
+{
+	struct grt_probe_thread_rec in[6] = {
+	    {100, 200, 0, 0}, {90, 260, 0, 1},	/* block 0: 90..260 */
+	    {300, 0, 1, 0},   {310, 400, 1, 1}, /* block 1: a thread did not finish */
+	    {0, 0, 0, 0},     {0, 0, 0, 0},	/* block 2: never ran */
+	};
+	struct grt_gpu_block_rec out[3];
+	uint32_t grid[3] = {3, 1, 1};
+	uint64_t missing = 0;
+	size_t n = launch_blocks_from_threads(in, 6, 2, grid, 3, NULL, 5, out, &missing);
+
+	CHECK_EQ_U64(n, 2);
+	CHECK_EQ_U64(missing, 1);
+	CHECK_EQ_U64(out[0].start_ns, 90);
+	CHECK_EQ_U64(out[0].end_ns, 260);
+	CHECK_EQ_U64(out[0].smid, LAUNCH_NO_SM);
+	CHECK_EQ_U64(out[1].start_ns, 300);
+	CHECK_EQ_U64(out[1].end_ns, 0);
+	CHECK_EQ_U64(out[1].block[0], 1);
+}
+
+static void test_summarize(void)
+{
+	/* SM 0: 100..200 and 150..300 overlap (busy 200); SM 1: 100..150, 400..500 (busy 150) */
+	struct grt_gpu_block_rec b[5] = {
+	    {.start_ns = 400, .end_ns = 500, .smid = 1},
+	    {.start_ns = 100, .end_ns = 200, .smid = 0},
+	    {.start_ns = 150, .end_ns = 300, .smid = 0},
+	    {.start_ns = 100, .end_ns = 150, .smid = 1},
+	    {.start_ns = 120, .end_ns = 0, .smid = 2}, /* unfinished: no duration */
+	};
+	struct grt_gpu_launch_rec rec = {0};
+
+	launch_summarize(b, 5, &rec);
+	CHECK_EQ_U64(rec.blocks, 5);
+	CHECK_EQ_U64(rec.start_ns, 100);
+	CHECK_EQ_U64(rec.end_ns, 500);
+	CHECK_EQ_U64(rec.sms_used, 3);
+	/* durations 100, 150, 50, 100 -> sorted 50 100 100 150: lower median 100 */
+	CHECK_EQ_U64(rec.block_ns_p50, 100);
+	CHECK_EQ_U64(rec.block_ns_max, 150);
+	CHECK_EQ_U64(rec.busiest_sm_ns, 200);
+	launch_summarize(b, 0, &rec);
+	CHECK_EQ_U64(rec.blocks, 0);
+	CHECK_EQ_U64(rec.start_ns, 0);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The median of many random launches equals the sorted one (selection with duplicates, big SM ids).
+ */
+static void test_summarize_random(void)
+{
+	unsigned seed = 12345, mismatches = 0;
+
+	for (unsigned round = 0; round < 200; round++) {
+		size_t n = 1 + rand_r(&seed) % 3000;
+		struct grt_gpu_block_rec *b = calloc(n, sizeof(*b));
+		uint64_t *d = calloc(n, sizeof(*d)), max = 0;
+		struct grt_gpu_launch_rec rec = {0};
+
+		for (size_t i = 0; i < n; i++) {
+			b[i].start_ns = 1000 + rand_r(&seed) % 5000;
+			b[i].end_ns = b[i].start_ns + 1 + rand_r(&seed) % (round % 2 ? 7 : 900);
+			b[i].smid = (uint32_t)(rand_r(&seed) % (round % 3 ? 132 : 2000));
+			d[i] = b[i].end_ns - b[i].start_ns;
+			if (d[i] > max)
+				max = d[i];
+		}
+		qsort(d, n, sizeof(*d), cmp_u64);
+		launch_summarize(b, n, &rec);
+		if (rec.block_ns_p50 != d[(n - 1) / 2] || rec.block_ns_max != max ||
+		    rec.blocks != n)
+			mismatches++;
+		free(b);
+		free(d);
+	}
+	CHECK_EQ_U64(mismatches, 0);
+}
+
+static void test_probe_cache(void)
+{
+	char dir[] = "/tmp/grt-cache-test-XXXXXX", sub[256], path[512];
+	struct probe_cache_key key = {.ptx_hash = probe_cache_hash("abc", 3),
+				      .ptx_len = 3,
+				      .arch = 90,
+				      .driver_version = 13000};
+	void *image = NULL;
+	size_t len = 0;
+
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(sub, sizeof(sub), "%s/a/b", dir);
+	CHECK(probe_cache_hash("abc", 3) != probe_cache_hash("abd", 3));
+	CHECK(probe_cache_load(sub, &key, &image, &len) == -ENOENT);
+	CHECK(probe_cache_store(sub, &key, "CUBIN-BYTES", 11) == 0);
+	CHECK(probe_cache_load(sub, &key, &image, &len) == 0);
+	CHECK_EQ_U64(len, 11);
+	CHECK(image && !memcmp(image, "CUBIN-BYTES", 11));
+	free(image);
+	key.arch = 80; /* another architecture is another entry */
+	CHECK(probe_cache_load(sub, &key, &image, &len) == -ENOENT);
+	probe_cache_path("/c", &key, path, sizeof(path));
+	CHECK_STR(path, "/c/probe-e71fa2190541574b-3-sm80-drv13000.cubin");
+	snprintf(path, sizeof(path), "rm -rf %s", dir);
+	CHECK(system(path) == 0);
+}
+
+int main(void)
+{
+	RUN_TEST(test_ring_rejects_bad_sizes);
+	RUN_TEST(test_ring_round_trip);
+	RUN_TEST(test_ring_overflow_exact_drops);
+	RUN_TEST(test_ring_wraps_with_pads);
+	RUN_TEST(test_ring_abandoned_record);
+	RUN_TEST(test_ring_concurrent_producers);
+	RUN_TEST(test_clock_best_sample);
+	RUN_TEST(test_clock_interpolation);
+	RUN_TEST(test_blocks_from_probe);
+	RUN_TEST(test_blocks_from_threads);
+	RUN_TEST(test_summarize);
+	RUN_TEST(test_summarize_random);
+	RUN_TEST(test_probe_cache);
+	return TEST_EXIT_STATUS();
+}
