@@ -426,6 +426,34 @@ static void test_probe_and_cupti(void)
 	unlink(t.path);
 }
 
+/*
+ * The block-probe twin of a launch is drained long after the launch's job
+ * finished with CUPTI timing (as on a queued stream): a duplicate, not a
+ * device-only job of its own.
+ */
+static void test_late_twin_after_job_finished(void)
+{
+	struct tw t;
+	struct jobs_run r;
+
+	tw_open(&t, SRC_HOST_AND_GPU);
+	tw_launch(&t, PID, TID, 1000, 1500, S1, "k");
+	tw_gpu_kernel(&t, PID, TID, 1000, 2000, 5000, S1, 0, "k", 0);
+	tw_ctx_sync(&t, PID, TID, 1600, 6000);
+	/* a second second of host activity finishes the first job */
+	tw_launch(&t, PID, TID, 1000000000, 1000000500, S1, "k");
+	tw_gpu_kernel(&t, PID, TID, 1000000000, 1000001000, 1000002000, S1, 0, "k", 0);
+	tw_ctx_sync(&t, PID, TID, 1000000600, 1000003000);
+	tw_gpu_probe(&t, PID, TID, 1000, 2100, 4900, S1, "k");
+	tw_close(&t);
+	jobs_run(&r, t.path, NULL, true);
+	CHECK_EQ_U64(r.stats.jobs, 2);
+	CHECK_EQ_U64(r.stats.device_orphans, 0);
+	CHECK_EQ_U64(r.stats.device_duplicates, 1);
+	jobs_run_free(&r);
+	unlink(t.path);
+}
+
 /* Stream S2 waits for an event recorded on S1: the wait shows as t_gpu_wait of S2's next job. */
 static void test_dependency_wait(void)
 {
@@ -591,6 +619,7 @@ int main(void)
 	RUN_TEST(test_device_record_without_host_call);
 	RUN_TEST(test_calibrated_device_times);
 	RUN_TEST(test_probe_and_cupti);
+	RUN_TEST(test_late_twin_after_job_finished);
 	RUN_TEST(test_dependency_wait);
 	RUN_TEST(test_memory_bounded_by_open_jobs);
 	RUN_TEST(test_open_job_limit);

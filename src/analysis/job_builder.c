@@ -202,6 +202,14 @@ struct job_builder {
 	struct u64_map threads;	/* tid -> struct jthread * */
 	struct u64_map procs;	/* pid -> struct jproc * */
 	struct u64_map names;	/* kernel_key -> char * */
+	/*
+	 * Device API entry times of calls that got device timing, the last
+	 * RECENT_TIMED of them: a twin record (CUPTI and block probe of one
+	 * launch) drained after its job finished is recognised, not orphaned.
+	 */
+	struct u64_map recent_timed;	/* key of (pid, dev_enter) -> 1 */
+	uint64_t *recent_ring;
+	uint64_t n_recent;
 	struct jstream *all_streams;
 	struct heap_entry *heap;
 	uint32_t heap_len;
@@ -1126,10 +1134,38 @@ static struct bjob *timed_find(struct jstream *s, uint64_t dev_enter)
 	return NULL;
 }
 
-static void timed_remember(struct jstream *s, struct bjob *j, uint64_t dev_enter)
+#define RECENT_TIMED 65536
+
+static uint64_t recent_key(uint32_t pid, uint64_t dev_enter)
+{
+	return dev_enter ^ ((uint64_t)pid << 48) ^ ((uint64_t)pid * 0x9e3779b97f4a7c15ULL);
+}
+
+/* Bounded: the oldest key leaves when a new one comes past RECENT_TIMED. */
+static void recent_add(struct job_builder *b, uint32_t pid, uint64_t dev_enter)
+{
+	uint64_t key = recent_key(pid, dev_enter), *slot;
+
+	if (!b->recent_ring && !(b->recent_ring = calloc(RECENT_TIMED, sizeof(uint64_t))))
+		return;
+	slot = &b->recent_ring[b->n_recent++ % RECENT_TIMED];
+	if (b->n_recent > RECENT_TIMED)
+		u64_map_remove(&b->recent_timed, *slot, NULL);
+	*slot = key;
+	u64_map_put(&b->recent_timed, key, 1);
+}
+
+static bool recent_has(const struct job_builder *b, uint32_t pid, uint64_t dev_enter)
+{
+	return u64_map_get(&b->recent_timed, recent_key(pid, dev_enter), NULL);
+}
+
+static void timed_remember(struct job_builder *b, struct jstream *s, struct bjob *j,
+			   uint64_t dev_enter)
 {
 	j->dev_enter = dev_enter;
 	s->timed[s->n_timed++ % TIMED_RING] = (struct timed_ref){ dev_enter, j->job.id, j };
+	recent_add(b, j->job.pid, dev_enter);
 }
 
 /*
@@ -1166,7 +1202,7 @@ static void matched(struct job_builder *b, struct bjob *j, const struct graph_no
 		b->stats.device_near++;
 	}
 	if (!j->dev_enter)
-		timed_remember(j->stream, j, api_enter);
+		timed_remember(b, j->stream, j, api_enter);
 	attach(b, j, dev, false);
 }
 
@@ -1282,6 +1318,11 @@ static void on_device(struct job_builder *b, const struct grt_record *rec,
 					attach(b, j, dev, true);
 					return;
 				}
+	}
+	if (api_enter && recent_has(b, rec->hdr.pid, api_enter)) {
+		/* the twin of a call whose job already finished with device timing */
+		b->stats.device_duplicates++;
+		return;
 	}
 	orphan_add(b, rec, dev, api_enter, stream, graph_id, kind);
 }
@@ -1800,13 +1841,14 @@ struct job_builder *job_builder_new(const struct grt_file_header *hdr,
 	b->ctx = ctx;
 	b->expect_device = hdr && (hdr->sources_mask & (1u << GRT_SRC_GPU));
 	if (b->t.late_window_ns == JOB_LATE_WINDOW_AUTO)
-		b->t.late_window_ns = hdr && (hdr->sources_mask & (1u << GRT_SRC_UVM))
+		b->t.late_window_ns = hdr && (hdr->sources_mask & (1u << GRT_SRC_UVM | 1u << GRT_SRC_GPU))
 					      ? JOB_LATE_WINDOW_UVM_NS : JOB_LATE_WINDOW_NS;
 	pid_key_map_init(&b->streams);
 	pid_key_map_init(&b->events);
 	u64_map_init(&b->threads);
 	u64_map_init(&b->procs);
 	u64_map_init(&b->names);
+	u64_map_init(&b->recent_timed);
 	for (uint32_t api = 1; api < GRT_CUDA_API_COUNT; api++) {
 		const char *name = grt_cuda_api_name(api);
 		size_t len = strlen(name);
@@ -1873,6 +1915,8 @@ void job_builder_free(struct job_builder *b)
 	u64_map_destroy(&b->threads);
 	u64_map_destroy(&b->procs);
 	u64_map_destroy(&b->names);
+	u64_map_destroy(&b->recent_timed);
+	free(b->recent_ring);
 	free(b);
 }
 

@@ -24,7 +24,7 @@ struct job_thresholds {
 	uint32_t fault_min_count;	/* vm-fault: at least this many UVM events in the window: 1 */
 	uint64_t offcpu_min_ns;		/* preempted: off-CPU time in the submit window above this: 0 */
 	/* not tags: how the job builder waits for late records, and groups batches */
-	uint64_t late_window_ns;	/* JOB_LATE_WINDOW_AUTO: 100 ms with the uvm source, else 5 ms */
+	uint64_t late_window_ns;	/* JOB_LATE_WINDOW_AUTO: 100 ms with the uvm or gpu source, else 5 ms */
 	uint64_t batch_gap_ns;		/* 20 us */
 	uint32_t max_open_jobs;		/* 1M */
 	uint32_t idle_share_ppm;	/* verdict: above this idle share, idle causes dominate: 50% */
