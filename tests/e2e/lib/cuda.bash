@@ -1,34 +1,22 @@
-# Shared by tests/e2e/cuda_*.sh (sourced): paths, ok/FAIL lines, starting and stopping grtrace.
+# Shared by tests/e2e/cuda_*.sh (sourced): paths, starting and stopping grtrace, and (from
+# cases.bash) the scratch directory $tmp and the ok/FAIL lines.
 # The caller sets BUILD (the build directory) before sourcing.
 
 . tests/e2e/lib/bpf_links.bash
+. tests/e2e/lib/cases.bash
 
 GRT=$BUILD/grtrace
 FAKE=$BUILD/fixtures/fake/libcuda.so.1
 FAKE_COPY=$BUILD/fixtures/fake2/libcuda.so.1
 WL=$BUILD/fixtures/workloads
 EXPECT="python3 tests/e2e/lib/cuda_expect.py"
-TMP=$(mktemp -d)
-FAILED=0
 GRT_BG=
 
 cleanup() {
 	[ -n "$GRT_BG" ] && kill -INT "$GRT_BG" 2>/dev/null && wait "$GRT_BG" 2>/dev/null
-	rm -rf "$TMP"
+	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-ok() { echo "ok - $1"; }
-fail() {
-	echo "FAIL - $1"
-	FAILED=1
-}
-# check NAME COMMAND...: ok when the command succeeds
-check() {
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else fail "$name"; fi
-}
 
 if [ "$(id -u)" != 0 ]; then
 	fail "cuda tests need root (BPF uprobes)"
