@@ -35,6 +35,7 @@ die() {
 }
 
 [ "$(id -u)" = 0 ] || die "needs root"
+. "$HERE/../tests/e2e/lib/bpf_links.bash" || die "no tests/e2e/lib/bpf_links.bash beside bench/"
 [ -x "$GRT" ] || die "no grtrace in $BUILD"
 "$NVCC" -O2 -std=c++17 -o "$OUT/cuda_launch_overhead" "$HERE/cuda_launch_overhead.cu" -lcuda \
 	>"$OUT/nvcc.log" 2>&1 || die "nvcc failed: $(tail -3 "$OUT/nvcc.log")"
@@ -51,19 +52,7 @@ wait_line() {
 
 # wait_probes PID: until PID holds BPF links whose number has not changed for 0.5 s
 wait_probes() {
-	local n last=0 same=0
-	for _ in $(seq 600); do
-		n=$(grep -l "^link_type:" /proc/"$1"/fdinfo/* 2>/dev/null | wc -l)
-		if [ "$n" -gt 2 ] && [ "$n" = "$last" ]; then
-			same=$((same + 1))
-			[ $same -ge 5 ] && return 0
-		else
-			same=0
-		fi
-		last=$n
-		sleep 0.1
-	done
-	return 1
+	wait_bpf_links "$1" "^link_type:" 2 600
 }
 
 # measure MODE: writes "MODE untraced traced again added traced_launches recorded lost"

@@ -235,6 +235,20 @@ static inline void jobs_run_free(struct jobs_run *r)
 	free(r->jobs);
 }
 
+/* Closes the trace being written and runs the two-pass analysis over it. */
+static inline void tw_run(struct tw *t, struct jobs_run *r, const char *thresholds)
+{
+	tw_close(t);
+	jobs_run(r, t->path, thresholds, true);
+}
+
+/* Frees the run and removes its trace file. */
+static inline void jobs_run_done(struct jobs_run *r, struct tw *t)
+{
+	jobs_run_free(r);
+	unlink(t->path);
+}
+
 /* The finished job whose API entry time is enter (NULL when none). */
 static inline const struct job *job_at(const struct jobs_run *r, uint64_t enter)
 {

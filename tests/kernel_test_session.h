@@ -88,6 +88,15 @@ static inline void mem_sink_free(struct mem_sink *m)
 	free(m->recs);
 }
 
+/* A fresh sink and a session on it that traces this test process; NULL when that fails. */
+static inline struct grt_session *mem_session_new(struct mem_sink *m)
+{
+	struct grt_session_config cfg = { .target_pid = getpid() };
+
+	mem_sink_init(m);
+	return grt_session_new(&cfg, &m->sink);
+}
+
 static inline const char *mem_string(const struct mem_sink *m, uint32_t id)
 {
 	return id && id <= m->nstrings ? m->strings[id - 1] : NULL;

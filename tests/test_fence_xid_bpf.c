@@ -206,11 +206,8 @@ out:
 static void test_fence_source_attaches(void)
 {
 	struct mem_sink m;
-	struct grt_session_config cfg = { .target_pid = getpid() };
-	struct grt_session *s;
+	struct grt_session *s = mem_session_new(&m);
 
-	mem_sink_init(&m);
-	s = grt_session_new(&cfg, &m.sink);
 	CHECK(s != NULL);
 	if (!s)
 		return;
@@ -285,11 +282,8 @@ static void test_xid_event_from_entry(void)
 static void test_xid_source_skips_without_tracepoint(void)
 {
 	struct mem_sink m;
-	struct grt_session_config cfg = { .target_pid = getpid() };
-	struct grt_session *s;
+	struct grt_session *s = mem_session_new(&m);
 
-	mem_sink_init(&m);
-	s = grt_session_new(&cfg, &m.sink);
 	CHECK(s != NULL);
 	if (!s)
 		return;

@@ -17,8 +17,7 @@ static void test_complete_kernel_job(void)
 	tw_launch(&t, PID, TID, 1000, 1500, S1, "k_add");
 	tw_gpu_kernel(&t, PID, TID, 1000, 3000, 8000, S1, 0, "k_add", 0);
 	tw_ctx_sync(&t, PID, TID, 2000, 9000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	CHECK_EQ_U64(r.n, 1);
 	j = job_at(&r, 1000);
 	CHECK(j != NULL);
@@ -36,8 +35,7 @@ static void test_complete_kernel_job(void)
 		CHECK_STR(j->name, "k_add");
 		CHECK_EQ_U64(j->tags, 0);
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* Host-only trace: no device timing expected, the job says what it misses. */
@@ -50,8 +48,7 @@ static void test_host_only_job_is_incomplete(void)
 	tw_open(&t, SRC_HOST_ONLY);
 	tw_launch(&t, PID, TID, 1000, 1400, S1, "k");
 	tw_ctx_sync(&t, PID, TID, 2000, 9000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	j = job_at(&r, 1000);
 	CHECK(j != NULL);
 	if (j) {
@@ -63,8 +60,7 @@ static void test_host_only_job_is_incomplete(void)
 		CHECK_EQ_U64(j->complete, 9000);
 	}
 	CHECK_EQ_U64(idle_gaps_devices(r.gaps), 0);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 static void test_missing_complete_and_submit(void)
@@ -78,8 +74,7 @@ static void test_missing_complete_and_submit(void)
 	tw_gpu_kernel(&t, PID, TID, 1000, 2000, 4000, S1, 0, "k", 0);
 	tw_launch(&t, PID, TID + 1, 5000, 0, S2, "k"); /* never returned */
 	tw_gpu_kernel(&t, PID, TID + 1, 5000, 6000, 7000, S2, 0, "k", 0);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	a = job_at(&r, 1000);
 	b = job_at(&r, 5000);
 	CHECK(a && b);
@@ -92,8 +87,7 @@ static void test_missing_complete_and_submit(void)
 		CHECK(!(b->known & JOB_K_QUEUE));
 		CHECK_EQ_U64(b->t_exec, 1000);
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* Device record before its launch, sync before the device record: same answer. */
@@ -110,8 +104,7 @@ static void test_out_of_order_records(void)
 	tw_launch(&t, PID, TID, 20000, 20500, S1, "k");
 	tw_ctx_sync(&t, PID, TID, 21000, 30000);
 	tw_gpu_kernel(&t, PID, TID, 20000, 22000, 29000, S1, 0, "k", 0);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	CHECK_EQ_U64(r.n, 2);
 	CHECK_EQ_U64(r.stats.device_orphans, 0);
 	j = job_at(&r, 1000);
@@ -124,8 +117,7 @@ static void test_out_of_order_records(void)
 	}
 	j = job_at(&r, 20000);
 	CHECK(j && j->missing == 0 && j->complete == 30000 && j->t_exec == 7000);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* The sync that covers a job is the one entered after its SUBMIT. */
@@ -142,8 +134,7 @@ static void test_sync_after_launch_out_of_order(void)
 	tw_launch(&t, PID, TID, 10000, 10500, S1, "k");
 	tw_gpu_kernel(&t, PID, TID, 10000, 11000, 12000, S1, 0, "k", 0);
 	tw_ctx_sync(&t, PID, TID, 11000, 13000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	a = job_at(&r, 1000);
 	b = job_at(&r, 10000);
 	CHECK(a && b);
@@ -154,8 +145,7 @@ static void test_sync_after_launch_out_of_order(void)
 		CHECK_EQ_U64(b->complete, 13000);
 		CHECK_EQ_U64(b->t_complete, 1000);
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 static void test_correlation_by_stream_order(void)
@@ -170,8 +160,7 @@ static void test_correlation_by_stream_order(void)
 	tw_gpu_kernel(&t, PID, TID, 0, 2000, 3000, S1, 0, "k1", 0);
 	tw_gpu_kernel(&t, PID, TID, 0, 3000, 4500, S1, 0, "k2", 0);
 	tw_ctx_sync(&t, PID, TID, 1400, 5000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	a = job_at(&r, 1000);
 	b = job_at(&r, 1200);
 	CHECK(a && b);
@@ -183,8 +172,7 @@ static void test_correlation_by_stream_order(void)
 		CHECK_EQ_U64(a->missing | b->missing, 0);
 	}
 	CHECK_EQ_U64(r.stats.device_by_order, 2);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* Stream sync covers its stream only; event sync covers jobs before the event record. */
@@ -206,8 +194,7 @@ static void test_stream_and_event_coverage(void)
 	tw_sync(&t, PID, TID, 3200, 3300, GRT_SYNC_EVENT_QUERY, 0, 0xe1, 600); /* not ready */
 	tw_sync(&t, PID, TID, 3400, 3500, GRT_SYNC_EVENT, 0, 0xe1, 0);
 	tw_sync(&t, PID, TID, 3600, 3700, GRT_SYNC_STREAM_QUERY, S2, 0, 0);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	a = job_at(&r, 1000);
 	b = job_at(&r, 2000);
 	c = job_at(&r, 2600);
@@ -217,8 +204,7 @@ static void test_stream_and_event_coverage(void)
 		CHECK_EQ_U64(b->complete, 3500);
 		CHECK_EQ_U64(c->complete, 3700);
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 static void test_graph_nodes_grouped(void)
@@ -235,8 +221,7 @@ static void test_graph_nodes_grouped(void)
 	tw_gpu_kernel(&t, PID, TID, 1000, 3500, 4500, S1, 0, "node_c", 7);
 	tw_graph(&t, PID, TID, 5000, 5200, S2, 0xdef); /* no nodes seen */
 	tw_ctx_sync(&t, PID, TID, 6000, 7000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	CHECK_EQ_U64(r.n, 4);
 	for (uint32_t i = 0; i < r.n; i++) {
 		const struct job *j = &r.jobs[i];
@@ -258,8 +243,7 @@ static void test_graph_nodes_grouped(void)
 	CHECK_EQ_U64(nodes, 3);
 	CHECK(group != 0);
 	CHECK_EQ_U64(r.summary.graph_nodes, 3);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 static void test_synchronous_copy(void)
@@ -271,8 +255,7 @@ static void test_synchronous_copy(void)
 	tw_open(&t, SRC_HOST_AND_GPU);
 	tw_memcpy(&t, PID, TID, 1000, 9000, 0, 0, GRT_COPY_HTOD, 1 << 20);
 	tw_gpu_copy(&t, PID, TID, 1000, 3000, 8000, 0, GRT_COPY_HTOD, 1 << 20);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	j = job_at(&r, 1000);
 	CHECK(j != NULL);
 	if (j) {
@@ -287,8 +270,7 @@ static void test_synchronous_copy(void)
 		CHECK_EQ_U64(j->bytes, 1 << 20);
 		CHECK_STR(j->name, "[memcpy HtoD]");
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* A lost device record: only that job misses device timing, found when a later one matched. */
@@ -308,8 +290,7 @@ static void test_dropped_device_record(void)
 	tw_launch(&t, PID, TID, 7000, 7050, S1, "k");
 	tw_gpu_kernel(&t, PID, TID, 7000, 8000, 9000, S1, 0, "k", 0);
 	tw_ctx_sync(&t, PID, TID, 7100, 9500);
-	tw_close(&t);
-	jobs_run(&r, t.path, "late-window=0ns", true);
+	tw_run(&t, &r, "late-window=0ns");
 	CHECK_EQ_U64(r.n, 4);
 	CHECK(job_at(&r, 1000) && job_at(&r, 1000)->missing == 0);
 	CHECK(job_at(&r, 1100) && job_at(&r, 1100)->missing == JOB_MISS_DEVICE);
@@ -318,8 +299,7 @@ static void test_dropped_device_record(void)
 	CHECK_EQ_U64(r.summary.missing[2], 1);
 	/* given up once the next job matched, not held to the end: it comes out before the last job */
 	CHECK(r.n == 4 && r.jobs[1].api_enter == 1100 && r.jobs[3].api_enter == 7000);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 static void test_failed_launch(void)
@@ -330,8 +310,7 @@ static void test_failed_launch(void)
 
 	tw_open(&t, SRC_HOST_AND_GPU);
 	tw_launch_failed(&t, PID, TID, 1000, 1500, S1, "k", 98);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	j = job_at(&r, 1000);
 	CHECK(j != NULL);
 	if (j) {
@@ -342,8 +321,7 @@ static void test_failed_launch(void)
 	}
 	CHECK_EQ_U64(r.summary.failed, 1);
 	CHECK_EQ_U64(r.stats.failed_calls, 1);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 static void test_device_record_without_host_call(void)
@@ -354,8 +332,7 @@ static void test_device_record_without_host_call(void)
 
 	tw_open(&t, SRC_HOST_AND_GPU);
 	tw_gpu_kernel(&t, PID, TID, 4242, 5000, 6000, S1, 0, "lonely", 0);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	CHECK_EQ_U64(r.n, 1);
 	j = job_at(&r, 4242);
 	CHECK(j != NULL);
@@ -365,8 +342,7 @@ static void test_device_record_without_host_call(void)
 		CHECK_STR(j->name, "lonely");
 	}
 	CHECK_EQ_U64(r.stats.device_orphans, 1);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* GPU records carry times already mapped to CLOCK_MONOTONIC: used as they are, never shifted. */
@@ -384,8 +360,7 @@ static void test_calibrated_device_times(void)
 	/* the device started before the launch call returned: a real overlap, not a negative queue */
 	tw_gpu_kernel(&t, PID, TID, 1000, 1400, 2400, S1, 0, "k", 0);
 	tw_ctx_sync(&t, PID, TID, 1600, 2600);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	j = job_at(&r, 1000);
 	CHECK(j != NULL);
 	if (j) {
@@ -395,8 +370,7 @@ static void test_calibrated_device_times(void)
 		CHECK(j->flags & JOB_F_CLAMPED);
 		CHECK_EQ_U64(j->t_complete, 200);
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* CUPTI and the block probes both time a launch: the probes win; a second CUPTI one is a duplicate. */
@@ -412,8 +386,7 @@ static void test_probe_and_cupti(void)
 	tw_gpu_probe(&t, PID, TID, 1000, 2100, 4900, S1, "k");
 	tw_gpu_kernel(&t, PID, TID, 1000, 2000, 5000, S1, 0, "k", 0);
 	tw_ctx_sync(&t, PID, TID, 1600, 6000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	j = job_at(&r, 1000);
 	CHECK(j != NULL);
 	if (j) {
@@ -422,8 +395,7 @@ static void test_probe_and_cupti(void)
 		CHECK_EQ_U64(j->device, 0);
 	}
 	CHECK_EQ_U64(r.stats.device_duplicates, 1);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /*
@@ -471,8 +443,7 @@ static void test_dependency_wait(void)
 	tw_gpu_kernel(&t, PID, TID, 1600, 10200, 10300, S2, 0, "consumer", 0);
 	tw_gpu_kernel(&t, PID, TID, 1000, 2000, 10000, S1, 0, "producer", 0);
 	tw_ctx_sync(&t, PID, TID, 1800, 10400);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	b = job_at(&r, 1400);
 	c = job_at(&r, 1600);
 	CHECK(b && c);
@@ -486,8 +457,7 @@ static void test_dependency_wait(void)
 		CHECK_EQ_U64(c->t_gpu_wait, 0);
 		CHECK(!(c->tags & TAG(JOB_TAG_DEPENDENCY_WAIT)));
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* Periodic syncs keep the number of open jobs small, however long the trace. */
@@ -505,8 +475,7 @@ static void test_memory_bounded_by_open_jobs(void)
 			tw_ctx_sync(&t, PID, TID, ts + 150, ts + 400);
 		ts += 1000;
 	}
-	tw_close(&t);
-	jobs_run(&r, t.path, "late-window=0us", true);
+	tw_run(&t, &r, "late-window=0us");
 	CHECK_EQ_U64(r.n, 20000);
 	CHECK_EQ_U64(r.summary.incomplete, 0);
 	CHECK_EQ_U64(r.stats.max_open, 11); /* ten covered by a sync + the next one opening */
@@ -515,8 +484,7 @@ static void test_memory_bounded_by_open_jobs(void)
 	CHECK_EQ_U64(r.n, 20000);
 	/* 100 us of lateness at one launch per us keeps about 100 more */
 	CHECK(r.stats.max_open <= 11 + 100);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 static void test_open_job_limit(void)
@@ -533,8 +501,7 @@ static void test_open_job_limit(void)
 	CHECK_EQ_U64(r.stats.max_open, 17);
 	CHECK_EQ_U64(r.stats.forced, 84);
 	CHECK_EQ_U64(r.summary.forced, 84);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* The device side read its own clock around the call: API entry times close, not equal. */
@@ -552,8 +519,7 @@ static void test_match_by_nearest_entry_time(void)
 	tw_gpu_kernel(&t, PID, TID, 13800, 15000, 17000, S1, 0, "k", 0);
 	tw_gpu_kernel(&t, PID, TID, 90000, 95000, 96000, S1, 0, "k", 0); /* nobody near: its own job */
 	tw_ctx_sync(&t, PID, TID, 15000, 18000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	a = job_at(&r, 10000);
 	b = job_at(&r, 14000);
 	CHECK(a && b);
@@ -566,8 +532,7 @@ static void test_match_by_nearest_entry_time(void)
 	}
 	CHECK_EQ_U64(r.stats.device_near, 2);
 	CHECK_EQ_U64(r.stats.device_orphans, 1);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* Device records before their (per-thread default stream) launches, times a little apart. */
@@ -585,8 +550,7 @@ static void test_early_device_records_near_and_per_thread_stream(void)
 	l.kernel_str = grt_writer_intern(t.w, "k");
 	tw_rec(&t, GRT_REC_CUDA_LAUNCH, PID, TID, 10000, &l, sizeof(l));
 	tw_ctx_sync(&t, PID, TID, 10600, 13000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	CHECK_EQ_U64(r.n, 1);
 	j = job_at(&r, 10000);
 	CHECK(j != NULL);
@@ -597,8 +561,7 @@ static void test_early_device_records_near_and_per_thread_stream(void)
 		CHECK(j->flags & JOB_F_PROBE);
 	}
 	CHECK_EQ_U64(r.stats.device_orphans, 0);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 int main(void)

@@ -26,8 +26,7 @@ static void test_host_bound_gaps(void)
 	job(&t, TID, 4400, 5000, 6000, 0);	/* submitted at 4500: 2500 host-bound, 500 other */
 	job(&t, TID, 8400, 9000, 10000, 0);	/* the same */
 	tw_ctx_sync(&t, PID, TID, 8600, 10100);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	CHECK_EQ_U64(idle_gaps_devices(r.gaps), 1);
 	d = idle_gaps_device(r.gaps, 0);
 	CHECK(d != NULL);
@@ -45,8 +44,7 @@ static void test_host_bound_gaps(void)
 	CHECK_STR(r.v.cause, "host-bound");
 	CHECK_EQ_U64(r.v.tid, TID);
 	CHECK(strstr(r.v.text, "67% of GPU time idle; 83% of idle time host-bound: launches from thread 301") != NULL);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* A sync after every launch: the GPU ran dry while the host waited. */
@@ -63,8 +61,7 @@ static void test_sync_bound_gaps(void)
 	tw_sync(&t, PID, TID, 2650, 3050, GRT_SYNC_STREAM, S1, 0, 0);
 	job(&t, TID, 3300, 3500, 4500, 0);	/* gap [3000,3500): sync-bound 400, other 100 */
 	tw_sync(&t, PID, TID, 3450, 4600, GRT_SYNC_STREAM, S1, 0, 0);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	d = idle_gaps_device(r.gaps, 0);
 	CHECK(d != NULL);
 	if (d) {
@@ -79,8 +76,7 @@ static void test_sync_bound_gaps(void)
 	jobs_run(&r, t.path, "idle=30%", true);
 	CHECK_STR(r.v.cause, "sync-bound");
 	CHECK(strstr(r.v.text, "thread 301 waits for the GPU") != NULL);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* Two devices are judged apart; overlapping jobs on one device merge. */
@@ -97,8 +93,7 @@ static void test_two_devices_and_overlap(void)
 	job(&t, TID, 800, 10000, 11000, 1);
 	job(&t, TID, 900, 12000, 13000, 1);
 	tw_ctx_sync(&t, PID, TID, 1000, 14000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	CHECK_EQ_U64(idle_gaps_devices(r.gaps), 2);
 	for (uint32_t i = 0; i < idle_gaps_devices(r.gaps); i++) {
 		const struct device_idle *d = idle_gaps_device(r.gaps, i);
@@ -117,8 +112,7 @@ static void test_two_devices_and_overlap(void)
 		/* submitted at 1000 (before the gap): all "other", though the host waited */
 		CHECK_EQ_U64(d1->idle[GAP_OTHER], 1000);
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* Gaps are exact even when records of different streams arrive out of time order. */
@@ -134,8 +128,7 @@ static void test_gaps_with_out_of_order_streams(void)
 	tw_gpu_kernel(&t, PID, TID, 300, 5000, 6000, 0xa2, 0, "k", 0);
 	tw_gpu_kernel(&t, PID, TID, 100, 1000, 2000, 0xa1, 0, "k", 0);
 	tw_ctx_sync(&t, PID, TID, 500, 7000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	d = idle_gaps_device(r.gaps, 0);
 	CHECK(d != NULL);
 	if (d) {
@@ -144,8 +137,7 @@ static void test_gaps_with_out_of_order_streams(void)
 		CHECK_EQ_U64(d->idle[GAP_OTHER], 3000);
 		CHECK_EQ_U64(d->late_jobs, 0);
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 static void test_no_jobs_verdict(void)
@@ -155,12 +147,10 @@ static void test_no_jobs_verdict(void)
 
 	tw_open(&t, SRC_HOST_AND_GPU);
 	tw_ctx_sync(&t, PID, TID, 500, 600);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	CHECK_STR(r.v.cause, "no-jobs");
 	CHECK_EQ_U64(r.n, 0);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* Many back-to-back launches behind a long kernel: a saturated GPU, queue-wait. */
@@ -178,13 +168,11 @@ static void test_queue_bound_verdict(void)
 		start += 10000;
 	}
 	tw_ctx_sync(&t, PID, TID, 200000, start + 1000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	CHECK_STR(r.v.cause, "queue-wait");
 	CHECK_EQ_U64(r.summary.tags[JOB_TAG_QUEUE_WAIT].jobs, 100);
 	CHECK(strstr(r.v.text, "stream 0x8000") != NULL);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* Kernels back to back, each faulting its pages in: a busy GPU slowed by unified memory. */
@@ -201,13 +189,11 @@ static void test_vm_fault_verdict(void)
 		tw_sync(&t, PID, TID, ts + 200, ts + 50100, GRT_SYNC_STREAM, S1, 0, 0);
 		ts += 50600;
 	}
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	CHECK_STR(r.v.cause, "vm-fault");
 	CHECK_EQ_U64(r.summary.tags[JOB_TAG_VM_FAULT].jobs, 8);
 	CHECK_EQ_U64(r.summary.tags[JOB_TAG_VM_FAULT].cost_ns, 8 * 40000);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 int main(void)

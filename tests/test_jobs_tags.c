@@ -22,16 +22,14 @@ static uint32_t one_job(uint64_t submit, uint64_t queue, uint64_t exec, uint64_t
 	tw_launch(&t, PID, TID, enter, sub, S1, "k");
 	tw_gpu_kernel(&t, PID, TID, enter, start, end, S1, 0, "k", 0);
 	tw_ctx_sync(&t, PID, TID, sub + 1 > end ? end : sub + 1, end + complete);
-	tw_close(&t);
-	jobs_run(&r, t.path, thresholds, true);
+	tw_run(&t, &r, thresholds);
 	CHECK_EQ_U64(r.parse_rc, 0);
 	if (r.n == 1) {
 		tags = r.jobs[0].tags;
 		if (out)
 			*out = r.jobs[0];
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 	return tags;
 }
 
@@ -81,8 +79,7 @@ static uint32_t tail_tags(uint64_t slow_exec, int normal_jobs, const char *thres
 		tw_ctx_sync(&t, PID, TID, ts + 150, ts + 300 + exec);
 		ts += 100000;
 	}
-	tw_close(&t);
-	jobs_run(&r, t.path, thresholds, true);
+	tw_run(&t, &r, thresholds);
 	*checked = 1;
 	for (uint32_t i = 0; i < r.n; i++) {
 		tags |= r.jobs[i].tags;
@@ -91,8 +88,7 @@ static uint32_t tail_tags(uint64_t slow_exec, int normal_jobs, const char *thres
 		if (r.jobs[i].t_exec == slow_exec)
 			CHECK_EQ_U64(r.jobs[i].tail_limit, *checked ? 1500 * (thresholds ? 2 : 1) : 0);
 	}
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 	return tags;
 }
 
@@ -135,8 +131,7 @@ static void test_exec_long_tail_needs_second_pass(void)
 	CHECK_EQ_U64(r.summary.tags[JOB_TAG_EXEC_LONG_TAIL].cost_ns, 50000 - 1500);
 	CHECK_EQ_U64(r.summary.tail_unchecked, 0);
 	CHECK_STR(r.v.cause, "exec-long-tail");
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* A job waiting on another stream's event for exactly / just over 40% of its time. */
@@ -156,14 +151,12 @@ static uint32_t dep_tags(uint64_t producer_end, const char *thresholds)
 	/* the consumer starts the moment the producer ends */
 	tw_gpu_kernel(&t, PID, TID, 10000, producer_end, producer_end + 1000, 0xb, 0, "consumer", 0);
 	tw_ctx_sync(&t, PID, TID, 11500, 20000);
-	tw_close(&t);
-	jobs_run(&r, t.path, thresholds, true);
+	tw_run(&t, &r, thresholds);
 	j = job_at(&r, 10000);
 	if (j)
 		tags = j->tags;
 	CHECK(j != NULL);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 	return tags;
 }
 
@@ -187,13 +180,11 @@ static struct job fault_job(uint64_t ts, uint64_t end, uint32_t kind, const char
 	tw_uvm(&t, PID, ts, end, kind);
 	tw_gpu_kernel(&t, PID, TID, 1000, 2000, 9000, S1, 0, "k", 0);
 	tw_ctx_sync(&t, PID, TID, 1200, 9500);
-	tw_close(&t);
-	jobs_run(&r, t.path, thresholds, true);
+	tw_run(&t, &r, thresholds);
 	CHECK_EQ_U64(r.n, 1);
 	if (r.n)
 		j = r.jobs[0];
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 	return j;
 }
 
@@ -232,12 +223,10 @@ static struct job offcpu_job(uint64_t off, uint64_t on, bool late, const char *t
 		tw_offcpu(&t, PID, TID, off, on);
 	tw_gpu_kernel(&t, PID, TID, 1000, 5100, 900000, S1, 0, "k", 0);
 	tw_ctx_sync(&t, PID, TID, 5200, 901000);
-	tw_close(&t);
-	jobs_run(&r, t.path, thresholds, true);
+	tw_run(&t, &r, thresholds);
 	if (r.n)
 		j = r.jobs[0];
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 	return j;
 }
 
@@ -273,8 +262,7 @@ static void test_tags_combined(void)
 	tw_uvm(&t, PID, 2100000, 2100000, GRT_UVM_GPU_FAULT_REPLAY);
 	tw_gpu_kernel(&t, PID, TID, 900000, 2000000, 2200000, S1, 0, "k", 0); /* 600 us queued */
 	tw_ctx_sync(&t, PID, TID, 1500000, 2210000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	j = job_at(&r, 900000);
 	CHECK(j != NULL);
 	if (j) {
@@ -290,8 +278,7 @@ static void test_tags_combined(void)
 			       TAG(JOB_TAG_VM_FAULT) | TAG(JOB_TAG_QUEUE_WAIT)));
 	CHECK_EQ_U64(r.summary.tags[JOB_TAG_QUEUE_WAIT].cost_ns, 600000);
 	CHECK_EQ_U64(r.summary.tags[JOB_TAG_HOST_SUBMIT_SLOW].cost_ns, 500000);
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 /* Incomplete jobs are tagged from what is known and nothing else. */
@@ -304,8 +291,7 @@ static void test_incomplete_job_tags(void)
 	tw_open(&t, SRC_HOST_ONLY);
 	tw_launch(&t, PID, TID, 1000, 900000, S1, "k");
 	tw_ctx_sync(&t, PID, TID, 900100, 1000000);
-	tw_close(&t);
-	jobs_run(&r, t.path, NULL, true);
+	tw_run(&t, &r, NULL);
 	j = job_at(&r, 1000);
 	CHECK(j != NULL);
 	if (j) {
@@ -314,8 +300,7 @@ static void test_incomplete_job_tags(void)
 		CHECK(!(j->known & JOB_K_QUEUE));
 	}
 	CHECK_STR(r.v.cause, "host-submit-slow");
-	jobs_run_free(&r);
-	unlink(t.path);
+	jobs_run_done(&r, &t);
 }
 
 int main(void)

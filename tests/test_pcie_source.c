@@ -9,8 +9,7 @@ static char fake_nvml[PATH_MAX];
 
 static struct grt_session *attach_pcie(struct mem_sink *m, int *rc)
 {
-	struct grt_session_config cfg = { .target_pid = getpid() };
-	struct grt_session *s = grt_session_new(&cfg, &m->sink);
+	struct grt_session *s = mem_session_new(m);
 
 	*rc = s ? grt_session_attach(s, "pcie") : -ENOMEM;
 	return s;
@@ -42,7 +41,6 @@ static void test_nvml_samples_and_unsupported_kprobes(void)
 
 	setenv("GRTRACE_NVML_LIBRARY", fake_nvml, 1);
 	setenv("GRTRACE_PCIE_INTERVAL_MS", "20", 1);
-	mem_sink_init(&m);
 	s = attach_pcie(&m, &rc);
 	CHECK_EQ_U64(rc, 0);
 	if (rc)
@@ -101,7 +99,6 @@ static void test_no_kprobes_no_nvml_is_one_line_skip(void)
 	struct grt_session *s;
 
 	setenv("GRTRACE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
-	mem_sink_init(&m);
 	s = attach_pcie(&m, &rc);
 	CHECK_EQ_U64(rc, (uint64_t)-ENOTSUP);
 	CHECK(strstr(grt_session_error(s), "no kprobes in this kernel") != NULL);

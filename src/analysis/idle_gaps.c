@@ -1,9 +1,12 @@
 /* Idle gaps per device: busy intervals merged in START order once the builder's frontier passes. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/idle_gaps.h"
+#include "common/grow_array.h"
+#include "common/min_heap.h"
 #include "common/u64_map.h"
 
 struct busy {
@@ -95,23 +98,6 @@ void idle_gaps_free(struct idle_gaps *g)
 	free(g);
 }
 
-static int grow(void **arr, uint32_t *cap, size_t elem, uint32_t need)
-{
-	uint32_t n = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 static struct device_state *device_get(struct idle_gaps *g, uint32_t device)
 {
 	struct device_state *d;
@@ -119,7 +105,7 @@ static struct device_state *device_get(struct idle_gaps *g, uint32_t device)
 	for (uint32_t i = 0; i < g->n_devs; i++)
 		if (g->devs[i].out.device == device)
 			return &g->devs[i];
-	if (grow((void **)&g->devs, &g->cap_devs, sizeof(*g->devs), g->n_devs + 1))
+	if (grt_grow_array((void **)&g->devs, &g->cap_devs, sizeof(*g->devs), g->n_devs + 1))
 		return NULL;
 	d = &g->devs[g->n_devs++];
 	memset(d, 0, sizeof(*d));
@@ -179,7 +165,7 @@ void idle_gaps_host_wait(struct idle_gaps *g, uint32_t pid, uint32_t tid, uint64
 		return;
 	if (p->len >= p->compact_at)
 		compact_waits(g, p);
-	if (grow((void **)&p->w, &p->cap, sizeof(*p->w), p->len + 1))
+	if (grt_grow_array((void **)&p->w, &p->cap, sizeof(*p->w), p->len + 1))
 		return;
 	p->w[p->len++] = (struct wait){ start, end };
 }
@@ -198,42 +184,17 @@ static bool waiting_at(struct idle_gaps *g, uint32_t pid, uint64_t t)
 
 static void heap_push(struct device_state *d, const struct busy *b)
 {
-	uint32_t i;
-
-	if (grow((void **)&d->heap, &d->heap_cap, sizeof(*d->heap), d->heap_len + 1))
+	if (grt_grow_array((void **)&d->heap, &d->heap_cap, sizeof(*d->heap), d->heap_len + 1))
 		return;
-	i = d->heap_len++;
-	d->heap[i] = *b;
-	while (i && d->heap[(i - 1) / 2].start > d->heap[i].start) {
-		struct busy t = d->heap[i];
-
-		d->heap[i] = d->heap[(i - 1) / 2];
-		d->heap[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
+	d->heap[d->heap_len++] = *b;
+	grt_min_heap_up(d->heap, d->heap_len, sizeof(*d->heap), offsetof(struct busy, start));
 }
 
 static struct busy heap_pop(struct device_state *d)
 {
-	struct busy top = d->heap[0];
-	uint32_t i = 0;
+	struct busy top;
 
-	d->heap[0] = d->heap[--d->heap_len];
-	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, m = i;
-		struct busy t;
-
-		if (l < d->heap_len && d->heap[l].start < d->heap[m].start)
-			m = l;
-		if (r < d->heap_len && d->heap[r].start < d->heap[m].start)
-			m = r;
-		if (m == i)
-			break;
-		t = d->heap[i];
-		d->heap[i] = d->heap[m];
-		d->heap[m] = t;
-		i = m;
-	}
+	grt_min_heap_pop(d->heap, &d->heap_len, sizeof(*d->heap), offsetof(struct busy, start), &top);
 	return top;
 }
 

@@ -1,10 +1,13 @@
 /* Job builder: host calls become jobs, device records give START/END, syncs give COMPLETE. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/job_builder.h"
 #include "analysis/pid_key_map.h"
+#include "common/grow_array.h"
+#include "common/min_heap.h"
 #include "common/u64_map.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
@@ -227,73 +230,31 @@ struct job_builder {
 
 /* ---- small containers ---- */
 
-static int grow_array(void **arr, uint32_t *cap, size_t elem, uint32_t need)
-{
-	uint32_t n = *cap ? *cap : 8;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, n * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
-static void heap_swap(struct heap_entry *a, struct heap_entry *b)
-{
-	struct heap_entry t = *a;
-
-	*a = *b;
-	*b = t;
-}
-
 static void heap_push(struct job_builder *b, uint64_t deadline, struct jstream *s)
 {
-	uint32_t i;
-
-	if (grow_array((void **)&b->heap, &b->heap_cap, sizeof(*b->heap), b->heap_len + 1))
+	if (grt_grow_array((void **)&b->heap, &b->heap_cap, sizeof(*b->heap), b->heap_len + 1))
 		return; /* the stream is found again by the next check or at finish */
-	i = b->heap_len++;
-	b->heap[i] = (struct heap_entry){ deadline, s };
+	b->heap[b->heap_len++] = (struct heap_entry){ deadline, s };
 	s->in_heap = true;
-	while (i && b->heap[(i - 1) / 2].deadline > b->heap[i].deadline) {
-		heap_swap(&b->heap[(i - 1) / 2], &b->heap[i]);
-		i = (i - 1) / 2;
-	}
+	grt_min_heap_up(b->heap, b->heap_len, sizeof(*b->heap),
+			offsetof(struct heap_entry, deadline));
 }
 
 static struct jstream *heap_pop(struct job_builder *b)
 {
-	struct jstream *s = b->heap[0].stream;
-	uint32_t i = 0;
+	struct heap_entry top;
 
-	b->heap[0] = b->heap[--b->heap_len];
-	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, m = i;
-
-		if (l < b->heap_len && b->heap[l].deadline < b->heap[m].deadline)
-			m = l;
-		if (r < b->heap_len && b->heap[r].deadline < b->heap[m].deadline)
-			m = r;
-		if (m == i)
-			break;
-		heap_swap(&b->heap[m], &b->heap[i]);
-		i = m;
-	}
-	s->in_heap = false;
-	return s;
+	grt_min_heap_pop(b->heap, &b->heap_len, sizeof(*b->heap),
+			 offsetof(struct heap_entry, deadline), &top);
+	top.stream->in_heap = false;
+	return top.stream;
 }
 
 static void want_check(struct job_builder *b, struct jstream *s)
 {
 	if (s->in_checks || !s->head)
 		return;
-	if (grow_array((void **)&b->checks, &b->cap_checks, sizeof(*b->checks), b->n_checks + 1))
+	if (grt_grow_array((void **)&b->checks, &b->cap_checks, sizeof(*b->checks), b->n_checks + 1))
 		return;
 	b->checks[b->n_checks++] = s;
 	s->in_checks = true;
@@ -307,7 +268,7 @@ static struct bjob *job_alloc(struct job_builder *b)
 		struct bjob *chunk = malloc(POOL_CHUNK * sizeof(*chunk));
 
 		if (!chunk ||
-		    grow_array((void **)&b->chunks, &b->cap_chunks, sizeof(void *),
+		    grt_grow_array((void **)&b->chunks, &b->cap_chunks, sizeof(void *),
 			       b->n_chunks + 1)) {
 			free(chunk);
 			return NULL;
@@ -588,7 +549,7 @@ static void add_ctx_mark(struct job_builder *b, struct jproc *p, uint64_t cover,
 		memmove(p->marks, p->marks + CTX_MARKS_KEPT, CTX_MARKS_KEPT * sizeof(*p->marks));
 		p->n_marks = CTX_MARKS_KEPT;
 	}
-	if (grow_array((void **)&p->marks, &p->cap_marks, sizeof(*p->marks), p->n_marks + 1))
+	if (grt_grow_array((void **)&p->marks, &p->cap_marks, sizeof(*p->marks), p->n_marks + 1))
 		return;
 	p->marks[p->n_marks++] = (struct cover_mark){ cover, complete };
 	for (struct jstream *s = p->streams; s; s = s->proc_next)
@@ -601,7 +562,7 @@ static void add_mark(struct job_builder *b, struct jstream *s, uint64_t cover, u
 		return;
 	if (s->n_marks && s->marks[s->n_marks - 1].cover >= cover)
 		return; /* an earlier sync already covers these jobs */
-	if (grow_array((void **)&s->marks, &s->cap_marks, sizeof(*s->marks), s->n_marks + 1))
+	if (grt_grow_array((void **)&s->marks, &s->cap_marks, sizeof(*s->marks), s->n_marks + 1))
 		return;
 	s->marks[s->n_marks++] = (struct cover_mark){ cover, complete };
 	want_check(b, s);
@@ -664,7 +625,7 @@ static void resolve_dep(struct job_builder *b, struct bjob *owner, uint32_t idx)
 			d->ready = job_end(found);
 		} else if (device_given_up(b, found)) {
 			d->state = DEP_UNKNOWN;
-		} else if (!grow_array((void **)&found->dependents, &found->cap_dependents,
+		} else if (!grt_grow_array((void **)&found->dependents, &found->cap_dependents,
 				       sizeof(*found->dependents), found->n_dependents + 1)) {
 			found->dependents[found->n_dependents++] = (struct dependent){ owner, idx };
 			d->producer = found;
@@ -1020,7 +981,7 @@ static void attach(struct job_builder *b, struct bjob *j, const struct graph_nod
 	struct jstream *s = j->stream;
 
 	if (j->job.kind == JOB_GRAPH) {
-		if (grow_array((void **)&j->nodes, &j->cap_nodes, sizeof(*j->nodes), j->n_nodes + 1))
+		if (grt_grow_array((void **)&j->nodes, &j->cap_nodes, sizeof(*j->nodes), j->n_nodes + 1))
 			return;
 		j->nodes[j->n_nodes++] = *dev;
 		if (!j->job.start || dev->start < j->job.start)

@@ -160,23 +160,15 @@ void job_json_row(struct json_writer *w, const struct job *j)
 	char buf[160];
 
 	jw_begin_object(w);
-	jw_key(w, "job");
-	jw_u64(w, j->id);
-	jw_key(w, "group");
-	jw_u64(w, j->group_id);
-	jw_key(w, "batch");
-	jw_u64(w, j->batch_id);
-	jw_key(w, "pid");
-	jw_u64(w, j->pid);
-	jw_key(w, "tid");
-	jw_u64(w, j->tid);
+	jw_field_u64(w, "job", j->id);
+	jw_field_u64(w, "group", j->group_id);
+	jw_field_u64(w, "batch", j->batch_id);
+	jw_field_u64(w, "pid", j->pid);
+	jw_field_u64(w, "tid", j->tid);
 	json_opt(w, "device", j->device != JOB_NO_DEVICE, j->device);
-	jw_key(w, "kind");
-	jw_string(w, job_kind_name(j->kind));
-	jw_key(w, "name");
-	jw_string(w, j->name);
-	jw_key(w, "stream");
-	jw_u64(w, j->stream);
+	jw_field_string(w, "kind", job_kind_name(j->kind));
+	jw_field_string(w, "name", j->name);
+	jw_field_u64(w, "stream", j->stream);
 	json_opt(w, "api_enter_ns", j->api_enter != 0, j->api_enter);
 	json_opt(w, "submit_ns", j->submit != 0, j->submit);
 	json_opt(w, "start_ns", j->start != 0, j->start);
@@ -190,11 +182,9 @@ void job_json_row(struct json_writer *w, const struct job *j)
 	json_opt(w, "t_vm_fault_ns", 1, j->t_vm_fault);
 	json_opt(w, "t_total_ns", j->known & JOB_K_TOTAL, j->t_total);
 	json_opt(w, "t_offcpu_ns", 1, j->t_offcpu);
-	jw_key(w, "vm_faults");
-	jw_u64(w, j->vm_faults);
+	jw_field_u64(w, "vm_faults", j->vm_faults);
 	if (j->bytes) {
-		jw_key(w, "bytes");
-		jw_u64(w, j->bytes);
+		jw_field_u64(w, "bytes", j->bytes);
 	}
 	json_names(w, "tags", job_tags_text(j, buf, sizeof(buf)));
 	jw_key(w, "incomplete");

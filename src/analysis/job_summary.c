@@ -292,18 +292,12 @@ static void json_dist(struct json_writer *w, const char *key, struct grt_stats *
 		return;
 	}
 	jw_begin_object(w);
-	jw_key(w, "count");
-	jw_u64(w, st->count);
-	jw_key(w, "total_ns");
-	jw_u64(w, st->total);
-	jw_key(w, "p50_ns");
-	jw_u64(w, grt_stats_percentile(st, 50));
-	jw_key(w, "p90_ns");
-	jw_u64(w, grt_stats_percentile(st, 90));
-	jw_key(w, "p99_ns");
-	jw_u64(w, grt_stats_percentile(st, 99));
-	jw_key(w, "max_ns");
-	jw_u64(w, st->max);
+	jw_field_u64(w, "count", st->count);
+	jw_field_u64(w, "total_ns", st->total);
+	jw_field_u64(w, "p50_ns", grt_stats_percentile(st, 50));
+	jw_field_u64(w, "p90_ns", grt_stats_percentile(st, 90));
+	jw_field_u64(w, "p99_ns", grt_stats_percentile(st, 99));
+	jw_field_u64(w, "max_ns", st->max);
 	jw_end_object(w);
 }
 
@@ -317,22 +311,16 @@ static void json_groups(struct json_writer *w, struct job_group_table *t, int ki
 
 		jw_begin_object(w);
 		if (kind == 0) {
-			jw_key(w, "kernel");
-			jw_string(w, g->name);
+			jw_field_string(w, "kernel", g->name);
 		} else {
-			jw_key(w, "pid");
-			jw_u64(w, g->pid);
+			jw_field_u64(w, "pid", g->pid);
 		}
 		if (kind == 1) {
-			jw_key(w, "stream");
-			jw_u64(w, g->stream);
+			jw_field_u64(w, "stream", g->stream);
 		}
-		jw_key(w, "jobs");
-		jw_u64(w, g->jobs);
-		jw_key(w, "incomplete");
-		jw_u64(w, g->incomplete);
-		jw_key(w, "exec_ns");
-		jw_u64(w, g->exec_ns);
+		jw_field_u64(w, "jobs", g->jobs);
+		jw_field_u64(w, "incomplete", g->incomplete);
+		jw_field_u64(w, "exec_ns", g->exec_ns);
 		jw_key(w, "gpu_share");
 		jw_f64(w, share(g->exec_ns, exec_all) / 100.0);
 		json_dist(w, "exec", &g->exec);
@@ -359,38 +347,28 @@ void job_summary_print_json(struct job_summary *s, struct json_writer *w)
 
 	jw_key(w, "totals");
 	jw_begin_object(w);
-	jw_key(w, "jobs");
-	jw_u64(w, s->jobs);
-	jw_key(w, "incomplete");
-	jw_u64(w, s->incomplete);
+	jw_field_u64(w, "jobs", s->jobs);
+	jw_field_u64(w, "incomplete", s->incomplete);
 	for (int b = 0; b < 5; b++) {
 		jw_key(w, missing_keys[b]);
 		jw_u64(w, s->missing[b]);
 	}
-	jw_key(w, "failed");
-	jw_u64(w, s->failed);
-	jw_key(w, "forced");
-	jw_u64(w, s->forced);
-	jw_key(w, "graph_nodes");
-	jw_u64(w, s->graph_nodes);
-	jw_key(w, "tail_unchecked");
-	jw_u64(w, s->tail_unchecked);
-	jw_key(w, "exec_ns");
-	jw_u64(w, s->exec_ns);
+	jw_field_u64(w, "failed", s->failed);
+	jw_field_u64(w, "forced", s->forced);
+	jw_field_u64(w, "graph_nodes", s->graph_nodes);
+	jw_field_u64(w, "tail_unchecked", s->tail_unchecked);
+	jw_field_u64(w, "exec_ns", s->exec_ns);
 	jw_end_object(w);
 	jw_key(w, "tags");
 	jw_begin_object(w);
 	for (int t = 0; t < JOB_TAG_COUNT; t++) {
 		jw_key(w, job_tag_name(t));
 		jw_begin_object(w);
-		jw_key(w, "jobs");
-		jw_u64(w, s->tags[t].jobs);
+		jw_field_u64(w, "jobs", s->tags[t].jobs);
 		jw_key(w, "job_share");
 		jw_f64(w, share(s->tags[t].jobs, s->jobs) / 100.0);
-		jw_key(w, "tag_ns");
-		jw_u64(w, s->tags[t].cost_ns);
-		jw_key(w, "total_ns");
-		jw_u64(w, s->tags[t].total_ns);
+		jw_field_u64(w, "tag_ns", s->tags[t].cost_ns);
+		jw_field_u64(w, "total_ns", s->tags[t].total_ns);
 		jw_end_object(w);
 	}
 	jw_end_object(w);

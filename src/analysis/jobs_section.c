@@ -248,42 +248,30 @@ static void gaps_json(struct jobs_state *st, struct json_writer *w)
 			jw_null(w);
 		else
 			jw_u64(w, dv->device);
-		jw_key(w, "span_ns");
-		jw_u64(w, dv->last_end - dv->first_start);
-		jw_key(w, "busy_ns");
-		jw_u64(w, dv->busy);
+		jw_field_u64(w, "span_ns", dv->last_end - dv->first_start);
+		jw_field_u64(w, "busy_ns", dv->busy);
 		for (int c = 0; c < GAP_CLASSES; c++) {
 			static const char *const keys[] = { "host_bound_ns", "sync_bound_ns", "other_ns" };
 
 			jw_key(w, keys[c]);
 			jw_u64(w, dv->idle[c]);
 		}
-		jw_key(w, "gaps");
-		jw_u64(w, dv->gaps);
-		jw_key(w, "late_jobs");
-		jw_u64(w, dv->late_jobs);
+		jw_field_u64(w, "gaps", dv->gaps);
+		jw_field_u64(w, "late_jobs", dv->late_jobs);
 		jw_key(w, "longest");
 		jw_begin_array(w);
 		for (uint32_t g = 0; g < dv->n_longest; g++) {
 			const struct idle_gap *gp = &dv->longest[g];
 
 			jw_begin_object(w);
-			jw_key(w, "start_ns");
-			jw_u64(w, gp->start);
-			jw_key(w, "end_ns");
-			jw_u64(w, gp->end);
-			jw_key(w, "host_bound_ns");
-			jw_u64(w, gp->split[GAP_HOST_BOUND]);
-			jw_key(w, "sync_bound_ns");
-			jw_u64(w, gp->split[GAP_SYNC_BOUND]);
-			jw_key(w, "other_ns");
-			jw_u64(w, gp->split[GAP_OTHER]);
-			jw_key(w, "job");
-			jw_u64(w, gp->job_id);
-			jw_key(w, "pid");
-			jw_u64(w, gp->pid);
-			jw_key(w, "tid");
-			jw_u64(w, gp->tid);
+			jw_field_u64(w, "start_ns", gp->start);
+			jw_field_u64(w, "end_ns", gp->end);
+			jw_field_u64(w, "host_bound_ns", gp->split[GAP_HOST_BOUND]);
+			jw_field_u64(w, "sync_bound_ns", gp->split[GAP_SYNC_BOUND]);
+			jw_field_u64(w, "other_ns", gp->split[GAP_OTHER]);
+			jw_field_u64(w, "job", gp->job_id);
+			jw_field_u64(w, "pid", gp->pid);
+			jw_field_u64(w, "tid", gp->tid);
 			jw_end_object(w);
 		}
 		jw_end_array(w);
@@ -310,24 +298,15 @@ static void notes_json(struct jobs_state *st, struct json_writer *w)
 			jw_u64(w, st->drops[s]);
 		}
 	jw_end_object(w);
-	jw_key(w, "device_records");
-	jw_u64(w, bs->device_records);
-	jw_key(w, "device_orphans");
-	jw_u64(w, bs->device_orphans);
-	jw_key(w, "device_by_order");
-	jw_u64(w, bs->device_by_order);
-	jw_key(w, "device_near");
-	jw_u64(w, bs->device_near);
-	jw_key(w, "unknown_event_syncs");
-	jw_u64(w, bs->unknown_event_syncs);
-	jw_key(w, "forced");
-	jw_u64(w, bs->forced);
-	jw_key(w, "max_open_jobs");
-	jw_u64(w, bs->max_open);
-	jw_key(w, "uvm_dropped");
-	jw_u64(w, bs->uvm_dropped);
-	jw_key(w, "xids");
-	jw_u64(w, st->xids);
+	jw_field_u64(w, "device_records", bs->device_records);
+	jw_field_u64(w, "device_orphans", bs->device_orphans);
+	jw_field_u64(w, "device_by_order", bs->device_by_order);
+	jw_field_u64(w, "device_near", bs->device_near);
+	jw_field_u64(w, "unknown_event_syncs", bs->unknown_event_syncs);
+	jw_field_u64(w, "forced", bs->forced);
+	jw_field_u64(w, "max_open_jobs", bs->max_open);
+	jw_field_u64(w, "uvm_dropped", bs->uvm_dropped);
+	jw_field_u64(w, "xids", st->xids);
 	jw_end_object(w);
 }
 

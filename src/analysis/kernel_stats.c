@@ -69,6 +69,24 @@ void kstat_sort(struct kstat_table *t)
 	u64_map_init(&t->index);
 }
 
+void kstat_json_times(struct json_writer *w, const struct kstat *s, const char *errors_key,
+		      const char *aux_key)
+{
+	jw_field_u64(w, "count", s->count);
+	jw_field_u64(w, "total_ns", s->total_ns);
+	jw_field_u64(w, "max_ns", s->max_ns);
+	jw_key(w, errors_key);
+	jw_u64(w, s->errors);
+	jw_key(w, aux_key);
+	jw_u64(w, s->aux);
+}
+
+void kstat_text_more(FILE *out, size_t count, size_t rows)
+{
+	if (count > rows)
+		fprintf(out, "  ... %zu more (--top 0 shows all)\n", count - rows);
+}
+
 int duration_list_push(struct duration_list *d, uint64_t ns)
 {
 	if (d->n == d->cap) {

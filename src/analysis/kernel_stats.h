@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include "common/json_writer.h"
 #include "common/u64_map.h"
 
 struct kstat {
@@ -30,6 +32,12 @@ struct kstat *kstat_get(struct kstat_table *t, uint64_t key);
 void kstat_add(struct kstat *s, uint64_t ns, bool error);
 /* Orders rows by total time, then count, then key (largest first); lookups stop working after. */
 void kstat_sort(struct kstat_table *t);
+/*
+ * A row's "count", "total_ns", "max_ns", then errors and aux under the section's own names,
+ * into the JSON object the caller has open.
+ */
+void kstat_json_times(struct json_writer *w, const struct kstat *s, const char *errors_key,
+		      const char *aux_key);
 
 /* A growing list of durations, for percentiles. */
 struct duration_list {
@@ -47,6 +55,8 @@ static inline size_t kstat_text_rows(unsigned top_n)
 {
 	return top_n ? top_n : SIZE_MAX;
 }
+/* The closing "... N more" line of a text table that --top cut at rows of count. */
+void kstat_text_more(FILE *out, size_t count, size_t rows);
 
 /* Process names from the trace's process records (the last one seen per pid). */
 struct grt_record;

@@ -122,8 +122,7 @@ static void driver_print_text(void *state, FILE *out)
 			(unsigned long long)s->count, s->total_ns / 1e6, s->total_ns / 1e3 / s->count,
 			s->max_ns / 1e3, (unsigned long long)s->errors);
 	}
-	if (r->calls.count > rows)
-		fprintf(out, "  ... %zu more (--top 0 shows all)\n", r->calls.count - rows);
+	kstat_text_more(out, r->calls.count, rows);
 }
 
 static void driver_print_json(void *state, struct json_writer *w)
@@ -138,24 +137,13 @@ static void driver_print_json(void *state, struct json_writer *w)
 
 		row_fields(s, &f);
 		jw_begin_object(w);
-		jw_key(w, "device");
-		jw_string(w, f.device);
-		jw_key(w, "op");
-		jw_string(w, f.op);
+		jw_field_string(w, "device", f.device);
+		jw_field_string(w, "op", f.op);
 		if (f.detail_key) {
 			jw_key(w, f.detail_key);
 			jw_u64(w, f.detail);
 		}
-		jw_key(w, "count");
-		jw_u64(w, s->count);
-		jw_key(w, "total_ns");
-		jw_u64(w, s->total_ns);
-		jw_key(w, "max_ns");
-		jw_u64(w, s->max_ns);
-		jw_key(w, "failed");
-		jw_u64(w, s->errors);
-		jw_key(w, "rm_errors");
-		jw_u64(w, s->aux);
+		kstat_json_times(w, s, "failed", "rm_errors");
 		jw_end_object(w);
 	}
 	jw_end_array(w);

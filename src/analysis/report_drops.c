@@ -182,10 +182,8 @@ static void drops_print_json(void *state, struct json_writer *w)
 	if (d->ncpus > 1)
 		qsort(d->cpus, d->ncpus, sizeof(d->cpus[0]), compare_cpus);
 	jw_begin_object(w);
-	jw_key(w, "lost");
-	jw_u64(w, total_lost(d));
-	jw_key(w, "drop_records");
-	jw_u64(w, d->drop_records);
+	jw_field_u64(w, "lost", total_lost(d));
+	jw_field_u64(w, "drop_records", d->drop_records);
 	jw_key(w, "trailer_lost");
 	if (d->have_trailer)
 		jw_u64(w, d->trailer_drops);
@@ -197,29 +195,21 @@ static void drops_print_json(void *state, struct json_writer *w)
 		if (!d->lost[i])
 			continue;
 		jw_begin_object(w);
-		jw_key(w, "source");
-		jw_string(w, source_label(i));
-		jw_key(w, "lost");
-		jw_u64(w, d->lost[i]);
+		jw_field_string(w, "source", source_label(i));
+		jw_field_u64(w, "lost", d->lost[i]);
 		jw_end_object(w);
 	}
 	jw_end_array(w);
-	jw_key(w, "sequence_missing");
-	jw_u64(w, total_missing(d));
+	jw_field_u64(w, "sequence_missing", total_missing(d));
 	jw_key(w, "cpus");
 	jw_begin_array(w);
 	for (size_t i = 0; i < d->ncpus; i++) {
 		jw_begin_object(w);
-		jw_key(w, "cpu");
-		jw_u64(w, d->cpus[i].cpu);
-		jw_key(w, "records");
-		jw_u64(w, d->cpus[i].records);
-		jw_key(w, "gaps");
-		jw_u64(w, d->cpus[i].gaps);
-		jw_key(w, "missing");
-		jw_u64(w, d->cpus[i].missing);
-		jw_key(w, "out_of_order");
-		jw_u64(w, d->cpus[i].backwards);
+		jw_field_u64(w, "cpu", d->cpus[i].cpu);
+		jw_field_u64(w, "records", d->cpus[i].records);
+		jw_field_u64(w, "gaps", d->cpus[i].gaps);
+		jw_field_u64(w, "missing", d->cpus[i].missing);
+		jw_field_u64(w, "out_of_order", d->cpus[i].backwards);
 		jw_end_object(w);
 	}
 	jw_end_array(w);

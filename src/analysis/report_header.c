@@ -131,24 +131,16 @@ static void json_sources(const struct report_header *h, struct json_writer *w)
 		if (!source_listed(h, i))
 			continue;
 		jw_begin_object(w);
-		jw_key(w, "name");
-		jw_string(w, grt_source_name(i));
+		jw_field_string(w, "name", grt_source_name(i));
 		jw_key(w, "status");
 		if (h->status_seen[i])
 			jw_i64(w, h->status[i]);
 		else
 			jw_null(w);
-		jw_key(w, "message");
-		jw_string(w, h->status_message[i]);
+		jw_field_string(w, "message", h->status_message[i]);
 		jw_end_object(w);
 	}
 	jw_end_array(w);
-}
-
-static void json_str_field(struct json_writer *w, const char *key, const char *value)
-{
-	jw_key(w, key);
-	jw_string(w, value);
 }
 
 void report_header_print_json(const struct report_header *h, struct json_writer *w)
@@ -156,22 +148,18 @@ void report_header_print_json(const struct report_header *h, struct json_writer 
 	const struct grt_file_header *f = h->file;
 
 	jw_begin_object(w);
-	json_str_field(w, "file", h->path);
-	json_str_field(w, "host", f->hostname);
-	json_str_field(w, "kernel", f->kernel_release);
-	json_str_field(w, "driver", f->driver_version);
-	json_str_field(w, "cuda", f->cuda_version);
-	json_str_field(w, "command", f->command_line);
-	jw_key(w, "target_pid");
-	jw_u64(w, f->target_pid);
-	jw_key(w, "start_realtime_ns");
-	jw_u64(w, f->start_realtime_ns);
-	jw_key(w, "duration_ns");
-	jw_u64(w, duration_ns(h));
+	jw_field_string(w, "file", h->path);
+	jw_field_string(w, "host", f->hostname);
+	jw_field_string(w, "kernel", f->kernel_release);
+	jw_field_string(w, "driver", f->driver_version);
+	jw_field_string(w, "cuda", f->cuda_version);
+	jw_field_string(w, "command", f->command_line);
+	jw_field_u64(w, "target_pid", f->target_pid);
+	jw_field_u64(w, "start_realtime_ns", f->start_realtime_ns);
+	jw_field_u64(w, "duration_ns", duration_ns(h));
 	jw_key(w, "sources");
 	json_sources(h, w);
-	jw_key(w, "records");
-	jw_u64(w, h->records);
+	jw_field_u64(w, "records", h->records);
 	jw_key(w, "trailer_records");
 	if (h->have_trailer)
 		jw_u64(w, h->trailer.records);
@@ -179,11 +167,9 @@ void report_header_print_json(const struct report_header *h, struct json_writer 
 		jw_null(w);
 	jw_key(w, "complete");
 	jw_bool(w, report_header_complete(h));
-	jw_key(w, "end_reason");
-	jw_string(w, h->have_trailer ? grt_end_reason_name(h->trailer.reason) : NULL);
+	jw_field_string(w, "end_reason", h->have_trailer ? grt_end_reason_name(h->trailer.reason) : NULL);
 	jw_key(w, "write_error");
 	jw_bool(w, (f->flags & GRT_HDR_WRITE_ERROR) != 0);
-	jw_key(w, "error");
-	jw_string(w, h->read_error);
+	jw_field_string(w, "error", h->read_error);
 	jw_end_object(w);
 }

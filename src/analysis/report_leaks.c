@@ -432,10 +432,8 @@ static void json_stack(struct leaks_report *l, uint32_t pid, const struct leak_g
 	char frame[512];
 
 	jw_begin_object(w);
-	jw_key(w, "bytes");
-	jw_u64(w, g->bytes);
-	jw_key(w, "allocations");
-	jw_u64(w, g->allocations);
+	jw_field_u64(w, "bytes", g->bytes);
+	jw_field_u64(w, "allocations", g->allocations);
 	jw_key(w, "stack_id");
 	jw_i64(w, g->stack_id);
 	jw_key(w, "frames");
@@ -451,10 +449,8 @@ static void json_stack(struct leaks_report *l, uint32_t pid, const struct leak_g
 static void json_class_fields(struct leaks_report *l, uint32_t pid, struct leak_class_totals *t,
 			      struct json_writer *w)
 {
-	jw_key(w, "bytes");
-	jw_u64(w, t->bytes);
-	jw_key(w, "allocations");
-	jw_u64(w, t->allocations);
+	jw_field_u64(w, "bytes", t->bytes);
+	jw_field_u64(w, "allocations", t->allocations);
 	jw_key(w, "stacks");
 	jw_begin_array(w);
 	for (size_t i = 0; i < t->ngroups; i++)
@@ -469,10 +465,8 @@ static void json_process(struct leaks_report *l, struct leak_process *p, struct 
 	if (group_leaks(p, totals))
 		l->out_of_memory = true;
 	jw_begin_object(w);
-	jw_key(w, "pid");
-	jw_u64(w, p->pid);
-	jw_key(w, "comm");
-	jw_string(w, pid_comms_get(&l->comms, p->pid));
+	jw_field_u64(w, "pid", p->pid);
+	jw_field_string(w, "comm", pid_comms_get(&l->comms, p->pid));
 	jw_key(w, "exited");
 	jw_bool(w, p->exited);
 	jw_key(w, "exit_code");
@@ -488,16 +482,11 @@ static void json_process(struct leaks_report *l, struct leak_process *p, struct 
 		json_class_fields(l, p->pid, &totals[c], w);
 		jw_end_object(w);
 	}
-	jw_key(w, "allocs");
-	jw_u64(w, p->allocs);
-	jw_key(w, "frees");
-	jw_u64(w, p->frees);
-	jw_key(w, "unknown_frees");
-	jw_u64(w, p->unknown_frees);
-	jw_key(w, "failed_allocs");
-	jw_u64(w, p->failed_allocs);
-	jw_key(w, "lost_frees");
-	jw_u64(w, p->lost_frees);
+	jw_field_u64(w, "allocs", p->allocs);
+	jw_field_u64(w, "frees", p->frees);
+	jw_field_u64(w, "unknown_frees", p->unknown_frees);
+	jw_field_u64(w, "failed_allocs", p->failed_allocs);
+	jw_field_u64(w, "lost_frees", p->lost_frees);
 	jw_end_object(w);
 	free_totals(totals);
 }

@@ -65,8 +65,7 @@ static void offcpu_print_text(void *state, FILE *out)
 			(unsigned)s->key, comm_table_get(&r->comms, s->key >> 32), (unsigned long long)s->count,
 			s->total_ns / 1e6, (s->total_ns - s->aux) / 1e6, s->max_ns / 1e6, s->aux / 1e6);
 	}
-	if (r->threads.count > rows)
-		fprintf(out, "  ... %zu more (--top 0 shows all)\n", r->threads.count - rows);
+	kstat_text_more(out, r->threads.count, rows);
 }
 
 static void offcpu_print_json(void *state, struct json_writer *w)
@@ -79,22 +78,14 @@ static void offcpu_print_json(void *state, struct json_writer *w)
 		const struct kstat *s = &r->threads.rows[i];
 
 		jw_begin_object(w);
-		jw_key(w, "pid");
-		jw_u64(w, s->key >> 32);
-		jw_key(w, "tid");
-		jw_u64(w, (uint32_t)s->key);
-		jw_key(w, "comm");
-		jw_string(w, comm_table_get(&r->comms, s->key >> 32));
-		jw_key(w, "switches");
-		jw_u64(w, s->count);
-		jw_key(w, "offcpu_ns");
-		jw_u64(w, s->total_ns);
-		jw_key(w, "sleep_ns");
-		jw_u64(w, s->total_ns - s->aux);
-		jw_key(w, "preempted_ns");
-		jw_u64(w, s->aux);
-		jw_key(w, "max_ns");
-		jw_u64(w, s->max_ns);
+		jw_field_u64(w, "pid", s->key >> 32);
+		jw_field_u64(w, "tid", (uint32_t)s->key);
+		jw_field_string(w, "comm", comm_table_get(&r->comms, s->key >> 32));
+		jw_field_u64(w, "switches", s->count);
+		jw_field_u64(w, "offcpu_ns", s->total_ns);
+		jw_field_u64(w, "sleep_ns", s->total_ns - s->aux);
+		jw_field_u64(w, "preempted_ns", s->aux);
+		jw_field_u64(w, "max_ns", s->max_ns);
 		jw_end_object(w);
 	}
 	jw_end_array(w);

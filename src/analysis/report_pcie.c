@@ -170,10 +170,8 @@ static void json_rate(struct json_writer *w, const char *key, const struct rate 
 		return;
 	}
 	jw_begin_object(w);
-	jw_key(w, "avg_bps");
-	jw_u64(w, r->sum / r->samples);
-	jw_key(w, "max_bps");
-	jw_u64(w, r->max);
+	jw_field_u64(w, "avg_bps", r->sum / r->samples);
+	jw_field_u64(w, "max_bps", r->max);
 	jw_end_object(w);
 }
 
@@ -192,12 +190,9 @@ static void pcie_print_json(void *state, struct json_writer *w)
 			continue;
 		pci_text(g->pci, pci, sizeof(pci));
 		jw_begin_object(w);
-		jw_key(w, "device");
-		jw_u64(w, i);
-		jw_key(w, "pci");
-		jw_string(w, g->pci ? pci : NULL);
-		jw_key(w, "samples");
-		jw_u64(w, g->samples);
+		jw_field_u64(w, "device", i);
+		jw_field_string(w, "pci", g->pci ? pci : NULL);
+		jw_field_u64(w, "samples", g->samples);
 		json_rate(w, "pcie_tx", &g->pcie_tx);
 		json_rate(w, "pcie_rx", &g->pcie_rx);
 		json_rate(w, "nvlink_tx", &g->nvlink_tx);
@@ -210,12 +205,9 @@ static void pcie_print_json(void *state, struct json_writer *w)
 	for (size_t i = 0; i < r->config.count; i++) {
 		pci_text(r->config.rows[i].key >> 1, pci, sizeof(pci));
 		jw_begin_object(w);
-		jw_key(w, "pci");
-		jw_string(w, pci);
-		jw_key(w, "access");
-		jw_string(w, r->config.rows[i].key & 1 ? "write" : "read");
-		jw_key(w, "count");
-		jw_u64(w, r->config.rows[i].count);
+		jw_field_string(w, "pci", pci);
+		jw_field_string(w, "access", r->config.rows[i].key & 1 ? "write" : "read");
+		jw_field_u64(w, "count", r->config.rows[i].count);
 		jw_end_object(w);
 	}
 	jw_end_array(w);
@@ -223,12 +215,9 @@ static void pcie_print_json(void *state, struct json_writer *w)
 	jw_begin_array(w);
 	for (size_t i = 0; i < r->nunsupported; i++) {
 		jw_begin_object(w);
-		jw_key(w, "source");
-		jw_string(w, grt_source_name(r->unsupported[i].source));
-		jw_key(w, "probe");
-		jw_string(w, r->unsupported[i].probe);
-		jw_key(w, "reason");
-		jw_string(w, r->unsupported[i].reason);
+		jw_field_string(w, "source", grt_source_name(r->unsupported[i].source));
+		jw_field_string(w, "probe", r->unsupported[i].probe);
+		jw_field_string(w, "reason", r->unsupported[i].reason);
 		jw_end_object(w);
 	}
 	jw_end_array(w);

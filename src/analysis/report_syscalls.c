@@ -82,8 +82,7 @@ static void syscalls_print_text(void *state, FILE *out)
 			s->total_ns / 1e6, timed ? s->total_ns / 1e3 / timed : 0.0, s->max_ns / 1e3,
 			(unsigned long long)s->errors, (unsigned long long)s->aux);
 	}
-	if (r->calls.count > rows)
-		fprintf(out, "  ... %zu more (--top 0 shows all)\n", r->calls.count - rows);
+	kstat_text_more(out, r->calls.count, rows);
 }
 
 static void syscalls_print_json(void *state, struct json_writer *w)
@@ -97,24 +96,11 @@ static void syscalls_print_json(void *state, struct json_writer *w)
 		const struct kstat *s = &r->calls.rows[i];
 
 		jw_begin_object(w);
-		jw_key(w, "pid");
-		jw_u64(w, s->key >> 32);
-		jw_key(w, "comm");
-		jw_string(w, comm_table_get(&r->comms, s->key >> 32));
-		jw_key(w, "syscall");
-		jw_string(w, syscall_label((uint32_t)s->key, buf, sizeof(buf)));
-		jw_key(w, "nr");
-		jw_u64(w, (uint32_t)s->key);
-		jw_key(w, "count");
-		jw_u64(w, s->count);
-		jw_key(w, "total_ns");
-		jw_u64(w, s->total_ns);
-		jw_key(w, "max_ns");
-		jw_u64(w, s->max_ns);
-		jw_key(w, "errors");
-		jw_u64(w, s->errors);
-		jw_key(w, "unfinished");
-		jw_u64(w, s->aux);
+		jw_field_u64(w, "pid", s->key >> 32);
+		jw_field_string(w, "comm", comm_table_get(&r->comms, s->key >> 32));
+		jw_field_string(w, "syscall", syscall_label((uint32_t)s->key, buf, sizeof(buf)));
+		jw_field_u64(w, "nr", (uint32_t)s->key);
+		kstat_json_times(w, s, "errors", "unfinished");
 		jw_end_object(w);
 	}
 	jw_end_array(w);

@@ -36,22 +36,15 @@ bool report_call_failed(const struct grt_cuda_call *call)
 void report_json_stats(struct json_writer *w, struct grt_stats *s)
 {
 	jw_begin_object(w);
-	jw_key(w, "count");
-	jw_u64(w, s->count);
-	jw_key(w, "total");
-	jw_u64(w, s->total);
-	jw_key(w, "min");
-	jw_u64(w, s->count ? s->min : 0);
-	jw_key(w, "max");
-	jw_u64(w, s->max);
+	jw_field_u64(w, "count", s->count);
+	jw_field_u64(w, "total", s->total);
+	jw_field_u64(w, "min", s->count ? s->min : 0);
+	jw_field_u64(w, "max", s->max);
 	jw_key(w, "mean");
 	jw_f64(w, grt_stats_mean(s));
-	jw_key(w, "p50");
-	jw_u64(w, grt_stats_percentile(s, 50));
-	jw_key(w, "p90");
-	jw_u64(w, grt_stats_percentile(s, 90));
-	jw_key(w, "p99");
-	jw_u64(w, grt_stats_percentile(s, 99));
+	jw_field_u64(w, "p50", grt_stats_percentile(s, 50));
+	jw_field_u64(w, "p90", grt_stats_percentile(s, 90));
+	jw_field_u64(w, "p99", grt_stats_percentile(s, 99));
 	jw_end_object(w);
 }
 

@@ -296,12 +296,6 @@ static void uvm_print_text(void *state, FILE *out)
 		print_proc_text(r, &r->procs[i], out);
 }
 
-static void json_pair(struct json_writer *w, const char *key, uint64_t v)
-{
-	jw_key(w, key);
-	jw_u64(w, v);
-}
-
 static void print_proc_json(const struct uvm_report *r, const struct uvm_proc_stats *p,
 			    struct json_writer *w)
 {
@@ -309,56 +303,56 @@ static void print_proc_json(const struct uvm_report *r, const struct uvm_proc_st
 							 "prefetch"};
 
 	jw_begin_object(w);
-	json_pair(w, "pid", p->pid);
+	jw_field_u64(w, "pid", p->pid);
 	jw_key(w, "faults");
 	jw_begin_object(w);
-	json_pair(w, "cpu", p->cpu_faults);
-	json_pair(w, "gpu", p->gpu_faults);
-	json_pair(w, "gpu_replay", p->gpu_replays);
-	json_pair(w, "fatal", p->fatal_faults);
+	jw_field_u64(w, "cpu", p->cpu_faults);
+	jw_field_u64(w, "gpu", p->gpu_faults);
+	jw_field_u64(w, "gpu_replay", p->gpu_replays);
+	jw_field_u64(w, "fatal", p->fatal_faults);
 	jw_key(w, "gpu_by_access");
 	jw_begin_object(w);
 	for (int i = 0; i < ACCESS_KINDS; i++)
-		json_pair(w, access[i], p->gpu_by_access[i]);
+		jw_field_u64(w, access[i], p->gpu_by_access[i]);
 	jw_end_object(w);
 	jw_key(w, "cpu_by_access");
 	jw_begin_object(w);
 	for (int i = 0; i < ACCESS_KINDS; i++)
-		json_pair(w, access[i], p->cpu_by_access[i]);
+		jw_field_u64(w, access[i], p->cpu_by_access[i]);
 	jw_end_object(w);
 	jw_end_object(w);
 	jw_key(w, "migrated_bytes");
 	jw_begin_object(w);
-	json_pair(w, "htod", p->htod_bytes);
-	json_pair(w, "dtoh", p->dtoh_bytes);
-	json_pair(w, "dtod", p->dtod_bytes);
-	json_pair(w, "htoh", p->htoh_bytes);
-	json_pair(w, "prefetched", p->prefetch_bytes);
+	jw_field_u64(w, "htod", p->htod_bytes);
+	jw_field_u64(w, "dtoh", p->dtoh_bytes);
+	jw_field_u64(w, "dtod", p->dtod_bytes);
+	jw_field_u64(w, "htoh", p->htoh_bytes);
+	jw_field_u64(w, "prefetched", p->prefetch_bytes);
 	jw_end_object(w);
 	jw_key(w, "migrations");
 	jw_begin_object(w);
-	json_pair(w, "htod", p->htod_count);
-	json_pair(w, "dtoh", p->dtoh_count);
-	json_pair(w, "dtod", p->dtod_count);
-	json_pair(w, "htoh", p->htoh_count);
+	jw_field_u64(w, "htod", p->htod_count);
+	jw_field_u64(w, "dtoh", p->dtoh_count);
+	jw_field_u64(w, "dtod", p->dtod_count);
+	jw_field_u64(w, "htoh", p->htoh_count);
 	jw_end_object(w);
-	json_pair(w, "migration_ns", p->migration_ns);
-	json_pair(w, "migration_wall_ns", p->wall_ns);
-	json_pair(w, "evictions", p->evictions);
-	json_pair(w, "evicted_bytes", p->evicted_bytes);
-	json_pair(w, "thrashing", p->thrashing);
-	json_pair(w, "throttling", p->throttling);
-	json_pair(w, "map_remote", p->map_remote);
-	json_pair(w, "read_duplicate", p->read_dup);
-	json_pair(w, "read_duplicate_invalidate", p->read_dup_invalidate);
-	json_pair(w, "lost", p->lost);
+	jw_field_u64(w, "migration_ns", p->migration_ns);
+	jw_field_u64(w, "migration_wall_ns", p->wall_ns);
+	jw_field_u64(w, "evictions", p->evictions);
+	jw_field_u64(w, "evicted_bytes", p->evicted_bytes);
+	jw_field_u64(w, "thrashing", p->thrashing);
+	jw_field_u64(w, "throttling", p->throttling);
+	jw_field_u64(w, "map_remote", p->map_remote);
+	jw_field_u64(w, "read_duplicate", p->read_dup);
+	jw_field_u64(w, "read_duplicate_invalidate", p->read_dup_invalidate);
+	jw_field_u64(w, "lost", p->lost);
 	jw_key(w, "thrashing_regions");
 	jw_begin_array(w);
 	for (size_t i = 0; i < p->nregions && i < r->top_n; i++) {
 		jw_begin_object(w);
-		json_pair(w, "address", p->regions[i].address);
-		json_pair(w, "bytes", p->regions[i].bytes);
-		json_pair(w, "events", p->regions[i].events);
+		jw_field_u64(w, "address", p->regions[i].address);
+		jw_field_u64(w, "bytes", p->regions[i].bytes);
+		jw_field_u64(w, "events", p->regions[i].events);
 		jw_end_object(w);
 	}
 	jw_end_array(w);
@@ -371,7 +365,7 @@ static void uvm_print_json(void *state, struct json_writer *w)
 
 	sort_for_output(r);
 	jw_begin_object(w);
-	json_pair(w, "events", r->events);
+	jw_field_u64(w, "events", r->events);
 	jw_key(w, "processes");
 	jw_begin_array(w);
 	for (size_t i = 0; i < r->nprocs; i++)

@@ -43,6 +43,17 @@ void jw_f64(struct json_writer *w, double v);		/* non-finite writes null */
 void jw_fixed(struct json_writer *w, uint64_t v, unsigned decimals);
 void jw_bool(struct json_writer *w, bool v);
 void jw_null(struct json_writer *w);
+/* A key and its value in one call, for the many flat objects of the reports. */
+static inline void jw_field_u64(struct json_writer *w, const char *key, uint64_t v)
+{
+	jw_key(w, key);
+	jw_u64(w, v);
+}
+static inline void jw_field_string(struct json_writer *w, const char *key, const char *s)
+{
+	jw_key(w, key);
+	jw_string(w, s);	/* NULL writes null */
+}
 /* Ends a top-level value with a newline (JSON Lines). */
 void jw_newline(struct json_writer *w);
 

@@ -36,6 +36,29 @@ void grt_bpf_source_stop(struct grt_bpf_source *b)
 	b->ring = NULL;
 }
 
+int grt_bpf_source_load_start(struct grt_bpf_source *b, struct grt_session *s,
+			      struct bpf_object_skeleton *skel, enum grt_source_id id,
+			      struct bpf_map *ring_map, struct bpf_map *drops,
+			      ring_buffer_sample_fn on_event, void *ctx)
+{
+	int err = bpf_object__load_skeleton(skel);
+
+	if (!err)
+		err = bpf_object__attach_skeleton(skel);
+	if (!err)
+		err = grt_bpf_source_start(b, s, id, ring_map, drops, on_event, ctx);
+	return err;
+}
+
+void grt_bpf_source_detach(struct grt_bpf_source *b, struct bpf_object_skeleton *skel)
+{
+	if (skel) {
+		bpf_object__detach_skeleton(skel);
+		grt_bpf_source_flush(b);
+	}
+	grt_bpf_source_stop(b);
+}
+
 int grt_bpf_source_fail(struct grt_session *s, const char *name, int err)
 {
 	const char *why = grt_bpf_last_message();

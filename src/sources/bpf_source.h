@@ -1,4 +1,4 @@
-/* The part every ring-buffer BPF source shares after loading: event delivery, drops, failure text. */
+/* The part every ring-buffer BPF source shares: loading its skeleton, event delivery, drops, failure text. */
 #ifndef GRT_BPF_SOURCE_H
 #define GRT_BPF_SOURCE_H
 
@@ -25,6 +25,19 @@ void grt_bpf_source_flush(struct grt_bpf_source *b);
 /* Reports drops since the last call to the session. */
 void grt_bpf_source_count_drops(struct grt_bpf_source *b);
 void grt_bpf_source_stop(struct grt_bpf_source *b);
+/*
+ * Loads and attaches a source's skeleton (what every NAME_bpf__load() and __attach() do), then
+ * starts delivering its events as grt_bpf_source_start() does.
+ */
+int grt_bpf_source_load_start(struct grt_bpf_source *b, struct grt_session *s,
+			      struct bpf_object_skeleton *skel, enum grt_source_id id,
+			      struct bpf_map *ring_map, struct bpf_map *drops,
+			      ring_buffer_sample_fn on_event, void *ctx);
+/*
+ * Detaches the skeleton's programs (skel may be NULL: never opened), delivers what the ring
+ * buffer still holds, then stops delivering; the caller destroys the skeleton.
+ */
+void grt_bpf_source_detach(struct grt_bpf_source *b, struct bpf_object_skeleton *skel);
 /* Records "NAME: <libbpf's last message or strerror>" as the session's error; returns err. */
 int grt_bpf_source_fail(struct grt_session *s, const char *name, int err);
 

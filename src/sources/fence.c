@@ -91,11 +91,7 @@ static void fence_detach(void *ctx)
 
 	if (!fs)
 		return;
-	if (fs->skel) {
-		fence_bpf__detach(fs->skel);
-		grt_bpf_source_flush(&fs->base);
-	}
-	grt_bpf_source_stop(&fs->base);
+	grt_bpf_source_detach(&fs->base, fs->skel ? fs->skel->skeleton : NULL);
 	fence_bpf__destroy(fs->skel);
 	free(fs);
 }
@@ -121,12 +117,9 @@ static int fence_attach(struct grt_session *s, void **ctx)
 	}
 	err = grt_bpf_use_pid_filter(s, fs->skel->obj, &fs->skel->rodata->filter_by_tgid);
 	if (!err)
-		err = fence_bpf__load(fs->skel);
-	if (!err)
-		err = fence_bpf__attach(fs->skel);
-	if (!err)
-		err = grt_bpf_source_start(&fs->base, s, GRT_SRC_FENCE, fs->skel->maps.fence_events,
-					   fs->skel->maps.dropped_events, on_fence_event, fs);
+		err = grt_bpf_source_load_start(&fs->base, s, fs->skel->skeleton, GRT_SRC_FENCE,
+						fs->skel->maps.fence_events,
+						fs->skel->maps.dropped_events, on_fence_event, fs);
 	if (err)
 		goto fail;
 	*ctx = fs;

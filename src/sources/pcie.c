@@ -145,11 +145,7 @@ static void pcie_detach(void *ctx)
 	if (!ps)
 		return;
 	nvml_sampler_stop(ps->nvml);
-	if (ps->skel) {
-		pcie_bpf__detach(ps->skel);
-		grt_bpf_source_flush(&ps->base);
-	}
-	grt_bpf_source_stop(&ps->base);
+	grt_bpf_source_detach(&ps->base, ps->skel ? ps->skel->skeleton : NULL);
 	pcie_bpf__destroy(ps->skel);
 	free(ps);
 }

@@ -62,11 +62,7 @@ static void sched_detach(void *ctx)
 
 	if (!ss)
 		return;
-	if (ss->skel) {
-		sched_bpf__detach(ss->skel);
-		grt_bpf_source_flush(&ss->base);
-	}
-	grt_bpf_source_stop(&ss->base);
+	grt_bpf_source_detach(&ss->base, ss->skel ? ss->skel->skeleton : NULL);
 	sched_bpf__destroy(ss->skel);
 	free(ss);
 }
@@ -87,12 +83,9 @@ static int sched_attach(struct grt_session *s, void **ctx)
 	ss->skel->rodata->recorder_tgid = getpid();
 	err = grt_bpf_use_pid_filter(s, ss->skel->obj, &ss->skel->rodata->filter_by_tgid);
 	if (!err)
-		err = sched_bpf__load(ss->skel);
-	if (!err)
-		err = sched_bpf__attach(ss->skel);
-	if (!err)
-		err = grt_bpf_source_start(&ss->base, s, GRT_SRC_SCHED, ss->skel->maps.sched_events,
-					   ss->skel->maps.dropped_events, on_sched_event, ss);
+		err = grt_bpf_source_load_start(&ss->base, s, ss->skel->skeleton, GRT_SRC_SCHED,
+						ss->skel->maps.sched_events,
+						ss->skel->maps.dropped_events, on_sched_event, ss);
 	if (err)
 		goto fail;
 	*ctx = ss;

@@ -205,12 +205,9 @@ static int syscall_attach(struct grt_session *s, void **ctx)
 	}
 	err = grt_bpf_use_pid_filter(s, ss->skel->obj, &ss->skel->rodata->filter_by_tgid);
 	if (!err)
-		err = syscall_bpf__load(ss->skel);
-	if (!err)
-		err = syscall_bpf__attach(ss->skel);
-	if (!err)
-		err = grt_bpf_source_start(&ss->base, s, GRT_SRC_SYSCALL, ss->skel->maps.syscall_events,
-					   ss->skel->maps.dropped_events, on_syscall_event, ss);
+		err = grt_bpf_source_load_start(&ss->base, s, ss->skel->skeleton, GRT_SRC_SYSCALL,
+						ss->skel->maps.syscall_events,
+						ss->skel->maps.dropped_events, on_syscall_event, ss);
 	if (err)
 		goto fail;
 	*ctx = ss;

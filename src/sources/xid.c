@@ -84,11 +84,7 @@ static void xid_detach(void *ctx)
 
 	if (!xs)
 		return;
-	if (xs->skel) {
-		xid_bpf__detach(xs->skel);
-		grt_bpf_source_flush(&xs->base);
-	}
-	grt_bpf_source_stop(&xs->base);
+	grt_bpf_source_detach(&xs->base, xs->skel ? xs->skel->skeleton : NULL);
 	xid_bpf__destroy(xs->skel);
 	free(xs);
 }
@@ -112,12 +108,9 @@ static int xid_attach(struct grt_session *s, void **ctx)
 		xid_detach(xs);
 		return err;
 	}
-	err = xid_bpf__load(xs->skel);
-	if (!err)
-		err = xid_bpf__attach(xs->skel);
-	if (!err)
-		err = grt_bpf_source_start(&xs->base, s, GRT_SRC_XID, xs->skel->maps.xid_events,
-					   xs->skel->maps.dropped_events, on_xid_event, xs);
+	err = grt_bpf_source_load_start(&xs->base, s, xs->skel->skeleton, GRT_SRC_XID,
+					xs->skel->maps.xid_events,
+					xs->skel->maps.dropped_events, on_xid_event, xs);
 	if (err)
 		goto fail;
 	*ctx = xs;

@@ -8,74 +8,74 @@ BUILD=${1:-build}
 parse() { "$GRT" parse --format json --all "$1" >"$1.json"; }
 
 # a launched command, libcuda named on the command line
-"$GRT" record -o "$TMP/k.grt" --launch-stacks --libcuda "$FAKE" -- "$WL/cuda_known" 2>"$TMP/err" &
+"$GRT" record -o "$tmp/k.grt" --launch-stacks --libcuda "$FAKE" -- "$WL/cuda_known" 2>"$tmp/err" &
 rpid=$!
 wait $rpid
 check "record of a command: status 0" [ $? = 0 ]
 check "record says it stopped with the target and lost nothing" \
-	grep -q "(0 events lost), stopped: target-exit" "$TMP/err"
-parse "$TMP/k.grt"
-wpid=$(pid_of_launched "$TMP/k.grt.json")
-$EXPECT known "$TMP/k.grt.json" "$wpid" "$rpid" || FAILED=1
+	grep -q "(0 events lost), stopped: target-exit" "$tmp/err"
+parse "$tmp/k.grt"
+wpid=$(pid_of_launched "$tmp/k.grt.json")
+$EXPECT known "$tmp/k.grt.json" "$wpid" "$rpid" || failed=1
 check "report: leaks of 2126776 device + 65536 managed + 12288 host bytes" python3 -c '
 import json, sys
 [p] = json.load(sys.stdin)["leaks"]
 got = (p["bytes"], p["allocations"], p["managed"]["bytes"], p["host"]["bytes"], p["frees"])
-assert got == (2126776, 4, 65536, 12288, 5), got' < <("$GRT" report "$TMP/k.grt" --leaks --format json)
+assert got == (2126776, 4, 65536, 12288, 5), got' < <("$GRT" report "$tmp/k.grt" --leaks --format json)
 
 # libcuda found the way the loader will find it (LD_LIBRARY_PATH)
-LD_LIBRARY_PATH=$(dirname "$FAKE") "$GRT" record -o "$TMP/l.grt" -- "$WL/cuda_known" 2>"$TMP/err"
+LD_LIBRARY_PATH=$(dirname "$FAKE") "$GRT" record -o "$tmp/l.grt" -- "$WL/cuda_known" 2>"$tmp/err"
 check "record finds libcuda through LD_LIBRARY_PATH" [ $? = 0 ]
-parse "$TMP/l.grt"
-EXPECT_LAUNCH_STACKS=0 $EXPECT known "$TMP/l.grt.json" "$(pid_of_launched "$TMP/l.grt.json")" - >"$TMP/out" || {
-	FAILED=1
-	cat "$TMP/out"
+parse "$tmp/l.grt"
+EXPECT_LAUNCH_STACKS=0 $EXPECT known "$tmp/l.grt.json" "$(pid_of_launched "$tmp/l.grt.json")" - >"$tmp/out" || {
+	failed=1
+	cat "$tmp/out"
 }
-check "... and records the same known answers" [ "$(grep -c '^ok' "$TMP/out")" -gt 20 ]
+check "... and records the same known answers" [ "$(grep -c '^ok' "$tmp/out")" -gt 20 ]
 
 # many threads: exact totals, nothing lost
-"$GRT" record -o "$TMP/t.grt" --libcuda "$FAKE" -- "$WL/cuda_threads" 4 25000 2>"$TMP/err"
+"$GRT" record -o "$tmp/t.grt" --libcuda "$FAKE" -- "$WL/cuda_threads" 4 25000 2>"$tmp/err"
 check "record of 4 x 25000 launches: status 0" [ $? = 0 ]
-parse "$TMP/t.grt"
-$EXPECT threads "$TMP/t.grt.json" "$(pid_of_launched "$TMP/t.grt.json")" 4 25000 || FAILED=1
+parse "$tmp/t.grt"
+$EXPECT threads "$tmp/t.grt.json" "$(pid_of_launched "$tmp/t.grt.json")" 4 25000 || failed=1
 
 # a ring buffer far too small: every launch is either in the trace or counted lost
-GRT_CUDA_RING_KB=4 "$GRT" record -o "$TMP/x.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" 1 1 \
-	>"$TMP/out" 2>"$TMP/err"
+GRT_CUDA_RING_KB=4 "$GRT" record -o "$tmp/x.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" 1 1 \
+	>"$tmp/out" 2>"$tmp/err"
 check "record with a 4 KiB ring: status 0" [ $? = 0 ]
-made=$(awk '/^launches/ { print $2 }' "$TMP/out")
-"$GRT" report "$TMP/x.grt" --kernels --drops --format json >"$TMP/x.json"
+made=$(awk '/^launches/ { print $2 }' "$tmp/out")
+"$GRT" report "$tmp/x.grt" --kernels --drops --format json >"$tmp/x.json"
 read -r recorded lost < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
-print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$TMP/x.json")
+print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$tmp/x.json")
 check "... events were lost ($lost of $made)" [ "${lost:-0}" -gt 0 ]
 check "... recorded + lost = launches made ($recorded + $lost = $made)" [ $((recorded + lost)) = "$made" ]
-check "... record reports the loss" grep -q "($lost events lost)" "$TMP/err"
+check "... record reports the loss" grep -q "($lost events lost)" "$tmp/err"
 
 # a second libcuda copy dlopen()ed late is found by the rescan
-"$GRT" record -o "$TMP/d.grt" --libcuda "$FAKE" -- \
-	"$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 1500 9 2>"$TMP/err"
+"$GRT" record -o "$tmp/d.grt" --libcuda "$FAKE" -- \
+	"$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 1500 9 2>"$tmp/err"
 check "record of a late dlopen: status 0" [ $? = 0 ]
-parse "$TMP/d.grt"
-$EXPECT late "$TMP/d.grt.json" "$(pid_of_launched "$TMP/d.grt.json")" 9 || FAILED=1
+parse "$tmp/d.grt"
+$EXPECT late "$tmp/d.grt.json" "$(pid_of_launched "$tmp/d.grt.json")" 9 || failed=1
 
 # a running process, its libcuda found in its maps; then one stuck in a call when recording stops
-rm -f "$TMP/fifo"
-mkfifo "$TMP/fifo"
-"$WL/cuda_wait" 3 hang <"$TMP/fifo" >"$TMP/ready" &
+rm -f "$tmp/fifo"
+mkfifo "$tmp/fifo"
+"$WL/cuda_wait" 3 hang <"$tmp/fifo" >"$tmp/ready" &
 wpid=$!
-exec 7>"$TMP/fifo"
-"$GRT" record -o "$TMP/p.grt" -p $wpid 2>"$TMP/err" &
+exec 7>"$tmp/fifo"
+"$GRT" record -o "$tmp/p.grt" -p $wpid 2>"$tmp/err" &
 GRT_BG=$!
 check "record -p attached every probe" wait_probes $GRT_BG
 echo go >&7
 exec 7>&-
 sleep 1
 check "record -p stops on SIGINT with status 0" grt_stop
-check "... saying so" grep -q "stopped: signal" "$TMP/err"
+check "... saying so" grep -q "stopped: signal" "$tmp/err"
 kill $wpid
 wait $wpid 2>/dev/null
-parse "$TMP/p.grt"
-$EXPECT wait "$TMP/p.grt.json" $wpid 3 hang || FAILED=1
-exit $FAILED
+parse "$tmp/p.grt"
+$EXPECT wait "$tmp/p.grt.json" $wpid 3 hang || failed=1
+exit $failed

@@ -7,17 +7,17 @@ BUILD=${1:-build}
 expect_fail() {
 	local name=$1 status=$2 pattern=$3
 	shift 3
-	timeout 20 "$GRT" "$@" >"$TMP/out" 2>"$TMP/err"
+	timeout 20 "$GRT" "$@" >"$tmp/out" 2>"$tmp/err"
 	local rc=$?
 	if [ $rc != "$status" ]; then
-		fail "$name: status $rc, want $status ($(head -1 "$TMP/err"))"
-	elif ! head -1 "$TMP/err" | grep -q -- "$pattern"; then
-		fail "$name: stderr '$(head -1 "$TMP/err")' does not match '$pattern'"
+		fail "$name: status $rc, want $status ($(head -1 "$tmp/err"))"
+	elif ! head -1 "$tmp/err" | grep -q -- "$pattern"; then
+		fail "$name: stderr '$(head -1 "$tmp/err")' does not match '$pattern'"
 	else
 		ok "$name"
 	fi
 }
-one_line() { check "$1: exactly one line on stderr" [ "$(wc -l <"$TMP/err")" = 1 ]; }
+one_line() { check "$1: exactly one line on stderr" [ "$(wc -l <"$tmp/err")" = 1 ]; }
 
 expect_fail "no source" 2 "which source" snoop
 expect_fail "unknown source" 2 "unknown source 'nosuch'" snoop nosuch
@@ -42,11 +42,11 @@ expect_fail "process without libcuda" 1 \
 one_line "process without libcuda"
 kill $spid
 # as an unprivileged user: copy the binary where nobody can run it
-cp "$GRT" "$TMP/grtrace" && chmod 755 "$TMP" "$TMP/grtrace"
-setpriv --reuid=nobody --regid=nogroup --clear-groups "$TMP/grtrace" snoop cuda --libcuda "$FAKE" \
-	>"$TMP/out" 2>"$TMP/err"
+cp "$GRT" "$tmp/grtrace" && chmod 755 "$tmp" "$tmp/grtrace"
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$tmp/grtrace" snoop cuda --libcuda "$FAKE" \
+	>"$tmp/out" 2>"$tmp/err"
 check "not root: status 1" [ $? = 1 ]
-check "not root: says what is needed" grep -q "needs root or CAP_BPF+CAP_PERFMON" "$TMP/err"
+check "not root: says what is needed" grep -q "needs root or CAP_BPF+CAP_PERFMON" "$tmp/err"
 one_line "not root"
 expect_fail "--duration ends snoop (status 0)" 0 "snooping cuda" snoop cuda --libcuda "$FAKE" --duration 0.5
-exit $FAILED
+exit $failed

@@ -4,22 +4,22 @@
 BUILD=${1:-build}
 . tests/e2e/lib/cuda.bash
 
-grt_start "$TMP/json" "$TMP/err" snoop cuda --launch-stacks --libcuda "$FAKE" --json || { fail "snoop starts"; exit 1; }
+grt_start "$tmp/json" "$tmp/err" snoop cuda --launch-stacks --libcuda "$FAKE" --json || { fail "snoop starts"; exit 1; }
 "$WL/cuda_known" &
 wpid=$!
 wait $wpid
 check "workload ran" [ $? = 0 ]
 check "snoop stops on SIGINT with status 0" grt_stop
-$EXPECT known "$TMP/json" "$wpid" $$ || FAILED=1
+$EXPECT known "$tmp/json" "$wpid" $$ || failed=1
 
-grt_start "$TMP/text" "$TMP/err" snoop cuda --libcuda "$FAKE" || { fail "snoop (text) starts"; exit 1; }
+grt_start "$tmp/text" "$tmp/err" snoop cuda --libcuda "$FAKE" || { fail "snoop (text) starts"; exit 1; }
 "$WL/cuda_known" &
 wpid=$!
 wait $wpid
 grt_stop
-lines() { grep -c -- "$1" "$TMP/text"; }
+lines() { grep -c -- "$1" "$tmp/text"; }
 check "text: PROBED line for the fake library" \
-	grep -q "^\[GPU\] PROBED .*fake/libcuda.so.1: [0-9]* of [0-9]* entry points probed, 0 absent, 0 refused" "$TMP/text"
+	grep -q "^\[GPU\] PROBED .*fake/libcuda.so.1: [0-9]* of [0-9]* entry points probed, 0 absent, 0 refused" "$tmp/text"
 check "text: 10 vecAdd lines with grid and block" \
 	[ "$(lines "$wpid .*\[GPU\] KERNEL vecAdd GRID (4,1,1) BLOCK (256,1,1) SHMEM 0 STREAM 0x0  (cuLaunchKernel ")" = 10 ]
 check "text: 5 reduce lines" \
@@ -35,5 +35,5 @@ check "text: free lines" [ "$(lines "\[GPU\] FREE ")" = 5 ]
 check "text: sync lines" [ "$(lines "\[GPU\] SYNC ")" = 8 ]
 check "text: memset lines" [ "$(lines "\[GPU\] MEMSET ")" = 5 ]
 check "text: module lines" [ "$(lines "\[GPU\] MODULE ")" = 7 ]
-check "text: comm column" [ "$(grep -c " cuda_known *\[GPU\]" "$TMP/text")" = 87 ]
-exit $FAILED
+check "text: comm column" [ "$(grep -c " cuda_known *\[GPU\]" "$tmp/text")" = 87 ]
+exit $failed

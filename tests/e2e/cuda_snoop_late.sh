@@ -5,26 +5,26 @@ BUILD=${1:-build}
 . tests/e2e/lib/cuda.bash
 N=7
 
-grt_start "$TMP/json" "$TMP/err" snoop cuda --libcuda "$FAKE" --json || { fail "snoop starts"; exit 1; }
+grt_start "$tmp/json" "$tmp/err" snoop cuda --libcuda "$FAKE" --json || { fail "snoop starts"; exit 1; }
 "$WL/cuda_late_dlopen" "$(realpath "$FAKE")" 300 0 $N &
 wpid=$!
 wait $wpid
 check "workload (same copy) ran" [ $? = 0 ]
 grt_stop
-$EXPECT late "$TMP/json" "$wpid" $N || FAILED=1
+$EXPECT late "$tmp/json" "$wpid" $N || failed=1
 
 # another copy: pid mode, the workload held at a gate until snoop is attached
-mkfifo "$TMP/gate"
-WORKLOAD_GATE=$TMP/gate "$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 1500 $N &
+mkfifo "$tmp/gate"
+WORKLOAD_GATE=$tmp/gate "$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 1500 $N &
 wpid=$!
-grt_start "$TMP/json2" "$TMP/err" snoop cuda -p "$wpid" --libcuda "$FAKE" --json ||
+grt_start "$tmp/json2" "$tmp/err" snoop cuda -p "$wpid" --libcuda "$FAKE" --json ||
 	{ fail "snoop -p starts"; exit 1; }
-echo >"$TMP/gate"
+echo >"$tmp/gate"
 wait $wpid
 check "workload (other copy) ran" [ $? = 0 ]
 check "snoop ends with its process" grt_wait
-$EXPECT late "$TMP/json2" "$wpid" $N || FAILED=1
+$EXPECT late "$tmp/json2" "$wpid" $N || failed=1
 check "both copies were probed" \
-	[ "$(grep -c '"type":"source_status".*entry points probed' "$TMP/json2")" = 2 ]
-check "the second one by its own path" grep -q "\"message\":\"$(realpath "$FAKE_COPY"): " "$TMP/json2"
-exit $FAILED
+	[ "$(grep -c '"type":"source_status".*entry points probed' "$tmp/json2")" = 2 ]
+check "the second one by its own path" grep -q "\"message\":\"$(realpath "$FAKE_COPY"): " "$tmp/json2"
+exit $failed

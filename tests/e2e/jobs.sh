@@ -4,34 +4,21 @@ set -u
 build=${1:?usage: jobs.sh BUILD_DIR}
 grtrace=$build/grtrace
 gen=$build/fixtures/gen_jobs_trace
-check=tests/tools/check_trace_events.py
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-failed=0
+check_events=tests/tools/check_trace_events.py
+. tests/e2e/lib/cases.bash
 
-ok() { echo "ok - $1"; }
-fail() {
-	echo "FAIL - $1"
-	failed=1
-}
-expect() { # NAME CONDITION-COMMAND...
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else fail "$name"; fi
-}
-
-"$gen" -o "$dir/small.grt" -n 20000 >/dev/null || { fail "generator"; exit 1; }
+"$gen" -o "$tmp/small.grt" -n 20000 >/dev/null || { fail "generator"; exit 1; }
 
 # text: a verdict line first, exit 0
-"$grtrace" report "$dir/small.grt" --jobs >"$dir/text" 2>"$dir/err"
-expect "report --jobs text" test $? -eq 0 -a -s "$dir/text"
-expect "text starts with the verdict" grep -q '^== jobs ==$' "$dir/text"
-expect "text verdict line" grep -q '^verdict: [0-9]*% of GPU time idle' "$dir/text"
+"$grtrace" report "$tmp/small.grt" --jobs >"$tmp/text" 2>"$tmp/err"
+check "report --jobs text" test $? -eq 0 -a -s "$tmp/text"
+check "text starts with the verdict" grep -q '^== jobs ==$' "$tmp/text"
+check "text verdict line" grep -q '^verdict: [0-9]*% of GPU time idle' "$tmp/text"
 
 # json: parses, jobs rows match the totals, a known cause
-"$grtrace" report "$dir/small.grt" --jobs --format json >"$dir/out.json" 2>"$dir/err"
+"$grtrace" report "$tmp/small.grt" --jobs --format json >"$tmp/out.json" 2>"$tmp/err"
 rc=$?
-if [ $rc -eq 0 ] && python3 - "$dir/out.json" <<'PY' 2>"$dir/py_err"; then
+if [ $rc -eq 0 ] && python3 - "$tmp/out.json" <<'PY' 2>"$tmp/py_err"; then
 import json, sys
 r = json.load(open(sys.argv[1]))["jobs"]
 causes = {"host-bound", "sync-bound", "launch-latency", "none", "no-jobs", "host-submit-slow",
@@ -46,39 +33,39 @@ assert r["notes"]["tail_checked"] is True
 PY
 	ok "report --jobs json"
 else
-	fail "report --jobs json (rc $rc: $(cat "$dir/err" "$dir/py_err" 2>/dev/null | head -3))"
+	fail "report --jobs json (rc $rc: $(cat "$tmp/err" "$tmp/py_err" 2>/dev/null | head -3))"
 fi
 
 # csv: a header and one row per job, then the summary table
-"$grtrace" report "$dir/small.grt" --jobs --format csv >"$dir/out.csv" 2>"$dir/err"
-jobs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"]["totals"]["jobs"])' "$dir/out.json")
-rows=$(awk 'NF==0{exit} {n++} END{print n-1}' "$dir/out.csv")
-expect "report --jobs csv rows ($rows for $jobs jobs)" test "$rows" = "$jobs"
-expect "csv summary table" grep -q '^summary,name,jobs,incomplete,time_ns' "$dir/out.csv"
+"$grtrace" report "$tmp/small.grt" --jobs --format csv >"$tmp/out.csv" 2>"$tmp/err"
+jobs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"]["totals"]["jobs"])' "$tmp/out.json")
+rows=$(awk 'NF==0{exit} {n++} END{print n-1}' "$tmp/out.csv")
+check "report --jobs csv rows ($rows for $jobs jobs)" test "$rows" = "$jobs"
+check "csv summary table" grep -q '^summary,name,jobs,incomplete,time_ns' "$tmp/out.csv"
 
 # a bad threshold: usage error, one line naming the problem
-"$grtrace" report "$dir/small.grt" --jobs --threshold queue-wait=50%,5parsecs >"$dir/out" 2>"$dir/err"
+"$grtrace" report "$tmp/small.grt" --jobs --threshold queue-wait=50%,5parsecs >"$tmp/out" 2>"$tmp/err"
 rc=$?
-expect "bad threshold exits 2" test $rc -eq 2
-expect "bad threshold names the value" grep -q "bad value '5parsecs' for queue-wait" "$dir/err"
-expect "bad threshold is one line" test "$(wc -l <"$dir/err")" -eq 1
+check "bad threshold exits 2" test $rc -eq 2
+check "bad threshold names the value" grep -q "bad value '5parsecs' for queue-wait" "$tmp/err"
+check "bad threshold is one line" test "$(wc -l <"$tmp/err")" -eq 1
 
 # export: a valid timeline
-"$grtrace" export "$dir/small.grt" --perfetto "$dir/small.json" 2>"$dir/err"
-expect "export exits 0" test $? -eq 0
-if python3 "$check" "$dir/small.json" >"$dir/check" 2>&1; then
-	ok "export passes the trace-event check ($(cat "$dir/check"))"
+"$grtrace" export "$tmp/small.grt" --perfetto "$tmp/small.json" 2>"$tmp/err"
+check "export exits 0" test $? -eq 0
+if python3 "$check_events" "$tmp/small.json" >"$tmp/check" 2>&1; then
+	ok "export passes the trace-event check ($(cat "$tmp/check"))"
 else
-	fail "export trace-event check: $(cat "$dir/check")"
+	fail "export trace-event check: $(cat "$tmp/check")"
 fi
 
 # the checker itself rejects what it must
-printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":5},{"ph":"X","name":"b","pid":1,"tid":1,"ts":3,"dur":5}]}' >"$dir/bad1.json"
-printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":5},{"ph":"s","name":"f","cat":"c","id":1,"pid":1,"tid":1,"ts":2}]}' >"$dir/bad2.json"
-printf '{"traceEvents":[{"ph":"B","name":"a","pid":1,"tid":1,"ts":1}]}' >"$dir/bad3.json"
-printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"ts":1,"dur":1}]}' >"$dir/bad4.json"
+printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":5},{"ph":"X","name":"b","pid":1,"tid":1,"ts":3,"dur":5}]}' >"$tmp/bad1.json"
+printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":5},{"ph":"s","name":"f","cat":"c","id":1,"pid":1,"tid":1,"ts":2}]}' >"$tmp/bad2.json"
+printf '{"traceEvents":[{"ph":"B","name":"a","pid":1,"tid":1,"ts":1}]}' >"$tmp/bad3.json"
+printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"ts":1,"dur":1}]}' >"$tmp/bad4.json"
 for b in 1 2 3 4; do
-	if python3 "$check" "$dir/bad$b.json" >/dev/null 2>&1; then
+	if python3 "$check_events" "$tmp/bad$b.json" >/dev/null 2>&1; then
 		fail "checker rejects bad$b.json"
 	else
 		ok "checker rejects bad$b.json"
@@ -86,15 +73,15 @@ for b in 1 2 3 4; do
 done
 
 # export errors
-"$grtrace" export "$dir/small.grt" >/dev/null 2>"$dir/err"
-expect "export without --perfetto exits 2" test $? -eq 2
-"$grtrace" export "$dir/none.grt" --perfetto "$dir/x.json" >/dev/null 2>"$dir/err"
-expect "export of a missing trace exits 1" test $? -eq 1
-head -c 200000 "$dir/small.grt" >"$dir/cut.grt"
-"$grtrace" export "$dir/cut.grt" --perfetto "$dir/cut.json" >/dev/null 2>"$dir/err"
+"$grtrace" export "$tmp/small.grt" >/dev/null 2>"$tmp/err"
+check "export without --perfetto exits 2" test $? -eq 2
+"$grtrace" export "$tmp/none.grt" --perfetto "$tmp/x.json" >/dev/null 2>"$tmp/err"
+check "export of a missing trace exits 1" test $? -eq 1
+head -c 200000 "$tmp/small.grt" >"$tmp/cut.grt"
+"$grtrace" export "$tmp/cut.grt" --perfetto "$tmp/cut.json" >/dev/null 2>"$tmp/err"
 rc=$?
-expect "export of a cut trace exits 1 with the offset" test $rc -eq 1 -a "$(grep -c 'offset' "$dir/err")" -eq 1
-if python3 "$check" "$dir/cut.json" >/dev/null 2>&1; then
+check "export of a cut trace exits 1 with the offset" test $rc -eq 1 -a "$(grep -c 'offset' "$tmp/err")" -eq 1
+if python3 "$check_events" "$tmp/cut.json" >/dev/null 2>&1; then
 	ok "a cut trace still exports a valid timeline up to the cut"
 else
 	fail "a cut trace still exports a valid timeline up to the cut"
@@ -104,24 +91,24 @@ fi
 case "$build" in
 *san*) ;;
 *)
-	"$gen" -o "$dir/big.grt" -n 1000000 >/dev/null
-	"$gen" -o "$dir/mid.grt" -n 100000 >/dev/null
-	/usr/bin/time -f %M -o "$dir/rss_big" "$grtrace" export "$dir/big.grt" --perfetto "$dir/big.json" 2>/dev/null
-	/usr/bin/time -f %M -o "$dir/rss_mid" "$grtrace" export "$dir/mid.grt" --perfetto "$dir/mid.json" 2>/dev/null
-	if python3 "$check" "$dir/big.json" >"$dir/check" 2>&1; then
-		ok "export of 10^6 records passes the check ($(cat "$dir/check"))"
+	"$gen" -o "$tmp/big.grt" -n 1000000 >/dev/null
+	"$gen" -o "$tmp/mid.grt" -n 100000 >/dev/null
+	/usr/bin/time -f %M -o "$tmp/rss_big" "$grtrace" export "$tmp/big.grt" --perfetto "$tmp/big.json" 2>/dev/null
+	/usr/bin/time -f %M -o "$tmp/rss_mid" "$grtrace" export "$tmp/mid.grt" --perfetto "$tmp/mid.json" 2>/dev/null
+	if python3 "$check_events" "$tmp/big.json" >"$tmp/check" 2>&1; then
+		ok "export of 10^6 records passes the check ($(cat "$tmp/check"))"
 	else
-		fail "export of 10^6 records: $(cat "$dir/check")"
+		fail "export of 10^6 records: $(cat "$tmp/check")"
 	fi
-	big=$(tail -1 "$dir/rss_big")
-	mid=$(tail -1 "$dir/rss_mid")
-	expect "export memory flat: ${big} KiB for 10^6 vs ${mid} KiB for 10^5 records" \
+	big=$(tail -1 "$tmp/rss_big")
+	mid=$(tail -1 "$tmp/rss_mid")
+	check "export memory flat: ${big} KiB for 10^6 vs ${mid} KiB for 10^5 records" \
 		test "$big" -lt $((mid * 3 / 2 + 4096))
-	/usr/bin/time -f %M -o "$dir/rss_rep" "$grtrace" report "$dir/big.grt" --jobs >/dev/null 2>&1
-	/usr/bin/time -f %M -o "$dir/rss_rep_mid" "$grtrace" report "$dir/mid.grt" --jobs >/dev/null 2>&1
-	big=$(tail -1 "$dir/rss_rep")
-	mid=$(tail -1 "$dir/rss_rep_mid")
-	expect "report memory flat: ${big} KiB for 10^6 vs ${mid} KiB for 10^5 records" \
+	/usr/bin/time -f %M -o "$tmp/rss_rep" "$grtrace" report "$tmp/big.grt" --jobs >/dev/null 2>&1
+	/usr/bin/time -f %M -o "$tmp/rss_rep_mid" "$grtrace" report "$tmp/mid.grt" --jobs >/dev/null 2>&1
+	big=$(tail -1 "$tmp/rss_rep")
+	mid=$(tail -1 "$tmp/rss_rep_mid")
+	check "report memory flat: ${big} KiB for 10^6 vs ${mid} KiB for 10^5 records" \
 		test "$big" -lt $((mid * 3 / 2 + 4096))
 	;;
 esac

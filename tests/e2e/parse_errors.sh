@@ -4,20 +4,7 @@ set -u
 build=${1:-build}
 grtrace=$build/grtrace
 gen=$build/fixtures/gen_trace
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-check() { # name, command...
-	local name=$1
-	shift
-	if "$@"; then
-		echo "ok - $name"
-	else
-		echo "FAIL - $name"
-		fail=1
-	fi
-}
+. tests/e2e/lib/cases.bash
 
 # Runs parse; sets rc, out (stdout lines), err (stderr text), err_lines.
 run_parse() {
@@ -109,4 +96,4 @@ for ((cut = 0; cut <= size; cut += 7)); do
 	done
 done
 check "every 7th cut, all formats: no crash" test $crashes -eq 0
-exit $fail
+exit $failed

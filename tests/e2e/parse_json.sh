@@ -4,20 +4,7 @@ set -u
 build=${1:-build}
 grtrace=$build/grtrace
 gen=$build/fixtures/gen_trace
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-check() { # name, command...
-	local name=$1
-	shift
-	if "$@"; then
-		echo "ok - $name"
-	else
-		echo "FAIL - $name"
-		fail=1
-	fi
-}
+. tests/e2e/lib/cases.bash
 
 "$gen" known "$tmp/known.grt" || { echo "FAIL - gen_trace known"; exit 1; }
 "$gen" random 7 "$tmp/random.grt" 3000 || { echo "FAIL - gen_trace random"; exit 1; }
@@ -93,7 +80,7 @@ case("drop and trailer", ev[10]["source"] == "cuda" and ev[10]["count"] == 3 and
      ev[11]["reason"] == "target-exit" and ev[11]["records"] == 19 and ev[11]["drops"] == 3)
 sys.exit(0 if ok else 1)
 EOF
-[ $? -eq 0 ] || fail=1
+[ $? -eq 0 ] || failed=1
 
 "$grtrace" parse "$tmp/known.grt" --format json --all >"$tmp/all.jsonl"
 check "--all adds 6 strings, the stack and the mapping" test "$(wc -l <"$tmp/all.jsonl")" -eq 20
@@ -122,4 +109,4 @@ check "--filter type=string shows strings without --all" test "$(count --filter 
 check "filtered lines are launches of pid 4242" bash -c \
 	"'$grtrace' parse '$tmp/known.grt' --format json --filter type=launch --filter=pid=4242 |
 	 python3 -c 'import json,sys; e=[json.loads(l) for l in sys.stdin]; sys.exit(not (len(e)==2 and all(x[\"type\"]==\"launch\" and x[\"pid\"]==4242 for x in e)))'"
-exit $fail
+exit $failed

@@ -4,20 +4,7 @@ set -u
 build=${1:-build}
 grtrace=$build/grtrace
 gen=$build/fixtures/gen_trace
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-check() { # name, command...
-	local name=$1
-	shift
-	if "$@"; then
-		echo "ok - $name"
-	else
-		echo "FAIL - $name"
-		fail=1
-	fi
-}
+. tests/e2e/lib/cases.bash
 
 "$gen" known "$tmp/known.grt" || { echo "FAIL - gen_trace known"; exit 1; }
 "$gen" random 11 "$tmp/random.grt" 3000 || { echo "FAIL - gen_trace random"; exit 1; }
@@ -55,7 +42,7 @@ case("csv: quotes and comma survive in the fields cell",
 case("csv: memcpy fields", rows[3][6].startswith("dst=0x7f0000000000 src=0x5555a000 bytes=1048576 kind=HtoD"))
 sys.exit(0 if ok else 1)
 EOF
-[ $? -eq 0 ] || fail=1
+[ $? -eq 0 ] || failed=1
 
 # Random strings (quotes, commas, line breaks, control bytes) never break a line or a row.
 "$grtrace" parse "$tmp/random.grt" --all >"$tmp/random.txt"
@@ -68,4 +55,4 @@ check "random csv: parses to 7 cells per row" python3 -c "
 import csv, sys
 rows = list(csv.reader(open('$tmp/random.csv', newline='', encoding='utf-8', errors='surrogateescape')))
 sys.exit(not (len(rows) == $records + 1 and all(len(r) == 7 for r in rows)))"
-exit $fail
+exit $failed

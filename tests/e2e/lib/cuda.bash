@@ -1,32 +1,22 @@
-# Shared by tests/e2e/cuda_*.sh (sourced): paths, ok/FAIL lines, starting and stopping grtrace.
+# Shared by tests/e2e/cuda_*.sh (sourced): paths, starting and stopping grtrace, and (from
+# cases.bash) the scratch directory $tmp and the ok/FAIL lines.
 # The caller sets BUILD (the build directory) before sourcing.
+
+. tests/e2e/lib/bpf_links.bash
+. tests/e2e/lib/cases.bash
 
 GRT=$BUILD/grtrace
 FAKE=$BUILD/fixtures/fake/libcuda.so.1
 FAKE_COPY=$BUILD/fixtures/fake2/libcuda.so.1
 WL=$BUILD/fixtures/workloads
 EXPECT="python3 tests/e2e/lib/cuda_expect.py"
-TMP=$(mktemp -d)
-FAILED=0
 GRT_BG=
 
 cleanup() {
 	[ -n "$GRT_BG" ] && kill -INT "$GRT_BG" 2>/dev/null && wait "$GRT_BG" 2>/dev/null
-	rm -rf "$TMP"
+	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-ok() { echo "ok - $1"; }
-fail() {
-	echo "FAIL - $1"
-	FAILED=1
-}
-# check NAME COMMAND...: ok when the command succeeds
-check() {
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else fail "$name"; fi
-}
 
 if [ "$(id -u)" != 0 ]; then
 	fail "cuda tests need root (BPF uprobes)"
@@ -89,17 +79,5 @@ for line in open(sys.argv[1]):
 # wait_probes PID: until process PID holds uprobe_multi links and their number has
 # stopped growing for 0.5 s (they are created class by class); 20 s at most.
 wait_probes() {
-	local n last=0 same=0
-	for _ in $(seq 200); do
-		n=$(grep -l "^link_type:.*uprobe_multi" /proc/"$1"/fdinfo/* 2>/dev/null | wc -l)
-		if [ "$n" -gt 0 ] && [ "$n" = "$last" ]; then
-			same=$((same + 1))
-			[ $same -ge 5 ] && return 0
-		else
-			same=0
-		fi
-		last=$n
-		sleep 0.1
-	done
-	return 1
+	wait_bpf_links "$1" "^link_type:.*uprobe_multi" 0 200
 }
