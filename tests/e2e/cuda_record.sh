@@ -66,6 +66,9 @@ mkfifo "$tmp/fifo"
 "$WL/cuda_wait" 3 hang <"$tmp/fifo" >"$tmp/ready" &
 wpid=$!
 exec 7>"$tmp/fifo"
+# attach only once the workload runs with libcuda mapped (it says "ready" then), not while
+# the shell is still starting it: record -p refuses a process without libcuda
+for _ in $(seq 100); do grep -q ready "$tmp/ready" 2>/dev/null && break; sleep 0.1; done
 "$GRT" record -o "$tmp/p.grt" -p $wpid 2>"$tmp/err" &
 GRT_BG=$!
 check "record -p attached every probe" wait_probes $GRT_BG
