@@ -7,6 +7,7 @@
 #include "cli/live_sink.h"
 #include "sources/cuda_api.h"
 #include "sources/cuda_events.h"
+#include "sources/source.h"
 #include "sources/cuda_locate.h"
 #include "sources/elf_symbols.h"
 #include "sources/proc_maps.h"
@@ -428,6 +429,23 @@ static void test_full_length_comm(void)
 	harness_close(&h);
 }
 
+/* Calls from grtrace's own threads inside the target are left out, and counted. */
+static void test_own_threads_left_out(void)
+{
+	struct harness h;
+	struct cuda_event ev = event_of(GRT_CUDA_MEMCPY_DTOH_V2);
+
+	harness_open(&h, false);
+	memcpy(ev.comm, GRT_OWN_THREAD_PREFIX "probes", sizeof(GRT_OWN_THREAD_PREFIX "probes"));
+	CHECK(!decode(&h, &ev));
+	CHECK_EQ_U64(h.cap.n, 0);
+	CHECK_EQ_U64(cuda_decoder_own_calls(h.decoder), 1);
+	memcpy(ev.comm, "grtrace", 8); /* an application named grtrace is still traced */
+	CHECK(!decode(&h, &ev));
+	CHECK_EQ_U64(h.cap.n, 1);
+	harness_close(&h);
+}
+
 /* A stack in this very process: one stack record, mappings covering its frames. */
 static void test_stacks_and_mappings(void)
 {
@@ -479,6 +497,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_copy_directions_from_memory_types);
 	RUN_TEST(test_malformed_events_are_counted);
 	RUN_TEST(test_full_length_comm);
+	RUN_TEST(test_own_threads_left_out);
 	RUN_TEST(test_stacks_and_mappings);
 	return TEST_EXIT_STATUS();
 }

@@ -3,12 +3,14 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "inject/cupti_decls.h"
 #include "inject/inject.h"
+#include "sources/source.h"
 #include "trace/records_cuda.h"
 
 #define ACTIVITY_BUFFER_BYTES (4u << 20)
@@ -483,6 +485,7 @@ static void *flusher_main(void *arg)
 	struct cupti_state *c = arg;
 
 	inject_enter_tool();
+	prctl(PR_SET_NAME, GRT_OWN_THREAD_PREFIX "cupti");
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
 		struct timespec ts;

@@ -1,5 +1,6 @@
 /* Block probes: rewrite the PTX of loaded modules, redirect launches, collect the probe buffers. */
 #include <errno.h>
+#include <sys/prctl.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include "inject/launch_summary.h"
 #include "inject/probe_cache.h"
 #include "inject/ptx_rewrite.h"
+#include "sources/source.h"
 
 #define FUNC_SLOTS 65536u /* function/kernel handles the application can have */
 #define MODULE_SLOTS 16384u
@@ -1625,6 +1627,8 @@ static void *drain_main(void *arg)
 	struct probe_state *ps = arg;
 
 	inject_enter_tool(); /* for good: everything this thread does is the library's */
+	/* the name keeps this thread's driver calls out of the cuda source's records */
+	prctl(PR_SET_NAME, GRT_OWN_THREAD_PREFIX "probes");
 	pthread_mutex_lock(&ps->lock);
 	while (!ps->stop) {
 		struct timespec ts;

@@ -7,6 +7,7 @@
 #include "sources/cuda_events.h"
 #include "sources/proc_maps.h"
 #include "sources/session.h"
+#include "sources/source.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
 
@@ -40,6 +41,7 @@ struct cuda_decoder {
 	struct u64_map procs;	       /* pid -> struct cuda_proc * */
 	struct u64_map stacks_written; /* stack ids with a stack record */
 	uint64_t malformed;
+	uint64_t own_calls;	       /* calls of grtrace's own threads in the target */
 };
 
 /* One event being decoded. */
@@ -149,6 +151,11 @@ void cuda_decoder_free(struct cuda_decoder *d)
 	u64_map_destroy(&d->procs);
 	u64_map_destroy(&d->stacks_written);
 	free(d);
+}
+
+uint64_t cuda_decoder_own_calls(const struct cuda_decoder *d)
+{
+	return d->own_calls;
 }
 
 uint64_t cuda_decoder_malformed(const struct cuda_decoder *d)
@@ -557,6 +564,15 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 
 	if (len < sizeof(*ev) || (x.cls = cuda_api_class(ev->api)) == CUDA_CLASS_COUNT) {
 		d->malformed++;
+		return 0;
+	}
+	/*
+	 * The gpu source's library runs threads inside the target that call the
+	 * driver (collecting probe buffers, flushing CUPTI); they name themselves
+	 * GRT_OWN_THREAD_PREFIX and are not the application's work.
+	 */
+	if (!strncmp(ev->comm, GRT_OWN_THREAD_PREFIX, strlen(GRT_OWN_THREAD_PREFIX))) {
+		d->own_calls++;
 		return 0;
 	}
 	x.proc = proc_get(d, ev->pid);

@@ -31,5 +31,7 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 
 /* Events that were too short or named an unknown api. */
 uint64_t cuda_decoder_malformed(const struct cuda_decoder *d);
+/* Calls made by grtrace's own threads in the target, left out of the trace. */
+uint64_t cuda_decoder_own_calls(const struct cuda_decoder *d);
 
 #endif

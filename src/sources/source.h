@@ -9,6 +9,13 @@
 struct grt_session;
 
 /*
+ * Threads grtrace itself runs inside a traced process (the gpu source's
+ * library) name themselves with this prefix, so other sources leave their
+ * calls out of the application's activity.
+ */
+#define GRT_OWN_THREAD_PREFIX "grtrace-"
+
+/*
  * A source is probed, attached to a session, drained while the session runs,
  * and detached. Sources never print: they report failure as a negative errno
  * plus one line in the session's error buffer (grt_session_fail), and the
