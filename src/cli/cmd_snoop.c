@@ -221,6 +221,8 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 	if (grt_session_attach(s, a->view->sources)) {
 		grt_error("%s", grt_session_error(s));
 		grt_session_free(s);
+		if (sn->view_state)
+			a->view->close(sn->view_state);
 		return GRT_EXIT_FAILURE;
 	}
 	if (a->pid)
