@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "sources/cuda_locate.h"
 #include "sources/libcuda_locate.h"
 
 static const char *const default_dirs[] = {
@@ -19,39 +20,29 @@ static int copy_path(char *out, size_t len, const char *path)
 	return 0;
 }
 
-static int is_libcuda(const char *path)
-{
-	const char *base = strrchr(path, '/');
+struct first_copy {
+	char *out;
+	size_t len;
+	int err;
+};
 
-	base = base ? base + 1 : path;
-	/* the soname link or the versioned file it points to (libcuda.so.580.95.05) */
-	return !strcmp(base, LIBCUDA_SONAME) || !strncmp(base, "libcuda.so.", 11);
+/* Keeps the first copy, by the path the process uses when this process can read it too. */
+static int keep_first(const struct cuda_lib_found *lib, void *ctx)
+{
+	struct first_copy *f = ctx;
+
+	f->err = copy_path(f->out, f->len, access(lib->path, R_OK) == 0 ? lib->path : lib->open_path);
+	return 1; /* one is enough */
 }
 
 int libcuda_find_in_process(pid_t pid, char *out, size_t len)
 {
-	char maps_path[64], line[PATH_MAX + 256], rooted[PATH_MAX + 64];
-	FILE *maps;
-	int err = -ENOENT;
+	struct first_copy first = { .out = out, .len = len, .err = -ENOENT };
+	int found = cuda_locate_in_pid(pid, keep_first, &first);
 
-	snprintf(maps_path, sizeof(maps_path), "/proc/%d/maps", (int)pid);
-	maps = fopen(maps_path, "re");
-	if (!maps)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (err == -ENOENT && fgets(line, sizeof(line), maps)) {
-		char *path = strchr(line, '/');
-
-		if (!path)
-			continue;
-		path[strcspn(path, "\n")] = 0;
-		if (!is_libcuda(path))
-			continue;
-		/* the target may see another root (containers): go through its root */
-		snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)pid, path);
-		err = copy_path(out, len, access(path, R_OK) == 0 ? path : rooted);
-	}
-	fclose(maps);
-	return err;
+	if (found == -ENOENT)
+		return -ESRCH;
+	return found < 0 ? found : first.err;
 }
 
 static const char *env_value(const char *const *env, const char *name)
