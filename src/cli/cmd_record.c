@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/clock.h"
 #include "cli/commands.h"
 #include "cli/record_header.h"
 #include "cli/target.h"
@@ -215,14 +216,6 @@ static int resolve_libcuda(const struct record_options *o, char *out, size_t len
 	return err;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Field 4 of /proc/PID/stat, after the parenthesised comm (which may hold spaces). */
 static uint32_t read_ppid(pid_t pid)
 {
@@ -279,7 +272,7 @@ struct recording {
 /* Runs the poll loop until a stop condition; returns the grt_end_reason. */
 static uint32_t run_loop(struct recording *rec)
 {
-	uint64_t start = monotonic_ns(), last_activity = start, last_events = 0;
+	uint64_t start = grt_monotonic_ns(), last_activity = start, last_events = 0;
 	uint64_t duration_ns = (uint64_t)(rec->opts.duration_s * 1e9);
 	uint64_t idle_ns = (uint64_t)(rec->opts.idle_timeout_s * 1e9);
 
@@ -287,7 +280,7 @@ static uint32_t run_loop(struct recording *rec)
 		uint64_t now, events;
 
 		grt_session_poll(rec->session, POLL_INTERVAL_MS);
-		now = monotonic_ns();
+		now = grt_monotonic_ns();
 		events = grt_session_events(rec->session);
 		if (events != last_events) {
 			last_events = events;
@@ -351,7 +344,7 @@ static int open_session(struct recording *rec)
 		return -EINVAL;
 	}
 	if (!rec->target.launched)
-		write_target_process(rec->writer, &rec->target, monotonic_ns());
+		write_target_process(rec->writer, &rec->target, grt_monotonic_ns());
 	return 0;
 }
 
@@ -366,7 +359,7 @@ static int release_target(struct recording *rec)
 		return -1;
 	}
 	/* after exec, so comm and exe name the command rather than grtrace */
-	write_target_process(rec->writer, &rec->target, monotonic_ns());
+	write_target_process(rec->writer, &rec->target, grt_monotonic_ns());
 	return 0;
 }
 
@@ -390,7 +383,7 @@ static int finish(struct recording *rec, uint32_t reason)
 		reason = GRT_END_WRITE_ERROR;
 	records = grt_writer_records(rec->writer);
 	drops = grt_writer_drops(rec->writer);
-	err = grt_writer_close(rec->writer, reason, monotonic_ns());
+	err = grt_writer_close(rec->writer, reason, grt_monotonic_ns());
 	rec->writer = NULL;
 	if (err) {
 		grt_error("record: writing %s failed: %s; the file is marked incomplete and the "
@@ -408,7 +401,7 @@ static void cleanup(struct recording *rec)
 	if (rec->session)
 		grt_session_free(rec->session);
 	if (rec->writer)
-		grt_writer_close(rec->writer, GRT_END_SOURCE_ERROR, monotonic_ns());
+		grt_writer_close(rec->writer, GRT_END_SOURCE_ERROR, grt_monotonic_ns());
 	target_abort(&rec->target);
 	target_close(&rec->target);
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/clock.h"
 #include "cli/commands.h"
 #include "cli/live_sink.h"
 #include "cli/snoop.h"
@@ -30,14 +31,6 @@ struct snoop {
 	uint64_t t0_ns;
 	void *view_state;	/* from view->open, when the view has one */
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static const struct snoop_view *find_view(const char *name)
 {
@@ -232,8 +225,8 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 	if (!sn->json && !a->view->open)
 		printf("%-11s %-7s %-7s %s\n", "TIME(s)", "PID", "TID",
 		       a->view->header ? a->view->header : "");
-	deadline = a->duration > 0 ? monotonic_ns() + (uint64_t)(a->duration * 1e9) : UINT64_MAX;
-	while (!stop_requested && monotonic_ns() < deadline && !target_gone(a->pid)) {
+	deadline = a->duration > 0 ? grt_monotonic_ns() + (uint64_t)(a->duration * 1e9) : UINT64_MAX;
+	while (!stop_requested && grt_monotonic_ns() < deadline && !target_gone(a->pid)) {
 		int err = grt_session_poll(s, SNOOP_TICK_MS);
 
 		if (err) {
@@ -266,7 +259,7 @@ int cmd_snoop(int argc, char **argv)
 		return GRT_EXIT_FAILURE;
 	}
 	sn.view = a.view;
-	sn.t0_ns = monotonic_ns();
+	sn.t0_ns = grt_monotonic_ns();
 	if (a.json) {
 		sn.json = grt_event_printer_new(stdout, GRT_FORMAT_JSON, sn.t0_ns);
 		if (!sn.json) {

@@ -5,15 +5,8 @@
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/clock.h"
 #include "cli/record_header.h"
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* The loaded NVIDIA kernel module's version, "" without one. */
 static void read_driver_version(char *out, size_t len)
@@ -68,8 +61,8 @@ void record_header_fill(struct grt_file_header *h, const char *libcuda_path, pid
 	struct utsname uts;
 
 	memset(h, 0, sizeof(*h));
-	h->start_monotonic_ns = clock_ns(CLOCK_MONOTONIC);
-	h->start_realtime_ns = clock_ns(CLOCK_REALTIME);
+	h->start_monotonic_ns = grt_clock_ns(CLOCK_MONOTONIC);
+	h->start_realtime_ns = grt_clock_ns(CLOCK_REALTIME);
 	h->clock_id = GRT_CLOCK_MONOTONIC;
 	h->sources_mask = sources_mask;
 	h->target_pid = (uint32_t)pid;

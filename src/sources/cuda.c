@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "common/clock.h"
 #include "common/u64_map.h"
 #include "sources/bpf_util.h"
 #include "sources/cuda_api.h"
@@ -61,14 +62,6 @@ struct cuda_tracer {
 	int sink_error;
 	unsigned long long drops_seen;
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static const char *libbpf_reason(int err)
 {
@@ -242,7 +235,7 @@ static int probe_offsets(struct cuda_tracer *t, struct cuda_library *lib, const 
 static void note_library(struct cuda_tracer *t, const char *shown_path, int found, unsigned refused)
 {
 	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
-	struct grt_event_origin origin = {.ts_ns = monotonic_ns()};
+	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
 	char message[PATH_MAX + 96];
 
 	snprintf(message, sizeof(message),
@@ -547,7 +540,7 @@ static int cuda_attach(struct grt_session *s, void **ctx)
 	}
 	if (grt_session_config(s)->target_pid)
 		rescan_traced(t);
-	t->next_rescan_ns = monotonic_ns() + CUDA_RESCAN_NS;
+	t->next_rescan_ns = grt_monotonic_ns() + CUDA_RESCAN_NS;
 	*ctx = t;
 	return 0;
 }
@@ -563,7 +556,7 @@ static int cuda_drain(void *ctx)
 	    t->session, GRT_SRC_CUDA,
 	    grt_bpf_new_drops(bpf_map__fd(t->skel->maps.dropped_events), &t->drops_seen));
 	if (grt_session_config(t->session)->target_pid) {
-		now = monotonic_ns();
+		now = grt_monotonic_ns();
 		if (now >= t->next_rescan_ns) {
 			rescan_traced(t);
 			t->next_rescan_ns = now + CUDA_RESCAN_NS;

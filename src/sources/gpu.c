@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "common/clock.h"
 #include "common/u64_map.h"
 #include "inject/inject_proto.h"
 #include "inject/shm_ring.h"
@@ -379,14 +380,6 @@ static int gpu_drain(void *ctx)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static void gpu_detach(void *ctx)
 {
 	struct gpu_source *g = ctx;
@@ -398,7 +391,7 @@ static void gpu_detach(void *ctx)
 		if (!g->library_seen) {
 			struct grt_source_status_rec rec = {.source = GRT_SRC_GPU,
 							    .status = -ENODATA};
-			struct grt_event_origin o = {.ts_ns = now_ns(), .pid = (uint32_t)getpid()};
+			struct grt_event_origin o = {.ts_ns = grt_monotonic_ns(), .pid = (uint32_t)getpid()};
 
 			rec.message_str = grt_session_intern(
 			    g->session,

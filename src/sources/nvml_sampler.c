@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "common/clock.h"
 #include "sources/nvml_sampler.h"
 #include "sources/pci_addr.h"
 
@@ -84,14 +85,6 @@ struct nvml_sampler {
 	size_t head, count;
 	uint64_t lost;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int load_api(struct nvml_api *api, const char *library, char *why, size_t why_len)
 {
@@ -200,7 +193,7 @@ static void sample_gpu(struct nvml_sampler *s, unsigned index)
 		out.rec.pcie_rx_bps = (uint64_t)rx * 1024;
 		out.rec.flags |= GRT_PCIE_F_PCIE;
 	}
-	now = now_ns();
+	now = grt_monotonic_ns();
 	sample_nvlink(s, g, now, &out.rec);
 	if (g->last_ns)
 		out.rec.interval_ms = (uint32_t)((now - g->last_ns) / 1000000);

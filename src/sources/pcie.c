@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/types.h>
+#include "common/clock.h"
 #include "sources/bpf_source.h"
 #include "sources/bpf_util.h"
 #include "sources/nvml_sampler.h"
@@ -75,14 +76,6 @@ static int pcie_probe(char *why, size_t why_len)
 	return -ENOTSUP;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* Leaves a record of a probe this machine cannot give, so the trace says why it is missing. */
 static void emit_unsupported(struct pcie_source *ps, const char *probe, int err, const char *reason)
 {
@@ -91,7 +84,7 @@ static void emit_unsupported(struct pcie_source *ps, const char *probe, int err,
 		.probe_str = grt_session_intern(ps->session, probe),
 		.reason_str = grt_session_intern(ps->session, reason),
 	};
-	struct grt_event_origin origin = { .ts_ns = monotonic_ns(), .pid = getpid(), .tid = getpid() };
+	struct grt_event_origin origin = { .ts_ns = grt_monotonic_ns(), .pid = getpid(), .tid = getpid() };
 
 	grt_session_emit(ps->session, GRT_REC_UNSUPPORTED_PROBE, &origin, &rec, sizeof(rec));
 }

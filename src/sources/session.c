@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "common/clock.h"
 #include "sources/session.h"
 #include "sources/source.h"
 #include "trace/records_core.h"
@@ -45,14 +46,6 @@ struct grt_session {
 	unsigned ntarget_env;
 	char error[512];
 };
-
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 struct grt_session *grt_session_new(const struct grt_session_config *cfg, struct grt_sink *sink)
 {
@@ -179,7 +172,7 @@ const char *grt_session_error(const struct grt_session *s)
 static void emit_status(struct grt_session *s, const struct grt_source *src, int status,
 			const char *message)
 {
-	struct grt_event_origin origin = { .ts_ns = monotonic_ns() };
+	struct grt_event_origin origin = { .ts_ns = grt_monotonic_ns() };
 	struct grt_source_status_rec rec = { .source = src->id, .status = status };
 
 	rec.message_str = grt_session_intern(s, message);
@@ -266,7 +259,7 @@ int grt_session_attach(struct grt_session *s, const char *source_list)
 
 static void flush_drops(struct grt_session *s)
 {
-	uint64_t now = monotonic_ns();
+	uint64_t now = grt_monotonic_ns();
 
 	for (unsigned i = 0; i < GRT_SRC_MAX; i++) {
 		if (!s->pending_drops[i])

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include "common/clock.h"
 #include "sources/session.h"
 #include "sources/source.h"
 #include "sources/uvm_bind.h"
@@ -46,14 +47,6 @@ struct uvm_source {
 	pid_t self;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 static int uvm_probe(char *why, size_t why_len)
 {
 	return uvm_check_available(UVM_TOOLS_DEVICE_PATH, UVM_MODULE_DIR, why, why_len);
@@ -69,7 +62,7 @@ struct emit_ctx {
 static void emit_decoded(struct uvm_source *src, struct uvm_proc *proc, const struct uvm_decoded *d)
 {
 	struct grt_event_origin origin = {
-	    .ts_ns = d->ts_ns ? d->ts_ns : now_ns(),
+	    .ts_ns = d->ts_ns ? d->ts_ns : grt_monotonic_ns(),
 	    .pid = (uint32_t)proc->pid,
 	    .tid = d->tid,
 	};
@@ -104,7 +97,7 @@ static void on_driver_drop(void *ctx, uint32_t driver_type, uint64_t n)
 	d.rec.base.cause = driver_type;
 	d.rec.base.flags = e->proc->tracker.version == UVM_QUEUE_V2 ? GRT_UVM_F_QUEUE_V2 : 0;
 	d.rec.ext.aux = n;
-	d.ts_ns = now_ns();
+	d.ts_ns = grt_monotonic_ns();
 	d.rec.base.end_ns = d.ts_ns;
 	emit_decoded(e->src, e->proc, &d);
 	grt_session_count_drop(e->src->session, GRT_SRC_UVM, n);
@@ -286,7 +279,7 @@ static void scan(struct uvm_source *src)
 		else
 			i++;
 	}
-	src->last_scan_ns = now_ns();
+	src->last_scan_ns = grt_monotonic_ns();
 }
 
 /* ---- the source interface ---- */
@@ -307,7 +300,7 @@ static int uvm_drain(void *ctx)
 		drain_proc(src, proc);
 		i++;
 	}
-	if (now_ns() - src->last_scan_ns >= interval)
+	if (grt_monotonic_ns() - src->last_scan_ns >= interval)
 		scan(src);
 	return 0;
 }

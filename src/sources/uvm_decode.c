@@ -3,15 +3,8 @@
 #include <stdbool.h>
 #include <string.h>
 #include <time.h>
+#include "common/clock.h"
 #include "sources/uvm_decode.h"
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 void uvm_clock_map_sample(struct uvm_clock_map *m)
 {
@@ -19,9 +12,9 @@ void uvm_clock_map_sample(struct uvm_clock_map *m)
 
 	/* a preemption between the reads widens the window; keep the narrowest */
 	for (int i = 0; i < 5; i++) {
-		uint64_t raw0 = clock_ns(CLOCK_MONOTONIC_RAW);
-		uint64_t mono = clock_ns(CLOCK_MONOTONIC);
-		uint64_t raw1 = clock_ns(CLOCK_MONOTONIC_RAW);
+		uint64_t raw0 = grt_clock_ns(CLOCK_MONOTONIC_RAW);
+		uint64_t mono = grt_clock_ns(CLOCK_MONOTONIC);
+		uint64_t raw1 = grt_clock_ns(CLOCK_MONOTONIC_RAW);
 
 		if (raw1 - raw0 < best) {
 			best = raw1 - raw0;
