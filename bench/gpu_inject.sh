@@ -12,6 +12,8 @@ mkdir -p "$OUTDIR"
 export PATH=/usr/local/cuda/bin:$PATH
 export GRTRACE_CACHE_DIR=$W/cache GRTRACE_GPU_BLOCK_LAUNCHES=${GRTRACE_GPU_BLOCK_LAUNCHES:-4}
 REPS=${REPS:-3}
+SECTIONS=${SECTIONS:-012345} # which numbered parts below to run
+want() { [[ $SECTIONS == *$1* ]]; }
 LAUNCHES=${LAUNCHES:-10000}
 exec > >(tee -a "$LOG") 2>&1
 
@@ -40,12 +42,15 @@ record() {
 field() { sed -n "s/.*$1=\([0-9.]*\).*/\1/p" "$2" | head -1; }
 analyze() { python3 "$D/gpu_inject/analyze.py" "$G" "$W/$1.grt" > "$W/$1.json" && cat "$W/$1.json"; }
 
+want 0 && {
 say "0. what the library sees (debug lines of a 3-launch run)"
 record debug GRTRACE_INJECT_DEBUG=1 -- "$W/vector_add" 65536 3
 grep -o 'grtrace-inject\[[0-9]*\]: cu[A-Za-z_0-9]*' "$W/debug.err" | sed 's/.*: //' | sort | uniq -c
 grep -v 'grtrace-inject\[[0-9]*\]: cu[A-Za-z_0-9]*$' "$W/debug.err" | head -20; cat "$W/debug.out"
 "$G" parse "$W/debug.grt" | grep -v gpu_block | head -40 | cut -c1-300
 
+}
+want 1 && {
 say "1. correctness: untraced vs block probes vs thread probes, 1M elements, 100 launches"
 "$W/vector_add" $((1 << 20)) 100 "$W/out_plain.bin" > "$W/plain.out"; cat "$W/plain.out"
 record probe_block GRTRACE_GPU_POOL_WAIT=1 -- "$W/vector_add" $((1 << 20)) 100 "$W/out_block.bin"; cat "$W/probe_block.out"
@@ -56,6 +61,8 @@ analyze probe_block
 "$G" report "$W/probe_block.grt" --gpu --top 5
 analyze probe_thread
 
+}
+want 2 && {
 say "2. overhead: $LAUNCHES launches, $REPS rounds, configurations interleaved within a round"
 run_cfg() { # label n rep env...
 	local label=$1 n=$2 r=$3
@@ -75,6 +82,7 @@ for n in $((1 << 20)) 65536; do
 		run_cfg untraced $n $r
 		run_cfg interpose_only $n $r GRTRACE_GPU_PROBES=off GRTRACE_GPU_CUPTI=0
 		run_cfg cupti $n $r GRTRACE_GPU_PROBES=off
+		run_cfg cupti_nocb $n $r GRTRACE_GPU_PROBES=off GRTRACE_GPU_CUPTI_CALLBACKS=0
 		run_cfg block $n $r GRTRACE_GPU_CUPTI=0 $POOL
 		run_cfg block_atexit $n $r GRTRACE_GPU_CUPTI=0 $POOL GRTRACE_GPU_COLLECT=exit
 		run_cfg thread $n $r GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_PROBES=thread GRTRACE_GPU_POOL_MB=16384 GRTRACE_GPU_POOL_WAIT=1
@@ -87,6 +95,8 @@ for n in $((1 << 20)) 65536; do
 done
 "$G" report "$W/b_block_cupti_65536.grt" --gpu --top 5
 
+}
+want 3 && {
 say "3. attach cost (JIT, then cache hit)"
 rm -rf "$GRTRACE_CACHE_DIR"
 record attach_va1 GRTRACE_GPU_CUPTI=0 -- "$W/vector_add" 65536 10 && analyze attach_va1 | python3 -c 'import json,sys; d=json.load(sys.stdin); print("vector_add JIT:", d["attach_detail"])'
@@ -95,6 +105,8 @@ record attach_big1 GRTRACE_GPU_CUPTI=0 -- "$W/big_module" && analyze attach_big1
 record attach_big2 GRTRACE_GPU_CUPTI=0 -- "$W/big_module" && analyze attach_big2 | python3 -c 'import json,sys; d=json.load(sys.stdin); print("big_module cached:", d["attach_detail"])'
 cat "$W/attach_big1.out"
 
+}
+want 4 && {
 say "4. PyTorch: untraced vs CUPTI timing (probes off), then traced with everything on"
 export PYTHONUNBUFFERED=1
 for r in $(seq 1 4); do
@@ -106,6 +118,8 @@ record torch_all -- python3 "$D/gpu_inject/torch_step.py" 50 && echo "torch all 
 analyze torch_all | head -c 2500; echo
 "$G" report "$W/torch_all.grt" --gpu --top 8
 
+}
+want 5 && {
 say "5. CuPy: traced with CUPTI + probes (cubin as CuPy builds it, then PTX)"
 python3 "$D/gpu_inject/cupy_prog.py" > "$W/c.out" 2>&1; echo "cupy untraced $(tail -1 "$W/c.out")"
 record cupy_cubin -- python3 "$D/gpu_inject/cupy_prog.py" && echo "cupy traced $(tail -1 "$W/cupy_cubin.out")"
@@ -115,6 +129,7 @@ analyze cupy_ptx | head -c 2000; echo
 "$G" report "$W/cupy_ptx.grt" --gpu --top 8
 tail -3 "$W/cupy_ptx.err"
 
+}
 say "table"
 python3 - "$LOG" <<'PY'
 import re, statistics, sys
@@ -125,7 +140,7 @@ for m in re.finditer(r"^(\w+) n=(\d+) rep=\d+ loop_ms=([0-9.]+)", log, re.M):
 for n in sorted({k[0] for k in rows}, key=int, reverse=True):
     base = statistics.median(rows.get((n, "untraced"), [float("nan")]))
     print(f"vector_add n={n} {'config':16s} loop_ms(median)  overhead")
-    for cfg in ("untraced", "interpose_only", "cupti", "block", "thread", "block_cupti"):
+    for cfg in ("untraced", "interpose_only", "cupti", "cupti_nocb", "block", "block_atexit", "thread", "block_cupti"):
         v = rows.get((n, cfg))
         if v:
             med = statistics.median(v)

@@ -194,11 +194,11 @@ static const struct kcase cases[] = {
 
 struct run_out {
 	void *host_out;
-	struct grt_probe_head head;
-	struct grt_probe_block_rec *recs;
+	struct grt_probe_span *recs;
+	uint8_t totals[GRT_PROBE_AGG_END];
 };
 
-/* Runs a case on `fn`; with a probe buffer of `slots` records when probe != 0. */
+/* Runs a case on `fn`; with a probe buffer of `slots` spans (launch tag 1) when probe != 0. */
 static void run_case(const struct kcase *k, CUmodule mod, CUfunction fn, CUdeviceptr probe,
 		     uint64_t slots, bool instrumented, struct run_out *o)
 {
@@ -223,15 +223,12 @@ static void run_case(const struct kcase *k, CUmodule mod, CUfunction fn, CUdevic
 		CK(cuMemsetD8(out, 0, k->out_bytes));
 	}
 	k->args(argv, &in, &out, &n);
-	if (instrumented) {
-		struct grt_probe_head head = {
-		    .magic = GRT_PROBE_MAGIC, .mode = GRT_PROBE_BLOCK, .capacity = slots};
+	uint64_t param = probe ? grt_probe_param(probe, 1) : 0;
 
-		argv[k->nargs] = &probe;
-		if (probe) {
+	if (instrumented) {
+		argv[k->nargs] = &param;
+		if (probe)
 			CK(cuMemsetD8(probe, 0, grt_probe_buffer_size(GRT_PROBE_BLOCK, slots)));
-			CK(cuMemcpyHtoD(probe, &head, sizeof(head)));
-		}
 	}
 	CK(cuLaunchKernel(fn, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
 			  k->block[2], k->shared, 0, argv, NULL));
@@ -240,8 +237,8 @@ static void run_case(const struct kcase *k, CUmodule mod, CUfunction fn, CUdevic
 	CK(cuMemcpyDtoH(o->host_out, out, k->out_bytes));
 	if (instrumented && probe) {
 		o->recs = calloc(blocks, sizeof(*o->recs));
-		CK(cuMemcpyDtoH(&o->head, probe, sizeof(o->head)));
-		CK(cuMemcpyDtoH(o->recs, probe + GRT_PROBE_HEAD_SIZE,
+		CK(cuMemcpyDtoH(o->totals, probe, GRT_PROBE_AGG_END));
+		CK(cuMemcpyDtoH(o->recs, probe + GRT_PROBE_AGG_END,
 				(slots < blocks ? slots : blocks) * sizeof(*o->recs)));
 	}
 	CK(cuMemFree(in));
@@ -250,30 +247,57 @@ static void run_case(const struct kcase *k, CUmodule mod, CUfunction fn, CUdevic
 	free(hin);
 }
 
-/* Every record of a complete launch: its own block, a sane SM, start <= end, all threads counted.
- */
+/* The device totals say what the spans say: per SM block count, first start, last end. */
+static bool totals_match(const struct run_out *o, unsigned blocks)
+{
+	const struct grt_probe_sm *sm = (const void *)(o->totals + GRT_PROBE_SM_OFF);
+	const uint32_t *hist = (const void *)(o->totals + GRT_PROBE_HIST_OFF);
+	uint64_t n[GRT_PROBE_SM_SLOTS] = {0}, first[GRT_PROBE_SM_SLOTS], last[GRT_PROBE_SM_SLOTS] = {0};
+	uint64_t hsum = 0;
+
+	memset(first, 0xff, sizeof(first));
+	for (unsigned i = 0; i < blocks; i++) {
+		const struct grt_probe_span *r = &o->recs[i];
+		unsigned s = r->smid < GRT_PROBE_SM_SLOTS ? r->smid : GRT_PROBE_SM_SLOTS - 1;
+
+		n[s]++;
+		first[s] = r->start_ns < first[s] ? r->start_ns : first[s];
+		if (r->start_ns + grt_probe_dur_ns(r->dur) > last[s])
+			last[s] = r->start_ns + grt_probe_dur_ns(r->dur);
+	}
+	for (unsigned i = 0; i < GRT_PROBE_HIST_GROUPS * GRT_PROBE_HIST_BUCKETS; i++)
+		hsum += hist[i];
+	for (unsigned s = 0; s < GRT_PROBE_SM_SLOTS; s++)
+		if (sm[s].blocks != n[s] || (n[s] && (~sm[s].first_start_inv != first[s] ||
+						      sm[s].last_end != last[s]))) {
+			printf("  sm %u: totals %u blocks %llu..%llu, spans %llu blocks %llu..%llu\n", s,
+			       sm[s].blocks, (unsigned long long)~sm[s].first_start_inv,
+			       (unsigned long long)sm[s].last_end, (unsigned long long)n[s],
+			       (unsigned long long)first[s], (unsigned long long)last[s]);
+			return false;
+		}
+	return hsum == blocks;
+}
+
+/* Every span of a complete launch: the launch's tag, a sane SM, a start and a duration. */
 static bool records_ok(const struct kcase *k, const struct run_out *o, int sms, uint64_t *max_ns)
 {
-	unsigned gx = k->grid[0], gy = k->grid[1], blocks = gx * gy * k->grid[2];
-	unsigned threads = k->block[0] * k->block[1] * k->block[2];
+	unsigned blocks = k->grid[0] * k->grid[1] * k->grid[2];
 
 	*max_ns = 0;
 	for (unsigned i = 0; i < blocks; i++) {
-		const struct grt_probe_block_rec *r = &o->recs[i];
+		const struct grt_probe_span *r = &o->recs[i];
 
-		if (r->block_x != i % gx || r->block_y != i / gx % gy ||
-		    r->block_z != i / (gx * gy) || r->smid >= (unsigned)sms || !r->start_ns ||
-		    r->end_ns < r->start_ns || r->threads_done != threads) {
-			printf("  record %u: block %u,%u,%u sm %u start %llu end %llu done %u\n", i,
-			       r->block_x, r->block_y, r->block_z, r->smid,
-			       (unsigned long long)r->start_ns, (unsigned long long)r->end_ns,
-			       r->threads_done);
+		if (r->tag != 1 || r->smid >= (unsigned)sms || !r->start_ns ||
+		    grt_probe_dur_ns(r->dur) > 1000000000ull) {
+			printf("  span %u: tag %u sm %u start %llu dur %u\n", i, r->tag, r->smid,
+			       (unsigned long long)r->start_ns, r->dur);
 			return false;
 		}
-		if (r->end_ns - r->start_ns > *max_ns)
-			*max_ns = r->end_ns - r->start_ns;
+		if (grt_probe_dur_ns(r->dur) > *max_ns)
+			*max_ns = grt_probe_dur_ns(r->dur);
 	}
-	return o->head.done == blocks && o->head.lost == 0;
+	return totals_match(o, blocks);
 }
 
 static void check_case(const char *dir, const struct kcase *k, int sms)
@@ -311,11 +335,10 @@ static void check_case(const char *dir, const struct kcase *k, int sms)
 		k->kernel, k->out_bytes);
 	bool recs_ok = records_ok(k, &b, sms, &max_ns);
 
-	verdict(
-	    recs_ok,
-	    "%s: %u blocks, done %llu lost %llu, every record consistent (longest block %.1f us)",
-	    k->kernel, blocks, (unsigned long long)b.head.done, (unsigned long long)b.head.lost,
-	    max_ns / 1e3);
+	verdict(recs_ok,
+		"%s: %u blocks, every span tagged and consistent, SM totals and histogram agree "
+		"(longest block %.1f us)",
+		k->kernel, blocks, max_ns / 1e3);
 	CK(cuMemFree(probe));
 	CK(cuModuleUnload(m0));
 	CK(cuModuleUnload(m1));
@@ -332,19 +355,12 @@ struct vadd {
 	unsigned grid, block;
 };
 
-static void vadd_launch(CUfunction f, struct vadd *v, CUdeviceptr *probe)
+static void vadd_launch(CUfunction f, struct vadd *v, CUdeviceptr probe, uint16_t tag)
 {
-	void *argv[5] = {&v->a, &v->b, &v->c, &v->n, probe};
+	uint64_t param = probe ? grt_probe_param(probe, tag) : 0;
+	void *argv[5] = {&v->a, &v->b, &v->c, &v->n, &param};
 
 	CK(cuLaunchKernel(f, v->grid, 1, 1, v->block, 1, 1, 0, 0, argv, NULL));
-}
-
-static void probe_reset(CUdeviceptr probe, enum grt_probe_mode mode, uint64_t slots)
-{
-	struct grt_probe_head head = {.magic = GRT_PROBE_MAGIC, .mode = mode, .capacity = slots};
-
-	CK(cuMemsetD8Async(probe, 0, grt_probe_buffer_size(mode, slots), 0));
-	CK(cuMemcpyHtoDAsync(probe, &head, sizeof(head), 0));
 }
 
 static void *vadd_result(struct vadd *v)
@@ -357,10 +373,11 @@ static void *vadd_result(struct vadd *v)
 	return h;
 }
 
-/* Mean µs per launch over `reps` launches (with the probe buffer reset before each when probing).
+/*
+ * Mean µs per launch over `reps` launches, no reset between them; tagged: each
+ * launch with a new tag (block mode: spans stored too), else tag 0.
  */
-static double vadd_time(CUfunction f, struct vadd *v, CUdeviceptr probe, enum grt_probe_mode mode,
-			uint64_t slots, int reps)
+static double vadd_time(CUfunction f, struct vadd *v, CUdeviceptr probe, bool tagged, int reps)
 {
 	CUevent e0, e1;
 	float ms;
@@ -368,11 +385,8 @@ static double vadd_time(CUfunction f, struct vadd *v, CUdeviceptr probe, enum gr
 	CK(cuEventCreate(&e0, 0));
 	CK(cuEventCreate(&e1, 0));
 	CK(cuEventRecord(e0, 0));
-	for (int i = 0; i < reps; i++) {
-		if (probe)
-			probe_reset(probe, mode, slots);
-		vadd_launch(f, v, &probe);
-	}
+	for (int i = 0; i < reps; i++)
+		vadd_launch(f, v, probe, tagged ? (uint16_t)(i % 65535 + 1) : 0);
 	CK(cuEventRecord(e1, 0));
 	CK(cuEventSynchronize(e1));
 	CK(cuEventElapsedTime(&ms, e0, e1));
@@ -392,10 +406,10 @@ static void check_vector_add(const char *dir, int sms, unsigned arch)
 	CUfunction f0, f1, f2;
 	CUdeviceptr pb, pt;
 	uint64_t blocks, threads;
-	double t0, t_extract, t_rewrite, t_jit0, t_jit1, us[3];
+	double t0, t_extract, t_rewrite, t_jit0, t_jit1, us[4];
 	float *ha, *hb, *r0, *r1, *r2;
-	struct grt_probe_head head;
-	struct grt_probe_thread_rec *tr;
+	struct grt_probe_span *sp;
+	uint64_t stale = 0;
 	bool ok = true;
 
 	snprintf(path, sizeof(path), "%s/vector_add.fatbin", dir);
@@ -437,38 +451,39 @@ static void check_vector_add(const char *dir, int sms, unsigned arch)
 	CK(cuMemcpyHtoD(v.b, hb, (size_t)v.n * 4));
 	CK(cuMemAlloc(&pb, grt_probe_buffer_size(GRT_PROBE_BLOCK, blocks)));
 	CK(cuMemAlloc(&pt, grt_probe_buffer_size(GRT_PROBE_THREAD, threads)));
+	CK(cuMemsetD8(pb, 0, grt_probe_buffer_size(GRT_PROBE_BLOCK, blocks)));
+	CK(cuMemsetD8(pt, 0, grt_probe_buffer_size(GRT_PROBE_THREAD, threads)));
 
-	vadd_launch(f0, &v, &pb);
+	vadd_launch(f0, &v, pb, 1);
 	r0 = vadd_result(&v);
-	probe_reset(pt, GRT_PROBE_THREAD, threads);
-	vadd_launch(f2, &v, &pt);
+	vadd_launch(f2, &v, pt, 3);
 	r2 = vadd_result(&v);
-	/* Half the slots: the other half of the blocks must be counted lost. */
-	probe_reset(pb, GRT_PROBE_BLOCK, blocks / 2);
-	vadd_launch(f1, &v, &pb);
+	/* two launches into the same buffer with no reset between: every span has the second tag */
+	vadd_launch(f1, &v, pb, 1);
+	vadd_launch(f1, &v, pb, 2);
 	r1 = vadd_result(&v);
-	CK(cuMemcpyDtoH(&head, pb, sizeof(head)));
 	verdict(!memcmp(r0, r1, (size_t)v.n * 4) && !memcmp(r0, r2, (size_t)v.n * 4),
 		"vector_add from the fat binary: block and thread probes bit-identical (%d floats)",
 		v.n);
-	verdict(head.done == blocks / 2 && head.lost == blocks - blocks / 2,
-		"vector_add: capacity %llu of %llu blocks: done %llu, lost %llu",
-		(unsigned long long)(blocks / 2), (unsigned long long)blocks,
-		(unsigned long long)head.done, (unsigned long long)head.lost);
-
-	tr = malloc(threads * sizeof(*tr));
-	CK(cuMemcpyDtoH(&head, pt, sizeof(head)));
-	CK(cuMemcpyDtoH(tr, pt + GRT_PROBE_HEAD_SIZE, threads * sizeof(*tr)));
+	sp = malloc(threads * sizeof(*sp));
+	CK(cuMemcpyDtoH(sp, pb + GRT_PROBE_AGG_END, blocks * sizeof(*sp)));
+	for (uint64_t i = 0; i < blocks; i++)
+		stale += sp[i].tag != 2 || !sp[i].start_ns || sp[i].smid >= (unsigned)sms;
+	verdict(!stale, "vector_add: buffer reused without a reset: %llu of %llu spans stale",
+		(unsigned long long)stale, (unsigned long long)blocks);
+	CK(cuMemcpyDtoH(sp, pt + GRT_PROBE_HEAD_SIZE, threads * sizeof(*sp)));
 	for (uint64_t i = 0; i < threads && ok; i++)
-		ok = tr[i].block_linear == i / v.block && tr[i].thread_linear == i % v.block &&
-		     tr[i].start_ns && tr[i].end_ns >= tr[i].start_ns;
-	verdict(ok && head.lost == 0, "vector_add thread probe: %llu records consistent, lost %llu",
-		(unsigned long long)threads, (unsigned long long)head.lost);
+		/* the threads of one block run on one SM */
+		ok = sp[i].tag == 3 && sp[i].start_ns && sp[i].smid < (unsigned)sms &&
+		     (i % v.block == 0 || sp[i].smid == sp[i - 1].smid);
+	verdict(ok, "vector_add thread probe: %llu spans tagged, consistent, one SM per block",
+		(unsigned long long)threads);
 
-	vadd_time(f0, &v, 0, 0, 0, 100); /* warm up */
-	us[0] = vadd_time(f0, &v, 0, 0, 0, 2000);
-	us[1] = vadd_time(f1, &v, pb, GRT_PROBE_BLOCK, blocks, 2000);
-	us[2] = vadd_time(f2, &v, pt, GRT_PROBE_THREAD, threads, 2000);
+	vadd_time(f0, &v, 0, false, 100); /* warm up */
+	us[0] = vadd_time(f0, &v, 0, false, 2000);
+	us[1] = vadd_time(f1, &v, pb, false, 2000);
+	us[3] = vadd_time(f1, &v, pb, true, 2000);
+	us[2] = vadd_time(f2, &v, pt, true, 2000);
 	printf("\n| vector_add, n=%d, %llu blocks (H100 sm count %d) | value |\n|---|---|\n", v.n,
 	       (unsigned long long)blocks, sms);
 	printf("| PTX extract from fat binary (zstd) | %.3f ms |\n", t_extract);
@@ -476,12 +491,14 @@ static void check_vector_add(const char *dir, int sms, unsigned arch)
 	printf("| JIT original / rewritten (cuModuleLoadData) | %.2f / %.2f ms |\n", t_jit0,
 	       t_jit1);
 	printf("| per launch: untraced | %.2f us |\n", us[0]);
-	printf("| per launch: block probes (+buffer reset) | %.2f us (%+.1f%%) |\n", us[1],
+	printf("| per launch: block probes (SM totals) | %.2f us (%+.1f%%) |\n", us[1],
 	       100 * (us[1] / us[0] - 1));
-	printf("| per launch: thread probes (+buffer reset) | %.2f us (%+.1f%%) |\n\n", us[2],
+	printf("| per launch: block probes (SM totals + spans) | %.2f us (%+.1f%%) |\n", us[3],
+	       100 * (us[3] / us[0] - 1));
+	printf("| per launch: thread probes | %.2f us (%+.1f%%) |\n\n", us[2],
 	       100 * (us[2] / us[0] - 1));
 	(void)sms;
-	free(ha), free(hb), free(r0), free(r1), free(r2), free(tr);
+	free(ha), free(hb), free(r0), free(r1), free(r2), free(sp);
 	ptx_rewrite_result_free(&rb);
 	ptx_rewrite_result_free(&rt);
 	fatbin_ptx_free(&ptx);

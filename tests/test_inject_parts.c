@@ -263,52 +263,116 @@ static void test_clock_interpolation(void)
 	CHECK_EQ_U64(clock_to_host2(&a, &b, 1600000), 1600000 - 1000100);
 }
 
-static void test_blocks_from_probe(void)
+static void test_blocks_from_spans(void)
 {
-	struct grt_probe_block_rec in[4] = {
-	    {.start_ns = 5000, .end_ns = 6000, .block_x = 0, .smid = 3},
-	    {.start_ns = 0}, /* never ran (or its slot was out of range) */
-	    {.start_ns = 5100, .end_ns = 0, .block_x = 2, .smid = 1},
-	    {.start_ns = 5200, .end_ns = 9000, .block_x = 3, .block_y = 1, .smid = 3},
+	struct grt_probe_span in[5] = {
+	    {.start_ns = 5000, .dur = 1000, .smid = 3, .tag = 7},
+	    {.start_ns = 4000, .dur = 100, .smid = 2, .tag = 6}, /* left by the slot's last launch */
+	    {.start_ns = 0, .tag = 7},				 /* a zero start is never real */
+	    {.start_ns = 5200, .dur = 3800, .smid = 3, .tag = 7},
+	    {.start_ns = 5300, .dur = GRT_PROBE_DUR_COARSE | 3, .smid = 1, .tag = 7},
 	};
 	struct clock_fit fit = {.offset_ns = 4000};
 	struct clock_pair map = {&fit, NULL};
-	struct grt_gpu_block_rec out[4];
-	uint32_t grid[3] = {4, 2, 1};
+	struct grt_gpu_block_rec out[5];
+	uint32_t grid[3] = {2, 2, 2};
 	uint64_t missing = 0;
-	size_t n = launch_blocks_from_probe(in, 4, grid, &map, 77, out, &missing);
+	size_t n = launch_blocks_from_spans(in, 5, 7, grid, &map, 77, out, &missing);
 
 	CHECK_EQ_U64(n, 3);
-	CHECK_EQ_U64(missing, 1);
+	CHECK_EQ_U64(missing, 2);
 	CHECK_EQ_U64(out[0].launch_id, 77);
 	CHECK_EQ_U64(out[0].start_ns, 1000);
 	CHECK_EQ_U64(out[0].end_ns, 2000);
-	CHECK_EQ_U64(out[1].end_ns, 0); /* unfinished stays 0, not mapped */
-	CHECK_EQ_U64(out[2].block[0], 3);
-	CHECK_EQ_U64(out[2].block[1], 1);
-	CHECK_EQ_U64(out[2].smid, 3);
+	CHECK_EQ_U64(out[0].smid, 3);
+	/* span 3 of a 2x2x2 grid is block (1,1,0) */
+	CHECK_EQ_U64(out[1].block[0], 1);
+	CHECK_EQ_U64(out[1].block[1], 1);
+	CHECK_EQ_U64(out[1].block[2], 0);
+	CHECK_EQ_U64(out[1].end_ns, 5000);
+	/* span 4: block (0,0,1), a coarse duration of 3 x 1024 ns */
+	CHECK_EQ_U64(out[2].block[2], 1);
+	CHECK_EQ_U64(out[2].end_ns, 5300 + 3072 - 4000);
+}
+
+static void test_dur_encoding(void)
+{
+	CHECK_EQ_U64(grt_probe_dur_encode(0), 0);
+	CHECK_EQ_U64(grt_probe_dur_encode(0x7fffffff), 0x7fffffff);
+	CHECK_EQ_U64(grt_probe_dur_encode(0x80000000ull), GRT_PROBE_DUR_COARSE | (0x80000000u >> 10));
+	CHECK_EQ_U64(grt_probe_dur_ns(grt_probe_dur_encode(5000000000ull)), 5000000000ull & ~1023ull);
+	/* beyond 2^41 ns (36 minutes) the duration saturates */
+	CHECK_EQ_U64(grt_probe_dur_encode(1ull << 50), 0xffffffffu);
+	CHECK_EQ_U64(grt_probe_param(0x7f0000001000ull, 0xbeef), 0xbeef7f0000001000ull);
+}
+
+/* Half-octave buckets: 2e plus the bit below the leading one. */
+static void test_duration_buckets(void)
+{
+	CHECK_EQ_U64(grt_probe_bucket(0), 0);
+	CHECK_EQ_U64(grt_probe_bucket(1), 0);
+	CHECK_EQ_U64(grt_probe_bucket(2), 2);
+	CHECK_EQ_U64(grt_probe_bucket(3), 3);
+	CHECK_EQ_U64(grt_probe_bucket(5000), 24);
+	CHECK_EQ_U64(grt_probe_bucket(6143), 24);
+	CHECK_EQ_U64(grt_probe_bucket(6144), 25);
+	CHECK_EQ_U64(grt_probe_bucket(UINT32_MAX), 63);
+	/* bucket 1 is never used: 1 ns falls in bucket 0 */
+	for (unsigned b = 3; b < GRT_PROBE_HIST_BUCKETS; b++) {
+		CHECK_EQ_U64(grt_probe_bucket((uint32_t)grt_probe_bucket_low(b)), b);
+		CHECK_EQ_U64(grt_probe_bucket((uint32_t)grt_probe_bucket_low(b) - 1), b - 1);
+	}
+}
+
+/* A launch's summary from SM totals: two SMs used of 256, a third slot empty. */
+static void test_summarize_totals(void)
+{
+	static struct grt_probe_sm sm[GRT_PROBE_SM_SLOTS];
+	static uint32_t hist[GRT_PROBE_HIST_GROUPS * GRT_PROBE_HIST_BUCKETS];
+	struct clock_fit fit = {.offset_ns = 10};
+	struct clock_pair map = {&fit, NULL};
+	struct grt_gpu_launch_rec rec = {0};
+
+	/* SM 3: blocks 100..600 and 700..1200 (a gap: busy 1000 < span 1100) */
+	sm[3] = (struct grt_probe_sm){~100ull, 1200, 1000, 2, 500};
+	/* SM 200: 50..3050 and 60..2060 overlapping (span 3000 < summed 5000) */
+	sm[200] = (struct grt_probe_sm){~50ull, 3050, 5000, 2, 3000};
+	hist[3 % 8 * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(500)] = 2;
+	hist[200 % 8 * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(2000)] = 1;
+	hist[200 % 8 * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(3000)] = 1;
+	launch_summarize_totals(sm, hist, &map, &rec);
+	CHECK_EQ_U64(rec.blocks, 4);
+	CHECK_EQ_U64(rec.sms_used, 2);
+	CHECK_EQ_U64(rec.start_ns, 40);
+	CHECK_EQ_U64(rec.end_ns, 3040);
+	CHECK_EQ_U64(rec.block_ns_max, 3000);
+	CHECK_EQ_U64(rec.busiest_sm_ns, 3000);
+	/* 500 and 500 are the lower half: the median is the middle of [384, 512) */
+	CHECK_EQ_U64(rec.block_ns_p50, 448);
+	CHECK_EQ_U64(launch_totals_first_start(sm), 100);
 }
 
 static void test_blocks_from_threads(void)
 {
-	struct grt_probe_thread_rec in[6] = {
-	    {100, 200, 0, 0}, {90, 260, 0, 1},	/* block 0: 90..260 */
-	    {300, 0, 1, 0},   {310, 400, 1, 1}, /* block 1: a thread did not finish */
-	    {0, 0, 0, 0},     {0, 0, 0, 0},	/* block 2: never ran */
+	struct grt_probe_span in[6] = {
+	    {100, 100, 5, 1}, {90, 170, 5, 1}, /* block 0: 90..260 on SM 5 */
+	    {300, 0, 2, 9},   {310, 90, 2, 1}, /* block 1: thread 0's span is stale */
+	    {0, 0, 0, 0},     {50, 10, 0, 9},  /* block 2: never ran */
 	};
 	struct grt_gpu_block_rec out[3];
 	uint32_t grid[3] = {3, 1, 1};
 	uint64_t missing = 0;
-	size_t n = launch_blocks_from_threads(in, 6, 2, grid, 3, NULL, 5, out, &missing);
+	size_t n = launch_blocks_from_thread_spans(in, 6, 1, 2, grid, 3, NULL, 5, out, &missing);
 
 	CHECK_EQ_U64(n, 2);
 	CHECK_EQ_U64(missing, 1);
 	CHECK_EQ_U64(out[0].start_ns, 90);
 	CHECK_EQ_U64(out[0].end_ns, 260);
-	CHECK_EQ_U64(out[0].smid, LAUNCH_NO_SM);
-	CHECK_EQ_U64(out[1].start_ns, 300);
+	CHECK_EQ_U64(out[0].smid, 5);
+	CHECK_EQ_U64(out[1].start_ns, 310);
 	CHECK_EQ_U64(out[1].end_ns, 0);
 	CHECK_EQ_U64(out[1].block[0], 1);
+	CHECK_EQ_U64(out[1].smid, 2);
 }
 
 static void test_summarize(void)
@@ -412,7 +476,10 @@ int main(void)
 	RUN_TEST(test_ring_concurrent_producers);
 	RUN_TEST(test_clock_best_sample);
 	RUN_TEST(test_clock_interpolation);
-	RUN_TEST(test_blocks_from_probe);
+	RUN_TEST(test_blocks_from_spans);
+	RUN_TEST(test_dur_encoding);
+	RUN_TEST(test_duration_buckets);
+	RUN_TEST(test_summarize_totals);
 	RUN_TEST(test_blocks_from_threads);
 	RUN_TEST(test_summarize);
 	RUN_TEST(test_summarize_random);

@@ -310,6 +310,16 @@ static void test_guarded_exits_and_scopes(void)
 	CHECK(strstr(res.ptx, "ret.uni") == NULL);
 	CHECK(strstr(res.ptx, ".entry no_list(\n\t.param .u64 grt_p_buf)") != NULL);
 	CHECK(strstr(res.ptx, ".reqntid 64, 1, 1\n{\n\t.reg .b64 %grt_p_d<7>;") != NULL);
+	/* block state in shared memory behind one entry barrier; exits counted there, not in
+	 * global memory, and the span stored with one 16-byte store */
+	CHECK(strstr(res.ptx, "\t.shared .align 8 .b8 grt_p_blk[16];") != NULL);
+	CHECK(strstr(res.ptx, "\t@%grt_p_q0 st.shared.u32 [grt_p_blk+8], 0;\n\tbar.sync 0;\n") != NULL);
+	CHECK(strstr(res.ptx, "atom.shared.add.u32 %grt_p_r9, [grt_p_blk+8], %grt_p_r2;") != NULL);
+	CHECK(strstr(res.ptx, "atom.global") == NULL);
+	/* the block's SM totals: fire-and-forget reductions, then the span when asked (tag) */
+	CHECK(strstr(res.ptx, "red.global.max.u64 [%grt_p_d3+64], %grt_p_d1;") != NULL);
+	CHECK(strstr(res.ptx, "red.global.add.u32 [%grt_p_d1+8256], 1;") != NULL);
+	CHECK(strstr(res.ptx, "st.global.v2.u64 [%grt_p_d3+10304], {%grt_p_d4, %grt_p_d5};") != NULL);
 	CHECK_EQ_U64(res.kernels[0].param_offset, 16);
 	CHECK_EQ_U64(res.kernels[1].param_index, 0);
 	check_hygiene(exits_ptx, &res);
@@ -382,7 +392,7 @@ static void test_kernel_filter(void)
 	CHECK(res.ptx == NULL);
 }
 
-/* Thread mode keeps the entry time in a register and stores one record per thread. */
+/* Thread mode keeps the entry time in a register and stores one span per thread. */
 static void test_thread_mode(void)
 {
 	struct ptx_rewrite_opts opts = {.mode = GRT_PROBE_THREAD};
@@ -391,8 +401,12 @@ static void test_thread_mode(void)
 	CHECK_EQ_U64(ptx_rewrite(exits_ptx, sizeof(exits_ptx) - 1, &opts, &res), 0);
 	CHECK_EQ_U64(res.nr_instrumented, 2);
 	CHECK(strstr(res.ptx, "mov.u64 %grt_p_d4, %globaltimer;") != NULL);
-	CHECK(strstr(res.ptx, "mad.lo.u64 %grt_p_d3, %grt_p_d6, 24, %grt_p_d0;") != NULL);
+	CHECK(strstr(res.ptx, "mad.lo.u64 %grt_p_d3, %grt_p_d1, 16, %grt_p_d0;") != NULL);
+	CHECK(strstr(res.ptx, "st.global.v2.u64 [%grt_p_d3+64], {%grt_p_d4, %grt_p_d5};") != NULL);
 	CHECK(strstr(res.ptx, "activemask") == NULL);
+	/* no shared block state and no barrier: threads stay independent */
+	CHECK(strstr(res.ptx, ".shared") == NULL);
+	CHECK(strstr(res.ptx, "bar.sync") == NULL);
 	check_ptxas(res.ptx, res.ptx_len, 90);
 	ptx_rewrite_result_free(&res);
 }

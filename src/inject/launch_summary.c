@@ -13,7 +13,18 @@ static void block_coords(uint64_t linear, const uint32_t grid[3], uint32_t out[3
 	out[2] = (uint32_t)(linear / (gx * gy));
 }
 
-size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n,
+/* A span this launch wrote (an old tag: the block or thread never stored one). */
+static bool span_valid(const struct grt_probe_span *sp, uint16_t tag)
+{
+	return sp->tag == tag && sp->start_ns;
+}
+
+static uint64_t span_end(const struct grt_probe_span *sp)
+{
+	return sp->start_ns + grt_probe_dur_ns(sp->dur);
+}
+
+size_t launch_blocks_from_spans(const struct grt_probe_span *in, size_t n, uint16_t tag,
 				const uint32_t grid[3], const struct clock_pair *map,
 				uint64_t launch_id, struct grt_gpu_block_rec *out,
 				uint64_t *missing)
@@ -23,45 +34,41 @@ size_t launch_blocks_from_probe(const struct grt_probe_block_rec *in, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		struct grt_gpu_block_rec *b = &out[used];
 
-		if (!in[i].start_ns) {
+		if (!span_valid(&in[i], tag)) {
 			(*missing)++;
 			continue;
 		}
 		b->launch_id = launch_id;
 		b->start_ns = clock_map(map, in[i].start_ns);
-		b->end_ns = clock_map(map, in[i].end_ns);
-		b->block[0] = in[i].block_x;
-		b->block[1] = in[i].block_y;
-		b->block[2] = in[i].block_z;
+		b->end_ns = clock_map(map, span_end(&in[i]));
+		block_coords(i, grid, b->block);
 		b->smid = in[i].smid;
-		(void)grid;
 		used++;
 	}
 	return used;
 }
 
-size_t launch_blocks_from_threads(const struct grt_probe_thread_rec *in, size_t n,
-				  uint32_t threads_per_block, const uint32_t grid[3],
-				  uint64_t blocks, const struct clock_pair *map, uint64_t launch_id,
-				  struct grt_gpu_block_rec *out, uint64_t *missing)
+size_t launch_blocks_from_thread_spans(const struct grt_probe_span *in, size_t n, uint16_t tag,
+				       uint32_t threads_per_block, const uint32_t grid[3],
+				       uint64_t blocks, const struct clock_pair *map,
+				       uint64_t launch_id, struct grt_gpu_block_rec *out,
+				       uint64_t *missing)
 {
 	size_t used = 0;
 
 	for (uint64_t b = 0; b < blocks; b++) {
-		uint64_t first = b * threads_per_block, start = UINT64_MAX, end = 0;
-		bool unfinished = false, seen = false;
+		uint64_t first = b * threads_per_block, start = UINT64_MAX, end = 0, seen = 0;
 		struct grt_gpu_block_rec *o = &out[used];
 
 		for (uint64_t t = first; t < first + threads_per_block && t < n; t++) {
-			if (!in[t].start_ns)
+			if (!span_valid(&in[t], tag))
 				continue;
-			seen = true;
+			if (!seen++)
+				o->smid = in[t].smid;
 			if (in[t].start_ns < start)
 				start = in[t].start_ns;
-			if (!in[t].end_ns)
-				unfinished = true;
-			else if (in[t].end_ns > end)
-				end = in[t].end_ns;
+			if (span_end(&in[t]) > end)
+				end = span_end(&in[t]);
 		}
 		if (!seen) {
 			(*missing)++;
@@ -69,9 +76,9 @@ size_t launch_blocks_from_threads(const struct grt_probe_thread_rec *in, size_t 
 		}
 		o->launch_id = launch_id;
 		o->start_ns = clock_map(map, start);
-		o->end_ns = unfinished || !end ? 0 : clock_map(map, end);
+		/* a thread that never stored its span leaves the block's end unknown */
+		o->end_ns = seen < threads_per_block ? 0 : clock_map(map, end);
 		block_coords(b, grid, o->block);
-		o->smid = LAUNCH_NO_SM;
 		used++;
 	}
 	return used;
@@ -231,4 +238,71 @@ void launch_summarize(struct grt_gpu_block_rec *blocks, size_t n, struct grt_gpu
 		rec->block_ns_p50 = select_kth(durations, ndur, (ndur - 1) / 2);
 	free(durations);
 	free(first);
+}
+
+/* The middle of histogram bucket b (durations in ns). */
+static uint64_t bucket_mid(unsigned b)
+{
+	uint64_t lo = grt_probe_bucket_low(b), hi = b + 1 < GRT_PROBE_HIST_BUCKETS
+							? grt_probe_bucket_low(b + 1)
+							: 1ull << 32;
+
+	return lo + (hi - lo) / 2;
+}
+
+/* The median block duration from the histogram groups, to the middle of its half octave. */
+static uint64_t hist_median(const uint32_t *hist, uint64_t total)
+{
+	uint64_t counts[GRT_PROBE_HIST_BUCKETS] = {0}, seen = 0;
+
+	for (unsigned g = 0; g < GRT_PROBE_HIST_GROUPS; g++)
+		for (unsigned b = 0; b < GRT_PROBE_HIST_BUCKETS; b++)
+			counts[b] += hist[g * GRT_PROBE_HIST_BUCKETS + b];
+	for (unsigned b = 0; b < GRT_PROBE_HIST_BUCKETS; b++) {
+		seen += counts[b];
+		if (seen * 2 >= total && seen)
+			return bucket_mid(b);
+	}
+	return 0;
+}
+
+void launch_summarize_totals(const struct grt_probe_sm *sm, const uint32_t *hist,
+			     const struct clock_pair *map, struct grt_gpu_launch_rec *rec)
+{
+	uint64_t start = UINT64_MAX, end = 0, blocks = 0;
+
+	rec->sms_used = 0;
+	rec->block_ns_max = rec->busiest_sm_ns = 0;
+	for (unsigned i = 0; i < GRT_PROBE_SM_SLOTS; i++) {
+		uint64_t first, busy;
+
+		if (!sm[i].blocks)
+			continue;
+		first = ~sm[i].first_start_inv;
+		if (first < start)
+			start = first;
+		if (sm[i].last_end > end)
+			end = sm[i].last_end;
+		blocks += sm[i].blocks;
+		rec->sms_used++;
+		if (sm[i].max_ns > rec->block_ns_max)
+			rec->block_ns_max = sm[i].max_ns;
+		/* the union of the SM's block intervals lies under both of these */
+		busy = sm[i].last_end - first < sm[i].busy_ns ? sm[i].last_end - first
+							      : sm[i].busy_ns;
+		if (busy > rec->busiest_sm_ns)
+			rec->busiest_sm_ns = busy;
+	}
+	rec->blocks = (uint32_t)blocks;
+	rec->start_ns = blocks ? clock_map(map, start) : 0;
+	rec->end_ns = blocks ? clock_map(map, end) : 0;
+	rec->block_ns_p50 = hist_median(hist, blocks);
+}
+
+uint64_t launch_totals_first_start(const struct grt_probe_sm *sm)
+{
+	for (unsigned i = 0; i < GRT_PROBE_SM_SLOTS; i++)
+		if (sm[i].blocks)
+			return ~sm[i].first_start_inv;
+	return 0;
 }

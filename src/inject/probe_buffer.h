@@ -7,100 +7,146 @@
 /*
  * One buffer per launch (or per launch slot of a pool), in device memory:
  *
- *   struct grt_probe_head                    64 bytes
- *   record[0 .. capacity-1]                  grt_probe_block_rec or grt_probe_thread_rec
+ *   struct grt_probe_head                    64 bytes, written by the host only
+ *   block mode only:
+ *     struct grt_probe_sm[GRT_PROBE_SM_SLOTS]   per-SM totals (device atomics)
+ *     uint32_t hist[GRT_PROBE_HIST_GROUPS][GRT_PROBE_HIST_BUCKETS]
+ *   struct grt_probe_span[0 .. capacity-1]   written by the probes when asked
  *
- * The rewritten kernel takes the buffer's device address as an extra trailing
- * `.param .u64` (ptx_kernel_result.param_index / param_offset say where).
+ * The rewritten kernel takes one extra trailing `.param .u64`
+ * (ptx_kernel_result.param_index / param_offset say where): the buffer's
+ * device address in its low 48 bits and the launch's tag in the top 16.
  *
- * Records are indexed, not appended: a block writes record number
+ * Block mode summarizes every launch on the device: the warp that completes
+ * a block adds it to its SM's totals and to a duration histogram (one of
+ * GRT_PROBE_HIST_GROUPS copies, picked by SM, so that blocks on different
+ * SMs rarely hit the same address). The host reads ~10 KiB per launch,
+ * whatever the grid, and zeroes the totals before the slot is used again.
+ * Spans (one per block) are stored only when the tag is not 0: the launches
+ * whose per-block records were asked for. Thread mode stores a span per
+ * thread, always.
+ *
+ * Spans are indexed, not appended: block mode writes span number
  *   block_linear = ctaid.x + nctaid.x * (ctaid.y + nctaid.y * ctaid.z)
- * and in thread mode a thread writes block_linear * block_threads + thread_linear.
- * This keeps the probes free of a global slot counter and of any barrier, so
- * each block or thread knows its slot without talking to the others.
+ * and thread mode span block_linear * block_threads + thread_linear. The
+ * launcher only hands a kernel a buffer whose capacity covers every block
+ * (thread) of the launch, so the probes do not check the index.
  *
- * The launcher, before each launch (same stream): writes the head (magic,
- * mode, capacity) and zeroes the records it expects to read (at least
- * min(capacity, blocks or threads of the launch)); the probes count on zeroed
- * `threads_done` counters. After the launch completes it copies back the head
- * and the records. A slot whose index is >= capacity is not written and counts
- * once in `lost` (blocks: by thread 0 at entry; threads: by each thread at exit).
+ * Every span carries the tag of the launch that wrote it. The launcher gives
+ * each use of a slot a new tag, so a span left from an earlier launch (a block
+ * that never finished, a trap) is told apart without zeroing the buffer
+ * between launches: the device writes each span with one 16-byte store and
+ * nothing else, no atomics on global memory, no counters to reset.
  */
 
 #define GRT_PROBE_MAGIC 0x47525450u /* "PTRG" little-endian: written by the host */
 #define GRT_PROBE_HEAD_SIZE 64u
+#define GRT_PROBE_TAG_SHIFT 48
+#define GRT_PROBE_ADDR_MASK ((1ull << GRT_PROBE_TAG_SHIFT) - 1)
 
 enum grt_probe_mode {
-	GRT_PROBE_BLOCK = 1, /* one record per block: entry time, SM, last thread's exit time */
-	GRT_PROBE_THREAD =
-	    2, /* one record per thread: entry and exit time (the heavy benchmark probe) */
+	GRT_PROBE_BLOCK = 1,  /* one span per block: first thread's entry to last thread's exit */
+	GRT_PROBE_THREAD = 2, /* one span per thread: its entry to its exit (the heavy probe) */
 };
 
+/* Per-SM totals of one launch; SM ids at or above GRT_PROBE_SM_SLOTS share the last slot. */
+#define GRT_PROBE_SM_SLOTS 256u
+#define GRT_PROBE_HIST_GROUPS 8u   /* histogram copies, by smid % groups */
+#define GRT_PROBE_HIST_BUCKETS 64u /* half octaves of the block duration in ns: see below */
+
+struct grt_probe_sm {
+	uint64_t first_start_inv; /* ~(earliest block start): max of complements, zero is "none" */
+	uint64_t last_end;	  /* latest block end */
+	uint64_t busy_ns;	  /* sum of block durations */
+	uint32_t blocks;	  /* blocks that completed on it */
+	uint32_t max_ns;	  /* longest block, saturated at 2^32-1 ns */
+};
+_Static_assert(sizeof(struct grt_probe_sm) == 32, "SM totals are 32 bytes");
+
+#define GRT_PROBE_SM_OFF GRT_PROBE_HEAD_SIZE
+#define GRT_PROBE_HIST_OFF (GRT_PROBE_SM_OFF + GRT_PROBE_SM_SLOTS * 32u)
+#define GRT_PROBE_AGG_END (GRT_PROBE_HIST_OFF + GRT_PROBE_HIST_GROUPS * GRT_PROBE_HIST_BUCKETS * 4u)
+
+/*
+ * Histogram bucket of a duration d (ns, saturated to 32 bits): with
+ * e = floor(log2(d | 1)), bucket 2e + (the bit below the leading one).
+ * Bucket b covers [lo, 2 lo) / 2 halves: see grt_probe_bucket_low().
+ */
+static inline unsigned grt_probe_bucket(uint32_t d)
+{
+	unsigned e = 31u - (unsigned)__builtin_clz(d | 1u);
+
+	return 2 * e + (e ? (d >> (e - 1)) & 1u : 0);
+}
+
+/* The smallest duration that falls in bucket b. */
+static inline uint64_t grt_probe_bucket_low(unsigned b)
+{
+	unsigned e = b / 2;
+
+	return e ? (1ull << e) + (b & 1 ? 1ull << (e - 1) : 0) : (b & 1 ? 1 : 0);
+}
+
 struct grt_probe_head {
-	uint32_t magic;	   /* host: GRT_PROBE_MAGIC */
-	uint32_t mode;	   /* host: enum grt_probe_mode, checked by the host only */
-	uint64_t capacity; /* host: number of record slots after the head */
-	uint64_t lost;	   /* device: blocks/threads whose slot index was >= capacity */
-	uint64_t
-	    done; /* device: records completed (block mode: end written; thread mode: stored) */
-	uint64_t reserved[4]; /* zero */
+	uint32_t magic;	      /* GRT_PROBE_MAGIC */
+	uint32_t mode;	      /* enum grt_probe_mode, checked by the host only */
+	uint64_t capacity;    /* number of spans after the head */
+	uint64_t reserved[6]; /* zero */
 };
 _Static_assert(sizeof(struct grt_probe_head) == GRT_PROBE_HEAD_SIZE, "probe head is 64 bytes");
 
-/* Offsets the PTX probes use; they must match the structs. */
-#define GRT_PROBE_OFF_CAPACITY 8
-#define GRT_PROBE_OFF_LOST 16
-#define GRT_PROBE_OFF_DONE 24
-
 /*
- * Block mode. start_ns is written by thread (0,0,0) after the kernel's
- * declarations, before its first instruction; end_ns by the thread whose
- * exit brought threads_done to the block size (exit counting is aggregated
- * per converged warp group: its lowest lane adds the group's size).
- * start_ns == 0: the block never started (or its slot was out of range);
- * end_ns == 0: not every thread reached an exit the probe sees (a thread
- * terminated inside a device function, or a trap).
+ * What one block (thread) did. Block mode: thread (0,0,0) takes start_ns at
+ * entry into shared memory; the warp whose exit completes the block (counted
+ * in shared memory, one atomic per converged warp group) stores the span.
+ * A block with a thread that never reaches an exit the probe sees stores
+ * nothing: its span keeps an old tag.
  */
-struct grt_probe_block_rec {
-	uint64_t start_ns; /* %globaltimer at block entry (thread 0) */
-	uint64_t end_ns;   /* %globaltimer after the last thread's exit */
-	uint32_t block_x;  /* %ctaid */
-	uint32_t block_y;
-	uint32_t block_z;
-	uint32_t smid;	       /* %smid of thread 0 at entry */
-	uint32_t threads_done; /* exit counter; equals ntid.x*ntid.y*ntid.z when complete */
-	uint32_t pad;
+struct grt_probe_span {
+	uint64_t start_ns; /* %globaltimer at entry */
+	uint32_t dur;	   /* exit - entry, encoded: see grt_probe_dur_ns() */
+	uint16_t smid;	   /* %smid at exit (low 16 bits) */
+	uint16_t tag;	   /* the launch's tag (top 16 bits of the parameter) */
 };
-_Static_assert(sizeof(struct grt_probe_block_rec) == 40, "block record is 40 bytes");
+_Static_assert(sizeof(struct grt_probe_span) == 16, "a span is 16 bytes");
 
-#define GRT_PROBE_BLOCK_OFF_START 0
-#define GRT_PROBE_BLOCK_OFF_END 8
-#define GRT_PROBE_BLOCK_OFF_X 16
-#define GRT_PROBE_BLOCK_OFF_Y 20
-#define GRT_PROBE_BLOCK_OFF_Z 24
-#define GRT_PROBE_BLOCK_OFF_SMID 28
-#define GRT_PROBE_BLOCK_OFF_DONE 32
+/* Durations from 2^31 ns (2.1 s) on are stored in 1024-ns units with the top bit set. */
+#define GRT_PROBE_DUR_COARSE 0x80000000u
+#define GRT_PROBE_DUR_SHIFT 10
 
-/* Thread mode: every thread stores its own record at exit. */
-struct grt_probe_thread_rec {
-	uint64_t start_ns;	/* %globaltimer at the thread's entry */
-	uint64_t end_ns;	/* %globaltimer at the thread's exit */
-	uint32_t block_linear;	/* low 32 bits of the block's linear index */
-	uint32_t thread_linear; /* tid.x + ntid.x * (tid.y + ntid.y * tid.z) */
-};
-_Static_assert(sizeof(struct grt_probe_thread_rec) == 24, "thread record is 24 bytes");
+static inline uint64_t grt_probe_dur_ns(uint32_t dur)
+{
+	return dur & GRT_PROBE_DUR_COARSE ? (uint64_t)(dur & ~GRT_PROBE_DUR_COARSE)
+						<< GRT_PROBE_DUR_SHIFT
+					  : dur;
+}
 
-#define GRT_PROBE_THREAD_OFF_START 0
-#define GRT_PROBE_THREAD_OFF_END 8
-#define GRT_PROBE_THREAD_OFF_BLOCK 16
-#define GRT_PROBE_THREAD_OFF_THREAD 20
+static inline uint32_t grt_probe_dur_encode(uint64_t ns)
+{
+	uint64_t coarse = ns >> GRT_PROBE_DUR_SHIFT;
 
-/* Bytes of a buffer holding `slots` records of `mode`. */
+	if (ns < GRT_PROBE_DUR_COARSE)
+		return (uint32_t)ns;
+	return GRT_PROBE_DUR_COARSE |
+	       (uint32_t)(coarse < ~GRT_PROBE_DUR_COARSE ? coarse : ~GRT_PROBE_DUR_COARSE);
+}
+
+/* The kernel parameter for a buffer at dptr; block mode stores spans only when tag != 0. */
+static inline uint64_t grt_probe_param(uint64_t dptr, uint16_t tag)
+{
+	return dptr | (uint64_t)tag << GRT_PROBE_TAG_SHIFT;
+}
+
+/* Where the spans start. */
+static inline uint64_t grt_probe_spans_off(enum grt_probe_mode mode)
+{
+	return mode == GRT_PROBE_BLOCK ? GRT_PROBE_AGG_END : GRT_PROBE_HEAD_SIZE;
+}
+
+/* Bytes of a buffer holding `slots` spans. */
 static inline uint64_t grt_probe_buffer_size(enum grt_probe_mode mode, uint64_t slots)
 {
-	uint64_t rec = mode == GRT_PROBE_THREAD ? sizeof(struct grt_probe_thread_rec)
-						: sizeof(struct grt_probe_block_rec);
-	return GRT_PROBE_HEAD_SIZE + slots * rec;
+	return grt_probe_spans_off(mode) + slots * sizeof(struct grt_probe_span);
 }
 
 #endif

@@ -17,7 +17,7 @@
 #define MODULE_SLOTS 16384u
 #define MAX_CTXS 16
 #define SIZE_CLASSES 24 /* slot sizes 64 KiB << 0..23 */
-#define MIN_SLOT_BYTES (64u << 10)
+#define MIN_SLOT_BYTES (16u << 10) /* block mode's device totals fit */
 #define ARENA_BYTES (16u << 20) /* the first arena of a class; later ones double */
 #define ARENA_MAX_BYTES (256ull << 20)
 #define EVENT_EVERY 16 /* launches per stream between completion events */
@@ -89,7 +89,7 @@ struct pool_slot {
 	uint64_t capacity; /* records after the head */
 	CUcontext ctx;
 	unsigned size_class;
-	bool dirty; /* records left from a launch that was not read back */
+	uint16_t tag; /* of the slot's latest launch: spans with another tag are stale */
 };
 
 struct ctx_res {
@@ -107,6 +107,8 @@ struct pending {
 	uint64_t stream_key;
 	uint64_t stream;
 	uint64_t api_enter_ns;
+	uint64_t param; /* the probe parameter: buffer address and tag */
+	uint16_t tag;
 	CUcontext ctx;
 	struct inst_func *fn;
 	struct pool_slot *slot;
@@ -724,16 +726,11 @@ static unsigned size_class(uint64_t bytes)
 	return c;
 }
 
-static uint64_t record_size(int mode)
-{
-	return mode == GRT_PROBE_THREAD ? sizeof(struct grt_probe_thread_rec)
-					: sizeof(struct grt_probe_block_rec);
-}
-
 /*
  * Slots come from arenas of one size class: one allocation, one memset and
  * three strided 32-bit memsets write every slot's head (magic, mode,
- * capacity), all on our stream. The launch path then only takes a slot off
+ * capacity), all on our stream, once: the probes never write the head and
+ * tag their spans, so a slot is reused without being cleaned. The launch path then only takes a slot off
  * a list; the drain thread tops the lists up ahead of need (pool_top_up).
  * Arenas double per class up to ARENA_MAX_BYTES or a quarter of the budget.
  */
@@ -759,13 +756,16 @@ static struct pool_slot *arena_alloc(struct probe_state *ps, struct ctx_res *r, 
 {
 	struct inject_driver *d = &ps->st->drv;
 	uint64_t slot = (uint64_t)MIN_SLOT_BYTES << cls, n = bytes / slot;
-	uint64_t capacity = (slot - GRT_PROBE_HEAD_SIZE) / record_size(ps->mode);
+	uint64_t capacity =
+	    (slot - grt_probe_spans_off(ps->mode)) / sizeof(struct grt_probe_span);
 	struct pool_slot *list = NULL;
 	CUdeviceptr base = 0;
 
 	if (d->cuMemAlloc_v2(&base, bytes))
 		return NULL;
-	if (d->cuMemsetD8Async(base, 0, bytes, r->stream) ||
+	/* the tag rides in the parameter's top bits: the buffer must sit below them */
+	if ((base + bytes - 1) & ~GRT_PROBE_ADDR_MASK ||
+	    d->cuMemsetD8Async(base, 0, bytes, r->stream) ||
 	    d->cuMemsetD2D32Async(base, slot, GRT_PROBE_MAGIC, 1, n, r->stream) ||
 	    d->cuMemsetD2D32Async(base + 4, slot, (unsigned)ps->mode, 1, n, r->stream) ||
 	    d->cuMemsetD2D32Async(base + 8, slot, (unsigned)capacity, 1, n, r->stream) ||
@@ -857,21 +857,8 @@ static void pool_top_up(struct probe_state *ps)
 	}
 }
 
-/* Zeroes a slot's records before a launch that will be read back. Under ps->lock. */
-static int slot_clean(struct probe_state *ps, struct ctx_res *r, struct pool_slot *sl)
-{
-	struct inject_driver *d = &ps->st->drv;
-
-	if (d->cuMemsetD8Async(sl->dptr + 16, 0, sl->size - 16, r->stream) ||
-	    d->cuStreamSynchronize(r->stream))
-		return -EIO;
-	sl->dirty = false;
-	return 0;
-}
-
-/* A slot of at least bytes in ctx (clean when clean is set), or NULL. Under ps->lock. */
-static struct pool_slot *slot_get(struct probe_state *ps, struct ctx_res *r, uint64_t bytes,
-				  bool clean)
+/* A slot of at least bytes in ctx, or NULL. Under ps->lock. */
+static struct pool_slot *slot_get(struct probe_state *ps, struct ctx_res *r, uint64_t bytes)
 {
 	unsigned cls = size_class(bytes);
 
@@ -889,10 +876,6 @@ static struct pool_slot *slot_get(struct probe_state *ps, struct ctx_res *r, uin
 				sl->next = NULL;
 				ps->nfree[c]--;
 				ps->class_ctx[c] = r;
-				if (clean && sl->dirty && slot_clean(ps, r, sl)) {
-					free(sl); /* lost to the pool; it stays counted as used */
-					return NULL;
-				}
 				return sl;
 			}
 		}
@@ -939,7 +922,7 @@ static bool event_due(struct probe_state *ps, uint64_t key)
 }
 
 /* The application's argument buffer (CU_LAUNCH_PARAM_BUFFER_*) with our pointer appended. */
-static void **extend_extra(void **extra, const struct ptx_kernel_result *k, CUdeviceptr buf,
+static void **extend_extra(void **extra, const struct ptx_kernel_result *k, uint64_t buf,
 			   void **storage, size_t *size_storage)
 {
 	void *data = NULL;
@@ -984,7 +967,7 @@ static void report_fallback(struct probe_state *ps, struct inst_func *f, const c
 
 /* Waits (pool_wait mode) for the drain thread to free a slot; under ps->lock. */
 static struct pool_slot *slot_wait(struct probe_state *ps, struct ctx_res *r, uint64_t bytes,
-				   bool clean, CUstream stream, bool ptsz)
+				   CUstream stream, bool ptsz)
 {
 	uint64_t deadline = inject_now_ns() + POOL_WAIT_NS;
 	struct pool_slot *slot = NULL;
@@ -1012,7 +995,7 @@ static struct pool_slot *slot_wait(struct probe_state *ps, struct ctx_res *r, ui
 			ts.tv_nsec -= 1000000000;
 		}
 		pthread_cond_timedwait(&ps->slot_freed, &ps->lock, &ts);
-		slot = slot_get(ps, r, bytes, clean);
+		slot = slot_get(ps, r, bytes);
 	}
 	return slot;
 }
@@ -1020,7 +1003,7 @@ static struct pool_slot *slot_wait(struct probe_state *ps, struct ctx_res *r, ui
 static int start_drain_thread(struct probe_state *ps);
 
 /* The kernel arguments with the probe buffer's address appended; NULL when it cannot be done. */
-static void **extend_params(void **params, const struct ptx_kernel_result *k, CUdeviceptr *buf,
+static void **extend_params(void **params, const struct ptx_kernel_result *k, uint64_t *buf,
 			    void **small, unsigned small_len)
 {
 	unsigned n = k->nr_params;
@@ -1076,9 +1059,12 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	/* thread mode is the heavy benchmark probe: its records are read for the first launches
 	 * only */
 	p->read_records = ps->mode != GRT_PROBE_THREAD || p->blocks_wanted;
+	/* block mode stores spans only for the launches whose blocks go to the trace */
 	slots = (uint64_t)cfg->gridDimX * cfg->gridDimY * cfg->gridDimZ;
 	if (ps->mode == GRT_PROBE_THREAD)
 		slots *= (uint64_t)cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ;
+	else if (!p->blocks_wanted)
+		slots = 0;
 	bytes = grt_probe_buffer_size(ps->mode, slots);
 	inject_enter_tool();
 	timed_lock(ps);
@@ -1090,9 +1076,9 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		free(p);
 		return false;
 	}
-	slot = slot_get(ps, r, bytes, p->read_records);
+	slot = slot_get(ps, r, bytes);
 	if (!slot && st->cfg.pool_wait)
-		slot = slot_wait(ps, r, bytes, p->read_records, cfg->hStream, ptsz);
+		slot = slot_wait(ps, r, bytes, cfg->hStream, ptsz);
 	if (!slot) {
 		atomic_fetch_add(&ps->no_buffer, 1);
 		pthread_mutex_unlock(&ps->lock);
@@ -1107,6 +1093,9 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	p->ctx = ctx;
 	p->fn = fn;
 	p->slot = slot;
+	if (slots) /* never 0: that is fresh memory, and "no spans" in block mode */
+		p->tag = slot->tag = slot->tag == UINT16_MAX ? 1 : slot->tag + 1;
+	p->param = grt_probe_param(slot->dptr, p->tag);
 	p->grid[0] = cfg->gridDimX, p->grid[1] = cfg->gridDimY, p->grid[2] = cfg->gridDimZ;
 	p->block[0] = cfg->blockDimX, p->block[1] = cfg->blockDimY, p->block[2] = cfg->blockDimZ;
 	p->tid = inject_tid();
@@ -1114,9 +1103,9 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	pthread_mutex_unlock(&ps->lock);
 
 	if (params)
-		new_params = extend_params(params, fn->k, &slot->dptr, small_params, 64);
+		new_params = extend_params(params, fn->k, &p->param, small_params, 64);
 	else if (extra)
-		new_extra = extend_extra(extra, fn->k, slot->dptr, storage_extra, &extra_size);
+		new_extra = extend_extra(extra, fn->k, p->param, storage_extra, &extra_size);
 	/* the application's launch, only redirected: CUPTI must not take it for ours */
 	inject_leave_tool();
 	real_start = inject_now_ns();
@@ -1322,9 +1311,11 @@ static uint64_t used_bytes(const struct probe_state *ps, const struct pending *p
 		slots *= (uint64_t)p->block[0] * p->block[1] * p->block[2];
 	if (!p->read_records)
 		return GRT_PROBE_HEAD_SIZE;
+	if (!p->tag)
+		slots = 0;
 	if (slots > p->slot->capacity)
 		slots = p->slot->capacity;
-	return GRT_PROBE_HEAD_SIZE + slots * record_size(ps->mode);
+	return grt_probe_buffer_size(ps->mode, slots);
 }
 
 /*
@@ -1371,32 +1362,64 @@ static void send_blocks(struct inject_state *st, const struct pending *p,
 	}
 }
 
-/* Any device time of the launch (the first recorded start), to pick its calibration. */
-static uint64_t first_time(const struct probe_state *ps, const struct pending *p,
-			   const uint8_t *buf)
+/* Any device time of the launch (the first span it wrote), to pick its calibration. */
+static uint64_t first_time(const struct pending *p, const struct grt_probe_span *spans, uint64_t n)
 {
-	const uint8_t *recs = buf + GRT_PROBE_HEAD_SIZE;
-	uint64_t n = (used_bytes(ps, p) - GRT_PROBE_HEAD_SIZE) / record_size(ps->mode);
-
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t t = ps->mode == GRT_PROBE_THREAD
-				 ? ((const struct grt_probe_thread_rec *)recs)[i].start_ns
-				 : ((const struct grt_probe_block_rec *)recs)[i].start_ns;
-
-		if (t)
-			return t;
-	}
+	for (uint64_t i = 0; i < n; i++)
+		if (spans[i].tag == p->tag && spans[i].start_ns)
+			return spans[i].start_ns;
 	return 0;
+}
+
+/* The calibration fits around device time t, in map (left empty when there are none). */
+static void launch_clock(struct probe_state *ps, uint64_t t, struct clock_fit fits[2],
+			 struct clock_pair *map)
+{
+	if (!calib_bracket(ps->st, t, &fits[0], &fits[1])) {
+		map->a = &fits[0];
+		map->b = &fits[1];
+	}
+}
+
+static void send_launch(struct probe_state *ps, const struct pending *p, struct inj_launch *msg,
+			uint64_t missing)
+{
+	struct inject_state *st = ps->st;
+
+	msg->rec.launch_id = p->launch_id;
+	msg->rec.api_enter_ns = p->api_enter_ns;
+	msg->rec.stream = p->stream;
+	msg->rec.lost_blocks = missing;
+	msg->name_id = channel_name(&st->chan, p->fn->name);
+	channel_fill_head(&msg->head, msg->rec.start_ns ? msg->rec.start_ns : p->api_enter_ns);
+	msg->head.tid = p->tid;
+	channel_send(&st->chan, INJ_MSG_LAUNCH, msg, sizeof(*msg));
+	atomic_fetch_add(&ps->lost_blocks, missing);
+}
+
+/* A block-mode launch without spans: its summary from the device totals. */
+static void process_totals(struct probe_state *ps, const struct pending *p, const uint8_t *buf)
+{
+	const struct grt_probe_sm *sm = (const void *)(buf + GRT_PROBE_SM_OFF);
+	uint64_t blocks = (uint64_t)p->grid[0] * p->grid[1] * p->grid[2];
+	struct clock_fit fits[2];
+	struct clock_pair map = {0};
+	struct inj_launch msg = {0};
+
+	launch_clock(ps, launch_totals_first_start(sm), fits, &map);
+	launch_summarize_totals(sm, (const void *)(buf + GRT_PROBE_HIST_OFF), &map, &msg.rec);
+	send_launch(ps, p, &msg, blocks > msg.rec.blocks ? blocks - msg.rec.blocks : 0);
 }
 
 /* Turns one launch's buffer (copied to host) into block records and its summary. */
 static void process_launch(struct probe_state *ps, const struct pending *p, const uint8_t *buf)
 {
-	struct inject_state *st = ps->st;
 	const struct grt_probe_head *head = (const void *)buf;
-	struct clock_fit fa, fb;
+	const struct grt_probe_span *spans = (const void *)(buf + grt_probe_spans_off(ps->mode));
+	struct clock_fit fits[2];
 	struct clock_pair map = {0};
-	uint64_t blocks = (uint64_t)p->grid[0] * p->grid[1] * p->grid[2], missing = 0, n;
+	uint64_t blocks = (uint64_t)p->grid[0] * p->grid[1] * p->grid[2], missing = 0;
+	uint64_t n = (used_bytes(ps, p) - grt_probe_spans_off(ps->mode)) / sizeof(*spans);
 	uint32_t tpb = p->block[0] * p->block[1] * p->block[2];
 	struct inj_launch msg = {0};
 	struct grt_gpu_block_rec *recs;
@@ -1404,42 +1427,27 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 
 	if (head->magic != GRT_PROBE_MAGIC)
 		return;
-	if (!p->read_records) {
-		/* thread mode past the first launches: the probes ran, only their count is read */
-		atomic_fetch_add(&ps->lost_blocks, head->lost);
+	if (ps->mode == GRT_PROBE_BLOCK && !p->tag) {
+		process_totals(ps, p, buf);
 		return;
 	}
 	recs = calloc(blocks ? blocks : 1, sizeof(*recs));
 	if (!recs)
 		return;
-	/* the fits around this launch (its first record is close enough to pick them) */
-	if (!calib_bracket(st, first_time(ps, p, buf), &fa, &fb)) {
-		map.a = &fa;
-		map.b = &fb;
-	}
+	/* the fits around this launch (its first span is close enough to pick them) */
+	launch_clock(ps, first_time(p, spans, n), fits, &map);
 	if (ps->mode == GRT_PROBE_THREAD) {
-		n = blocks * tpb < p->slot->capacity ? blocks * tpb : p->slot->capacity;
-		got =
-		    launch_blocks_from_threads((const void *)(buf + GRT_PROBE_HEAD_SIZE), n, tpb,
-					       p->grid, blocks, &map, p->launch_id, recs, &missing);
+		got = launch_blocks_from_thread_spans(spans, n, p->tag, tpb, p->grid, blocks, &map,
+						      p->launch_id, recs, &missing);
 	} else {
-		n = blocks < p->slot->capacity ? blocks : p->slot->capacity;
-		got = launch_blocks_from_probe((const void *)(buf + GRT_PROBE_HEAD_SIZE), n,
-					       p->grid, &map, p->launch_id, recs, &missing);
+		got = launch_blocks_from_spans(spans, n, p->tag, p->grid, &map, p->launch_id, recs,
+					       &missing);
 		missing += blocks - n;
 	}
 	if (p->blocks_wanted)
-		send_blocks(st, p, recs, got);
+		send_blocks(ps->st, p, recs, got);
 	launch_summarize(recs, got, &msg.rec);
-	msg.rec.launch_id = p->launch_id;
-	msg.rec.api_enter_ns = p->api_enter_ns;
-	msg.rec.stream = p->stream;
-	msg.rec.lost_blocks = missing;
-	msg.name_id = channel_name(&st->chan, p->fn->name);
-	channel_fill_head(&msg.head, msg.rec.start_ns ? msg.rec.start_ns : p->api_enter_ns);
-	msg.head.tid = p->tid;
-	channel_send(&st->chan, INJ_MSG_LAUNCH, &msg, sizeof(msg));
-	atomic_fetch_add(&ps->lost_blocks, missing);
+	send_launch(ps, p, &msg, missing);
 	free(recs);
 }
 
@@ -1522,51 +1530,34 @@ static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pend
 }
 
 /*
- * Zeroes what the launches used, keeping each head's magic/mode/capacity: a
- * run of slots read back is wiped whole and its heads rewritten with strided
- * memsets; a run not read (thread mode) only gets its counters reset.
+ * Zeroes the device totals of block-mode slots read back, one strided memset
+ * per run of adjacent slots (the heads and spans are left alone).
  */
-static CUresult clean_slots(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
-			    size_t n)
+static CUresult clean_totals(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
+			     size_t n)
 {
 	struct inject_driver *d = &ps->st->drv;
 	CUresult res = CUDA_SUCCESS;
 
+	if (ps->mode != GRT_PROBE_BLOCK)
+		return CUDA_SUCCESS;
 	for (size_t i = 0; i < n && !res;) {
-		size_t len = run_length(sorted, i, n), reads = 0;
+		size_t len = run_length(sorted, i, n);
 		struct pool_slot *first = sorted[i]->slot;
 
-		for (size_t j = i; j < i + len; j++) {
-			reads += sorted[j]->read_records;
-			sorted[j]->slot->dirty = !sorted[j]->read_records;
-		}
-		if (len > 1 && reads == len) {
-			res = d->cuMemsetD8Async(first->dptr, 0, first->size * len, r->stream);
-			if (!res)
-				res = d->cuMemsetD2D32Async(first->dptr, first->size,
-							    GRT_PROBE_MAGIC, 1, len, r->stream);
-			if (!res)
-				res = d->cuMemsetD2D32Async(first->dptr + 4, first->size,
-							    (unsigned)ps->mode, 1, len, r->stream);
-			if (!res)
-				res = d->cuMemsetD2D32Async(first->dptr + 8, first->size,
-							    (unsigned)first->capacity, 1, len,
-							    r->stream);
-		} else if (len > 1 && !reads) {
-			/* lost and done, 16 bytes from offset 16 of each head */
-			res = d->cuMemsetD2D32Async(first->dptr + 16, first->size, 0, 4, len,
-						    r->stream);
-		} else {
-			for (size_t j = i; j < i + len && !res; j++)
-				res = d->cuMemsetD8Async(sorted[j]->slot->dptr + 16, 0,
-							 used_bytes(ps, sorted[j]) - 16, r->stream);
-		}
+		res = d->cuMemsetD2D32Async(first->dptr + GRT_PROBE_SM_OFF, first->size, 0,
+					    (GRT_PROBE_AGG_END - GRT_PROBE_SM_OFF) / 4, len,
+					    r->stream);
 		i += len;
 	}
 	return res ? res : wait_stream(ps, r);
 }
 
-/* Copies a batch back, reports it, cleans the slots for reuse. Without ps->lock. */
+/*
+ * Copies back the buffers of a batch's launches that are read (thread mode
+ * reads only the first launches), reports them, zeroes block mode's totals and
+ * returns the slots (tagged spans need no cleaning). Without ps->lock.
+ */
 static void collect(struct probe_state *ps, struct pending *batch)
 {
 	struct inject_driver *d = &ps->st->drv;
@@ -1590,13 +1581,14 @@ static void collect(struct probe_state *ps, struct pending *batch)
 	if (!res) {
 		n = 0;
 		for (struct pending *p = batch; p; p = p->next)
-			sorted[n++] = p;
+			if (p->read_records)
+				sorted[n++] = p;
 		qsort(sorted, n, sizeof(*sorted), by_address);
-		res = copy_back(ps, r, sorted, n);
-		for (struct pending *p = batch; p && !res; p = p->next)
-			process_launch(ps, p, (uint8_t *)ps->staging + p->staging_off);
+		res = n ? copy_back(ps, r, sorted, n) : CUDA_SUCCESS;
+		for (size_t i = 0; i < n && !res; i++)
+			process_launch(ps, sorted[i], (uint8_t *)ps->staging + sorted[i]->staging_off);
 		if (!res)
-			res = clean_slots(ps, r, sorted, n);
+			res = clean_totals(ps, r, sorted, n);
 		CUcontext popped;
 
 		d->cuCtxPopCurrent_v2(&popped);
@@ -1606,13 +1598,12 @@ static void collect(struct probe_state *ps, struct pending *batch)
 	while (batch) {
 		struct pending *next = batch->next;
 
-		if (res) {
-			/* a slot we could not clean is not reused */
-			atomic_fetch_add(&ps->no_buffer, 1);
-			free(batch->slot);
-		} else {
+		if (res && batch->read_records)
+			atomic_fetch_add(&ps->no_buffer, 1); /* its records could not be read */
+		if (res && ps->mode == GRT_PROBE_BLOCK)
+			free(batch->slot); /* totals not zeroed: not reused, stays counted as used */
+		else
 			slot_put(ps, batch->slot);
-		}
 		if (batch->event && r)
 			event_put(r, batch->event);
 		free(batch);

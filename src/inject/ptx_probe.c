@@ -21,10 +21,12 @@ static void emit(struct strbuf *b, const struct probe_style *s, const char *tmpl
 }
 
 /*
- * Register use: d0 buffer (global), d1 block linear index, d2 scratch,
- * d3 record address, d4 thread entry time (thread mode, live through the
- * kernel), d5 exit time, d6 thread record index; r0-r11 32-bit scratch,
- * q0-q2 predicates.
+ * Register use: d0 parameter, then buffer (global); d1 span index; d2
+ * scratch; d3 span address; d4 entry time (thread mode: live through the
+ * kernel; block mode: loaded from shared memory at exit); d5 exit time, then
+ * the span's second word; d6 the launch tag; r0-r11 32-bit scratch; q0-q2
+ * predicates. Block mode adds one 16-byte shared variable: entry time and
+ * exit count.
  */
 void probe_emit_decls(struct strbuf *b, const struct probe_style *s)
 {
@@ -32,6 +34,8 @@ void probe_emit_decls(struct strbuf *b, const struct probe_style *s)
 	     "\n\t.reg .b64 %~d<7>;"
 	     "\n\t.reg .b32 %~r<12>;"
 	     "\n\t.reg .pred %~q<3>;");
+	if (s->mode == GRT_PROBE_BLOCK)
+		emit(b, s, "\n\t.shared .align 8 .b8 ~blk[16];");
 }
 
 void probe_emit_param(struct strbuf *b, const struct probe_style *s)
@@ -44,20 +48,10 @@ void probe_emit_exit_branch(struct strbuf *b, const struct probe_style *s)
 	emit(b, s, "bra $~exit");
 }
 
-/*
- * Loads the buffer (a NULL buffer skips the probe: branch to `skip`) and
- * computes the block's linear index into d1 and loads the capacity into d2.
- */
-static void emit_block_index(struct strbuf *b, const struct probe_style *s, const char *skip)
+/* The block's linear index into d1. */
+static void emit_block_index(struct strbuf *b, const struct probe_style *s)
 {
 	emit(b, s,
-	     "\tld.param.u64 %~d0, [~buf];\n"
-	     "\tsetp.eq.u64 %~q1, %~d0, 0;\n"
-	     "\t@%~q1 bra $~");
-	strbuf_puts(b, skip);
-	emit(b, s,
-	     ";\n"
-	     "\tcvta.to.global.u64 %~d0, %~d0;\n"
 	     "\tmov.u32 %~r4, %ctaid.x;\n"
 	     "\tmov.u32 %~r5, %ctaid.y;\n"
 	     "\tmov.u32 %~r6, %ctaid.z;\n"
@@ -69,11 +63,111 @@ static void emit_block_index(struct strbuf *b, const struct probe_style *s, cons
 	     "\tcvt.u64.u32 %~d2, %~r7;\n"
 	     "\tmul.lo.u64 %~d1, %~d1, %~d2;\n"
 	     "\tcvt.u64.u32 %~d2, %~r4;\n"
-	     "\tadd.u64 %~d1, %~d1, %~d2;\n"
-	     "\tld.global.u64 %~d2, [%~d0+8];\n");
+	     "\tadd.u64 %~d1, %~d1, %~d2;\n");
 }
 
-/* Block mode: thread (0,0,0) stamps the block's record. */
+/* The threads per block into r10. */
+static void emit_block_threads(struct strbuf *b, const struct probe_style *s)
+{
+	emit(b, s,
+	     "\tmov.u32 %~r10, %ntid.x;\n"
+	     "\tmov.u32 %~r11, %ntid.y;\n"
+	     "\tmul.lo.u32 %~r10, %~r10, %~r11;\n"
+	     "\tmov.u32 %~r11, %ntid.z;\n"
+	     "\tmul.lo.u32 %~r10, %~r10, %~r11;\n");
+}
+
+/* The parameter into d0; a NULL buffer (launch not collected) skips the probe. */
+static void emit_load_param(struct strbuf *b, const struct probe_style *s)
+{
+	emit(b, s,
+	     "\tld.param.u64 %~d0, [~buf];\n"
+	     "\tsetp.eq.u64 %~q1, %~d0, 0;\n"
+	     "\t@%~q1 bra $~exit_done;\n");
+}
+
+/* Splits the parameter d0 into the launch tag (d6, still in the top bits) and the buffer (d0). */
+static void emit_decode_param(struct strbuf *b, const struct probe_style *s)
+{
+	emit(b, s,
+	     "\tand.b64 %~d6, %~d0, 0xFFFF000000000000;\n"
+	     "\tand.b64 %~d0, %~d0, 0x0000FFFFFFFFFFFF;\n"
+	     "\tcvta.to.global.u64 %~d0, %~d0;\n");
+}
+
+/*
+ * Stores span d1 = {d4 entry, d5 exit - entry | smid << 32 | tag} at byte
+ * `off` of the buffer with one 16-byte store. Durations of 2^31 ns or more
+ * are kept in 1024-ns units (probe_buffer.h).
+ */
+static void emit_store_span(struct strbuf *b, const struct probe_style *s, unsigned off)
+{
+	char store[96];
+
+	emit(b, s,
+	     "\tmad.lo.u64 %~d3, %~d1, 16, %~d0;\n"
+	     "\tsub.u64 %~d5, %~d5, %~d4;\n"
+	     "\tsetp.ge.u64 %~q2, %~d5, 0x80000000;\n"
+	     "\t@%~q2 shr.u64 %~d5, %~d5, 10;\n"
+	     "\t@%~q2 min.u64 %~d5, %~d5, 0x7FFFFFFF;\n"
+	     "\t@%~q2 or.b64 %~d5, %~d5, 0x80000000;\n"
+	     "\tmov.u32 %~r3, %smid;\n"
+	     "\tand.b32 %~r3, %~r3, 0xFFFF;\n"
+	     "\tcvt.u64.u32 %~d2, %~r3;\n"
+	     "\tshl.b64 %~d2, %~d2, 32;\n"
+	     "\tor.b64 %~d5, %~d5, %~d2;\n"
+	     "\tor.b64 %~d5, %~d5, %~d6;\n");
+	snprintf(store, sizeof(store), "\tst.global.v2.u64 [%%~d3+%u], {%%~d4, %%~d5};\n", off);
+	emit(b, s, store);
+}
+
+/*
+ * Block mode: adds the block (d4 entry, d5 exit) to its SM's totals and to
+ * the duration histogram of its SM's group (probe_buffer.h). Fire-and-forget
+ * reductions: the warp does not wait for them.
+ */
+static void emit_block_totals(struct strbuf *b, const struct probe_style *s)
+{
+	char line[160];
+
+	emit(b, s,
+	     "\tmov.u32 %~r3, %smid;\n"
+	     "\tmin.u32 %~r4, %~r3, 255;\n"
+	     "\tmul.wide.u32 %~d3, %~r4, 32;\n"
+	     "\tadd.u64 %~d3, %~d3, %~d0;\n"
+	     "\tnot.b64 %~d1, %~d4;\n"
+	     "\tred.global.max.u64 [%~d3+64], %~d1;\n"
+	     "\tred.global.max.u64 [%~d3+72], %~d5;\n"
+	     "\tsub.u64 %~d2, %~d5, %~d4;\n"
+	     "\tred.global.add.u64 [%~d3+80], %~d2;\n"
+	     "\tred.global.add.u32 [%~d3+88], 1;\n"
+	     "\tmin.u64 %~d1, %~d2, 0xFFFFFFFF;\n"
+	     "\tcvt.u32.u64 %~r9, %~d1;\n"
+	     "\tred.global.max.u32 [%~d3+92], %~r9;\n"
+	     /* bucket 2e + the bit below the leading one; e = 0 shifts by 2^32-1, which gives 0 */
+	     "\tor.b32 %~r10, %~r9, 1;\n"
+	     "\tclz.b32 %~r10, %~r10;\n"
+	     "\tsub.u32 %~r10, 31, %~r10;\n"
+	     "\tsub.u32 %~r11, %~r10, 1;\n"
+	     "\tshr.b32 %~r11, %~r9, %~r11;\n"
+	     "\tand.b32 %~r11, %~r11, 1;\n"
+	     "\tshl.b32 %~r10, %~r10, 1;\n"
+	     "\tadd.u32 %~r10, %~r10, %~r11;\n"
+	     "\tand.b32 %~r4, %~r3, 7;\n"
+	     "\tshl.b32 %~r4, %~r4, 6;\n"
+	     "\tadd.u32 %~r10, %~r10, %~r4;\n"
+	     "\tmul.wide.u32 %~d1, %~r10, 4;\n"
+	     "\tadd.u64 %~d1, %~d1, %~d0;\n");
+	snprintf(line, sizeof(line), "\tred.global.add.u32 [%%~d1+%u], 1;\n",
+		 (unsigned)GRT_PROBE_HIST_OFF);
+	emit(b, s, line);
+}
+
+/*
+ * Block mode: thread (0,0,0) notes the entry time and zeroes the exit count
+ * in shared memory; one barrier, while every thread of the block is still
+ * there, makes both visible before any thread can exit.
+ */
 static void emit_block_entry(struct strbuf *b, const struct probe_style *s)
 {
 	emit(b, s,
@@ -83,25 +177,11 @@ static void emit_block_entry(struct strbuf *b, const struct probe_style *s)
 	     "\tor.b32 %~r0, %~r0, %~r1;\n"
 	     "\tmov.u32 %~r1, %tid.z;\n"
 	     "\tor.b32 %~r0, %~r0, %~r1;\n"
-	     "\tsetp.ne.u32 %~q0, %~r0, 0;\n"
-	     "\t@%~q0 bra $~entry_done;\n");
-	emit_block_index(b, s, "entry_done");
-	emit(b, s,
-	     "\tsetp.ge.u64 %~q2, %~d1, %~d2;\n"
-	     "\t@%~q2 bra $~entry_lost;\n"
-	     "\tmad.lo.u64 %~d3, %~d1, 40, %~d0;\n"
-	     "\tadd.u64 %~d3, %~d3, 64;\n"
-	     "\tmov.u64 %~d2, %globaltimer;\n"
-	     "\tmov.u32 %~r3, %smid;\n"
-	     "\tst.global.u64 [%~d3], %~d2;\n"
-	     "\tst.global.u32 [%~d3+16], %~r4;\n"
-	     "\tst.global.u32 [%~d3+20], %~r5;\n"
-	     "\tst.global.u32 [%~d3+24], %~r6;\n"
-	     "\tst.global.u32 [%~d3+28], %~r3;\n"
-	     "\tbra $~entry_done;\n"
-	     "$~entry_lost:\n"
-	     "\tred.global.add.u64 [%~d0+16], 1;\n"
-	     "$~entry_done:\n");
+	     "\tsetp.eq.u32 %~q0, %~r0, 0;\n"
+	     "\t@%~q0 mov.u64 %~d2, %globaltimer;\n"
+	     "\t@%~q0 st.shared.u64 [~blk], %~d2;\n"
+	     "\t@%~q0 st.shared.u32 [~blk+8], 0;\n"
+	     "\tbar.sync 0;\n");
 }
 
 void probe_emit_entry(struct strbuf *b, const struct probe_style *s)
@@ -117,9 +197,10 @@ void probe_emit_entry(struct strbuf *b, const struct probe_style *s)
 }
 
 /*
- * Block mode: every thread counts its exit in the record; the thread whose
- * count completes the block stamps the end. With warp aggregation the lowest
- * lane of each converged group adds the group's size, one atomic per group.
+ * Block mode: every thread counts its exit in shared memory; the warp whose
+ * count completes the block stores the span. With warp aggregation the
+ * lowest lane of each converged group adds the group's size, one shared
+ * atomic per group.
  */
 static void emit_block_exit(struct strbuf *b, const struct probe_style *s)
 {
@@ -134,33 +215,35 @@ static void emit_block_exit(struct strbuf *b, const struct probe_style *s)
 		     "\tpopc.b32 %~r2, %~r0;\n");
 	else
 		emit(b, s, "\tmov.u32 %~r2, 1;\n");
-	emit_block_index(b, s, "exit_done");
 	emit(b, s,
-	     "\tsetp.ge.u64 %~q2, %~d1, %~d2;\n"
-	     "\t@%~q2 bra $~exit_done;\n"
-	     "\tmad.lo.u64 %~d3, %~d1, 40, %~d0;\n"
-	     "\tadd.u64 %~d3, %~d3, 64;\n"
-	     "\tatom.global.add.u32 %~r9, [%~d3+32], %~r2;\n"
-	     "\tadd.u32 %~r9, %~r9, %~r2;\n"
-	     "\tmov.u32 %~r10, %ntid.x;\n"
-	     "\tmov.u32 %~r11, %ntid.y;\n"
-	     "\tmul.lo.u32 %~r10, %~r10, %~r11;\n"
-	     "\tmov.u32 %~r11, %ntid.z;\n"
-	     "\tmul.lo.u32 %~r10, %~r10, %~r11;\n"
+	     "\tatom.shared.add.u32 %~r9, [~blk+8], %~r2;\n"
+	     "\tadd.u32 %~r9, %~r9, %~r2;\n");
+	emit_block_threads(b, s);
+	emit(b, s,
 	     "\tsetp.ne.u32 %~q0, %~r9, %~r10;\n"
 	     "\t@%~q0 bra $~exit_done;\n"
 	     "\tmov.u64 %~d5, %globaltimer;\n"
-	     "\tst.global.u64 [%~d3+8], %~d5;\n"
-	     "\tred.global.add.u64 [%~d0+24], 1;\n");
+	     "\tld.shared.u64 %~d4, [~blk];\n");
+	emit_load_param(b, s);
+	emit_decode_param(b, s);
+	emit_block_totals(b, s);
+	/* the span too, for launches whose per-block records were asked for (tag != 0) */
+	emit(b, s,
+	     "\tsetp.eq.u64 %~q2, %~d6, 0;\n"
+	     "\t@%~q2 bra $~exit_done;\n");
+	emit_block_index(b, s);
+	emit_store_span(b, s, (unsigned)GRT_PROBE_AGG_END);
 }
 
-/* Thread mode: each thread stores {entry, exit, block, thread} at its own index. */
+/* Thread mode: each thread stores its span at block_linear * block_threads + thread_linear. */
 static void emit_thread_exit(struct strbuf *b, const struct probe_style *s)
 {
 	emit(b, s,
 	     "\t// grtrace thread probe: exit\n"
 	     "\tmov.u64 %~d5, %globaltimer;\n");
-	emit_block_index(b, s, "exit_done");
+	emit_load_param(b, s);
+	emit_block_index(b, s);
+	emit_block_threads(b, s);
 	emit(b, s,
 	     "\tmov.u32 %~r0, %tid.y;\n"
 	     "\tmov.u32 %~r1, %tid.z;\n"
@@ -169,25 +252,12 @@ static void emit_thread_exit(struct strbuf *b, const struct probe_style *s)
 	     "\tmov.u32 %~r1, %ntid.x;\n"
 	     "\tmov.u32 %~r3, %tid.x;\n"
 	     "\tmad.lo.u32 %~r9, %~r0, %~r1, %~r3;\n"
-	     "\tmul.lo.u32 %~r10, %~r1, %~r2;\n"
-	     "\tmov.u32 %~r11, %ntid.z;\n"
-	     "\tmul.lo.u32 %~r10, %~r10, %~r11;\n"
-	     "\tcvt.u64.u32 %~d3, %~r10;\n"
-	     "\tmul.lo.u64 %~d6, %~d1, %~d3;\n"
-	     "\tcvt.u64.u32 %~d3, %~r9;\n"
-	     "\tadd.u64 %~d6, %~d6, %~d3;\n"
-	     "\tsetp.ge.u64 %~q2, %~d6, %~d2;\n"
-	     "\t@%~q2 bra $~exit_lost;\n"
-	     "\tmad.lo.u64 %~d3, %~d6, 24, %~d0;\n"
-	     "\tadd.u64 %~d3, %~d3, 64;\n"
-	     "\tcvt.u32.u64 %~r3, %~d1;\n"
-	     "\tst.global.u64 [%~d3], %~d4;\n"
-	     "\tst.global.u64 [%~d3+8], %~d5;\n"
-	     "\tst.global.u32 [%~d3+16], %~r3;\n"
-	     "\tst.global.u32 [%~d3+20], %~r9;\n"
-	     "\tbra $~exit_done;\n"
-	     "$~exit_lost:\n"
-	     "\tred.global.add.u64 [%~d0+16], 1;\n");
+	     "\tcvt.u64.u32 %~d2, %~r10;\n"
+	     "\tmul.lo.u64 %~d1, %~d1, %~d2;\n"
+	     "\tcvt.u64.u32 %~d2, %~r9;\n"
+	     "\tadd.u64 %~d1, %~d1, %~d2;\n");
+	emit_decode_param(b, s);
+	emit_store_span(b, s, GRT_PROBE_HEAD_SIZE);
 }
 
 void probe_emit_exit(struct strbuf *b, const struct probe_style *s)

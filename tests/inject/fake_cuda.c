@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -353,48 +354,58 @@ static void *calib_kernel(void *arg)
 	return NULL;
 }
 
-/* What the PTX probes would have written for this launch. */
+/* Block mode's device totals: what the probes' reductions add for one block. */
+static void fake_totals(struct grt_probe_head *head, uint64_t start, uint64_t dur, unsigned smid)
+{
+	struct grt_probe_sm *sm = (void *)((uint8_t *)head + GRT_PROBE_SM_OFF);
+	uint32_t *hist = (void *)((uint8_t *)head + GRT_PROBE_HIST_OFF);
+	uint32_t d32 = dur > UINT32_MAX ? UINT32_MAX : (uint32_t)dur;
+
+	sm += smid;
+	if (~start > sm->first_start_inv)
+		sm->first_start_inv = ~start;
+	if (start + dur > sm->last_end)
+		sm->last_end = start + dur;
+	sm->busy_ns += dur;
+	sm->blocks++;
+	if (d32 > sm->max_ns)
+		sm->max_ns = d32;
+	hist[(smid % GRT_PROBE_HIST_GROUPS) * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(d32)]++;
+}
+
+/*
+ * What the PTX probes would have written for this launch: block mode's totals
+ * (and a tagged span per block when the tag asks for them), or a tagged span
+ * per thread.
+ */
 static void fill_probes(const struct fake_function *fn, void **params, const unsigned grid[3],
 			const unsigned block[3])
 {
-	CUdeviceptr buf = *(CUdeviceptr *)params[fn->nparams - 1];
-	struct grt_probe_head *head = (void *)(uintptr_t)buf;
+	uint64_t param = *(uint64_t *)params[fn->nparams - 1];
+	struct grt_probe_head *head = (void *)(uintptr_t)(param & GRT_PROBE_ADDR_MASK);
+	uint16_t tag = (uint16_t)(param >> GRT_PROBE_TAG_SHIFT);
 	uint64_t blocks = (uint64_t)grid[0] * grid[1] * grid[2], t0 = fake_globaltimer();
-	uint32_t tpb = block[0] * block[1] * block[2];
+	uint64_t tpb = (uint64_t)block[0] * block[1] * block[2];
+	struct grt_probe_span *r;
+	bool threads;
 
 	if (head->magic != GRT_PROBE_MAGIC)
 		return;
-	if (head->mode == GRT_PROBE_THREAD) {
-		struct grt_probe_thread_rec *r = (void *)(head + 1);
+	threads = head->mode == GRT_PROBE_THREAD;
+	r = (void *)((uint8_t *)head + grt_probe_spans_off(head->mode));
+	for (uint64_t i = 0; i < (threads ? blocks * tpb : blocks); i++) {
+		uint64_t b = threads ? i / tpb : i;
+		uint64_t start = t0 + b * 1000 + (threads ? i % tpb : 0);
+		uint32_t dur = !threads && b == blocks - 1 ? 25000 : 5000;
 
-		for (uint64_t i = 0; i < blocks * tpb; i++) {
-			if (i >= head->capacity) {
-				head->lost++;
-				continue;
-			}
-			r[i].start_ns = t0 + (i / tpb) * 1000 + (i % tpb);
-			r[i].end_ns = r[i].start_ns + 5000;
-			r[i].block_linear = (uint32_t)(i / tpb);
-			r[i].thread_linear = (uint32_t)(i % tpb);
-			head->done++;
-		}
-		return;
-	}
-	struct grt_probe_block_rec *r = (void *)(head + 1);
-
-	for (uint64_t b = 0; b < blocks; b++) {
-		if (b >= head->capacity) {
-			head->lost++;
+		if (!threads)
+			fake_totals(head, start, dur, (unsigned)(b % 4));
+		if ((!threads && !tag) || i >= head->capacity)
 			continue;
-		}
-		r[b].start_ns = t0 + b * 1000;
-		r[b].end_ns = r[b].start_ns + (b == blocks - 1 ? 25000 : 5000);
-		r[b].block_x = (uint32_t)(b % grid[0]);
-		r[b].block_y = (uint32_t)((b / grid[0]) % grid[1]);
-		r[b].block_z = (uint32_t)(b / ((uint64_t)grid[0] * grid[1]));
-		r[b].smid = (uint32_t)(b % 4);
-		r[b].threads_done += tpb;
-		head->done++;
+		r[i].start_ns = start;
+		r[i].dur = dur;
+		r[i].smid = (uint16_t)(b % 4);
+		r[i].tag = tag;
 	}
 }
 
