@@ -276,7 +276,9 @@ static bool totals_match(const struct run_out *o, unsigned blocks)
 			       (unsigned long long)first[s], (unsigned long long)last[s]);
 			return false;
 		}
-	return hsum == blocks;
+	/* the histogram samples one block in 8 of grids above 256 blocks */
+	return hsum == (blocks <= GRT_PROBE_HIST_ALL ? blocks : (blocks + GRT_PROBE_HIST_EVERY - 1) /
+							 GRT_PROBE_HIST_EVERY);
 }
 
 /* Every span of a complete launch: the launch's tag, a sane SM, a start and a duration. */
@@ -336,7 +338,7 @@ static void check_case(const char *dir, const struct kcase *k, int sms)
 	bool recs_ok = records_ok(k, &b, sms, &max_ns);
 
 	verdict(recs_ok,
-		"%s: %u blocks, every span tagged and consistent, SM totals and histogram agree "
+		"%s: %u blocks, every span tagged and consistent, SM totals and histogram sample agree "
 		"(longest block %.1f us)",
 		k->kernel, blocks, max_ns / 1e3);
 	CK(cuMemFree(probe));

@@ -350,6 +350,12 @@ static void test_summarize_totals(void)
 	/* 500 and 500 are the lower half: the median is the middle of [384, 512) */
 	CHECK_EQ_U64(rec.block_ns_p50, 448);
 	CHECK_EQ_U64(launch_totals_first_start(sm), 100);
+	/* a sampled histogram (one block of the four): its median is that block's bucket */
+	memset(hist, 0, sizeof(hist));
+	hist[200 % 8 * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(3000)] = 1;
+	launch_summarize_totals(sm, hist, &map, &rec);
+	CHECK_EQ_U64(rec.blocks, 4);
+	CHECK_EQ_U64(rec.block_ns_p50, 2560); /* the middle of [2048, 3072) */
 }
 
 static void test_blocks_from_threads(void)

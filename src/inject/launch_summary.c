@@ -250,14 +250,16 @@ static uint64_t bucket_mid(unsigned b)
 	return lo + (hi - lo) / 2;
 }
 
-/* The median block duration from the histogram groups, to the middle of its half octave. */
-static uint64_t hist_median(const uint32_t *hist, uint64_t total)
+/* The median block duration of the histogram's sample, to the middle of its half octave. */
+static uint64_t hist_median(const uint32_t *hist)
 {
-	uint64_t counts[GRT_PROBE_HIST_BUCKETS] = {0}, seen = 0;
+	uint64_t counts[GRT_PROBE_HIST_BUCKETS] = {0}, seen = 0, total = 0;
 
 	for (unsigned g = 0; g < GRT_PROBE_HIST_GROUPS; g++)
 		for (unsigned b = 0; b < GRT_PROBE_HIST_BUCKETS; b++)
 			counts[b] += hist[g * GRT_PROBE_HIST_BUCKETS + b];
+	for (unsigned b = 0; b < GRT_PROBE_HIST_BUCKETS; b++)
+		total += counts[b];
 	for (unsigned b = 0; b < GRT_PROBE_HIST_BUCKETS; b++) {
 		seen += counts[b];
 		if (seen * 2 >= total && seen)
@@ -296,7 +298,7 @@ void launch_summarize_totals(const struct grt_probe_sm *sm, const uint32_t *hist
 	rec->blocks = (uint32_t)blocks;
 	rec->start_ns = blocks ? clock_map(map, start) : 0;
 	rec->end_ns = blocks ? clock_map(map, end) : 0;
-	rec->block_ns_p50 = hist_median(hist, blocks);
+	rec->block_ns_p50 = hist_median(hist);
 }
 
 uint64_t launch_totals_first_start(const struct grt_probe_sm *sm)

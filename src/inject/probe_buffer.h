@@ -18,7 +18,8 @@
  * device address in its low 48 bits and the launch's tag in the top 16.
  *
  * Block mode summarizes every launch on the device: the warp that completes
- * a block adds it to its SM's totals and to a duration histogram (one of
+ * a block adds it to its SM's totals and (every block of small grids, one in
+ * GRT_PROBE_HIST_EVERY of larger ones) to a duration histogram (one of
  * GRT_PROBE_HIST_GROUPS copies, picked by SM, so that blocks on different
  * SMs rarely hit the same address). The host reads ~10 KiB per launch,
  * whatever the grid, and zeroes the totals before the slot is used again.
@@ -53,6 +54,10 @@ enum grt_probe_mode {
 #define GRT_PROBE_SM_SLOTS 256u
 #define GRT_PROBE_HIST_GROUPS 8u   /* histogram copies, by smid % groups */
 #define GRT_PROBE_HIST_BUCKETS 64u /* half octaves of the block duration in ns: see below */
+/* Grids above GRT_PROBE_HIST_ALL blocks: only blocks whose linear index is a multiple of
+ * GRT_PROBE_HIST_EVERY feed the histogram (it is a sample; the SM totals count every block). */
+#define GRT_PROBE_HIST_ALL 256u
+#define GRT_PROBE_HIST_EVERY 8u
 
 struct grt_probe_sm {
 	uint64_t first_start_inv; /* ~(earliest block start): max of complements, zero is "none" */

@@ -122,9 +122,33 @@ static void emit_store_span(struct strbuf *b, const struct probe_style *s, unsig
 }
 
 /*
- * Block mode: adds the block (d4 entry, d5 exit) to its SM's totals and to
- * the duration histogram of its SM's group (probe_buffer.h). Fire-and-forget
- * reductions: the warp does not wait for them.
+ * Block mode: whether this block (d1) feeds the duration histogram, in q0.
+ * Grids of more than GRT_PROBE_HIST_ALL blocks sample one block in
+ * GRT_PROBE_HIST_EVERY: a histogram bucket is one address that every block of
+ * a launch hits, and same-address reductions serialize (bench/RESULTS.md).
+ * The block count is taken modulo 2^32: a grid larger than that samples all.
+ */
+static void emit_hist_sample(struct strbuf *b, const struct probe_style *s)
+{
+	char line[200];
+
+	emit(b, s,
+	     "\tmov.u32 %~r9, %nctaid.z;\n"
+	     "\tmul.lo.u32 %~r9, %~r9, %~r7;\n"
+	     "\tmul.lo.u32 %~r9, %~r9, %~r8;\n"
+	     "\tcvt.u32.u64 %~r10, %~d1;\n");
+	snprintf(line, sizeof(line),
+		 "\tand.b32 %%~r10, %%~r10, %u;\n"
+		 "\tsetp.eq.u32 %%~q0, %%~r10, 0;\n"
+		 "\tsetp.le.or.u32 %%~q0, %%~r9, %u, %%~q0;\n",
+		 GRT_PROBE_HIST_EVERY - 1, GRT_PROBE_HIST_ALL);
+	emit(b, s, line);
+}
+
+/*
+ * Block mode: adds the block (d4 entry, d5 exit) to its SM's totals and, when
+ * q0 says so, to the duration histogram of its SM's group (probe_buffer.h).
+ * Fire-and-forget reductions: the warp does not wait for them. Keeps d1.
  */
 static void emit_block_totals(struct strbuf *b, const struct probe_style *s)
 {
@@ -135,14 +159,14 @@ static void emit_block_totals(struct strbuf *b, const struct probe_style *s)
 	     "\tmin.u32 %~r4, %~r3, 255;\n"
 	     "\tmul.wide.u32 %~d3, %~r4, 32;\n"
 	     "\tadd.u64 %~d3, %~d3, %~d0;\n"
-	     "\tnot.b64 %~d1, %~d4;\n"
-	     "\tred.global.max.u64 [%~d3+64], %~d1;\n"
+	     "\tnot.b64 %~d2, %~d4;\n"
+	     "\tred.global.max.u64 [%~d3+64], %~d2;\n"
 	     "\tred.global.max.u64 [%~d3+72], %~d5;\n"
 	     "\tsub.u64 %~d2, %~d5, %~d4;\n"
 	     "\tred.global.add.u64 [%~d3+80], %~d2;\n"
 	     "\tred.global.add.u32 [%~d3+88], 1;\n"
-	     "\tmin.u64 %~d1, %~d2, 0xFFFFFFFF;\n"
-	     "\tcvt.u32.u64 %~r9, %~d1;\n"
+	     "\tmin.u64 %~d2, %~d2, 0xFFFFFFFF;\n"
+	     "\tcvt.u32.u64 %~r9, %~d2;\n"
 	     "\tred.global.max.u32 [%~d3+92], %~r9;\n"
 	     /* bucket 2e + the bit below the leading one; e = 0 shifts by 2^32-1, which gives 0 */
 	     "\tor.b32 %~r10, %~r9, 1;\n"
@@ -156,9 +180,9 @@ static void emit_block_totals(struct strbuf *b, const struct probe_style *s)
 	     "\tand.b32 %~r4, %~r3, 7;\n"
 	     "\tshl.b32 %~r4, %~r4, 6;\n"
 	     "\tadd.u32 %~r10, %~r10, %~r4;\n"
-	     "\tmul.wide.u32 %~d1, %~r10, 4;\n"
-	     "\tadd.u64 %~d1, %~d1, %~d0;\n");
-	snprintf(line, sizeof(line), "\tred.global.add.u32 [%%~d1+%u], 1;\n",
+	     "\tmul.wide.u32 %~d3, %~r10, 4;\n"
+	     "\tadd.u64 %~d3, %~d3, %~d0;\n");
+	snprintf(line, sizeof(line), "\t@%%~q0 red.global.add.u32 [%%~d3+%u], 1;\n",
 		 (unsigned)GRT_PROBE_HIST_OFF);
 	emit(b, s, line);
 }
@@ -226,12 +250,13 @@ static void emit_block_exit(struct strbuf *b, const struct probe_style *s)
 	     "\tld.shared.u64 %~d4, [~blk];\n");
 	emit_load_param(b, s);
 	emit_decode_param(b, s);
+	emit_block_index(b, s);
+	emit_hist_sample(b, s);
 	emit_block_totals(b, s);
 	/* the span too, for launches whose per-block records were asked for (tag != 0) */
 	emit(b, s,
 	     "\tsetp.eq.u64 %~q2, %~d6, 0;\n"
 	     "\t@%~q2 bra $~exit_done;\n");
-	emit_block_index(b, s);
 	emit_store_span(b, s, (unsigned)GRT_PROBE_AGG_END);
 }
 

@@ -355,7 +355,8 @@ static void *calib_kernel(void *arg)
 }
 
 /* Block mode's device totals: what the probes' reductions add for one block. */
-static void fake_totals(struct grt_probe_head *head, uint64_t start, uint64_t dur, unsigned smid)
+static void fake_totals(struct grt_probe_head *head, uint64_t start, uint64_t dur, unsigned smid,
+			bool sampled)
 {
 	struct grt_probe_sm *sm = (void *)((uint8_t *)head + GRT_PROBE_SM_OFF);
 	uint32_t *hist = (void *)((uint8_t *)head + GRT_PROBE_HIST_OFF);
@@ -370,7 +371,8 @@ static void fake_totals(struct grt_probe_head *head, uint64_t start, uint64_t du
 	sm->blocks++;
 	if (d32 > sm->max_ns)
 		sm->max_ns = d32;
-	hist[(smid % GRT_PROBE_HIST_GROUPS) * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(d32)]++;
+	if (sampled)
+		hist[(smid % GRT_PROBE_HIST_GROUPS) * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(d32)]++;
 }
 
 /*
@@ -399,7 +401,8 @@ static void fill_probes(const struct fake_function *fn, void **params, const uns
 		uint32_t dur = !threads && b == blocks - 1 ? 25000 : 5000;
 
 		if (!threads)
-			fake_totals(head, start, dur, (unsigned)(b % 4));
+			fake_totals(head, start, dur, (unsigned)(b % 4),
+				    blocks <= GRT_PROBE_HIST_ALL || b % GRT_PROBE_HIST_EVERY == 0);
 		if ((!threads && !tag) || i >= head->capacity)
 			continue;
 		r[i].start_ns = start;
