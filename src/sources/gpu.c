@@ -241,18 +241,26 @@ static int on_status(struct gpu_source *g, const void *payload, uint32_t len)
 	return grt_session_emit(g->session, GRT_REC_SOURCE_STATUS, &o, &rec, sizeof(rec));
 }
 
+/* Emits rec (a copy of a message's record) with *kernel_str set from the message's name id. */
+static int emit_named(struct gpu_source *g, uint16_t type, const struct inj_head *h,
+		      uint64_t name_id, const void *rec, size_t size, uint32_t *kernel_str)
+{
+	struct grt_event_origin o = origin_of(h);
+
+	*kernel_str = name_str(g, name_id);
+	return grt_session_emit(g->session, type, &o, rec, size);
+}
+
 static int on_kernel(struct gpu_source *g, const void *payload, uint32_t len)
 {
 	const struct inj_kernel *m = payload;
 	struct grt_gpu_kernel_rec rec;
-	struct grt_event_origin o;
 
 	if (len < sizeof(*m))
 		return -EINVAL;
 	rec = m->rec;
-	rec.kernel_str = name_str(g, m->name_id);
-	o = origin_of(&m->head);
-	return grt_session_emit(g->session, GRT_REC_GPU_KERNEL, &o, &rec, sizeof(rec));
+	return emit_named(g, GRT_REC_GPU_KERNEL, &m->head, m->name_id, &rec, sizeof(rec),
+			  &rec.kernel_str);
 }
 
 static int on_copy(struct gpu_source *g, const void *payload, uint32_t len)
@@ -286,29 +294,25 @@ static int on_launch(struct gpu_source *g, const void *payload, uint32_t len)
 {
 	const struct inj_launch *m = payload;
 	struct grt_gpu_launch_rec rec;
-	struct grt_event_origin o;
 
 	if (len < sizeof(*m))
 		return -EINVAL;
 	rec = m->rec;
-	rec.kernel_str = name_str(g, m->name_id);
-	o = origin_of(&m->head);
-	return grt_session_emit(g->session, GRT_REC_GPU_LAUNCH, &o, &rec, sizeof(rec));
+	return emit_named(g, GRT_REC_GPU_LAUNCH, &m->head, m->name_id, &rec, sizeof(rec),
+			  &rec.kernel_str);
 }
 
 static int on_instrument(struct gpu_source *g, const void *payload, uint32_t len)
 {
 	const struct inj_instrument *m = payload;
 	struct grt_gpu_instrument_rec rec;
-	struct grt_event_origin o;
 
 	if (len < sizeof(*m) + 1 || !has_string(m->reason, len - sizeof(*m)))
 		return -EINVAL;
 	rec = m->rec;
-	rec.kernel_str = name_str(g, m->name_id);
 	rec.reason_str = grt_session_intern(g->session, m->reason);
-	o = origin_of(&m->head);
-	return grt_session_emit(g->session, GRT_REC_GPU_INSTRUMENT, &o, &rec, sizeof(rec));
+	return emit_named(g, GRT_REC_GPU_INSTRUMENT, &m->head, m->name_id, &rec, sizeof(rec),
+			  &rec.kernel_str);
 }
 
 static int on_calib(struct gpu_source *g, const void *payload, uint32_t len)
