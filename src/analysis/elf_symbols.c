@@ -1,13 +1,10 @@
 /* ELF symbol tables read with libelf at report time, sorted for binary search, cached per path. */
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "analysis/elf_symbols.h"
+#include "common/elf_file.h"
 
 struct elf_func {
 	uint64_t addr;
@@ -26,7 +23,7 @@ struct elf_file {
 	char *path;
 	bool readable;		/* false: remembered failure, not retried */
 	struct elf_func *funcs;	/* sorted by addr */
-	size_t nfuncs;
+	size_t nfuncs, cap;
 	struct elf_segment *segments;
 	size_t nsegments;
 	uint64_t last_used;
@@ -94,49 +91,27 @@ static int load_segments(Elf *elf, struct elf_file *f)
 	return 0;
 }
 
-static bool is_function(const GElf_Sym *sym)
+/* Appends one function symbol to the file's table. */
+static int add_function(void *arg, Elf *elf, const GElf_Sym *sym, const char *name)
 {
-	int type = GELF_ST_TYPE(sym->st_info);
+	struct elf_file *f = arg;
 
-	return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_shndx != SHN_UNDEF &&
-	       sym->st_value != 0;
-}
+	(void)elf;
+	if (f->nfuncs == f->cap) {
+		size_t bigger_cap = f->cap ? f->cap * 2 : 256;
+		struct elf_func *bigger = realloc(f->funcs, bigger_cap * sizeof(*bigger));
 
-/* Appends the functions of one symbol section (.symtab or .dynsym). */
-static int load_symbol_section(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh, struct elf_file *f,
-			       size_t *cap)
-{
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t count;
-
-	if (!data || !sh->sh_entsize)
-		return 0;
-	count = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 0; i < count; i++) {
-		GElf_Sym sym;
-		const char *name;
-
-		if (!gelf_getsym(data, (int)i, &sym) || !is_function(&sym))
-			continue;
-		name = elf_strptr(elf, sh->sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
-		if (f->nfuncs == *cap) {
-			size_t bigger_cap = *cap ? *cap * 2 : 256;
-			struct elf_func *bigger = realloc(f->funcs, bigger_cap * sizeof(*bigger));
-
-			if (!bigger)
-				return -ENOMEM;
-			f->funcs = bigger;
-			*cap = bigger_cap;
-		}
-		f->funcs[f->nfuncs].name = strdup(name);
-		if (!f->funcs[f->nfuncs].name)
+		if (!bigger)
 			return -ENOMEM;
-		f->funcs[f->nfuncs].addr = sym.st_value;
-		f->funcs[f->nfuncs].size = sym.st_size;
-		f->nfuncs++;
+		f->funcs = bigger;
+		f->cap = bigger_cap;
 	}
+	f->funcs[f->nfuncs].name = strdup(name);
+	if (!f->funcs[f->nfuncs].name)
+		return -ENOMEM;
+	f->funcs[f->nfuncs].addr = sym->st_value;
+	f->funcs[f->nfuncs].size = sym->st_size;
+	f->nfuncs++;
 	return 0;
 }
 
@@ -152,39 +127,23 @@ static int compare_funcs(const void *a, const void *b)
 
 static int load_functions(Elf *elf, struct elf_file *f)
 {
-	Elf_Scn *scn = NULL;
-	size_t cap = 0;
-	int err;
+	int err = elf_each_function(elf, add_function, f);
 
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		err = load_symbol_section(elf, scn, &sh, f, &cap);
-		if (err)
-			return err;
-	}
-	if (f->nfuncs)
+	if (!err && f->nfuncs)
 		qsort(f->funcs, f->nfuncs, sizeof(*f->funcs), compare_funcs);
-	return 0;
+	return err;
 }
 
 /* Parses path into f; a failure leaves f marked unreadable rather than failing the report. */
 static void file_load(struct elf_file *f)
 {
-	int fd = open(f->path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
+	struct elf_handle h;
 
-	if (fd < 0)
+	if (elf_handle_open(f->path, &h))
 		return;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF && !load_segments(elf, f) && !load_functions(elf, f))
+	if (!load_segments(h.elf, f) && !load_functions(h.elf, f))
 		f->readable = true;
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	elf_handle_close(&h);
 	if (!f->readable) {
 		char *path = f->path;
 

@@ -1,10 +1,9 @@
 /* Function symbol lookup in ELF files with libelf, for attaching uprobes by offset. */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/elf_file.h"
 #include "common/u64_map.h"
 #include "sources/elf_symbols.h"
 
@@ -56,69 +55,42 @@ static uint64_t file_offset_of(Elf *elf, size_t shndx, uint64_t addr)
 	return addr - shdr.sh_addr + shdr.sh_offset;
 }
 
-static int scan_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *shdr, const struct u64_map *wanted,
-		       const char *const *names, uint64_t *offsets)
+struct wanted_functions {
+	struct u64_map index; /* name hash -> position in names */
+	const char *const *names;
+	uint64_t *offsets;
+	int found;
+};
+
+static int take_if_wanted(void *arg, Elf *elf, const GElf_Sym *sym, const char *name)
 {
-	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t nsyms = shdr->sh_entsize ? shdr->sh_size / shdr->sh_entsize : 0;
-	int found = 0;
+	struct wanted_functions *w = arg;
+	long at = wanted_index(&w->index, w->names, name);
 
-	for (size_t i = 0; data && i < nsyms; i++) {
-		GElf_Sym sym;
-		const char *name;
-		long at;
-		int type;
-
-		if (!gelf_getsym(data, (int)i, &sym))
-			break;
-		type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-		    sym.st_shndx >= SHN_LORESERVE || !sym.st_value)
-			continue;
-		name = elf_strptr(elf, shdr->sh_link, sym.st_name);
-		at = name ? wanted_index(wanted, names, name) : -1;
-		if (at < 0 || offsets[at])
-			continue;
-		offsets[at] = file_offset_of(elf, sym.st_shndx, sym.st_value);
-		found += offsets[at] != 0;
-	}
-	return found;
+	if (at < 0 || w->offsets[at])
+		return 0;
+	w->offsets[at] = file_offset_of(elf, sym->st_shndx, sym->st_value);
+	w->found += w->offsets[at] != 0;
+	return 0;
 }
 
 int elf_find_functions(const char *path, const char *const *names, size_t count, uint64_t *offsets)
 {
-	struct u64_map wanted;
-	Elf_Scn *scn = NULL;
-	int fd, found = 0, err;
-	Elf *elf;
+	struct wanted_functions w = {.names = names, .offsets = offsets};
+	struct elf_handle h;
+	int err;
 
 	memset(offsets, 0, count * sizeof(*offsets));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -ENOSYS;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return -ENOEXEC;
-	}
-	u64_map_init(&wanted);
-	err = index_names(&wanted, names, count);
-	while (!err && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr shdr;
-
-		if (!gelf_getshdr(scn, &shdr))
-			continue;
-		if (shdr.sh_type == SHT_DYNSYM || shdr.sh_type == SHT_SYMTAB)
-			found += scan_symtab(elf, scn, &shdr, &wanted, names, offsets);
-	}
-	u64_map_destroy(&wanted);
-	elf_end(elf);
-	close(fd);
-	return err ? err : found;
+	err = elf_handle_open(path, &h);
+	if (err)
+		return err;
+	u64_map_init(&w.index);
+	err = index_names(&w.index, names, count);
+	if (!err)
+		err = elf_each_function(h.elf, take_if_wanted, &w);
+	u64_map_destroy(&w.index);
+	elf_handle_close(&h);
+	return err ? err : w.found;
 }
 
 int elf_skip_landing_pads(const char *path, uint64_t *offsets, size_t count)
