@@ -1077,7 +1077,8 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		return false;
 	}
 	slot = slot_get(ps, r, bytes);
-	if (!slot && st->cfg.pool_wait)
+	/* nothing frees a slot before exit when collection waits for it */
+	if (!slot && st->cfg.pool_wait && !st->cfg.collect_at_exit)
 		slot = slot_wait(ps, r, bytes, cfg->hStream, ptsz);
 	if (!slot) {
 		atomic_fetch_add(&ps->no_buffer, 1);

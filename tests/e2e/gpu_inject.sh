@@ -98,6 +98,12 @@ n=$(json totals "sorted({(l['blocks'], l['sms_used'], l['block_ns_p50'], l['bloc
 n=$(json totals "sorted({l['end_ns'] - l['start_ns'] for l in of('gpu_launch')})")
 [ "$n" = "[28000, 32000]" ] && ok totals_start_end || fail totals_start_end "got $n"
 
+# a 1 MiB pool holds 64 slots; collected at exit, nothing frees one earlier, so waiting for a
+# slot would only stall the application: the other launches run unchanged and are counted
+record smallpool GRTRACE_GPU_POOL_MB=1 GRTRACE_GPU_POOL_WAIT=1 GRTRACE_GPU_COLLECT=exit -- 200
+n=$(json smallpool "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))")
+[ "$n" = "(64, 138)" ] && ok pool_full_at_exit_counted || fail pool_full_at_exit_counted "got $n"
+
 record nocupti GRTRACE_CUPTI_PATH=/nonexistent/libcupti.so.13 -- $LAUNCHES
 expect nocupti_results_unchanged diff <(results "$T/plain.out") <(results "$T/nocupti.out")
 n=$(json nocupti "[s['message'] for s in of('source_status') if s['status'] < 0]")
