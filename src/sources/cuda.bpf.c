@@ -127,18 +127,18 @@ static __always_inline void *stack_args(struct pt_regs *ctx)
 	return (void *)(PT_REGS_SP(ctx) + 8);
 }
 
-/*
- * Starts a call's event: false when the thread is not traced. Everything
- * but the class's arguments is filled here.
- */
-static __always_inline bool call_begin(struct pt_regs *ctx, struct cuda_event *ev, bool want_stack)
+static __always_inline bool call_traced(void)
+{
+	return tgid_is_traced(bpf_get_current_pid_tgid() >> 32);
+}
+
+/* Fills everything of a call's event but the class's arguments. */
+static __always_inline void call_fill(struct pt_regs *ctx, struct cuda_event *ev, bool want_stack)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *task;
 	__u64 cookie;
 
-	if (!tgid_is_traced(id >> 32))
-		return false;
 	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->entry_ns = bpf_ktime_get_ns();
 	cookie = bpf_get_attach_cookie(ctx);
@@ -153,6 +153,14 @@ static __always_inline bool call_begin(struct pt_regs *ctx, struct cuda_event *e
 	if (want_stack && capture_stacks)
 		ev->stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+}
+
+/* Starts a call's event: false when the thread is not traced. */
+static __always_inline bool call_begin(struct pt_regs *ctx, struct cuda_event *ev, bool want_stack)
+{
+	if (!call_traced())
+		return false;
+	call_fill(ctx, ev, want_stack);
 	return true;
 }
 
@@ -374,12 +382,60 @@ static __always_inline int finish_name(struct pt_regs *ctx, const enum name_sour
 /*
  * One program pair per probe class of GRT_CUDA_API_LIST, named
  * enter_<class>/exit_<class>; cuda.c attaches them per symbol with the api
- * id as the cookie.
+ * id as the cookie. The launch classes have a third, session_<class>, that
+ * does both ends on kernels with uprobe sessions.
  */
 #define ENTER(cls) SEC("uprobe") int enter_##cls(struct pt_regs *ctx)
 #define EXIT(cls) SEC("uretprobe") int exit_##cls(struct pt_regs *ctx)
 
 /* ---- launches ---- */
+
+/*
+ * record --launch-returns N: the return of one launch in N is recorded, per
+ * thread (its 1st, N+1st, 2N+1st... launch), 0: none. A launch whose return
+ * is not recorded is sent at its entry. Values other than 0 and 1 need the
+ * session programs: only they can skip a return (cuda.c checks).
+ */
+const volatile __u32 launch_return_every = 1;
+
+/*
+ * Per thread, the launches to skip before the next one whose return is
+ * recorded. Per thread rather than per CPU: a thread's launches are sampled
+ * evenly wherever it runs, and a single-threaded program gets an exact count.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} launches_to_skip SEC(".maps");
+
+/* kernel 6.13+; the session programs are not loaded where it is missing */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+static __always_inline bool launch_return_sampled(void)
+{
+	__u32 *skip;
+
+	if (launch_return_every <= 1)
+		return launch_return_every == 1;
+	skip = bpf_task_storage_get(&launches_to_skip, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!skip)
+		return true; /* no slot for the thread: keep the return rather than lose it */
+	if (*skip) {
+		*skip -= 1;
+		return false;
+	}
+	*skip = launch_return_every - 1;
+	return true;
+}
+
+enum launch_kind {
+	LAUNCH_KERNEL, /* cuLaunchKernel, cuLaunchCooperativeKernel */
+	LAUNCH_KERNEL_EX,
+	LAUNCH_GRAPH,
+};
 
 /* cuLaunchKernel(f, gx, gy, gz, bx, by, | bz, shmem, stream, params, extra) */
 struct launch_stack_args {
@@ -389,14 +445,11 @@ struct launch_stack_args {
 	__u64 params;
 };
 
-static __always_inline int save_launch(struct pt_regs *ctx)
+/* cuLaunchCooperativeKernel shares cuLaunchKernel's first ten arguments. */
+static __always_inline void launch_kernel_args(struct pt_regs *ctx, struct cuda_launch_args *l)
 {
 	struct launch_stack_args more = {};
-	struct cuda_event ev;
-	struct cuda_launch_args *l = &ev.args.launch;
 
-	if (!call_begin(ctx, &ev, capture_launch_stacks))
-		return 0;
 	bpf_probe_read_user(&more, sizeof(more), stack_args(ctx));
 	l->function = ARG1(ctx);
 	l->grid[0] = ARG2(ctx);
@@ -408,28 +461,13 @@ static __always_inline int save_launch(struct pt_regs *ctx)
 	l->shared_mem = more.shared_mem;
 	l->stream = more.stream;
 	read_kernel_args(l, more.params);
-	return call_save(&ev);
-}
-
-/* cuLaunchCooperativeKernel shares cuLaunchKernel's first ten arguments. */
-ENTER(launch)
-{
-	return save_launch(ctx);
-}
-EXIT(launch)
-{
-	return finish_plain(ctx);
 }
 
 /* cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) */
-ENTER(launch_ex)
+static __always_inline void launch_kernel_ex_args(struct pt_regs *ctx, struct cuda_launch_args *l)
 {
 	struct cu_launch_config cfg = {};
-	struct cuda_event ev;
-	struct cuda_launch_args *l = &ev.args.launch;
 
-	if (!call_begin(ctx, &ev, capture_launch_stacks))
-		return 0;
 	bpf_probe_read_user(&cfg, sizeof(cfg), (void *)ARG1(ctx));
 	l->function = ARG2(ctx);
 	__builtin_memcpy(l->grid, cfg.grid, sizeof(l->grid));
@@ -437,27 +475,108 @@ ENTER(launch_ex)
 	l->shared_mem = cfg.shared_mem;
 	l->stream = cfg.stream;
 	read_kernel_args(l, ARG3(ctx));
-	return call_save(&ev);
+}
+
+static __always_inline void launch_args(struct pt_regs *ctx, struct cuda_event *ev,
+					const enum launch_kind kind)
+{
+	if (kind == LAUNCH_KERNEL) {
+		launch_kernel_args(ctx, &ev->args.launch);
+	} else if (kind == LAUNCH_KERNEL_EX) {
+		launch_kernel_ex_args(ctx, &ev->args.launch);
+	} else {
+		/* cuGraphLaunch(CUgraphExec exec, CUstream stream) */
+		ev->args.graph.graph_exec = ARG1(ctx);
+		ev->args.graph.stream = ARG2(ctx);
+	}
+}
+
+/*
+ * A launch's entry, whichever program probes it: kept for the return when
+ * the return is sampled, else sent now and flagged. Returns whether the
+ * return is wanted.
+ */
+static __always_inline bool launch_entry(struct pt_regs *ctx, const enum launch_kind kind)
+{
+	struct cuda_event *ev;
+
+	if (!call_traced())
+		return false;
+	if (launch_return_sampled()) {
+		struct cuda_event saved;
+
+		call_fill(ctx, &saved, capture_launch_stacks);
+		launch_args(ctx, &saved, kind);
+		call_save(&saved);
+		return true;
+	}
+	/* built in place: no copy through the stack */
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count_dropped_event();
+		return false;
+	}
+	call_fill(ctx, ev, capture_launch_stacks);
+	launch_args(ctx, ev, kind);
+	ev->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
+	event_submit(ev);
+	return false;
+}
+
+/*
+ * A launch class's uprobe session program: at the entry, returning 1 tells
+ * the kernel not to hijack the return at all, so an unsampled launch costs
+ * one trap.
+ */
+static __always_inline int launch_session(struct pt_regs *ctx, const enum launch_kind kind)
+{
+	if (bpf_session_is_return())
+		return finish_plain(ctx);
+	return launch_entry(ctx, kind) ? 0 : 1;
+}
+
+#define SESSION(cls) SEC("uprobe") int session_##cls(struct pt_regs *ctx)
+
+ENTER(launch)
+{
+	launch_entry(ctx, LAUNCH_KERNEL);
+	return 0;
+}
+EXIT(launch)
+{
+	return finish_plain(ctx);
+}
+SESSION(launch)
+{
+	return launch_session(ctx, LAUNCH_KERNEL);
+}
+
+ENTER(launch_ex)
+{
+	launch_entry(ctx, LAUNCH_KERNEL_EX);
+	return 0;
 }
 EXIT(launch_ex)
 {
 	return finish_plain(ctx);
 }
+SESSION(launch_ex)
+{
+	return launch_session(ctx, LAUNCH_KERNEL_EX);
+}
 
-/* cuGraphLaunch(CUgraphExec exec, CUstream stream) */
 ENTER(graph_launch)
 {
-	struct cuda_event ev;
-
-	if (!call_begin(ctx, &ev, capture_launch_stacks))
-		return 0;
-	ev.args.graph.graph_exec = ARG1(ctx);
-	ev.args.graph.stream = ARG2(ctx);
-	return call_save(&ev);
+	launch_entry(ctx, LAUNCH_GRAPH);
+	return 0;
 }
 EXIT(graph_launch)
 {
 	return finish_plain(ctx);
+}
+SESSION(graph_launch)
+{
+	return launch_session(ctx, LAUNCH_GRAPH);
 }
 
 /* ---- allocations and frees ---- */

@@ -18,6 +18,8 @@ enum cuda_event_flags {
 	CUDA_EVENT_LEGACY32 = 1,
 	/* the return probe never fired: emitted from the pending table at detach */
 	CUDA_EVENT_NO_RETURN = 2,
+	/* a launch whose return is not sampled (--launch-returns): sent at entry */
+	CUDA_EVENT_RETURN_UNSAMPLED = 4,
 };
 
 /*
@@ -139,7 +141,8 @@ _Static_assert(sizeof(struct cuda_event) == 144, "cuda event layout");
 /*
  * The probe classes of GRT_CUDA_API_LIST (records_cuda.h): each has a BPF
  * program pair enter_<class>/exit_<class> in cuda.bpf.c, the class name in
- * lower case.
+ * lower case; the launch classes also a uprobe session program
+ * session_<class>.
  */
 enum cuda_probe_class {
 	CUDA_CLASS_LAUNCH,

@@ -369,7 +369,7 @@ static int emit_alloc(struct decode *x)
 	if (x->cls == CUDA_CLASS_MEM_ALLOC_PITCH)
 		rec.bytes *= pitch; /* bytes held the Height */
 	/* a failed call leaves *dptr untouched: whatever was there is no allocation */
-	if (x->call.ret || (x->call.flags & GRT_CUDA_F_NO_RETURN))
+	if (x->call.ret || !grt_cuda_call_returned(&x->call))
 		rec.addr = 0;
 	return emit(x, GRT_REC_CUDA_ALLOC, &rec, sizeof(rec));
 }
@@ -487,7 +487,7 @@ static int emit_module(struct decode *x)
 	};
 	bool is_load = a->out != 0;
 
-	if (is_load && (x->call.ret || (x->call.flags & GRT_CUDA_F_NO_RETURN)))
+	if (is_load && (x->call.ret || !grt_cuda_call_returned(&x->call)))
 		rec.module = 0;
 	return emit(x, GRT_REC_CUDA_MODULE_LOAD, &rec, sizeof(rec));
 }
@@ -500,7 +500,7 @@ static int emit_module(struct decode *x)
 static int emit_func_name(struct decode *x)
 {
 	const struct cuda_name_args *a = &x->ev->args.name;
-	bool ok = !x->call.ret && !(x->call.flags & GRT_CUDA_F_NO_RETURN);
+	bool ok = !x->call.ret && grt_cuda_call_returned(&x->call);
 	struct grt_cuda_func_name_rec rec = {
 	    .call = x->call,
 	    .handle = ok || x->cls == CUDA_CLASS_FUNC_GET_NAME ? a->handle : 0,
@@ -536,18 +536,21 @@ static void fill_call(struct decode *x)
 {
 	const struct cuda_event *ev = x->ev;
 	char comm[CUDA_COMM_LEN + 1];
-	bool returned = !(ev->flags & CUDA_EVENT_NO_RETURN);
+	uint16_t flags = (ev->flags & CUDA_EVENT_NO_RETURN ? GRT_CUDA_F_NO_RETURN : 0) |
+			 (ev->flags & CUDA_EVENT_RETURN_UNSAMPLED ? GRT_CUDA_F_RETURN_UNSAMPLED : 0);
 
 	memcpy(comm, ev->comm, CUDA_COMM_LEN);
 	comm[CUDA_COMM_LEN] = 0;
 	x->call = (struct grt_cuda_call){
-	    .return_ns = returned ? ev->return_ns : 0,
-	    .ret = returned ? ev->ret : 0,
 	    .api = ev->api,
-	    .flags = returned ? 0 : GRT_CUDA_F_NO_RETURN,
+	    .flags = flags,
 	    .ppid = ev->ppid,
 	    .comm_str = grt_session_intern(x->d->session, comm),
 	};
+	if (grt_cuda_call_returned(&x->call)) {
+		x->call.return_ns = ev->return_ns;
+		x->call.ret = ev->ret;
+	}
 	x->origin = (struct grt_event_origin){
 	    .ts_ns = ev->entry_ns,
 	    .cpu = ev->cpu,
