@@ -252,9 +252,26 @@ static __always_inline struct cuda_event *pending_call(struct pt_regs *ctx, __u6
 }
 
 /*
- * Moves the saved entry into a ring buffer slot of size bytes and adds the
+ * A copy of a saved entry in a ring buffer slot of size bytes, with the
  * return values. NULL (and a counted drop) when the ring buffer is full.
  */
+static __always_inline struct cuda_event *event_from_saved(struct pt_regs *ctx,
+							   const struct cuda_event *saved,
+							   __u64 now, const __u32 size)
+{
+	struct cuda_event *ev = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!ev) {
+		count_dropped_event();
+		return NULL;
+	}
+	__builtin_memcpy(ev, saved, sizeof(*ev));
+	ev->return_ns = now;
+	ev->ret = (__s32)PT_REGS_RC(ctx);
+	return ev;
+}
+
+/* The returning call's event from the per-thread table, which lets go of it. */
 static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, __u64 id, __u64 now,
 							  const __u32 size)
 {
@@ -263,16 +280,8 @@ static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, _
 
 	if (!saved)
 		return NULL;
-	ev = bpf_ringbuf_reserve(&events, size, 0);
-	if (!ev) {
-		count_dropped_event();
-		bpf_map_delete_elem(&calls, &id);
-		return NULL;
-	}
-	__builtin_memcpy(ev, saved, sizeof(*ev));
+	ev = event_from_saved(ctx, saved, now, size);
 	bpf_map_delete_elem(&calls, &id);
-	ev->return_ns = now;
-	ev->ret = (__s32)PT_REGS_RC(ctx);
 	return ev;
 }
 
@@ -399,35 +408,39 @@ static __always_inline int finish_name(struct pt_regs *ctx, const enum name_sour
 const volatile __u32 launch_return_every = 1;
 
 /*
- * Per thread, the launches to skip before the next one whose return is
- * recorded. Per thread rather than per CPU: a thread's launches are sampled
- * evenly wherever it runs, and a single-threaded program gets an exact count.
+ * Per thread, for the launch classes: the launch in flight and the sampling
+ * countdown (struct cuda_launch_slot). Task storage rather than the `calls`
+ * table: a lookup is a pointer off the task, with no hashing, LRU lists or
+ * copy in and out, which were a fifth of a launch storm's cost. Per thread
+ * rather than per CPU, the countdown samples each thread's launches evenly
+ * wherever it runs, and a single-threaded program gets an exact count.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u32);
-} launches_to_skip SEC(".maps");
+	__type(value, struct cuda_launch_slot);
+} launch_slots SEC(".maps");
 
 /* kernel 6.13+; the session programs are not loaded where it is missing */
 extern bool bpf_session_is_return(void) __ksym __weak;
 
-static __always_inline bool launch_return_sampled(void)
+static __always_inline struct cuda_launch_slot *launch_slot(bool create)
 {
-	__u32 *skip;
+	return bpf_task_storage_get(&launch_slots, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
 
+/* Whether this launch's return is recorded: the thread's 1st, N+1st, 2N+1st... */
+static __always_inline bool launch_return_sampled(struct cuda_launch_slot *slot)
+{
 	if (launch_return_every <= 1)
 		return launch_return_every == 1;
-	skip = bpf_task_storage_get(&launches_to_skip, bpf_get_current_task_btf(), 0,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!skip)
-		return true; /* no slot for the thread: keep the return rather than lose it */
-	if (*skip) {
-		*skip -= 1;
+	if (slot->to_skip) {
+		slot->to_skip -= 1;
 		return false;
 	}
-	*skip = launch_return_every - 1;
+	slot->to_skip = launch_return_every - 1;
 	return true;
 }
 
@@ -498,16 +511,18 @@ static __always_inline void launch_args(struct pt_regs *ctx, struct cuda_event *
  */
 static __always_inline bool launch_entry(struct pt_regs *ctx, const enum launch_kind kind)
 {
+	struct cuda_launch_slot *slot;
 	struct cuda_event *ev;
 
 	if (!call_traced())
 		return false;
-	if (launch_return_sampled()) {
-		struct cuda_event saved;
-
-		call_fill(ctx, &saved, capture_launch_stacks);
-		launch_args(ctx, &saved, kind);
-		call_save(&saved);
+	/* no slot (out of memory): the launch goes out now, without its return */
+	slot = launch_slot(true);
+	if (slot && launch_return_sampled(slot)) {
+		/* a launch inside a launch replaces it: one event per outermost return */
+		call_fill(ctx, &slot->ev, capture_launch_stacks);
+		launch_args(ctx, &slot->ev, kind);
+		slot->in_flight = 1;
 		return true;
 	}
 	/* built in place: no copy through the stack */
@@ -528,10 +543,27 @@ static __always_inline bool launch_entry(struct pt_regs *ctx, const enum launch_
  * the kernel not to hijack the return at all, so an unsampled launch costs
  * one trap.
  */
+/* A launch's return, whichever program probes it: its saved entry goes out with the result. */
+static __always_inline int launch_exit(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct cuda_launch_slot *slot = launch_slot(false);
+	struct cuda_event *ev;
+
+	if (!slot || !slot->in_flight ||
+	    slot->ev.api != (bpf_get_attach_cookie(ctx) & CUDA_COOKIE_API_MASK))
+		return 0;
+	slot->in_flight = 0;
+	ev = event_from_saved(ctx, &slot->ev, now, sizeof(*ev));
+	if (ev)
+		event_submit(ev);
+	return 0;
+}
+
 static __always_inline int launch_session(struct pt_regs *ctx, const enum launch_kind kind)
 {
 	if (bpf_session_is_return())
-		return finish_plain(ctx);
+		return launch_exit(ctx);
 	return launch_entry(ctx, kind) ? 0 : 1;
 }
 
@@ -544,7 +576,7 @@ ENTER(launch)
 }
 EXIT(launch)
 {
-	return finish_plain(ctx);
+	return launch_exit(ctx);
 }
 SESSION(launch)
 {
@@ -558,7 +590,7 @@ ENTER(launch_ex)
 }
 EXIT(launch_ex)
 {
-	return finish_plain(ctx);
+	return launch_exit(ctx);
 }
 SESSION(launch_ex)
 {
@@ -572,7 +604,7 @@ ENTER(graph_launch)
 }
 EXIT(graph_launch)
 {
-	return finish_plain(ctx);
+	return launch_exit(ctx);
 }
 SESSION(graph_launch)
 {

@@ -426,23 +426,39 @@ static int on_cuda_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static void flush_event(struct cuda_tracer *t, struct cuda_event *ev)
+{
+	ev->flags |= CUDA_EVENT_NO_RETURN;
+	ev->text_len = 0;
+	cuda_decoder_event(t->decoder, ev, sizeof(*ev));
+}
+
+/* A thread's launch slot (grt_bpf_foreach_task_value): the launch it is inside, if any. */
+static void flush_launch(pid_t tid, void *value, void *ctx)
+{
+	struct cuda_launch_slot *slot = value;
+
+	if (slot->in_flight)
+		flush_event(ctx, &slot->ev);
+}
+
 /* Calls in flight when tracing stops still happened: they become records flagged no-return. */
 static void flush_unreturned(struct cuda_tracer *t)
 {
+	struct cuda_launch_slot slot;
 	int fd = bpf_map__fd(t->skel->maps.calls);
 	struct cuda_event ev;
 	__u64 key = 0, next;
 	bool first = true;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &ev)) {
-			ev.flags |= CUDA_EVENT_NO_RETURN;
-			ev.text_len = 0;
-			cuda_decoder_event(t->decoder, &ev, sizeof(ev));
-		}
+		if (!bpf_map_lookup_elem(fd, &next, &ev))
+			flush_event(t, &ev);
 		key = next;
 		first = false;
 	}
+	grt_bpf_foreach_task_value(t->session, bpf_map__fd(t->skel->maps.launch_slots), &slot,
+				   flush_launch, t);
 }
 
 /* ---- the source interface ---- */

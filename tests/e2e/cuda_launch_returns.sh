@@ -71,6 +71,32 @@ check "--launch-returns 4 without sessions: status 1" [ $? = 1 ]
 check "... one line naming the kernel feature" [ "$(wc -l <"$tmp/x.err")" = 1 ] &&
 	grep -q "needs uprobe sessions (BPF_TRACE_UPROBE_SESSION, Linux 6.13+)" "$tmp/x.err"
 
+# a launch the thread is still inside when recording stops is recorded, flagged no-return, with
+# sessions and without (its entry waits in the thread's launch slot)
+hung_launch() {
+	local name=$1 wpid
+	rm -f "$tmp/fifo"
+	mkfifo "$tmp/fifo"
+	"$WL/cuda_wait" 3 hang-launch <"$tmp/fifo" >"$tmp/ready" &
+	wpid=$!
+	exec 7>"$tmp/fifo"
+	for _ in $(seq 100); do grep -q ready "$tmp/ready" 2>/dev/null && break; sleep 0.1; done
+	"$GRT" record -o "$tmp/$name.grt" -p $wpid 2>"$tmp/$name.err" &
+	GRT_BG=$!
+	check "$name: record -p attached every probe" wait_probes $GRT_BG
+	echo go >&7
+	exec 7>&-
+	sleep 1
+	check "$name: record -p stops on SIGINT with status 0" grt_stop
+	kill $wpid
+	wait $wpid 2>/dev/null
+	"$GRT" parse --format json --all "$tmp/$name.grt" >"$tmp/$name.json"
+	$EXPECT wait "$tmp/$name.json" $wpid 3 hang-launch || failed=1
+	check "$name: launch probes $2" grep -q "\"launch_probes\":\"$2\"" "$tmp/$name.json"
+}
+hung_launch hung-session uprobe-session
+GRT_CUDA_NO_UPROBE_SESSION=1 hung_launch hung-uretprobe uprobe+uretprobe
+
 for bad in x -1 4x ""; do
 	"$GRT" record -o "$tmp/b.grt" --launch-returns "$bad" -- true >/dev/null 2>"$tmp/b.err"
 	check "--launch-returns '$bad': usage error" [ $? = 2 ]

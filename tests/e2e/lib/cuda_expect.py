@@ -4,7 +4,7 @@
 usage: cuda_expect.py SCENARIO JSONL PID [ARGS...]
   known    JSONL PID PPID        tests/workloads/cuda_known.c (PPID - when unknown)
   threads  JSONL PID T K         tests/workloads/cuda_threads.c
-  wait     JSONL PID K [hang]    tests/workloads/cuda_wait.c
+  wait     JSONL PID K [hang|hang-launch]   tests/workloads/cuda_wait.c
   late     JSONL PID N           tests/workloads/cuda_late_dlopen.c
   returns  JSONL PID N PROBES    cuda_known recorded with --launch-returns N, launch probes PROBES
   threads_returns JSONL PID T K N   cuda_threads T K recorded with --launch-returns N
@@ -340,14 +340,20 @@ def threads(path, pid, nthreads, per_thread):
 
 def wait(path, pid, launches, hang):
     records, mine = load(path, pid)
-    got = project(of_type(mine, "launch"), ("kernel", "function", "grid"))
-    compare_rows("launches before and after the name was learned", got,
-                 [(None, 0xF0000000, [1, 1, 1])] * launches + [("waited", 0xF0000000, [2, 1, 1])])
+    got = project(of_type(mine, "launch"), ("kernel", "function", "grid", "stream", "api_ns", "ret"))
+    want = ([(None, 0xF0000000, [1, 1, 1], 0, "t", 0)] * launches +
+            [("waited", 0xF0000000, [2, 1, 1], 0, "t", 0)])
+    if hang == "hang-launch":
+        want.append(("waited", 0xF0000000, [3, 1, 1], 0xDEAD0, None, 0))
+    got = [row[:4] + ("t" if row[4] is not None else None,) + row[5:] for row in got]
+    compare_rows("launches before and after the name was learned" +
+                 (", the last one cut off by the stop" if hang == "hang-launch" else ""), got, want)
+    check("no launch flagged as not sampled", all("return" not in r for r in of_type(mine, "launch")))
     compare_rows("the name came from cuFuncGetName",
                  project(of_type(mine, "func_name"), ("api", "handle", "name")),
                  [("cuFuncGetName", 0xF0000000, "waited")])
     syncs = of_type(mine, "sync")
-    if hang:
+    if hang == "hang":
         compare_rows("the call that never returned is recorded, flagged",
                      project(syncs, ("api", "stream", "api_ns", "ret")),
                      [("cuStreamSynchronize", 0xDEAD0, None, 0)])
@@ -378,7 +384,7 @@ def main(argv):
     elif scenario == "threads":
         threads(path, pid, int(argv[4]), int(argv[5]))
     elif scenario == "wait":
-        wait(path, pid, int(argv[4]), len(argv) > 5 and argv[5] == "hang")
+        wait(path, pid, int(argv[4]), argv[5] if len(argv) > 5 else None)
     elif scenario == "late":
         late(path, pid, int(argv[4]))
     elif scenario == "returns":
