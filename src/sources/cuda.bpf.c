@@ -144,8 +144,9 @@ static __always_inline void call_fill(struct pt_regs *ctx, struct cuda_event *ev
 	cookie = bpf_get_attach_cookie(ctx);
 	ev->pid = id >> 32;
 	ev->tid = (__u32)id;
-	task = (struct task_struct *)bpf_get_current_task();
-	ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	/* a BTF pointer: the loads are direct, not two probe-read helper calls */
+	task = bpf_get_current_task_btf();
+	ev->ppid = task->real_parent->tgid;
 	ev->cpu = bpf_get_smp_processor_id();
 	ev->api = cookie & CUDA_COOKIE_API_MASK;
 	ev->flags = cookie & CUDA_COOKIE_LEGACY32 ? CUDA_EVENT_LEGACY32 : 0;
@@ -221,22 +222,55 @@ static __always_inline bool plausible_slot(__u64 slot, __u64 prev)
 	return !prev || (slot > prev ? slot - prev : prev - slot) <= ARG_SLOT_SPAN;
 }
 
+/*
+ * Launch stubs point the slots into one frame or buffer, so the words mostly
+ * lie within a few dozen bytes of each other: one read of that span replaces
+ * a read per word when it fits and stays in its page.
+ */
+#define ARG_SPAN_BYTES 64
+
+static __always_inline bool read_arg_span(struct cuda_launch_args *l, const __u64 *slots, int n,
+					  __u64 lo, __u64 hi)
+{
+	__u8 span[ARG_SPAN_BYTES] = {};
+
+	if (hi - lo > ARG_SPAN_BYTES - 8 || 4096 - (lo & 4095) < ARG_SPAN_BYTES ||
+	    bpf_probe_read_user(span, sizeof(span), (void *)lo))
+		return false;
+	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS && i < n; i++) {
+		__u64 at = slots[i] - lo;
+
+		if (at > ARG_SPAN_BYTES - 8)
+			return false;
+		__builtin_memcpy(&l->args[i], &span[at], sizeof(l->args[i]));
+	}
+	return true;
+}
+
 static __always_inline void read_kernel_args(struct cuda_launch_args *l, __u64 params)
 {
 	__u64 slots[CUDA_LAUNCH_ARG_WORDS] = {};
-	__u64 prev = 0;
-	int n;
+	__u64 prev = 0, lo = ~0ull, hi = 0;
+	int n, words = 0;
 
 	if (!params || !capture_args)
 		return;
 	n = read_param_slots(params, slots);
-	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS; i++) {
-		if (i >= n || !plausible_slot(slots[i], prev))
-			return;
-		l->args[i] = read_arg_word(slots[i]);
-		l->arg_words = i + 1;
+	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS && i < n; i++) {
+		if (!plausible_slot(slots[i], prev))
+			break;
+		lo = slots[i] < lo ? slots[i] : lo;
+		hi = slots[i] > hi ? slots[i] : hi;
 		prev = slots[i];
+		words = i + 1;
 	}
+	if (!words)
+		return;
+	l->arg_words = words;
+	if (read_arg_span(l, slots, words, lo, hi))
+		return;
+	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS && i < words; i++)
+		l->args[i] = read_arg_word(slots[i]);
 }
 
 /* ---- return side ---- */

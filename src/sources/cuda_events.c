@@ -42,6 +42,18 @@ struct cuda_decoder {
 	struct u64_map stacks_written; /* stack ids with a stack record */
 	uint64_t malformed;
 	uint64_t own_calls;	       /* calls of grtrace's own threads in the target */
+	/*
+	 * The last comm seen, as the kernel sent it, and what it decoded to:
+	 * a storm's events come from a few threads, and comparing 16 bytes is
+	 * cheaper than interning the name for each.
+	 */
+	char last_comm[CUDA_COMM_LEN];
+	uint32_t last_comm_str;
+	bool last_comm_own;
+	bool have_last_comm;
+	/* the last event's process */
+	uint32_t last_pid;
+	struct cuda_proc *last_proc;
 };
 
 /* One event being decoded. */
@@ -168,8 +180,13 @@ static struct cuda_proc *proc_get(struct cuda_decoder *d, uint32_t pid)
 	struct cuda_proc *p;
 	uint64_t found;
 
-	if (u64_map_get(&d->procs, pid, &found))
-		return (struct cuda_proc *)(uintptr_t)found;
+	if (d->last_proc && d->last_pid == pid)
+		return d->last_proc;
+	if (u64_map_get(&d->procs, pid, &found)) {
+		d->last_pid = pid;
+		d->last_proc = (struct cuda_proc *)(uintptr_t)found;
+		return d->last_proc;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -179,6 +196,8 @@ static struct cuda_proc *proc_get(struct cuda_decoder *d, uint32_t pid)
 		proc_free(p);
 		return NULL;
 	}
+	d->last_pid = pid;
+	d->last_proc = p;
 	return p;
 }
 
@@ -532,20 +551,38 @@ static const char *event_text(const struct cuda_event *ev, size_t len, char *buf
 	return buf;
 }
 
-static void fill_call(struct decode *x)
+/*
+ * The event's comm as a string id, and whether it names one of grtrace's own
+ * threads in the target (GRT_OWN_THREAD_PREFIX).
+ */
+static uint32_t comm_of(struct cuda_decoder *d, const char raw[CUDA_COMM_LEN], bool *own)
+{
+	char comm[CUDA_COMM_LEN + 1];
+
+	if (!d->have_last_comm || memcmp(raw, d->last_comm, CUDA_COMM_LEN)) {
+		memcpy(comm, raw, CUDA_COMM_LEN);
+		comm[CUDA_COMM_LEN] = 0;
+		d->last_comm_own =
+		    !strncmp(comm, GRT_OWN_THREAD_PREFIX, strlen(GRT_OWN_THREAD_PREFIX));
+		d->last_comm_str = d->last_comm_own ? 0 : grt_session_intern(d->session, comm);
+		memcpy(d->last_comm, raw, CUDA_COMM_LEN);
+		d->have_last_comm = true;
+	}
+	*own = d->last_comm_own;
+	return d->last_comm_str;
+}
+
+static void fill_call(struct decode *x, uint32_t comm_str)
 {
 	const struct cuda_event *ev = x->ev;
-	char comm[CUDA_COMM_LEN + 1];
 	uint16_t flags = (ev->flags & CUDA_EVENT_NO_RETURN ? GRT_CUDA_F_NO_RETURN : 0) |
 			 (ev->flags & CUDA_EVENT_RETURN_UNSAMPLED ? GRT_CUDA_F_RETURN_UNSAMPLED : 0);
 
-	memcpy(comm, ev->comm, CUDA_COMM_LEN);
-	comm[CUDA_COMM_LEN] = 0;
 	x->call = (struct grt_cuda_call){
 	    .api = ev->api,
 	    .flags = flags,
 	    .ppid = ev->ppid,
-	    .comm_str = grt_session_intern(x->d->session, comm),
+	    .comm_str = comm_str,
 	};
 	if (grt_cuda_call_returned(&x->call)) {
 		x->call.return_ns = ev->return_ns;
@@ -563,6 +600,8 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 {
 	char text[CUDA_TEXT_LEN];
 	struct decode x = {.d = d, .ev = ev};
+	uint32_t comm_str;
+	bool own;
 	int err;
 
 	if (len < sizeof(*ev) || (x.cls = cuda_api_class(ev->api)) == CUDA_CLASS_COUNT) {
@@ -574,7 +613,8 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 	 * driver (collecting probe buffers, flushing CUPTI); they name themselves
 	 * GRT_OWN_THREAD_PREFIX and are not the application's work.
 	 */
-	if (!strncmp(ev->comm, GRT_OWN_THREAD_PREFIX, strlen(GRT_OWN_THREAD_PREFIX))) {
+	comm_str = comm_of(d, ev->comm, &own);
+	if (own) {
 		d->own_calls++;
 		return 0;
 	}
@@ -582,7 +622,7 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 	if (!x.proc)
 		return -ENOMEM;
 	x.text = event_text(ev, len, text);
-	fill_call(&x);
+	fill_call(&x, comm_str);
 	if (!x.proc->mapped && d->lookup) {
 		x.proc->mapped = true;
 		err = write_mappings(&x);
