@@ -551,7 +551,7 @@ static __always_inline bool launch_entry(struct pt_regs *ctx, const enum launch_
 	if (!call_traced())
 		return false;
 	/* no slot (out of memory): the launch goes out now, without its return */
-	slot = launch_slot(true);
+	slot = launch_return_every ? launch_slot(true) : NULL;
 	if (slot && launch_return_sampled(slot)) {
 		/* a launch inside a launch replaces it: one event per outermost return */
 		call_fill(ctx, &slot->ev, capture_launch_stacks);

@@ -28,6 +28,8 @@ struct exec_range {
 struct cuda_proc {
 	bool mapped;		       /* its mappings were read once */
 	struct u64_map names;	       /* CUfunction/CUkernel handle -> string id */
+	uint64_t last_handle;	       /* the last handle looked up in names, 0 for none */
+	uint32_t last_name;	       /* and its string id */
 	struct u64_map stacks_checked; /* stack ids whose frames its mappings cover */
 	struct exec_range *ranges;     /* executable mappings already written */
 	size_t nranges;
@@ -201,11 +203,18 @@ static struct cuda_proc *proc_get(struct cuda_decoder *d, uint32_t pid)
 	return p;
 }
 
-static uint32_t proc_name_of(const struct cuda_proc *p, uint64_t handle)
+/* A handle's name; a storm launches the same few, so the last answer is kept. */
+static uint32_t proc_name_of(struct cuda_proc *p, uint64_t handle)
 {
 	uint64_t name;
 
-	return handle && u64_map_get(&p->names, handle, &name) ? (uint32_t)name : 0;
+	if (!handle)
+		return 0;
+	if (handle != p->last_handle) {
+		p->last_name = u64_map_get(&p->names, handle, &name) ? (uint32_t)name : 0;
+		p->last_handle = handle;
+	}
+	return p->last_name;
 }
 
 static int emit(struct decode *x, uint16_t type, const void *payload, uint32_t len)
@@ -530,9 +539,11 @@ static int emit_func_name(struct decode *x)
 		rec.name_str = proc_name_of(x->proc, a->module); /* the CUkernel's name */
 	else if (ok && x->text && x->text[0])
 		rec.name_str = grt_session_intern(x->d->session, x->text);
-	if (ok && rec.handle && rec.name_str &&
-	    u64_map_put(&x->proc->names, rec.handle, rec.name_str))
-		return -ENOMEM;
+	if (ok && rec.handle && rec.name_str) {
+		x->proc->last_handle = 0; /* the kept answer may be this handle's old one */
+		if (u64_map_put(&x->proc->names, rec.handle, rec.name_str))
+			return -ENOMEM;
+	}
 	return emit(x, GRT_REC_CUDA_FUNC_NAME, &rec, sizeof(rec));
 }
 
