@@ -445,9 +445,10 @@ const volatile __u32 launch_return_every = 1;
  * Per thread, for the launch classes: the launch in flight and the sampling
  * countdown (struct cuda_launch_slot). Task storage rather than the `calls`
  * table: a lookup is a pointer off the task, with no hashing, LRU lists or
- * copy in and out, which were a fifth of a launch storm's cost. Per thread
- * rather than per CPU, the countdown samples each thread's launches evenly
- * wherever it runs, and a single-threaded program gets an exact count.
+ * copy in and out, which were a fifth of a traced thread's time in a launch
+ * storm. Per thread rather than per CPU so that the countdown samples each
+ * thread's launches evenly wherever it runs, and a single-threaded program
+ * gets an exact count.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -572,11 +573,6 @@ static __always_inline bool launch_entry(struct pt_regs *ctx, const enum launch_
 	return false;
 }
 
-/*
- * A launch class's uprobe session program: at the entry, returning 1 tells
- * the kernel not to hijack the return at all, so an unsampled launch costs
- * one trap.
- */
 /* A launch's return, whichever program probes it: its saved entry goes out with the result. */
 static __always_inline int launch_exit(struct pt_regs *ctx)
 {
@@ -594,6 +590,11 @@ static __always_inline int launch_exit(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * A launch class's uprobe session program: at the entry, returning 1 tells
+ * the kernel not to hijack the return at all, so an unsampled launch costs
+ * one trap.
+ */
 static __always_inline int launch_session(struct pt_regs *ctx, const enum launch_kind kind)
 {
 	if (bpf_session_is_return())
