@@ -1,10 +1,13 @@
-// Host time per kernel launch, in three phases of one process: untraced, traced, untraced again.
-// usage: cuda_launch_overhead [driver|runtime] [LAUNCHES_PER_BATCH] [BATCHES]
+// Host time per kernel launch, in phases of one process: untraced, T traced phases (one per
+// tracer configuration), untraced again.
+// usage: cuda_launch_overhead [driver|runtime] [LAUNCHES_PER_BATCH] [BATCHES] [T]
 //   driver   launches with cuLaunchKernel (the probed entry point itself)
 //   runtime  launches with kernel<<<>>> (cudart reaches libcuda through cuGetProcAddress)
-// Between phases it prints "phase NAME done" and waits for a line on stdin, so a tracer can
-// attach (after the first phase) and detach (after the second). Last it prints, per phase,
-// the median over batches of the host time per launch, and the launches made while traced.
+//   T        traced phases (default 1)
+// After each phase but the last it prints "phase NAME done" (untraced, traced1, traced2, ...)
+// and waits for a line on stdin, so a tracer can attach before a traced phase and detach after
+// it. Last it prints the median over batches of the host time per launch of every phase, and the
+// launches made in each traced phase.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -102,12 +105,16 @@ int main(int argc, char **argv)
 	launcher l = {};
 	int per_batch = argc > 2 ? atoi(argv[2]) : 256;
 	int batches = argc > 3 ? atoi(argv[3]) : 200;
-	double untraced, traced, untraced_again;
+	int traced_phases = argc > 4 ? atoi(argv[4]) : 1;
+	double untraced, untraced_again;
+	std::vector<double> traced;
 	const char *name = nullptr;
+	char done[32];
 
 	l.driver = argc < 2 || !strcmp(argv[1], "driver");
-	if ((argc > 1 && !l.driver && strcmp(argv[1], "runtime")) || per_batch <= 0 || batches <= 0) {
-		fprintf(stderr, "usage: cuda_launch_overhead [driver|runtime] [LAUNCHES_PER_BATCH] [BATCHES]\n");
+	if ((argc > 1 && !l.driver && strcmp(argv[1], "runtime")) || per_batch <= 0 || batches <= 0 ||
+	    traced_phases <= 0 || traced_phases > 16) {
+		fprintf(stderr, "usage: cuda_launch_overhead [driver|runtime] [LAUNCHES_PER_BATCH] [BATCHES] [T]\n");
 		return 2;
 	}
 	CHECK_RT(cudaFree(0));
@@ -118,16 +125,21 @@ int main(int argc, char **argv)
 
 	untraced = phase(l, per_batch, batches);
 	between_phases("untraced");
-	// the handle was resolved before any tracer came: name it for the trace
-	CHECK_DRV(cuFuncGetName(&name, l.function));
-	traced = phase(l, per_batch, batches);
-	between_phases("traced");
+	for (int t = 1; t <= traced_phases; t++) {
+		// the handle was resolved before any tracer came: name it for each trace
+		CHECK_DRV(cuFuncGetName(&name, l.function));
+		traced.push_back(phase(l, per_batch, batches));
+		snprintf(done, sizeof(done), "traced%d", t);
+		between_phases(done);
+	}
 	untraced_again = phase(l, per_batch, batches);
 
 	printf("mode %s kernel %s launches_per_batch %d batches %d\n", l.driver ? "driver" : "runtime",
 	       name, per_batch, batches);
-	printf("untraced_us %.3f traced_us %.3f untraced_again_us %.3f added_us %.3f\n", untraced,
-	       traced, untraced_again, traced - (untraced + untraced_again) / 2);
+	printf("untraced_us %.3f untraced_again_us %.3f\n", untraced, untraced_again);
+	for (int t = 1; t <= traced_phases; t++)
+		printf("traced%d_us %.3f added%d_us %.3f\n", t, traced[t - 1], t,
+		       traced[t - 1] - (untraced + untraced_again) / 2);
 	printf("traced_launches %d\n", per_batch * batches);
 	CHECK_RT(cudaFree(l.arg));
 	CHECK_RT(cudaStreamDestroy(l.stream));

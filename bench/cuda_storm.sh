@@ -8,6 +8,7 @@
 #   THREADS  storm threads (default: the number of CPUs)
 #   RATES    paced rates to try, launches/s, space separated
 #            (default "100000 200000 300000 400000 600000 800000 1000000 1500000 2000000")
+# environment: GRT_RECORD_FLAGS, record flags added to every run (e.g. --launch-returns 0)
 # Needs root. Prints one table row per run and a summary line; the trace files are deleted.
 set -u
 BUILD=${1:?usage: bench/cuda_storm.sh BUILD [SECONDS] [THREADS] [RATES]}
@@ -35,7 +36,9 @@ cpu_ticks() {
 # last the recorder's own CPU time (sampled just before the storm ends) per recorded event.
 run() {
 	local rate=$1 made seconds recorded lost rpid ticks
-	"$GRT" record -o "$TMP/s.grt" --libcuda "$FAKE" -- "$STORM" "$SECONDS_EACH" "$THREADS" "$rate" \
+	# shellcheck disable=SC2086 # the flags are words
+	"$GRT" record -o "$TMP/s.grt" --libcuda "$FAKE" ${GRT_RECORD_FLAGS:-} \
+		-- "$STORM" "$SECONDS_EACH" "$THREADS" "$rate" \
 		>"$TMP/out" 2>"$TMP/err" &
 	rpid=$!
 	sleep "$(awk -v s="$SECONDS_EACH" 'BEGIN { print s - 0.2 }')"
@@ -57,7 +60,7 @@ print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$TMP/r.jso
 }
 
 untraced=$("$STORM" "$SECONDS_EACH" "$THREADS" | awk '/^launches/ { print $6 }')
-echo "machine: $(nproc) CPUs, $(uname -r), load $(cut -d" " -f1-3 /proc/loadavg); storm: $THREADS threads x ${SECONDS_EACH}s; untraced: $untraced launches/s"
+echo "machine: $(nproc) CPUs, $(uname -r), load $(cut -d" " -f1-3 /proc/loadavg); storm: $THREADS threads x ${SECONDS_EACH}s; untraced: $untraced launches/s; record flags: ${GRT_RECORD_FLAGS:-none}"
 printf "%-12s %14s %14s %10s %10s %16s\n" "paced_at" "offered/s" "recorded/s" "lost" "missing" \
 	"recorder_ns/ev"
 read -r offered recorded lost missing cost < <(run 0)

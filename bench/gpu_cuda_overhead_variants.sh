@@ -19,5 +19,5 @@ for variant in default no_stacks no_stacks_no_args; do
 	no_stacks_no_args) env="GRT_CUDA_NO_STACKS=1 GRT_CUDA_NO_ARGS=1" ;;
 	esac
 	echo "== variant $variant"
-	env $env bash "$HERE/cuda_launch_overhead.sh" "$BUILD" "$OUT/$variant" 2>&1 | tail -5
+	env $env bash "$HERE/cuda_launch_overhead.sh" "$BUILD" "$OUT/$variant" 2>&1 | tail -n +2
 done

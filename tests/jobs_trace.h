@@ -68,6 +68,18 @@ static inline void tw_launch(struct tw *t, uint32_t pid, uint32_t tid, uint64_t 
 	tw_rec(t, GRT_REC_CUDA_LAUNCH, pid, tid, enter, &l, sizeof(l));
 }
 
+/* A launch recorded at its entry only (record --launch-returns): its return not sampled. */
+static inline void tw_launch_unsampled(struct tw *t, uint32_t pid, uint32_t tid, uint64_t enter,
+				       uint64_t stream, const char *kernel)
+{
+	struct grt_cuda_launch_rec l = {
+		.call = { .api = GRT_CUDA_LAUNCH_KERNEL, .flags = GRT_CUDA_F_RETURN_UNSAMPLED },
+		.function = 0xf00, .stream = stream, .kernel_str = grt_writer_intern(t->w, kernel),
+		.user_stack_id = -1 };
+
+	tw_rec(t, GRT_REC_CUDA_LAUNCH, pid, tid, enter, &l, sizeof(l));
+}
+
 static inline void tw_launch_failed(struct tw *t, uint32_t pid, uint32_t tid, uint64_t enter,
 			     uint64_t ret_ns, uint64_t stream, const char *kernel, int32_t err)
 {

@@ -3,6 +3,7 @@
 #define GRT_REPORT_SCENARIOS_H
 
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,46 @@ static inline int scn_write_kernels(const char *path)
 	scn_free(w, 200, t + SCN_US * 600, 0x7000000);
 	scn_process(w, 100, t + SCN_MS, GRT_PROC_EXIT, "vecadd", 0);
 	return scn_close(w, SCN_START_NS + 2 * 1000 * SCN_MS);
+}
+
+/*
+ * record --launch-returns EVERY on one thread: 8 launches of vecAdd (4x1x1 /
+ * 256x1x1), the returns of the 1st, EVERY+1st... recorded (30 us each, the
+ * last of them failing with 700); the others flagged not sampled.
+ */
+static inline int scn_write_sampled_returns(const char *path, uint32_t every)
+{
+	struct grt_cuda_config_rec config = {
+		.launch_return_every = every,
+		.launch_probes = GRT_CUDA_PROBES_SESSION,
+	};
+	struct grt_writer *w = scn_open(path, "./vecadd 8");
+	uint64_t t = SCN_START_NS + SCN_MS;
+	int last_sampled = every ? (7 / (int)every) * (int)every : -1;
+
+	if (!w)
+		return -1;
+	scn_append(w, GRT_REC_CUDA_CONFIG, 0, 0, SCN_START_NS, &config, sizeof(config));
+	scn_process(w, 100, SCN_START_NS, GRT_PROC_START, "vecadd", 0);
+	for (int i = 0; i < 8; i++, t += SCN_MS) {
+		bool sampled = every && i % (int)every == 0;
+		struct grt_cuda_launch_rec l = {
+			.call = scn_call(w, GRT_CUDA_LAUNCH_KERNEL, t, 30 * SCN_US,
+					 i == last_sampled ? 700 : 0, "vecadd"),
+			.function = 0xa0a0,
+			.kernel_str = grt_writer_intern(w, "vecAdd"),
+			.grid = { 4, 1, 1 },
+			.block = { 256, 1, 1 },
+			.user_stack_id = -1,
+		};
+
+		if (!sampled)
+			l.call = (struct grt_cuda_call){ .api = GRT_CUDA_LAUNCH_KERNEL,
+							 .flags = GRT_CUDA_F_RETURN_UNSAMPLED,
+							 .comm_str = l.call.comm_str };
+		scn_append(w, GRT_REC_CUDA_LAUNCH, 100, 1, t, &l, sizeof(l));
+	}
+	return scn_close(w, t + SCN_MS);
 }
 
 /*

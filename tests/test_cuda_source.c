@@ -154,14 +154,27 @@ static void test_every_api_has_a_class_with_programs(void)
 			class_used[cls] = true;
 	}
 	for (int cls = 0; cls < CUDA_CLASS_COUNT; cls++) {
+		bool launch = cls == CUDA_CLASS_LAUNCH || cls == CUDA_CLASS_LAUNCH_EX ||
+			      cls == CUDA_CLASS_GRAPH_LAUNCH;
+
 		CHECK(class_used[cls]);
-		CHECK(!cuda_class_program_name(cls, false, name, sizeof(name)));
+		CHECK(!cuda_class_program_name(cls, CUDA_PROGRAM_ENTER, name, sizeof(name)));
 		CHECK(bpf_object__find_program_by_name(skel->obj, name) != NULL);
-		CHECK(!cuda_class_program_name(cls, true, name, sizeof(name)));
+		CHECK(!cuda_class_program_name(cls, CUDA_PROGRAM_EXIT, name, sizeof(name)));
 		CHECK(bpf_object__find_program_by_name(skel->obj, name) != NULL);
+		/* only the launch classes sample their returns, through a session program */
+		CHECK(cuda_class_is_launch(cls) == launch);
+		CHECK(!cuda_class_program_name(cls, CUDA_PROGRAM_SESSION, name, sizeof(name)) ==
+		      launch);
+		if (launch)
+			CHECK(bpf_object__find_program_by_name(skel->obj, name) != NULL);
 	}
-	CHECK(!cuda_class_program_name(CUDA_CLASS_MEMCPY_HTOD_ASYNC, true, name, sizeof(name)));
+	CHECK(!cuda_class_program_name(CUDA_CLASS_MEMCPY_HTOD_ASYNC, CUDA_PROGRAM_EXIT, name,
+				       sizeof(name)));
 	CHECK_STR(name, "exit_memcpy_htod_async");
+	CHECK(!cuda_class_program_name(CUDA_CLASS_LAUNCH_EX, CUDA_PROGRAM_SESSION, name,
+				       sizeof(name)));
+	CHECK_STR(name, "session_launch_ex");
 	CHECK(cuda_api_class(0) == CUDA_CLASS_COUNT);
 	CHECK(cuda_api_class(GRT_CUDA_API_COUNT) == CUDA_CLASS_COUNT);
 	CHECK(cuda_api_is_legacy32(GRT_CUDA_MEM_ALLOC));
@@ -309,6 +322,35 @@ static void test_unreturned_call(void)
 	CHECK(s && s->call.flags == GRT_CUDA_F_NO_RETURN && s->call.return_ns == 0 &&
 	      s->call.ret == 0);
 	CHECK(s && s->stream == 0xdead0 && s->kind == GRT_SYNC_STREAM);
+	harness_close(&h);
+}
+
+/* A launch sent at its entry: flagged, and whatever sits in the return fields does not show. */
+static void test_unsampled_launch_return(void)
+{
+	struct harness h;
+	struct cuda_event ev = event_of(GRT_CUDA_LAUNCH_KERNEL);
+	const struct grt_cuda_launch_rec *l;
+
+	harness_open(&h, false);
+	ev.flags = CUDA_EVENT_RETURN_UNSAMPLED;
+	ev.return_ns = 1500;
+	ev.ret = 400;
+	ev.args.launch = (struct cuda_launch_args){
+	    .function = 0xf000, .stream = 0x5000, .grid = {4, 1, 1}, .block = {256, 1, 1}};
+	CHECK(!decode(&h, &ev));
+	l = last_of(&h.cap, GRT_REC_CUDA_LAUNCH);
+	CHECK(l && l->call.flags == GRT_CUDA_F_RETURN_UNSAMPLED && l->call.return_ns == 0 &&
+	      l->call.ret == 0 && !grt_cuda_call_returned(&l->call));
+	CHECK(l && l->function == 0xf000 && l->stream == 0x5000 && l->grid[0] == 4 &&
+	      l->block[0] == 256);
+	CHECK(h.cap.n == 1 && h.cap.recs[0].hdr.ts_ns == 1000);
+	/* the same launch with its return: both fields kept */
+	ev.flags = 0;
+	CHECK(!decode(&h, &ev));
+	l = last_of(&h.cap, GRT_REC_CUDA_LAUNCH);
+	CHECK(l && l->call.flags == 0 && l->call.return_ns == 1500 && l->call.ret == 400 &&
+	      grt_cuda_call_returned(&l->call));
 	harness_close(&h);
 }
 
@@ -493,6 +535,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_legacy_entry_points_are_32_bit);
 	RUN_TEST(test_allocation_results);
 	RUN_TEST(test_unreturned_call);
+	RUN_TEST(test_unsampled_launch_return);
 	RUN_TEST(test_names_follow_handles_per_process);
 	RUN_TEST(test_copy_directions_from_memory_types);
 	RUN_TEST(test_malformed_events_are_counted);

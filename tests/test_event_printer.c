@@ -314,6 +314,33 @@ static void test_api_ns_return_before_entry(void)
 	free(json);
 }
 
+/* A launch whose return was not sampled: return code and time unknown, and said so. */
+static void test_unsampled_return(void)
+{
+	struct grt_cuda_launch_rec l = {
+	    .call = {.return_ns = 1500, .api = GRT_CUDA_LAUNCH_KERNEL,
+		     .flags = GRT_CUDA_F_RETURN_UNSAMPLED},
+	    .user_stack_id = -1};
+	struct grt_cuda_config_rec c = {.launch_return_every = 4,
+					.launch_probes = GRT_CUDA_PROBES_SESSION};
+	char *json = print_one(GRT_FORMAT_JSON, GRT_REC_CUDA_LAUNCH, &l, sizeof(l), 1000, NULL);
+	char *text = print_one(GRT_FORMAT_TEXT, GRT_REC_CUDA_LAUNCH, &l, sizeof(l), 1000, NULL);
+
+	CHECK(strstr(json, ",\"ret\":null,\"api_ns\":null,\"return\":\"not-sampled\"}\n") != NULL);
+	CHECK(strstr(text, " ret=- api_ns=- return=not-sampled\n") != NULL);
+	free(json);
+	free(text);
+	l.call.flags = 0; /* sampled: no "return" field */
+	json = print_one(GRT_FORMAT_JSON, GRT_REC_CUDA_LAUNCH, &l, sizeof(l), 1000, NULL);
+	CHECK(strstr(json, ",\"ret\":0,\"api_ns\":500}\n") != NULL);
+	free(json);
+	json = print_one(GRT_FORMAT_JSON, GRT_REC_CUDA_CONFIG, &c, sizeof(c), 1000, NULL);
+	CHECK_STR(json, "{\"type\":\"cuda_config\",\"ts_ns\":1000,\"cpu\":3,\"pid\":9,\"tid\":10,"
+			"\"seq\":11,\"launch_returns\":4,\"launch_probes\":\"uprobe-session\","
+			"\"launch_stacks\":0}\n");
+	free(json);
+}
+
 /* Types this build does not describe print their number and the header fields only. */
 static void test_unknown_type(void)
 {
@@ -528,6 +555,7 @@ int main(void)
 	RUN_TEST(test_known_csv);
 	RUN_TEST(test_string_quoting);
 	RUN_TEST(test_api_ns_return_before_entry);
+	RUN_TEST(test_unsampled_return);
 	RUN_TEST(test_unknown_type);
 	RUN_TEST(test_every_description_has_unique_keys);
 	RUN_TEST(test_required_keys);

@@ -90,6 +90,40 @@ static void test_missing_complete_and_submit(void)
 	jobs_run_done(&r, &t);
 }
 
+/*
+ * A launch whose return was not sampled is a whole job: API_ENTER stands in
+ * for SUBMIT, so t_queue runs from the entry and only t_submit_host is unknown.
+ */
+static void test_unsampled_return_is_complete(void)
+{
+	struct tw t;
+	struct jobs_run r;
+	const struct job *j;
+
+	tw_open(&t, SRC_HOST_AND_GPU);
+	tw_launch_unsampled(&t, PID, TID, 1000, S1, "k_add");
+	tw_gpu_kernel(&t, PID, TID, 1000, 3000, 8000, S1, 0, "k_add", 0);
+	tw_ctx_sync(&t, PID, TID, 2000, 9000);
+	tw_run(&t, &r, NULL);
+	CHECK_EQ_U64(r.n, 1);
+	j = job_at(&r, 1000);
+	CHECK(j != NULL);
+	if (j) {
+		CHECK_EQ_U64(j->missing, 0);
+		CHECK_EQ_U64(j->flags, JOB_F_RETURN_UNSAMPLED | JOB_F_TAIL_UNCHECKED); /* one job: no P90 */
+		CHECK_EQ_U64(j->submit, 0);
+		CHECK_EQ_U64(j->t_queue, 2000);
+		CHECK_EQ_U64(j->t_exec, 5000);
+		CHECK_EQ_U64(j->t_complete, 1000);
+		CHECK_EQ_U64(j->t_total, 8000);
+		CHECK_EQ_U64(j->known, JOB_K_QUEUE | JOB_K_EXEC | JOB_K_COMPLETE | JOB_K_GPU_WAIT |
+					       JOB_K_TOTAL);
+		CHECK_STR(j->name, "k_add");
+	}
+	CHECK_EQ_U64(r.summary.incomplete, 0);
+	jobs_run_done(&r, &t);
+}
+
 /* Device record before its launch, sync before the device record: same answer. */
 static void test_out_of_order_records(void)
 {
@@ -569,6 +603,7 @@ int main(void)
 	RUN_TEST(test_complete_kernel_job);
 	RUN_TEST(test_host_only_job_is_incomplete);
 	RUN_TEST(test_missing_complete_and_submit);
+	RUN_TEST(test_unsampled_return_is_complete);
 	RUN_TEST(test_out_of_order_records);
 	RUN_TEST(test_sync_after_launch_out_of_order);
 	RUN_TEST(test_correlation_by_stream_order);

@@ -59,6 +59,51 @@ static void test_api_per_process(void)
 	free(text);
 }
 
+/* --launch-returns 4: the times and errors are those of the sampled launches, and say so. */
+static void test_sampled_returns(void)
+{
+	const char *path = report_test_path("sampled");
+	int rc;
+	char *text;
+
+	CHECK(scn_write_sampled_returns(path, 4) == 0);
+	text = report_capture(path, "kernels,api", 0, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "1 kernels, 8 launches (API time = cuLaunchKernel entry to return, sampled "
+			 "1 in 4 per thread: 2 launches)");
+	CHECK_LINE(text, "        8      1       60.000     30.000     30.000     30.000  "
+			 "4x1x1 / 256x1x1                  1   vecAdd");
+	CHECK(!strstr(text, "never returned"));
+	CHECK_LINE(text, "          8      1       60.000     30.000     30.000     30.000  "
+			 "cuLaunchKernel (last error 700)");
+	CHECK_LINE(text, "  launches whose return was not sampled (--launch-returns): 6 (their time "
+			 "and errors are not counted)");
+	free(text);
+	text = report_capture(path, "kernels,api", 0, NULL, true, &rc);
+	CHECK_HAS(text, "\"launch_returns\":4,");
+	CHECK_HAS(text, "\"launches\":8,\"errors\":1,\"unfinished\":0,\"unsampled\":6,"
+			"\"api_ns\":{\"count\":2,\"total\":60000,");
+	CHECK_HAS(text, "\"calls\":8,\"errors\":1,\"last_error\":700,\"unfinished\":0,"
+			"\"unsampled\":6,\"api_ns\":{\"count\":2,");
+	free(text);
+	/* --launch-returns 0: nothing timed, and nothing passed off as a success */
+	CHECK(scn_write_sampled_returns(path, 0) == 0);
+	text = report_capture(path, "kernels", 0, NULL, false, &rc);
+	CHECK_LINE(text, "1 kernels, 8 launches (API time not recorded: --launch-returns 0)");
+	CHECK_LINE(text, "        8      0        0.000      0.000      0.000      0.000  "
+			 "4x1x1 / 256x1x1                  1   vecAdd");
+	free(text);
+	text = report_capture(path, "kernels", 0, NULL, true, &rc);
+	CHECK_HAS(text, "\"launch_returns\":0,");
+	CHECK_HAS(text, "\"unsampled\":8,\"api_ns\":{\"count\":0,");
+	free(text);
+	/* a trace without the settings record (older recordings) says nothing about sampling */
+	CHECK(scn_write_kernels(path) == 0);
+	text = report_capture(path, "kernels", 0, NULL, true, &rc);
+	CHECK_HAS(text, "\"launch_returns\":null,");
+	free(text);
+}
+
 static void test_header_block(void)
 {
 	const char *path = report_test_path("header");
@@ -141,6 +186,7 @@ int main(void)
 	RUN_TEST(test_kernel_rows);
 	RUN_TEST(test_kernel_top);
 	RUN_TEST(test_api_per_process);
+	RUN_TEST(test_sampled_returns);
 	RUN_TEST(test_header_block);
 	RUN_TEST(test_no_trailer);
 	RUN_TEST(test_truncated);

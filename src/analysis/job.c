@@ -25,7 +25,7 @@ static const char *const missing_names[] = {
 
 static const char *const flag_names[] = {
 	"sync-call", "clamped", "matched-by-order", "block-probe", "forced", "failed", "tail-unchecked",
-	"matched-by-time",
+	"matched-by-time", "return-unsampled",
 };
 
 const char *job_kind_name(uint32_t kind)

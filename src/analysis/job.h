@@ -39,6 +39,11 @@ enum job_flags {
 	JOB_F_FAILED = 32,	/* the launch call returned an error: nothing ran */
 	JOB_F_TAIL_UNCHECKED = 64, /* exec-long-tail not evaluated (no per-kernel P90 for it) */
 	JOB_F_NEAR = 128,	/* device record matched by the nearest API entry time (within 20 us) */
+	/*
+	 * The launch's return was not sampled (record --launch-returns): no
+	 * SUBMIT, t_submit_host unknown, t_queue from API_ENTER; not incomplete.
+	 */
+	JOB_F_RETURN_UNSAMPLED = 256,
 };
 
 /* Bits of job.known: which derived durations could be computed. */

@@ -698,7 +698,8 @@ static uint64_t sat_sub(uint64_t a, uint64_t b, struct job *j)
 
 static void derive(struct job *j, uint64_t prev_end, int dep_state)
 {
-	uint64_t queue_from = (j->flags & JOB_F_SYNC_CALL) ? j->api_enter : j->submit;
+	uint64_t queue_from =
+	    (j->flags & (JOB_F_SYNC_CALL | JOB_F_RETURN_UNSAMPLED)) ? j->api_enter : j->submit;
 	uint64_t finish = j->complete ? j->complete : j->end;
 
 	j->known = 0;
@@ -1365,7 +1366,7 @@ static void enforce_open_limit(struct job_builder *b, struct jstream *s)
 static struct bjob *new_job(struct job_builder *b, const struct grt_record *rec,
 			    const struct grt_cuda_call *call, uint32_t kind, uint64_t stream)
 {
-	bool returned = !(call->flags & GRT_CUDA_F_NO_RETURN) && call->return_ns;
+	bool returned = grt_cuda_call_returned(call) && call->return_ns;
 	bool per_thread = call->api < GRT_CUDA_API_COUNT && b->ptsz_api[call->api];
 	struct jstream *s = stream_get(b, rec->hdr.pid, stream_key(stream, per_thread, rec->hdr.tid),
 				       stream);
@@ -1390,6 +1391,8 @@ static struct bjob *new_job(struct job_builder *b, const struct grt_record *rec,
 	j->job.api_enter = rec->hdr.ts_ns;
 	if (returned)
 		j->job.submit = call->return_ns;
+	else if (call->flags & GRT_CUDA_F_RETURN_UNSAMPLED)
+		j->job.flags |= JOB_F_RETURN_UNSAMPLED; /* not seen by choice: the entry stands in */
 	else
 		j->job.missing |= JOB_MISS_SUBMIT;
 	if (returned && call->ret != 0) {
@@ -1505,7 +1508,7 @@ static void on_memset(struct job_builder *b, const struct grt_record *rec)
 static void on_sync(struct job_builder *b, const struct grt_record *rec)
 {
 	const struct grt_cuda_sync_rec *y = rec->payload;
-	bool returned = !(y->call.flags & GRT_CUDA_F_NO_RETURN) && y->call.return_ns;
+	bool returned = grt_cuda_call_returned(&y->call) && y->call.return_ns;
 	bool ok = returned && y->call.ret == 0;
 	bool per_thread = y->call.api < GRT_CUDA_API_COUNT && b->ptsz_api[y->call.api];
 	uint32_t pid = rec->hdr.pid, tid = rec->hdr.tid;

@@ -13,6 +13,7 @@ struct api_row {
 	uint64_t calls;
 	uint64_t errors;
 	uint64_t unfinished;
+	uint64_t unsampled;	/* returns not sampled (record --launch-returns) */
 	int32_t last_error;	/* CUresult of the latest failed call */
 	struct grt_stats api_ns;
 };
@@ -124,7 +125,10 @@ static void api_on_record(void *state, const struct grt_record *rec, const struc
 		row->last_error = call->ret;
 	}
 	if (!report_call_ns(rec, call, &ns)) {
-		row->unfinished++;
+		if (call->flags & GRT_CUDA_F_RETURN_UNSAMPLED)
+			row->unsampled++;
+		else
+			row->unfinished++;
 		return;
 	}
 	p->total_ns += ns;
@@ -167,7 +171,7 @@ static void print_process(struct api_report *a, struct api_process *p, FILE *out
 {
 	int order[GRT_CUDA_API_COUNT];
 	int n = sorted_apis(p, order), shown;
-	uint64_t unfinished = 0;
+	uint64_t unfinished = 0, unsampled = 0;
 
 	fprintf(out, "pid %u (%s): calls %" PRIu64 ", errors %" PRIu64 ", %.3f ms in the driver API\n",
 		p->pid, pid_comms_get(&a->comms, p->pid), p->calls, p->errors,
@@ -179,6 +183,7 @@ static void print_process(struct api_report *a, struct api_process *p, FILE *out
 		struct api_row *row = p->rows[order[i]];
 
 		unfinished += row->unfinished;
+		unsampled += row->unsampled;
 		if (i >= shown)
 			continue;
 		fprintf(out, "  %9" PRIu64 " %6" PRIu64 " %12.3f %10.3f %10.3f %10.3f  %s", row->calls,
@@ -196,6 +201,11 @@ static void print_process(struct api_report *a, struct api_process *p, FILE *out
 	if (unfinished)
 		fprintf(out, "  calls that never returned: %" PRIu64 " (their time is not counted)\n",
 			unfinished);
+	if (unsampled)
+		fprintf(out,
+			"  launches whose return was not sampled (--launch-returns): %" PRIu64
+			" (their time and errors are not counted)\n",
+			unsampled);
 }
 
 static void api_print_text(void *state, FILE *out)
@@ -248,6 +258,8 @@ static void json_process(struct api_report *a, struct api_process *p, struct jso
 			jw_null(w);
 		jw_key(w, "unfinished");
 		jw_u64(w, row->unfinished);
+		jw_key(w, "unsampled");
+		jw_u64(w, row->unsampled);
 		jw_key(w, "api_ns");
 		report_json_stats(w, &row->api_ns);
 		jw_end_object(w);

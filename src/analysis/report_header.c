@@ -5,6 +5,7 @@
 #include <time.h>
 #include "analysis/report_header.h"
 #include "trace/records_core.h"
+#include "trace/records_cuda.h"
 #include "trace/trace_names.h"
 
 void report_header_init(struct report_header *h, const char *path, const struct grt_file_header *file)
@@ -39,6 +40,11 @@ void report_header_on_record(struct report_header *h, const struct grt_record *r
 		h->status[s->source] = s->status;
 		free(h->status_message[s->source]);
 		h->status_message[s->source] = message ? strdup(message) : NULL;
+	} else if (rec->hdr.type == GRT_REC_CUDA_CONFIG) {
+		const struct grt_cuda_config_rec *c = rec->payload;
+
+		h->have_cuda_config = true;
+		h->launch_return_every = c->launch_return_every;
 	}
 }
 
@@ -159,6 +165,12 @@ void report_header_print_json(const struct report_header *h, struct json_writer 
 	jw_field_u64(w, "duration_ns", duration_ns(h));
 	jw_key(w, "sources");
 	json_sources(h, w);
+	/* one launch return in N was recorded; null: the trace does not say (every one) */
+	jw_key(w, "launch_returns");
+	if (h->have_cuda_config)
+		jw_u64(w, h->launch_return_every);
+	else
+		jw_null(w);
 	jw_field_u64(w, "records", h->records);
 	jw_key(w, "trailer_records");
 	if (h->have_trailer)

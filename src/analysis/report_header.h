@@ -21,6 +21,9 @@ struct report_header {
 	int32_t status[GRT_SRC_MAX];
 	char *status_message[GRT_SRC_MAX];
 	const char *read_error;	/* the reader's error when reading stopped early, else NULL */
+	/* the cuda source's --launch-returns, when the trace has its settings record */
+	bool have_cuda_config;
+	uint32_t launch_return_every;
 };
 
 void report_header_init(struct report_header *h, const char *path, const struct grt_file_header *file);

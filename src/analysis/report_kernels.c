@@ -21,6 +21,7 @@ struct kernel_row {
 	uint64_t launches;
 	uint64_t errors;
 	uint64_t unfinished;	/* the launch call never returned */
+	uint64_t unsampled;	/* its return was not sampled (record --launch-returns) */
 	struct grt_stats api_ns;
 	struct launch_shape shapes[MAX_SHAPES];
 	uint32_t nshapes;
@@ -36,6 +37,8 @@ struct kernels_report {
 	struct u64_map handle_names;	/* function handle -> name index + 1, from func_name records */
 	unsigned top_n;
 	bool out_of_memory;
+	bool have_config;	/* the trace says how launch returns were sampled */
+	uint32_t return_every;	/* its --launch-returns */
 };
 
 /* Rows that exist: a name interned when the rows could not grow has none. */
@@ -153,6 +156,8 @@ static void on_launch(struct kernels_report *k, const struct grt_record *rec,
 	if (report_call_ns(rec, &l->call, &ns)) {
 		if (grt_stats_add(&row->api_ns, ns))
 			k->out_of_memory = true;
+	} else if (l->call.flags & GRT_CUDA_F_RETURN_UNSAMPLED) {
+		row->unsampled++;
 	} else {
 		row->unfinished++;
 	}
@@ -176,10 +181,16 @@ static void on_func_name(struct kernels_report *k, const struct grt_record *rec,
 static void kernels_on_record(void *state, const struct grt_record *rec,
 			      const struct grt_strings *strings)
 {
+	struct kernels_report *k = state;
+
 	if (rec->hdr.type == GRT_REC_CUDA_LAUNCH)
-		on_launch(state, rec, strings);
+		on_launch(k, rec, strings);
 	else if (rec->hdr.type == GRT_REC_CUDA_FUNC_NAME)
-		on_func_name(state, rec, strings);
+		on_func_name(k, rec, strings);
+	else if (rec->hdr.type == GRT_REC_CUDA_CONFIG) {
+		k->have_config = true;
+		k->return_every = ((const struct grt_cuda_config_rec *)rec->payload)->launch_return_every;
+	}
 }
 
 static void merge_row(struct kernels_report *k, struct kernel_row *into, struct kernel_row *from)
@@ -187,6 +198,7 @@ static void merge_row(struct kernels_report *k, struct kernel_row *into, struct 
 	into->launches += from->launches;
 	into->errors += from->errors;
 	into->unfinished += from->unfinished;
+	into->unsampled += from->unsampled;
 	if (grt_stats_merge(&into->api_ns, &from->api_ns))
 		k->out_of_memory = true;
 	for (uint32_t i = 0; i < from->nshapes; i++)
@@ -252,17 +264,27 @@ static void kernels_print_text(void *state, FILE *out)
 	struct kernels_report *k = state;
 	size_t n, shown;
 	size_t *order = sorted_rows(k, &n);
-	uint64_t launches = 0;
+	uint64_t launches = 0, timed = 0;
 
 	if (!n) {
 		fprintf(out, "no kernel launches in this trace\n");
 		free(order);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		launches += k->rows[order[i]].launches;
-	fprintf(out, "%zu kernels, %" PRIu64 " launches (API time = cuLaunchKernel entry to return)\n",
-		n, launches);
+		timed += k->rows[order[i]].api_ns.count;
+	}
+	fprintf(out, "%zu kernels, %" PRIu64 " launches ", n, launches);
+	if (!k->have_config || k->return_every == 1)
+		fprintf(out, "(API time = cuLaunchKernel entry to return)\n");
+	else if (!k->return_every)
+		fprintf(out, "(API time not recorded: --launch-returns 0)\n");
+	else
+		fprintf(out,
+			"(API time = cuLaunchKernel entry to return, sampled 1 in %u per thread: "
+			"%" PRIu64 " launches)\n",
+			k->return_every, timed);
 	fprintf(out, "%9s %6s %12s %10s %10s %10s  %-28s %6s  %s\n", "launches", "errors", "total_us",
 		"mean_us", "p50_us", "p99_us", "grid / block (most common)", "shapes", "kernel");
 	shown = k->top_n && k->top_n < n ? k->top_n : n;
@@ -333,6 +355,8 @@ static void kernels_print_json(void *state, struct json_writer *w)
 		jw_u64(w, row->errors);
 		jw_key(w, "unfinished");
 		jw_u64(w, row->unfinished);
+		jw_key(w, "unsampled");
+		jw_u64(w, row->unsampled);
 		jw_key(w, "api_ns");
 		report_json_stats(w, &row->api_ns);
 		jw_key(w, "shapes");

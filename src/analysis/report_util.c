@@ -8,9 +8,9 @@
 #include "trace/grt_format.h"
 #include "trace/records_core.h"
 
-/* cuda record types: records_cuda.h owns 16..47 */
+/* cuda record types: records_cuda.h owns 16..47, and 47 is the settings, not a call */
 #define CUDA_TYPE_FIRST GRT_REC_CUDA_LAUNCH
-#define CUDA_TYPE_LAST 47
+#define CUDA_TYPE_LAST (GRT_REC_CUDA_CONFIG - 1)
 
 const struct grt_cuda_call *report_cuda_call(const struct grt_record *rec)
 {
@@ -22,7 +22,7 @@ const struct grt_cuda_call *report_cuda_call(const struct grt_record *rec)
 
 bool report_call_ns(const struct grt_record *rec, const struct grt_cuda_call *call, uint64_t *ns)
 {
-	if ((call->flags & GRT_CUDA_F_NO_RETURN) || call->return_ns < rec->hdr.ts_ns)
+	if (!grt_cuda_call_returned(call) || call->return_ns < rec->hdr.ts_ns)
 		return false;
 	*ns = call->return_ns - rec->hdr.ts_ns;
 	return true;
@@ -30,7 +30,7 @@ bool report_call_ns(const struct grt_record *rec, const struct grt_cuda_call *ca
 
 bool report_call_failed(const struct grt_cuda_call *call)
 {
-	return !(call->flags & GRT_CUDA_F_NO_RETURN) && call->ret != 0;
+	return grt_cuda_call_returned(call) && call->ret != 0;
 }
 
 void report_json_stats(struct json_writer *w, struct grt_stats *s)

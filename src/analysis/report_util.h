@@ -15,13 +15,16 @@
 #define REPORT_DEFAULT_TOP 20
 
 /*
- * The call header of a cuda record (types 16..47 all start with one), or NULL
+ * The call header of a cuda record (types 16..46 all start with one), or NULL
  * for other records and for cuda records too short to hold one.
  */
 const struct grt_cuda_call *report_cuda_call(const struct grt_record *rec);
-/* The call's API time (return - entry); false when it never returned or the times are corrupt. */
+/*
+ * The call's API time (return - entry); false when it never returned, its
+ * return was not sampled, or the times are corrupt.
+ */
 bool report_call_ns(const struct grt_record *rec, const struct grt_cuda_call *call, uint64_t *ns);
-/* A call that returned an error (calls that never returned are not errors). */
+/* A call that returned an error (calls without a recorded return are not errors). */
 bool report_call_failed(const struct grt_cuda_call *call);
 
 /* {"count","total","min","max","mean","p50","p90","p99"} of a statistics object. */

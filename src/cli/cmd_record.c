@@ -35,6 +35,8 @@ struct record_options {
 	const char *syscalls;
 	const char *gpu_kernels;
 	bool launch_stacks;
+	bool launch_returns_set;
+	uint32_t launch_returns;
 	char *const *command;	/* after --, NULL when attaching */
 };
 
@@ -52,6 +54,7 @@ static void record_usage(FILE *out)
 		"usage: grtrace record [-o FILE] [-s SOURCES] [-p PID | -- CMD ARGS]\n"
 		"                      [--duration S] [--idle-timeout S] [--libcuda PATH]\n"
 		"                      [--syscalls LIST] [--gpu-kernels REGEX] [--launch-stacks]\n"
+		"                      [--launch-returns N]\n"
 		"  -o FILE            output trace (default grtrace.grt)\n"
 		"  -s SOURCES         comma-separated sources (default cuda):");
 	for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
@@ -66,7 +69,10 @@ static void record_usage(FILE *out)
 		"  --syscalls LIST    syscall source: only these syscalls\n"
 		"  --gpu-kernels RE   gpu source: instrument kernels whose name matches RE\n"
 		"  --launch-stacks    cuda source: user stacks of launches too (allocations always\n"
-		"                     have them; about 1 us more per launch)\n");
+		"                     have them; about 1 us more per launch)\n"
+		"  --launch-returns N cuda source: record the return (API time, return code) of\n"
+		"                     one launch in N per thread, 0 none (default 1: every one);\n"
+		"                     a launch without needs one trap instead of two\n");
 }
 
 static int parse_seconds(const char *text, double *out)
@@ -76,6 +82,20 @@ static int parse_seconds(const char *text, double *out)
 	errno = 0;
 	*out = strtod(text, &end);
 	return errno || end == text || *end || *out <= 0 ? -EINVAL : 0;
+}
+
+/* A count from 0 to 1e9: --launch-returns. */
+static int parse_count(const char *text, uint32_t *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < 0 || v > 1000000000)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
 }
 
 static int parse_pid(const char *text, pid_t *out)
@@ -91,6 +111,15 @@ static int parse_pid(const char *text, pid_t *out)
 	return 0;
 }
 
+/* The long name of an option's short letter (every option here has one). */
+static const char *long_name(const struct option *options, int letter)
+{
+	for (; options->name; options++)
+		if (options->val == letter)
+			return options->name;
+	return "?";
+}
+
 /* Returns 0, or GRT_EXIT_USAGE after printing why. */
 static int parse_record_options(int argc, char **argv, struct record_options *o)
 {
@@ -104,6 +133,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{ "syscalls", required_argument, NULL, 'S' },
 		{ "gpu-kernels", required_argument, NULL, 'k' },
 		{ "launch-stacks", no_argument, NULL, 'L' },
+		{ "launch-returns", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -125,11 +155,15 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		case 'S': o->syscalls = optarg; break;
 		case 'k': o->gpu_kernels = optarg; break;
 		case 'L': o->launch_stacks = true; break;
+		case 'R':
+			bad = parse_count(optarg, &o->launch_returns);
+			o->launch_returns_set = true;
+			break;
 		case 'h': record_usage(stdout); return -1;
 		default: record_usage(stderr); return GRT_EXIT_USAGE;
 		}
 		if (bad) {
-			grt_error("record: bad value '%s' for -%c", optarg, opt);
+			grt_error("record: bad value '%s' for --%s", optarg, long_name(options, opt));
 			return GRT_EXIT_USAGE;
 		}
 	}
@@ -321,6 +355,8 @@ static int open_session(struct recording *rec)
 		.syscall_filter = rec->opts.syscalls,
 		.gpu_kernels = rec->opts.gpu_kernels,
 		.launch_stacks = rec->opts.launch_stacks,
+		.launch_returns_set = rec->opts.launch_returns_set,
+		.launch_returns = rec->opts.launch_returns,
 		.launched = rec->target.launched,
 	};
 	struct grt_file_header header;

@@ -13,6 +13,8 @@ static void print_call_end(FILE *out, const struct grt_record *rec,
 	fprintf(out, "  (%s", grt_cuda_api_name(call->api));
 	if (call->flags & GRT_CUDA_F_NO_RETURN)
 		fputs(", no return", out);
+	else if (call->flags & GRT_CUDA_F_RETURN_UNSAMPLED)
+		fputs(", return not sampled", out);
 	else
 		fprintf(out, " %.1f us", (double)(call->return_ns - rec->hdr.ts_ns) / 1e3);
 	if (call->ret)
@@ -75,7 +77,7 @@ static void print_memcpy(FILE *out, const struct grt_record *rec)
 		fprintf(out, " %uD", m->dims);
 	if (m->is_async)
 		fprintf(out, " async STREAM 0x%" PRIx64, m->stream);
-	else if (ns && !(m->call.flags & GRT_CUDA_F_NO_RETURN))
+	else if (ns && grt_cuda_call_returned(&m->call))
 		/* a synchronous copy's call time bounds the transfer: bytes per ns is GB/s */
 		fprintf(out, " sync %.2f GB/s", (double)m->bytes / (double)ns);
 	print_call_end(out, rec, &m->call);

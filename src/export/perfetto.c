@@ -135,7 +135,7 @@ static void api_slice(struct exporter *e, const struct grt_record *rec,
 		      const struct grt_cuda_call *call, const char *detail_key, const char *detail)
 {
 	const char *api = grt_cuda_api_name(call->api);
-	bool returned = !(call->flags & GRT_CUDA_F_NO_RETURN) && call->return_ns >= rec->hdr.ts_ns;
+	bool returned = grt_cuda_call_returned(call) && call->return_ns >= rec->hdr.ts_ns;
 
 	name_thread(e, rec->hdr.pid, rec->hdr.tid, grt_strings_get(e->strings, call->comm_str));
 	begin_event(e, returned ? "X" : "i", api, rec->hdr.pid, rec->hdr.tid, rec->hdr.ts_ns);
@@ -231,7 +231,7 @@ static void on_cuda(struct exporter *e, const struct grt_record *rec)
 			const struct grt_cuda_free_rec *f = rec->payload;
 
 			api_slice(e, rec, call, NULL, NULL);
-			if (!call->ret && !(call->flags & GRT_CUDA_F_NO_RETURN))
+			if (!call->ret && grt_cuda_call_returned(call))
 				memory_change(e, rec, f->addr, 0, false);
 			return;
 		}
@@ -554,7 +554,9 @@ static void on_job(void *ctx, struct job *j)
 	 */
 	if (j->missing & (JOB_MISS_HOST | JOB_MISS_SUBMIT) || !j->api_enter || !j->tid)
 		return;
-	host_end = (j->flags & JOB_F_SYNC_CALL) ? j->complete : j->submit;
+	host_end = (j->flags & JOB_F_SYNC_CALL)		 ? j->complete
+		   : (j->flags & JOB_F_RETURN_UNSAMPLED) ? j->api_enter /* an instant there */
+							 : j->submit;
 	if (!host_end || host_end < j->api_enter)
 		return;
 	host_mid = j->api_enter + (host_end - j->api_enter) / 2;

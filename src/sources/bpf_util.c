@@ -1,10 +1,14 @@
 /* User-space helpers shared by the BPF sources. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "sources/bpf_util.h"
@@ -57,6 +61,70 @@ int grt_bpf_use_pid_filter(struct grt_session *s, struct bpf_object *obj, volati
 	if (!map || fd < 0)
 		return map ? fd : -ENOENT;
 	return bpf_map__reuse_fd(map, fd);
+}
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL /* Linux 6.9: a pidfd for a thread, not only a process */
+#endif
+
+struct task_walk {
+	int map_fd;
+	void *value;
+	void (*on_value)(pid_t tid, void *value, void *ctx);
+	void *ctx;
+};
+
+static void walk_thread(const struct task_walk *w, pid_t tid)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+
+	if (pidfd < 0 && errno == EINVAL)
+		pidfd = (int)syscall(SYS_pidfd_open, tid, 0); /* older kernel: main threads only */
+	if (pidfd < 0)
+		return;
+	if (!bpf_map_lookup_elem(w->map_fd, &pidfd, w->value))
+		w->on_value(tid, w->value, w->ctx);
+	close(pidfd);
+}
+
+static void walk_process(const struct task_walk *w, pid_t tgid)
+{
+	char path[64];
+	struct dirent *d;
+	DIR *tasks;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)tgid);
+	if (!(tasks = opendir(path)))
+		return;
+	while ((d = readdir(tasks)))
+		if (d->d_name[0] >= '1' && d->d_name[0] <= '9')
+			walk_thread(w, (pid_t)atoi(d->d_name));
+	closedir(tasks);
+}
+
+void grt_bpf_foreach_task_value(struct grt_session *s, int map_fd, void *value,
+				void (*on_value)(pid_t tid, void *value, void *ctx), void *ctx)
+{
+	const struct task_walk w = {map_fd, value, on_value, ctx};
+	int pids = grt_session_pid_map_fd(s);
+	__u32 key, next, *prev = NULL;
+	struct dirent *d;
+	DIR *proc;
+
+	if (grt_session_config(s)->target_pid) {
+		while (pids >= 0 && !bpf_map_get_next_key(pids, prev, &next)) {
+			key = next;
+			prev = &key;
+			walk_process(&w, (pid_t)key);
+		}
+		return;
+	}
+	if (!(proc = opendir("/proc")))
+		return;
+	while ((d = readdir(proc)))
+		if (d->d_name[0] >= '1' && d->d_name[0] <= '9' && atoi(d->d_name) != getpid())
+			walk_process(&w, (pid_t)atoi(d->d_name));
+	closedir(proc);
 }
 
 static int drain_ringbuf(void *ctx)

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <bpf/libbpf.h>
 
 struct grt_session;
@@ -36,6 +37,17 @@ struct ring_buffer *grt_bpf_watch_ringbuf(struct grt_session *s, int map_fd, rin
  * grt_session_count_drop().
  */
 unsigned long long grt_bpf_new_drops(int map_fd, unsigned long long *last_total);
+
+/*
+ * For every thread of the traced processes (of every process but this one
+ * when recording system-wide) that has a value in the BPF task storage map
+ * map_fd, copies it into value (the map's value size) and calls
+ * on_value(tid, value, ctx). Task storage is looked up through a thread
+ * pidfd (Linux 6.9+; before, only main threads are found). What a source
+ * uses at detach to report the calls its threads are still inside.
+ */
+void grt_bpf_foreach_task_value(struct grt_session *s, int map_fd, void *value,
+				void (*on_value)(pid_t tid, void *value, void *ctx), void *ctx);
 
 /* Whether a tracepoint exists here (tracefs is mounted on demand). */
 bool grt_tracepoint_exists(const char *category, const char *name);

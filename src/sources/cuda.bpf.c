@@ -127,25 +127,26 @@ static __always_inline void *stack_args(struct pt_regs *ctx)
 	return (void *)(PT_REGS_SP(ctx) + 8);
 }
 
-/*
- * Starts a call's event: false when the thread is not traced. Everything
- * but the class's arguments is filled here.
- */
-static __always_inline bool call_begin(struct pt_regs *ctx, struct cuda_event *ev, bool want_stack)
+static __always_inline bool call_traced(void)
+{
+	return tgid_is_traced(bpf_get_current_pid_tgid() >> 32);
+}
+
+/* Fills everything of a call's event but the class's arguments. */
+static __always_inline void call_fill(struct pt_regs *ctx, struct cuda_event *ev, bool want_stack)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct task_struct *task;
 	__u64 cookie;
 
-	if (!tgid_is_traced(id >> 32))
-		return false;
 	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->entry_ns = bpf_ktime_get_ns();
 	cookie = bpf_get_attach_cookie(ctx);
 	ev->pid = id >> 32;
 	ev->tid = (__u32)id;
-	task = (struct task_struct *)bpf_get_current_task();
-	ev->ppid = BPF_CORE_READ(task, real_parent, tgid);
+	/* a BTF pointer: the loads are direct, not two probe-read helper calls */
+	task = bpf_get_current_task_btf();
+	ev->ppid = task->real_parent->tgid;
 	ev->cpu = bpf_get_smp_processor_id();
 	ev->api = cookie & CUDA_COOKIE_API_MASK;
 	ev->flags = cookie & CUDA_COOKIE_LEGACY32 ? CUDA_EVENT_LEGACY32 : 0;
@@ -153,6 +154,14 @@ static __always_inline bool call_begin(struct pt_regs *ctx, struct cuda_event *e
 	if (want_stack && capture_stacks)
 		ev->stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+}
+
+/* Starts a call's event: false when the thread is not traced. */
+static __always_inline bool call_begin(struct pt_regs *ctx, struct cuda_event *ev, bool want_stack)
+{
+	if (!call_traced())
+		return false;
+	call_fill(ctx, ev, want_stack);
 	return true;
 }
 
@@ -213,22 +222,55 @@ static __always_inline bool plausible_slot(__u64 slot, __u64 prev)
 	return !prev || (slot > prev ? slot - prev : prev - slot) <= ARG_SLOT_SPAN;
 }
 
+/*
+ * Launch stubs point the slots into one frame or buffer, so the words mostly
+ * lie within a few dozen bytes of each other: one read of that span replaces
+ * a read per word when it fits and stays in its page.
+ */
+#define ARG_SPAN_BYTES 64
+
+static __always_inline bool read_arg_span(struct cuda_launch_args *l, const __u64 *slots, int n,
+					  __u64 lo, __u64 hi)
+{
+	__u8 span[ARG_SPAN_BYTES] = {};
+
+	if (hi - lo > ARG_SPAN_BYTES - 8 || 4096 - (lo & 4095) < ARG_SPAN_BYTES ||
+	    bpf_probe_read_user(span, sizeof(span), (void *)lo))
+		return false;
+	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS && i < n; i++) {
+		__u64 at = slots[i] - lo;
+
+		if (at > ARG_SPAN_BYTES - 8)
+			return false;
+		__builtin_memcpy(&l->args[i], &span[at], sizeof(l->args[i]));
+	}
+	return true;
+}
+
 static __always_inline void read_kernel_args(struct cuda_launch_args *l, __u64 params)
 {
 	__u64 slots[CUDA_LAUNCH_ARG_WORDS] = {};
-	__u64 prev = 0;
-	int n;
+	__u64 prev = 0, lo = ~0ull, hi = 0;
+	int n, words = 0;
 
 	if (!params || !capture_args)
 		return;
 	n = read_param_slots(params, slots);
-	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS; i++) {
-		if (i >= n || !plausible_slot(slots[i], prev))
-			return;
-		l->args[i] = read_arg_word(slots[i]);
-		l->arg_words = i + 1;
+	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS && i < n; i++) {
+		if (!plausible_slot(slots[i], prev))
+			break;
+		lo = slots[i] < lo ? slots[i] : lo;
+		hi = slots[i] > hi ? slots[i] : hi;
 		prev = slots[i];
+		words = i + 1;
 	}
+	if (!words)
+		return;
+	l->arg_words = words;
+	if (read_arg_span(l, slots, words, lo, hi))
+		return;
+	for (int i = 0; i < CUDA_LAUNCH_ARG_WORDS && i < words; i++)
+		l->args[i] = read_arg_word(slots[i]);
 }
 
 /* ---- return side ---- */
@@ -244,9 +286,26 @@ static __always_inline struct cuda_event *pending_call(struct pt_regs *ctx, __u6
 }
 
 /*
- * Moves the saved entry into a ring buffer slot of size bytes and adds the
+ * A copy of a saved entry in a ring buffer slot of size bytes, with the
  * return values. NULL (and a counted drop) when the ring buffer is full.
  */
+static __always_inline struct cuda_event *event_from_saved(struct pt_regs *ctx,
+							   const struct cuda_event *saved,
+							   __u64 now, const __u32 size)
+{
+	struct cuda_event *ev = bpf_ringbuf_reserve(&events, size, 0);
+
+	if (!ev) {
+		count_dropped_event();
+		return NULL;
+	}
+	__builtin_memcpy(ev, saved, sizeof(*ev));
+	ev->return_ns = now;
+	ev->ret = (__s32)PT_REGS_RC(ctx);
+	return ev;
+}
+
+/* The returning call's event from the per-thread table, which lets go of it. */
 static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, __u64 id, __u64 now,
 							  const __u32 size)
 {
@@ -255,16 +314,8 @@ static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, _
 
 	if (!saved)
 		return NULL;
-	ev = bpf_ringbuf_reserve(&events, size, 0);
-	if (!ev) {
-		count_dropped_event();
-		bpf_map_delete_elem(&calls, &id);
-		return NULL;
-	}
-	__builtin_memcpy(ev, saved, sizeof(*ev));
+	ev = event_from_saved(ctx, saved, now, size);
 	bpf_map_delete_elem(&calls, &id);
-	ev->return_ns = now;
-	ev->ret = (__s32)PT_REGS_RC(ctx);
 	return ev;
 }
 
@@ -374,12 +425,65 @@ static __always_inline int finish_name(struct pt_regs *ctx, const enum name_sour
 /*
  * One program pair per probe class of GRT_CUDA_API_LIST, named
  * enter_<class>/exit_<class>; cuda.c attaches them per symbol with the api
- * id as the cookie.
+ * id as the cookie. The launch classes have a third, session_<class>, that
+ * does both ends on kernels with uprobe sessions.
  */
 #define ENTER(cls) SEC("uprobe") int enter_##cls(struct pt_regs *ctx)
 #define EXIT(cls) SEC("uretprobe") int exit_##cls(struct pt_regs *ctx)
 
 /* ---- launches ---- */
+
+/*
+ * record --launch-returns N: the return of one launch in N is recorded, per
+ * thread (its 1st, N+1st, 2N+1st... launch), 0: none. A launch whose return
+ * is not recorded is sent at its entry. Values other than 0 and 1 need the
+ * session programs: only they can skip a return (cuda.c checks).
+ */
+const volatile __u32 launch_return_every = 1;
+
+/*
+ * Per thread, for the launch classes: the launch in flight and the sampling
+ * countdown (struct cuda_launch_slot). Task storage rather than the `calls`
+ * table: a lookup is a pointer off the task, with no hashing, LRU lists or
+ * copy in and out, which were a fifth of a traced thread's time in a launch
+ * storm. Per thread rather than per CPU so that the countdown samples each
+ * thread's launches evenly wherever it runs, and a single-threaded program
+ * gets an exact count.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct cuda_launch_slot);
+} launch_slots SEC(".maps");
+
+/* kernel 6.13+; the session programs are not loaded where it is missing */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+static __always_inline struct cuda_launch_slot *launch_slot(bool create)
+{
+	return bpf_task_storage_get(&launch_slots, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* Whether this launch's return is recorded: the thread's 1st, N+1st, 2N+1st... */
+static __always_inline bool launch_return_sampled(struct cuda_launch_slot *slot)
+{
+	if (launch_return_every <= 1)
+		return launch_return_every == 1;
+	if (slot->to_skip) {
+		slot->to_skip -= 1;
+		return false;
+	}
+	slot->to_skip = launch_return_every - 1;
+	return true;
+}
+
+enum launch_kind {
+	LAUNCH_KERNEL, /* cuLaunchKernel, cuLaunchCooperativeKernel */
+	LAUNCH_KERNEL_EX,
+	LAUNCH_GRAPH,
+};
 
 /* cuLaunchKernel(f, gx, gy, gz, bx, by, | bz, shmem, stream, params, extra) */
 struct launch_stack_args {
@@ -389,14 +493,11 @@ struct launch_stack_args {
 	__u64 params;
 };
 
-static __always_inline int save_launch(struct pt_regs *ctx)
+/* cuLaunchCooperativeKernel shares cuLaunchKernel's first ten arguments. */
+static __always_inline void launch_kernel_args(struct pt_regs *ctx, struct cuda_launch_args *l)
 {
 	struct launch_stack_args more = {};
-	struct cuda_event ev;
-	struct cuda_launch_args *l = &ev.args.launch;
 
-	if (!call_begin(ctx, &ev, capture_launch_stacks))
-		return 0;
 	bpf_probe_read_user(&more, sizeof(more), stack_args(ctx));
 	l->function = ARG1(ctx);
 	l->grid[0] = ARG2(ctx);
@@ -408,28 +509,13 @@ static __always_inline int save_launch(struct pt_regs *ctx)
 	l->shared_mem = more.shared_mem;
 	l->stream = more.stream;
 	read_kernel_args(l, more.params);
-	return call_save(&ev);
-}
-
-/* cuLaunchCooperativeKernel shares cuLaunchKernel's first ten arguments. */
-ENTER(launch)
-{
-	return save_launch(ctx);
-}
-EXIT(launch)
-{
-	return finish_plain(ctx);
 }
 
 /* cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params, void **extra) */
-ENTER(launch_ex)
+static __always_inline void launch_kernel_ex_args(struct pt_regs *ctx, struct cuda_launch_args *l)
 {
 	struct cu_launch_config cfg = {};
-	struct cuda_event ev;
-	struct cuda_launch_args *l = &ev.args.launch;
 
-	if (!call_begin(ctx, &ev, capture_launch_stacks))
-		return 0;
 	bpf_probe_read_user(&cfg, sizeof(cfg), (void *)ARG1(ctx));
 	l->function = ARG2(ctx);
 	__builtin_memcpy(l->grid, cfg.grid, sizeof(l->grid));
@@ -437,27 +523,127 @@ ENTER(launch_ex)
 	l->shared_mem = cfg.shared_mem;
 	l->stream = cfg.stream;
 	read_kernel_args(l, ARG3(ctx));
-	return call_save(&ev);
+}
+
+static __always_inline void launch_args(struct pt_regs *ctx, struct cuda_event *ev,
+					const enum launch_kind kind)
+{
+	if (kind == LAUNCH_KERNEL) {
+		launch_kernel_args(ctx, &ev->args.launch);
+	} else if (kind == LAUNCH_KERNEL_EX) {
+		launch_kernel_ex_args(ctx, &ev->args.launch);
+	} else {
+		/* cuGraphLaunch(CUgraphExec exec, CUstream stream) */
+		ev->args.graph.graph_exec = ARG1(ctx);
+		ev->args.graph.stream = ARG2(ctx);
+	}
+}
+
+/*
+ * A launch's entry, whichever program probes it: kept for the return when
+ * the return is sampled, else sent now and flagged. Returns whether the
+ * return is wanted.
+ */
+static __always_inline bool launch_entry(struct pt_regs *ctx, const enum launch_kind kind)
+{
+	struct cuda_launch_slot *slot;
+	struct cuda_event *ev;
+
+	if (!call_traced())
+		return false;
+	/* no slot (out of memory): the launch goes out now, without its return */
+	slot = launch_return_every ? launch_slot(true) : NULL;
+	if (slot && launch_return_sampled(slot)) {
+		/* a launch inside a launch replaces it: one event per outermost return */
+		call_fill(ctx, &slot->ev, capture_launch_stacks);
+		launch_args(ctx, &slot->ev, kind);
+		slot->in_flight = 1;
+		return true;
+	}
+	/* built in place: no copy through the stack */
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count_dropped_event();
+		return false;
+	}
+	call_fill(ctx, ev, capture_launch_stacks);
+	launch_args(ctx, ev, kind);
+	ev->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
+	event_submit(ev);
+	return false;
+}
+
+/* A launch's return, whichever program probes it: its saved entry goes out with the result. */
+static __always_inline int launch_exit(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct cuda_launch_slot *slot = launch_slot(false);
+	struct cuda_event *ev;
+
+	if (!slot || !slot->in_flight ||
+	    slot->ev.api != (bpf_get_attach_cookie(ctx) & CUDA_COOKIE_API_MASK))
+		return 0;
+	slot->in_flight = 0;
+	ev = event_from_saved(ctx, &slot->ev, now, sizeof(*ev));
+	if (ev)
+		event_submit(ev);
+	return 0;
+}
+
+/*
+ * A launch class's uprobe session program: at the entry, returning 1 tells
+ * the kernel not to hijack the return at all, so an unsampled launch costs
+ * one trap.
+ */
+static __always_inline int launch_session(struct pt_regs *ctx, const enum launch_kind kind)
+{
+	if (bpf_session_is_return())
+		return launch_exit(ctx);
+	return launch_entry(ctx, kind) ? 0 : 1;
+}
+
+#define SESSION(cls) SEC("uprobe") int session_##cls(struct pt_regs *ctx)
+
+ENTER(launch)
+{
+	launch_entry(ctx, LAUNCH_KERNEL);
+	return 0;
+}
+EXIT(launch)
+{
+	return launch_exit(ctx);
+}
+SESSION(launch)
+{
+	return launch_session(ctx, LAUNCH_KERNEL);
+}
+
+ENTER(launch_ex)
+{
+	launch_entry(ctx, LAUNCH_KERNEL_EX);
+	return 0;
 }
 EXIT(launch_ex)
 {
-	return finish_plain(ctx);
+	return launch_exit(ctx);
+}
+SESSION(launch_ex)
+{
+	return launch_session(ctx, LAUNCH_KERNEL_EX);
 }
 
-/* cuGraphLaunch(CUgraphExec exec, CUstream stream) */
 ENTER(graph_launch)
 {
-	struct cuda_event ev;
-
-	if (!call_begin(ctx, &ev, capture_launch_stacks))
-		return 0;
-	ev.args.graph.graph_exec = ARG1(ctx);
-	ev.args.graph.stream = ARG2(ctx);
-	return call_save(&ev);
+	launch_entry(ctx, LAUNCH_GRAPH);
+	return 0;
 }
 EXIT(graph_launch)
 {
-	return finish_plain(ctx);
+	return launch_exit(ctx);
+}
+SESSION(graph_launch)
+{
+	return launch_session(ctx, LAUNCH_GRAPH);
 }
 
 /* ---- allocations and frees ---- */

@@ -22,6 +22,7 @@
 #include "sources/source.h"
 #include "sources/uprobe_multi.h"
 #include "trace/records_core.h"
+#include "trace/records_cuda.h"
 #include "cuda.skel.h"
 
 #define CUDA_MAX_LIBRARIES 8
@@ -52,8 +53,12 @@ struct cuda_tracer {
 	struct ring_buffer *ring;
 	struct cuda_decoder *decoder;
 	bool multi; /* uprobe_multi links (kernel 6.6+) */
+	/* how the launch classes are probed (enum grt_cuda_launch_probes) */
+	uint32_t launch_probes;
+	uint32_t launch_return_every; /* --launch-returns */
 	struct bpf_program *enter[CUDA_CLASS_COUNT];
 	struct bpf_program *exit[CUDA_CLASS_COUNT];
+	struct bpf_program *both[CUDA_CLASS_COUNT]; /* session programs, launch classes only */
 	struct cuda_library libs[CUDA_MAX_LIBRARIES];
 	unsigned nlibs;
 	uint64_t next_rescan_ns;
@@ -70,20 +75,38 @@ static const char *libbpf_reason(int err)
 
 /* ---- attaching one library ---- */
 
-static int find_programs(struct cuda_tracer *t)
+static struct bpf_program *find_program(struct cuda_tracer *t, enum cuda_probe_class cls,
+					enum cuda_program_kind kind)
 {
 	char name[64];
 
+	if (cuda_class_program_name(cls, kind, name, sizeof(name)))
+		return NULL;
+	return bpf_object__find_program_by_name(t->skel->obj, name);
+}
+
+static int find_programs(struct cuda_tracer *t)
+{
 	for (int cls = 0; cls < CUDA_CLASS_COUNT; cls++) {
-		if (cuda_class_program_name(cls, false, name, sizeof(name)))
-			return -EINVAL;
-		t->enter[cls] = bpf_object__find_program_by_name(t->skel->obj, name);
-		cuda_class_program_name(cls, true, name, sizeof(name));
-		t->exit[cls] = bpf_object__find_program_by_name(t->skel->obj, name);
-		if (!t->enter[cls] || !t->exit[cls])
+		t->enter[cls] = find_program(t, cls, CUDA_PROGRAM_ENTER);
+		t->exit[cls] = find_program(t, cls, CUDA_PROGRAM_EXIT);
+		if (cuda_class_is_launch(cls))
+			t->both[cls] = find_program(t, cls, CUDA_PROGRAM_SESSION);
+		if (!t->enter[cls] || !t->exit[cls] || (cuda_class_is_launch(cls) && !t->both[cls]))
 			return -ENOENT;
 	}
 	return 0;
+}
+
+/* Whether a class has a return probe of its own (a session program does both ends). */
+static bool class_has_exit(const struct cuda_tracer *t, enum cuda_probe_class cls)
+{
+	return !cuda_class_is_launch(cls) || t->launch_probes == GRT_CUDA_PROBES_RETPROBE;
+}
+
+static bool class_uses_session(const struct cuda_tracer *t, enum cuda_probe_class cls)
+{
+	return cuda_class_is_launch(cls) && t->launch_probes == GRT_CUDA_PROBES_SESSION;
 }
 
 static uint64_t cookie_of(uint32_t api)
@@ -99,6 +122,8 @@ static int attach_single(struct cuda_tracer *t, struct cuda_library *lib, const 
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = at_return, .bpf_cookie = cookie_of(api));
 	struct bpf_link *link;
 
+	if (at_return && !class_has_exit(t, cls))
+		return 0; /* --launch-returns 0 without sessions: entry probes only */
 	link = bpf_program__attach_uprobe_opts(at_return ? t->exit[cls] : t->enter[cls], -1, path,
 					       offset, &opts);
 	if (!link)
@@ -107,25 +132,34 @@ static int attach_single(struct cuda_tracer *t, struct cuda_library *lib, const 
 	return 0;
 }
 
-/* An entry and a return link over n offsets of one class; neither is left when one fails. */
+/*
+ * The links of one class over n offsets: an entry and a return link, a
+ * session link, or (launches without returns) an entry link alone. None is
+ * left when one fails.
+ */
 static int attach_pair(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
 		       enum cuda_probe_class cls, const uint64_t *offsets, const uint64_t *cookies,
 		       uint32_t n)
 {
-	int enter = grt_uprobe_multi_attach(bpf_program__fd(t->enter[cls]), path, offsets, cookies,
-					    n, false);
-	int exit;
+	bool session = class_uses_session(t, cls);
+	int enter = grt_uprobe_multi_attach(bpf_program__fd(session ? t->both[cls] : t->enter[cls]),
+					    path, offsets, cookies, n,
+					    session ? GRT_UPROBE_SESSION : GRT_UPROBE_ENTRY);
+	int exit = -1;
 
 	if (enter < 0)
 		return enter;
-	exit =
-	    grt_uprobe_multi_attach(bpf_program__fd(t->exit[cls]), path, offsets, cookies, n, true);
-	if (exit < 0) {
-		close(enter);
-		return exit;
+	if (!session && class_has_exit(t, cls)) {
+		exit = grt_uprobe_multi_attach(bpf_program__fd(t->exit[cls]), path, offsets,
+					       cookies, n, GRT_UPROBE_RETURN);
+		if (exit < 0) {
+			close(enter);
+			return exit;
+		}
 	}
 	lib->link_fds[lib->nfds++] = enter;
-	lib->link_fds[lib->nfds++] = exit;
+	if (exit >= 0)
+		lib->link_fds[lib->nfds++] = exit;
 	return 0;
 }
 
@@ -392,23 +426,39 @@ static int on_cuda_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+static void flush_event(struct cuda_tracer *t, struct cuda_event *ev)
+{
+	ev->flags |= CUDA_EVENT_NO_RETURN;
+	ev->text_len = 0;
+	cuda_decoder_event(t->decoder, ev, sizeof(*ev));
+}
+
+/* A thread's launch slot (grt_bpf_foreach_task_value): the launch it is inside, if any. */
+static void flush_launch(pid_t tid, void *value, void *ctx)
+{
+	struct cuda_launch_slot *slot = value;
+
+	if (slot->in_flight)
+		flush_event(ctx, &slot->ev);
+}
+
 /* Calls in flight when tracing stops still happened: they become records flagged no-return. */
 static void flush_unreturned(struct cuda_tracer *t)
 {
+	struct cuda_launch_slot slot;
 	int fd = bpf_map__fd(t->skel->maps.calls);
 	struct cuda_event ev;
 	__u64 key = 0, next;
 	bool first = true;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &ev)) {
-			ev.flags |= CUDA_EVENT_NO_RETURN;
-			ev.text_len = 0;
-			cuda_decoder_event(t->decoder, &ev, sizeof(ev));
-		}
+		if (!bpf_map_lookup_elem(fd, &next, &ev))
+			flush_event(t, &ev);
 		key = next;
 		first = false;
 	}
+	grt_bpf_foreach_task_value(t->session, bpf_map__fd(t->skel->maps.launch_slots), &slot,
+				   flush_launch, t);
 }
 
 /* ---- the source interface ---- */
@@ -478,6 +528,48 @@ static uint32_t ring_bytes(void)
 							    : CUDA_RING_BYTES;
 }
 
+/*
+ * Launches are probed with uprobe sessions where the kernel has them: the
+ * entry program decides whether the return is seen at all. Without them,
+ * --launch-returns 1 is an entry and a return probe, 0 an entry probe
+ * alone, and any other N an error: sampling there would still pay the
+ * return trap of every launch, the cost the option exists to avoid.
+ */
+static int choose_launch_probes(struct cuda_tracer *t)
+{
+	const struct grt_session_config *cfg = grt_session_config(t->session);
+	bool sessions = t->multi && !getenv("GRT_CUDA_NO_UPROBE_SESSION") &&
+			grt_uprobe_session_supported();
+	const char *why = getenv("GRT_CUDA_NO_UPROBE_SESSION") ? "GRT_CUDA_NO_UPROBE_SESSION turns off"
+			  : getenv("GRT_CUDA_NO_UPROBE_MULTI") ? "GRT_CUDA_NO_UPROBE_MULTI turns off"
+							       : "this kernel lacks";
+
+	t->launch_return_every = cfg->launch_returns_set ? cfg->launch_returns : 1;
+	t->skel->rodata->launch_return_every = t->launch_return_every;
+	if (sessions)
+		t->launch_probes = GRT_CUDA_PROBES_SESSION;
+	else if (t->launch_return_every == 0)
+		t->launch_probes = GRT_CUDA_PROBES_ENTRY;
+	else if (t->launch_return_every == 1)
+		t->launch_probes = GRT_CUDA_PROBES_RETPROBE;
+	else
+		return grt_session_fail(t->session, -EOPNOTSUPP,
+					"cuda: --launch-returns %u needs uprobe sessions "
+					"(BPF_TRACE_UPROBE_SESSION, Linux 6.13+), which %s; use "
+					"--launch-returns 1 (every launch) or 0 (none)",
+					t->launch_return_every, why);
+	for (int cls = 0; cls < CUDA_CLASS_COUNT; cls++) {
+		if (!cuda_class_is_launch(cls))
+			continue;
+		if (sessions)
+			bpf_program__set_expected_attach_type(t->both[cls],
+							      GRT_BPF_TRACE_UPROBE_SESSION);
+		else
+			bpf_program__set_autoload(t->both[cls], false);
+	}
+	return 0;
+}
+
 static int load_programs(struct cuda_tracer *t)
 {
 	int err;
@@ -486,6 +578,9 @@ static int load_programs(struct cuda_tracer *t)
 	if (!t->skel)
 		return grt_session_fail(t->session, -errno, "cuda: cannot open the BPF object: %s",
 					libbpf_reason(-errno));
+	err = find_programs(t);
+	if (err)
+		return grt_session_fail(t->session, err, "cuda: the BPF object lacks a program");
 	err = bpf_map__set_max_entries(t->skel->maps.events, ring_bytes());
 	t->skel->rodata->wakeup_bytes = ring_bytes() / 16;
 	/* benchmark switches: what stacks and argument words cost */
@@ -496,18 +591,31 @@ static int load_programs(struct cuda_tracer *t)
 	for (struct bpf_program *p = NULL;
 	     t->multi && (p = bpf_object__next_program(t->skel->obj, p));)
 		bpf_program__set_expected_attach_type(p, GRT_BPF_TRACE_UPROBE_MULTI);
+	if (!err && choose_launch_probes(t))
+		return -EOPNOTSUPP; /* it said why */
 	if (!err)
 		err = grt_bpf_use_pid_filter(t->session, t->skel->obj,
 					     &t->skel->rodata->filter_by_tgid);
 	if (!err)
 		err = cuda_bpf__load(t->skel);
-	if (!err)
-		err = find_programs(t);
 	if (err)
 		return grt_session_fail(t->session, err,
 					"cuda: loading the BPF programs failed: %s",
 					libbpf_reason(err));
 	return 0;
+}
+
+/* The settings record: what launch records can hold, for parse and report. */
+static void note_config(struct cuda_tracer *t)
+{
+	struct grt_cuda_config_rec rec = {
+	    .launch_return_every = t->launch_return_every,
+	    .launch_probes = t->launch_probes,
+	    .launch_stacks = grt_session_config(t->session)->launch_stacks,
+	};
+	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
+
+	grt_session_emit(t->session, GRT_REC_CUDA_CONFIG, &origin, &rec, sizeof(rec));
 }
 
 static int cuda_attach(struct grt_session *s, void **ctx)
@@ -538,6 +646,7 @@ static int cuda_attach(struct grt_session *s, void **ctx)
 		cuda_detach(t);
 		return err;
 	}
+	note_config(t);
 	if (grt_session_config(s)->target_pid)
 		rescan_traced(t);
 	t->next_rescan_ns = grt_monotonic_ns() + CUDA_RESCAN_NS;

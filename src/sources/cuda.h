@@ -18,6 +18,8 @@ enum cuda_event_flags {
 	CUDA_EVENT_LEGACY32 = 1,
 	/* the return probe never fired: emitted from the pending table at detach */
 	CUDA_EVENT_NO_RETURN = 2,
+	/* a launch whose return is not sampled (--launch-returns): sent at entry */
+	CUDA_EVENT_RETURN_UNSAMPLED = 4,
 };
 
 /*
@@ -132,14 +134,26 @@ struct cuda_text_event {
 	char text[CUDA_TEXT_LEN];
 };
 
+/*
+ * Per thread (BPF task storage), for the launch classes: the launch between
+ * its entry and its return, and the --launch-returns countdown.
+ */
+struct cuda_launch_slot {
+	__u32 to_skip;	 /* launches to send without their return before the next kept one */
+	__u32 in_flight; /* ev is a launch whose return has not come yet */
+	struct cuda_event ev;
+};
+
 _Static_assert(sizeof(struct cuda_launch_args) == 80, "launch args layout");
 _Static_assert(sizeof(union cuda_call_args) == 80, "call args layout");
 _Static_assert(sizeof(struct cuda_event) == 144, "cuda event layout");
+_Static_assert(sizeof(struct cuda_launch_slot) == 152, "launch slot layout");
 
 /*
  * The probe classes of GRT_CUDA_API_LIST (records_cuda.h): each has a BPF
  * program pair enter_<class>/exit_<class> in cuda.bpf.c, the class name in
- * lower case.
+ * lower case; the launch classes also a uprobe session program
+ * session_<class>.
  */
 enum cuda_probe_class {
 	CUDA_CLASS_LAUNCH,

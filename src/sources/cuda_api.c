@@ -53,17 +53,30 @@ bool cuda_api_is_legacy32(uint32_t api)
 	return false;
 }
 
-int cuda_class_program_name(enum cuda_probe_class cls, bool at_return, char *buf, size_t len)
+bool cuda_class_is_launch(enum cuda_probe_class cls)
 {
+	return cls == CUDA_CLASS_LAUNCH || cls == CUDA_CLASS_LAUNCH_EX ||
+	       cls == CUDA_CLASS_GRAPH_LAUNCH;
+}
+
+int cuda_class_program_name(enum cuda_probe_class cls, enum cuda_program_kind kind, char *buf,
+			    size_t len)
+{
+	static const char *const prefixes[] = {
+	    [CUDA_PROGRAM_ENTER] = "enter",
+	    [CUDA_PROGRAM_EXIT] = "exit",
+	    [CUDA_PROGRAM_SESSION] = "session",
+	};
 	const char *token = NULL;
 	size_t at;
 
 	for (uint32_t api = 1; api < GRT_CUDA_API_COUNT && !token; api++)
 		if (apis[api].cls == cls)
 			token = apis[api].class_name;
-	if (!token)
+	if (!token || (unsigned)kind > CUDA_PROGRAM_SESSION ||
+	    (kind == CUDA_PROGRAM_SESSION && !cuda_class_is_launch(cls)))
 		return -1;
-	at = (size_t)snprintf(buf, len, "%s_", at_return ? "exit" : "enter");
+	at = (size_t)snprintf(buf, len, "%s_", prefixes[kind]);
 	for (; *token && at + 1 < len; token++)
 		buf[at++] = (char)tolower((unsigned char)*token);
 	buf[at < len ? at : len - 1] = 0;

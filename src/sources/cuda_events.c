@@ -28,6 +28,8 @@ struct exec_range {
 struct cuda_proc {
 	bool mapped;		       /* its mappings were read once */
 	struct u64_map names;	       /* CUfunction/CUkernel handle -> string id */
+	uint64_t last_handle;	       /* the last handle looked up in names, 0 for none */
+	uint32_t last_name;	       /* and its string id */
 	struct u64_map stacks_checked; /* stack ids whose frames its mappings cover */
 	struct exec_range *ranges;     /* executable mappings already written */
 	size_t nranges;
@@ -42,6 +44,18 @@ struct cuda_decoder {
 	struct u64_map stacks_written; /* stack ids with a stack record */
 	uint64_t malformed;
 	uint64_t own_calls;	       /* calls of grtrace's own threads in the target */
+	/*
+	 * The last comm seen, as the kernel sent it, and what it decoded to:
+	 * a storm's events come from a few threads, and comparing 16 bytes is
+	 * cheaper than interning the name for each.
+	 */
+	char last_comm[CUDA_COMM_LEN];
+	uint32_t last_comm_str;
+	bool last_comm_own;
+	bool have_last_comm;
+	/* the last event's process */
+	uint32_t last_pid;
+	struct cuda_proc *last_proc;
 };
 
 /* One event being decoded. */
@@ -168,8 +182,13 @@ static struct cuda_proc *proc_get(struct cuda_decoder *d, uint32_t pid)
 	struct cuda_proc *p;
 	uint64_t found;
 
-	if (u64_map_get(&d->procs, pid, &found))
-		return (struct cuda_proc *)(uintptr_t)found;
+	if (d->last_proc && d->last_pid == pid)
+		return d->last_proc;
+	if (u64_map_get(&d->procs, pid, &found)) {
+		d->last_pid = pid;
+		d->last_proc = (struct cuda_proc *)(uintptr_t)found;
+		return d->last_proc;
+	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
@@ -179,14 +198,23 @@ static struct cuda_proc *proc_get(struct cuda_decoder *d, uint32_t pid)
 		proc_free(p);
 		return NULL;
 	}
+	d->last_pid = pid;
+	d->last_proc = p;
 	return p;
 }
 
-static uint32_t proc_name_of(const struct cuda_proc *p, uint64_t handle)
+/* A handle's name; a storm launches the same few, so the last answer is kept. */
+static uint32_t proc_name_of(struct cuda_proc *p, uint64_t handle)
 {
 	uint64_t name;
 
-	return handle && u64_map_get(&p->names, handle, &name) ? (uint32_t)name : 0;
+	if (!handle)
+		return 0;
+	if (handle != p->last_handle) {
+		p->last_name = u64_map_get(&p->names, handle, &name) ? (uint32_t)name : 0;
+		p->last_handle = handle;
+	}
+	return p->last_name;
 }
 
 static int emit(struct decode *x, uint16_t type, const void *payload, uint32_t len)
@@ -369,7 +397,7 @@ static int emit_alloc(struct decode *x)
 	if (x->cls == CUDA_CLASS_MEM_ALLOC_PITCH)
 		rec.bytes *= pitch; /* bytes held the Height */
 	/* a failed call leaves *dptr untouched: whatever was there is no allocation */
-	if (x->call.ret || (x->call.flags & GRT_CUDA_F_NO_RETURN))
+	if (x->call.ret || !grt_cuda_call_returned(&x->call))
 		rec.addr = 0;
 	return emit(x, GRT_REC_CUDA_ALLOC, &rec, sizeof(rec));
 }
@@ -487,7 +515,7 @@ static int emit_module(struct decode *x)
 	};
 	bool is_load = a->out != 0;
 
-	if (is_load && (x->call.ret || (x->call.flags & GRT_CUDA_F_NO_RETURN)))
+	if (is_load && (x->call.ret || !grt_cuda_call_returned(&x->call)))
 		rec.module = 0;
 	return emit(x, GRT_REC_CUDA_MODULE_LOAD, &rec, sizeof(rec));
 }
@@ -500,7 +528,7 @@ static int emit_module(struct decode *x)
 static int emit_func_name(struct decode *x)
 {
 	const struct cuda_name_args *a = &x->ev->args.name;
-	bool ok = !x->call.ret && !(x->call.flags & GRT_CUDA_F_NO_RETURN);
+	bool ok = !x->call.ret && grt_cuda_call_returned(&x->call);
 	struct grt_cuda_func_name_rec rec = {
 	    .call = x->call,
 	    .handle = ok || x->cls == CUDA_CLASS_FUNC_GET_NAME ? a->handle : 0,
@@ -511,9 +539,11 @@ static int emit_func_name(struct decode *x)
 		rec.name_str = proc_name_of(x->proc, a->module); /* the CUkernel's name */
 	else if (ok && x->text && x->text[0])
 		rec.name_str = grt_session_intern(x->d->session, x->text);
-	if (ok && rec.handle && rec.name_str &&
-	    u64_map_put(&x->proc->names, rec.handle, rec.name_str))
-		return -ENOMEM;
+	if (ok && rec.handle && rec.name_str) {
+		x->proc->last_handle = 0; /* the kept answer may be this handle's old one */
+		if (u64_map_put(&x->proc->names, rec.handle, rec.name_str))
+			return -ENOMEM;
+	}
 	return emit(x, GRT_REC_CUDA_FUNC_NAME, &rec, sizeof(rec));
 }
 
@@ -532,22 +562,43 @@ static const char *event_text(const struct cuda_event *ev, size_t len, char *buf
 	return buf;
 }
 
-static void fill_call(struct decode *x)
+/*
+ * The event's comm as a string id, and whether it names one of grtrace's own
+ * threads in the target (GRT_OWN_THREAD_PREFIX).
+ */
+static uint32_t comm_of(struct cuda_decoder *d, const char raw[CUDA_COMM_LEN], bool *own)
+{
+	char comm[CUDA_COMM_LEN + 1];
+
+	if (!d->have_last_comm || memcmp(raw, d->last_comm, CUDA_COMM_LEN)) {
+		memcpy(comm, raw, CUDA_COMM_LEN);
+		comm[CUDA_COMM_LEN] = 0;
+		d->last_comm_own =
+		    !strncmp(comm, GRT_OWN_THREAD_PREFIX, strlen(GRT_OWN_THREAD_PREFIX));
+		d->last_comm_str = d->last_comm_own ? 0 : grt_session_intern(d->session, comm);
+		memcpy(d->last_comm, raw, CUDA_COMM_LEN);
+		d->have_last_comm = true;
+	}
+	*own = d->last_comm_own;
+	return d->last_comm_str;
+}
+
+static void fill_call(struct decode *x, uint32_t comm_str)
 {
 	const struct cuda_event *ev = x->ev;
-	char comm[CUDA_COMM_LEN + 1];
-	bool returned = !(ev->flags & CUDA_EVENT_NO_RETURN);
+	uint16_t flags = (ev->flags & CUDA_EVENT_NO_RETURN ? GRT_CUDA_F_NO_RETURN : 0) |
+			 (ev->flags & CUDA_EVENT_RETURN_UNSAMPLED ? GRT_CUDA_F_RETURN_UNSAMPLED : 0);
 
-	memcpy(comm, ev->comm, CUDA_COMM_LEN);
-	comm[CUDA_COMM_LEN] = 0;
 	x->call = (struct grt_cuda_call){
-	    .return_ns = returned ? ev->return_ns : 0,
-	    .ret = returned ? ev->ret : 0,
 	    .api = ev->api,
-	    .flags = returned ? 0 : GRT_CUDA_F_NO_RETURN,
+	    .flags = flags,
 	    .ppid = ev->ppid,
-	    .comm_str = grt_session_intern(x->d->session, comm),
+	    .comm_str = comm_str,
 	};
+	if (grt_cuda_call_returned(&x->call)) {
+		x->call.return_ns = ev->return_ns;
+		x->call.ret = ev->ret;
+	}
 	x->origin = (struct grt_event_origin){
 	    .ts_ns = ev->entry_ns,
 	    .cpu = ev->cpu,
@@ -560,6 +611,8 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 {
 	char text[CUDA_TEXT_LEN];
 	struct decode x = {.d = d, .ev = ev};
+	uint32_t comm_str;
+	bool own;
 	int err;
 
 	if (len < sizeof(*ev) || (x.cls = cuda_api_class(ev->api)) == CUDA_CLASS_COUNT) {
@@ -571,7 +624,8 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 	 * driver (collecting probe buffers, flushing CUPTI); they name themselves
 	 * GRT_OWN_THREAD_PREFIX and are not the application's work.
 	 */
-	if (!strncmp(ev->comm, GRT_OWN_THREAD_PREFIX, strlen(GRT_OWN_THREAD_PREFIX))) {
+	comm_str = comm_of(d, ev->comm, &own);
+	if (own) {
 		d->own_calls++;
 		return 0;
 	}
@@ -579,7 +633,7 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 	if (!x.proc)
 		return -ENOMEM;
 	x.text = event_text(ev, len, text);
-	fill_call(&x);
+	fill_call(&x, comm_str);
 	if (!x.proc->mapped && d->lookup) {
 		x.proc->mapped = true;
 		err = write_mappings(&x);

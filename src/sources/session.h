@@ -28,6 +28,12 @@ struct grt_session_config {
 	const char *gpu_kernels;  /* --gpu-kernels regex, NULL for all */
 	bool launched;		 /* target is a command we started and hold at a barrier */
 	bool launch_stacks;	 /* cuda: user stacks for launches too (allocations always) */
+	/*
+	 * cuda: --launch-returns N, the return of one launch in N per thread
+	 * (0 none); when not set, every launch's.
+	 */
+	bool launch_returns_set;
+	uint32_t launch_returns;
 };
 
 struct grt_session;

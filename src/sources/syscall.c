@@ -78,71 +78,32 @@ static int on_syscall_event(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-#ifndef PIDFD_THREAD
-#define PIDFD_THREAD O_EXCL	/* Linux 6.9: a pidfd for a thread, not only a process */
-#endif
-
-/* Reports tid's call if it is still in one: task storage is looked up through a pidfd. */
-static void flush_thread(struct syscall_source *ss, int map_fd, pid_t tid)
+/* Reports a thread's call if it is still in one (grt_bpf_foreach_task_value). */
+static void flush_thread(pid_t tid, void *value, void *ctx)
 {
-	struct syscall_inflight in;
-	int pidfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	const struct syscall_inflight *in = value;
 
-	if (pidfd < 0)
-		return;
-	if (!bpf_map_lookup_elem(map_fd, &pidfd, &in) && in.active) {
+	if (in->active) {
 		struct syscall_event ev = {
-			.call_id = in.call_id, .enter_ns = in.enter_ns, .nr = in.nr, .pid = in.pid,
-			.tid = (uint32_t)tid, .cpu = in.cpu, .flags = SYSCALL_EV_UNFINISHED,
+			.call_id = in->call_id, .enter_ns = in->enter_ns, .nr = in->nr, .pid = in->pid,
+			.tid = (uint32_t)tid, .cpu = in->cpu, .flags = SYSCALL_EV_UNFINISHED,
 		};
 
-		memcpy(ev.args, in.args, sizeof(ev.args));
-		emit_call(ss, &ev);
+		memcpy(ev.args, in->args, sizeof(ev.args));
+		emit_call(ctx, &ev);
 	}
-	close(pidfd);
-}
-
-static void flush_process(struct syscall_source *ss, int map_fd, pid_t tgid)
-{
-	char path[64];
-	struct dirent *d;
-	DIR *tasks;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)tgid);
-	if (!(tasks = opendir(path)))
-		return;
-	while ((d = readdir(tasks)))
-		if (d->d_name[0] >= '1' && d->d_name[0] <= '9')
-			flush_thread(ss, map_fd, (pid_t)atoi(d->d_name));
-	closedir(tasks);
 }
 
 /*
  * Calls still in the kernel at stop (a thread blocked in futex or epoll) are
- * recorded as unfinished: for every thread of the traced processes, or of
- * every process when recording system-wide.
+ * recorded as unfinished.
  */
 static void flush_unfinished(struct syscall_source *ss)
 {
-	int map_fd = bpf_map__fd(ss->skel->maps.inflight), pids = grt_session_pid_map_fd(ss->session);
-	__u32 key, next, *prev = NULL;
-	struct dirent *d;
-	DIR *proc;
+	struct syscall_inflight in;
 
-	if (grt_session_config(ss->session)->target_pid) {
-		while (pids >= 0 && !bpf_map_get_next_key(pids, prev, &next)) {
-			key = next;
-			prev = &key;
-			flush_process(ss, map_fd, (pid_t)key);
-		}
-		return;
-	}
-	if (!(proc = opendir("/proc")))
-		return;
-	while ((d = readdir(proc)))
-		if (d->d_name[0] >= '1' && d->d_name[0] <= '9' && atoi(d->d_name) != getpid())
-			flush_process(ss, map_fd, (pid_t)atoi(d->d_name));
-	closedir(proc);
+	grt_bpf_foreach_task_value(ss->session, bpf_map__fd(ss->skel->maps.inflight), &in,
+				   flush_thread, ss);
 }
 
 static int syscall_probe(char *why, size_t why_len)

@@ -37,43 +37,54 @@ static int link_create(const struct uprobe_multi_attr *attr)
 }
 
 int grt_uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offsets,
-			    const uint64_t *cookies, uint32_t cnt, bool at_return)
+			    const uint64_t *cookies, uint32_t cnt, enum grt_uprobe_mode mode)
 {
 	struct uprobe_multi_attr attr = {
 	    .prog_fd = (uint32_t)prog_fd,
-	    .attach_type = GRT_BPF_TRACE_UPROBE_MULTI,
+	    .attach_type = mode == GRT_UPROBE_SESSION ? GRT_BPF_TRACE_UPROBE_SESSION
+						      : GRT_BPF_TRACE_UPROBE_MULTI,
 	    .path = (uint64_t)(uintptr_t)path,
 	    .offsets = (uint64_t)(uintptr_t)offsets,
 	    .cookies = (uint64_t)(uintptr_t)cookies,
 	    .cnt = cnt,
-	    .multi_flags = at_return ? UPROBE_MULTI_RETURN : 0,
+	    .multi_flags = mode == GRT_UPROBE_RETURN ? UPROBE_MULTI_RETURN : 0,
 	};
 
 	return link_create(&attr);
 }
 
 /*
- * A kernel that knows uprobe_multi rejects the directory "/" as a binary
+ * A kernel that knows the attach type rejects the directory "/" as a binary
  * with EBADF; one that does not rejects the attach type with EINVAL.
  */
-bool grt_uprobe_multi_supported(void)
+static bool attach_type_supported(uint32_t attach_type, enum grt_uprobe_mode mode)
 {
 	struct bpf_insn insns[] = {
 	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
 	    {.code = BPF_JMP | BPF_EXIT},
 	};
-	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = GRT_BPF_TRACE_UPROBE_MULTI);
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = attach_type);
 	uint64_t offset = 0;
 	int prog, link;
 
 	prog = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns, 2, &opts);
 	if (prog < 0)
 		return false;
-	link = grt_uprobe_multi_attach(prog, "/", &offset, NULL, 1, false);
+	link = grt_uprobe_multi_attach(prog, "/", &offset, NULL, 1, mode);
 	if (link >= 0)
 		close(link);
 	close(prog);
 	return link == -EBADF;
+}
+
+bool grt_uprobe_multi_supported(void)
+{
+	return attach_type_supported(GRT_BPF_TRACE_UPROBE_MULTI, GRT_UPROBE_ENTRY);
+}
+
+bool grt_uprobe_session_supported(void)
+{
+	return attach_type_supported(GRT_BPF_TRACE_UPROBE_SESSION, GRT_UPROBE_SESSION);
 }
 
 struct close_slice {

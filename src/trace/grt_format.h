@@ -108,6 +108,7 @@ enum grt_record_type {
 	GRT_REC_CUDA_MODULE_LOAD = 22,
 	GRT_REC_CUDA_FUNC_NAME = 23,
 	GRT_REC_CUDA_GRAPH_LAUNCH = 24,
+	GRT_REC_CUDA_CONFIG = 47,	/* the last of the range: the others are calls */
 	/* 48..79: records_kernel.h (syscall, sched, fence, xid, pcie) */
 	GRT_REC_KERNEL_FIRST = 48,
 	GRT_REC_KERNEL_LAST = 79,

@@ -9,6 +9,8 @@
 #include "trace/records_core.h"
 
 #define WRITE_BUFFER_BYTES (256 * 1024)
+/* CPUs whose record sequence lives in an array; higher numbers (odd origins) in a map */
+#define SEQ_ARRAY_CPUS 1024
 
 struct interned {
 	char *text;
@@ -25,7 +27,8 @@ struct grt_writer {
 	int error;			/* first negative errno, sticky */
 	uint64_t records;
 	uint64_t drops;
-	struct u64_map seq_by_cpu;
+	uint32_t seq_of_cpu[SEQ_ARRAY_CPUS]; /* next sequence per CPU: a lookup per record */
+	struct u64_map seq_by_cpu;	    /* the same for CPU numbers beyond the array */
 	struct u64_map strings_by_hash; /* fnv1a -> struct interned * (chained) */
 	uint32_t next_string_id;
 };
@@ -157,10 +160,14 @@ int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_even
 		return w->error;
 	if (payload_len > GRT_MAX_PAYLOAD)
 		return -EMSGSIZE;
-	u64_map_get(&w->seq_by_cpu, origin->cpu, &seq);
-	hdr.seq = (uint32_t)seq;
-	if (u64_map_put(&w->seq_by_cpu, origin->cpu, seq + 1))
-		return -ENOMEM;
+	if (origin->cpu < SEQ_ARRAY_CPUS) {
+		hdr.seq = w->seq_of_cpu[origin->cpu]++;
+	} else {
+		u64_map_get(&w->seq_by_cpu, origin->cpu, &seq);
+		hdr.seq = (uint32_t)seq;
+		if (u64_map_put(&w->seq_by_cpu, origin->cpu, seq + 1))
+			return -ENOMEM;
+	}
 	if (w->buf_used + need > WRITE_BUFFER_BYTES && flush_buffer(w))
 		return w->error;
 	if (need > WRITE_BUFFER_BYTES) {

@@ -11,12 +11,18 @@ static void describe_call(const struct grt_record *rec, const struct grt_cuda_ca
 	grt_field_str(out, "api", grt_cuda_api_name(call->api));
 	grt_field_u64(out, "ppid", call->ppid);
 	grt_field_str(out, "comm", grt_strings_get(strings, call->comm_str));
-	grt_field_i64(out, "ret", call->ret);
+	/* a return not sampled is unknown, not a success */
+	if (call->flags & GRT_CUDA_F_RETURN_UNSAMPLED)
+		grt_field_str(out, "ret", NULL);
+	else
+		grt_field_i64(out, "ret", call->ret);
 	/* no return seen, or a return before the entry (clock trouble): no duration, not 2^64 */
-	if ((call->flags & GRT_CUDA_F_NO_RETURN) || call->return_ns < rec->hdr.ts_ns)
+	if (!grt_cuda_call_returned(call) || call->return_ns < rec->hdr.ts_ns)
 		grt_field_str(out, "api_ns", NULL);
 	else
 		grt_field_u64(out, "api_ns", call->return_ns - rec->hdr.ts_ns);
+	if (call->flags & GRT_CUDA_F_RETURN_UNSAMPLED)
+		grt_field_str(out, "return", "not-sampled");
 }
 
 static void describe_launch(const struct grt_record *rec, const struct grt_strings *strings,
@@ -113,7 +119,7 @@ static void describe_memcpy(const struct grt_record *rec, const struct grt_strin
 	grt_field_u64(out, "dims", m->dims);
 	grt_field_hex(out, "stream", m->stream);
 	/* bandwidth means something only when the call waited for the copy */
-	if (!m->is_async && api_ns && !(m->call.flags & GRT_CUDA_F_NO_RETURN))
+	if (!m->is_async && api_ns && grt_cuda_call_returned(&m->call))
 		grt_field_f64(out, "gbps", (double)m->bytes / (double)api_ns);
 	describe_call(rec, &m->call, strings, out);
 }
@@ -199,4 +205,34 @@ GRT_RECORD_DESC(func_name_desc) = {
 	.name = "func_name",
 	.min_len = sizeof(struct grt_cuda_func_name_rec),
 	.describe = describe_func_name,
+};
+
+static const char *launch_probes_name(uint32_t probes)
+{
+	switch (probes) {
+	case GRT_CUDA_PROBES_RETPROBE:
+		return "uprobe+uretprobe";
+	case GRT_CUDA_PROBES_SESSION:
+		return "uprobe-session";
+	case GRT_CUDA_PROBES_ENTRY:
+		return "uprobe";
+	}
+	return NULL;
+}
+
+static void describe_config(const struct grt_record *rec, const struct grt_strings *strings,
+			    struct grt_fields *out)
+{
+	const struct grt_cuda_config_rec *c = rec->payload;
+
+	grt_field_u64(out, "launch_returns", c->launch_return_every);
+	grt_field_str(out, "launch_probes", launch_probes_name(c->launch_probes));
+	grt_field_u64(out, "launch_stacks", c->launch_stacks);
+}
+
+GRT_RECORD_DESC(config_desc) = {
+	.type = GRT_REC_CUDA_CONFIG,
+	.name = "cuda_config",
+	.min_len = sizeof(struct grt_cuda_config_rec),
+	.describe = describe_config,
 };

@@ -129,17 +129,28 @@ enum grt_cuda_api {
 /* Flags of grt_cuda_call.flags */
 enum grt_cuda_call_flags {
 	GRT_CUDA_F_NO_RETURN = 1, /* the return probe did not fire (thread exited, trace stopped) */
+	/*
+	 * The call returned, but its return was not sampled (record
+	 * --launch-returns N, launches only): return_ns and ret are unknown.
+	 */
+	GRT_CUDA_F_RETURN_UNSAMPLED = 2,
 };
 
 /* What every cuda record starts with; the record header's ts_ns is the entry time. */
 struct grt_cuda_call {
-	uint64_t return_ns;	/* 0 when GRT_CUDA_F_NO_RETURN */
-	int32_t ret;		/* CUresult */
+	uint64_t return_ns;	/* 0 unless grt_cuda_call_returned() */
+	int32_t ret;		/* CUresult; 0 unless grt_cuda_call_returned() */
 	uint16_t api;		/* enum grt_cuda_api */
 	uint16_t flags;		/* enum grt_cuda_call_flags */
 	uint32_t ppid;
 	uint32_t comm_str;	/* thread's comm at the call */
 };
+
+/* Whether the record holds the call's return: return_ns and ret. */
+static inline int grt_cuda_call_returned(const struct grt_cuda_call *call)
+{
+	return !(call->flags & (GRT_CUDA_F_NO_RETURN | GRT_CUDA_F_RETURN_UNSAMPLED));
+}
 
 #define GRT_LAUNCH_ARG_WORDS 4
 
@@ -269,6 +280,25 @@ struct grt_cuda_func_name_rec {
 	uint32_t reserved;
 };
 
+/* How the launch entry points were probed: what launch records can hold. */
+enum grt_cuda_launch_probes {
+	GRT_CUDA_PROBES_RETPROBE = 1,	/* an entry uprobe and a uretprobe: every return seen */
+	GRT_CUDA_PROBES_SESSION = 2,	/* uprobe sessions: the entry program picks the returns seen */
+	GRT_CUDA_PROBES_ENTRY = 3,	/* entry uprobes only: no return seen */
+};
+
+/*
+ * The cuda source's settings, written once when it attaches (type
+ * GRT_REC_CUDA_CONFIG, the one cuda record without a call header).
+ */
+struct grt_cuda_config_rec {
+	uint32_t launch_return_every;	/* --launch-returns: one launch in N per thread; 0 none */
+	uint32_t launch_probes;		/* enum grt_cuda_launch_probes */
+	uint32_t launch_stacks;		/* 1: launches carry user stacks (--launch-stacks) */
+	uint32_t reserved;
+};
+
+_Static_assert(sizeof(struct grt_cuda_config_rec) == 16, "cuda config layout");
 _Static_assert(sizeof(struct grt_cuda_call) == 24, "cuda call layout");
 _Static_assert(sizeof(struct grt_cuda_launch_rec) == 112, "launch layout");
 _Static_assert(sizeof(struct grt_cuda_graph_launch_rec) == 48, "graph launch layout");

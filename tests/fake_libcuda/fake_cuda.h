@@ -86,7 +86,10 @@ _Static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig layout");
 _Static_assert(sizeof(CUDA_MEMCPY2D) == 128, "CUDA_MEMCPY2D layout");
 _Static_assert(sizeof(CUDA_MEMCPY3D) == 200, "CUDA_MEMCPY3D layout");
 
-/* A stream handle whose synchronisation never returns: tests of calls cut off by the stop. */
+/*
+ * A stream handle whose synchronisations and cuLaunchKernel launches never
+ * return: tests of calls cut off by the stop.
+ */
 #define FAKE_STREAM_HANG ((CUstream)0xdead0)
 
 /* Where the fake hands out memory: deterministic, so tests know the addresses. */

@@ -143,6 +143,17 @@ FAKE_API CUresult cuEventDestroy_v2(CUevent event)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * FAKE_STREAM_HANG never completes: its synchronisations never return, nor
+ * do launches into it (a launch waiting for room in a full queue).
+ */
+static CUresult wait_stream(CUstream stream)
+{
+	while (stream == FAKE_STREAM_HANG)
+		pause();
+	return CUDA_SUCCESS;
+}
+
 /* ---- launches: a NULL function is the one invalid handle ---- */
 
 #define FAKE_LAUNCH(name)                                                                          \
@@ -151,6 +162,7 @@ FAKE_API CUresult cuEventDestroy_v2(CUevent event)
 			       unsigned int shmem, CUstream stream, void **params, void **extra)   \
 	{                                                                                          \
 		TOUCH();                                                                           \
+		wait_stream(stream);                                                               \
 		return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;                               \
 	}
 FAKE_LAUNCH(cuLaunchKernel)
@@ -399,14 +411,7 @@ FAKE_MEMSET(cuMemsetD16Async_ptsz, CUdeviceptr, unsigned short, size_t, CUstream
 FAKE_MEMSET(cuMemsetD32Async, CUdeviceptr, unsigned int, size_t, CUstream stream)
 FAKE_MEMSET(cuMemsetD32Async_ptsz, CUdeviceptr, unsigned int, size_t, CUstream stream)
 
-/* ---- synchronisation: FAKE_STREAM_HANG never completes ---- */
-
-static CUresult wait_stream(CUstream stream)
-{
-	while (stream == FAKE_STREAM_HANG)
-		pause();
-	return CUDA_SUCCESS;
-}
+/* ---- synchronisation ---- */
 
 FAKE_API CUresult cuCtxSynchronize(void)
 {

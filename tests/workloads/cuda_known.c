@@ -161,10 +161,18 @@ static void launch(const struct kernels *k, const struct buffers *m)
 		int zero; /* what an 8-byte read of n also sees */
 	} n = {1 << 20, 0};
 	/*
+	 * vecAdd's arguments lie together, as a launch stub's are (the tracer
+	 * reads them in one go); reduce's lie apart (one read each).
+	 */
+	struct {
+		CUdeviceptr a, b, c;
+		int n, zero;
+	} vec_args = {m->a, m->b, m->c, 1 << 20, 0};
+	/*
 	 * The driver is not told how many parameters a kernel has, so the tracer
 	 * reads up to four slots; the NULLs end the shorter lists for it.
 	 */
-	void *vec_params[] = {(void *)&m->a, (void *)&m->b, (void *)&m->c, &n.n};
+	void *vec_params[] = {&vec_args.a, &vec_args.b, &vec_args.c, &vec_args.n};
 	void *reduce_params[] = {(void *)&m->a, &n.n, NULL};
 	int *alpha = arg_at_page_end();
 	void *saxpy_params[] = {alpha, NULL};

@@ -1,7 +1,7 @@
 /*
  * Waits for a line on stdin (or SIGUSR1) so a tracer can attach by pid, then
  * launches "waited" K times; with "hang" it then blocks in a stream
- * synchronisation that never returns.
+ * synchronisation that never returns, with "hang-launch" in a launch.
  */
 #include <signal.h>
 #include <stdbool.h>
@@ -16,6 +16,7 @@ int main(int argc, char **argv)
 {
 	int launches = argc > 1 ? atoi(argv[1]) : 5;
 	bool hang = argc > 2 && !strcmp(argv[2], "hang");
+	bool hang_launch = argc > 2 && !strcmp(argv[2], "hang-launch");
 	struct sigaction sa = {.sa_handler = on_usr1};
 	CUmodule module;
 	CUfunction kernel;
@@ -43,5 +44,7 @@ int main(int argc, char **argv)
 	}
 	if (hang)
 		cuStreamSynchronize(FAKE_STREAM_HANG);
+	if (hang_launch)
+		cuLaunchKernel(kernel, 3, 1, 1, 64, 1, 1, 0, FAKE_STREAM_HANG, NULL, NULL);
 	return 0;
 }

@@ -4,8 +4,10 @@
 usage: cuda_expect.py SCENARIO JSONL PID [ARGS...]
   known    JSONL PID PPID        tests/workloads/cuda_known.c (PPID - when unknown)
   threads  JSONL PID T K         tests/workloads/cuda_threads.c
-  wait     JSONL PID K [hang]    tests/workloads/cuda_wait.c
+  wait     JSONL PID K [hang|hang-launch]   tests/workloads/cuda_wait.c
   late     JSONL PID N           tests/workloads/cuda_late_dlopen.c
+  returns  JSONL PID N PROBES    cuda_known recorded with --launch-returns N, launch probes PROBES
+  threads_returns JSONL PID T K N   cuda_threads T K recorded with --launch-returns N
 Prints one "ok - NAME" or "FAIL - NAME: why" line per check; exits 1 on any failure.
 """
 import os
@@ -133,8 +135,22 @@ def known(path, pid, ppid):
     host_addr = memcpys[0]["src"] if memcpys else None
 
     fields = ("api", "kernel", "function", "grid", "block", "shared_mem", "stream", "args", "ret")
+    compare_rows("launches: api, kernel name, handle, grid, block, shmem, stream, args, ret",
+                 [tuple(map(lambda v: v, row)) for row in project(of_type(mine, "launch"), fields)],
+                 known_launches())
+    per_kernel = Counter(r["kernel"] for r in of_type(mine, "launch"))
+    check("launches per kernel", per_kernel == Counter({"vecAdd": 13, "saxpy": 3, "reduce": 6,
+                                                       "scale": 4, None: 1}), dict(per_kernel))
+
+    compare_rows("graph launches", project(of_type(mine, "graph_launch"), ("graph_exec", "stream")),
+                 [(0x9A000, STREAM1)] * 2)
+    check_known_calls(records, mine, memcpys, host_addr)
+
+
+def known_launches():
+    """cuda_known's kernel launches in order: api, kernel, handle, grid, block, shmem, stream, args, ret."""
     vec = [A1, A2, A3, N]
-    want_launches = (
+    return (
         [("cuLaunchKernel", "vecAdd", 0xF0000000, [4, 1, 1], [256, 1, 1], 0, 0, vec, 0)] * 10
         + [("cuLaunchKernel", "saxpy", 0xF0000100, [1, 1, 1], [32, 1, 1], 0, 0, [0x41424344], 0)]
         + [("cuLaunchKernel", "reduce", 0xD0000200, [8, 2, 1], [128, 1, 1], 1024, STREAM1, [A1, N], 0)] * 5
@@ -143,16 +159,9 @@ def known(path, pid, ppid):
         + [("cuLaunchCooperativeKernel", "reduce", 0xD0000200, [2, 1, 1], [64, 1, 1], 512, STREAM1, [A1, N], 0)]
         + [("cuLaunchKernel_ptsz", "saxpy", 0xF0000100, [3, 3, 1], [32, 4, 1], 0, STREAM1, [], 0)] * 2
         + [("cuLaunchKernel", None, 0, [1, 1, 1], [1, 1, 1], 0, 0, [], 400)])
-    compare_rows("launches: api, kernel name, handle, grid, block, shmem, stream, args, ret",
-                 [tuple(map(lambda v: v, row)) for row in project(of_type(mine, "launch"), fields)],
-                 want_launches)
-    per_kernel = Counter(r["kernel"] for r in of_type(mine, "launch"))
-    check("launches per kernel", per_kernel == Counter({"vecAdd": 13, "saxpy": 3, "reduce": 6,
-                                                       "scale": 4, None: 1}), dict(per_kernel))
 
-    compare_rows("graph launches", project(of_type(mine, "graph_launch"), ("graph_exec", "stream")),
-                 [(0x9A000, STREAM1)] * 2)
 
+def check_known_calls(records, mine, memcpys, host_addr):
     fields = ("api", "kind", "bytes", "addr", "stream", "ret")
     compare_rows("allocations: api, kind, bytes, address, stream, ret",
                  project(of_type(mine, "alloc"), fields), [
@@ -247,6 +256,65 @@ def known(path, pid, ppid):
     check_stacks(records, mine, "/cuda_known")
 
 
+def sampled_indices(n, every):
+    """--launch-returns EVERY on one thread: the launches (0-based) whose return is recorded."""
+    return [i for i in range(n) if every and i % every == 0]
+
+
+def returns(path, pid, every, probes):
+    """cuda_known under --launch-returns EVERY: every launch present, the returns of 1 in EVERY."""
+    records, mine = load(path, pid)
+    configs = of_type(records, "cuda_config")
+    compare_rows("one settings record: launch returns, launch probes",
+                 project(configs, ("launch_returns", "launch_probes")), [(every, probes)])
+    launches = [r for r in mine if r["type"] in ("launch", "graph_launch")]
+    check("all 29 launches recorded", len(launches) == 29, len(launches))
+    entry = ("api", "kernel", "function", "grid", "block", "shared_mem", "stream", "args")
+    compare_rows("launches keep their entry data: api, kernel, handle, grid, block, shmem, stream, args",
+                 project(of_type(mine, "launch"), entry), [row[:-1] for row in known_launches()])
+    compare_rows("graph launches keep theirs",
+                 project(of_type(mine, "graph_launch"), ("graph_exec", "stream")),
+                 [(0x9A000, STREAM1)] * 2)
+    want = sampled_indices(len(launches), every)
+    got = [i for i, r in enumerate(launches) if r["api_ns"] is not None]
+    shown = want if len(want) <= 10 else "all"
+    check(f"returns recorded for launches {shown} (0-based)", got == want, got)
+    rets = [0] * 26 + [400, 0, 0]  # the 27th launch passes a NULL function
+    check("sampled launches: a positive API time and their own return code" +
+          (" (the NULL launch's 400 included)" if 26 in want else ""),
+          all(launches[i]["api_ns"] > 0 and launches[i]["ret"] == rets[i] and "return" not in launches[i]
+              for i in want if i < len(launches)))
+    unsampled = [r for i, r in enumerate(launches) if i not in want]
+    check(f"{29 - len(want)} launches flagged: ret and api_ns null, return not-sampled",
+          len(unsampled) == 29 - len(want) and
+          all(r["ret"] is None and r["api_ns"] is None and r.get("return") == "not-sampled"
+              for r in unsampled), unsampled[:1])
+    others = [r for r in mine if r["type"] in CUDA_TYPES - {"launch", "graph_launch"}]
+    check("every other call keeps its return", len(others) == 58 and
+          all(r["api_ns"] is not None and "return" not in r for r in others), len(others))
+
+
+def threads_returns(path, pid, nthreads, per_thread, every):
+    """cuda_threads under --launch-returns EVERY: the count is per thread."""
+    records, mine = load(path, pid)
+    launches = of_type(mine, "launch")
+    check(f"{nthreads * per_thread} launches in total", len(launches) == nthreads * per_thread,
+          len(launches))
+    by_tid = {}
+    for r in launches:
+        by_tid.setdefault(r["tid"], []).append(r)
+    want = sampled_indices(per_thread, every)
+    bad = {tid: [i for i, r in enumerate(rs) if r["api_ns"] is not None][:5]
+           for tid, rs in by_tid.items()
+           if [i for i, r in enumerate(rs) if r["api_ns"] is not None] != want}
+    check(f"each of {nthreads} threads: returns of its launches 1, {every + 1}, {2 * every + 1}... "
+          f"({len(want)} each)", len(by_tid) == nthreads and not bad, bad)
+    check(f"{nthreads * len(want)} returns in total",
+          sum(r["api_ns"] is not None for r in launches) == nthreads * len(want))
+    drops = [r for r in records if r["type"] == "drop"]
+    check("no events lost", not drops, drops)
+
+
 def threads(path, pid, nthreads, per_thread):
     records, mine = load(path, pid)
     launches = of_type(mine, "launch")
@@ -272,14 +340,20 @@ def threads(path, pid, nthreads, per_thread):
 
 def wait(path, pid, launches, hang):
     records, mine = load(path, pid)
-    got = project(of_type(mine, "launch"), ("kernel", "function", "grid"))
-    compare_rows("launches before and after the name was learned", got,
-                 [(None, 0xF0000000, [1, 1, 1])] * launches + [("waited", 0xF0000000, [2, 1, 1])])
+    got = project(of_type(mine, "launch"), ("kernel", "function", "grid", "stream", "api_ns", "ret"))
+    want = ([(None, 0xF0000000, [1, 1, 1], 0, "t", 0)] * launches +
+            [("waited", 0xF0000000, [2, 1, 1], 0, "t", 0)])
+    if hang == "hang-launch":
+        want.append(("waited", 0xF0000000, [3, 1, 1], 0xDEAD0, None, 0))
+    got = [row[:4] + ("t" if row[4] is not None else None,) + row[5:] for row in got]
+    compare_rows("launches before and after the name was learned" +
+                 (", the last one cut off by the stop" if hang == "hang-launch" else ""), got, want)
+    check("no launch flagged as not sampled", all("return" not in r for r in of_type(mine, "launch")))
     compare_rows("the name came from cuFuncGetName",
                  project(of_type(mine, "func_name"), ("api", "handle", "name")),
                  [("cuFuncGetName", 0xF0000000, "waited")])
     syncs = of_type(mine, "sync")
-    if hang:
+    if hang == "hang":
         compare_rows("the call that never returned is recorded, flagged",
                      project(syncs, ("api", "stream", "api_ns", "ret")),
                      [("cuStreamSynchronize", 0xDEAD0, None, 0)])
@@ -310,9 +384,13 @@ def main(argv):
     elif scenario == "threads":
         threads(path, pid, int(argv[4]), int(argv[5]))
     elif scenario == "wait":
-        wait(path, pid, int(argv[4]), len(argv) > 5 and argv[5] == "hang")
+        wait(path, pid, int(argv[4]), argv[5] if len(argv) > 5 else None)
     elif scenario == "late":
         late(path, pid, int(argv[4]))
+    elif scenario == "returns":
+        returns(path, pid, int(argv[4]), argv[5])
+    elif scenario == "threads_returns":
+        threads_returns(path, pid, int(argv[4]), int(argv[5]), int(argv[6]))
     else:
         print(__doc__, file=sys.stderr)
         return 2
