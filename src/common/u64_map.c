@@ -1,10 +1,10 @@
-/* Open-addressing u64 -> u64 hash map with linear probing and tombstones. */
+/* Open-addressing u64 -> u64 hash map with linear probing and backward-shift deletion. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/u64_map.h"
 
-enum { SLOT_EMPTY = 0, SLOT_LIVE = 1, SLOT_DELETED = 2 };
+enum { SLOT_EMPTY = 0, SLOT_LIVE = 1 };
 
 static size_t slot_of(uint64_t key, size_t capacity)
 {
@@ -55,16 +55,15 @@ static bool find(const struct u64_map *m, uint64_t key, size_t *slot)
 {
 	if (!m->capacity)
 		return false;
-	for (size_t i = slot_of(key, m->capacity), n = 0; n < m->capacity;
-	     i = (i + 1) & (m->capacity - 1), n++) {
+	/* the table is never full, so an empty slot ends every probe */
+	for (size_t i = slot_of(key, m->capacity);; i = (i + 1) & (m->capacity - 1)) {
 		if (m->used[i] == SLOT_EMPTY)
 			return false;
-		if (m->used[i] == SLOT_LIVE && m->keys[i] == key) {
+		if (m->keys[i] == key) {
 			*slot = i;
 			return true;
 		}
 	}
-	return false;
 }
 
 int u64_map_put(struct u64_map *m, uint64_t key, uint64_t value)
@@ -106,16 +105,32 @@ bool u64_map_get(const struct u64_map *m, uint64_t key, uint64_t *value)
 	return true;
 }
 
+/*
+ * Removal moves later entries of the probe run back into the hole instead of
+ * leaving a tombstone: maps that churn (a bounded window of recent keys) keep
+ * short probes, and a miss stops at the first empty slot.
+ */
 bool u64_map_remove(struct u64_map *m, uint64_t key, uint64_t *value)
 {
-	size_t slot;
+	size_t mask = m->capacity - 1, hole, j;
 
-	if (!find(m, key, &slot))
+	if (!find(m, key, &hole))
 		return false;
 	if (value)
-		*value = m->values[slot];
-	m->used[slot] = SLOT_DELETED;
+		*value = m->values[hole];
+	for (j = (hole + 1) & mask; m->used[j] != SLOT_EMPTY; j = (j + 1) & mask) {
+		size_t home = slot_of(m->keys[j], m->capacity);
+
+		/* the entry at j may move to the hole unless its home lies in (hole, j] */
+		if (((j - home) & mask) < ((j - hole) & mask))
+			continue;
+		m->keys[hole] = m->keys[j];
+		m->values[hole] = m->values[j];
+		hole = j;
+	}
+	m->used[hole] = SLOT_EMPTY;
 	m->live--;
+	m->occupied--;
 	return true;
 }
 

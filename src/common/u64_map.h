@@ -9,10 +9,10 @@
 struct u64_map {
 	uint64_t *keys;
 	uint64_t *values;
-	uint8_t *used;		/* 0 empty, 1 live, 2 deleted */
+	uint8_t *used;		/* 0 empty, 1 live */
 	size_t capacity;	/* power of two */
 	size_t live;
-	size_t occupied;	/* live + deleted */
+	size_t occupied;	/* slots in use: live (removal leaves no tombstones) */
 };
 
 void u64_map_init(struct u64_map *m);

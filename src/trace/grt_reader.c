@@ -14,6 +14,7 @@
 
 struct grt_reader {
 	FILE *file;		/* NULL when reading from memory */
+	char *file_buf;		/* the FILE's buffer: stdio ignores the size without one */
 	const uint8_t *mem;
 	uint64_t size;		/* total bytes of the input */
 	uint64_t offset;	/* of the next record */
@@ -142,8 +143,13 @@ struct grt_reader *grt_reader_open(const char *path, char *err, size_t err_len)
 		return NULL;
 	}
 	r->size = (uint64_t)st.st_size;
-	/* records are small and read in order: a large buffer saves most read calls */
-	setvbuf(r->file, NULL, _IOFBF, READ_BUFFER_BYTES);
+	/*
+	 * Records are small and read in order: a large buffer saves most read
+	 * calls. glibc keeps its 4 KiB default when setvbuf gets no buffer.
+	 */
+	r->file_buf = malloc(READ_BUFFER_BYTES);
+	if (r->file_buf)
+		setvbuf(r->file, r->file_buf, _IOFBF, READ_BUFFER_BYTES);
 	return finish_open(r, err, err_len);
 }
 
@@ -166,6 +172,7 @@ void grt_reader_close(struct grt_reader *r)
 		return;
 	if (r->file)
 		fclose(r->file);
+	free(r->file_buf);
 	free(r->payload);
 	grt_strings_free(r->strings);
 	free(r);
