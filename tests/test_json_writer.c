@@ -342,7 +342,7 @@ static void random_string(uint64_t *seed, char *s, size_t max)
 	s[len] = 0;
 }
 
-/* Writes the same strings and keys through one writer; returns what came out (caller frees). */
+/* Writes the same strings, keys and fields through one writer; returns what came out (caller frees). */
 static char *write_strings(uint64_t seed, size_t cap, int count)
 {
 	char *text = NULL, *buf = cap ? malloc(cap) : NULL, s[160];
@@ -360,6 +360,8 @@ static char *write_strings(uint64_t seed, size_t cap, int count)
 		jw_key(&w, s);
 		random_string(&seed, s, sizeof(s));
 		jw_string(&w, s);
+		random_string(&seed, s, sizeof(s));
+		jw_field_u64(&w, s, (uint64_t)i * 1000003);
 	}
 	jw_end_object(&w);
 	jw_flush(&w);
@@ -383,6 +385,9 @@ static void test_escaping_matches_reference(void)
 		random_string(&seed, s, sizeof(s));
 		ref_escape(s, want_piece);
 		at += (size_t)sprintf(want + at, "%s", want_piece);
+		random_string(&seed, s, sizeof(s));
+		ref_escape(s, want_piece);
+		at += (size_t)sprintf(want + at, ",%s:%d", want_piece, i * 1000003);
 	}
 	want[at++] = '}';
 	want[at] = 0;

@@ -326,13 +326,14 @@ void job_csv_row(FILE *out, const struct job *j)
 	fwrite_unlocked(l.text, 1, l.len, out);
 }
 
-static void json_opt(struct json_writer *w, const char *key, int known, uint64_t v)
+static inline void json_opt(struct json_writer *w, const char *key, int known, uint64_t v)
 {
-	jw_key(w, key);
-	if (known)
-		jw_u64(w, v);
-	else
+	if (known) {
+		jw_field_u64(w, key, v);
+	} else {
+		jw_key(w, key);
 		jw_null(w);
+	}
 }
 
 /* The names of the set bits as an array, straight from the bits. */

@@ -212,14 +212,39 @@ static const bool needs_escape[256] = {
  * Length of the prefix of s[0..n) that needs no escaping, 8 bytes at a time:
  * kernel names run to hundreds of bytes and almost never need an escape.
  */
+static inline bool bytes_plain(uint64_t x)
+{
+	/* >= 0x80, < 0x20, '"', '\\', 0x7f */
+	return !((x & BYTES(0x80)) | ((x - BYTES(0x20)) & ~x & BYTES(0x80)) |
+		 HAS_ZERO(x ^ BYTES('"')) | HAS_ZERO(x ^ BYTES('\\')) | HAS_ZERO(x ^ BYTES(0x7f)));
+}
+
 static inline bool word_plain(const char *s)
 {
 	uint64_t x;
 
 	memcpy(&x, s, 8);
-	/* >= 0x80, < 0x20, '"', '\\', 0x7f */
-	return !((x & BYTES(0x80)) | ((x - BYTES(0x20)) & ~x & BYTES(0x80)) |
-		 HAS_ZERO(x ^ BYTES('"')) | HAS_ZERO(x ^ BYTES('\\')) | HAS_ZERO(x ^ BYTES(0x7f)));
+	return bytes_plain(x);
+}
+
+/*
+ * Whether all of s[0..n), n < 8, needs no escaping, in one check: keys are
+ * short and a byte loop mispredicts its end. The bytes that do not exist
+ * are filled with a plain one; overlapping loads cover lengths 4 to 7.
+ */
+static inline bool short_plain(const char *s, size_t n)
+{
+	uint32_t a, b;
+
+	if (n >= 4) {
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		return bytes_plain(a | (uint64_t)b << 32);
+	}
+	if (!n)
+		return true;
+	return bytes_plain((unsigned char)s[0] | (unsigned char)s[n / 2] << 8 |
+			   (uint64_t)(unsigned char)s[n - 1] << 16 | BYTES('a') << 24);
 }
 
 static size_t plain_len(const char *s, size_t n)
@@ -325,30 +350,39 @@ static void out_escaped_tail(struct json_writer *w, const unsigned char *p)
 	}
 }
 
-/*
- * s (n bytes, NUL-terminated) as a string literal, then suffix (0 or 1 byte:
- * the ':' after a key). The common case, nothing to escape, is one copy.
- */
-static void out_string(struct json_writer *w, const char *s, size_t n, char suffix)
+/* A string with something to escape, or one that does not fit the buffer. */
+static __attribute__((noinline)) void out_string_slow(struct json_writer *w, const char *s,
+						      size_t n, char suffix)
 {
-	size_t plain = plain_len(s, n), extra = suffix ? 3 : 2;
-	char *d;
+	size_t plain = plain_len(s, n);
 
-	if (plain == n && (d = room(w, n + extra))) {
-		d[0] = '"';
-		copy_bytes(d + 1, s, n);
-		d[n + 1] = '"';
-		if (suffix)
-			d[n + 2] = suffix;
-		w->buf_len += n + extra;
-		return;
-	}
 	out_char(w, '"');
 	out_bytes(w, s, plain);
 	out_escaped_tail(w, (const unsigned char *)s + plain);
 	out_char(w, '"');
 	if (suffix)
 		out_char(w, suffix);
+}
+
+/*
+ * s (n bytes, NUL-terminated) as a string literal, then suffix (0 or 1 byte:
+ * the ':' after a key). The common case, nothing to escape, is one check
+ * and one copy, inline.
+ */
+static inline void out_string(struct json_writer *w, const char *s, size_t n, char suffix)
+{
+	bool plain = n < 8 ? short_plain(s, n) : plain_len(s, n) == n;
+	char *d = plain ? room(w, n + 3) : NULL;
+
+	if (!d) {
+		out_string_slow(w, s, n, suffix);
+		return;
+	}
+	d[0] = '"';
+	copy_bytes(d + 1, s, n);
+	d[n + 1] = '"';
+	d[n + 2] = suffix; /* a byte past the string when there is no suffix: room allowed it */
+	w->buf_len += n + 2 + (suffix != 0);
 }
 
 static int write_all(int fd, const char *p, size_t n)
@@ -588,6 +622,26 @@ void jw_u64(struct json_writer *w, uint64_t v)
 {
 	before_item(w);
 	out_u64(w, v);
+}
+
+/* The key and the number in one piece: rows of millions of jobs are mostly these. */
+void jw_field_u64_len(struct json_writer *w, const char *key, size_t key_len, uint64_t v)
+{
+	bool plain = key_len < 8 ? short_plain(key, key_len) : plain_len(key, key_len) == key_len;
+	char *d;
+
+	before_item(w);
+	d = plain ? room(w, key_len + 3 + 20) : NULL;
+	if (!d) {
+		out_string_slow(w, key, key_len, ':');
+		out_u64(w, v);
+		return;
+	}
+	d[0] = '"';
+	copy_bytes(d + 1, key, key_len);
+	d[key_len + 1] = '"';
+	d[key_len + 2] = ':';
+	w->buf_len += key_len + 3 + put_u64(d + key_len + 3, v);
 }
 
 /* v / 10^decimals with that many decimals at d (room for 41); trim drops trailing zeros. */

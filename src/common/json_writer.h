@@ -66,10 +66,10 @@ void jw_decimal(struct json_writer *w, uint64_t v, unsigned decimals);
 void jw_bool(struct json_writer *w, bool v);
 void jw_null(struct json_writer *w);
 /* A key and its value in one call, for the many flat objects of the reports. */
+void jw_field_u64_len(struct json_writer *w, const char *key, size_t key_len, uint64_t v);
 static inline void jw_field_u64(struct json_writer *w, const char *key, uint64_t v)
 {
-	jw_key(w, key);
-	jw_u64(w, v);
+	jw_field_u64_len(w, key, __builtin_strlen(key), v);
 }
 static inline void jw_field_string(struct json_writer *w, const char *key, const char *s)
 {

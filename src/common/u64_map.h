@@ -6,9 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct u64_map_slot {
+	uint64_t key;
+	uint64_t value;
+};
+
 struct u64_map {
-	uint64_t *keys;
-	uint64_t *values;
+	struct u64_map_slot *slots;	/* key and value in one cache line: one miss per probe */
 	uint8_t *used;		/* 0 empty, 1 live */
 	size_t capacity;	/* power of two */
 	size_t live;

@@ -77,10 +77,8 @@ static void begin_event(struct exporter *e, const char *ph, const char *name, ui
 	jw_string(&e->w, ph);
 	jw_key(&e->w, "name");
 	jw_string(&e->w, name);
-	jw_key(&e->w, "pid");
-	jw_u64(&e->w, pid);
-	jw_key(&e->w, "tid");
-	jw_u64(&e->w, tid);
+	jw_field_u64(&e->w, "pid", pid);
+	jw_field_u64(&e->w, "tid", tid);
 	us_field(e, "ts", ts);
 	e->stats.events++;
 }
@@ -156,8 +154,7 @@ static void api_slice(struct exporter *e, const struct grt_record *rec,
 	if (returned) {
 		us_field(e, "dur", call->return_ns - rec->hdr.ts_ns);
 		if (job && !call->ret) {
-			jw_key(&e->w, "bind_id");
-			jw_u64(&e->w, job);
+			jw_field_u64(&e->w, "bind_id", job);
 			jw_key(&e->w, "flow_out");
 			jw_bool(&e->w, true);
 		}
@@ -487,12 +484,9 @@ static void job_args(struct exporter *e, const struct job *j)
 
 	jw_key(&e->w, "args");
 	jw_begin_object(&e->w);
-	jw_key(&e->w, "job");
-	jw_u64(&e->w, j->id);
-	if (j->group_id) {
-		jw_key(&e->w, "group");
-		jw_u64(&e->w, j->group_id);
-	}
+	jw_field_u64(&e->w, "job", j->id);
+	if (j->group_id)
+		jw_field_u64(&e->w, "group", j->group_id);
 	if (j->tags) {
 		jw_key(&e->w, "tags");
 		jw_string(&e->w, job_tags_text(j, buf, sizeof(buf)));
@@ -553,8 +547,7 @@ static void on_job(void *ctx, struct job *j)
 	jw_key(&e->w, "cat");
 	jw_string(&e->w, j->kind == JOB_KERNEL ? "kernel" : "copy");
 	if (flow) {
-		jw_key(&e->w, "bind_id");
-		jw_u64(&e->w, j->group_id ? j->group_id : j->id);
+		jw_field_u64(&e->w, "bind_id", j->group_id ? j->group_id : j->id);
 		jw_key(&e->w, "flow_in");
 		jw_bool(&e->w, true);
 		e->stats.flows++;
