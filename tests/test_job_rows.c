@@ -18,7 +18,8 @@ static uint64_t any(uint64_t *seed)
 	return rng_next(seed) >> (rng_next(seed) % 65 % 64);
 }
 
-static const char *const names[] = { "k", "[memcpy HtoD]", "void gemm<float, 128>(float*, int)" };
+static const char *const names[] = { "k", "[memcpy HtoD]", "void gemm<float, 128>(float*, int)",
+				      "k,\"quoted\"" };
 
 /* Jobs whose every field varies: times before and after API entry, unknowns, extremes. */
 static void make_job(uint64_t *seed, uint64_t i, struct job *j)
@@ -37,7 +38,7 @@ static void make_job(uint64_t *seed, uint64_t i, struct job *j)
 	j->copy_kind = (uint32_t)any(seed);
 	j->bytes = any(seed);
 	j->kernel_key = any(seed);
-	j->name = i % 11 ? names[i % 3] : NULL;
+	j->name = i % 11 ? names[i % 4] : NULL;
 	j->api_enter = i % 9 ? 1000000000000ull + i * 1000 : 0;
 	j->submit = i % 6 ? j->api_enter + any(seed) % 5000 : 0;
 	j->start = i % 8 ? j->api_enter - 300 + any(seed) % 9000 : 0; /* before API entry too */
@@ -167,6 +168,35 @@ static void test_json_rows_from_spill(void)
 	free(got);
 }
 
+/* The CSV rows from the spill are exactly the rows of the jobs themselves, header first. */
+static void test_csv_rows_from_spill(void)
+{
+	struct job_rows rows;
+	struct job j;
+	char *want = NULL, *got = NULL;
+	size_t want_len = 0, got_len = 0;
+	FILE *want_out = open_memstream(&want, &want_len), *got_out = open_memstream(&got, &got_len);
+	uint64_t seed = 13;
+
+	CHECK_EQ_U64(job_rows_open(&rows), 0);
+	job_csv_header(want_out);
+	for (uint64_t i = 0; i < 3000; i++) {
+		make_job(&seed, i, &j);
+		job_rows_add(&rows, &j);
+		job_csv_row(want_out, &j);
+	}
+	fclose(want_out);
+	CHECK_EQ_U64(job_rows_print_csv(&rows, got_out), 0);
+	fclose(got_out);
+	CHECK(want_len > 300000);
+	CHECK_EQ_U64(got_len, want_len);
+	CHECK(got && want && !strcmp(got, want));
+	CHECK(strstr(got, ",\"k,\"\"quoted\"\"\",0x") != NULL);
+	job_rows_close(&rows);
+	free(want);
+	free(got);
+}
+
 /* Tags, missing events and flags print as arrays of their names, unknown bits left out. */
 static void test_json_row_names(void)
 {
@@ -198,6 +228,7 @@ int main(void)
 	RUN_TEST(test_spill_round_trip);
 	RUN_TEST(test_spill_is_compact);
 	RUN_TEST(test_json_rows_from_spill);
+	RUN_TEST(test_csv_rows_from_spill);
 	RUN_TEST(test_json_row_names);
 	return TEST_EXIT_STATUS();
 }

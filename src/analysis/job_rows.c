@@ -7,6 +7,7 @@
 #include "analysis/job_rows.h"
 
 #define SPILL_BUFFER (1u << 20)
+#define ROWS_BUFFER (1u << 20)
 #define ROW_MAX 512	/* a packed row: 40 fields of at most 10 bytes, a mask, its length */
 
 int job_rows_open(struct job_rows *r)
@@ -235,20 +236,29 @@ void job_csv_header(FILE *out)
 	fprintf(out, "%s\n", csv_columns);
 }
 
-/* One CSV line is built in memory and written at once: millions of rows, no printf per cell. */
-struct csv_line {
+/*
+ * CSV rows are built in memory, no printf per cell, and go out in large
+ * writes: a line at a time for one row, a megabyte at a time for the spill.
+ */
+struct csv_out {
 	FILE *out;
+	char *text;
 	size_t len;
-	char text[2048];
+	size_t cap;
 };
 
-static void csv_put(struct csv_line *l, const char *s, size_t n)
+static void csv_flush(struct csv_out *l)
 {
-	if (l->len + n > sizeof(l->text)) {
-		/* a very long kernel name: the line goes out in pieces */
-		fwrite_unlocked(l->text, 1, l->len, l->out);
-		l->len = 0;
-		if (n > sizeof(l->text)) {
+	fwrite_unlocked(l->text, 1, l->len, l->out);
+	l->len = 0;
+}
+
+static void csv_put(struct csv_out *l, const char *s, size_t n)
+{
+	if (l->len + n > l->cap) {
+		/* full, or a very long kernel name: what is there goes out first */
+		csv_flush(l);
+		if (n > l->cap) {
 			fwrite_unlocked(s, 1, n, l->out);
 			return;
 		}
@@ -257,7 +267,7 @@ static void csv_put(struct csv_line *l, const char *s, size_t n)
 	l->len += n;
 }
 
-static void csv_u64(struct csv_line *l, uint64_t v)
+static void csv_u64(struct csv_out *l, uint64_t v)
 {
 	char buf[24], *end = buf + sizeof(buf), *p = end;
 
@@ -268,62 +278,88 @@ static void csv_u64(struct csv_line *l, uint64_t v)
 	csv_put(l, p, (size_t)(end - p));
 }
 
+static void csv_hex(struct csv_out *l, uint64_t v)
+{
+	char buf[24], *end = buf + sizeof(buf), *p = end;
+
+	do {
+		*--p = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	*--p = 'x';
+	*--p = '0';
+	csv_put(l, p, (size_t)(end - p));
+}
+
 /* ",v", or an empty cell for what was never seen */
-static void csv_opt(struct csv_line *l, int known, uint64_t v)
+static void csv_opt(struct csv_out *l, int known, uint64_t v)
 {
 	csv_put(l, ",", 1);
 	if (known)
 		csv_u64(l, v);
 }
 
-static void csv_text(struct csv_line *l, const char *s)
+/* ",\"s\"" with quotes doubled */
+static void csv_text(struct csv_out *l, const char *s)
 {
+	const char *quote;
+
 	csv_put(l, ",\"", 2);
-	for (; s && *s; s++) {
-		if (*s == '"')
-			csv_put(l, "\"", 1);
-		csv_put(l, s, 1);
+	while (s && (quote = strchr(s, '"'))) {
+		csv_put(l, s, (size_t)(quote - s) + 1);
+		csv_put(l, "\"", 1);
+		s = quote + 1;
 	}
+	if (s)
+		csv_put(l, s, strlen(s));
 	csv_put(l, "\"", 1);
+}
+
+static void csv_row(struct csv_out *l, const struct job *j)
+{
+	char tags[160], missing[160], flags[160];
+	const char *kind = job_kind_name(j->kind);
+
+	csv_u64(l, j->id);
+	csv_opt(l, 1, j->group_id);
+	csv_opt(l, 1, j->batch_id);
+	csv_opt(l, 1, j->pid);
+	csv_opt(l, 1, j->tid);
+	csv_opt(l, j->device != JOB_NO_DEVICE, j->device);
+	csv_put(l, ",", 1);
+	csv_put(l, kind, strlen(kind));
+	csv_text(l, j->name);
+	csv_put(l, ",", 1);
+	csv_hex(l, j->stream);
+	csv_opt(l, j->api_enter != 0, j->api_enter);
+	csv_opt(l, j->submit != 0, j->submit);
+	csv_opt(l, j->start != 0, j->start);
+	csv_opt(l, j->end != 0, j->end);
+	csv_opt(l, j->complete != 0, j->complete);
+	csv_opt(l, j->known & JOB_K_SUBMIT_HOST, j->t_submit_host);
+	csv_opt(l, j->known & JOB_K_QUEUE, j->t_queue);
+	csv_opt(l, j->known & JOB_K_EXEC, j->t_exec);
+	csv_opt(l, j->known & JOB_K_COMPLETE, j->t_complete);
+	csv_opt(l, j->known & JOB_K_GPU_WAIT, j->t_gpu_wait);
+	csv_opt(l, 1, j->t_vm_fault);
+	csv_opt(l, j->known & JOB_K_TOTAL, j->t_total);
+	csv_opt(l, 1, j->t_offcpu);
+	csv_opt(l, 1, j->vm_faults);
+	csv_opt(l, 1, j->bytes);
+	csv_text(l, job_tags_text(j, tags, sizeof(tags)));
+	csv_opt(l, 1, (uint64_t)job_incomplete(j));
+	csv_text(l, job_missing_text(j, missing, sizeof(missing)));
+	csv_text(l, job_flags_text(j, flags, sizeof(flags)));
+	csv_put(l, "\n", 1);
 }
 
 void job_csv_row(FILE *out, const struct job *j)
 {
-	char tags[160], missing[160], flags[160], hex[24];
-	struct csv_line l = { .out = out, .len = 0 };
+	char text[2048];
+	struct csv_out l = { .out = out, .text = text, .cap = sizeof(text) };
 
-	csv_u64(&l, j->id);
-	csv_opt(&l, 1, j->group_id);
-	csv_opt(&l, 1, j->batch_id);
-	csv_opt(&l, 1, j->pid);
-	csv_opt(&l, 1, j->tid);
-	csv_opt(&l, j->device != JOB_NO_DEVICE, j->device);
-	csv_put(&l, ",", 1);
-	csv_put(&l, job_kind_name(j->kind), strlen(job_kind_name(j->kind)));
-	csv_text(&l, j->name);
-	snprintf(hex, sizeof(hex), ",0x%" PRIx64, j->stream);
-	csv_put(&l, hex, strlen(hex));
-	csv_opt(&l, j->api_enter != 0, j->api_enter);
-	csv_opt(&l, j->submit != 0, j->submit);
-	csv_opt(&l, j->start != 0, j->start);
-	csv_opt(&l, j->end != 0, j->end);
-	csv_opt(&l, j->complete != 0, j->complete);
-	csv_opt(&l, j->known & JOB_K_SUBMIT_HOST, j->t_submit_host);
-	csv_opt(&l, j->known & JOB_K_QUEUE, j->t_queue);
-	csv_opt(&l, j->known & JOB_K_EXEC, j->t_exec);
-	csv_opt(&l, j->known & JOB_K_COMPLETE, j->t_complete);
-	csv_opt(&l, j->known & JOB_K_GPU_WAIT, j->t_gpu_wait);
-	csv_opt(&l, 1, j->t_vm_fault);
-	csv_opt(&l, j->known & JOB_K_TOTAL, j->t_total);
-	csv_opt(&l, 1, j->t_offcpu);
-	csv_opt(&l, 1, j->vm_faults);
-	csv_opt(&l, 1, j->bytes);
-	csv_text(&l, job_tags_text(j, tags, sizeof(tags)));
-	csv_opt(&l, 1, (uint64_t)job_incomplete(j));
-	csv_text(&l, job_missing_text(j, missing, sizeof(missing)));
-	csv_text(&l, job_flags_text(j, flags, sizeof(flags)));
-	csv_put(&l, "\n", 1);
-	fwrite_unlocked(l.text, 1, l.len, out);
+	csv_row(&l, j);
+	csv_flush(&l);
 }
 
 static inline void json_opt(struct json_writer *w, const char *key, int known, uint64_t v)
@@ -413,7 +449,7 @@ int job_rows_each(struct job_rows *r, void (*row)(void *ctx, const struct job *j
 
 static void csv_row_cb(void *ctx, const struct job *j)
 {
-	job_csv_row(ctx, j);
+	csv_row(ctx, j);
 }
 
 static void json_row_cb(void *ctx, const struct job *j)
@@ -423,11 +459,21 @@ static void json_row_cb(void *ctx, const struct job *j)
 
 int job_rows_print_csv(struct job_rows *r, FILE *out)
 {
-	job_csv_header(out);
-	return job_rows_each(r, csv_row_cb, out);
-}
+	struct csv_out l = { .out = out, .text = malloc(ROWS_BUFFER), .cap = ROWS_BUFFER };
+	char line[2048];
+	int err;
 
-#define ROWS_BUFFER (1u << 20)
+	if (!l.text) { /* no large buffer: a line at a time */
+		l.text = line;
+		l.cap = sizeof(line);
+	}
+	job_csv_header(out);
+	err = job_rows_each(r, csv_row_cb, &l);
+	csv_flush(&l);
+	if (l.text != line)
+		free(l.text);
+	return err;
+}
 
 int job_rows_print_json(struct job_rows *r, struct json_writer *w)
 {
