@@ -19,6 +19,9 @@
  * process of its own (pid GPU_PID_BASE + device) with one track per stream
  * that ran work on it; slices that overlap on a stream (graph nodes, clock
  * jitter) go to extra lanes of that stream so every track nests properly.
+ * A 10^7-record trace makes gigabytes, so every event is kept short:
+ * complete (X) slices, flows as fields of the slices they join, no field
+ * that repeats what the track already says.
  */
 #define GPU_PID_BASE 1000000000u
 #define UNKNOWN_GPU_PID (GPU_PID_BASE - 1)
