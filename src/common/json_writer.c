@@ -534,14 +534,6 @@ void jw_flush(struct json_writer *w)
 	out_flush(w);
 }
 
-void jw_set_buffer(struct json_writer *w, char *buf, size_t cap)
-{
-	out_flush(w);
-	w->buf = cap ? buf : NULL;
-	w->buf_cap = buf ? cap : 0;
-	w->buf_len = 0;
-}
-
 void jw_raw(struct json_writer *w, const char *s)
 {
 	out_text(w, s);

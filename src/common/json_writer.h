@@ -29,8 +29,6 @@ void jw_init(struct json_writer *w, FILE *out);
  */
 void jw_init_buffered(struct json_writer *w, FILE *out, char *buf, size_t cap);
 void jw_flush(struct json_writer *w);
-/* Switches a writer to buf (NULL: straight to its FILE), flushing what it held. */
-void jw_set_buffer(struct json_writer *w, char *buf, size_t cap);
 /*
  * For outputs of gigabytes into a slow sink: from here on the writer fills
  * one of two buffers of cap bytes (its own) while a thread hands the other
@@ -38,8 +36,9 @@ void jw_set_buffer(struct json_writer *w, char *buf, size_t cap);
  * Without a descriptor (a memory stream) or a thread it buffers in one.
  * Nothing else may write to out until jw_end_async(), which writes the
  * rest, stops the thread, puts the writer back to writing straight to out
- * and returns 0 or the first write error (negative errno). Returns 0 or
- * -ENOMEM (the writer then stays as it was).
+ * and returns 0 or the first write error (negative errno). Returns 0,
+ * -EINVAL (already started, cap 0) or -ENOMEM; on error the writer stays
+ * as it was.
  */
 int jw_begin_async(struct json_writer *w, size_t cap);
 int jw_end_async(struct json_writer *w);
