@@ -1,6 +1,7 @@
 #!/bin/bash
 # Times `report --jobs` and `export --perfetto` on a generated 10-million-record trace and prints
-# wall time and max RSS of each (target: <= 10 s, memory flat in the trace size).
+# wall time and max RSS of each (target: <= 10 s, memory flat in the trace size), then the export
+# into /dev/null and dd writing as many bytes, to tell computing from writing.
 # usage: bench/jobs_scale.sh [BUILD_DIR] [RECORDS] [WORKDIR]
 set -eu
 build=${1:-build}
@@ -29,4 +30,12 @@ run "report --jobs --format json" "$build/grtrace" report "$trace" --jobs --form
 echo "  json: $(du -h "$work/out" | cut -f1)"
 run "export --perfetto" "$build/grtrace" export "$trace" --perfetto "$work/timeline.json"
 echo "  timeline: $(du -h "$work/timeline.json" | cut -f1)"
+# what writing costs here: the same export into /dev/null, and dd writing as many bytes
+bytes=$(stat -c %s "$work/timeline.json")
 rm -f "$work/timeline.json" "$work/out"
+run "export --perfetto /dev/null" "$build/grtrace" export "$trace" --perfetto /dev/null
+start=$(date +%s.%N)
+dd if=/dev/zero of="$work/dd.out" bs=1M count=$((bytes >> 20)) 2>/dev/null
+printf '%-28s %8s s for %s MiB (page cache, no sync)\n' "dd to a file" \
+	"$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')" $((bytes >> 20))
+rm -f "$work/dd.out"

@@ -43,17 +43,21 @@ static void test_job_slice_tags_and_flow(void)
 	tw_ctx_sync(&t, PID, TID, 3000, 1001000);
 	tw_close(&t);
 	out = export_trace(t.path, &st);
+	/* the flow leaves the launch call and enters the kernel, bound by the job's id */
 	CHECK(strstr(out, "{\"ph\":\"X\",\"name\":\"queued_kernel\",\"pid\":1000000000,\"tid\":1,"
-			  "\"ts\":900.000,\"dur\":100.000,\"cat\":\"kernel\",\"args\":{\"job\":1,"
-			  "\"tags\":\"queue-wait\",\"t_submit_host_us\":1.000,\"t_queue_us\":898.000") != NULL);
-	CHECK(strstr(out, "{\"ph\":\"X\",\"name\":\"cuLaunchKernel\",\"pid\":500,\"tid\":501,\"ts\":1.000,"
-			  "\"dur\":1.000,\"cat\":\"cuda\"") != NULL);
-	/* the flow starts inside the launch call and ends inside the kernel */
-	CHECK(strstr(out, "{\"ph\":\"s\",\"name\":\"launch\",\"pid\":500,\"tid\":501,\"ts\":1.500,"
-			  "\"cat\":\"launch\",\"id\":1}") != NULL);
-	CHECK(strstr(out, "{\"ph\":\"f\",\"name\":\"launch\",\"pid\":1000000000,\"tid\":1,\"ts\":950.000,"
-			  "\"cat\":\"launch\",\"id\":1,\"bp\":\"e\"}") != NULL);
-	CHECK(strstr(out, "\"name\":\"process_name\",\"pid\":1000000000,\"tid\":0,\"ts\":0.000,\"args\":"
+			  "\"ts\":900,\"dur\":100,\"cat\":\"kernel\",\"bind_id\":1,\"flow_in\":true,"
+			  "\"args\":{\"job\":1,\"tags\":\"queue-wait\",\"t_submit_host_us\":1,"
+			  "\"t_queue_us\":898,") != NULL);
+	CHECK(strstr(out, "{\"ph\":\"X\",\"name\":\"cuLaunchKernel\",\"pid\":500,\"tid\":501,\"ts\":1,"
+			  "\"dur\":1,\"bind_id\":1,\"flow_out\":true,\"args\":{\"kernel\":\"queued_kernel\"}}")
+	      != NULL);
+	/* a sync call became no job: no flow */
+	CHECK(strstr(out, "\"name\":\"cuCtxSynchronize\",\"pid\":500,\"tid\":501,\"ts\":3,\"dur\":998,"
+			  "\"args\":{\"sync\":") != NULL);
+	CHECK_EQ_U64(count(out, "\"flow_out\""), 1);
+	CHECK_EQ_U64(count(out, "\"flow_in\""), 1);
+	CHECK(strstr(out, "\"ph\":\"s\"") == NULL && strstr(out, "\"ph\":\"f\"") == NULL);
+	CHECK(strstr(out, "\"name\":\"process_name\",\"pid\":1000000000,\"tid\":0,\"ts\":0,\"args\":"
 			  "{\"name\":\"GPU 0\"}") != NULL);
 	CHECK_EQ_U64(st.jobs, 1);
 	CHECK_EQ_U64(st.flows, 1);
@@ -82,6 +86,10 @@ static void test_overlapping_nodes_get_lanes(void)
 	CHECK(strstr(out, "(overlap 1)") != NULL);
 	CHECK_EQ_U64(st.flows, 3);
 	CHECK_EQ_U64(count(out, "\"group\":1"), 3);
+	/* one flow leaves the graph launch and fans out to its three nodes */
+	CHECK(strstr(out, "\"name\":\"cuGraphLaunch\",\"pid\":500,\"tid\":501,\"ts\":1,\"dur\":1,"
+			  "\"bind_id\":1,\"flow_out\":true") != NULL);
+	CHECK_EQ_U64(count(out, "\"bind_id\":1,\"flow_in\":true"), 3);
 	free(out);
 	unlink(t.path);
 }
@@ -109,17 +117,21 @@ static void test_counters_and_instants(void)
 	tw_close(&t);
 	out = export_trace(t.path, &st);
 	CHECK(strstr(out, "{\"ph\":\"C\",\"name\":\"device memory in use\",\"pid\":500,\"tid\":0,"
-			  "\"ts\":1.000,\"args\":{\"bytes\":1048576}}") != NULL);
-	CHECK(strstr(out, "\"name\":\"device memory in use\",\"pid\":500,\"tid\":0,\"ts\":2.500,"
+			  "\"ts\":1,\"args\":{\"bytes\":1048576}}") != NULL);
+	CHECK(strstr(out, "\"name\":\"device memory in use\",\"pid\":500,\"tid\":0,\"ts\":2.5,"
 			  "\"args\":{\"bytes\":0}") != NULL);
-	CHECK(strstr(out, "\"name\":\"UVM migrated\",\"pid\":500,\"tid\":0,\"ts\":3.000,"
+	CHECK(strstr(out, "\"name\":\"UVM migrated\",\"pid\":500,\"tid\":0,\"ts\":3,"
 			  "\"args\":{\"bytes\":4096}") != NULL);
-	CHECK(strstr(out, "{\"ph\":\"i\",\"name\":\"Xid 79\",\"pid\":0,\"tid\":0,\"ts\":5.000,\"s\":\"g\"") != NULL);
+	CHECK(strstr(out, "{\"ph\":\"i\",\"name\":\"Xid 79\",\"pid\":0,\"tid\":0,\"ts\":5,\"s\":\"g\"") != NULL);
 	CHECK(strstr(out, "{\"ph\":\"X\",\"name\":\"off-CPU (preempted)\",\"pid\":500,\"tid\":1073742325,"
-			  "\"ts\":6.000,\"dur\":1.000") != NULL);
+			  "\"ts\":6,\"dur\":1}") != NULL);
 	CHECK(strstr(out, "\"name\":\"off-CPU 501\"") != NULL);
+	/* allocation calls carry no args: no empty object */
+	CHECK(strstr(out, "\"name\":\"cuMemAlloc_v2\",\"pid\":500,\"tid\":501,\"ts\":1,\"dur\":0.5}")
+	      != NULL);
+	CHECK(strstr(out, "\"args\":{}") == NULL);
 	CHECK(strstr(out, "{\"ph\":\"C\",\"name\":\"PCIe throughput\",\"pid\":1000000001,\"tid\":0,"
-			  "\"ts\":8.000,\"args\":{\"tx_bytes_per_s\":1000,\"rx_bytes_per_s\":2000}}") != NULL);
+			  "\"ts\":8,\"args\":{\"tx_bytes_per_s\":1000,\"rx_bytes_per_s\":2000}}") != NULL);
 	CHECK(strstr(out, "\"args\":{\"name\":\"GPU 1\"}") != NULL);
 	CHECK(strstr(out, "NVLink") == NULL);
 	free(out);

@@ -328,6 +328,58 @@ static void test_writer_owns_header_identity(void)
 	test_dir_remove(&dir);
 }
 
+/*
+ * The file reader reads a window of the file at a time: records of every
+ * length at every alignment, the largest payload, records across the
+ * window's end, all come back whole, in order and 8-aligned.
+ */
+static void test_file_window_edges(void)
+{
+	static const uint32_t sizes[] = { 0, 1, 7, 8, 9, 13, 24, 63, 4095, 65537, GRT_MAX_PAYLOAD };
+	struct test_dir dir;
+	struct grt_file_header h = { 0 };
+	struct grt_event_origin origin = { .cpu = 0 };
+	struct grt_writer *w;
+	struct grt_reader *r;
+	struct grt_record rec;
+	uint8_t *payload = malloc(GRT_MAX_PAYLOAD);
+	char path[256], err[256];
+	uint32_t n = 0, lens[400];
+
+	test_dir_make(&dir);
+	test_dir_file(&dir, "window.grt", path, sizeof(path));
+	w = grt_writer_open(path, &h);
+	CHECK(w != NULL);
+	/* 400 records, about 5 MiB: several windows, the big ones landing anywhere in them */
+	for (uint32_t i = 0; w && i < 400; i++) {
+		uint32_t len = i % 37 == 5 ? GRT_MAX_PAYLOAD : sizes[i % 10] + i % 3;
+
+		for (uint32_t b = 0; b < len; b++)
+			payload[b] = (uint8_t)(b * 31 + i);
+		origin.ts_ns = i;
+		CHECK(grt_writer_append(w, GEN_UNKNOWN_TYPE, &origin, payload, len) == 0);
+		lens[i] = len;
+	}
+	CHECK(grt_writer_close(w, GRT_END_IDLE, 1000) == 0);
+	r = grt_reader_open(path, err, sizeof(err));
+	CHECK(r != NULL);
+	while (r && grt_reader_next(r, &rec) == GRT_READ_OK && rec.hdr.type == GEN_UNKNOWN_TYPE) {
+		const uint8_t *p = rec.payload;
+		bool same = n < 400 && rec.hdr.payload_len == lens[n] && rec.hdr.ts_ns == n;
+
+		for (uint32_t b = 0; same && b < rec.hdr.payload_len; b++)
+			same = p[b] == (uint8_t)(b * 31 + n);
+		CHECK(same);
+		CHECK(((uintptr_t)rec.payload & 7) == 0);
+		n++;
+	}
+	CHECK_EQ_U64(n, 400);
+	CHECK(r && grt_reader_next(r, &rec) == GRT_READ_END);
+	grt_reader_close(r);
+	free(payload);
+	test_dir_remove(&dir);
+}
+
 /* Interning: one record per distinct text, ids from 1, 0 for nothing. */
 static void test_intern(void)
 {
@@ -404,6 +456,7 @@ int main(void)
 	RUN_TEST(test_roundtrip_seed_2);
 	RUN_TEST(test_roundtrip_seed_3);
 	RUN_TEST(test_writer_owns_header_identity);
+	RUN_TEST(test_file_window_edges);
 	RUN_TEST(test_intern);
 	RUN_TEST(test_intern_overlong);
 	return TEST_EXIT_STATUS();

@@ -1,4 +1,4 @@
-/* u64_map against a plain reference model: inserts, replaces, removes, tombstones, resizes,
+/* u64_map against a plain reference model: inserts, replaces, removes, probe runs, resizes,
  * iteration. */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -205,6 +205,50 @@ static void test_resize_and_replace(void)
 	u64_map_destroy(&m);
 }
 
+/* The map's slot for key (its hash, repeated here to build collisions on purpose). */
+static size_t home_slot(uint64_t key, size_t capacity)
+{
+	key ^= key >> 30;
+	key *= 0xbf58476d1ce4e5b9ULL;
+	key ^= key >> 27;
+	key *= 0x94d049bb133111ebULL;
+	key ^= key >> 31;
+	return key & (capacity - 1);
+}
+
+/*
+ * A probe run that wraps past the table's end, with entries of several homes:
+ * removing any one of them moves the right followers back, so every other
+ * key is still found and a removed one is not.
+ */
+static void test_removal_shifts_wrapped_runs(void)
+{
+	uint64_t keys[8], v;
+	size_t n = 0;
+
+	/* homes 14, 14, 15, 15, 0, 14, 15, 1 in a 16-slot table: one run from 14 round to 3 */
+	static const size_t homes[8] = { 14, 14, 15, 15, 0, 14, 15, 1 };
+
+	for (uint64_t k = 1; n < 8; k++)
+		if (home_slot(k, 16) == homes[n])
+			keys[n++] = k;
+	for (size_t drop = 0; drop < 8; drop++) {
+		struct u64_map m;
+
+		u64_map_init(&m);
+		for (size_t i = 0; i < 8; i++)
+			CHECK(u64_map_put(&m, keys[i], i) == 0);
+		CHECK_EQ_U64(m.capacity, 16);
+		CHECK(u64_map_remove(&m, keys[drop], &v) && v == drop);
+		CHECK(!u64_map_get(&m, keys[drop], NULL));
+		for (size_t i = 0; i < 8; i++)
+			if (i != drop)
+				CHECK(u64_map_get(&m, keys[i], &v) && v == i);
+		CHECK_EQ_U64(u64_map_size(&m), 7);
+		u64_map_destroy(&m);
+	}
+}
+
 /* Keys and values at the edges of the range are ordinary entries. */
 static void test_edge_keys(void)
 {
@@ -231,5 +275,6 @@ int main(void)
 	RUN_TEST(test_tombstone_churn);
 	RUN_TEST(test_resize_and_replace);
 	RUN_TEST(test_edge_keys);
+	RUN_TEST(test_removal_shifts_wrapped_runs);
 	return TEST_EXIT_STATUS();
 }

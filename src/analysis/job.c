@@ -1,5 +1,6 @@
 /* Names of job kinds, tags and flags, shared by every output format. */
 #include <stdio.h>
+#include <string.h>
 #include "analysis/job.h"
 #include "trace/trace_names.h"
 
@@ -19,11 +20,11 @@ static const char *const tag_names[] = {
 	[JOB_TAG_PREEMPTED] = "preempted",
 };
 
-static const char *const missing_names[] = {
+static const char *const missing_names[JOB_MISSING_NAMES] = {
 	"no-host-launch", "no-submit", "no-device-timing", "no-complete", "unknown-dependency",
 };
 
-static const char *const flag_names[] = {
+static const char *const flag_names[JOB_FLAG_NAMES] = {
 	"sync-call", "clamped", "matched-by-order", "block-probe", "forced", "failed", "tail-unchecked",
 	"matched-by-time", "return-unsampled",
 };
@@ -38,21 +39,36 @@ const char *job_tag_name(uint32_t tag)
 	return GRT_NAME_OF(tag_names, tag);
 }
 
+const char *job_missing_name(uint32_t bit)
+{
+	return GRT_NAME_OF(missing_names, bit);
+}
+
+const char *job_flag_name(uint32_t bit)
+{
+	return GRT_NAME_OF(flag_names, bit);
+}
+
+/* Names that do not fit whole are left out, as snprintf would cut them. */
 static const char *bits_text(uint32_t bits, const char *const *names, unsigned n, char *buf,
 			     unsigned len)
 {
 	unsigned used = 0;
 
 	buf[0] = 0;
-	for (unsigned i = 0; i < n; i++) {
-		int w;
+	for (unsigned i = 0; bits && i < n; i++) {
+		size_t name_len;
 
 		if (!(bits & (1u << i)))
 			continue;
-		w = snprintf(buf + used, len - used, "%s%s", used ? "," : "", names[i]);
-		if (w < 0 || (unsigned)w >= len - used)
+		name_len = strlen(names[i]);
+		if (used + (used ? 1 : 0) + name_len >= len)
 			break;
-		used += (unsigned)w;
+		if (used)
+			buf[used++] = ',';
+		memcpy(buf + used, names[i], name_len);
+		used += (unsigned)name_len;
+		buf[used] = 0;
 	}
 	return buf;
 }

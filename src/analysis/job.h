@@ -105,8 +105,14 @@ static inline int job_incomplete(const struct job *j)
 	return j->missing != 0;
 }
 
+#define JOB_MISSING_NAMES 5	/* bits of enum job_missing with a name */
+#define JOB_FLAG_NAMES 9	/* bits of enum job_flags with a name */
+
 const char *job_kind_name(uint32_t kind);
 const char *job_tag_name(uint32_t tag);
+/* The name of bit number bit of job.missing / job.flags. */
+const char *job_missing_name(uint32_t bit);
+const char *job_flag_name(uint32_t bit);
 /* Comma-joined names of the set bits of j->tags / j->missing into buf; "" when none. */
 const char *job_tags_text(const struct job *j, char *buf, unsigned len);
 const char *job_missing_text(const struct job *j, char *buf, unsigned len);

@@ -194,6 +194,7 @@ struct job_builder {
 	bool expect_device;
 	uint64_t now;		/* latest host timestamp seen */
 	uint64_t next_id;
+	uint64_t opened_id;	/* the job the current record opened, 0 when none */
 	uint64_t records;
 	uint64_t open;
 	struct job_builder_stats stats;
@@ -863,6 +864,24 @@ static int dep_state_of(struct bjob *j)
 	return state;
 }
 
+/*
+ * The job after j on its stream is checked next, and it has sat in memory
+ * since its launch: fetching what head_ready() and prune_marks() read while
+ * j is finalized hides most of the wait for it.
+ */
+static inline void prefetch_next_head(const struct bjob *j)
+{
+	const struct bjob *next = j->next;
+
+	if (!next)
+		return;
+	__builtin_prefetch(&next->job.complete);
+	__builtin_prefetch(&next->job.flags);
+	__builtin_prefetch(&next->n_nodes);
+	__builtin_prefetch(&next->n_deps);
+	__builtin_prefetch(&next->cover);
+}
+
 static void finalize(struct job_builder *b, struct bjob *j, bool forced)
 {
 	struct jstream *s = j->stream;
@@ -870,6 +889,7 @@ static void finalize(struct job_builder *b, struct bjob *j, bool forced)
 	uint64_t prev_end = s->last_end;
 	int dep_state;
 
+	prefetch_next_head(j);
 	drop_pending_deps(j);
 	dep_state = dep_state_of(j);
 	queue_unlink(s, j);
@@ -1409,6 +1429,7 @@ static void open_job(struct job_builder *b, struct bjob *j)
 	struct jstream *s = j->stream;
 	struct jthread *t = j->thread;
 
+	b->opened_id = j->job.id;
 	j->cover = j->job.submit ? j->job.submit : j->job.api_enter;
 	memcpy(j->deps, s->pending, s->n_pending * sizeof(*s->pending));
 	j->n_deps = s->n_pending;
@@ -1717,6 +1738,7 @@ void job_builder_record(struct job_builder *b, const struct grt_record *rec,
 	uint16_t type = rec->hdr.type;
 
 	b->strings = strings;
+	b->opened_id = 0;
 	if (is_host_clock(type) && rec->hdr.ts_ns > b->now)
 		b->now = rec->hdr.ts_ns;
 	switch (type) {
@@ -1882,6 +1904,11 @@ void job_builder_free(struct job_builder *b)
 	u64_map_destroy(&b->recent_timed);
 	free(b->recent_ring);
 	free(b);
+}
+
+uint64_t job_builder_opened_id(const struct job_builder *b)
+{
+	return b->opened_id;
 }
 
 const struct job_builder_stats *job_builder_stats(const struct job_builder *b)

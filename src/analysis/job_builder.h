@@ -54,6 +54,12 @@ void job_builder_finish(struct job_builder *b);
 void job_builder_free(struct job_builder *b);
 
 const struct job_builder_stats *job_builder_stats(const struct job_builder *b);
+/*
+ * The id of the job the last record opened (a graph launch: the id its nodes
+ * get as group_id), 0 when it opened none: lets an exporter tie a host call
+ * to the job it becomes.
+ */
+uint64_t job_builder_opened_id(const struct job_builder *b);
 /* Last comm seen for a thread / process, or NULL. Valid for the builder's life. */
 const char *job_builder_thread_name(const struct job_builder *b, uint32_t tid);
 const char *job_builder_process_name(const struct job_builder *b, uint32_t pid);

@@ -1,53 +1,114 @@
 /* Streaming JSON writer. */
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <inttypes.h>
 #include <string.h>
+#include <unistd.h>
 #include "common/json_writer.h"
+
+/* A writer's background writing (jw_begin_async): one full buffer in flight at a time. */
+struct jw_async {
+	pthread_t thread;
+	bool threaded;		/* false: the fallback, buffers go out through the FILE */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int fd;
+	char *bufs[2];
+	const char *pending;	/* a full buffer the thread is writing or is to write */
+	size_t pending_len;
+	bool stop;
+	int error;		/* first write error, negative errno */
+};
+
+static void async_hand_over(struct json_writer *w);
 
 /*
  * Output goes either straight to the FILE (unlocked: one writer has one
  * thread) or, for buffered writers, into the caller's buffer first, which
- * makes writing gigabytes of small pieces several times cheaper.
+ * makes writing gigabytes of small pieces several times cheaper. Buffered
+ * writers format numbers and plain strings in place in the buffer.
  */
 static void out_flush(struct json_writer *w)
 {
-	if (w->buf && w->buf_len) {
-		fwrite_unlocked(w->buf, 1, w->buf_len, w->out);
-		w->buf_len = 0;
+	if (!w->buf || !w->buf_len)
+		return;
+	if (w->async && w->async->threaded) {
+		async_hand_over(w);
+		return;
 	}
+	fwrite_unlocked(w->buf, 1, w->buf_len, w->out);
+	w->buf_len = 0;
+}
+
+/*
+ * Room for n more bytes at the end of the buffer, flushing it when full; NULL
+ * for a direct writer (cap 0) or a piece larger than the whole buffer.
+ */
+static inline char *room(struct json_writer *w, size_t n)
+{
+	if (w->buf_cap - w->buf_len < n) {
+		if (n > w->buf_cap)
+			return NULL;
+		out_flush(w);
+	}
+	return w->buf ? w->buf + w->buf_len : NULL;
 }
 
 static inline void out_char(struct json_writer *w, char c)
 {
-	if (!w->buf) {
+	char *d = room(w, 1);
+
+	if (d) {
+		*d = c;
+		w->buf_len++;
+	} else {
 		putc_unlocked(c, w->out);
-		return;
 	}
-	if (w->buf_len == w->buf_cap)
-		out_flush(w);
-	w->buf[w->buf_len++] = c;
+}
+
+/* memcpy for the short pieces JSON is made of, without a call for each */
+static inline void copy_bytes(char *d, const char *s, size_t n)
+{
+	uint64_t a8, b8;
+	uint32_t a4, b4;
+
+	if (n > 16) {
+		memcpy(d, s, n);
+	} else if (n >= 8) {
+		memcpy(&a8, s, 8);
+		memcpy(&b8, s + n - 8, 8);
+		memcpy(d, &a8, 8);
+		memcpy(d + n - 8, &b8, 8);
+	} else if (n >= 4) {
+		memcpy(&a4, s, 4);
+		memcpy(&b4, s + n - 4, 4);
+		memcpy(d, &a4, 4);
+		memcpy(d + n - 4, &b4, 4);
+	} else if (n) {
+		d[0] = s[0];
+		d[n / 2] = s[n / 2];
+		d[n - 1] = s[n - 1];
+	}
 }
 
 static void out_bytes(struct json_writer *w, const char *p, size_t n)
 {
-	if (!w->buf) {
-		if (n > 16)
-			fwrite_unlocked(p, 1, n, w->out);
-		else
-			while (n--)
-				putc_unlocked(*p++, w->out);
+	char *d = room(w, n);
+
+	if (d) {
+		copy_bytes(d, p, n);
+		w->buf_len += n;
 		return;
 	}
-	if (w->buf_len + n > w->buf_cap) {
-		out_flush(w);
-		if (n > w->buf_cap) {
-			fwrite_unlocked(p, 1, n, w->out);
-			return;
-		}
-	}
-	memcpy(w->buf + w->buf_len, p, n);
-	w->buf_len += n;
+	out_flush(w);
+	if (n > 16)
+		fwrite_unlocked(p, 1, n, w->out);
+	else
+		while (n--)
+			putc_unlocked(*p++, w->out);
 }
 
 static void out_text(struct json_writer *w, const char *s)
@@ -55,21 +116,84 @@ static void out_text(struct json_writer *w, const char *s)
 	out_bytes(w, s, strlen(s));
 }
 
-/* Decimal digits of v into the end of buf; returns where they start. */
-static char *u64_digits(uint64_t v, char *end)
+/* "00".."99": numbers go out two digits per division */
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+static inline unsigned u32_len(uint32_t v)
 {
-	do {
-		*--end = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return end;
+	unsigned n = 1;
+
+	while (v >= 10000) {
+		v /= 10000;
+		n += 4;
+	}
+	return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* The decimal digits of v at d (room for 10); returns how many. */
+static inline size_t put_u32(char *d, uint32_t v)
+{
+	size_t n = u32_len(v);
+	char *p = d + n;
+
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, digit_pairs + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	return n;
+}
+
+/* Exactly 8 digits of v < 10^8: four independent pairs, no long chain of divisions. */
+static inline void put_8_digits(char *d, uint32_t v)
+{
+	uint32_t hi = v / 10000, lo = v % 10000;
+
+	memcpy(d, digit_pairs + 2 * (hi / 100), 2);
+	memcpy(d + 2, digit_pairs + 2 * (hi % 100), 2);
+	memcpy(d + 4, digit_pairs + 2 * (lo / 100), 2);
+	memcpy(d + 6, digit_pairs + 2 * (lo % 100), 2);
+}
+
+/*
+ * The decimal digits of v at d (room for 20); returns how many. Nanosecond
+ * timestamps have 10 to 19 digits: they go in groups of 8 with 32-bit math.
+ */
+static inline size_t put_u64(char *d, uint64_t v)
+{
+	size_t n;
+
+	if (v < 100000000)
+		return put_u32(d, (uint32_t)v);
+	if (v < 10000000000000000ull) {
+		n = put_u32(d, (uint32_t)(v / 100000000));
+		put_8_digits(d + n, (uint32_t)(v % 100000000));
+		return n + 8;
+	}
+	n = put_u32(d, (uint32_t)(v / 10000000000000000ull));
+	put_8_digits(d + n, (uint32_t)(v / 100000000 % 100000000));
+	put_8_digits(d + n + 8, (uint32_t)(v % 100000000));
+	return n + 16;
 }
 
 static void out_u64(struct json_writer *w, uint64_t v)
 {
-	char buf[24], *end = buf + sizeof(buf), *p = u64_digits(v, end);
+	char tmp[24], *d = room(w, 20);
+	size_t n = put_u64(d ? d : tmp, v);
 
-	out_bytes(w, p, (size_t)(end - p));
+	if (d)
+		w->buf_len += n;
+	else
+		out_bytes(w, tmp, n);
 }
 
 /*
@@ -79,6 +203,64 @@ static void out_u64(struct json_writer *w, uint64_t v)
 static const bool needs_escape[256] = {
 	[0 ... 0x1f] = true, ['"'] = true, ['\\'] = true, [0x7f ... 0xff] = true,
 };
+
+#define BYTES(c) (0x0101010101010101ull * (c))
+/* Whether any byte of x is 0 (exact as a whole, though not per byte). */
+#define HAS_ZERO(x) (((x) - BYTES(1)) & ~(x) & BYTES(0x80))
+
+/*
+ * Length of the prefix of s[0..n) that needs no escaping, 8 bytes at a time:
+ * kernel names run to hundreds of bytes and almost never need an escape.
+ */
+static inline bool bytes_plain(uint64_t x)
+{
+	/* >= 0x80, < 0x20, '"', '\\', 0x7f */
+	return !((x & BYTES(0x80)) | ((x - BYTES(0x20)) & ~x & BYTES(0x80)) |
+		 HAS_ZERO(x ^ BYTES('"')) | HAS_ZERO(x ^ BYTES('\\')) | HAS_ZERO(x ^ BYTES(0x7f)));
+}
+
+static inline bool word_plain(const char *s)
+{
+	uint64_t x;
+
+	memcpy(&x, s, 8);
+	return bytes_plain(x);
+}
+
+/*
+ * Whether all of s[0..n), n < 8, needs no escaping, in one check: keys are
+ * short and a byte loop mispredicts its end. The bytes that do not exist
+ * are filled with a plain one; overlapping loads cover lengths 4 to 7.
+ */
+static inline bool short_plain(const char *s, size_t n)
+{
+	uint32_t a, b;
+
+	if (n >= 4) {
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		return bytes_plain(a | (uint64_t)b << 32);
+	}
+	if (!n)
+		return true;
+	return bytes_plain((unsigned char)s[0] | (unsigned char)s[n / 2] << 8 |
+			   (uint64_t)(unsigned char)s[n - 1] << 16 | BYTES('a') << 24);
+}
+
+static size_t plain_len(const char *s, size_t n)
+{
+	size_t i = 0;
+
+	if (n >= 8) {
+		while (i + 8 <= n && word_plain(s + i))
+			i += 8;
+		if (i == n || (i + 8 > n && word_plain(s + n - 8)))
+			return n; /* the last word overlaps the one before */
+	}
+	while (i < n && !needs_escape[(unsigned char)s[i]])
+		i++;
+	return i;
+}
 
 /*
  * Length of the well-formed UTF-8 sequence at p (RFC 3629: no overlongs, no
@@ -116,14 +298,15 @@ static int utf8_sequence_len(const unsigned char *p)
 	return len;
 }
 
-static void out_escaped(struct json_writer *w, const char *s)
+/* The string's body from its first byte that needs escaping (p is NUL-terminated). */
+static void out_escaped_tail(struct json_writer *w, const unsigned char *p)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	char hex[8];
+	static const char hex[] = "0123456789abcdef";
+	char u[6] = { '\\', 'u', '0', '0' };
 
-	out_char(w, '"');
 	while (*p) {
 		const unsigned char *run = p;
+		int seq;
 
 		/* plain runs go out whole: names are long, escapes are rare */
 		while (!needs_escape[*p])
@@ -134,37 +317,206 @@ static void out_escaped(struct json_writer *w, const char *s)
 			break;
 		switch (*p) {
 		case '"':
-			out_text(w, "\\\"");
+			out_bytes(w, "\\\"", 2);
 			break;
 		case '\\':
-			out_text(w, "\\\\");
+			out_bytes(w, "\\\\", 2);
 			break;
 		case '\n':
-			out_text(w, "\\n");
+			out_bytes(w, "\\n", 2);
 			break;
 		case '\t':
-			out_text(w, "\\t");
+			out_bytes(w, "\\t", 2);
 			break;
 		case '\r':
-			out_text(w, "\\r");
+			out_bytes(w, "\\r", 2);
 			break;
 		case 0x7f:
-			out_text(w, "\\u007f");
+			out_bytes(w, "\\u007f", 6);
 			break;
 		default:
 			if (*p < 0x20) {
-				snprintf(hex, sizeof(hex), "\\u%04x", *p);
-				out_text(w, hex);
-			} else if (utf8_sequence_len(p)) {
-				out_bytes(w, (const char *)p, (size_t)utf8_sequence_len(p));
-				p += utf8_sequence_len(p) - 1;
+				u[4] = hex[*p >> 4];
+				u[5] = hex[*p & 15];
+				out_bytes(w, u, sizeof(u));
+			} else if ((seq = utf8_sequence_len(p))) {
+				out_bytes(w, (const char *)p, (size_t)seq);
+				p += seq - 1;
 			} else {
-				out_text(w, "\\ufffd"); /* JSON text is UTF-8: a stray byte becomes U+FFFD */
+				out_bytes(w, "\\ufffd", 6); /* JSON text is UTF-8: a stray byte becomes U+FFFD */
 			}
 		}
 		p++;
 	}
+}
+
+/* A string with something to escape, or one that does not fit the buffer. */
+static __attribute__((noinline)) void out_string_slow(struct json_writer *w, const char *s,
+						      size_t n, char suffix)
+{
+	size_t plain = plain_len(s, n);
+
 	out_char(w, '"');
+	out_bytes(w, s, plain);
+	out_escaped_tail(w, (const unsigned char *)s + plain);
+	out_char(w, '"');
+	if (suffix)
+		out_char(w, suffix);
+}
+
+/*
+ * s (n bytes, NUL-terminated) as a string literal, then suffix (0 or 1 byte:
+ * the ':' after a key). The common case, nothing to escape, is one check
+ * and one copy, inline.
+ */
+static inline void out_string(struct json_writer *w, const char *s, size_t n, char suffix)
+{
+	bool plain = n < 8 ? short_plain(s, n) : plain_len(s, n) == n;
+	char *d = plain ? room(w, n + 3) : NULL;
+
+	if (!d) {
+		out_string_slow(w, s, n, suffix);
+		return;
+	}
+	d[0] = '"';
+	copy_bytes(d + 1, s, n);
+	d[n + 1] = '"';
+	d[n + 2] = suffix; /* a byte past the string when there is no suffix: room allowed it */
+	w->buf_len += n + 2 + (suffix != 0);
+}
+
+static int write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t done = write(fd, p, n);
+
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0)
+			return done < 0 ? -errno : -EIO;
+		p += done;
+		n -= (size_t)done;
+	}
+	return 0;
+}
+
+static void *async_main(void *arg)
+{
+	struct jw_async *a = arg;
+	const char *p;
+	size_t n;
+	int err;
+
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		while (!a->pending && !a->stop)
+			pthread_cond_wait(&a->cond, &a->lock);
+		if (!a->pending)
+			break;
+		p = a->pending;
+		n = a->pending_len;
+		pthread_mutex_unlock(&a->lock);
+		/* after an error the rest is dropped: the output is broken anyway */
+		err = a->error ? 0 : write_all(a->fd, p, n);
+		pthread_mutex_lock(&a->lock);
+		if (err && !a->error)
+			a->error = err;
+		a->pending = NULL;
+		pthread_cond_broadcast(&a->cond);
+	}
+	pthread_mutex_unlock(&a->lock);
+	return NULL;
+}
+
+/* Waits for the thread to finish the other buffer, gives it this one and fills the other. */
+static void async_hand_over(struct json_writer *w)
+{
+	struct jw_async *a = w->async;
+
+	pthread_mutex_lock(&a->lock);
+	while (a->pending)
+		pthread_cond_wait(&a->cond, &a->lock);
+	a->pending = w->buf;
+	a->pending_len = w->buf_len;
+	pthread_cond_broadcast(&a->cond);
+	pthread_mutex_unlock(&a->lock);
+	w->buf = w->buf == a->bufs[0] ? a->bufs[1] : a->bufs[0];
+	w->buf_len = 0;
+}
+
+static void async_free(struct jw_async *a)
+{
+	if (a->threaded) {
+		pthread_cond_destroy(&a->cond);
+		pthread_mutex_destroy(&a->lock);
+	}
+	free(a->bufs[0]);
+	free(a->bufs[1]);
+	free(a);
+}
+
+/* Starts the thread; false, with nothing left to undo, when it cannot. */
+static bool async_start(struct jw_async *a)
+{
+	if (pthread_mutex_init(&a->lock, NULL))
+		return false;
+	if (pthread_cond_init(&a->cond, NULL)) {
+		pthread_mutex_destroy(&a->lock);
+		return false;
+	}
+	if (pthread_create(&a->thread, NULL, async_main, a)) {
+		pthread_cond_destroy(&a->cond);
+		pthread_mutex_destroy(&a->lock);
+		return false;
+	}
+	return true;
+}
+
+int jw_begin_async(struct json_writer *w, size_t cap)
+{
+	struct jw_async *a;
+
+	if (w->async || !cap)
+		return -EINVAL;
+	a = calloc(1, sizeof(*a));
+	if (!a || !(a->bufs[0] = malloc(cap))) {
+		free(a);
+		return -ENOMEM;
+	}
+	out_flush(w);
+	fflush(w->out); /* what went through the FILE comes first */
+	a->fd = fileno(w->out);
+	if (a->fd >= 0 && (a->bufs[1] = malloc(cap)))
+		a->threaded = async_start(a);
+	w->async = a;
+	w->buf = a->bufs[0];
+	w->buf_cap = cap;
+	w->buf_len = 0;
+	return 0;
+}
+
+int jw_end_async(struct json_writer *w)
+{
+	struct jw_async *a = w->async;
+	int err;
+
+	if (!a)
+		return 0;
+	out_flush(w);
+	if (a->threaded) {
+		pthread_mutex_lock(&a->lock);
+		a->stop = true;
+		pthread_cond_broadcast(&a->cond);
+		pthread_mutex_unlock(&a->lock);
+		pthread_join(a->thread, NULL);
+	}
+	err = a->error;
+	w->async = NULL;
+	w->buf = NULL;
+	w->buf_cap = 0;
+	w->buf_len = 0;
+	async_free(a);
+	return err;
 }
 
 void jw_init(struct json_writer *w, FILE *out)
@@ -174,20 +526,12 @@ void jw_init(struct json_writer *w, FILE *out)
 
 void jw_init_buffered(struct json_writer *w, FILE *out, char *buf, size_t cap)
 {
-	*w = (struct json_writer){ .out = out, .buf = cap ? buf : NULL, .buf_cap = cap };
+	*w = (struct json_writer){ .out = out, .buf = cap ? buf : NULL, .buf_cap = buf ? cap : 0 };
 }
 
 void jw_flush(struct json_writer *w)
 {
 	out_flush(w);
-}
-
-void jw_set_buffer(struct json_writer *w, char *buf, size_t cap)
-{
-	out_flush(w);
-	w->buf = cap ? buf : NULL;
-	w->buf_cap = cap;
-	w->buf_len = 0;
 }
 
 void jw_raw(struct json_writer *w, const char *s)
@@ -196,7 +540,7 @@ void jw_raw(struct json_writer *w, const char *s)
 }
 
 /* Emits the comma an item needs unless it follows a key. */
-static void before_item(struct json_writer *w)
+static inline void before_item(struct json_writer *w)
 {
 	if (w->after_key) {
 		w->after_key = false;
@@ -247,14 +591,13 @@ void json_write_escaped(FILE *out, const char *s)
 {
 	struct json_writer direct = { .out = out };
 
-	out_escaped(&direct, s);
+	out_string(&direct, s, strlen(s), 0);
 }
 
-void jw_key(struct json_writer *w, const char *key)
+void jw_key_len(struct json_writer *w, const char *key, size_t key_len)
 {
 	before_item(w);
-	out_escaped(w, key);
-	out_char(w, ':');
+	out_string(w, key, key_len, ':');
 	w->after_key = true;
 }
 
@@ -262,9 +605,9 @@ void jw_string(struct json_writer *w, const char *s)
 {
 	before_item(w);
 	if (s)
-		out_escaped(w, s);
+		out_string(w, s, strlen(s), 0);
 	else
-		out_text(w, "null");
+		out_bytes(w, "null", 4);
 }
 
 void jw_u64(struct json_writer *w, uint64_t v)
@@ -273,29 +616,90 @@ void jw_u64(struct json_writer *w, uint64_t v)
 	out_u64(w, v);
 }
 
+/* The key and the number in one piece: rows of millions of jobs are mostly these. */
+void jw_field_u64_len(struct json_writer *w, const char *key, size_t key_len, uint64_t v)
+{
+	bool plain = key_len < 8 ? short_plain(key, key_len) : plain_len(key, key_len) == key_len;
+	char *d;
+
+	before_item(w);
+	d = plain ? room(w, key_len + 3 + 20) : NULL;
+	if (!d) {
+		out_string_slow(w, key, key_len, ':');
+		out_u64(w, v);
+		return;
+	}
+	d[0] = '"';
+	copy_bytes(d + 1, key, key_len);
+	d[key_len + 1] = '"';
+	d[key_len + 2] = ':';
+	w->buf_len += key_len + 3 + put_u64(d + key_len + 3, v);
+}
+
+/* v / 10^decimals with that many decimals at d (room for 41); trim drops trailing zeros. */
+static inline size_t put_fixed(char *d, uint64_t v, unsigned decimals, bool trim)
+{
+	uint64_t scale = 1, frac;
+	size_t n;
+
+	if (decimals > 19)
+		decimals = 19;
+	for (unsigned i = 0; i < decimals; i++)
+		scale *= 10;
+	n = put_u64(d, v / scale);
+	frac = v % scale;
+	if (!decimals || (trim && !frac))
+		return n;
+	d[n++] = '.';
+	for (unsigned i = decimals; i-- > 0;) {
+		d[n + i] = (char)('0' + frac % 10);
+		frac /= 10;
+	}
+	n += decimals;
+	while (trim && d[n - 1] == '0')
+		n--;
+	return n;
+}
+
+static void out_fixed(struct json_writer *w, uint64_t v, unsigned decimals, bool trim)
+{
+	char tmp[48], *d;
+	size_t n;
+
+	before_item(w);
+	d = room(w, 41);
+	/* microseconds from nanoseconds, the common case, divide by a constant */
+	if (decimals == 3)
+		n = put_fixed(d ? d : tmp, v, 3, trim);
+	else
+		n = put_fixed(d ? d : tmp, v, decimals, trim);
+	if (d)
+		w->buf_len += n;
+	else
+		out_bytes(w, tmp, n);
+}
+
 void jw_fixed(struct json_writer *w, uint64_t v, unsigned decimals)
 {
-	uint64_t scale = 1;
-	char buf[24], *end = buf + sizeof(buf), *p;
+	out_fixed(w, v, decimals, false);
+}
 
-	for (unsigned i = 0; i < decimals && i < 19; i++)
-		scale *= 10;
-	before_item(w);
-	out_u64(w, v / scale);
-	if (!decimals)
-		return;
-	p = u64_digits(v % scale + scale, end); /* the leading 1 keeps the zeros */
-	p[0] = '.';
-	out_bytes(w, p, (size_t)(end - p));
+void jw_decimal(struct json_writer *w, uint64_t v, unsigned decimals)
+{
+	out_fixed(w, v, decimals, true);
 }
 
 void jw_i64(struct json_writer *w, int64_t v)
 {
-	char buf[24];
+	char tmp[24];
+	size_t n = 0;
 
 	before_item(w);
-	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	out_text(w, buf);
+	if (v < 0)
+		tmp[n++] = '-';
+	/* the magnitude of INT64_MIN does not fit an int64_t */
+	n += put_u64(tmp + n, v < 0 ? -(uint64_t)v : (uint64_t)v);
+	out_bytes(w, tmp, n);
 }
 
 void jw_f64(struct json_writer *w, double v)
@@ -307,20 +711,23 @@ void jw_f64(struct json_writer *w, double v)
 		snprintf(buf, sizeof(buf), "%.6g", v);
 		out_text(w, buf);
 	} else {
-		out_text(w, "null");
+		out_bytes(w, "null", 4);
 	}
 }
 
 void jw_bool(struct json_writer *w, bool v)
 {
 	before_item(w);
-	out_text(w, v ? "true" : "false");
+	if (v)
+		out_bytes(w, "true", 4);
+	else
+		out_bytes(w, "false", 5);
 }
 
 void jw_null(struct json_writer *w)
 {
 	before_item(w);
-	out_text(w, "null");
+	out_bytes(w, "null", 4);
 }
 
 void jw_newline(struct json_writer *w)

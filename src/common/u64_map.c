@@ -1,10 +1,10 @@
-/* Open-addressing u64 -> u64 hash map with linear probing and tombstones. */
+/* Open-addressing u64 -> u64 hash map with linear probing and backward-shift deletion. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "common/u64_map.h"
 
-enum { SLOT_EMPTY = 0, SLOT_LIVE = 1, SLOT_DELETED = 2 };
+enum { SLOT_EMPTY = 0, SLOT_LIVE = 1 };
 
 static size_t slot_of(uint64_t key, size_t capacity)
 {
@@ -24,8 +24,7 @@ void u64_map_init(struct u64_map *m)
 
 void u64_map_destroy(struct u64_map *m)
 {
-	free(m->keys);
-	free(m->values);
+	free(m->slots);
 	free(m->used);
 	u64_map_init(m);
 }
@@ -33,19 +32,18 @@ void u64_map_destroy(struct u64_map *m)
 static int resize(struct u64_map *m, size_t capacity)
 {
 	struct u64_map bigger = {
-		.keys = malloc(capacity * sizeof(uint64_t)),
-		.values = malloc(capacity * sizeof(uint64_t)),
+		.slots = malloc(capacity * sizeof(struct u64_map_slot)),
 		.used = calloc(capacity, 1),
 		.capacity = capacity,
 	};
 
-	if (!bigger.keys || !bigger.values || !bigger.used) {
+	if (!bigger.slots || !bigger.used) {
 		u64_map_destroy(&bigger);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < m->capacity; i++)
 		if (m->used[i] == SLOT_LIVE)
-			u64_map_put(&bigger, m->keys[i], m->values[i]);
+			u64_map_put(&bigger, m->slots[i].key, m->slots[i].value);
 	u64_map_destroy(m);
 	*m = bigger;
 	return 0;
@@ -55,16 +53,15 @@ static bool find(const struct u64_map *m, uint64_t key, size_t *slot)
 {
 	if (!m->capacity)
 		return false;
-	for (size_t i = slot_of(key, m->capacity), n = 0; n < m->capacity;
-	     i = (i + 1) & (m->capacity - 1), n++) {
+	/* the table is never full, so an empty slot ends every probe */
+	for (size_t i = slot_of(key, m->capacity);; i = (i + 1) & (m->capacity - 1)) {
 		if (m->used[i] == SLOT_EMPTY)
 			return false;
-		if (m->used[i] == SLOT_LIVE && m->keys[i] == key) {
+		if (m->slots[i].key == key) {
 			*slot = i;
 			return true;
 		}
 	}
-	return false;
 }
 
 int u64_map_put(struct u64_map *m, uint64_t key, uint64_t value)
@@ -72,7 +69,7 @@ int u64_map_put(struct u64_map *m, uint64_t key, uint64_t value)
 	size_t slot;
 
 	if (find(m, key, &slot)) {
-		m->values[slot] = value;
+		m->slots[slot].value = value;
 		return 0;
 	}
 	if ((m->occupied + 1) * 4 >= m->capacity * 3) {
@@ -89,8 +86,8 @@ int u64_map_put(struct u64_map *m, uint64_t key, uint64_t value)
 	if (m->used[slot] == SLOT_EMPTY)
 		m->occupied++;
 	m->used[slot] = SLOT_LIVE;
-	m->keys[slot] = key;
-	m->values[slot] = value;
+	m->slots[slot].key = key;
+	m->slots[slot].value = value;
 	m->live++;
 	return 0;
 }
@@ -102,20 +99,35 @@ bool u64_map_get(const struct u64_map *m, uint64_t key, uint64_t *value)
 	if (!find(m, key, &slot))
 		return false;
 	if (value)
-		*value = m->values[slot];
+		*value = m->slots[slot].value;
 	return true;
 }
 
+/*
+ * Removal moves later entries of the probe run back into the hole instead of
+ * leaving a tombstone: maps that churn (a bounded window of recent keys) keep
+ * short probes, and a miss stops at the first empty slot.
+ */
 bool u64_map_remove(struct u64_map *m, uint64_t key, uint64_t *value)
 {
-	size_t slot;
+	size_t mask = m->capacity - 1, hole, j;
 
-	if (!find(m, key, &slot))
+	if (!find(m, key, &hole))
 		return false;
 	if (value)
-		*value = m->values[slot];
-	m->used[slot] = SLOT_DELETED;
+		*value = m->slots[hole].value;
+	for (j = (hole + 1) & mask; m->used[j] != SLOT_EMPTY; j = (j + 1) & mask) {
+		size_t home = slot_of(m->slots[j].key, m->capacity);
+
+		/* the entry at j may move to the hole unless its home lies in (hole, j] */
+		if (((j - home) & mask) < ((j - hole) & mask))
+			continue;
+		m->slots[hole] = m->slots[j];
+		hole = j;
+	}
+	m->used[hole] = SLOT_EMPTY;
 	m->live--;
+	m->occupied--;
 	return true;
 }
 
@@ -130,9 +142,9 @@ bool u64_map_iter(const struct u64_map *m, size_t *pos, uint64_t *key, uint64_t 
 		if (m->used[*pos] != SLOT_LIVE)
 			continue;
 		if (key)
-			*key = m->keys[*pos];
+			*key = m->slots[*pos].key;
 		if (value)
-			*value = m->values[*pos];
+			*value = m->slots[*pos].value;
 		(*pos)++;
 		return true;
 	}

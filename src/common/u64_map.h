@@ -6,13 +6,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct u64_map_slot {
+	uint64_t key;
+	uint64_t value;
+};
+
 struct u64_map {
-	uint64_t *keys;
-	uint64_t *values;
-	uint8_t *used;		/* 0 empty, 1 live, 2 deleted */
+	struct u64_map_slot *slots;	/* key and value in one cache line: one miss per probe */
+	uint8_t *used;		/* 0 empty, 1 live */
 	size_t capacity;	/* power of two */
 	size_t live;
-	size_t occupied;	/* live + deleted */
+	size_t occupied;	/* slots in use: live (removal leaves no tombstones) */
 };
 
 void u64_map_init(struct u64_map *m);

@@ -19,12 +19,16 @@
  * process of its own (pid GPU_PID_BASE + device) with one track per stream
  * that ran work on it; slices that overlap on a stream (graph nodes, clock
  * jitter) go to extra lanes of that stream so every track nests properly.
+ * A 10^7-record trace makes gigabytes, so every event is kept short:
+ * complete (X) slices, flows as fields of the slices they join, no field
+ * that repeats what the track already says.
  */
 #define GPU_PID_BASE 1000000000u
 #define UNKNOWN_GPU_PID (GPU_PID_BASE - 1)
 #define OFFCPU_TID_BASE (1u << 30)
 #define MAX_LANES 8
 #define OUT_BUFFER (1u << 20)
+#define NAMED_CACHE 256
 
 struct gpu_lane {
 	uint64_t last_start;
@@ -44,12 +48,12 @@ struct gpu_track {
 struct exporter {
 	struct json_writer w;
 	FILE *out;
-	char *buf;
 	struct job_pipeline *pipeline;
 	const struct grt_strings *strings;
 	struct perfetto_stats stats;
 	struct u64_map named_pids;	/* pid -> 1 once process_name was written */
 	struct u64_map named_tids;	/* tid -> 1 once thread_name was written */
+	uint64_t named_cache[NAMED_CACHE]; /* by tid: 1 << 32 | tid of threads surely named */
 	struct u64_map named_gpus;
 	struct u64_map tracks;		/* (gpu_pid, pid, stream_index) hash -> struct gpu_track * */
 	uint32_t next_gpu_tid;
@@ -60,10 +64,11 @@ struct exporter {
 
 /* ---- event scaffolding ---- */
 
-static void ts_field(struct exporter *e, const char *key, uint64_t ns)
+/* The format counts microseconds: ns with at most 3 decimals, trailing zeros dropped. */
+static void us_field(struct exporter *e, const char *key, uint64_t ns)
 {
 	jw_key(&e->w, key);
-	jw_fixed(&e->w, ns, 3); /* the format counts microseconds */
+	jw_decimal(&e->w, ns, 3);
 }
 
 static void begin_event(struct exporter *e, const char *ph, const char *name, uint32_t pid,
@@ -75,11 +80,9 @@ static void begin_event(struct exporter *e, const char *ph, const char *name, ui
 	jw_string(&e->w, ph);
 	jw_key(&e->w, "name");
 	jw_string(&e->w, name);
-	jw_key(&e->w, "pid");
-	jw_u64(&e->w, pid);
-	jw_key(&e->w, "tid");
-	jw_u64(&e->w, tid);
-	ts_field(e, "ts", ts);
+	jw_field_u64(&e->w, "pid", pid);
+	jw_field_u64(&e->w, "tid", tid);
+	us_field(e, "ts", ts);
 	e->stats.events++;
 }
 
@@ -118,11 +121,16 @@ static void name_process(struct exporter *e, uint32_t pid, const char *comm)
 	metadata(e, "process_name", pid, 0, buf);
 }
 
+/* Every API call asks: a small cache in front of the maps answers most of them. */
 static void name_thread(struct exporter *e, uint32_t pid, uint32_t tid, const char *comm)
 {
+	uint64_t *cached = &e->named_cache[tid % NAMED_CACHE];
 	char buf[96];
 
+	if (*cached == ((1ull << 32) | tid))
+		return;
 	name_process(e, pid, tid == pid ? comm : NULL);
+	*cached = (1ull << 32) | tid;
 	if (!first_time(&e->named_tids, tid))
 		return;
 	snprintf(buf, sizeof(buf), "%s %u", comm ? comm : "thread", tid);
@@ -131,38 +139,51 @@ static void name_thread(struct exporter *e, uint32_t pid, uint32_t tid, const ch
 
 /* ---- host side ---- */
 
+/*
+ * A CUDA call on its thread's track (the track says what it is: no category).
+ * A call that became a job starts the flow to its execution: a v2 flow bound
+ * to this slice by the job's id (the graph's for graph nodes), so the arrow
+ * costs two fields instead of two events of its own.
+ */
 static void api_slice(struct exporter *e, const struct grt_record *rec,
 		      const struct grt_cuda_call *call, const char *detail_key, const char *detail)
 {
 	const char *api = grt_cuda_api_name(call->api);
 	bool returned = grt_cuda_call_returned(call) && call->return_ns >= rec->hdr.ts_ns;
+	bool unsampled = call->flags & GRT_CUDA_F_RETURN_UNSAMPLED;
+	uint64_t job = job_builder_opened_id(job_pipeline_builder(e->pipeline));
 
 	name_thread(e, rec->hdr.pid, rec->hdr.tid, grt_strings_get(e->strings, call->comm_str));
 	begin_event(e, returned ? "X" : "i", api, rec->hdr.pid, rec->hdr.tid, rec->hdr.ts_ns);
 	if (returned) {
-		jw_key(&e->w, "dur");
-		jw_fixed(&e->w, call->return_ns - rec->hdr.ts_ns, 3);
+		us_field(e, "dur", call->return_ns - rec->hdr.ts_ns);
 	} else {
 		jw_key(&e->w, "s");
 		jw_string(&e->w, "t");
 	}
-	jw_key(&e->w, "cat");
-	jw_string(&e->w, "cuda");
-	jw_key(&e->w, "args");
-	jw_begin_object(&e->w);
-	if (call->ret) {
-		jw_key(&e->w, "ret");
-		jw_i64(&e->w, call->ret);
+	/* v2 flows bind to slices only: a launch whose return was not sampled (an instant) has none */
+	if (job && returned && !call->ret) {
+		jw_field_u64(&e->w, "bind_id", job);
+		jw_key(&e->w, "flow_out");
+		jw_bool(&e->w, true);
 	}
-	if (!returned) {
-		jw_key(&e->w, "note");
-		jw_string(&e->w, "never returned");
+	if (call->ret || !returned || (detail_key && detail)) {
+		jw_key(&e->w, "args");
+		jw_begin_object(&e->w);
+		if (call->ret) {
+			jw_key(&e->w, "ret");
+			jw_i64(&e->w, call->ret);
+		}
+		if (!returned) {
+			jw_key(&e->w, "note");
+			jw_string(&e->w, unsampled ? "return not sampled" : "never returned");
+		}
+		if (detail_key && detail) {
+			jw_key(&e->w, detail_key);
+			jw_string(&e->w, detail);
+		}
+		jw_end_object(&e->w);
 	}
-	if (detail_key && detail) {
-		jw_key(&e->w, detail_key);
-		jw_string(&e->w, detail);
-	}
-	jw_end_object(&e->w);
 	end_event(e);
 }
 
@@ -278,10 +299,7 @@ static void on_offcpu(struct exporter *e, const struct grt_record *rec)
 	}
 	begin_event(e, "X", o->prev_state ? "off-CPU (blocked)" : "off-CPU (preempted)", rec->hdr.pid,
 		    track, rec->hdr.ts_ns);
-	jw_key(&e->w, "dur");
-	jw_fixed(&e->w, o->on_cpu_ns - rec->hdr.ts_ns, 3);
-	jw_key(&e->w, "cat");
-	jw_string(&e->w, "sched");
+	us_field(e, "dur", o->on_cpu_ns - rec->hdr.ts_ns);
 	end_event(e);
 }
 
@@ -471,39 +489,30 @@ static void job_args(struct exporter *e, const struct job *j)
 
 	jw_key(&e->w, "args");
 	jw_begin_object(&e->w);
-	jw_key(&e->w, "job");
-	jw_u64(&e->w, j->id);
-	if (j->group_id) {
-		jw_key(&e->w, "group");
-		jw_u64(&e->w, j->group_id);
-	}
+	jw_field_u64(&e->w, "job", j->id);
+	if (j->group_id)
+		jw_field_u64(&e->w, "group", j->group_id);
 	if (j->tags) {
 		jw_key(&e->w, "tags");
 		jw_string(&e->w, job_tags_text(j, buf, sizeof(buf)));
 	}
 	if (j->known & JOB_K_SUBMIT_HOST) {
-		jw_key(&e->w, "t_submit_host_us");
-		jw_fixed(&e->w, j->t_submit_host, 3);
+		us_field(e, "t_submit_host_us", j->t_submit_host);
 	}
 	if (j->known & JOB_K_QUEUE) {
-		jw_key(&e->w, "t_queue_us");
-		jw_fixed(&e->w, j->t_queue, 3);
+		us_field(e, "t_queue_us", j->t_queue);
 	}
 	if (j->known & JOB_K_COMPLETE) {
-		jw_key(&e->w, "t_complete_us");
-		jw_fixed(&e->w, j->t_complete, 3);
+		us_field(e, "t_complete_us", j->t_complete);
 	}
 	if ((j->known & JOB_K_GPU_WAIT) && j->t_gpu_wait) {
-		jw_key(&e->w, "t_gpu_wait_us");
-		jw_fixed(&e->w, j->t_gpu_wait, 3);
+		us_field(e, "t_gpu_wait_us", j->t_gpu_wait);
 	}
 	if (j->t_vm_fault || j->vm_faults) {
-		jw_key(&e->w, "t_vm_fault_us");
-		jw_fixed(&e->w, j->t_vm_fault, 3);
+		us_field(e, "t_vm_fault_us", j->t_vm_fault);
 	}
 	if (j->known & JOB_K_TOTAL) {
-		jw_key(&e->w, "t_total_us");
-		jw_fixed(&e->w, j->t_total, 3);
+		us_field(e, "t_total_us", j->t_total);
 	}
 	if (j->missing) {
 		jw_key(&e->w, "incomplete");
@@ -512,19 +521,15 @@ static void job_args(struct exporter *e, const struct job *j)
 	jw_end_object(&e->w);
 }
 
-static void flow(struct exporter *e, const char *ph, uint64_t id, uint32_t pid, uint32_t tid,
-		 uint64_t ts)
+/*
+ * Whether the job's slice ends the flow its launch call started (api_slice):
+ * the call returned without error, and it began before the execution, so the
+ * importer, which goes in time order, has seen the start first.
+ */
+static bool has_flow(const struct job *j)
 {
-	begin_event(e, ph, "launch", pid, tid, ts);
-	jw_key(&e->w, "cat");
-	jw_string(&e->w, "launch");
-	jw_key(&e->w, "id");
-	jw_u64(&e->w, id);
-	if (ph[0] == 'f') {
-		jw_key(&e->w, "bp");
-		jw_string(&e->w, "e");
-	}
-	end_event(e);
+	return !(j->missing & (JOB_MISS_HOST | JOB_MISS_SUBMIT)) && !(j->flags & JOB_F_FAILED) &&
+	       j->tid && j->api_enter && j->submit >= j->api_enter && j->start > j->api_enter;
 }
 
 static void on_job(void *ctx, struct job *j)
@@ -532,7 +537,7 @@ static void on_job(void *ctx, struct job *j)
 	struct exporter *e = ctx;
 	struct gpu_track *t;
 	struct gpu_lane *lane;
-	uint64_t host_end, start_mid, host_mid;
+	bool flow;
 
 	e->stats.jobs++;
 	if (!(j->known & JOB_K_EXEC))
@@ -541,31 +546,19 @@ static void on_job(void *ctx, struct job *j)
 	lane = t ? lane_for(e, t, j->start, j->end) : NULL;
 	if (!lane)
 		return;
+	flow = has_flow(j);
 	begin_event(e, "X", j->name ? j->name : "?", t->gpu_pid, lane->tid, j->start);
-	jw_key(&e->w, "dur");
-	jw_fixed(&e->w, j->t_exec, 3);
+	us_field(e, "dur", j->t_exec);
 	jw_key(&e->w, "cat");
 	jw_string(&e->w, j->kind == JOB_KERNEL ? "kernel" : "copy");
+	if (flow) {
+		jw_field_u64(&e->w, "bind_id", j->group_id ? j->group_id : j->id);
+		jw_key(&e->w, "flow_in");
+		jw_bool(&e->w, true);
+		e->stats.flows++;
+	}
 	job_args(e, j);
 	end_event(e);
-	/*
-	 * The arrow from the launch call to the execution: both ends inside their
-	 * slices (the middle of each), so the UI binds them to the right slices.
-	 */
-	if (j->missing & (JOB_MISS_HOST | JOB_MISS_SUBMIT) || !j->api_enter || !j->tid)
-		return;
-	host_end = (j->flags & JOB_F_SYNC_CALL)		 ? j->complete
-		   : (j->flags & JOB_F_RETURN_UNSAMPLED) ? j->api_enter /* an instant there */
-							 : j->submit;
-	if (!host_end || host_end < j->api_enter)
-		return;
-	host_mid = j->api_enter + (host_end - j->api_enter) / 2;
-	start_mid = j->start + j->t_exec / 2;
-	if (start_mid < host_mid)
-		return;
-	flow(e, "s", j->id, j->pid, j->tid, host_mid);
-	flow(e, "f", j->id, t->gpu_pid, lane->tid, start_mid);
-	e->stats.flows++;
 }
 
 static void exporter_destroy(struct exporter *e)
@@ -590,9 +583,10 @@ static int stream_trace(struct exporter *e, struct grt_reader *r, char *err, siz
 	enum grt_read_status st;
 
 	e->strings = grt_reader_strings(r);
+	/* the builder first: a launch's slice names the job the builder opened for it */
 	while ((st = grt_reader_next(r, &rec)) == GRT_READ_OK) {
-		on_record(e, &rec);
 		job_pipeline_record(e->pipeline, &rec, e->strings);
+		on_record(e, &rec);
 	}
 	job_pipeline_finish(e->pipeline);
 	if (st == GRT_READ_ERROR) {
@@ -607,13 +601,11 @@ int perfetto_export(const char *trace_path, FILE *out, const struct job_threshol
 {
 	static const struct job_builder_ops ops = { .job = on_job };
 	struct grt_reader *r = grt_reader_open(trace_path, err, err_len);
-	struct exporter e = { .out = out, .buf = malloc(OUT_BUFFER) };
-	int rc;
+	struct exporter e = { .out = out };
+	int rc, write_rc = 0;
 
-	if (!r) {
-		free(e.buf);
+	if (!r)
 		return -EIO;
-	}
 	u64_map_init(&e.tracks);
 	u64_map_init(&e.named_pids);
 	u64_map_init(&e.named_tids);
@@ -629,7 +621,9 @@ int perfetto_export(const char *trace_path, FILE *out, const struct job_threshol
 	}
 	rc = job_pipeline_prepass(e.pipeline, trace_path, err, err_len);
 	if (!rc) {
-		jw_init_buffered(&e.w, out, e.buf, e.buf ? OUT_BUFFER : 0);
+		jw_init(&e.w, out);
+		/* gigabytes: written by a thread while the next buffer fills (straight on without one) */
+		jw_begin_async(&e.w, OUT_BUFFER);
 		jw_begin_object(&e.w);
 		jw_key(&e.w, "displayTimeUnit");
 		jw_string(&e.w, "ns");
@@ -639,16 +633,16 @@ int perfetto_export(const char *trace_path, FILE *out, const struct job_threshol
 		jw_end_array(&e.w);
 		jw_end_object(&e.w);
 		jw_newline(&e.w);
-		jw_flush(&e.w);
+		write_rc = jw_end_async(&e.w);
 	}
-	if (!rc && (fflush(out) || ferror(out))) {
-		snprintf(err, err_len, "writing the output failed: %s", strerror(errno));
+	if (!rc && (write_rc || fflush(out) || ferror(out))) {
+		snprintf(err, err_len, "writing the output failed: %s",
+			 strerror(write_rc ? -write_rc : errno));
 		rc = -EIO;
 	}
 	if (stats)
 		*stats = e.stats;
 	exporter_destroy(&e);
-	free(e.buf);
 	grt_reader_close(r);
 	return rc;
 }

@@ -10,7 +10,7 @@
 struct perfetto_stats {
 	uint64_t events;	/* trace events written */
 	uint64_t jobs;
-	uint64_t flows;
+	uint64_t flows;		/* launch -> execution arrows (ends of v2 flows on GPU slices) */
 	uint64_t overlap_lanes;	/* GPU slices moved to an extra lane because they overlapped */
 };
 

@@ -5,19 +5,24 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "trace/grt_reader.h"
 #include "trace/record_desc.h"
 #include "trace/records_core.h"
 
-#define READ_BUFFER_BYTES (1 << 20)
+/* Room for 1 MiB of records read at once and the largest record whatever its offset. */
+#define READ_BUFFER_BYTES ((1u << 20) + GRT_MAX_PAYLOAD + 2 * sizeof(struct grt_record_header))
 
 struct grt_reader {
-	FILE *file;		/* NULL when reading from memory */
+	int fd;			/* -1 when reading from memory */
 	const uint8_t *mem;
+	uint8_t *buf;		/* file mode: a window of the file, records read in place */
+	uint64_t buf_start;	/* file offset of buf[0], a multiple of 8 */
+	size_t buf_len;
 	uint64_t size;		/* total bytes of the input */
 	uint64_t offset;	/* of the next record */
-	uint64_t file_pos;	/* where the FILE's position is, to skip needless seeks */
 	struct grt_file_header header;
 	uint8_t *payload;	/* file mode: buffer for the current payload */
 	size_t payload_cap;
@@ -41,23 +46,59 @@ static void set_error(char *buf, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+/*
+ * Refills the window so that it holds [offset, offset + len), keeping what it
+ * has from there on. The window starts at a multiple of 8, so a payload lies
+ * 8-aligned in it exactly when its file offset is.
+ */
+static int refill(struct grt_reader *r, uint64_t offset, size_t len)
+{
+	uint64_t from = offset & ~(uint64_t)7, end = r->buf_start + r->buf_len;
+	size_t need = (size_t)(offset - from) + len;
+
+	if (need > READ_BUFFER_BYTES)
+		return -1;
+	if (from >= r->buf_start && from < end) {
+		r->buf_len = (size_t)(end - from);
+		memmove(r->buf, r->buf + (from - r->buf_start), r->buf_len);
+	} else {
+		r->buf_len = 0;
+	}
+	r->buf_start = from;
+	while (r->buf_len < need) {
+		ssize_t n = pread(r->fd, r->buf + r->buf_len, READ_BUFFER_BYTES - r->buf_len,
+				  (off_t)(r->buf_start + r->buf_len));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		r->buf_len += (size_t)n;
+	}
+	return 0;
+}
+
+/* Where len bytes at offset are, in memory or the file's window; NULL when the input is shorter. */
+static const uint8_t *bytes_at(struct grt_reader *r, uint64_t offset, size_t len)
+{
+	if (offset > r->size || len > r->size - offset)
+		return NULL;
+	if (r->mem)
+		return r->mem + offset;
+	if ((offset < r->buf_start || offset + len > r->buf_start + r->buf_len) &&
+	    refill(r, offset, len))
+		return NULL;
+	return r->buf + (offset - r->buf_start);
+}
+
 /* Copies len bytes at offset into dst; 0 or -1 when the input is shorter. */
 static int read_at(struct grt_reader *r, uint64_t offset, void *dst, size_t len)
 {
-	if (offset > r->size || len > r->size - offset)
+	const uint8_t *p = bytes_at(r, offset, len);
+
+	if (!p)
 		return -1;
-	if (r->mem) {
-		memcpy(dst, r->mem + offset, len);
-		return 0;
-	}
-	/* reads are sequential; seeking only when not would drop stdio's buffer */
-	if (offset != r->file_pos && fseeko(r->file, (off_t)offset, SEEK_SET))
-		return -1;
-	r->file_pos = offset;
-	/* one reader per FILE: the unlocked variant skips a lock per record */
-	if (fread_unlocked(dst, 1, len, r->file) != len)
-		return -1;
-	r->file_pos += len;
+	memcpy(dst, p, len);
 	return 0;
 }
 
@@ -129,8 +170,8 @@ struct grt_reader *grt_reader_open(const char *path, char *err, size_t err_len)
 		set_error(err, err_len, "out of memory");
 		return NULL;
 	}
-	r->file = fopen(path, "rb");
-	if (!r->file || fstat(fileno(r->file), &st)) {
+	r->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->fd < 0 || fstat(r->fd, &st)) {
 		/* callers name the path: "grtrace: PATH: cannot open: ..." */
 		set_error(err, err_len, "cannot open: %s", strerror(errno));
 		grt_reader_close(r);
@@ -142,8 +183,13 @@ struct grt_reader *grt_reader_open(const char *path, char *err, size_t err_len)
 		return NULL;
 	}
 	r->size = (uint64_t)st.st_size;
-	/* records are small and read in order: a large buffer saves most read calls */
-	setvbuf(r->file, NULL, _IOFBF, READ_BUFFER_BYTES);
+	/* records are small and read in order: one large read brings thousands, read in place */
+	r->buf = malloc(READ_BUFFER_BYTES);
+	if (!r->buf) {
+		set_error(err, err_len, "out of memory");
+		grt_reader_close(r);
+		return NULL;
+	}
 	return finish_open(r, err, err_len);
 }
 
@@ -155,6 +201,7 @@ struct grt_reader *grt_reader_open_memory(const void *buf, size_t len, char *err
 		set_error(err, err_len, "out of memory");
 		return NULL;
 	}
+	r->fd = -1;
 	r->mem = buf;
 	r->size = len;
 	return finish_open(r, err, err_len);
@@ -164,8 +211,9 @@ void grt_reader_close(struct grt_reader *r)
 {
 	if (!r)
 		return;
-	if (r->file)
-		fclose(r->file);
+	if (r->fd >= 0)
+		close(r->fd);
+	free(r->buf);
 	free(r->payload);
 	grt_strings_free(r->strings);
 	free(r);
@@ -190,22 +238,27 @@ static enum grt_read_status fail(struct grt_reader *r, const char *fmt, ...)
 }
 
 /*
- * Payloads are packed back to back, so in an image they sit at any alignment;
- * the record structs need 8. Unaligned ones (and every one from a file) are
- * copied into the reader's own buffer, which malloc aligns.
+ * Payloads are packed back to back, so they sit at any alignment; the record
+ * structs need 8. Aligned ones are handed out where they lie (in the image or
+ * the file's window), the others copied into the reader's own buffer, which
+ * malloc aligns.
  */
 #define PAYLOAD_ALIGN 8
 
 static int load_payload(struct grt_reader *r, uint64_t offset, uint32_t len, const void **out)
 {
 	static const uint64_t empty_payload; /* a valid address for zero-length payloads */
+	const uint8_t *p;
 
 	if (!len) {
 		*out = &empty_payload;
 		return 0;
 	}
-	if (r->mem && (uintptr_t)(r->mem + offset) % PAYLOAD_ALIGN == 0) {
-		*out = r->mem + offset;
+	p = bytes_at(r, offset, len);
+	if (!p)
+		return -1;
+	if ((uintptr_t)p % PAYLOAD_ALIGN == 0) {
+		*out = p;
 		return 0;
 	}
 	if (len > r->payload_cap) {
@@ -216,8 +269,7 @@ static int load_payload(struct grt_reader *r, uint64_t offset, uint32_t len, con
 		r->payload = bigger;
 		r->payload_cap = len;
 	}
-	if (read_at(r, offset, r->payload, len))
-		return -1;
+	memcpy(r->payload, p, len);
 	*out = r->payload;
 	return 0;
 }

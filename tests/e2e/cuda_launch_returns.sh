@@ -59,6 +59,16 @@ got = (j["totals"]["jobs"], j["totals"]["no_submit"], len(launches), len(unsampl
            "no-submit" not in r["missing"] for r in unsampled))
 assert got == (48, 0, 29, 21, 8, True), got' "$tmp/j4.json"
 
+# export: a launch without its return is an instant saying so, and the timeline stays valid
+"$GRT" export "$tmp/n4.grt" --perfetto "$tmp/n4.json" 2>/dev/null
+check "export: 20 unsampled launches as instants, valid trace events" python3 -c '
+import json, subprocess, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+ins = [e for e in ev if e.get("ph") == "i" and e["name"].startswith("cuLaunch")]
+assert len(ins) == 20 and all(e["args"]["note"] == "return not sampled" for e in ins), len(ins)
+subprocess.run([sys.executable, sys.argv[2], sys.argv[1]], check=True, stdout=subprocess.DEVNULL)
+' "$tmp/n4.json" "$(dirname "$0")/../tools/check_trace_events.py"
+
 # without uprobe sessions: an entry + return probe pair for 1, entry probes alone for 0, and
 # any other N refused in one line
 GRT_CUDA_NO_UPROBE_SESSION=1 record_known pair

@@ -35,6 +35,10 @@ PY
 else
 	fail "report --jobs json (rc $rc: $(cat "$tmp/err" "$tmp/py_err" 2>/dev/null | head -3))"
 fi
+"$grtrace" report "$tmp/small.grt" --jobs --format json >"$tmp/out2.json" 2>/dev/null
+check "report --jobs json is the same on a second run" cmp -s "$tmp/out.json" "$tmp/out2.json"
+"$grtrace" report "$tmp/small.grt" --jobs --format json | cat >"$tmp/out3.json" 2>/dev/null
+check "report --jobs json through a pipe is the same" cmp -s "$tmp/out.json" "$tmp/out3.json"
 
 # csv: a header and one row per job, then the summary table
 "$grtrace" report "$tmp/small.grt" --jobs --format csv >"$tmp/out.csv" 2>"$tmp/err"
@@ -58,13 +62,24 @@ if python3 "$check_events" "$tmp/small.json" >"$tmp/check" 2>&1; then
 else
 	fail "export trace-event check: $(cat "$tmp/check")"
 fi
+# every launch flow the export counted is one the checker matched, and there are some
+flows=$(sed -n 's/.* \([0-9]*\) launch flows).*/\1/p' "$tmp/err")
+check "export flows ($flows) all bind launch to execution" \
+	test -n "$flows" -a "$flows" -gt 0 -a "$(sed -n 's/.* \([0-9]*\) flows$/\1/p' "$tmp/check")" = "$flows"
+check "export output is the same on a second run" \
+	sh -c '"$1" export "$2" --perfetto "$3" 2>/dev/null && cmp -s "$3" "$4"' _ "$grtrace" "$tmp/small.grt" \
+	"$tmp/small2.json" "$tmp/small.json"
 
 # the checker itself rejects what it must
 printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":5},{"ph":"X","name":"b","pid":1,"tid":1,"ts":3,"dur":5}]}' >"$tmp/bad1.json"
 printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":5},{"ph":"s","name":"f","cat":"c","id":1,"pid":1,"tid":1,"ts":2}]}' >"$tmp/bad2.json"
 printf '{"traceEvents":[{"ph":"B","name":"a","pid":1,"tid":1,"ts":1}]}' >"$tmp/bad3.json"
 printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"ts":1,"dur":1}]}' >"$tmp/bad4.json"
-for b in 1 2 3 4; do
+# v2 flows: entering with no start, entering no later than it leaves, leaving twice
+printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"bind_id":7,"flow_in":true}]}' >"$tmp/bad5.json"
+printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":2,"dur":1,"bind_id":7,"flow_out":true},{"ph":"X","name":"b","pid":2,"tid":2,"ts":2,"dur":1,"bind_id":7,"flow_in":true}]}' >"$tmp/bad6.json"
+printf '{"traceEvents":[{"ph":"X","name":"a","pid":1,"tid":1,"ts":1,"dur":1,"bind_id":7,"flow_out":true},{"ph":"X","name":"a","pid":1,"tid":1,"ts":3,"dur":1,"bind_id":7,"flow_out":true}]}' >"$tmp/bad7.json"
+for b in 1 2 3 4 5 6 7; do
 	if python3 "$check_events" "$tmp/bad$b.json" >/dev/null 2>&1; then
 		fail "checker rejects bad$b.json"
 	else

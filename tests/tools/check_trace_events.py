@@ -4,7 +4,9 @@
 Every event has ph, name, pid, tid (integers) and, except metadata, ts; X slices have dur >= 0 and
 nest properly on their track (no partial overlap); B/E pairs balance per track with monotonic ts;
 every flow start (s) has exactly one finish (f) with the same cat/id, not earlier, and both ends lie
-inside a slice of their track (so the UI binds them); counters carry numeric args; instants a scope.
+inside a slice of their track (so the UI binds them); v2 flows (bind_id with flow_out / flow_in on a
+slice): each bind_id leaves exactly one slice, and every slice it enters starts later (the importer
+goes in time order, so the start must come first); counters carry numeric args; instants a scope.
 Prints one summary line; exits 1 with the first problem found.
 """
 import bisect
@@ -34,6 +36,7 @@ def check(path):
     be_stack = defaultdict(list)
     be_last = {}
     starts, finishes = {}, {}
+    flow_out, flow_in = {}, []
     counts = defaultdict(int)
     for i, ev in enumerate(events):
         where = "event %d (%s)" % (i, json.dumps(ev)[:160])
@@ -57,6 +60,19 @@ def check(path):
         if not isinstance(ts, (int, float)) or ts < 0:
             fail("%s: bad ts" % where)
         track = (ev["pid"], ev["tid"])
+        if "bind_id" in ev or "flow_in" in ev or "flow_out" in ev:
+            bind = ev.get("bind_id")
+            if ph not in "XB" or not isinstance(bind, (int, str)) or isinstance(bind, bool):
+                fail("%s: v2 flow needs a slice and an integer or string bind_id" % where)
+            out, into = ev.get("flow_out") is True, ev.get("flow_in") is True
+            if out == into:
+                fail("%s: v2 flow needs exactly one of flow_out / flow_in" % where)
+            if out:
+                if bind in flow_out:
+                    fail("%s: bind_id %s leaves two slices" % (where, bind))
+                flow_out[bind] = (ns(ts), i)
+            else:
+                flow_in.append((bind, ns(ts), i))
         if ph == "X":
             dur = ev.get("dur")
             if not isinstance(dur, (int, float)) or dur < 0:
@@ -121,9 +137,15 @@ def check(path):
     for key, (_, _, i) in finishes.items():
         if key not in starts:
             fail("flow %s finishes at event %d but never starts" % (key, i))
+    for bind, ts, i in flow_in:
+        if bind not in flow_out:
+            fail("bind_id %s enters event %d but leaves no slice" % (bind, i))
+        if flow_out[bind][0] >= ts:
+            fail("bind_id %s enters event %d no later than it leaves event %d" %
+                 (bind, i, flow_out[bind][1]))
     print("ok: %d events (%s), %d tracks with slices, %d flows" % (
         len(events), " ".join("%s=%d" % kv for kv in sorted(counts.items())), len(slices),
-        len(starts)))
+        len(starts) + len(flow_in)))
 
 
 if __name__ == "__main__":
