@@ -102,6 +102,7 @@ struct inject_stats {
 	atomic_ullong
 	    probe_slow; /* launches that JIT-compiled or calibrated first (not in the means) */
 	atomic_ullong drain_poll_ns, drain_collect_ns, drain_topup_ns, drain_batches;
+	atomic_ullong drain_driver_calls; /* copies and memsets the collection issued */
 };
 
 struct inject_state {

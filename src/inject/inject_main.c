@@ -297,7 +297,8 @@ static void report_stats(struct inject_state *st)
 	    &st->chan, INJ_PART_LIBRARY, 0,
 	    "cost: %llu launches; driver launch %.0f ns uninstrumented, %.0f ns instrumented; "
 	    "probe bookkeeping %.0f ns/launch (lock wait %.0f, %llu first-use launches apart); "
-	    "drain thread %llu batches, poll %.1f ms, collect %.1f ms, pool top-up %.1f ms",
+	    "drain thread %llu batches (%llu copies/memsets), poll %.1f ms, collect %.1f ms, "
+	    "pool top-up %.1f ms",
 	    launches,
 	    per(atomic_load(&s->launch_real_ns), launches - probed - atomic_load(&s->probe_slow)),
 	    per(atomic_load(&s->probe_real_ns), probed),
@@ -305,6 +306,7 @@ static void report_stats(struct inject_state *st)
 	    per(atomic_load(&s->probe_lock_ns), probed),
 	    (unsigned long long)atomic_load(&s->probe_slow),
 	    (unsigned long long)atomic_load(&s->drain_batches),
+	    (unsigned long long)atomic_load(&s->drain_driver_calls),
 	    atomic_load(&s->drain_poll_ns) / 1e6, atomic_load(&s->drain_collect_ns) / 1e6,
 	    atomic_load(&s->drain_topup_ns) / 1e6);
 }

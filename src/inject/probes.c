@@ -1512,6 +1512,7 @@ static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pend
 		if (len > 1) {
 			res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off,
 						      sorted[i]->slot->dptr, span, r->stream);
+			stat_add(&ps->st->stats.drain_driver_calls, 1);
 			for (size_t j = i; j < i + len; j++)
 				sorted[j]->staging_off =
 				    off + (sorted[j]->slot->dptr - sorted[i]->slot->dptr);
@@ -1522,6 +1523,7 @@ static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pend
 				res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off,
 							      sorted[j]->slot->dptr,
 							      used_bytes(ps, sorted[j]), r->stream);
+				stat_add(&ps->st->stats.drain_driver_calls, 1);
 				off += used_bytes(ps, sorted[j]);
 			}
 		}
@@ -1549,6 +1551,7 @@ static CUresult clean_totals(struct probe_state *ps, struct ctx_res *r, struct p
 		res = d->cuMemsetD2D32Async(first->dptr + GRT_PROBE_SM_OFF, first->size, 0,
 					    (GRT_PROBE_AGG_END - GRT_PROBE_SM_OFF) / 4, len,
 					    r->stream);
+		stat_add(&ps->st->stats.drain_driver_calls, 1);
 		i += len;
 	}
 	return res ? res : wait_stream(ps, r);
@@ -1559,12 +1562,23 @@ static CUresult clean_totals(struct probe_state *ps, struct ctx_res *r, struct p
  * reads only the first launches), reports them, zeroes block mode's totals and
  * returns the slots (tagged spans need no cleaning). Without ps->lock.
  */
+/* One launch's slot back to the pool (or dropped, when its totals could not be zeroed). */
+static void return_slot(struct probe_state *ps, struct pending *p, CUresult res)
+{
+	if (res && p->read_records)
+		atomic_fetch_add(&ps->no_buffer, 1); /* its records could not be read */
+	if (res && ps->mode == GRT_PROBE_BLOCK)
+		free(p->slot); /* totals not zeroed: not reused, stays counted as used */
+	else
+		slot_put(ps, p->slot);
+}
+
 static void collect(struct probe_state *ps, struct pending *batch)
 {
 	struct inject_driver *d = &ps->st->drv;
-	struct pending **sorted;
+	struct pending **sorted, **reads;
 	struct ctx_res *r;
-	size_t n = 0;
+	size_t n = 0, nreads = 0;
 	CUresult res;
 
 	if (!batch)
@@ -1573,38 +1587,38 @@ static void collect(struct probe_state *ps, struct pending *batch)
 	calib_refresh(ps->st, CALIB_PERIOD_NS);
 	for (struct pending *p = batch; p; p = p->next)
 		n++;
-	sorted = malloc(n * sizeof(*sorted));
+	sorted = malloc(2 * n * sizeof(*sorted));
+	reads = sorted ? sorted + n : NULL;
+	n = 0;
+	for (struct pending *p = batch; sorted && p; p = p->next)
+		sorted[n++] = p;
+	if (sorted)
+		qsort(sorted, n, sizeof(*sorted), by_address);
+	for (size_t i = 0; i < n; i++)
+		if (sorted[i]->read_records)
+			reads[nreads++] = sorted[i];
 	pthread_mutex_lock(&ps->lock);
 	r = ctx_res_get(ps, batch->ctx);
 	pthread_mutex_unlock(&ps->lock);
 	res = !sorted || !r || d->cuCtxPushCurrent_v2(batch->ctx) ? CUDA_ERROR_INVALID_VALUE
 								  : CUDA_SUCCESS;
 	if (!res) {
-		n = 0;
-		for (struct pending *p = batch; p; p = p->next)
-			if (p->read_records)
-				sorted[n++] = p;
-		qsort(sorted, n, sizeof(*sorted), by_address);
-		res = n ? copy_back(ps, r, sorted, n) : CUDA_SUCCESS;
-		for (size_t i = 0; i < n && !res; i++)
-			process_launch(ps, sorted[i], (uint8_t *)ps->staging + sorted[i]->staging_off);
-		if (!res)
-			res = clean_totals(ps, r, sorted, n);
 		CUcontext popped;
 
+		res = nreads ? copy_back(ps, r, reads, nreads) : CUDA_SUCCESS;
+		/* in launch order, as the recorder expects them */
+		for (struct pending *p = batch; p && !res; p = p->next)
+			if (p->read_records)
+				process_launch(ps, p, (uint8_t *)ps->staging + p->staging_off);
+		if (!res)
+			res = clean_totals(ps, r, reads, nreads);
 		d->cuCtxPopCurrent_v2(&popped);
 	}
-	free(sorted);
 	pthread_mutex_lock(&ps->lock);
 	while (batch) {
 		struct pending *next = batch->next;
 
-		if (res && batch->read_records)
-			atomic_fetch_add(&ps->no_buffer, 1); /* its records could not be read */
-		if (res && ps->mode == GRT_PROBE_BLOCK)
-			free(batch->slot); /* totals not zeroed: not reused, stays counted as used */
-		else
-			slot_put(ps, batch->slot);
+		return_slot(ps, batch, res);
 		if (batch->event && r)
 			event_put(r, batch->event);
 		free(batch);
@@ -1612,6 +1626,7 @@ static void collect(struct probe_state *ps, struct pending *batch)
 	}
 	pthread_cond_broadcast(&ps->slot_freed);
 	pthread_mutex_unlock(&ps->lock);
+	free(sorted);
 }
 
 static void *drain_main(void *arg)
