@@ -85,6 +85,9 @@ for n in $((1 << 20)) 65536; do
 		run_cfg cupti_nocb $n $r GRTRACE_GPU_PROBES=off GRTRACE_GPU_CUPTI_CALLBACKS=0
 		run_cfg block $n $r GRTRACE_GPU_CUPTI=0 $POOL
 		run_cfg block_atexit $n $r GRTRACE_GPU_CUPTI=0 $POOL GRTRACE_GPU_COLLECT=exit
+		for ms in ${DRAIN_VARIANTS:-}; do # collection periods to compare, e.g. "20 100"
+			run_cfg block_drain$ms $n $r GRTRACE_GPU_CUPTI=0 $POOL GRTRACE_GPU_DRAIN_MS=$ms
+		done
 		run_cfg thread $n $r GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_PROBES=thread GRTRACE_GPU_POOL_MB=16384 GRTRACE_GPU_POOL_WAIT=1
 		run_cfg block_cupti $n $r $POOL
 	done
@@ -140,7 +143,8 @@ for m in re.finditer(r"^(\w+) n=(\d+) rep=\d+ loop_ms=([0-9.]+)", log, re.M):
 for n in sorted({k[0] for k in rows}, key=int, reverse=True):
     base = statistics.median(rows.get((n, "untraced"), [float("nan")]))
     print(f"vector_add n={n} {'config':16s} loop_ms(median)  overhead")
-    for cfg in ("untraced", "interpose_only", "cupti", "cupti_nocb", "block", "block_atexit", "thread", "block_cupti"):
+    drains = sorted({c for (m, c) in rows if m == n and c.startswith("block_drain")})
+    for cfg in ["untraced", "interpose_only", "cupti", "cupti_nocb", "block", "block_atexit"] + drains + ["thread", "block_cupti"]:
         v = rows.get((n, cfg))
         if v:
             med = statistics.median(v)

@@ -69,6 +69,7 @@ struct inject_config {
 	bool collect_at_exit; /* benchmark knob: collect probe buffers only at exit */
 	bool debug;
 	bool pool_wait;
+	unsigned drain_ms; /* collection period */
 	char cupti_path[256];
 	char cache_dir[512];
 	int block_launches; /* launches per kernel with per-block records; -1 all */

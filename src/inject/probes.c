@@ -24,7 +24,6 @@
 #define STREAM_SLOTS 256
 #define MAX_BATCH_BYTES (64u << 20)
 #define POOL_WAIT_NS 1000000000ULL
-#define DRAIN_PERIOD_NS 1000000ULL
 #define CALIB_PERIOD_NS                                                                            \
 	100000000ULL /* globaltimer re-measured this often while launches complete */
 #define MAX_QUERIES 512
@@ -1643,7 +1642,8 @@ static void *drain_main(void *arg)
 		uint64_t t0, t1;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += DRAIN_PERIOD_NS;
+		ts.tv_sec += ps->st->cfg.drain_ms / 1000;
+		ts.tv_nsec += (long)(ps->st->cfg.drain_ms % 1000) * 1000000;
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
