@@ -67,6 +67,7 @@ say "2. overhead: $LAUNCHES launches, $REPS rounds, configurations interleaved w
 run_cfg() { # label n rep env...
 	local label=$1 n=$2 r=$3
 	shift 3
+	[ -z "${CONFIGS:-}" ] || [[ " $CONFIGS " == *" $label "* ]] || return 0 # only these labels
 	if [ "$label" = untraced ]; then
 		"$W/vector_add" "$n" "$LAUNCHES" > "$W/b.out"
 	else
