@@ -205,16 +205,6 @@ static void test_resize_and_replace(void)
 	u64_map_destroy(&m);
 }
 
-/* The map's slot for key (its hash, repeated here to build collisions on purpose). */
-static size_t home_slot(uint64_t key, size_t capacity)
-{
-	key ^= key >> 30;
-	key *= 0xbf58476d1ce4e5b9ULL;
-	key ^= key >> 27;
-	key *= 0x94d049bb133111ebULL;
-	key ^= key >> 31;
-	return key & (capacity - 1);
-}
 
 /*
  * A probe run that wraps past the table's end, with entries of several homes:
@@ -230,7 +220,7 @@ static void test_removal_shifts_wrapped_runs(void)
 	static const size_t homes[8] = { 14, 14, 15, 15, 0, 14, 15, 1 };
 
 	for (uint64_t k = 1; n < 8; k++)
-		if (home_slot(k, 16) == homes[n])
+		if (u64_map_home(k, 16) == homes[n])
 			keys[n++] = k;
 	for (size_t drop = 0; drop < 8; drop++) {
 		struct u64_map m;

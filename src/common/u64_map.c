@@ -6,7 +6,7 @@
 
 enum { SLOT_EMPTY = 0, SLOT_LIVE = 1 };
 
-static size_t slot_of(uint64_t key, size_t capacity)
+size_t u64_map_home(uint64_t key, size_t capacity)
 {
 	/* splitmix64 finaliser: handles and addresses share low bits, so mix well */
 	key ^= key >> 30;
@@ -54,7 +54,7 @@ static bool find(const struct u64_map *m, uint64_t key, size_t *slot)
 	if (!m->capacity)
 		return false;
 	/* the table is never full, so an empty slot ends every probe */
-	for (size_t i = slot_of(key, m->capacity);; i = (i + 1) & (m->capacity - 1)) {
+	for (size_t i = u64_map_home(key, m->capacity);; i = (i + 1) & (m->capacity - 1)) {
 		if (m->used[i] == SLOT_EMPTY)
 			return false;
 		if (m->slots[i].key == key) {
@@ -80,7 +80,7 @@ int u64_map_put(struct u64_map *m, uint64_t key, uint64_t value)
 		if (resize(m, want))
 			return -ENOMEM;
 	}
-	slot = slot_of(key, m->capacity);
+	slot = u64_map_home(key, m->capacity);
 	while (m->used[slot] == SLOT_LIVE)
 		slot = (slot + 1) & (m->capacity - 1);
 	if (m->used[slot] == SLOT_EMPTY)
@@ -117,7 +117,7 @@ bool u64_map_remove(struct u64_map *m, uint64_t key, uint64_t *value)
 	if (value)
 		*value = m->slots[hole].value;
 	for (j = (hole + 1) & mask; m->used[j] != SLOT_EMPTY; j = (j + 1) & mask) {
-		size_t home = slot_of(m->slots[j].key, m->capacity);
+		size_t home = u64_map_home(m->slots[j].key, m->capacity);
 
 		/* the entry at j may move to the hole unless its home lies in (hole, j] */
 		if (((j - home) & mask) < ((j - hole) & mask))

@@ -20,6 +20,8 @@ struct u64_map {
 };
 
 void u64_map_init(struct u64_map *m);
+/* The slot a key probes first among capacity slots (a power of two): tests build collisions. */
+size_t u64_map_home(uint64_t key, size_t capacity);
 void u64_map_destroy(struct u64_map *m);
 /* Inserts or replaces. Returns 0 or -ENOMEM. */
 int u64_map_put(struct u64_map *m, uint64_t key, uint64_t value);

@@ -604,47 +604,25 @@ static __always_inline int launch_session(struct pt_regs *ctx, const enum launch
 
 #define SESSION(cls) SEC("uprobe") int session_##cls(struct pt_regs *ctx)
 
-ENTER(launch)
-{
-	launch_entry(ctx, LAUNCH_KERNEL);
-	return 0;
-}
-EXIT(launch)
-{
-	return launch_exit(ctx);
-}
-SESSION(launch)
-{
-	return launch_session(ctx, LAUNCH_KERNEL);
-}
+/* A launch class's three programs: entry and return probes, or one session program. */
+#define LAUNCH_PROGRAMS(cls, kind)                                                                 \
+	ENTER(cls)                                                                                 \
+	{                                                                                          \
+		launch_entry(ctx, kind);                                                           \
+		return 0;                                                                          \
+	}                                                                                          \
+	EXIT(cls)                                                                                  \
+	{                                                                                          \
+		return launch_exit(ctx);                                                           \
+	}                                                                                          \
+	SESSION(cls)                                                                               \
+	{                                                                                          \
+		return launch_session(ctx, kind);                                                  \
+	}
 
-ENTER(launch_ex)
-{
-	launch_entry(ctx, LAUNCH_KERNEL_EX);
-	return 0;
-}
-EXIT(launch_ex)
-{
-	return launch_exit(ctx);
-}
-SESSION(launch_ex)
-{
-	return launch_session(ctx, LAUNCH_KERNEL_EX);
-}
-
-ENTER(graph_launch)
-{
-	launch_entry(ctx, LAUNCH_GRAPH);
-	return 0;
-}
-EXIT(graph_launch)
-{
-	return launch_exit(ctx);
-}
-SESSION(graph_launch)
-{
-	return launch_session(ctx, LAUNCH_GRAPH);
-}
+LAUNCH_PROGRAMS(launch, LAUNCH_KERNEL)
+LAUNCH_PROGRAMS(launch_ex, LAUNCH_KERNEL_EX)
+LAUNCH_PROGRAMS(graph_launch, LAUNCH_GRAPH)
 
 /* ---- allocations and frees ---- */
 
