@@ -1076,6 +1076,9 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		return false;
 	}
 	slot = slot_get(ps, r, bytes);
+	/* a long GRTRACE_GPU_DRAIN_MS must not let the pool run dry: wake the collection */
+	if (slot && ps->nfree[slot->size_class] < ps->low_water[slot->size_class])
+		pthread_cond_signal(&ps->wake);
 	/* nothing frees a slot before exit when collection waits for it */
 	if (!slot && st->cfg.pool_wait && !st->cfg.collect_at_exit)
 		slot = slot_wait(ps, r, bytes, cfg->hStream, ptsz);
@@ -1488,9 +1491,9 @@ static size_t run_length(struct pending **sorted, size_t i, size_t n)
 }
 
 /*
- * Copies the launches' buffers to the staging area: one copy per run of
- * adjacent slots, one per slot only for slots with no neighbour.
- * Returns the driver's result.
+ * Queues the copies of the launches' buffers to the staging area: one copy
+ * per run of adjacent slots, one per slot only for slots with no neighbour.
+ * Returns the driver's result; the caller waits for the stream.
  */
 static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
 			  size_t n)
@@ -1528,12 +1531,13 @@ static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pend
 		}
 		i += len;
 	}
-	return res ? res : wait_stream(ps, r);
+	return res;
 }
 
 /*
- * Zeroes the device totals of block-mode slots read back, one strided memset
- * per run of adjacent slots (the heads and spans are left alone).
+ * Queues the zeroing of the device totals of block-mode slots, one strided
+ * memset per run of adjacent slots (the heads and spans are left alone),
+ * behind their copies on the same stream. The caller waits for the stream.
  */
 static CUresult clean_totals(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
 			     size_t n)
@@ -1553,7 +1557,7 @@ static CUresult clean_totals(struct probe_state *ps, struct ctx_res *r, struct p
 		stat_add(&ps->st->stats.drain_driver_calls, 1);
 		i += len;
 	}
-	return res ? res : wait_stream(ps, r);
+	return res;
 }
 
 /*
@@ -1604,13 +1608,17 @@ static void collect(struct probe_state *ps, struct pending *batch)
 	if (!res) {
 		CUcontext popped;
 
+		/* copies, then the memsets behind them, then one wait: the fewer round trips
+		 * through the driver beside the application's launches, the better */
 		res = nreads ? copy_back(ps, r, reads, nreads) : CUDA_SUCCESS;
+		if (!res && nreads)
+			res = clean_totals(ps, r, reads, nreads);
+		if (!res && nreads)
+			res = wait_stream(ps, r);
 		/* in launch order, as the recorder expects them */
 		for (struct pending *p = batch; p && !res; p = p->next)
 			if (p->read_records)
 				process_launch(ps, p, (uint8_t *)ps->staging + p->staging_off);
-		if (!res)
-			res = clean_totals(ps, r, reads, nreads);
 		d->cuCtxPopCurrent_v2(&popped);
 	}
 	pthread_mutex_lock(&ps->lock);
