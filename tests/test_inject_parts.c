@@ -340,7 +340,11 @@ static void test_summarize_totals(void)
 	hist[3 % 8 * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(500)] = 2;
 	hist[200 % 8 * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(2000)] = 1;
 	hist[200 % 8 * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(3000)] = 1;
-	launch_summarize_totals(sm, hist, &map, &rec);
+	/* only the SM slots the buffer holds are read: SM 200 is beyond the first 128 */
+	launch_summarize_totals(sm, 128, hist, &map, &rec);
+	CHECK_EQ_U64(rec.blocks, 2);
+	CHECK_EQ_U64(rec.sms_used, 1);
+	launch_summarize_totals(sm, GRT_PROBE_SM_SLOTS, hist, &map, &rec);
 	CHECK_EQ_U64(rec.blocks, 4);
 	CHECK_EQ_U64(rec.sms_used, 2);
 	CHECK_EQ_U64(rec.start_ns, 40);
@@ -349,11 +353,12 @@ static void test_summarize_totals(void)
 	CHECK_EQ_U64(rec.busiest_sm_ns, 3000);
 	/* 500 and 500 are the lower half: the median is the middle of [384, 512) */
 	CHECK_EQ_U64(rec.block_ns_p50, 448);
-	CHECK_EQ_U64(launch_totals_first_start(sm), 100);
+	CHECK_EQ_U64(launch_totals_first_start(sm, GRT_PROBE_SM_SLOTS), 100);
+	CHECK_EQ_U64(launch_totals_first_start(sm, 3), 0);
 	/* a sampled histogram (one block of the four): its median is that block's bucket */
 	memset(hist, 0, sizeof(hist));
 	hist[200 % 8 * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(3000)] = 1;
-	launch_summarize_totals(sm, hist, &map, &rec);
+	launch_summarize_totals(sm, GRT_PROBE_SM_SLOTS, hist, &map, &rec);
 	CHECK_EQ_U64(rec.blocks, 4);
 	CHECK_EQ_U64(rec.block_ns_p50, 2560); /* the middle of [2048, 3072) */
 }

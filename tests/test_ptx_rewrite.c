@@ -317,8 +317,9 @@ static void test_guarded_exits_and_scopes(void)
 	CHECK(strstr(res.ptx, "atom.shared.add.u32 %grt_p_r9, [grt_p_blk+8], %grt_p_r2;") != NULL);
 	CHECK(strstr(res.ptx, "atom.global") == NULL);
 	/* the block's SM totals: fire-and-forget reductions, then the span when asked (tag) */
-	CHECK(strstr(res.ptx, "red.global.max.u64 [%grt_p_d3+64], %grt_p_d2;") != NULL);
-	CHECK(strstr(res.ptx, "\t@%grt_p_q0 red.global.add.u32 [%grt_p_d3+8256], 1;") != NULL);
+	CHECK(strstr(res.ptx, "\tadd.u64 %grt_p_d3, %grt_p_d3, 2112;\n") != NULL);
+	CHECK(strstr(res.ptx, "red.global.max.u64 [%grt_p_d3], %grt_p_d2;") != NULL);
+	CHECK(strstr(res.ptx, "\t@%grt_p_q0 red.global.add.u32 [%grt_p_d3+64], 1;") != NULL);
 	/* large grids sample one block in 8 for the histogram */
 	CHECK(strstr(res.ptx, "\tand.b32 %grt_p_r10, %grt_p_r10, 7;\n\tsetp.eq.u32 %grt_p_q0, %grt_p_r10, 0;\n"
 			      "\tsetp.le.or.u32 %grt_p_q0, %grt_p_r9, 256, %grt_p_q0;") != NULL);

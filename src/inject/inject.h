@@ -31,6 +31,7 @@
 	X(cuMemFreeHost, (void *p))                                                                \
 	X(cuMemHostGetDevicePointer_v2, (CUdeviceptr * dptr, void *p, unsigned int flags))         \
 	X(cuMemcpyDtoHAsync_v2, (void *dst, CUdeviceptr src, size_t bytes, CUstream s))            \
+	X(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *copy, CUstream s))                             \
 	X(cuMemsetD8Async, (CUdeviceptr dst, unsigned char v, size_t n, CUstream s))               \
 	X(cuMemsetD2D32Async,                                                                      \
 	  (CUdeviceptr dst, size_t pitch, unsigned int v, size_t w, size_t h, CUstream s))         \

@@ -268,14 +268,14 @@ static uint64_t hist_median(const uint32_t *hist)
 	return 0;
 }
 
-void launch_summarize_totals(const struct grt_probe_sm *sm, const uint32_t *hist,
+void launch_summarize_totals(const struct grt_probe_sm *sm, unsigned nsm, const uint32_t *hist,
 			     const struct clock_pair *map, struct grt_gpu_launch_rec *rec)
 {
 	uint64_t start = UINT64_MAX, end = 0, blocks = 0;
 
 	rec->sms_used = 0;
 	rec->block_ns_max = rec->busiest_sm_ns = 0;
-	for (unsigned i = 0; i < GRT_PROBE_SM_SLOTS; i++) {
+	for (unsigned i = 0; i < nsm; i++) {
 		uint64_t first, busy;
 
 		if (!sm[i].blocks)
@@ -301,9 +301,9 @@ void launch_summarize_totals(const struct grt_probe_sm *sm, const uint32_t *hist
 	rec->block_ns_p50 = hist_median(hist);
 }
 
-uint64_t launch_totals_first_start(const struct grt_probe_sm *sm)
+uint64_t launch_totals_first_start(const struct grt_probe_sm *sm, unsigned nsm)
 {
-	for (unsigned i = 0; i < GRT_PROBE_SM_SLOTS; i++)
+	for (unsigned i = 0; i < nsm; i++)
 		if (sm[i].blocks)
 			return ~sm[i].first_start_inv;
 	return 0;

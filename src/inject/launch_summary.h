@@ -41,16 +41,16 @@ void launch_summarize(struct grt_gpu_block_rec *blocks, size_t n, struct grt_gpu
 
 /*
  * The same summary from a block-mode buffer's device totals (every block of
- * the launch, no spans needed): start and end mapped through map, blocks and
+ * the launch, no spans needed), its first nsm SM slots: start and end mapped through map, blocks and
  * sms_used exact, block_ns_max exact up to 2^32-1 ns, block_ns_p50 the middle
  * of the median's half-octave bucket, busiest_sm_ns the smaller of the SM's
  * first-start-to-last-end and its summed block durations (the union of its
  * block intervals is at most either).
  */
-void launch_summarize_totals(const struct grt_probe_sm *sm, const uint32_t *hist,
+void launch_summarize_totals(const struct grt_probe_sm *sm, unsigned nsm, const uint32_t *hist,
 			     const struct clock_pair *map, struct grt_gpu_launch_rec *rec);
 
 /* Some block start of the totals (0 when no block completed), to pick a calibration. */
-uint64_t launch_totals_first_start(const struct grt_probe_sm *sm);
+uint64_t launch_totals_first_start(const struct grt_probe_sm *sm, unsigned nsm);
 
 #endif

@@ -9,8 +9,8 @@
  *
  *   struct grt_probe_head                    64 bytes, written by the host only
  *   block mode only:
- *     struct grt_probe_sm[GRT_PROBE_SM_SLOTS]   per-SM totals (device atomics)
  *     uint32_t hist[GRT_PROBE_HIST_GROUPS][GRT_PROBE_HIST_BUCKETS]
+ *     struct grt_probe_sm[GRT_PROBE_SM_SLOTS]   per-SM totals (device atomics)
  *   struct grt_probe_span[0 .. capacity-1]   written by the probes when asked
  *
  * The rewritten kernel takes one extra trailing `.param .u64`
@@ -21,7 +21,8 @@
  * a block adds it to its SM's totals and (every block of small grids, one in
  * GRT_PROBE_HIST_EVERY of larger ones) to a duration histogram (one of
  * GRT_PROBE_HIST_GROUPS copies, picked by SM, so that blocks on different
- * SMs rarely hit the same address). The host reads ~10 KiB per launch,
+ * SMs rarely hit the same address). The host reads the head, the histogram
+ * and the SM slots the device can use (~6.6 KiB on an H100) per launch,
  * whatever the grid, and zeroes the totals before the slot is used again.
  * Spans (one per block) are stored only when the tag is not 0: the launches
  * whose per-block records were asked for. Thread mode stores a span per
@@ -68,9 +69,15 @@ struct grt_probe_sm {
 };
 _Static_assert(sizeof(struct grt_probe_sm) == 32, "SM totals are 32 bytes");
 
-#define GRT_PROBE_SM_OFF GRT_PROBE_HEAD_SIZE
-#define GRT_PROBE_HIST_OFF (GRT_PROBE_SM_OFF + GRT_PROBE_SM_SLOTS * 32u)
-#define GRT_PROBE_AGG_END (GRT_PROBE_HIST_OFF + GRT_PROBE_HIST_GROUPS * GRT_PROBE_HIST_BUCKETS * 4u)
+#define GRT_PROBE_HIST_OFF GRT_PROBE_HEAD_SIZE
+#define GRT_PROBE_SM_OFF (GRT_PROBE_HIST_OFF + GRT_PROBE_HIST_GROUPS * GRT_PROBE_HIST_BUCKETS * 4u)
+#define GRT_PROBE_AGG_END (GRT_PROBE_SM_OFF + GRT_PROBE_SM_SLOTS * 32u)
+
+/* Bytes from the start of a block-mode buffer through its first sm_slots SM slots. */
+static inline uint64_t grt_probe_totals_bytes(unsigned sm_slots)
+{
+	return GRT_PROBE_SM_OFF + (uint64_t)sm_slots * sizeof(struct grt_probe_sm);
+}
 
 /*
  * Histogram bucket of a duration d (ns, saturated to 32 bits): with

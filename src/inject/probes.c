@@ -154,6 +154,7 @@ struct probe_state {
 	void *staging; /* host buffer the drain thread copies into */
 	size_t staging_size;
 	int driver_version;
+	unsigned sm_slots; /* block mode: SM slots read back per launch (0: not known yet) */
 	unsigned arenas[SIZE_CLASSES]; /* arenas made per class: each is larger than the last */
 	atomic_ullong launches, fallbacks, no_buffer, lost_blocks;
 };
@@ -228,6 +229,23 @@ static unsigned device_arch(struct inject_state *st)
 	    st->drv.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
 		return 0;
 	return (unsigned)(major * 10 + minor);
+}
+
+/*
+ * SM slots worth reading back: the device's SM count rounded up to 16 (SM ids
+ * may run a little past the count), all of them when it cannot be asked. A
+ * block on an SM beyond stays uncounted and shows as a lost block.
+ */
+static unsigned device_sm_slots(struct inject_state *st)
+{
+	CUdevice dev;
+	int sms = 0;
+
+	if (st->drv.cuCtxGetDevice(&dev) ||
+	    st->drv.cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev) ||
+	    sms <= 0 || sms > (int)GRT_PROBE_SM_SLOTS - 16)
+		return GRT_PROBE_SM_SLOTS;
+	return ((unsigned)sms + 15) / 16 * 16;
 }
 
 static CUcontext current_ctx(struct inject_state *st)
@@ -1069,6 +1087,8 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	timed_lock(ps);
 	if (!fn->resolved)
 		resolve_target(ps, fn);
+	if (!ps->sm_slots)
+		ps->sm_slots = device_sm_slots(st);
 	if (!fn->target || start_drain_thread(ps) || !(r = ctx_res_get(ps, ctx))) {
 		pthread_mutex_unlock(&ps->lock);
 		inject_leave_tool();
@@ -1314,8 +1334,8 @@ static uint64_t used_bytes(const struct probe_state *ps, const struct pending *p
 		slots *= (uint64_t)p->block[0] * p->block[1] * p->block[2];
 	if (!p->read_records)
 		return GRT_PROBE_HEAD_SIZE;
-	if (!p->tag)
-		slots = 0;
+	if (ps->mode == GRT_PROBE_BLOCK && !p->tag)
+		return grt_probe_totals_bytes(ps->sm_slots);
 	if (slots > p->slot->capacity)
 		slots = p->slot->capacity;
 	return grt_probe_buffer_size(ps->mode, slots);
@@ -1409,8 +1429,9 @@ static void process_totals(struct probe_state *ps, const struct pending *p, cons
 	struct clock_pair map = {0};
 	struct inj_launch msg = {0};
 
-	launch_clock(ps, launch_totals_first_start(sm), fits, &map);
-	launch_summarize_totals(sm, (const void *)(buf + GRT_PROBE_HIST_OFF), &map, &msg.rec);
+	launch_clock(ps, launch_totals_first_start(sm, ps->sm_slots), fits, &map);
+	launch_summarize_totals(sm, ps->sm_slots, (const void *)(buf + GRT_PROBE_HIST_OFF), &map,
+				&msg.rec);
 	send_launch(ps, p, &msg, blocks > msg.rec.blocks ? blocks - msg.rec.blocks : 0);
 }
 
@@ -1490,16 +1511,50 @@ static size_t run_length(struct pending **sorted, size_t i, size_t n)
 	return j - i;
 }
 
+/* Whether every launch of sorted[i .. i+len) reads the same number of bytes (then: *bytes). */
+static bool run_uniform(const struct probe_state *ps, struct pending **sorted, size_t i, size_t len,
+			uint64_t *bytes)
+{
+	*bytes = used_bytes(ps, sorted[i]);
+	for (size_t j = i + 1; j < i + len; j++)
+		if (used_bytes(ps, sorted[j]) != *bytes)
+			return false;
+	return true;
+}
+
+/* One run of adjacent slots that all read `bytes`: the first bytes of each, one 2-D copy. */
+static CUresult copy_rows(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
+			  size_t len, uint64_t bytes, uint64_t off)
+{
+	CUDA_MEMCPY2D c = {
+	    .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+	    .srcDevice = sorted[0]->slot->dptr,
+	    .srcPitch = sorted[0]->slot->size,
+	    .dstMemoryType = CU_MEMORYTYPE_HOST,
+	    .dstHost = (uint8_t *)ps->staging + off,
+	    .dstPitch = bytes,
+	    .WidthInBytes = bytes,
+	    .Height = len,
+	};
+
+	for (size_t j = 0; j < len; j++)
+		sorted[j]->staging_off = off + j * bytes;
+	return ps->st->drv.cuMemcpy2DAsync_v2(&c, r->stream);
+}
+
 /*
- * Queues the copies of the launches' buffers to the staging area: one copy
- * per run of adjacent slots, one per slot only for slots with no neighbour.
- * Returns the driver's result; the caller waits for the stream.
+ * Queues the copies of the launches' buffers to the staging area, one per
+ * run of adjacent slots: a 2-D copy of just the bytes each reads when they
+ * all read the same (block mode's totals: the PCIe traffic of the copies
+ * back slows the application's launches, bench/RESULTS.md), else the whole
+ * span of the run; one copy per slot with no neighbour. Returns the driver's
+ * result; the caller waits for the stream.
  */
 static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
 			  size_t n)
 {
 	struct inject_driver *d = &ps->st->drv;
-	uint64_t off = 0, need = 0;
+	uint64_t off = 0, need = 0, bytes;
 	CUresult res = CUDA_SUCCESS;
 
 	for (size_t i = 0; i < n; i++)
@@ -1510,24 +1565,23 @@ static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pend
 		size_t len = run_length(sorted, i, n);
 		struct pending *last = sorted[i + len - 1];
 		uint64_t span = last->slot->dptr + used_bytes(ps, last) - sorted[i]->slot->dptr;
-		/* whole slots in one copy: unread tails cost copy-engine bytes, not driver calls */
-		if (len > 1) {
+
+		stat_add(&ps->st->stats.drain_driver_calls, 1);
+		if (len > 1 && run_uniform(ps, sorted, i, len, &bytes)) {
+			res = copy_rows(ps, r, sorted + i, len, bytes, off);
+			off += len * bytes;
+		} else if (len > 1) {
 			res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off,
 						      sorted[i]->slot->dptr, span, r->stream);
-			stat_add(&ps->st->stats.drain_driver_calls, 1);
 			for (size_t j = i; j < i + len; j++)
 				sorted[j]->staging_off =
 				    off + (sorted[j]->slot->dptr - sorted[i]->slot->dptr);
 			off += span;
 		} else {
-			for (size_t j = i; j < i + len && !res; j++) {
-				sorted[j]->staging_off = off;
-				res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off,
-							      sorted[j]->slot->dptr,
-							      used_bytes(ps, sorted[j]), r->stream);
-				stat_add(&ps->st->stats.drain_driver_calls, 1);
-				off += used_bytes(ps, sorted[j]);
-			}
+			sorted[i]->staging_off = off;
+			res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off,
+						      sorted[i]->slot->dptr, span, r->stream);
+			off += span;
 		}
 		i += len;
 	}

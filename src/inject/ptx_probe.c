@@ -154,20 +154,25 @@ static void emit_block_totals(struct strbuf *b, const struct probe_style *s)
 {
 	char line[160];
 
+	snprintf(line, sizeof(line), "\tadd.u64 %%~d3, %%~d3, %u;\n", (unsigned)GRT_PROBE_SM_OFF);
 	emit(b, s,
 	     "\tmov.u32 %~r3, %smid;\n"
 	     "\tmin.u32 %~r4, %~r3, 255;\n"
 	     "\tmul.wide.u32 %~d3, %~r4, 32;\n"
-	     "\tadd.u64 %~d3, %~d3, %~d0;\n"
+	     "\tadd.u64 %~d3, %~d3, %~d0;\n");
+	emit(b, s, line);
+	/* the fields of struct grt_probe_sm */
+	emit(b, s,
 	     "\tnot.b64 %~d2, %~d4;\n"
-	     "\tred.global.max.u64 [%~d3+64], %~d2;\n"
-	     "\tred.global.max.u64 [%~d3+72], %~d5;\n"
+	     "\tred.global.max.u64 [%~d3], %~d2;\n"
+	     "\tred.global.max.u64 [%~d3+8], %~d5;\n"
 	     "\tsub.u64 %~d2, %~d5, %~d4;\n"
-	     "\tred.global.add.u64 [%~d3+80], %~d2;\n"
-	     "\tred.global.add.u32 [%~d3+88], 1;\n"
+	     "\tred.global.add.u64 [%~d3+16], %~d2;\n"
+	     "\tred.global.add.u32 [%~d3+24], 1;\n"
 	     "\tmin.u64 %~d2, %~d2, 0xFFFFFFFF;\n"
 	     "\tcvt.u32.u64 %~r9, %~d2;\n"
-	     "\tred.global.max.u32 [%~d3+92], %~r9;\n"
+	     "\tred.global.max.u32 [%~d3+28], %~r9;\n");
+	emit(b, s,
 	     /* bucket 2e + the bit below the leading one; e = 0 shifts by 2^32-1, which gives 0 */
 	     "\tor.b32 %~r10, %~r9, 1;\n"
 	     "\tclz.b32 %~r10, %~r10;\n"

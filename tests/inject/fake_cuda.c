@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "inject/cuda_decls.h"
 #include "inject/probe_buffer.h"
 
 /*
@@ -23,12 +24,9 @@
  */
 #define EXPORT __attribute__((visibility("default")))
 #define FAKE_GT_OFFSET 1000000ULL
-#define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_NOT_FOUND 500
 #define CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES 701
 
-typedef int CUresult;
-typedef uint64_t CUdeviceptr;
 
 struct fake_module {
 	char *text;
@@ -86,7 +84,10 @@ EXPORT CUresult cuDeviceGet(int *dev, int ordinal)
 EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 {
 	(void)dev;
-	*v = attr == 75 ? 9 : 0;
+	/* compute capability 9.x with 4 SMs: the fake's blocks run on SMs 0-3 */
+	*v = attr == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9
+	     : attr == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT  ? 4
+								 : 0;
 	return 0;
 }
 
@@ -241,6 +242,19 @@ EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void 
 {
 	(void)s;
 	memcpy(dst, (void *)(uintptr_t)src, n);
+	return 0;
+}
+
+EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, void *s)
+{
+	(void)s;
+	if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE || c->dstMemoryType != CU_MEMORYTYPE_HOST)
+		return CUDA_ERROR_INVALID_VALUE; /* the only direction the library asks for */
+	for (size_t y = 0; y < c->Height; y++)
+		memcpy((char *)c->dstHost + (c->dstY + y) * c->dstPitch + c->dstXInBytes,
+		       (const char *)(uintptr_t)c->srcDevice + (c->srcY + y) * c->srcPitch +
+			   c->srcXInBytes,
+		       c->WidthInBytes);
 	return 0;
 }
 
