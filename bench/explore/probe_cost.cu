@@ -82,21 +82,15 @@ __global__ void va_shared(const float *a, const float *b, float *c, int n, rec *
 		r[blockIdx.x].start = st.start;
 		r[blockIdx.x].end = end;
 		r[blockIdx.x].smid = s;
-	} else if (MODE == 2) { // per-SM aggregate
+	} else if (MODE == 2 || MODE == 3) { // per-SM aggregate (3: + one global histogram)
 		sm_agg *g = &agg[s];
 		atomicMin(&g->first, st.start);
 		atomicMax(&g->last, end);
 		atomicAdd(&g->busy, (unsigned long long)dur);
 		atomicAdd(&g->blocks, 1u);
 		atomicMax(&g->max_dur, dur);
-	} else if (MODE == 3) { // per-SM aggregate + one global histogram
-		sm_agg *g = &agg[s];
-		atomicMin(&g->first, st.start);
-		atomicMax(&g->last, end);
-		atomicAdd(&g->busy, (unsigned long long)dur);
-		atomicAdd(&g->blocks, 1u);
-		atomicMax(&g->max_dur, dur);
-		atomicAdd(&hist[31 - __clz(dur | 1)], 1u);
+		if (MODE == 3)
+			atomicAdd(&hist[31 - __clz(dur | 1)], 1u);
 	} else if (MODE == 4) { // same-address reductions: global min/max/max_dur + head count
 		atomicMin(&head[1], st.start);
 		atomicMax(&head[2], end);
