@@ -70,7 +70,7 @@ struct inject_config {
 	bool collect_at_exit; /* benchmark knob: collect probe buffers only at exit */
 	bool debug;
 	bool pool_wait;
-	unsigned drain_ms; /* collection period */
+	unsigned drain_ms; /* longest gap between collections when the application does not sync */
 	char cupti_path[256];
 	char cache_dir[512];
 	int block_launches; /* launches per kernel with per-block records; -1 all */
@@ -213,8 +213,13 @@ void probes_kernel_function(CUkernel k, CUfunction f);
 /* Launch redirection: returns true and sets *ret when it launched (instrumented or not). */
 bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
 		   bool ptsz, CUresult *ret);
-/* Taken before a synchronizing call: launches up to it are covered when the call returns. */
-uint64_t probes_sync_token(void);
+/*
+ * Before a synchronizing call: launches up to the returned token are covered
+ * when it returns. Every probes_sync_begin() is followed by probes_sync_end(),
+ * whatever the call returned: while the application waits, collection runs.
+ */
+uint64_t probes_sync_begin(void);
+void probes_sync_end(void);
 /* A sync returned: launches up to token on stream s (every stream with all) are complete. */
 void probes_synchronized(CUstream s, bool all, bool ptsz, uint64_t token);
 /* cuFuncSetAttribute on a function: mirrored onto its instrumented twin. */

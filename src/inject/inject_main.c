@@ -118,9 +118,9 @@ static void read_config(struct inject_config *c)
 	c->debug = debug && !strcmp(debug, "1");
 	c->pool_wait = wait && !strcmp(wait, "1");
 	c->block_launches = (int)env_long(GRT_INJECT_ENV_BLOCK_LAUNCHES, 64);
-	c->drain_ms = (unsigned)env_long(GRT_INJECT_ENV_DRAIN_MS, 1);
+	c->drain_ms = (unsigned)env_long(GRT_INJECT_ENV_DRAIN_MS, 100);
 	if (c->drain_ms < 1 || c->drain_ms > 10000)
-		c->drain_ms = 1;
+		c->drain_ms = 100;
 	c->pool_bytes = (uint64_t)(pool_mb > 0 ? pool_mb : 256) << 20;
 	c->max_ptx_bytes = (uint64_t)env_long(GRT_INJECT_ENV_MAX_PTX, 8) << 20;
 }

@@ -25,7 +25,7 @@
 #define GRT_INJECT_ENV_POOL_WAIT                                                                   \
 	"GRTRACE_GPU_POOL_WAIT" /* "1": wait for a probe buffer instead of skipping */
 #define GRT_INJECT_ENV_DRAIN_MS                                                                    \
-	"GRTRACE_GPU_DRAIN_MS" /* how often completed launches are collected (default 1) */
+	"GRTRACE_GPU_DRAIN_MS" /* longest gap between collections without a sync (default 100) */
 #define GRT_INJECT_ENV_MAX_PTX "GRTRACE_GPU_MAX_PTX_MB" /* modules with more PTX are left alone */
 #define GRT_INJECT_ENV_DEBUG "GRTRACE_INJECT_DEBUG" /* "1": one stderr line per interposed call */
 

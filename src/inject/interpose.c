@@ -466,6 +466,7 @@ EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f, v
 /* The application waited: what it waited for is complete, so results can be collected. */
 static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t token)
 {
+	probes_sync_end();
 	if (r != CUDA_SUCCESS || inject_in_tool)
 		return;
 	probes_synchronized(s, all, ptsz, token);
@@ -478,7 +479,7 @@ EXPORT CUresult cuCtxSynchronize(void)
 	CUresult r;
 
 	ENTER(cuCtxSynchronize);
-	token = probes_sync_token();
+	token = probes_sync_begin();
 	r = CALL_REAL(cuCtxSynchronize, CUresult(*)(void));
 	after_sync(r, NULL, true, false, token);
 	return r;
@@ -490,7 +491,7 @@ EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
 	CUresult r;
 
 	ENTER(cuCtxSynchronize_v2);
-	token = probes_sync_token();
+	token = probes_sync_begin();
 	r = CALL_REAL(cuCtxSynchronize_v2, CUresult(*)(CUcontext), ctx);
 	after_sync(r, NULL, true, false, token);
 	return r;
@@ -502,7 +503,7 @@ EXPORT CUresult cuStreamSynchronize(CUstream s)
 	CUresult r;
 
 	ENTER(cuStreamSynchronize);
-	token = probes_sync_token();
+	token = probes_sync_begin();
 	r = CALL_REAL(cuStreamSynchronize, CUresult(*)(CUstream), s);
 	after_sync(r, s, false, false, token);
 	return r;
@@ -514,7 +515,7 @@ EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s)
 	CUresult r;
 
 	ENTER(cuStreamSynchronize_ptsz);
-	token = probes_sync_token();
+	token = probes_sync_begin();
 	r = CALL_REAL(cuStreamSynchronize_ptsz, CUresult(*)(CUstream), s);
 	after_sync(r, s, false, true, token);
 	return r;

@@ -157,6 +157,9 @@ struct probe_state {
 	unsigned sm_slots; /* block mode: SM slots read back per launch (0: not known yet) */
 	unsigned arenas[SIZE_CLASSES]; /* arenas made per class: each is larger than the last */
 	atomic_ullong launches, fallbacks, no_buffer, lost_blocks;
+	atomic_int waiting;	  /* application threads inside a synchronizing call */
+	atomic_int sync_seen;	  /* a synchronizing call began since the last collection */
+	uint64_t last_collect_ns; /* when the collection last ran */
 };
 
 /* ---- handle tables ---- */
@@ -1192,11 +1195,26 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	return true;
 }
 
-uint64_t probes_sync_token(void)
+uint64_t probes_sync_begin(void)
 {
 	struct probe_state *ps = inject()->probes;
 
-	return ps ? atomic_load(&ps->seq) : 0;
+	if (!ps)
+		return 0;
+	/* the application is about to wait: a good moment to collect (collect_due) */
+	atomic_fetch_add(&ps->waiting, 1);
+	atomic_store(&ps->sync_seen, 1);
+	if (ps->npending)
+		pthread_cond_signal(&ps->wake);
+	return atomic_load(&ps->seq);
+}
+
+void probes_sync_end(void)
+{
+	struct probe_state *ps = inject()->probes;
+
+	if (ps)
+		atomic_fetch_sub(&ps->waiting, 1);
 }
 
 void probes_synchronized(CUstream s, bool all, bool ptsz, uint64_t token)
@@ -1690,6 +1708,32 @@ static void collect(struct probe_state *ps, struct pending *batch)
 	free(sorted);
 }
 
+#define DRAIN_TICK_NS 1000000 /* how often the collection thread looks */
+
+/*
+ * Whether to collect now. The collection's copies and memsets slow the
+ * launches of an application that is submitting work (bench/RESULTS.md, runs
+ * 11-13), so it runs when an application thread synchronizes (it waits
+ * anyway), when a pool class runs low, and otherwise every
+ * GRTRACE_GPU_DRAIN_MS. Under ps->lock.
+ */
+static bool collect_due(struct probe_state *ps)
+{
+	/* thread mode reads nothing back past its first launches: recycling its large slots at
+	 * once is cheaper than growing the pool */
+	if (ps->mode == GRT_PROBE_THREAD)
+		return true;
+	if (atomic_load(&ps->waiting) > 0 || atomic_exchange(&ps->sync_seen, 0) ||
+	    inject_now_ns() - ps->last_collect_ns >= ps->st->cfg.drain_ms * 1000000ULL)
+		return true;
+	/* a class running low: grow the pool (16 KiB slots) while the budget allows */
+	for (unsigned cls = 0; cls < SIZE_CLASSES; cls++)
+		if (ps->class_ctx[cls] && ps->nfree[cls] < ps->low_water[cls] &&
+		    !arena_bytes(ps, cls))
+			return true;
+	return false;
+}
+
 static void *drain_main(void *arg)
 {
 	struct probe_state *ps = arg;
@@ -1704,8 +1748,7 @@ static void *drain_main(void *arg)
 		uint64_t t0, t1;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += ps->st->cfg.drain_ms / 1000;
-		ts.tv_nsec += (long)(ps->st->cfg.drain_ms % 1000) * 1000000;
+		ts.tv_nsec += DRAIN_TICK_NS;
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
@@ -1717,8 +1760,9 @@ static void *drain_main(void *arg)
 		pool_top_up(ps);
 		t1 = inject_now_ns();
 		stat_add(&ps->st->stats.drain_topup_ns, t1 - t0);
-		if (!ps->npending || ps->st->cfg.collect_at_exit)
+		if (!ps->npending || ps->st->cfg.collect_at_exit || !collect_due(ps))
 			continue;
+		ps->last_collect_ns = t1;
 		poll_events(ps);
 		t0 = inject_now_ns();
 		stat_add(&ps->st->stats.drain_poll_ns, t0 - t1);
