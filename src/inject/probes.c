@@ -1742,6 +1742,7 @@ static void *drain_main(void *arg)
 	/* the name keeps this thread's driver calls out of the cuda source's records */
 	prctl(PR_SET_NAME, GRT_OWN_THREAD_PREFIX "probes");
 	pthread_mutex_lock(&ps->lock);
+	ps->last_collect_ns = inject_now_ns();
 	while (!ps->stop) {
 		struct timespec ts;
 		struct pending *batch;

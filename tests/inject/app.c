@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 /*
@@ -139,6 +140,10 @@ int main(int argc, char **argv)
 	printf("launch_fails=%d\n",
 	       cuLaunchKernel(fails, 2, 1, 1, 32, 1, 1, 0, NULL, fail_params, NULL));
 	printf("sync=%d\n", cuCtxSynchronize());
+	fflush(stdout);
+	/* APP_PAUSE_MS: stay idle after the first sync (what was collected there is in the trace) */
+	if (getenv("APP_PAUSE_MS"))
+		usleep((useconds_t)atoi(getenv("APP_PAUSE_MS")) * 1000);
 
 	/* the three ways of reaching the driver */
 	cuGetProcAddress_v2("cuLaunchKernel", &p_default, 13000, 0, &status);
