@@ -98,11 +98,12 @@ n=$(json totals "sorted({(l['blocks'], l['sms_used'], l['block_ns_p50'], l['bloc
 n=$(json totals "sorted({l['end_ns'] - l['start_ns'] for l in of('gpu_launch')})")
 [ "$n" = "[28000, 32000]" ] && ok totals_start_end || fail totals_start_end "got $n"
 
-# the collection runs when the application synchronizes: the app idles 3 s after its first
-# sync, recording stops after 1 s, and the 20 launches before the sync are in the trace although
-# the periodic collection (GRTRACE_GPU_DRAIN_MS) would not have run yet
-APP_PAUSE_MS=3000 GRTRACE_GPU_DRAIN_MS=10000 GRTRACE_GPU_CUPTI=0 FAKE_CUDA_REPORT="$T/syncd.fake" \
-	timeout 60 "$G" record -s gpu --duration 1 -o "$T/syncd.grt" -- "$FIX/app" $LAUNCHES \
+# the collection runs when the application synchronizes: the app idles 5 s after its first
+# sync, recording stops after 3 s (time enough to reach the sync under the sanitizer), and the
+# 20 launches before the sync are in the trace although neither the periodic collection
+# (GRTRACE_GPU_DRAIN_MS) nor the one at exit has run
+APP_PAUSE_MS=5000 GRTRACE_GPU_DRAIN_MS=10000 GRTRACE_GPU_CUPTI=0 FAKE_CUDA_REPORT="$T/syncd.fake" \
+	timeout 60 "$G" record -s gpu --duration 3 -o "$T/syncd.grt" -- "$FIX/app" $LAUNCHES \
 	>"$T/syncd.out" 2>"$T/syncd.err"
 n=$(json syncd "len(of('gpu_launch'))")
 [ "$n" = $LAUNCHES ] && ok collected_at_sync || fail collected_at_sync "got $n"
