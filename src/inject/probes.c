@@ -20,7 +20,7 @@
 #define MIN_SLOT_BYTES (16u << 10) /* block mode's device totals fit */
 #define ARENA_BYTES (16u << 20) /* the first arena of a class; later ones double */
 #define ARENA_MAX_BYTES (256ull << 20)
-#define EVENT_EVERY 16 /* launches per stream between completion events */
+#define EVENT_EVERY 64 /* launches per stream between completion events (syncs say more) */
 #define STREAM_SLOTS 256
 #define MAX_BATCH_BYTES (64u << 20)
 #define POOL_WAIT_NS 1000000000ULL
@@ -1099,8 +1099,9 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		return false;
 	}
 	slot = slot_get(ps, r, bytes);
-	/* a long GRTRACE_GPU_DRAIN_MS must not let the pool run dry: wake the collection */
-	if (slot && ps->nfree[slot->size_class] < ps->low_water[slot->size_class])
+	/* a long GRTRACE_GPU_DRAIN_MS must not let the pool run dry: wake the collection, once,
+	 * as the class crosses its low-water mark (a wake is a system call) */
+	if (slot && ps->nfree[slot->size_class] + 1 == ps->low_water[slot->size_class])
 		pthread_cond_signal(&ps->wake);
 	/* nothing frees a slot before exit when collection waits for it */
 	if (!slot && st->cfg.pool_wait && !st->cfg.collect_at_exit)
