@@ -91,6 +91,15 @@ __global__ void va_shared(const float *a, const float *b, float *c, int n, rec *
 		atomicMax(&g->max_dur, dur);
 		if (MODE == 3)
 			atomicAdd(&hist[31 - __clz(dur | 1)], 1u);
+	} else if (MODE == 5) { // what the rewriter emits: per-SM totals + sampled histogram copies
+		sm_agg *g = &agg[s < 255 ? s : 255];
+		atomicMax(&g->first, ~st.start);
+		atomicMax(&g->last, end);
+		atomicAdd(&g->busy, (unsigned long long)dur);
+		atomicAdd(&g->blocks, 1u);
+		atomicMax(&g->max_dur, dur);
+		if ((blockIdx.x & 7) == 0 || gridDim.x <= 256)
+			atomicAdd(&hist[(s & 7) * 64 + 2 * (31 - __clz(dur | 1))], 1u);
 	} else if (MODE == 4) { // same-address reductions: global min/max/max_dur + head count
 		atomicMin(&head[1], st.start);
 		atomicMax(&head[2], end);
@@ -107,8 +116,9 @@ __global__ void va_plain(const float *a, const float *b, float *c, int n)
 }
 
 static const char *names[] = {"plain", "records+head", "records", "shared-only", "shared+record",
-			      "shared+sm-agg", "shared+sm-agg+hist", "shared+same-addr"};
-#define NV 8
+			      "shared+sm-agg", "shared+sm-agg+hist", "shared+same-addr",
+			      "shared+sm-agg+sampled-hist"};
+#define NV 9
 
 int main(int argc, char **argv)
 {
@@ -123,7 +133,7 @@ int main(int argc, char **argv)
 	cudaMalloc(&da, n * 4); cudaMalloc(&db, n * 4); cudaMalloc(&dc, n * 4);
 	cudaMalloc(&r, grid * sizeof(rec)); cudaMemset(r, 0, grid * sizeof(rec));
 	cudaMalloc(&agg, 1024 * sizeof(sm_agg)); cudaMemset(agg, 0, 1024 * sizeof(sm_agg));
-	cudaMalloc(&hist, 64 * 4); cudaMemset(hist, 0, 256);
+	cudaMalloc(&hist, 512 * 4); cudaMemset(hist, 0, 2048);
 	cudaMalloc(&head, 64); cudaMemset(head, 0, 64);
 	std::vector<std::vector<double>> ms(NV);
 	for (int round = 0; round < rounds; round++)
@@ -138,6 +148,7 @@ int main(int argc, char **argv)
 				case 5: va_shared<2><<<grid, 256>>>(da, db, dc, n, r, agg, hist, head); break;
 				case 6: va_shared<3><<<grid, 256>>>(da, db, dc, n, r, agg, hist, head); break;
 				case 7: va_shared<4><<<grid, 256>>>(da, db, dc, n, r, agg, hist, head); break;
+				case 8: va_shared<5><<<grid, 256>>>(da, db, dc, n, r, agg, hist, head); break;
 				}
 			};
 			for (int i = 0; i < 20; i++)
