@@ -101,26 +101,33 @@ static void fill_migration(const struct migration_fields *m, struct uvm_decoded 
 	set_time(out, clock, m->begin_ts, m->end_ts);
 }
 
+/*
+ * Copies the driver's entry into a local `e` of the queue version's struct and
+ * evaluates `take` with it: both layouts name their fields alike, only the
+ * offsets differ.
+ */
+#define WITH_EVENT(version, entry, name, take)                                                     \
+	do {                                                                                       \
+		if ((version) == UVM_QUEUE_V2) {                                                   \
+			struct uvm_ev_##name##_v2 e;                                               \
+			memcpy(&e, (entry), sizeof(e));                                            \
+			take;                                                                      \
+		} else {                                                                           \
+			struct uvm_ev_##name##_v1 e;                                               \
+			memcpy(&e, (entry), sizeof(e));                                            \
+			take;                                                                      \
+		}                                                                                  \
+	} while (0)
+
 static void decode_migration(const void *entry, enum uvm_queue_version version,
 			     struct uvm_decoded *out, const struct uvm_clock_map *clock)
 {
 	struct migration_fields m;
 
-	if (version == UVM_QUEUE_V2) {
-		struct uvm_ev_migration_v2 e;
-
-		memcpy(&e, entry, sizeof(e));
-		m = (struct migration_fields){e.cause,	 e.src,		 e.dst,
-					      e.address, e.bytes,	 e.begin_ts,
-					      e.end_ts,	 e.begin_gpu_ts, e.end_gpu_ts};
-	} else {
-		struct uvm_ev_migration_v1 e;
-
-		memcpy(&e, entry, sizeof(e));
-		m = (struct migration_fields){e.cause,	 e.src,		 e.dst,
-					      e.address, e.bytes,	 e.begin_ts,
-					      e.end_ts,	 e.begin_gpu_ts, e.end_gpu_ts};
-	}
+	WITH_EVENT(
+	    version, entry, migration,
+	    (m = (struct migration_fields){e.cause, e.src, e.dst, e.address, e.bytes, e.begin_ts,
+					   e.end_ts, e.begin_gpu_ts, e.end_gpu_ts}));
 	fill_migration(&m, out, clock);
 }
 
@@ -135,21 +142,10 @@ static void decode_gpu_fault(const void *entry, enum uvm_queue_version version,
 {
 	struct gpu_fault_fields g;
 
-	if (version == UVM_QUEUE_V2) {
-		struct uvm_ev_gpu_fault_v2 e;
-
-		memcpy(&e, entry, sizeof(e));
-		g = (struct gpu_fault_fields){
-		    e.fault_type, e.access, e.client_type, e.gpu, e.gpc_or_channel,
-		    e.client_id,  e.batch,  e.address,	   e.ts,  e.gpu_ts};
-	} else {
-		struct uvm_ev_gpu_fault_v1 e;
-
-		memcpy(&e, entry, sizeof(e));
-		g = (struct gpu_fault_fields){
-		    e.fault_type, e.access, e.client_type, e.gpu, e.gpc_or_channel,
-		    e.client_id,  e.batch,  e.address,	   e.ts,  e.gpu_ts};
-	}
+	WITH_EVENT(version, entry, gpu_fault,
+		   (g = (struct gpu_fault_fields){e.fault_type, e.access, e.client_type, e.gpu,
+						  e.gpc_or_channel, e.client_id, e.batch, e.address,
+						  e.ts, e.gpu_ts}));
 	out->rec.base.address = g.address;
 	out->rec.base.src_processor = g.gpu;
 	out->rec.base.cause = g.access;
@@ -170,19 +166,9 @@ static void decode_replay(const void *entry, enum uvm_queue_version version,
 	uint8_t client_type;
 	uint64_t ts, gpu_ts;
 
-	if (version == UVM_QUEUE_V2) {
-		struct uvm_ev_replay_v2 e;
-
-		memcpy(&e, entry, sizeof(e));
-		gpu = e.gpu, batch = e.batch, client_type = e.client_type, ts = e.ts,
-		gpu_ts = e.gpu_ts;
-	} else {
-		struct uvm_ev_replay_v1 e;
-
-		memcpy(&e, entry, sizeof(e));
-		gpu = e.gpu, batch = e.batch, client_type = e.client_type, ts = e.ts,
-		gpu_ts = e.gpu_ts;
-	}
+	WITH_EVENT(version, entry, replay,
+		   (gpu = e.gpu, batch = e.batch, client_type = e.client_type, ts = e.ts,
+		    gpu_ts = e.gpu_ts));
 	out->rec.base.src_processor = gpu;
 	if (client_type == 2)
 		out->rec.base.flags |= GRT_UVM_F_NON_REPLAYABLE;
@@ -199,21 +185,9 @@ static void decode_fatal(const void *entry, enum uvm_queue_version version, stru
 	uint8_t fault_type, access, reason;
 	uint64_t address, ts;
 
-	if (version == UVM_QUEUE_V2) {
-		struct uvm_ev_fatal_v2 e;
-
-		memcpy(&e, entry, sizeof(e));
-		processor = e.processor, fault_type = e.fault_type, access = e.access,
-		reason = e.reason;
-		address = e.address, ts = e.ts;
-	} else {
-		struct uvm_ev_fatal_v1 e;
-
-		memcpy(&e, entry, sizeof(e));
-		processor = e.processor, fault_type = e.fault_type, access = e.access,
-		reason = e.reason;
-		address = e.address, ts = e.ts;
-	}
+	WITH_EVENT(version, entry, fatal,
+		   (processor = e.processor, fault_type = e.fault_type, access = e.access,
+		    reason = e.reason, address = e.address, ts = e.ts));
 	out->rec.base.address = address;
 	out->rec.base.src_processor = processor;
 	out->rec.base.cause = access;
@@ -261,17 +235,8 @@ static void decode_read_dup_invalidate(const void *entry, enum uvm_queue_version
 	uint32_t resident;
 	uint64_t address, size, ts;
 
-	if (version == UVM_QUEUE_V2) {
-		struct uvm_ev_read_dup_inval_v2 e;
-
-		memcpy(&e, entry, sizeof(e));
-		resident = e.resident, address = e.address, size = e.size, ts = e.ts;
-	} else {
-		struct uvm_ev_read_dup_inval_v1 e;
-
-		memcpy(&e, entry, sizeof(e));
-		resident = e.resident, address = e.address, size = e.size, ts = e.ts;
-	}
+	WITH_EVENT(version, entry, read_dup_inval,
+		   (resident = e.resident, address = e.address, size = e.size, ts = e.ts));
 	out->rec.base.address = address;
 	out->rec.base.bytes = size;
 	out->rec.base.dst_processor = resident;
@@ -284,17 +249,8 @@ static void decode_page_size(const void *entry, enum uvm_queue_version version,
 	uint32_t processor, size;
 	uint64_t address, ts;
 
-	if (version == UVM_QUEUE_V2) {
-		struct uvm_ev_page_size_v2 e;
-
-		memcpy(&e, entry, sizeof(e));
-		processor = e.processor, size = e.size, address = e.address, ts = e.ts;
-	} else {
-		struct uvm_ev_page_size_v1 e;
-
-		memcpy(&e, entry, sizeof(e));
-		processor = e.processor, size = e.size, address = e.address, ts = e.ts;
-	}
+	WITH_EVENT(version, entry, page_size,
+		   (processor = e.processor, size = e.size, address = e.address, ts = e.ts));
 	out->rec.base.address = address;
 	out->rec.base.src_processor = processor;
 	out->rec.ext.aux32 = size;
@@ -307,17 +263,8 @@ static void decode_throttling(const void *entry, enum uvm_queue_version version,
 	uint32_t processor;
 	uint64_t address, ts;
 
-	if (version == UVM_QUEUE_V2) {
-		struct uvm_ev_throttling_v2 e;
-
-		memcpy(&e, entry, sizeof(e));
-		processor = e.processor, address = e.address, ts = e.ts;
-	} else {
-		struct uvm_ev_throttling_v1 e;
-
-		memcpy(&e, entry, sizeof(e));
-		processor = e.processor, address = e.address, ts = e.ts;
-	}
+	WITH_EVENT(version, entry, throttling,
+		   (processor = e.processor, address = e.address, ts = e.ts));
 	out->rec.base.address = address;
 	out->rec.base.src_processor = processor;
 	set_time(out, clock, ts, 0);
@@ -330,19 +277,9 @@ static void decode_map_remote(const void *entry, enum uvm_queue_version version,
 	uint8_t cause;
 	uint64_t address, size, ts, gpu_ts;
 
-	if (version == UVM_QUEUE_V2) {
-		struct uvm_ev_map_remote_v2 e;
-
-		memcpy(&e, entry, sizeof(e));
-		src = e.src, dst = e.dst, cause = e.cause, address = e.address, size = e.size;
-		ts = e.ts, gpu_ts = e.gpu_ts;
-	} else {
-		struct uvm_ev_map_remote_v1 e;
-
-		memcpy(&e, entry, sizeof(e));
-		src = e.src, dst = e.dst, cause = e.cause, address = e.address, size = e.size;
-		ts = e.ts, gpu_ts = e.gpu_ts;
-	}
+	WITH_EVENT(version, entry, map_remote,
+		   (src = e.src, dst = e.dst, cause = e.cause, address = e.address, size = e.size,
+		    ts = e.ts, gpu_ts = e.gpu_ts));
 	out->rec.base.address = address;
 	out->rec.base.bytes = size;
 	out->rec.base.src_processor = src;
@@ -358,19 +295,9 @@ static void decode_eviction(const void *entry, enum uvm_queue_version version,
 	uint32_t src, dst;
 	uint64_t address_out, address_in, size, ts;
 
-	if (version == UVM_QUEUE_V2) {
-		struct uvm_ev_eviction_v2 e;
-
-		memcpy(&e, entry, sizeof(e));
-		src = e.src, dst = e.dst, address_out = e.address_out, address_in = e.address_in;
-		size = e.size, ts = e.ts;
-	} else {
-		struct uvm_ev_eviction_v1 e;
-
-		memcpy(&e, entry, sizeof(e));
-		src = e.src, dst = e.dst, address_out = e.address_out, address_in = e.address_in;
-		size = e.size, ts = e.ts;
-	}
+	WITH_EVENT(version, entry, eviction,
+		   (src = e.src, dst = e.dst, address_out = e.address_out,
+		    address_in = e.address_in, size = e.size, ts = e.ts));
 	out->rec.base.address = address_out;
 	out->rec.base.bytes = size;
 	out->rec.base.src_processor = src;
