@@ -473,53 +473,30 @@ static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t tok
 	cupti_flush(inject(), false);
 }
 
-EXPORT CUresult cuCtxSynchronize(void)
-{
-	uint64_t token;
-	CUresult r;
+/*
+ * A synchronizing call: collection may run while it waits, and what it waited
+ * for (stream s, or every stream with all) is complete when it returns.
+ */
+#define SYNC_WRAPPER(id, params, args, stream, all, ptsz)                                          \
+	EXPORT CUresult id params                                                                  \
+	{                                                                                          \
+		uint64_t token;                                                                    \
+		CUresult r;                                                                        \
+                                                                                                   \
+		ENTER(id);                                                                         \
+		token = probes_sync_begin();                                                       \
+		r = CALL_REAL args;                                                                \
+		after_sync(r, stream, all, ptsz, token);                                           \
+		return r;                                                                          \
+	}
 
-	ENTER(cuCtxSynchronize);
-	token = probes_sync_begin();
-	r = CALL_REAL(cuCtxSynchronize, CUresult(*)(void));
-	after_sync(r, NULL, true, false, token);
-	return r;
-}
-
-EXPORT CUresult cuCtxSynchronize_v2(CUcontext ctx)
-{
-	uint64_t token;
-	CUresult r;
-
-	ENTER(cuCtxSynchronize_v2);
-	token = probes_sync_begin();
-	r = CALL_REAL(cuCtxSynchronize_v2, CUresult(*)(CUcontext), ctx);
-	after_sync(r, NULL, true, false, token);
-	return r;
-}
-
-EXPORT CUresult cuStreamSynchronize(CUstream s)
-{
-	uint64_t token;
-	CUresult r;
-
-	ENTER(cuStreamSynchronize);
-	token = probes_sync_begin();
-	r = CALL_REAL(cuStreamSynchronize, CUresult(*)(CUstream), s);
-	after_sync(r, s, false, false, token);
-	return r;
-}
-
-EXPORT CUresult cuStreamSynchronize_ptsz(CUstream s)
-{
-	uint64_t token;
-	CUresult r;
-
-	ENTER(cuStreamSynchronize_ptsz);
-	token = probes_sync_begin();
-	r = CALL_REAL(cuStreamSynchronize_ptsz, CUresult(*)(CUstream), s);
-	after_sync(r, s, false, true, token);
-	return r;
-}
+SYNC_WRAPPER(cuCtxSynchronize, (void), (cuCtxSynchronize, CUresult(*)(void)), NULL, true, false)
+SYNC_WRAPPER(cuCtxSynchronize_v2, (CUcontext ctx),
+	     (cuCtxSynchronize_v2, CUresult(*)(CUcontext), ctx), NULL, true, false)
+SYNC_WRAPPER(cuStreamSynchronize, (CUstream s), (cuStreamSynchronize, CUresult(*)(CUstream), s), s,
+	     false, false)
+SYNC_WRAPPER(cuStreamSynchronize_ptsz, (CUstream s),
+	     (cuStreamSynchronize_ptsz, CUresult(*)(CUstream), s), s, false, true)
 
 EXPORT CUresult cuEventSynchronize(CUevent e)
 {
