@@ -84,7 +84,7 @@ size_t launch_blocks_from_thread_spans(const struct grt_probe_span *in, size_t n
 	return used;
 }
 
-#define SM_GROUPS 1024 /* SM ids at or above (and thread-mode blocks) share the last group */
+#define SM_GROUPS 1024 /* SM ids at or above share the last group */
 
 static unsigned sm_group(uint32_t smid)
 {
@@ -221,7 +221,7 @@ void launch_summarize(struct grt_gpu_block_rec *blocks, size_t n, struct grt_gpu
 				rec->block_ns_max = durations[ndur - 1];
 		}
 	}
-	/* thread-mode blocks (no SM id) have no per-SM busy time */
+	/* the shared last group is no one SM: it gets no busy time */
 	for (unsigned g = 0; g < groups && g < SM_GROUPS - 1; g++) {
 		size_t count = first[g + 1] - first[g];
 		uint64_t busy;

@@ -750,8 +750,10 @@ static unsigned size_class(uint64_t bytes)
  * Slots come from arenas of one size class: one allocation, one memset and
  * three strided 32-bit memsets write every slot's head (magic, mode,
  * capacity), all on our stream, once: the probes never write the head and
- * tag their spans, so a slot is reused without being cleaned. The launch path then only takes a slot off
- * a list; the drain thread tops the lists up ahead of need (pool_top_up).
+ * tag their spans, so a slot is reused without being cleaned (block mode's
+ * totals are zeroed after they are read). The launch path then only takes a
+ * slot off a list; the drain thread tops the lists up ahead of need
+ * (pool_top_up).
  * Arenas double per class up to ARENA_MAX_BYTES or a quarter of the budget.
  */
 static uint64_t arena_bytes(struct probe_state *ps, unsigned cls)
@@ -1461,8 +1463,7 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 	const struct grt_probe_span *spans = (const void *)(buf + grt_probe_spans_off(ps->mode));
 	struct clock_fit fits[2];
 	struct clock_pair map = {0};
-	uint64_t blocks = (uint64_t)p->grid[0] * p->grid[1] * p->grid[2], missing = 0;
-	uint64_t n = (used_bytes(ps, p) - grt_probe_spans_off(ps->mode)) / sizeof(*spans);
+	uint64_t blocks = (uint64_t)p->grid[0] * p->grid[1] * p->grid[2], missing = 0, n;
 	uint32_t tpb = p->block[0] * p->block[1] * p->block[2];
 	struct inj_launch msg = {0};
 	struct grt_gpu_block_rec *recs;
@@ -1474,6 +1475,7 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 		process_totals(ps, p, buf);
 		return;
 	}
+	n = (used_bytes(ps, p) - grt_probe_spans_off(ps->mode)) / sizeof(*spans);
 	recs = calloc(blocks ? blocks : 1, sizeof(*recs));
 	if (!recs)
 		return;
@@ -1566,8 +1568,8 @@ static CUresult copy_rows(struct probe_state *ps, struct ctx_res *r, struct pend
  * run of adjacent slots: a 2-D copy of just the bytes each reads when they
  * all read the same (block mode's totals: the PCIe traffic of the copies
  * back slows the application's launches, bench/RESULTS.md), else the whole
- * span of the run; one copy per slot with no neighbour. Returns the driver's
- * result; the caller waits for the stream.
+ * span of the run (a slot with no neighbour is a run of one). Returns the
+ * driver's result; the caller waits for the stream.
  */
 static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
 			  size_t n)
@@ -1589,17 +1591,12 @@ static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pend
 		if (len > 1 && run_uniform(ps, sorted, i, len, &bytes)) {
 			res = copy_rows(ps, r, sorted + i, len, bytes, off);
 			off += len * bytes;
-		} else if (len > 1) {
+		} else {
 			res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off,
 						      sorted[i]->slot->dptr, span, r->stream);
 			for (size_t j = i; j < i + len; j++)
 				sorted[j]->staging_off =
 				    off + (sorted[j]->slot->dptr - sorted[i]->slot->dptr);
-			off += span;
-		} else {
-			sorted[i]->staging_off = off;
-			res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off,
-						      sorted[i]->slot->dptr, span, r->stream);
 			off += span;
 		}
 		i += len;
@@ -1633,11 +1630,6 @@ static CUresult clean_totals(struct probe_state *ps, struct ctx_res *r, struct p
 	return res;
 }
 
-/*
- * Copies back the buffers of a batch's launches that are read (thread mode
- * reads only the first launches), reports them, zeroes block mode's totals and
- * returns the slots (tagged spans need no cleaning). Without ps->lock.
- */
 /* One launch's slot back to the pool (or dropped, when its totals could not be zeroed). */
 static void return_slot(struct probe_state *ps, struct pending *p, CUresult res)
 {
@@ -1649,6 +1641,11 @@ static void return_slot(struct probe_state *ps, struct pending *p, CUresult res)
 		slot_put(ps, p->slot);
 }
 
+/*
+ * Copies back the buffers of a batch's launches that are read (thread mode
+ * reads only the first launches), reports them, zeroes block mode's totals and
+ * returns the slots (tagged spans need no cleaning). Without ps->lock.
+ */
 static void collect(struct probe_state *ps, struct pending *batch)
 {
 	struct inject_driver *d = &ps->st->drv;
