@@ -10,8 +10,10 @@
 #include "inject/fatbin.h"
 #include "inject/probe_buffer.h"
 #include "inject/ptx_rewrite.h"
+#include "inject/ptx_summarize.h"
 
 static int failures;
+static CUfunction summarize_fn; /* the library's __grt_summarize */
 
 #define CK(call)                                                                                   \
 	do {                                                                                       \
@@ -198,6 +200,29 @@ struct run_out {
 	uint8_t totals[GRT_PROBE_AGG_END];
 };
 
+/*
+ * Runs the library's summarizer over njobs jobs (device memory) and waits;
+ * the SM slots written are the device's.
+ */
+static void summarize(CUdeviceptr jobs, unsigned njobs, unsigned sm_slots)
+{
+	void *argv[2] = {&jobs, &sm_slots};
+
+	CK(cuLaunchKernel(summarize_fn, njobs, 1, 1, GRT_SUMMARIZE_THREADS, 1, 1, 0, 0, argv, NULL));
+	CK(cuCtxSynchronize());
+}
+
+/* One job in device memory: buffer `probe`, `spans` spans, tag. */
+static CUdeviceptr one_job(CUdeviceptr probe, uint64_t spans, uint16_t tag)
+{
+	struct grt_probe_summary_job job = {probe, (uint32_t)spans, tag};
+	CUdeviceptr d;
+
+	CK(cuMemAlloc(&d, sizeof(job)));
+	CK(cuMemcpyHtoD(d, &job, sizeof(job)));
+	return d;
+}
+
 /* Runs a case on `fn`; with a probe buffer of `slots` spans (launch tag 1) when probe != 0. */
 static void run_case(const struct kcase *k, CUmodule mod, CUfunction fn, CUdeviceptr probe,
 		     uint64_t slots, bool instrumented, struct run_out *o)
@@ -236,6 +261,10 @@ static void run_case(const struct kcase *k, CUmodule mod, CUfunction fn, CUdevic
 	o->host_out = malloc(k->out_bytes);
 	CK(cuMemcpyDtoH(o->host_out, out, k->out_bytes));
 	if (instrumented && probe) {
+		CUdeviceptr job = one_job(probe, slots < blocks ? slots : blocks, 1);
+
+		summarize(job, 1, GRT_PROBE_SM_SLOTS);
+		CK(cuMemFree(job));
 		o->recs = calloc(blocks, sizeof(*o->recs));
 		CK(cuMemcpyDtoH(o->totals, probe, GRT_PROBE_AGG_END));
 		CK(cuMemcpyDtoH(o->recs, probe + GRT_PROBE_AGG_END,
@@ -247,13 +276,15 @@ static void run_case(const struct kcase *k, CUmodule mod, CUfunction fn, CUdevic
 	free(hin);
 }
 
-/* The device totals say what the spans say: per SM block count, first start, last end. */
+/* The summarizer's totals say what the spans say: per SM blocks, first start, last end, busy. */
 static bool totals_match(const struct run_out *o, unsigned blocks)
 {
 	const struct grt_probe_sm *sm = (const void *)(o->totals + GRT_PROBE_SM_OFF);
 	const uint32_t *hist = (const void *)(o->totals + GRT_PROBE_HIST_OFF);
 	uint64_t n[GRT_PROBE_SM_SLOTS] = {0}, first[GRT_PROBE_SM_SLOTS], last[GRT_PROBE_SM_SLOTS] = {0};
-	uint64_t hsum = 0;
+	uint64_t busy[GRT_PROBE_SM_SLOTS] = {0}, hsum = 0;
+
+	uint32_t hist_expect[GRT_PROBE_HIST_BUCKETS] = {0};
 
 	memset(first, 0xff, sizeof(first));
 	for (unsigned i = 0; i < blocks; i++) {
@@ -261,24 +292,29 @@ static bool totals_match(const struct run_out *o, unsigned blocks)
 		unsigned s = r->smid < GRT_PROBE_SM_SLOTS ? r->smid : GRT_PROBE_SM_SLOTS - 1;
 
 		n[s]++;
+		busy[s] += grt_probe_dur_ns(r->dur);
+		hist_expect[grt_probe_bucket((uint32_t)grt_probe_dur_ns(r->dur))]++;
 		first[s] = r->start_ns < first[s] ? r->start_ns : first[s];
 		if (r->start_ns + grt_probe_dur_ns(r->dur) > last[s])
 			last[s] = r->start_ns + grt_probe_dur_ns(r->dur);
 	}
-	for (unsigned i = 0; i < GRT_PROBE_HIST_GROUPS * GRT_PROBE_HIST_BUCKETS; i++)
+	for (unsigned i = 0; i < GRT_PROBE_HIST_BUCKETS; i++) {
 		hsum += hist[i];
+		if (hist[i] != hist_expect[i]) {
+			printf("  histogram bucket %u: %u, spans %u\n", i, hist[i], hist_expect[i]);
+			return false;
+		}
+	}
 	for (unsigned s = 0; s < GRT_PROBE_SM_SLOTS; s++)
-		if (sm[s].blocks != n[s] || (n[s] && (~sm[s].first_start_inv != first[s] ||
-						      sm[s].last_end != last[s]))) {
+		if (sm[s].blocks != n[s] || sm[s].busy_ns != busy[s] ||
+		    (n[s] && (~sm[s].first_start_inv != first[s] || sm[s].last_end != last[s]))) {
 			printf("  sm %u: totals %u blocks %llu..%llu, spans %llu blocks %llu..%llu\n", s,
 			       sm[s].blocks, (unsigned long long)~sm[s].first_start_inv,
 			       (unsigned long long)sm[s].last_end, (unsigned long long)n[s],
 			       (unsigned long long)first[s], (unsigned long long)last[s]);
 			return false;
 		}
-	/* the histogram samples one block in 8 of grids above 256 blocks */
-	return hsum == (blocks <= GRT_PROBE_HIST_ALL ? blocks : (blocks + GRT_PROBE_HIST_EVERY - 1) /
-							 GRT_PROBE_HIST_EVERY);
+	return hsum == blocks;
 }
 
 /* Every span of a complete launch: the launch's tag, a sane SM, a start and a duration. */
@@ -338,7 +374,8 @@ static void check_case(const char *dir, const struct kcase *k, int sms)
 	bool recs_ok = records_ok(k, &b, sms, &max_ns);
 
 	verdict(recs_ok,
-		"%s: %u blocks, every span tagged and consistent, SM totals and histogram sample agree "
+		"%s: %u blocks, every span tagged and consistent, the summarizer's SM totals and "
+		"histogram agree "
 		"(longest block %.1f us)",
 		k->kernel, blocks, max_ns / 1e3);
 	CK(cuMemFree(probe));
@@ -375,26 +412,55 @@ static void *vadd_result(struct vadd *v)
 	return h;
 }
 
-/*
- * Mean µs per launch over `reps` launches, no reset between them; tagged: each
- * launch with a new tag (block mode: spans stored too), else tag 0.
- */
-static double vadd_time(CUfunction f, struct vadd *v, CUdeviceptr probe, bool tagged, int reps)
+static CUevent timing[2];
+
+static void time_start(void)
 {
-	CUevent e0, e1;
+	if (!timing[0]) {
+		CK(cuEventCreate(&timing[0], 0));
+		CK(cuEventCreate(&timing[1], 0));
+	}
+	CK(cuEventRecord(timing[0], 0));
+}
+
+/* µs per item since time_start() */
+static double time_per(int items)
+{
 	float ms;
 
-	CK(cuEventCreate(&e0, 0));
-	CK(cuEventCreate(&e1, 0));
-	CK(cuEventRecord(e0, 0));
+	CK(cuEventRecord(timing[1], 0));
+	CK(cuEventSynchronize(timing[1]));
+	CK(cuEventElapsedTime(&ms, timing[0], timing[1]));
+	return ms * 1e3 / items;
+}
+
+/* Mean µs per launch over `reps` launches, no reset between them, each with a new tag. */
+static double vadd_time(CUfunction f, struct vadd *v, CUdeviceptr probe, int reps)
+{
+	time_start();
 	for (int i = 0; i < reps; i++)
-		vadd_launch(f, v, probe, tagged ? (uint16_t)(i % 65535 + 1) : 0);
-	CK(cuEventRecord(e1, 0));
-	CK(cuEventSynchronize(e1));
-	CK(cuEventElapsedTime(&ms, e0, e1));
-	CK(cuEventDestroy(e0));
-	CK(cuEventDestroy(e1));
-	return ms * 1e3 / reps;
+		vadd_launch(f, v, probe, (uint16_t)(i % 65535 + 1));
+	return time_per(reps);
+}
+
+/* Mean µs per launch summarized: one summarizer launch over `reps` jobs for the same buffer. */
+static double summarize_time(CUdeviceptr probe, uint64_t blocks, uint16_t tag, unsigned sm_slots,
+			     int reps)
+{
+	struct grt_probe_summary_job *jobs = calloc((size_t)reps, sizeof(*jobs));
+	CUdeviceptr d;
+	double us;
+
+	for (int i = 0; i < reps; i++)
+		jobs[i] = (struct grt_probe_summary_job){probe, (uint32_t)blocks, tag};
+	CK(cuMemAlloc(&d, (size_t)reps * sizeof(*jobs)));
+	CK(cuMemcpyHtoD(d, jobs, (size_t)reps * sizeof(*jobs)));
+	time_start();
+	summarize(d, (unsigned)reps, sm_slots);
+	us = time_per(reps);
+	CK(cuMemFree(d));
+	free(jobs);
+	return us;
 }
 
 static void check_vector_add(const char *dir, int sms, unsigned arch)
@@ -473,6 +539,25 @@ static void check_vector_add(const char *dir, int sms, unsigned arch)
 		stale += sp[i].tag != 2 || !sp[i].start_ns || sp[i].smid >= (unsigned)sms;
 	verdict(!stale, "vector_add: buffer reused without a reset: %llu of %llu spans stale",
 		(unsigned long long)stale, (unsigned long long)blocks);
+	/* the summary is rewritten, not added to: the second launch's blocks, then the first's (none
+	 * left: every span carries the second tag) */
+	uint64_t summed[2];
+
+	for (int t = 0; t < 2; t++) {
+		CUdeviceptr job = one_job(pb, blocks, (uint16_t)(2 - t));
+		struct grt_probe_sm tot[GRT_PROBE_SM_SLOTS];
+
+		summarize(job, 1, GRT_PROBE_SM_SLOTS);
+		CK(cuMemFree(job));
+		CK(cuMemcpyDtoH(tot, pb + GRT_PROBE_SM_OFF, sizeof(tot)));
+		summed[t] = 0;
+		for (unsigned i = 0; i < GRT_PROBE_SM_SLOTS; i++)
+			summed[t] += tot[i].blocks;
+	}
+	verdict(summed[0] == blocks && summed[1] == 0,
+		"vector_add: summaries of a reused buffer: %llu blocks with its tag, %llu with the "
+		"old one",
+		(unsigned long long)summed[0], (unsigned long long)summed[1]);
 	CK(cuMemcpyDtoH(sp, pt + GRT_PROBE_HEAD_SIZE, threads * sizeof(*sp)));
 	for (uint64_t i = 0; i < threads && ok; i++)
 		/* the threads of one block run on one SM */
@@ -481,11 +566,12 @@ static void check_vector_add(const char *dir, int sms, unsigned arch)
 	verdict(ok, "vector_add thread probe: %llu spans tagged, consistent, one SM per block",
 		(unsigned long long)threads);
 
-	vadd_time(f0, &v, 0, false, 100); /* warm up */
-	us[0] = vadd_time(f0, &v, 0, false, 2000);
-	us[1] = vadd_time(f1, &v, pb, false, 2000);
-	us[3] = vadd_time(f1, &v, pb, true, 2000);
-	us[2] = vadd_time(f2, &v, pt, true, 2000);
+	vadd_time(f0, &v, 0, 100); /* warm up */
+	us[0] = vadd_time(f0, &v, 0, 2000);
+	us[1] = vadd_time(f1, &v, pb, 2000);
+	us[2] = vadd_time(f2, &v, pt, 2000);
+	/* the last launch into pb had tag 2000: every span counts */
+	us[3] = summarize_time(pb, blocks, 2000, (unsigned)(sms + 15) / 16 * 16, 2000);
 	printf("\n| vector_add, n=%d, %llu blocks (H100 sm count %d) | value |\n|---|---|\n", v.n,
 	       (unsigned long long)blocks, sms);
 	printf("| PTX extract from fat binary (zstd) | %.3f ms |\n", t_extract);
@@ -493,12 +579,11 @@ static void check_vector_add(const char *dir, int sms, unsigned arch)
 	printf("| JIT original / rewritten (cuModuleLoadData) | %.2f / %.2f ms |\n", t_jit0,
 	       t_jit1);
 	printf("| per launch: untraced | %.2f us |\n", us[0]);
-	printf("| per launch: block probes (SM totals) | %.2f us (%+.1f%%) |\n", us[1],
+	printf("| per launch: block probes (a span per block) | %.2f us (%+.1f%%) |\n", us[1],
 	       100 * (us[1] / us[0] - 1));
-	printf("| per launch: block probes (SM totals + spans) | %.2f us (%+.1f%%) |\n", us[3],
-	       100 * (us[3] / us[0] - 1));
-	printf("| per launch: thread probes | %.2f us (%+.1f%%) |\n\n", us[2],
+	printf("| per launch: thread probes | %.2f us (%+.1f%%) |\n", us[2],
 	       100 * (us[2] / us[0] - 1));
+	printf("| per launch summarized (2000 in one summarizer launch) | %.2f us |\n\n", us[3]);
 	(void)sms;
 	free(ha), free(hb), free(r0), free(r1), free(r2), free(sp);
 	ptx_rewrite_result_free(&rb);
@@ -523,6 +608,10 @@ int main(int argc, char **argv)
 	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
 	CK(cuCtxSetCurrent(ctx));
 	printf("device: %s, sm_%d%d, %d SMs\n", name, major, minor, sms);
+	CUmodule sm;
+
+	CK(cuModuleLoadData(&sm, grt_summarize_ptx));
+	CK(cuModuleGetFunction(&summarize_fn, sm, GRT_SUMMARIZE_KERNEL));
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		check_case(dir, &cases[i], sms);
 	check_vector_add(dir, sms, (unsigned)(major * 10 + minor));

@@ -97,7 +97,8 @@ struct inject_clock {
 struct inject_stats {
 	atomic_ullong launches;	      /* launch wrapper calls */
 	atomic_ullong launch_real_ns; /* in the driver's launch, uninstrumented launches */
-	atomic_ullong probe_launches;
+	atomic_ullong probe_launches; /* instrumented launches */
+	atomic_ullong probe_timed;    /* of which timed (one in TIMED_EVERY): the means' count */
 	atomic_ullong probe_host_ns; /* probes_launch minus the driver's launch */
 	atomic_ullong probe_real_ns; /* the driver's launch of instrumented kernels */
 	atomic_ullong probe_lock_ns; /* waiting for the probes lock on the launch path */
@@ -216,7 +217,8 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 /*
  * Before a synchronizing call: launches up to the returned token are covered
  * when it returns. Every probes_sync_begin() is followed by probes_sync_end(),
- * whatever the call returned: while the application waits, collection runs.
+ * whatever the call returned (after probes_synchronized() on success): then
+ * the collection runs.
  */
 uint64_t probes_sync_begin(void);
 void probes_sync_end(void);

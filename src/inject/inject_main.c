@@ -294,7 +294,8 @@ static void report_stats(struct inject_state *st)
 {
 	struct inject_stats *s = &st->stats;
 	unsigned long long launches = atomic_load(&s->launches),
-			   probed = atomic_load(&s->probe_launches);
+			   probed = atomic_load(&s->probe_launches),
+			   timed = atomic_load(&s->probe_timed);
 
 	channel_status(
 	    &st->chan, INJ_PART_LIBRARY, 0,
@@ -303,9 +304,8 @@ static void report_stats(struct inject_state *st)
 	    "drain thread %llu batches (%llu copies/memsets), poll %.1f ms, collect %.1f ms, "
 	    "pool top-up %.1f ms",
 	    launches,
-	    per(atomic_load(&s->launch_real_ns), launches - probed - atomic_load(&s->probe_slow)),
-	    per(atomic_load(&s->probe_real_ns), probed),
-	    per(atomic_load(&s->probe_host_ns), probed),
+	    per(atomic_load(&s->launch_real_ns), launches - probed),
+	    per(atomic_load(&s->probe_real_ns), timed), per(atomic_load(&s->probe_host_ns), timed),
 	    per(atomic_load(&s->probe_lock_ns), probed),
 	    (unsigned long long)atomic_load(&s->probe_slow),
 	    (unsigned long long)atomic_load(&s->drain_batches),

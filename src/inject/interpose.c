@@ -466,16 +466,18 @@ EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f, v
 /* The application waited: what it waited for is complete, so results can be collected. */
 static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t token)
 {
-	probes_sync_end();
-	if (r != CUDA_SUCCESS || inject_in_tool)
-		return;
-	probes_synchronized(s, all, ptsz, token);
-	cupti_flush(inject(), false);
+	bool ok = r == CUDA_SUCCESS && !inject_in_tool;
+
+	if (ok)
+		probes_synchronized(s, all, ptsz, token);
+	probes_sync_end(); /* then the collection, which finds them complete */
+	if (ok)
+		cupti_flush(inject(), false);
 }
 
 /*
- * A synchronizing call: collection may run while it waits, and what it waited
- * for (stream s, or every stream with all) is complete when it returns.
+ * A synchronizing call: what it waited for (stream s, or every stream with
+ * all) is complete when it returns, and collection follows.
  */
 #define SYNC_WRAPPER(id, params, args, stream, all, ptsz)                                          \
 	EXPORT CUresult id params                                                                  \

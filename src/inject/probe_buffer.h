@@ -9,24 +9,23 @@
  *
  *   struct grt_probe_head                    64 bytes, written by the host only
  *   block mode only:
- *     uint32_t hist[GRT_PROBE_HIST_GROUPS][GRT_PROBE_HIST_BUCKETS]
- *     struct grt_probe_sm[GRT_PROBE_SM_SLOTS]   per-SM totals (device atomics)
- *   struct grt_probe_span[0 .. capacity-1]   written by the probes when asked
+ *     uint32_t hist[GRT_PROBE_HIST_BUCKETS]      written by the summarizer
+ *     struct grt_probe_sm[GRT_PROBE_SM_SLOTS]   per-SM totals, the same
+ *   struct grt_probe_span[0 .. capacity-1]   written by the probes
  *
  * The rewritten kernel takes one extra trailing `.param .u64`
  * (ptx_kernel_result.param_index / param_offset say where): the buffer's
  * device address in its low 48 bits and the launch's tag in the top 16.
  *
- * Block mode summarizes every launch on the device: the warp that completes
- * a block adds it to its SM's totals and (every block of small grids, one in
- * GRT_PROBE_HIST_EVERY of larger ones) to a duration histogram (one of
- * GRT_PROBE_HIST_GROUPS copies, picked by SM, so that blocks on different
- * SMs rarely hit the same address). The host reads the head, the histogram
- * and the SM slots the device can use (~6.6 KiB on an H100) per launch,
- * whatever the grid, and zeroes the totals before the slot is used again.
- * Spans (one per block) are stored only when the tag is not 0: the launches
- * whose per-block records were asked for. Thread mode stores a span per
- * thread, always.
+ * Block mode stores one span per block, every launch, with one plain store
+ * by the warp that completes the block: no global atomics in the
+ * application's kernel (per-SM reductions there cost ~12 points of a 1M-element
+ * vector add's time on an H100, bench/RESULTS.md). The library summarizes
+ * the spans on the device afterwards (ptx_summarize.h: one CTA per launch,
+ * shared-memory atomics), which writes the histogram and the SM slots the
+ * device can use (~4.6 KiB on an H100); the host reads only those, whatever
+ * the grid, unless the launch's per-block records were asked for, when it
+ * reads the spans too. Thread mode stores a span per thread.
  *
  * Spans are indexed, not appended: block mode writes span number
  *   block_linear = ctaid.x + nctaid.x * (ctaid.y + nctaid.y * ctaid.z)
@@ -53,12 +52,8 @@ enum grt_probe_mode {
 
 /* Per-SM totals of one launch; SM ids at or above GRT_PROBE_SM_SLOTS share the last slot. */
 #define GRT_PROBE_SM_SLOTS 256u
-#define GRT_PROBE_HIST_GROUPS 8u   /* histogram copies, by smid % groups */
+#define GRT_PROBE_HIST_GROUPS 1u   /* one histogram: the summarizer counts every block */
 #define GRT_PROBE_HIST_BUCKETS 64u /* half octaves of the block duration in ns: see below */
-/* Grids above GRT_PROBE_HIST_ALL blocks: only blocks whose linear index is a multiple of
- * GRT_PROBE_HIST_EVERY feed the histogram (it is a sample; the SM totals count every block). */
-#define GRT_PROBE_HIST_ALL 256u
-#define GRT_PROBE_HIST_EVERY 8u
 
 struct grt_probe_sm {
 	uint64_t first_start_inv; /* ~(earliest block start): max of complements, zero is "none" */
@@ -143,7 +138,7 @@ static inline uint32_t grt_probe_dur_encode(uint64_t ns)
 	       (uint32_t)(coarse < ~GRT_PROBE_DUR_COARSE ? coarse : ~GRT_PROBE_DUR_COARSE);
 }
 
-/* The kernel parameter for a buffer at dptr; block mode stores spans only when tag != 0. */
+/* The kernel parameter for a buffer at dptr and a launch's tag (never 0: fresh memory is 0). */
 static inline uint64_t grt_probe_param(uint64_t dptr, uint16_t tag)
 {
 	return dptr | (uint64_t)tag << GRT_PROBE_TAG_SHIFT;

@@ -10,6 +10,7 @@
 #include "inject/inject.h"
 #include "inject/launch_summary.h"
 #include "inject/probe_cache.h"
+#include "inject/ptx_summarize.h"
 #include "inject/ptx_rewrite.h"
 #include "sources/source.h"
 
@@ -97,6 +98,10 @@ struct ctx_res {
 	CUevent *free_events;
 	unsigned nfree_events, cap_events;
 	CUevent done_event; /* blocking-sync: the drain thread sleeps on it */
+	CUfunction summarize; /* __grt_summarize loaded in this context (block mode) */
+	int summarize_state;  /* 0 not tried, 1 loaded, -1 failed: the host summarizes */
+	CUdeviceptr scratch;  /* thread mode: where the launches whose records are not read write */
+	uint64_t scratch_spans;
 };
 
 struct pending {
@@ -114,10 +119,14 @@ struct pending {
 	uint32_t grid[3];
 	uint32_t block[3];
 	uint32_t tid;
-	CUevent event;
+	CUevent event;	     /* taken at launch: it is recorded after the launch when it is due */
+	bool event_recorded; /* the event is on the stream behind this launch */
+	atomic_bool launched; /* the launch was submitted (or failed): the collection may take it */
+	bool failed;	      /* the instrumented launch failed: nothing to read, the slot goes back */
+	bool unlisted;	      /* thread mode, records not read: no slot, not collected */
 	bool complete;
 	bool blocks_wanted;   /* per-block records go to the trace */
-	bool read_records;    /* copy the records back (thread mode: only the first launches) */
+	bool summarized;      /* block mode: the device summarized it, only its totals are read */
 	uint64_t staging_off; /* where its buffer landed in the staging copy */
 };
 
@@ -153,13 +162,15 @@ struct probe_state {
 	atomic_uint captures;
 	void *staging; /* host buffer the drain thread copies into */
 	size_t staging_size;
+	struct grt_probe_summary_job *jobs; /* mapped pinned: the summarizer's work list */
+	size_t jobs_cap;
 	int driver_version;
 	unsigned sm_slots; /* block mode: SM slots read back per launch (0: not known yet) */
 	unsigned arenas[SIZE_CLASSES]; /* arenas made per class: each is larger than the last */
 	atomic_ullong launches, fallbacks, no_buffer, lost_blocks;
-	atomic_int waiting;	  /* application threads inside a synchronizing call */
-	atomic_int sync_seen;	  /* a synchronizing call began since the last collection */
+	atomic_int sync_seen;	  /* a synchronizing call ended since the last collection */
 	uint64_t last_collect_ns; /* when the collection last ran */
+	struct pending *free_pending; /* entries kept for the next launches */
 };
 
 /* ---- handle tables ---- */
@@ -356,13 +367,13 @@ static int jit_ptx(struct inject_state *st, const char *ptx, size_t len, void **
 	return 0;
 }
 
-/* The compiled rewritten module, from the disk cache or the JIT (then cached). */
-static int compile_rewritten(struct probe_state *ps, struct inst_module *m, unsigned arch,
-			     void **image, size_t *size, bool *hit, char *why, size_t why_len)
+/* Compiled PTX, from the disk cache or the JIT (then cached). */
+static int compile_cached(struct probe_state *ps, const char *ptx, size_t len, unsigned arch,
+			  void **image, size_t *size, bool *hit, char *why, size_t why_len)
 {
 	struct probe_cache_key key = {
-	    .ptx_hash = probe_cache_hash(m->rw.ptx, m->rw.ptx_len),
-	    .ptx_len = m->rw.ptx_len,
+	    .ptx_hash = probe_cache_hash(ptx, len),
+	    .ptx_len = len,
 	    .arch = arch,
 	    .driver_version = ps->driver_version,
 	};
@@ -372,10 +383,16 @@ static int compile_rewritten(struct probe_state *ps, struct inst_module *m, unsi
 	*hit = probe_cache_load(dir, &key, image, size) == 0;
 	if (*hit)
 		return 0;
-	err = jit_ptx(ps->st, m->rw.ptx, m->rw.ptx_len, image, size, why, why_len);
+	err = jit_ptx(ps->st, ptx, len, image, size, why, why_len);
 	if (!err)
 		probe_cache_store(dir, &key, *image, *size); /* a read-only cache only costs time */
 	return err;
+}
+
+static int compile_rewritten(struct probe_state *ps, struct inst_module *m, unsigned arch,
+			     void **image, size_t *size, bool *hit, char *why, size_t why_len)
+{
+	return compile_cached(ps, m->rw.ptx, m->rw.ptx_len, arch, image, size, hit, why, why_len);
 }
 
 static int load_instrumented(struct inject_state *st, struct inst_module *m, const void *image,
@@ -795,12 +812,18 @@ static struct pool_slot *arena_alloc(struct probe_state *ps, struct ctx_res *r, 
 		d->cuMemFree_v2(base);
 		return NULL;
 	}
-	/* built from the top so that slots come off the list in ascending, adjacent order */
-	for (uint64_t i = n; i-- > 0;) {
-		struct pool_slot *sl = calloc(1, sizeof(*sl));
+	/* one array, never freed (the arena is not either): the launch path walks the slots in
+	 * memory order. Built from the top so that slots come off the list in ascending, adjacent
+	 * order. */
+	struct pool_slot *arr = calloc(n, sizeof(*arr));
 
-		if (!sl)
-			break;
+	if (!arr) {
+		d->cuMemFree_v2(base);
+		return NULL;
+	}
+	for (uint64_t i = n; i-- > 0;) {
+		struct pool_slot *sl = &arr[i];
+
 		sl->dptr = base + i * slot;
 		sl->size = slot;
 		sl->capacity = capacity;
@@ -1000,12 +1023,14 @@ static struct pool_slot *slot_wait(struct probe_state *ps, struct ctx_res *r, ui
 
 	/* make sure what holds the slots can complete: an event after this stream's launches */
 	for (struct pending *p = ps->head; p; p = p->next)
-		if (p->stream_key == key)
+		if (p->stream_key == key && atomic_load_explicit(&p->launched, memory_order_acquire))
 			last = p;
-	if (e && last && !last->event && ps->st->drv.cuEventRecord(e, stream) == CUDA_SUCCESS)
+	if (e && last && !last->event && ps->st->drv.cuEventRecord(e, stream) == CUDA_SUCCESS) {
 		last->event = e;
-	else if (e)
+		last->event_recorded = true;
+	} else if (e) {
 		event_put(r, e);
+	}
 	pthread_cond_signal(&ps->wake);
 	while (!slot && ps->npending && inject_now_ns() < deadline) {
 		struct timespec ts;
@@ -1023,6 +1048,7 @@ static struct pool_slot *slot_wait(struct probe_state *ps, struct ctx_res *r, ui
 }
 
 static int start_drain_thread(struct probe_state *ps);
+static bool summarizer_ready(struct probe_state *ps, struct ctx_res *r);
 
 /* The kernel arguments with the probe buffer's address appended; NULL when it cannot be done. */
 static void **extend_params(void **params, const struct ptx_kernel_result *k, uint64_t *buf,
@@ -1050,70 +1076,112 @@ static void timed_lock(struct probe_state *ps)
 	stat_add(&ps->st->stats.probe_lock_ns, inject_now_ns() - start);
 }
 
-bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
-		   bool ptsz, CUresult *ret)
-{
-	struct inject_state *st = inject();
-	struct probe_state *ps = st->probes;
-	uint64_t slots, bytes;
-	void *storage_extra[5], **new_extra = NULL, **new_params = NULL, *small_params[64];
-	size_t extra_size = 0;
-	struct inst_func *fn;
-	struct ctx_res *r;
-	struct pool_slot *slot;
-	struct pending *p;
-	CUcontext ctx;
-	CUresult res;
-	bool want_event;
-	uint64_t real_start, real_ns, host_ns;
+#define PENDING_CHUNK 256
 
-	if (!ps || !ps->active || atomic_load_explicit(&st->finished, memory_order_relaxed))
-		return false;
-	fn = table_get(&ps->funcs, (uint64_t)(uintptr_t)f);
-	if (!fn || (fn->resolved && !fn->target) || atomic_load(&ps->captures))
-		return false;
-	ctx = current_ctx(st);
-	if (!ctx || !(p = calloc(1, sizeof(*p))))
-		return false;
-	p->api_enter_ns = inject_api_enter_ns ? inject_api_enter_ns : inject_now_ns();
-	p->blocks_wanted = st->cfg.block_launches < 0 ||
-			   atomic_fetch_add(&fn->launches, 1) < (unsigned)st->cfg.block_launches;
-	/* thread mode is the heavy benchmark probe: its records are read for the first launches
-	 * only */
-	p->read_records = ps->mode != GRT_PROBE_THREAD || p->blocks_wanted;
-	/* block mode stores spans only for the launches whose blocks go to the trace */
-	slots = (uint64_t)cfg->gridDimX * cfg->gridDimY * cfg->gridDimZ;
-	if (ps->mode == GRT_PROBE_THREAD)
-		slots *= (uint64_t)cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ;
-	else if (!p->blocks_wanted)
-		slots = 0;
-	bytes = grt_probe_buffer_size(ps->mode, slots);
-	inject_enter_tool();
-	timed_lock(ps);
+/*
+ * A zeroed pending entry from the free list, refilled a chunk at a time
+ * (entries are never freed: the launch path does no malloc); under ps->lock.
+ */
+static struct pending *pending_new(struct probe_state *ps)
+{
+	struct pending *p = ps->free_pending;
+
+	if (!p) {
+		struct pending *chunk = calloc(PENDING_CHUNK, sizeof(*chunk));
+
+		if (!chunk)
+			return NULL;
+		for (unsigned i = PENDING_CHUNK; i-- > 1;) {
+			chunk[i].next = ps->free_pending;
+			ps->free_pending = &chunk[i];
+		}
+		return &chunk[0];
+	}
+	ps->free_pending = p->next;
+	memset(p, 0, sizeof(*p));
+	return p;
+}
+
+/* Under ps->lock; kept for the next launch (a launch path without malloc and free). */
+static void pending_free(struct probe_state *ps, struct pending *p)
+{
+	p->next = ps->free_pending;
+	ps->free_pending = p;
+}
+
+/*
+ * Thread mode's launches whose records are not read (all but the first of
+ * each kernel) all write one scratch buffer per context, grown to the
+ * largest launch: the probe runs in full, nothing is collected, and the
+ * buffer, rewritten launch after launch, tends to stay in the GPU's L2
+ * cache. Buffers outgrown stay allocated (a launch may still be writing
+ * one). Fills *out; NULL when over the pool budget. Under ps->lock.
+ */
+static struct pending *launch_scratch(struct probe_state *ps, struct ctx_res *r,
+				      struct inst_func *fn, uint64_t spans, struct pending *out)
+{
+	uint64_t bytes = grt_probe_buffer_size(GRT_PROBE_THREAD, spans);
+	CUdeviceptr d;
+
+	if (spans > r->scratch_spans) {
+		if (ps->pool_used + bytes > ps->st->cfg.pool_bytes ||
+		    ps->st->drv.cuMemAlloc_v2(&d, bytes) || (d + bytes - 1) & ~GRT_PROBE_ADDR_MASK)
+			return NULL;
+		ps->pool_used += bytes;
+		r->scratch = d;
+		r->scratch_spans = spans;
+	}
+	memset(out, 0, sizeof(*out));
+	out->unlisted = true;
+	out->fn = fn;
+	out->seq = atomic_fetch_add(&ps->seq, 1) + 1;
+	out->param = grt_probe_param(r->scratch, 1);
+	return out;
+}
+
+/*
+ * The launch's probe buffer and its pending entry, appended to the list in
+ * launch order but not yet `launched` (the collection skips it until then):
+ * one critical section per launch. NULL when the launch runs uninstrumented.
+ * Under ps->lock.
+ */
+static struct pending *launch_prepare(struct probe_state *ps, struct inst_func *fn,
+				      CUcontext ctx, const CUlaunchConfig *cfg, bool ptsz,
+				      struct pending *local)
+{
+	struct inject_state *st = ps->st;
+	uint64_t slots = (uint64_t)cfg->gridDimX * cfg->gridDimY * cfg->gridDimZ;
+	struct pool_slot *slot;
+	struct ctx_res *r;
+	struct pending *p;
+	bool wanted;
+
 	if (!fn->resolved)
 		resolve_target(ps, fn);
 	if (!ps->sm_slots)
 		ps->sm_slots = device_sm_slots(st);
-	if (!fn->target || start_drain_thread(ps) || !(r = ctx_res_get(ps, ctx))) {
-		pthread_mutex_unlock(&ps->lock);
-		inject_leave_tool();
-		free(p);
-		return false;
-	}
-	slot = slot_get(ps, r, bytes);
+	if (!fn->target || start_drain_thread(ps) || !(r = ctx_res_get(ps, ctx)))
+		return NULL;
+	summarizer_ready(ps, r);
+	wanted = st->cfg.block_launches < 0 ||
+		 atomic_fetch_add(&fn->launches, 1) < (unsigned)st->cfg.block_launches;
+	if (ps->mode == GRT_PROBE_THREAD)
+		slots *= (uint64_t)cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ;
+	if (ps->mode == GRT_PROBE_THREAD && !wanted)
+		return launch_scratch(ps, r, fn, slots, local);
+	slot = slot_get(ps, r, grt_probe_buffer_size(ps->mode, slots));
 	/* a long GRTRACE_GPU_DRAIN_MS must not let the pool run dry: wake the collection, once,
 	 * as the class crosses its low-water mark (a wake is a system call) */
 	if (slot && ps->nfree[slot->size_class] + 1 == ps->low_water[slot->size_class])
 		pthread_cond_signal(&ps->wake);
 	/* nothing frees a slot before exit when collection waits for it */
 	if (!slot && st->cfg.pool_wait && !st->cfg.collect_at_exit)
-		slot = slot_wait(ps, r, bytes, cfg->hStream, ptsz);
-	if (!slot) {
+		slot = slot_wait(ps, r, grt_probe_buffer_size(ps->mode, slots), cfg->hStream, ptsz);
+	if (!slot || !(p = pending_new(ps))) {
+		if (slot)
+			slot_put(ps, slot);
 		atomic_fetch_add(&ps->no_buffer, 1);
-		pthread_mutex_unlock(&ps->lock);
-		inject_leave_tool();
-		free(p);
-		return false; /* runs unchanged; counted as lost */
+		return NULL; /* runs unchanged; counted as lost */
 	}
 	p->seq = atomic_fetch_add(&ps->seq, 1) + 1;
 	p->launch_id = ((uint64_t)st->pid << 32) | (p->seq & 0xffffffffu);
@@ -1122,14 +1190,31 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 	p->ctx = ctx;
 	p->fn = fn;
 	p->slot = slot;
-	if (slots) /* never 0: that is fresh memory, and "no spans" in block mode */
-		p->tag = slot->tag = slot->tag == UINT16_MAX ? 1 : slot->tag + 1;
+	/* never 0: that is what fresh memory holds */
+	p->tag = slot->tag = slot->tag == UINT16_MAX ? 1 : slot->tag + 1;
 	p->param = grt_probe_param(slot->dptr, p->tag);
 	p->grid[0] = cfg->gridDimX, p->grid[1] = cfg->gridDimY, p->grid[2] = cfg->gridDimZ;
 	p->block[0] = cfg->blockDimX, p->block[1] = cfg->blockDimY, p->block[2] = cfg->blockDimZ;
-	p->tid = inject_tid();
-	want_event = event_due(ps, p->stream_key);
-	pthread_mutex_unlock(&ps->lock);
+	p->blocks_wanted = wanted;
+	if (event_due(ps, p->stream_key))
+		p->event = event_get(ps, r);
+	if (ps->tail)
+		ps->tail->next = p;
+	else
+		ps->head = p;
+	ps->tail = p;
+	ps->npending++;
+	return p;
+}
+
+/* The redirected launch: the instrumented function with the probe parameter appended. */
+static CUresult launch_instrumented(struct pending *p, CUcontext ctx, const CUlaunchConfig *cfg,
+				    void **params, void **extra, bool ex, bool ptsz)
+{
+	struct inst_func *fn = p->fn;
+	void *storage_extra[5], **new_extra = NULL, **new_params = NULL, *small_params[64];
+	size_t extra_size = 0;
+	CUresult res;
 
 	if (params)
 		new_params = extend_params(params, fn->k, &p->param, small_params, 64);
@@ -1137,19 +1222,84 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		new_extra = extend_extra(extra, fn->k, p->param, storage_extra, &extra_size);
 	/* the application's launch, only redirected: CUPTI must not take it for ours */
 	inject_leave_tool();
-	real_start = inject_now_ns();
 	res = new_params || new_extra
 		  ? interpose_launch_real(ex, ptsz,
 					  fn->target_fn && fn->target_ctx == ctx ? fn->target_fn
 										 : fn->target,
 					  cfg, new_params, new_extra)
 		  : CUDA_ERROR_INVALID_VALUE;
-	real_ns = inject_now_ns() - real_start;
 	inject_enter_tool();
 	if (new_params && new_params != small_params)
 		free(new_params);
 	if (new_extra)
 		free(new_extra[1]);
+	return res;
+}
+
+/*
+ * The launch path's own cost, for the report: timed on one launch in
+ * TIMED_EVERY, picked by a hash of its number: the driver's launch cost has
+ * periods of its own (its queue and flushes), which a plain `seq % 8` aliased
+ * with on an H100 (timed launches looked 2x slower than the rest).
+ */
+#define TIMED_EVERY 8
+
+static bool launch_timed(uint64_t seq)
+{
+	return ((seq * 0x9E3779B97F4A7C15ull) >> 32) % TIMED_EVERY == 0;
+}
+
+static void count_probe_launch(struct inject_state *st, const struct pending *p, uint64_t real_ns)
+{
+	uint64_t host_ns = inject_now_ns() - p->api_enter_ns - real_ns;
+
+	/* a first launch that JIT-compiled or calibrated is counted apart from the steady state */
+	if (host_ns < SLOW_LAUNCH_NS) {
+		stat_add(&st->stats.probe_timed, 1);
+		stat_add(&st->stats.probe_real_ns, real_ns);
+		stat_add(&st->stats.probe_host_ns, host_ns);
+	} else {
+		stat_add(&st->stats.probe_slow, 1);
+	}
+}
+
+bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
+		   bool ptsz, CUresult *ret)
+{
+	struct inject_state *st = inject();
+	struct probe_state *ps = st->probes;
+	struct inst_func *fn;
+	struct pending *p, local;
+	CUcontext ctx;
+	CUresult res;
+	uint64_t api_enter_ns, real_start = 0, real_ns = 0;
+	bool timed;
+
+	if (!ps || !ps->active || atomic_load_explicit(&st->finished, memory_order_relaxed))
+		return false;
+	fn = table_get(&ps->funcs, (uint64_t)(uintptr_t)f);
+	if (!fn || (fn->resolved && !fn->target) || atomic_load(&ps->captures))
+		return false;
+	ctx = current_ctx(st);
+	if (!ctx)
+		return false;
+	api_enter_ns = inject_api_enter_ns ? inject_api_enter_ns : inject_now_ns();
+	inject_enter_tool();
+	timed_lock(ps);
+	p = launch_prepare(ps, fn, ctx, cfg, ptsz, &local);
+	pthread_mutex_unlock(&ps->lock);
+	if (!p) {
+		inject_leave_tool();
+		return false;
+	}
+	p->api_enter_ns = api_enter_ns;
+	p->tid = inject_tid();
+	timed = launch_timed(p->seq);
+	if (timed)
+		real_start = inject_now_ns();
+	res = launch_instrumented(p, ctx, cfg, params, extra, ex, ptsz);
+	if (timed)
+		real_ns = inject_now_ns() - real_start;
 	if (res != CUDA_SUCCESS) {
 		/* never let the probes change the application's outcome: run the original */
 		inject_leave_tool();
@@ -1157,43 +1307,19 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		inject_enter_tool();
 		report_fallback(
 		    ps, fn, "the instrumented launch failed (CUDA error %d); ran unchanged", res);
-		pthread_mutex_lock(&ps->lock);
-		slot_put(ps, slot);
-		pthread_mutex_unlock(&ps->lock);
-		free(p);
-		inject_leave_tool();
-		return true;
-	}
-	*ret = CUDA_SUCCESS;
-	if (want_event) {
-		pthread_mutex_lock(&ps->lock);
-		p->event = event_get(ps, r);
-		pthread_mutex_unlock(&ps->lock);
-		if (p->event && st->drv.cuEventRecord(p->event, cfg->hStream) != CUDA_SUCCESS) {
-			pthread_mutex_lock(&ps->lock);
-			event_put(r, p->event);
-			pthread_mutex_unlock(&ps->lock);
-			p->event = NULL;
-		}
-	}
-	timed_lock(ps);
-	if (ps->tail)
-		ps->tail->next = p;
-	else
-		ps->head = p;
-	ps->tail = p;
-	ps->npending++;
-	pthread_mutex_unlock(&ps->lock);
-	atomic_fetch_add(&ps->launches, 1);
-	host_ns = inject_now_ns() - p->api_enter_ns - real_ns;
-	/* a first launch that JIT-compiled or calibrated is counted apart from the steady state */
-	if (host_ns < SLOW_LAUNCH_NS) {
-		stat_add(&st->stats.probe_launches, 1);
-		stat_add(&st->stats.probe_real_ns, real_ns);
-		stat_add(&st->stats.probe_host_ns, host_ns);
+		p->failed = true;
 	} else {
-		stat_add(&st->stats.probe_slow, 1);
+		*ret = CUDA_SUCCESS;
+		p->event_recorded =
+		    p->event && st->drv.cuEventRecord(p->event, cfg->hStream) == CUDA_SUCCESS;
+		atomic_fetch_add(&ps->launches, 1);
+		stat_add(&st->stats.probe_launches, 1);
 	}
+	/* from here on the collection may take it */
+	if (!p->unlisted)
+		atomic_store_explicit(&p->launched, true, memory_order_release);
+	if (timed)
+		count_probe_launch(st, p, real_ns);
 	inject_leave_tool();
 	return true;
 }
@@ -1202,22 +1328,24 @@ uint64_t probes_sync_begin(void)
 {
 	struct probe_state *ps = inject()->probes;
 
-	if (!ps)
-		return 0;
-	/* the application is about to wait: a good moment to collect (collect_due) */
-	atomic_fetch_add(&ps->waiting, 1);
-	atomic_store(&ps->sync_seen, 1);
-	if (ps->npending)
-		pthread_cond_signal(&ps->wake);
-	return atomic_load(&ps->seq);
+	return ps ? atomic_load(&ps->seq) : 0;
 }
 
+/*
+ * The application synchronized: what it launched before is complete, a good
+ * moment to collect (collect_due). Not while it waits: a context-wide
+ * synchronize waits for our stream too, so work queued then would lengthen
+ * the application's wait (bench/RESULTS.md, run 19).
+ */
 void probes_sync_end(void)
 {
 	struct probe_state *ps = inject()->probes;
 
-	if (ps)
-		atomic_fetch_sub(&ps->waiting, 1);
+	if (!ps)
+		return;
+	atomic_store(&ps->sync_seen, 1);
+	if (ps->npending)
+		pthread_cond_signal(&ps->wake);
 }
 
 void probes_synchronized(CUstream s, bool all, bool ptsz, uint64_t token)
@@ -1230,7 +1358,8 @@ void probes_synchronized(CUstream s, bool all, bool ptsz, uint64_t token)
 		return;
 	pthread_mutex_lock(&ps->lock);
 	for (struct pending *p = ps->head; p && p->seq <= token; p = p->next)
-		if ((all || p->stream_key == key) && !p->complete)
+		if ((all || p->stream_key == key) && !p->complete &&
+		    atomic_load_explicit(&p->launched, memory_order_acquire))
 			p->complete = any = true;
 	if (any && token > ps->max_complete_seq)
 		ps->max_complete_seq = token;
@@ -1271,7 +1400,8 @@ static void poll_events(struct probe_state *ps)
 	uint64_t max_seq = 0;
 
 	for (struct pending *p = ps->head; p && nq < MAX_QUERIES; p = p->next)
-		if (p->event && !p->complete)
+		if (!p->complete && atomic_load_explicit(&p->launched, memory_order_acquire) &&
+		    p->event_recorded)
 			queries[nq++] = p;
 	if (!nq)
 		return;
@@ -1318,7 +1448,20 @@ static void poll_events(struct probe_state *ps)
 		ps->max_complete_seq = max_seq;
 }
 
-/* Takes completed launches (oldest first, one context) off the list, up to MAX_BATCH_BYTES. */
+/*
+ * At most what the collection reads of a launch: block mode's summary when the
+ * device summarizes it, else the whole slot. Under ps->lock.
+ */
+static uint64_t read_bound(struct probe_state *ps, const struct pending *p)
+{
+	struct ctx_res *r = ctx_res_get(ps, p->ctx);
+
+	if (ps->mode == GRT_PROBE_BLOCK && !p->blocks_wanted && r && r->summarize_state > 0)
+		return grt_probe_totals_bytes(ps->sm_slots);
+	return p->slot->size;
+}
+
+/* Takes completed launches (oldest first, one context) off the list, up to MAX_BATCH_BYTES read. */
 static struct pending *take_completed(struct probe_state *ps)
 {
 	struct pending *batch = NULL, **batch_tail = &batch, **at = &ps->head, *prev = NULL;
@@ -1328,14 +1471,15 @@ static struct pending *take_completed(struct probe_state *ps)
 	while (*at && (*at)->seq <= ps->max_complete_seq) {
 		struct pending *p = *at;
 
-		if (!p->complete || (ctx && p->ctx != ctx) ||
-		    (bytes && bytes + p->slot->size > MAX_BATCH_BYTES)) {
+		if (!atomic_load_explicit(&p->launched, memory_order_acquire) ||
+		    (!p->complete && !p->failed) || (ctx && p->ctx != ctx) ||
+		    (bytes && bytes + read_bound(ps, p) > MAX_BATCH_BYTES)) {
 			prev = p;
 			at = &p->next;
 			continue;
 		}
 		ctx = p->ctx;
-		bytes += p->slot->size;
+		bytes += read_bound(ps, p);
 		*at = p->next;
 		if (ps->tail == p)
 			ps->tail = prev;
@@ -1353,9 +1497,7 @@ static uint64_t used_bytes(const struct probe_state *ps, const struct pending *p
 
 	if (ps->mode == GRT_PROBE_THREAD)
 		slots *= (uint64_t)p->block[0] * p->block[1] * p->block[2];
-	if (!p->read_records)
-		return GRT_PROBE_HEAD_SIZE;
-	if (ps->mode == GRT_PROBE_BLOCK && !p->tag)
+	if (p->summarized)
 		return grt_probe_totals_bytes(ps->sm_slots);
 	if (slots > p->slot->capacity)
 		slots = p->slot->capacity;
@@ -1441,7 +1583,7 @@ static void send_launch(struct probe_state *ps, const struct pending *p, struct 
 	atomic_fetch_add(&ps->lost_blocks, missing);
 }
 
-/* A block-mode launch without spans: its summary from the device totals. */
+/* A block-mode launch the device summarized: its summary from the totals. */
 static void process_totals(struct probe_state *ps, const struct pending *p, const uint8_t *buf)
 {
 	const struct grt_probe_sm *sm = (const void *)(buf + GRT_PROBE_SM_OFF);
@@ -1471,7 +1613,7 @@ static void process_launch(struct probe_state *ps, const struct pending *p, cons
 
 	if (head->magic != GRT_PROBE_MAGIC)
 		return;
-	if (ps->mode == GRT_PROBE_BLOCK && !p->tag) {
+	if (p->summarized) {
 		process_totals(ps, p, buf);
 		return;
 	}
@@ -1521,26 +1663,17 @@ static int by_address(const void *a, const void *b)
 	return x->slot->dptr < y->slot->dptr ? -1 : x->slot->dptr > y->slot->dptr;
 }
 
-/* How many slots from sorted[i] on sit back to back in one arena. */
-static size_t run_length(struct pending **sorted, size_t i, size_t n)
+/* How many slots from sorted[i] on sit back to back in one arena and read the same bytes. */
+static size_t run_length(const struct probe_state *ps, struct pending **sorted, size_t i, size_t n)
 {
+	uint64_t bytes = used_bytes(ps, sorted[i]);
 	size_t j = i + 1;
 
 	while (j < n && sorted[j]->slot->size_class == sorted[i]->slot->size_class &&
-	       sorted[j]->slot->dptr == sorted[j - 1]->slot->dptr + sorted[j - 1]->slot->size)
+	       sorted[j]->slot->dptr == sorted[j - 1]->slot->dptr + sorted[j - 1]->slot->size &&
+	       used_bytes(ps, sorted[j]) == bytes)
 		j++;
 	return j - i;
-}
-
-/* Whether every launch of sorted[i .. i+len) reads the same number of bytes (then: *bytes). */
-static bool run_uniform(const struct probe_state *ps, struct pending **sorted, size_t i, size_t len,
-			uint64_t *bytes)
-{
-	*bytes = used_bytes(ps, sorted[i]);
-	for (size_t j = i + 1; j < i + len; j++)
-		if (used_bytes(ps, sorted[j]) != *bytes)
-			return false;
-	return true;
 }
 
 /* One run of adjacent slots that all read `bytes`: the first bytes of each, one 2-D copy. */
@@ -1564,87 +1697,143 @@ static CUresult copy_rows(struct probe_state *ps, struct ctx_res *r, struct pend
 }
 
 /*
- * Queues the copies of the launches' buffers to the staging area, one per
- * run of adjacent slots: a 2-D copy of just the bytes each reads when they
- * all read the same (block mode's totals: the PCIe traffic of the copies
- * back slows the application's launches, bench/RESULTS.md), else the whole
- * span of the run (a slot with no neighbour is a run of one). Returns the
- * driver's result; the caller waits for the stream.
+ * Queues the copies of what is read of the launches' buffers to the staging
+ * area: one 2-D copy per run of adjacent slots that read the same bytes
+ * (block mode's summaries: the PCIe traffic of the copies back slows the
+ * application's launches, bench/RESULTS.md), one plain copy per slot
+ * otherwise. Returns the driver's result; the caller waits for the stream.
  */
 static CUresult copy_back(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
 			  size_t n)
 {
-	struct inject_driver *d = &ps->st->drv;
-	uint64_t off = 0, need = 0, bytes;
+	uint64_t off = 0, need = 0;
 	CUresult res = CUDA_SUCCESS;
 
 	for (size_t i = 0; i < n; i++)
-		need += sorted[i]->slot->size;
+		need += used_bytes(ps, sorted[i]);
 	if (ensure_staging(ps, need))
 		return CUDA_ERROR_INVALID_VALUE;
 	for (size_t i = 0; i < n && !res;) {
-		size_t len = run_length(sorted, i, n);
-		struct pending *last = sorted[i + len - 1];
-		uint64_t span = last->slot->dptr + used_bytes(ps, last) - sorted[i]->slot->dptr;
+		size_t len = run_length(ps, sorted, i, n);
+		uint64_t bytes = used_bytes(ps, sorted[i]);
 
 		stat_add(&ps->st->stats.drain_driver_calls, 1);
-		if (len > 1 && run_uniform(ps, sorted, i, len, &bytes)) {
-			res = copy_rows(ps, r, sorted + i, len, bytes, off);
-			off += len * bytes;
-		} else {
-			res = d->cuMemcpyDtoHAsync_v2((uint8_t *)ps->staging + off,
-						      sorted[i]->slot->dptr, span, r->stream);
-			for (size_t j = i; j < i + len; j++)
-				sorted[j]->staging_off =
-				    off + (sorted[j]->slot->dptr - sorted[i]->slot->dptr);
-			off += span;
-		}
+		res = copy_rows(ps, r, sorted + i, len, bytes, off);
+		off += len * bytes;
 		i += len;
 	}
 	return res;
 }
 
 /*
- * Queues the zeroing of the device totals of block-mode slots, one strided
- * memset per run of adjacent slots (the heads and spans are left alone),
- * behind their copies on the same stream. The caller waits for the stream.
+ * Loads __grt_summarize in r's context (current), once: on the first launch
+ * in the context, which compiles the application's module too (a JIT later,
+ * on the drain thread, would hold the driver while the application launches).
+ * False when the host must summarize.
  */
-static CUresult clean_totals(struct probe_state *ps, struct ctx_res *r, struct pending **sorted,
-			     size_t n)
+static bool summarizer_ready(struct probe_state *ps, struct ctx_res *r)
 {
 	struct inject_driver *d = &ps->st->drv;
-	CUresult res = CUDA_SUCCESS;
+	char why[200] = "";
+	void *image = NULL;
+	size_t size;
+	bool hit;
+	CUmodule mod;
+	CUresult res = CUDA_ERROR_INVALID_VALUE;
 
-	if (ps->mode != GRT_PROBE_BLOCK)
-		return CUDA_SUCCESS;
-	for (size_t i = 0; i < n && !res;) {
-		size_t len = run_length(sorted, i, n);
-		struct pool_slot *first = sorted[i]->slot;
-
-		res = d->cuMemsetD2D32Async(first->dptr + GRT_PROBE_SM_OFF, first->size, 0,
-					    (GRT_PROBE_AGG_END - GRT_PROBE_SM_OFF) / 4, len,
-					    r->stream);
-		stat_add(&ps->st->stats.drain_driver_calls, 1);
-		i += len;
+	if (r->summarize_state || ps->mode != GRT_PROBE_BLOCK)
+		return r->summarize_state > 0;
+	r->summarize_state = -1;
+	if (!compile_cached(ps, grt_summarize_ptx, strlen(grt_summarize_ptx), device_arch(ps->st),
+			    &image, &size, &hit, why, sizeof(why))) {
+		res = d->cuModuleLoadDataEx(&mod, image, 0, NULL, NULL);
+		if (!res)
+			res = d->cuModuleGetFunction(&r->summarize, mod, GRT_SUMMARIZE_KERNEL);
 	}
-	return res;
+	free(image);
+	if (res) {
+		channel_status(&ps->st->chan, INJ_PART_PROBES, -EIO,
+			       "the probe summarizer did not load (CUDA error %d%s%s): launches are "
+			       "summarized on the host from their spans",
+			       res, why[0] ? ", " : "", why);
+		return false;
+	}
+	r->summarize_state = 1;
+	return true;
 }
 
-/* One launch's slot back to the pool (or dropped, when its totals could not be zeroed). */
-static void return_slot(struct probe_state *ps, struct pending *p, CUresult res)
+/* Room for n jobs in the mapped pinned work list; its device address in *dptr. */
+static int ensure_jobs(struct probe_state *ps, size_t n, CUdeviceptr *dptr)
 {
-	if (res && p->read_records)
-		atomic_fetch_add(&ps->no_buffer, 1); /* its records could not be read */
-	if (res && ps->mode == GRT_PROBE_BLOCK)
-		free(p->slot); /* totals not zeroed: not reused, stays counted as used */
-	else
-		slot_put(ps, p->slot);
+	struct inject_driver *d = &ps->st->drv;
+	size_t cap = ps->jobs_cap ? ps->jobs_cap : 1024;
+	void *host;
+
+	while (cap < n)
+		cap *= 2;
+	if (cap != ps->jobs_cap) {
+		if (d->cuMemHostAlloc(&host, cap * sizeof(*ps->jobs),
+				      CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE))
+			return -ENOMEM;
+		if (ps->jobs)
+			d->cuMemFreeHost(ps->jobs);
+		ps->jobs = host;
+		ps->jobs_cap = cap;
+	}
+	return d->cuMemHostGetDevicePointer_v2(dptr, ps->jobs, 0) ? -EIO : 0;
 }
 
 /*
- * Copies back the buffers of a batch's launches that are read (thread mode
- * reads only the first launches), reports them, zeroes block mode's totals and
- * returns the slots (tagged spans need no cleaning). Without ps->lock.
+ * Block mode: queues the device summary (totals and histogram from the
+ * spans) of the batch's launches whose blocks are not wanted, one CTA each,
+ * on our stream ahead of the copies, and marks them summarized. When the
+ * summarizer cannot run, nothing is marked and their spans are read instead.
+ */
+static void summarize_batch(struct probe_state *ps, struct ctx_res *r, struct pending **reads,
+			    size_t n)
+{
+	size_t njobs = 0;
+	CUdeviceptr jobs;
+	unsigned sm_slots = ps->sm_slots;
+	void *args[2] = {&jobs, &sm_slots};
+
+	if (ps->mode != GRT_PROBE_BLOCK || !summarizer_ready(ps, r) || ensure_jobs(ps, n, &jobs))
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct pending *p = reads[i];
+		uint64_t blocks = (uint64_t)p->grid[0] * p->grid[1] * p->grid[2];
+
+		if (p->blocks_wanted)
+			continue;
+		ps->jobs[njobs++] = (struct grt_probe_summary_job){
+		    .buffer = p->slot->dptr,
+		    .spans = (uint32_t)(blocks < p->slot->capacity ? blocks : p->slot->capacity),
+		    .tag = p->tag,
+		};
+	}
+	if (!njobs)
+		return;
+	stat_add(&ps->st->stats.drain_driver_calls, 1);
+	if (ps->st->drv.cuLaunchKernel(r->summarize, (unsigned)njobs, 1, 1, GRT_SUMMARIZE_THREADS,
+				       1, 1, 0, r->stream, args, NULL))
+		return;
+	for (size_t i = 0; i < n; i++)
+		reads[i]->summarized = !reads[i]->blocks_wanted;
+}
+
+/* One launch's slot back to the pool: spans are tagged and totals rewritten, nothing to clean. */
+static void return_slot(struct probe_state *ps, struct pending *p, CUresult res)
+{
+	if (res && !p->failed)
+		atomic_fetch_add(&ps->no_buffer, 1); /* its records could not be read */
+	slot_put(ps, p->slot);
+}
+
+/*
+ * Copies back what is read of a batch's launches (block mode: the device's
+ * summary, or the spans of launches whose blocks are wanted; thread mode:
+ * the first launches only), reports them and returns the slots. Without
+ * ps->lock.
  */
 static void collect(struct probe_state *ps, struct pending *batch)
 {
@@ -1668,7 +1857,7 @@ static void collect(struct probe_state *ps, struct pending *batch)
 	if (sorted)
 		qsort(sorted, n, sizeof(*sorted), by_address);
 	for (size_t i = 0; i < n; i++)
-		if (sorted[i]->read_records)
+		if (!sorted[i]->failed)
 			reads[nreads++] = sorted[i];
 	pthread_mutex_lock(&ps->lock);
 	r = ctx_res_get(ps, batch->ctx);
@@ -1678,16 +1867,16 @@ static void collect(struct probe_state *ps, struct pending *batch)
 	if (!res) {
 		CUcontext popped;
 
-		/* copies, then the memsets behind them, then one wait: the fewer round trips
+		/* the summary, the copies behind it, then one wait: the fewer round trips
 		 * through the driver beside the application's launches, the better */
+		if (nreads)
+			summarize_batch(ps, r, reads, nreads);
 		res = nreads ? copy_back(ps, r, reads, nreads) : CUDA_SUCCESS;
-		if (!res && nreads)
-			res = clean_totals(ps, r, reads, nreads);
 		if (!res && nreads)
 			res = wait_stream(ps, r);
 		/* in launch order, as the recorder expects them */
 		for (struct pending *p = batch; p && !res; p = p->next)
-			if (p->read_records)
+			if (!p->failed)
 				process_launch(ps, p, (uint8_t *)ps->staging + p->staging_off);
 		d->cuCtxPopCurrent_v2(&popped);
 	}
@@ -1698,7 +1887,7 @@ static void collect(struct probe_state *ps, struct pending *batch)
 		return_slot(ps, batch, res);
 		if (batch->event && r)
 			event_put(r, batch->event);
-		free(batch);
+		pending_free(ps, batch);
 		batch = next;
 	}
 	pthread_cond_broadcast(&ps->slot_freed);
@@ -1709,19 +1898,15 @@ static void collect(struct probe_state *ps, struct pending *batch)
 #define DRAIN_TICK_NS 1000000 /* how often the collection thread looks */
 
 /*
- * Whether to collect now. The collection's copies and memsets slow the
- * launches of an application that is submitting work (bench/RESULTS.md, runs
- * 11-13), so it runs when an application thread synchronizes (it waits
- * anyway), when a pool class runs low, and otherwise every
- * GRTRACE_GPU_DRAIN_MS. Under ps->lock.
+ * Whether to collect now. The collection's driver calls slow the launches of
+ * an application that is submitting work (bench/RESULTS.md, runs 11-13), so
+ * it runs after an application thread synchronized (what it launched is
+ * complete, and it often does host work next), when a pool class runs low,
+ * and otherwise every GRTRACE_GPU_DRAIN_MS. Under ps->lock.
  */
 static bool collect_due(struct probe_state *ps)
 {
-	/* thread mode reads nothing back past its first launches: recycling its large slots at
-	 * once is cheaper than growing the pool */
-	if (ps->mode == GRT_PROBE_THREAD)
-		return true;
-	if (atomic_load(&ps->waiting) > 0 || atomic_exchange(&ps->sync_seen, 0) ||
+	if (atomic_exchange(&ps->sync_seen, 0) ||
 	    inject_now_ns() - ps->last_collect_ns >= ps->st->cfg.drain_ms * 1000000ULL)
 		return true;
 	/* a class running low: grow the pool (16 KiB slots) while the budget allows */

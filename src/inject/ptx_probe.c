@@ -122,77 +122,6 @@ static void emit_store_span(struct strbuf *b, const struct probe_style *s, unsig
 }
 
 /*
- * Block mode: whether this block (d1) feeds the duration histogram, in q0.
- * Grids of more than GRT_PROBE_HIST_ALL blocks sample one block in
- * GRT_PROBE_HIST_EVERY: a histogram bucket is one address that every block of
- * a launch hits, and same-address reductions serialize (bench/RESULTS.md).
- * The block count is taken modulo 2^32: a grid larger than that samples all.
- */
-static void emit_hist_sample(struct strbuf *b, const struct probe_style *s)
-{
-	char line[200];
-
-	emit(b, s,
-	     "\tmov.u32 %~r9, %nctaid.z;\n"
-	     "\tmul.lo.u32 %~r9, %~r9, %~r7;\n"
-	     "\tmul.lo.u32 %~r9, %~r9, %~r8;\n"
-	     "\tcvt.u32.u64 %~r10, %~d1;\n");
-	snprintf(line, sizeof(line),
-		 "\tand.b32 %%~r10, %%~r10, %u;\n"
-		 "\tsetp.eq.u32 %%~q0, %%~r10, 0;\n"
-		 "\tsetp.le.or.u32 %%~q0, %%~r9, %u, %%~q0;\n",
-		 GRT_PROBE_HIST_EVERY - 1, GRT_PROBE_HIST_ALL);
-	emit(b, s, line);
-}
-
-/*
- * Block mode: adds the block (d4 entry, d5 exit) to its SM's totals and, when
- * q0 says so, to the duration histogram of its SM's group (probe_buffer.h).
- * Fire-and-forget reductions: the warp does not wait for them. Keeps d1.
- */
-static void emit_block_totals(struct strbuf *b, const struct probe_style *s)
-{
-	char line[160];
-
-	snprintf(line, sizeof(line), "\tadd.u64 %%~d3, %%~d3, %u;\n", (unsigned)GRT_PROBE_SM_OFF);
-	emit(b, s,
-	     "\tmov.u32 %~r3, %smid;\n"
-	     "\tmin.u32 %~r4, %~r3, 255;\n"
-	     "\tmul.wide.u32 %~d3, %~r4, 32;\n"
-	     "\tadd.u64 %~d3, %~d3, %~d0;\n");
-	emit(b, s, line);
-	/* the fields of struct grt_probe_sm */
-	emit(b, s,
-	     "\tnot.b64 %~d2, %~d4;\n"
-	     "\tred.global.max.u64 [%~d3], %~d2;\n"
-	     "\tred.global.max.u64 [%~d3+8], %~d5;\n"
-	     "\tsub.u64 %~d2, %~d5, %~d4;\n"
-	     "\tred.global.add.u64 [%~d3+16], %~d2;\n"
-	     "\tred.global.add.u32 [%~d3+24], 1;\n"
-	     "\tmin.u64 %~d2, %~d2, 0xFFFFFFFF;\n"
-	     "\tcvt.u32.u64 %~r9, %~d2;\n"
-	     "\tred.global.max.u32 [%~d3+28], %~r9;\n");
-	emit(b, s,
-	     /* bucket 2e + the bit below the leading one; e = 0 shifts by 2^32-1, which gives 0 */
-	     "\tor.b32 %~r10, %~r9, 1;\n"
-	     "\tclz.b32 %~r10, %~r10;\n"
-	     "\tsub.u32 %~r10, 31, %~r10;\n"
-	     "\tsub.u32 %~r11, %~r10, 1;\n"
-	     "\tshr.b32 %~r11, %~r9, %~r11;\n"
-	     "\tand.b32 %~r11, %~r11, 1;\n"
-	     "\tshl.b32 %~r10, %~r10, 1;\n"
-	     "\tadd.u32 %~r10, %~r10, %~r11;\n"
-	     "\tand.b32 %~r4, %~r3, 7;\n"
-	     "\tshl.b32 %~r4, %~r4, 6;\n"
-	     "\tadd.u32 %~r10, %~r10, %~r4;\n"
-	     "\tmul.wide.u32 %~d3, %~r10, 4;\n"
-	     "\tadd.u64 %~d3, %~d3, %~d0;\n");
-	snprintf(line, sizeof(line), "\t@%%~q0 red.global.add.u32 [%%~d3+%u], 1;\n",
-		 (unsigned)GRT_PROBE_HIST_OFF);
-	emit(b, s, line);
-}
-
-/*
  * Block mode: thread (0,0,0) notes the entry time and zeroes the exit count
  * in shared memory; one barrier, while every thread of the block is still
  * there, makes both visible before any thread can exit.
@@ -227,7 +156,8 @@ void probe_emit_entry(struct strbuf *b, const struct probe_style *s)
 
 /*
  * Block mode: every thread counts its exit in shared memory; the warp whose
- * count completes the block stores the span. With warp aggregation the
+ * count completes the block stores the span, and that is all: the totals are
+ * the summarizer's work, after the launch (ptx_summarize.c). With warp aggregation the
  * lowest lane of each converged group adds the group's size, one shared
  * atomic per group.
  */
@@ -256,12 +186,6 @@ static void emit_block_exit(struct strbuf *b, const struct probe_style *s)
 	emit_load_param(b, s);
 	emit_decode_param(b, s);
 	emit_block_index(b, s);
-	emit_hist_sample(b, s);
-	emit_block_totals(b, s);
-	/* the span too, for launches whose per-block records were asked for (tag != 0) */
-	emit(b, s,
-	     "\tsetp.eq.u64 %~q2, %~d6, 0;\n"
-	     "\t@%~q2 bra $~exit_done;\n");
 	emit_store_span(b, s, (unsigned)GRT_PROBE_AGG_END);
 }
 

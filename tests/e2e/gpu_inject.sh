@@ -87,9 +87,9 @@ expect report_clocks grep -qE 'globaltimer dev 0: [0-9]+ fits, offset (9[0-9]{5}
 	ok report_json || fail report_json
 
 # no CUPTI: one line why, the probes still work, the application is unchanged
-# past the first 2 launches of a kernel (the 4-block launch is its 21st), block mode keeps no spans: the summaries come from
-# the device totals (the fake adds what the probes' reductions would); the median is the middle
-# of 5000 ns's half-octave bucket [4096, 6144), the rest exact
+# past the first 2 launches of a kernel (the 4-block launch is its 21st) block mode reads no spans: the
+# summaries come from the totals the device's summarizer kernel wrote (the fake computes what it
+# would); the median is the middle of 5000 ns's half-octave bucket [4096, 6144), the rest exact
 record totals GRTRACE_GPU_BLOCK_LAUNCHES=2 -- $LAUNCHES
 n=$(json totals "(len(of('gpu_launch')), len(of('gpu_block')))")
 [ "$n" = "($((LAUNCHES + 1)), 16)" ] && ok totals_launches || fail totals_launches "got $n"
@@ -97,6 +97,15 @@ n=$(json totals "sorted({(l['blocks'], l['sms_used'], l['block_ns_p50'], l['bloc
 [ "$n" = "[(4, 4, 5120, 25000, 25000, 0), (8, 4, 5000, 25000, 29000, 0), (8, 4, 5120, 25000, 29000, 0)]" ] && ok totals_summary_values || fail totals_summary_values "got $n"
 n=$(json totals "sorted({l['end_ns'] - l['start_ns'] for l in of('gpu_launch')})")
 [ "$n" = "[28000, 32000]" ] && ok totals_start_end || fail totals_start_end "got $n"
+expect totals_summarizer_ran grep -qE "summarize=[1-9]" "$T/totals.fake"
+# a summarizer that does not load: one line why, every launch summarized on the host from its
+# spans instead (exact medians), nothing lost
+record nosummarizer FAKE_CUDA_FAIL_SUMMARIZER=1 GRTRACE_GPU_BLOCK_LAUNCHES=2 -- $LAUNCHES
+n=$(json nosummarizer "sorted({(l['blocks'], l['sms_used'], l['block_ns_p50'], l['block_ns_max'], l['busiest_sm_ns'], l['lost_blocks']) for l in of('gpu_launch')})")
+[ "$n" = "[(4, 4, 5000, 25000, 25000, 0), (8, 4, 5000, 25000, 29000, 0)]" ] && ok host_summary_fallback || fail host_summary_fallback "got $n"
+"$G" parse "$T/nosummarizer.grt" >"$T/nosummarizer.txt"
+expect host_summary_reason grep -q "summarizer did not load" "$T/nosummarizer.txt"
+expect host_summary_no_kernel grep -qE "summarize=0" "$T/nosummarizer.fake"
 
 # the collection runs when the application synchronizes: the app idles 5 s after its first
 # sync, recording stops after 3 s (time enough to reach the sync under the sanitizer), and the

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "inject/cuda_decls.h"
 #include "inject/probe_buffer.h"
+#include "inject/ptx_summarize.h"
 
 /*
  * Enough of the driver for libgrtrace-inject.so to run its whole pipeline on
@@ -50,7 +51,7 @@ struct fake_calib {
 static struct fake_calib calib;
 static __thread void *current_ctx;
 static int ctx_token;
-static atomic_uint launches_plain, launches_probed, launches_calib;
+static atomic_uint launches_plain, launches_probed, launches_calib, launches_summarize;
 
 static uint64_t mono_ns(void)
 {
@@ -346,7 +347,8 @@ EXPORT CUresult cuModuleGetFunction(void **f, void *mod, const char *name)
 
 	if (!fn)
 		return 2;
-	if (count_params(m->text, name, &fn->nparams)) {
+	if (count_params(m->text, name, &fn->nparams) ||
+	    (!strcmp(name, GRT_SUMMARIZE_KERNEL) && getenv("FAKE_CUDA_FAIL_SUMMARIZER"))) {
 		free(fn);
 		return CUDA_ERROR_NOT_FOUND;
 	}
@@ -368,32 +370,47 @@ static void *calib_kernel(void *arg)
 	return NULL;
 }
 
-/* Block mode's device totals: what the probes' reductions add for one block. */
-static void fake_totals(struct grt_probe_head *head, uint64_t start, uint64_t dur, unsigned smid,
-			bool sampled)
+/* What __grt_summarize adds to a buffer's totals for one span. */
+static void fake_totals(struct grt_probe_head *head, const struct grt_probe_span *r)
 {
 	struct grt_probe_sm *sm = (void *)((uint8_t *)head + GRT_PROBE_SM_OFF);
 	uint32_t *hist = (void *)((uint8_t *)head + GRT_PROBE_HIST_OFF);
+	uint64_t dur = grt_probe_dur_ns(r->dur);
 	uint32_t d32 = dur > UINT32_MAX ? UINT32_MAX : (uint32_t)dur;
 
-	sm += smid;
-	if (~start > sm->first_start_inv)
-		sm->first_start_inv = ~start;
-	if (start + dur > sm->last_end)
-		sm->last_end = start + dur;
+	sm += r->smid < GRT_PROBE_SM_SLOTS ? r->smid : GRT_PROBE_SM_SLOTS - 1;
+	if (~r->start_ns > sm->first_start_inv)
+		sm->first_start_inv = ~r->start_ns;
+	if (r->start_ns + dur > sm->last_end)
+		sm->last_end = r->start_ns + dur;
 	sm->busy_ns += dur;
 	sm->blocks++;
 	if (d32 > sm->max_ns)
 		sm->max_ns = d32;
-	if (sampled)
-		hist[(smid % GRT_PROBE_HIST_GROUPS) * GRT_PROBE_HIST_BUCKETS + grt_probe_bucket(d32)]++;
+	hist[grt_probe_bucket(d32)]++;
 }
 
-/*
- * What the PTX probes would have written for this launch: block mode's totals
- * (and a tagged span per block when the tag asks for them), or a tagged span
- * per thread.
- */
+/* The summarizer kernel: each job's totals rewritten from its spans with its tag. */
+static void fake_summarize(void **params, unsigned njobs)
+{
+	const struct grt_probe_summary_job *jobs = (void *)(uintptr_t) * (CUdeviceptr *)params[0];
+	unsigned sm_slots = *(unsigned *)params[1];
+
+	for (unsigned j = 0; j < njobs; j++) {
+		struct grt_probe_head *head = (void *)(uintptr_t)jobs[j].buffer;
+		const struct grt_probe_span *r =
+		    (const void *)((uint8_t *)head + grt_probe_spans_off(GRT_PROBE_BLOCK));
+
+		memset((uint8_t *)head + GRT_PROBE_HIST_OFF, 0,
+		       grt_probe_totals_bytes(sm_slots) - GRT_PROBE_HIST_OFF);
+		for (uint32_t i = 0; i < jobs[j].spans; i++)
+			if (r[i].tag == jobs[j].tag)
+				fake_totals(head, &r[i]);
+	}
+	atomic_fetch_add(&launches_summarize, 1);
+}
+
+/* What the PTX probes would have written for this launch: a tagged span per block (thread). */
 static void fill_probes(const struct fake_function *fn, void **params, const unsigned grid[3],
 			const unsigned block[3])
 {
@@ -409,18 +426,11 @@ static void fill_probes(const struct fake_function *fn, void **params, const uns
 		return;
 	threads = head->mode == GRT_PROBE_THREAD;
 	r = (void *)((uint8_t *)head + grt_probe_spans_off(head->mode));
-	for (uint64_t i = 0; i < (threads ? blocks * tpb : blocks); i++) {
+	for (uint64_t i = 0; i < (threads ? blocks * tpb : blocks) && i < head->capacity; i++) {
 		uint64_t b = threads ? i / tpb : i;
-		uint64_t start = t0 + b * 1000 + (threads ? i % tpb : 0);
-		uint32_t dur = !threads && b == blocks - 1 ? 25000 : 5000;
 
-		if (!threads)
-			fake_totals(head, start, dur, (unsigned)(b % 4),
-				    blocks <= GRT_PROBE_HIST_ALL || b % GRT_PROBE_HIST_EVERY == 0);
-		if ((!threads && !tag) || i >= head->capacity)
-			continue;
-		r[i].start_ns = start;
-		r[i].dur = dur;
+		r[i].start_ns = t0 + b * 1000 + (threads ? i % tpb : 0);
+		r[i].dur = !threads && b == blocks - 1 ? 25000 : 5000;
 		r[i].smid = (uint16_t)(b % 4);
 		r[i].tag = tag;
 	}
@@ -431,10 +441,14 @@ typedef void (*fake_cupti_launch_fn)(const char *name, const unsigned grid[3],
 
 static void tell_cupti(const char *name, const unsigned grid[3], const unsigned block[3], void *s)
 {
-	/* the inject library dlopen()s CUPTI privately: find it by soname */
-	void *cupti = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+	/* the inject library dlopen()s CUPTI privately: find it by soname (once found, kept: a
+	 * lookup per launch would make the fake slower than the library it measures) */
+	static fake_cupti_launch_fn found;
+	void *cupti = found ? NULL : dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
 	fake_cupti_launch_fn hook =
-	    cupti ? (fake_cupti_launch_fn)dlsym(cupti, "fake_cupti_launch") : NULL;
+	    found ? found : cupti ? (fake_cupti_launch_fn)dlsym(cupti, "fake_cupti_launch") : NULL;
+
+	found = hook;
 
 	if (hook)
 		hook(name, grid, block, s, 307);
@@ -458,6 +472,10 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 		pthread_mutex_unlock(&calib_lock);
 		atomic_fetch_add(&launches_calib, 1);
 		tell_cupti(fn->name, grid, block, s);
+		return 0;
+	}
+	if (!strcmp(fn->name, GRT_SUMMARIZE_KERNEL)) {
+		fake_summarize(params, gx);
 		return 0;
 	}
 	if (fn->mod->instrumented) {
@@ -594,7 +612,7 @@ __attribute__((destructor)) static void report(void)
 	f = fopen(path, "a");
 	if (!f)
 		return;
-	fprintf(f, "plain=%u probed=%u calib=%u\n", launches_plain, launches_probed,
-		launches_calib);
+	fprintf(f, "plain=%u probed=%u calib=%u summarize=%u\n", launches_plain, launches_probed,
+		launches_calib, launches_summarize);
 	fclose(f);
 }
