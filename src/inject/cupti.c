@@ -49,6 +49,7 @@ struct cupti_api {
 	CUptiResult (*get_timestamp)(uint64_t *);
 	CUptiResult (*register_timestamp)(uint64_t (*)(void));
 	CUptiResult (*result_string)(CUptiResult, const char **);
+	CUptiResult (*enable_hw_trace)(uint8_t);
 };
 
 struct cupti_state {
@@ -145,6 +146,7 @@ static int resolve_api(struct cupti_state *c, char *why, size_t why_len)
 	    {"cuptiActivityRegisterTimestampCallback",
 	     offsetof(struct cupti_api, register_timestamp), true},
 	    {"cuptiGetResultString", offsetof(struct cupti_api, result_string), true},
+	    {"cuptiActivityEnableHWTrace", offsetof(struct cupti_api, enable_hw_trace), true},
 	};
 
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
@@ -421,6 +423,31 @@ static int enable_callbacks(struct cupti_state *c, char *why, size_t why_len)
 		for (uint32_t id = copy_cbid_runs[i][0]; id <= copy_cbid_runs[i][1]; id++)
 			c->api.enable_callback(1, c->subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
 	return 0;
+}
+
+/*
+ * Kernel timestamps from the GPU's hardware event system instead of CUPTI's
+ * instrumentation of each launch (semaphore writes around the kernel), which
+ * is most of CUPTI's cost on a launch-bound loop (bench/RESULTS.md). CUPTI
+ * offers it on Blackwell only, once the driver has a context; elsewhere one
+ * status line says why not.
+ */
+void cupti_try_hw_trace(struct inject_state *st)
+{
+	struct cupti_state *c = st->cupti;
+	CUptiResult r;
+
+	if (!c)
+		return;
+	r = c->api.enable_hw_trace ? c->api.enable_hw_trace(1) : CUPTI_ERROR_NOT_SUPPORTED;
+	if (r == CUPTI_SUCCESS)
+		channel_status(&st->chan, INJ_PART_CUPTI, 0,
+			       "CUPTI kernel timestamps from the hardware event system");
+	else
+		channel_status(&st->chan, INJ_PART_CUPTI, -ENOTSUP,
+			       "CUPTI kernel timestamps by instrumenting each launch (hardware "
+			       "event system: %s)",
+			       c->api.enable_hw_trace ? cupti_error(c, r) : "not in this libcupti");
 }
 
 static int enable_activity(struct cupti_state *c, char *why, size_t why_len)

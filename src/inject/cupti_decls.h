@@ -22,6 +22,7 @@ typedef struct CUpti_Subscriber_st *CUpti_SubscriberHandle;
 
 #define CUPTI_SUCCESS 0
 #define CUPTI_ERROR_MAX_LIMIT_REACHED 12
+#define CUPTI_ERROR_NOT_SUPPORTED 27
 
 #define CUPTI_ACTIVITY_KIND_MEMCPY 1
 #define CUPTI_ACTIVITY_KIND_MEMSET 2

@@ -183,6 +183,8 @@ void channel_instrument(struct inject_channel *ch, const char *kernel, int statu
 /* cupti.c */
 int cupti_start(struct inject_state *st, char *why, size_t why_len);
 void cupti_flush(struct inject_state *st, bool forced);
+/* Asks CUPTI for hardware kernel timestamps (Blackwell); with a context. Says how it went. */
+void cupti_try_hw_trace(struct inject_state *st);
 void cupti_stop(struct inject_state *st);
 /* Whether addr lies in libcupti (its calls into the driver must reach the real one). */
 bool cupti_owns(const struct inject_state *st, const void *addr);

@@ -279,6 +279,7 @@ void inject_start_with_context(void)
 		channel_status(&state.chan, INJ_PART_CALIB, err,
 			       "GPU clock calibration failed: %s; block-probe times are not mapped",
 			       why);
+	cupti_try_hw_trace(&state);
 	inject_leave_tool();
 	atomic_store_explicit(&state.calibrated, 1, memory_order_release);
 	pthread_mutex_unlock(&state.init_lock);

@@ -1125,8 +1125,12 @@ static struct pending *launch_scratch(struct probe_state *ps, struct ctx_res *r,
 
 	if (spans > r->scratch_spans) {
 		if (ps->pool_used + bytes > ps->st->cfg.pool_bytes ||
-		    ps->st->drv.cuMemAlloc_v2(&d, bytes) || (d + bytes - 1) & ~GRT_PROBE_ADDR_MASK)
+		    ps->st->drv.cuMemAlloc_v2(&d, bytes))
 			return NULL;
+		if ((d + bytes - 1) & ~GRT_PROBE_ADDR_MASK) { /* the tag rides in the top bits */
+			ps->st->drv.cuMemFree_v2(d);
+			return NULL;
+		}
 		ps->pool_used += bytes;
 		r->scratch = d;
 		r->scratch_spans = spans;
@@ -1167,8 +1171,12 @@ static struct pending *launch_prepare(struct probe_state *ps, struct inst_func *
 		 atomic_fetch_add(&fn->launches, 1) < (unsigned)st->cfg.block_launches;
 	if (ps->mode == GRT_PROBE_THREAD)
 		slots *= (uint64_t)cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ;
-	if (ps->mode == GRT_PROBE_THREAD && !wanted)
-		return launch_scratch(ps, r, fn, slots, local);
+	if (ps->mode == GRT_PROBE_THREAD && !wanted) {
+		p = launch_scratch(ps, r, fn, slots, local);
+		if (!p)
+			atomic_fetch_add(&ps->no_buffer, 1); /* runs unchanged; counted as lost */
+		return p;
+	}
 	slot = slot_get(ps, r, grt_probe_buffer_size(ps->mode, slots));
 	/* a long GRTRACE_GPU_DRAIN_MS must not let the pool run dry: wake the collection, once,
 	 * as the class crosses its low-water mark (a wake is a system call) */
@@ -1334,8 +1342,8 @@ uint64_t probes_sync_begin(void)
 /*
  * The application synchronized: what it launched before is complete, a good
  * moment to collect (collect_due). Not while it waits: a context-wide
- * synchronize waits for our stream too, so work queued then would lengthen
- * the application's wait (bench/RESULTS.md, run 19).
+ * synchronize waits for our stream too, so work queued then could lengthen
+ * the application's wait.
  */
 void probes_sync_end(void)
 {

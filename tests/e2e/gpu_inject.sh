@@ -85,6 +85,8 @@ expect report_not_instrumented grep -q 'kernels instrumented: 1, not instrumente
 expect report_clocks grep -qE 'globaltimer dev 0: [0-9]+ fits, offset (9[0-9]{5}|10[0-9]{5}) ns, error <= [0-9]+ ns' "$T/report.txt"
 "$G" report "$T/traced.grt" --gpu --format json | python3 -c 'import json,sys; d=json.load(sys.stdin)["gpu"]; sys.exit(0 if d["probes"][0]["launches"] == 21 and d["not_instrumented"][0]["kernel"] == "probe_fails_kernel" else 1)' &&
 	ok report_json || fail report_json
+# the hardware event system (Blackwell only) is asked for; the fake CUPTI says no, as on an H100
+expect cupti_hw_trace_reason grep -q "by instrumenting each launch (hardware event system: " <("$G" parse "$T/traced.grt")
 
 # no CUPTI: one line why, the probes still work, the application is unchanged
 # past the first 2 launches of a kernel (the 4-block launch is its 21st) block mode reads no spans: the

@@ -87,6 +87,13 @@ EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(uint64_t (*fn)(void))
 	return CUPTI_SUCCESS;
 }
 
+/* Like CUPTI on a GPU before Blackwell. */
+EXPORT CUptiResult cuptiActivityEnableHWTrace(uint8_t enable)
+{
+	(void)enable;
+	return CUPTI_ERROR_NOT_SUPPORTED;
+}
+
 EXPORT CUptiResult cuptiGetTimestamp(uint64_t *ts)
 {
 	*ts = now();
