@@ -23,7 +23,7 @@
 #define ARENA_MAX_BYTES (256ull << 20)
 #define EVENT_EVERY 64 /* launches per stream between completion events (syncs say more) */
 #define STREAM_SLOTS 256
-#define MAX_BATCH_BYTES (64u << 20)
+#define MAX_BATCH_BYTES (8u << 20) /* read per batch: the staging area's first size */
 #define POOL_WAIT_NS 1000000000ULL
 #define CALIB_PERIOD_NS                                                                            \
 	100000000ULL /* globaltimer re-measured this often while launches complete */
@@ -1049,6 +1049,7 @@ static struct pool_slot *slot_wait(struct probe_state *ps, struct ctx_res *r, ui
 
 static int start_drain_thread(struct probe_state *ps);
 static bool summarizer_ready(struct probe_state *ps, struct ctx_res *r);
+static void collection_buffers(struct probe_state *ps);
 
 /* The kernel arguments with the probe buffer's address appended; NULL when it cannot be done. */
 static void **extend_params(void **params, const struct ptx_kernel_result *k, uint64_t *buf,
@@ -1167,6 +1168,7 @@ static struct pending *launch_prepare(struct probe_state *ps, struct inst_func *
 	if (!fn->target || start_drain_thread(ps) || !(r = ctx_res_get(ps, ctx)))
 		return NULL;
 	summarizer_ready(ps, r);
+	collection_buffers(ps);
 	wanted = st->cfg.block_launches < 0 ||
 		 atomic_fetch_add(&fn->launches, 1) < (unsigned)st->cfg.block_launches;
 	if (ps->mode == GRT_PROBE_THREAD)
@@ -1519,7 +1521,7 @@ static uint64_t used_bytes(const struct probe_state *ps, const struct pending *p
  */
 static int ensure_staging(struct probe_state *ps, size_t need)
 {
-	size_t size = 8u << 20;
+	size_t size = MAX_BATCH_BYTES;
 
 	if (ps->staging && ps->staging_size >= need)
 		return 0;
@@ -1789,6 +1791,24 @@ static int ensure_jobs(struct probe_state *ps, size_t n, CUdeviceptr *dptr)
 		ps->jobs_cap = cap;
 	}
 	return d->cuMemHostGetDevicePointer_v2(dptr, ps->jobs, 0) ? -EIO : 0;
+}
+
+/*
+ * The collection's pinned host buffers, made once on the first launch (which
+ * compiles modules anyway) with the application's context current: pinning
+ * memory takes the driver's locks for milliseconds, which at the first
+ * collection would stall launches being submitted. A batch reads at most
+ * MAX_BATCH_BYTES, so the staging area rarely grows later. Under ps->lock.
+ */
+static void collection_buffers(struct probe_state *ps)
+{
+	CUdeviceptr unused;
+
+	if (ps->staging)
+		return;
+	ensure_staging(ps, MAX_BATCH_BYTES);
+	if (ps->mode == GRT_PROBE_BLOCK)
+		ensure_jobs(ps, 1, &unused);
 }
 
 /*
