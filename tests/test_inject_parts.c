@@ -328,7 +328,7 @@ static void test_duration_buckets(void)
 static void test_summarize_totals(void)
 {
 	static struct grt_probe_sm sm[GRT_PROBE_SM_SLOTS];
-	static uint32_t hist[GRT_PROBE_HIST_GROUPS * GRT_PROBE_HIST_BUCKETS];
+	static uint32_t hist[GRT_PROBE_HIST_BUCKETS];
 	struct clock_fit fit = {.offset_ns = 10};
 	struct clock_pair map = {&fit, NULL};
 	struct grt_gpu_launch_rec rec = {0};

@@ -250,18 +250,15 @@ static uint64_t bucket_mid(unsigned b)
 	return lo + (hi - lo) / 2;
 }
 
-/* The median block duration of the histogram's sample, to the middle of its half octave. */
+/* The median block duration of the histogram, to the middle of its half octave. */
 static uint64_t hist_median(const uint32_t *hist)
 {
-	uint64_t counts[GRT_PROBE_HIST_BUCKETS] = {0}, seen = 0, total = 0;
+	uint64_t seen = 0, total = 0;
 
-	for (unsigned g = 0; g < GRT_PROBE_HIST_GROUPS; g++)
-		for (unsigned b = 0; b < GRT_PROBE_HIST_BUCKETS; b++)
-			counts[b] += hist[g * GRT_PROBE_HIST_BUCKETS + b];
 	for (unsigned b = 0; b < GRT_PROBE_HIST_BUCKETS; b++)
-		total += counts[b];
+		total += hist[b];
 	for (unsigned b = 0; b < GRT_PROBE_HIST_BUCKETS; b++) {
-		seen += counts[b];
+		seen += hist[b];
 		if (seen * 2 >= total && seen)
 			return bucket_mid(b);
 	}

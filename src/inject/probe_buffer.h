@@ -52,7 +52,6 @@ enum grt_probe_mode {
 
 /* Per-SM totals of one launch; SM ids at or above GRT_PROBE_SM_SLOTS share the last slot. */
 #define GRT_PROBE_SM_SLOTS 256u
-#define GRT_PROBE_HIST_GROUPS 1u   /* one histogram: the summarizer counts every block */
 #define GRT_PROBE_HIST_BUCKETS 64u /* half octaves of the block duration in ns: see below */
 
 struct grt_probe_sm {
@@ -65,7 +64,7 @@ struct grt_probe_sm {
 _Static_assert(sizeof(struct grt_probe_sm) == 32, "SM totals are 32 bytes");
 
 #define GRT_PROBE_HIST_OFF GRT_PROBE_HEAD_SIZE
-#define GRT_PROBE_SM_OFF (GRT_PROBE_HIST_OFF + GRT_PROBE_HIST_GROUPS * GRT_PROBE_HIST_BUCKETS * 4u)
+#define GRT_PROBE_SM_OFF (GRT_PROBE_HIST_OFF + GRT_PROBE_HIST_BUCKETS * 4u)
 #define GRT_PROBE_AGG_END (GRT_PROBE_SM_OFF + GRT_PROBE_SM_SLOTS * 32u)
 
 /* Bytes from the start of a block-mode buffer through its first sm_slots SM slots. */

@@ -167,7 +167,7 @@ struct probe_state {
 	int driver_version;
 	unsigned sm_slots; /* block mode: SM slots read back per launch (0: not known yet) */
 	unsigned arenas[SIZE_CLASSES]; /* arenas made per class: each is larger than the last */
-	atomic_ullong launches, fallbacks, no_buffer, lost_blocks;
+	atomic_ullong fallbacks, no_buffer, lost_blocks;
 	atomic_int sync_seen;	  /* a synchronizing call ended since the last collection */
 	uint64_t last_collect_ns; /* when the collection last ran */
 	struct pending *free_pending; /* entries kept for the next launches */
@@ -389,12 +389,6 @@ static int compile_cached(struct probe_state *ps, const char *ptx, size_t len, u
 	return err;
 }
 
-static int compile_rewritten(struct probe_state *ps, struct inst_module *m, unsigned arch,
-			     void **image, size_t *size, bool *hit, char *why, size_t why_len)
-{
-	return compile_cached(ps, m->rw.ptx, m->rw.ptx_len, arch, image, size, hit, why, why_len);
-}
-
 static int load_instrumented(struct inject_state *st, struct inst_module *m, const void *image,
 			     char *why, size_t why_len)
 {
@@ -468,7 +462,8 @@ static void instrument_module(struct probe_state *ps, struct inst_module *m)
 	}
 	arch = device_arch(st);
 	t0 = inject_now_ns();
-	err = compile_rewritten(ps, m, arch, &image, &size, &hit, why, sizeof(why));
+	err = compile_cached(ps, m->rw.ptx, m->rw.ptx_len, arch, &image, &size, &hit, why,
+			     sizeof(why));
 	if (!err)
 		err = load_instrumented(st, m, image, why, sizeof(why));
 	jit_ns = elapsed(t0);
@@ -1322,7 +1317,6 @@ bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void 
 		*ret = CUDA_SUCCESS;
 		p->event_recorded =
 		    p->event && st->drv.cuEventRecord(p->event, cfg->hStream) == CUDA_SUCCESS;
-		atomic_fetch_add(&ps->launches, 1);
 		stat_add(&st->stats.probe_launches, 1);
 	}
 	/* from here on the collection may take it */
@@ -2082,7 +2076,7 @@ void probes_stop(struct inject_state *st)
 	channel_status(&st->chan, INJ_PART_PROBES, 0,
 		       "probes: %llu launches instrumented, %llu ran unchanged after a failed "
 		       "instrumented launch, %llu without a probe buffer, %llu blocks lost",
-		       (unsigned long long)atomic_load(&ps->launches),
+		       (unsigned long long)atomic_load(&st->stats.probe_launches),
 		       (unsigned long long)atomic_load(&ps->fallbacks),
 		       (unsigned long long)atomic_load(&ps->no_buffer),
 		       (unsigned long long)atomic_load(&ps->lost_blocks));

@@ -17,7 +17,7 @@
  * the histogram at shared byte 0 (buffer byte 64), SM slot s at shared
  * byte 256 + 32 s, spans from buffer byte 8512 (asserted below).
  */
-_Static_assert(GRT_PROBE_HIST_OFF == 64 && GRT_PROBE_HIST_GROUPS * GRT_PROBE_HIST_BUCKETS == 64,
+_Static_assert(GRT_PROBE_HIST_OFF == 64 && GRT_PROBE_HIST_BUCKETS == 64,
 	       "the summarizer's histogram");
 _Static_assert(GRT_PROBE_SM_OFF - GRT_PROBE_HIST_OFF == 256 && GRT_PROBE_SM_SLOTS == 256,
 	       "the summarizer's SM slots");
