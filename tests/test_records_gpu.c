@@ -1,8 +1,11 @@
 /* Tests of the gpu record descriptions: names, minimum lengths, and the fields parse prints. */
 #include <stdarg.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
+#include "trace/grt_reader.h"
 #include "trace/grt_strings.h"
+#include "trace/grt_writer.h"
 #include "trace/record_desc.h"
 #include "trace/records_core.h"
 #include "trace/records_gpu.h"
@@ -150,7 +153,7 @@ static void test_describe(void)
 	/* an unfinished block has no duration, and a short payload is refused */
 	b.end_ns = 0;
 	CHECK(strstr(describe(GRT_REC_GPU_BLOCK, &b, sizeof(b), s, &out), "duration_ns=0") != NULL);
-	CHECK(describe(GRT_REC_GPU_LAUNCH, &l, sizeof(l) - 8, s, &out) == NULL);
+	CHECK(describe(GRT_REC_GPU_LAUNCH, &l, GRT_GPU_LAUNCH_REC_V1_0_LEN - 8, s, &out) == NULL);
 	grt_strings_free(s);
 }
 
@@ -167,10 +170,58 @@ static void test_clock_record_names_its_clock(void)
 		     "clock=globaltimer") != NULL);
 }
 
+/*
+ * A gpu_kernel record written before format 1.1 (80 bytes, no host bracket)
+ * is read back zero-extended: the appended fields say "unknown", and readers
+ * of them stay inside the payload the reader hands out.
+ */
+static void test_v1_0_kernel_record_is_zero_extended(void)
+{
+	char path[] = "/tmp/grt-test-v10-XXXXXX";
+	struct grt_file_header h = {0};
+	struct grt_gpu_kernel_rec k;
+	struct grt_event_origin o = {.ts_ns = 5, .pid = 7, .tid = 7};
+	struct grt_writer *w;
+	struct grt_reader *r;
+	struct grt_record rec;
+	char err[256];
+	int fd = mkstemp(path), found = 0;
+
+	CHECK(fd >= 0);
+	close(fd);
+	memset(&k, 0xee, sizeof(k));
+	k.start_ns = 100;
+	w = grt_writer_open(path, &h);
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	CHECK(grt_writer_append(w, GRT_REC_GPU_KERNEL, &o, &k, GRT_GPU_KERNEL_REC_V1_0_LEN) == 0);
+	CHECK(grt_writer_close(w, 0, 10) == 0);
+	r = grt_reader_open(path, err, sizeof(err));
+	CHECK(r != NULL);
+	while (r && grt_reader_next(r, &rec) == GRT_READ_OK) {
+		const struct grt_gpu_kernel_rec *got = rec.payload;
+
+		if (rec.hdr.type != GRT_REC_GPU_KERNEL)
+			continue;
+		found++;
+		CHECK_EQ_U64(rec.hdr.payload_len, GRT_GPU_KERNEL_REC_V1_0_LEN);
+		CHECK_EQ_U64(got->start_ns, 100);
+		CHECK_EQ_U64(got->graph_id, 0xeeeeeeeeeeeeeeeeULL);
+		CHECK_EQ_U64(got->api_return_ns, 0);
+		CHECK_EQ_U64(got->host_tid, 0);
+		CHECK_EQ_U64(got->flags, 0);
+	}
+	CHECK_EQ_U64(found, 1);
+	grt_reader_close(r);
+	unlink(path);
+}
+
 int main(void)
 {
 	RUN_TEST(test_names_and_lengths);
 	RUN_TEST(test_describe);
 	RUN_TEST(test_clock_record_names_its_clock);
+	RUN_TEST(test_v1_0_kernel_record_is_zero_extended);
 	return TEST_EXIT_STATUS();
 }

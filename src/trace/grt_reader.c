@@ -245,31 +245,39 @@ static enum grt_read_status fail(struct grt_reader *r, const char *fmt, ...)
  */
 #define PAYLOAD_ALIGN 8
 
-static int load_payload(struct grt_reader *r, uint64_t offset, uint32_t len, const void **out)
+/*
+ * Hands out len bytes at offset, aligned. A payload shorter than want (an
+ * older writer's, before fields were appended) is copied and zero-extended to
+ * want bytes, so readers of the appended fields stay in bounds.
+ */
+static int load_payload(struct grt_reader *r, uint64_t offset, uint32_t len, uint32_t want,
+			const void **out)
 {
 	static const uint64_t empty_payload; /* a valid address for zero-length payloads */
+	uint32_t cap = len > want ? len : want;
 	const uint8_t *p;
 
-	if (!len) {
+	if (!len && !want) {
 		*out = &empty_payload;
 		return 0;
 	}
-	p = bytes_at(r, offset, len);
+	p = len ? bytes_at(r, offset, len) : (const uint8_t *)&empty_payload;
 	if (!p)
 		return -1;
-	if ((uintptr_t)p % PAYLOAD_ALIGN == 0) {
+	if ((uintptr_t)p % PAYLOAD_ALIGN == 0 && len >= want) {
 		*out = p;
 		return 0;
 	}
-	if (len > r->payload_cap) {
-		uint8_t *bigger = realloc(r->payload, len);
+	if (cap > r->payload_cap) {
+		uint8_t *bigger = realloc(r->payload, cap);
 
 		if (!bigger)
 			return -1;
 		r->payload = bigger;
-		r->payload_cap = len;
+		r->payload_cap = cap;
 	}
 	memcpy(r->payload, p, len);
+	memset(r->payload + len, 0, cap - len);
 	*out = r->payload;
 	return 0;
 }
@@ -311,12 +319,13 @@ enum grt_read_status grt_reader_next(struct grt_reader *r, struct grt_record *re
 	if (hdr->payload_len > r->size - at - sizeof(*hdr))
 		return fail(r, "truncated record at offset %" PRIu64 ": length %u goes past end of file",
 			    at, hdr->payload_len);
-	if (load_payload(r, at + sizeof(*hdr), hdr->payload_len, &rec->payload))
-		return fail(r, "read error at offset %" PRIu64, at);
 	desc = grt_record_desc_find(hdr->type);
 	if (desc && hdr->payload_len < desc->min_len)
 		return fail(r, "%s record at offset %" PRIu64 " is %u bytes, needs at least %u", desc->name,
 			    at, hdr->payload_len, desc->min_len);
+	if (load_payload(r, at + sizeof(*hdr), hdr->payload_len, desc ? desc->full_len : 0,
+			 &rec->payload))
+		return fail(r, "read error at offset %" PRIu64, at);
 	if (desc && desc->validate && desc->validate(rec->payload, hdr->payload_len))
 		return fail(r, "malformed %s record at offset %" PRIu64, desc->name, at);
 	rec->offset = at;

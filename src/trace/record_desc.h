@@ -39,6 +39,13 @@ struct grt_record_desc {
 	uint16_t type;		/* enum grt_record_type */
 	const char *name;	/* the "type" value in parse output: "launch", "alloc", ... */
 	uint32_t min_len;	/* shorter payloads are corrupt */
+	/*
+	 * The size of the payload struct this build knows, when later minor
+	 * versions appended fields to it (0: min_len). A payload between min_len
+	 * and full_len comes from an older writer: the reader hands it out
+	 * zero-extended to full_len, so the appended fields read as "unknown".
+	 */
+	uint32_t full_len;
 	/* Variable-length payloads: checks the payload's own counts against its length. 0 = fine. */
 	int (*validate)(const void *payload, uint32_t len);
 	void (*describe)(const struct grt_record *rec, const struct grt_strings *strings,

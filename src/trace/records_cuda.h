@@ -134,6 +134,12 @@ enum grt_cuda_call_flags {
 	 * --launch-returns N, launches only): return_ns and ret are unknown.
 	 */
 	GRT_CUDA_F_RETURN_UNSAMPLED = 2,
+	/*
+	 * grtrace's own call inside the target (a grtrace-* thread of the
+	 * injected library: calibration, probe collection, CUPTI flushing).
+	 * Kept in the trace, left out of every user-facing count unless asked.
+	 */
+	GRT_CUDA_F_OWN = 4,
 };
 
 /* What every cuda record starts with; the record header's ts_ns is the entry time. */

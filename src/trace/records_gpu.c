@@ -32,7 +32,8 @@ static void describe_gpu_kernel(const struct grt_record *rec, const struct grt_s
 GRT_RECORD_DESC(gpu_kernel_desc) = {
     .type = GRT_REC_GPU_KERNEL,
     .name = "gpu_kernel",
-    .min_len = sizeof(struct grt_gpu_kernel_rec),
+    .min_len = GRT_GPU_KERNEL_REC_V1_0_LEN,
+    .full_len = sizeof(struct grt_gpu_kernel_rec),
     .describe = describe_gpu_kernel,
 };
 
@@ -57,7 +58,8 @@ static void describe_gpu_copy(const struct grt_record *rec, const struct grt_str
 GRT_RECORD_DESC(gpu_copy_desc) = {
     .type = GRT_REC_GPU_COPY,
     .name = "gpu_copy",
-    .min_len = sizeof(struct grt_gpu_copy_rec),
+    .min_len = GRT_GPU_COPY_REC_V1_0_LEN,
+    .full_len = sizeof(struct grt_gpu_copy_rec),
     .describe = describe_gpu_copy,
 };
 
@@ -109,7 +111,8 @@ static void describe_gpu_launch(const struct grt_record *rec, const struct grt_s
 GRT_RECORD_DESC(gpu_launch_desc) = {
     .type = GRT_REC_GPU_LAUNCH,
     .name = "gpu_launch",
-    .min_len = sizeof(struct grt_gpu_launch_rec),
+    .min_len = GRT_GPU_LAUNCH_REC_V1_0_LEN,
+    .full_len = sizeof(struct grt_gpu_launch_rec),
     .describe = describe_gpu_launch,
 };
 

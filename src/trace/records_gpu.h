@@ -18,7 +18,21 @@ enum grt_gpu_record_type {
 	GRT_REC_GPU_INSTRUMENT = GRT_REC_GPU_FIRST + 4, /* a kernel was (not) instrumented, and why */
 };
 
-/* Correlation: (pid, api_enter_ns) of the host call is matched to the cuda launch record. */
+/* Flags of the gpu records' flags field. */
+enum grt_gpu_rec_flags {
+	/* grtrace's own work inside the target (calibration, probe collection): not the application's */
+	GRT_GPU_F_OWN = 1,
+};
+
+/*
+ * Identity of the host call behind a device record: the call was made by
+ * thread host_tid of the record's pid, entered at api_enter_ns and returned at
+ * api_return_ns (both CLOCK_MONOTONIC, taken around the driver call by the
+ * injected library). Calls on one thread do not overlap, so exactly one cuda
+ * record of that thread has its entry time inside [api_enter_ns,
+ * api_return_ns]: that is the match, not the nearest time. host_tid 0 or
+ * api_return_ns 0 means the bracket is unknown (older traces).
+ */
 struct grt_gpu_kernel_rec {
 	uint64_t start_ns;	/* mapped to CLOCK_MONOTONIC */
 	uint64_t end_ns;
@@ -31,6 +45,9 @@ struct grt_gpu_kernel_rec {
 	uint32_t grid[3];
 	uint32_t block[3];
 	uint64_t graph_id;	/* 0 unless launched as part of a CUDA graph */
+	uint64_t api_return_ns;	/* host time the launch API returned (0 unknown) */
+	uint32_t host_tid;	/* thread that made the call (0 unknown) */
+	uint32_t flags;		/* enum grt_gpu_rec_flags */
 };
 
 struct grt_gpu_copy_rec {
@@ -43,6 +60,9 @@ struct grt_gpu_copy_rec {
 	uint32_t device;
 	uint32_t stream_id;
 	uint32_t kind;		/* enum grt_copy_kind; memsets use GRT_GPU_COPY_MEMSET */
+	uint64_t api_return_ns;	/* as in grt_gpu_kernel_rec */
+	uint32_t host_tid;
+	uint32_t flags;		/* enum grt_gpu_rec_flags */
 };
 
 #define GRT_GPU_COPY_MEMSET 100
@@ -69,6 +89,9 @@ struct grt_gpu_launch_rec {
 	uint64_t block_ns_max;
 	uint64_t busiest_sm_ns;	/* busy time of the busiest SM */
 	uint64_t lost_blocks;	/* blocks whose records did not fit the device buffer */
+	uint64_t api_return_ns;	/* as in grt_gpu_kernel_rec */
+	uint32_t host_tid;
+	uint32_t flags;		/* enum grt_gpu_rec_flags */
 };
 
 struct grt_gpu_instrument_rec {
@@ -78,10 +101,15 @@ struct grt_gpu_instrument_rec {
 	uint32_t reserved;
 };
 
-_Static_assert(sizeof(struct grt_gpu_kernel_rec) == 80, "gpu kernel layout");
-_Static_assert(sizeof(struct grt_gpu_copy_rec) == 56, "gpu copy layout");
+/* Sizes before format 1.1 appended api_return_ns, host_tid and flags. */
+#define GRT_GPU_KERNEL_REC_V1_0_LEN 80
+#define GRT_GPU_COPY_REC_V1_0_LEN 56
+#define GRT_GPU_LAUNCH_REC_V1_0_LEN 88
+
+_Static_assert(sizeof(struct grt_gpu_kernel_rec) == 96, "gpu kernel layout");
+_Static_assert(sizeof(struct grt_gpu_copy_rec) == 72, "gpu copy layout");
 _Static_assert(sizeof(struct grt_gpu_block_rec) == 40, "gpu block layout");
-_Static_assert(sizeof(struct grt_gpu_launch_rec) == 88, "gpu launch layout");
+_Static_assert(sizeof(struct grt_gpu_launch_rec) == 104, "gpu launch layout");
 _Static_assert(sizeof(struct grt_gpu_instrument_rec) == 16, "gpu instrument layout");
 
 #endif
