@@ -57,11 +57,8 @@ static int print_trace(const char *path, enum grt_event_format format,
 			continue;
 		grt_event_printer_print(printer, &rec, grt_reader_strings(r));
 	}
-	/* a full disk or closed pipe under stdout must not pass for a complete listing */
-	if (fflush(stdout) || ferror(stdout)) {
-		grt_error("%s: writing the output failed: %s", path, strerror(errno ? errno : EIO));
-		rc = GRT_EXIT_FAILURE;
-	} else if (st == GRT_READ_ERROR) {
+	/* a write error on stdout is caught once, for every command, by main */
+	if (st == GRT_READ_ERROR) {
 		grt_error("%s: %s", path, grt_reader_error(r));
 		rc = GRT_EXIT_FAILURE;
 	} else if (!grt_reader_trailer(r, NULL)) {

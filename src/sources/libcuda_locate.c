@@ -26,12 +26,13 @@ struct first_copy {
 	int err;
 };
 
-/* Keeps the first copy, by the path the process uses when this process can read it too. */
+/* Keeps the first copy, by the path that reaches the very file mapped. */
 static int keep_first(const struct cuda_lib_found *lib, void *ctx)
 {
 	struct first_copy *f = ctx;
 
-	f->err = copy_path(f->out, f->len, access(lib->path, R_OK) == 0 ? lib->path : lib->open_path);
+	/* the map_files link is exactly the mapped inode; the path could name another file by now */
+	f->err = copy_path(f->out, f->len, lib->open_path);
 	return 1; /* one is enough */
 }
 

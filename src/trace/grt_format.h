@@ -68,7 +68,7 @@ struct grt_file_header {
 	char hostname[64];
 	char kernel_release[64];
 	char driver_version[32]; /* NVIDIA driver, "" when unknown */
-	char cuda_version[32];	 /* libcuda's cuDriverGetVersion as text, "" when unknown */
+	char cuda_version[32];	 /* CUDA driver API version of that driver, "" when unknown */
 	char command_line[512];	 /* the traced command or "pid N"; truncated, NUL-terminated */
 };
 

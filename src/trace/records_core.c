@@ -74,8 +74,11 @@ static void describe_process(const struct grt_record *rec, const struct grt_stri
 	grt_field_u64(out, "ppid", p->ppid);
 	grt_field_str(out, "comm", grt_strings_get(strings, p->comm_str));
 	grt_field_str(out, "exe", grt_strings_get(strings, p->exe_str));
-	if (p->event == GRT_PROC_EXIT)
+	if (p->event == GRT_PROC_EXIT) {
 		grt_field_i64(out, "exit_code", p->exit_code);
+		grt_field_u64(out, "signal", p->exit_signal);
+		grt_field_u64(out, "core_dumped", p->exit_flags & GRT_PROC_CORE_DUMPED ? 1 : 0);
+	}
 }
 
 GRT_RECORD_DESC(process_desc) = {

@@ -47,8 +47,17 @@ struct grt_process_rec {
 	uint32_t ppid;
 	uint32_t comm_str;
 	uint32_t exe_str;
-	int32_t exit_code;	/* GRT_PROC_EXIT only */
-	uint32_t reserved;
+	int32_t exit_code;	/* GRT_PROC_EXIT only: the status it passed to exit() */
+	/*
+	 * GRT_PROC_EXIT only: the signal that killed it, 0 when it exited
+	 * (format 1.1 and older wrote 0 here: a clean exit as far as they knew).
+	 */
+	uint16_t exit_signal;
+	uint16_t exit_flags;	/* enum grt_process_exit_flags */
+};
+
+enum grt_process_exit_flags {
+	GRT_PROC_CORE_DUMPED = 1,
 };
 
 /* One executable mapping of a traced process, for symbolizing user stacks offline. */
