@@ -261,7 +261,11 @@ static void test_string_quoting(void)
 	    {"c\x01\x7f", "kernel=\"c\\x01\\x7f\"", "\"kernel=\"\"c\\x01\\x7f\"\"\"",
 	     "\"c\\u0001\\u007f\""},
 	    {"caf\xc3\xa9", "kernel=caf\xc3\xa9", "\"kernel=caf\xc3\xa9\"", "\"caf\xc3\xa9\""},
-	    {"bad\xff", "kernel=bad\xff", "\"kernel=bad\xff\"", "\"bad\\ufffd\""},
+	    /* what no terminal may see raw: invalid UTF-8, ESC sequences, the C1 CSI */
+	    {"bad\xff", "kernel=\"bad\\xff\"", "\"kernel=\"\"bad\\xff\"\"\"", "\"bad\\ufffd\""},
+	    {"\x1b[2J", "kernel=\"\\x1b[2J\"", "\"kernel=\"\"\\x1b[2J\"\"\"", "\"\\u001b[2J\""},
+	    {"c1\xc2\x9b", "kernel=\"c1\\xc2\\x9b\"", "\"kernel=\"\"c1\\xc2\\x9b\"\"\"",
+	     "\"c1\xc2\x9b\""},
 	};
 	struct grt_strings *strings = grt_strings_new();
 	struct grt_cuda_launch_rec l = {.kernel_str = 1, .call.return_ns = 50};

@@ -203,7 +203,8 @@ static void test_threshold_refused_by_section(void)
 	CHECK(scn_write_kernels(path) == 0);
 	r = run_cli((const char *[]){ path, "--extra", "--threshold", "extra_key=13", NULL });
 	CHECK_EQ_U64(r.rc, 2);
-	CHECK_STR(r.err, "grtrace: report: bad --threshold 'extra_key=13' for the extra section\n");
+	CHECK_STR(r.err, "grtrace: report: bad --threshold 'extra_key=13' for the extra section: give KEY=VALUE, "
+		"each number from 0 to 1e+18\n");
 	CHECK_STR(r.out, "");
 	free_result(&r);
 }

@@ -72,7 +72,16 @@ static int print_trace(const char *path, enum grt_event_format format,
 	return rc;
 }
 
-int cmd_parse(int argc, char **argv)
+struct parse_args {
+	struct event_filter filter;
+	int format;
+	bool all;
+	bool help;
+	const char *path;
+};
+
+/* GRT_EXIT_OK with args filled (the filter to destroy), or the exit code after printing why. */
+static int parse_options(int argc, char **argv, struct parse_args *a)
 {
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -81,55 +90,72 @@ int cmd_parse(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct event_filter filter;
-	int format = GRT_FORMAT_TEXT, opt, rc;
-	bool all = false;
+	int opt;
 
-	event_filter_init(&filter);
-	optind = 1;
+	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0; /* getopt's own message would not be the one-line "grtrace: ..." */
 	while ((opt = getopt_long(argc, argv, ":f:F:ah", options, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			format = grt_event_format_parse(optarg);
-			if (format < 0) {
-				grt_error("unknown format '%s' (text, csv or json)", optarg);
+			a->format = grt_event_format_parse(optarg);
+			if (a->format < 0) {
+				grt_error("parse: unknown format '%s' (text, csv or json)", optarg);
 				return GRT_EXIT_USAGE;
 			}
 			break;
 		case 'F':
-			if (event_filter_add(&filter, optarg)) {
-				grt_error("bad filter '%s' (type=NAME[,NAME] pid=N tid=N)", optarg);
-				event_filter_destroy(&filter);
+			if (event_filter_add(&a->filter, optarg)) {
+				grt_error("parse: bad filter '%s' (type=NAME[,NAME] pid=N tid=N)", optarg);
 				return GRT_EXIT_USAGE;
 			}
 			break;
 		case 'a':
-			all = true;
+			a->all = true;
 			break;
 		case 'h':
-			parse_usage(stdout);
-			event_filter_destroy(&filter);
+			a->help = true;
 			return GRT_EXIT_OK;
 		case ':':
-			grt_error("parse: option '%s' needs a value", argv[optind - 1]);
-			parse_usage(stderr);
-			event_filter_destroy(&filter);
+			grt_error("parse: option '%s' needs a value; see grtrace parse --help",
+				  argv[optind - 1]);
 			return GRT_EXIT_USAGE;
 		default:
-			grt_error("parse: unknown option '%s'", argv[optind - 1]);
-			parse_usage(stderr);
-			event_filter_destroy(&filter);
+			grt_error("parse: unknown option '%s'; see grtrace parse --help",
+				  argv[optind - 1]);
 			return GRT_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
-		grt_error("parse: %s", optind == argc ? "no trace file given" : "one trace file only");
-		parse_usage(stderr);
-		event_filter_destroy(&filter);
+		grt_error("parse: %s; see grtrace parse --help",
+			  optind == argc ? "no trace file given" : "one trace file only");
 		return GRT_EXIT_USAGE;
 	}
-	rc = print_trace(argv[optind], format, &filter, all);
-	event_filter_destroy(&filter);
+	a->path = argv[optind];
+	return GRT_EXIT_OK;
+}
+
+int parse_parse_args(int argc, char **argv)
+{
+	struct parse_args a = { .format = GRT_FORMAT_TEXT };
+	int rc;
+
+	event_filter_init(&a.filter);
+	rc = parse_options(argc, argv, &a);
+	event_filter_destroy(&a.filter);
+	return rc;
+}
+
+int cmd_parse(int argc, char **argv)
+{
+	struct parse_args a = { .format = GRT_FORMAT_TEXT };
+	int rc;
+
+	event_filter_init(&a.filter);
+	rc = parse_options(argc, argv, &a);
+	if (rc == GRT_EXIT_OK && a.help)
+		parse_usage(stdout);
+	else if (rc == GRT_EXIT_OK)
+		rc = print_trace(a.path, a.format, &a.filter, a.all);
+	event_filter_destroy(&a.filter);
 	return rc;
 }

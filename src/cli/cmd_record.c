@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "common/clock.h"
 #include "cli/commands.h"
+#include "cli/output_check.h"
 #include "cli/record_header.h"
 #include "cli/target.h"
 #include "common/num_parse.h"
@@ -138,7 +139,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 	int opt;
 
 	*o = (struct record_options){ .output = "grtrace.grt", .sources = "cuda" };
-	optind = 1;
+	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0; /* getopt's own message would not be the one-line "grtrace: record: ..." */
 	/* "+": stop at the command, whose own flags are not ours; ":": tell a missing value apart */
 	while ((opt = getopt_long(argc, argv, "+:o:s:p:h", options, NULL)) != -1) {
@@ -540,6 +541,11 @@ static int check_request(struct recording *rec)
 		return GRT_EXIT_USAGE;
 	if (rec->opts.gpu_kernels && check_gpu_kernels(rec->opts.gpu_kernels))
 		return GRT_EXIT_USAGE;
+	if (rec->opts.libcuda && output_is_input(rec->opts.output, rec->opts.libcuda)) {
+		grt_error("record: -o %s is the --libcuda library itself: name another output file",
+			  rec->opts.output);
+		return GRT_EXIT_USAGE;
+	}
 	return GRT_EXIT_OK;
 }
 

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/regular_file.h"
 #include "trace/grt_reader.h"
 #include "trace/record_desc.h"
 #include "trace/records_core.h"
@@ -170,15 +171,12 @@ struct grt_reader *grt_reader_open(const char *path, char *err, size_t err_len)
 		set_error(err, err_len, "out of memory");
 		return NULL;
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0 || fstat(r->fd, &st)) {
+	/* a FIFO with no writer would block a plain open forever */
+	r->fd = regular_file_open(path, &st);
+	if (r->fd < 0) {
 		/* callers name the path: "grtrace: PATH: cannot open: ..." */
-		set_error(err, err_len, "cannot open: %s", strerror(errno));
-		grt_reader_close(r);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		set_error(err, err_len, "not a regular file");
+		set_error(err, err_len, "cannot open: %s%s", regular_file_error(r->fd),
+			  r->fd == REGULAR_FILE_NOT_REGULAR ? " (a trace is a .grt file)" : "");
 		grt_reader_close(r);
 		return NULL;
 	}
