@@ -230,6 +230,8 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 	report_header_init(&header, path, &file);
 	if (stream_records(r, &header, run, nrun, &shown) == GRT_READ_ERROR)
 		header.read_error = grt_reader_error(r)[0] ? grt_reader_error(r) : "out of memory";
+	header.damage = grt_reader_damage(r);
+	header.blocks_verified = grt_reader_blocks_verified(r);
 	if (opt->csv)
 		print_csv(run, nrun, out);
 	else if (opt->json)
@@ -239,6 +241,10 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 	fflush(out);
 	if (header.read_error) {
 		grt_error("%s: %s", path, header.read_error);
+		rc = GRT_EXIT_FAILURE;
+	} else if (header.damage) {
+		/* the report is still printed: what could be read is shown, the damage named */
+		grt_error("%s: damaged trace: %s", path, header.damage);
 		rc = GRT_EXIT_FAILURE;
 	}
 	report_header_destroy(&header);

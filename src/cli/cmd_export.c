@@ -9,6 +9,7 @@
 #include "cli/output_check.h"
 #include "common/log.h"
 #include "export/perfetto.h"
+#include "trace/trace_verify.h"
 
 #define OUTPUT_BUFFER (1u << 20)
 
@@ -39,6 +40,11 @@ static int write_export(const char *trace, const char *out_path, const struct jo
 	}
 	if (rc) {
 		grt_error("export: %s: %s", trace, err);
+		return GRT_EXIT_FAILURE;
+	}
+	/* the timeline is written from what could be read; a damaged trace still fails the command */
+	if (grt_trace_verify(trace, err, sizeof(err))) {
+		grt_error("export: %s: damaged trace: %s", trace, err);
 		return GRT_EXIT_FAILURE;
 	}
 	if (out != stdout)

@@ -22,14 +22,15 @@ static void parse_usage(FILE *out)
 }
 
 /*
- * Strings, stacks and mappings exist for other records' sake: hidden unless
+ * Strings, stacks, mappings and checksums exist for other records' sake: hidden unless
  * --all, or unless a type filter asks for them by name.
  */
 static bool is_hidden(uint16_t type, bool all, const struct event_filter *filter)
 {
 	if (all || (filter->ntypes && event_filter_match_type(filter, type)))
 		return false;
-	return type == GRT_REC_STRING || type == GRT_REC_STACK || type == GRT_REC_MAPPING;
+	return type == GRT_REC_STRING || type == GRT_REC_STACK || type == GRT_REC_MAPPING ||
+	       type == GRT_REC_CHECKSUM;
 }
 
 static int print_trace(const char *path, enum grt_event_format format,
@@ -60,6 +61,10 @@ static int print_trace(const char *path, enum grt_event_format format,
 	/* a write error on stdout is caught once, for every command, by main */
 	if (st == GRT_READ_ERROR) {
 		grt_error("%s: %s", path, grt_reader_error(r));
+		rc = GRT_EXIT_FAILURE;
+	} else if (grt_reader_damage(r)) {
+		/* every readable event was printed; the damage is named once */
+		grt_error("%s: damaged trace: %s", path, grt_reader_damage(r));
 		rc = GRT_EXIT_FAILURE;
 	} else if (!grt_reader_trailer(r, NULL)) {
 		grt_notice("%s: %s", path,
