@@ -311,7 +311,9 @@ static void verify_block(struct grt_reader *r, const struct grt_record *rec)
 {
 	const struct grt_checksum_rec *c = rec->payload;
 
-	if (c->algo != GRT_CHECKSUM_CRC32C || c->start != r->block_start ||
+	/* written with a zero origin and no sequence: anything else there is damage too */
+	if (rec->hdr.ts_ns || rec->hdr.cpu || rec->hdr.pid || rec->hdr.tid || rec->hdr.seq ||
+	    c->reserved || c->algo != GRT_CHECKSUM_CRC32C || c->start != r->block_start ||
 	    c->length != rec->offset - r->block_start || c->records != r->block_records ||
 	    c->crc != r->block_crc) {
 		r->blocks_bad++;
@@ -330,8 +332,9 @@ static void verify_trailer(struct grt_reader *r, const struct grt_record *rec, u
 {
 	const struct grt_trailer_rec *t = rec->payload;
 
-	if (t->has_crc &&
-	    crc32c_update(header_crc, t, offsetof(struct grt_trailer_rec, crc)) != t->crc) {
+	if (rec->hdr.payload_len >= sizeof(*t) &&
+	    (t->has_crc != 1 ||
+	     crc32c_update(header_crc, t, offsetof(struct grt_trailer_rec, crc)) != t->crc)) {
 		r->blocks_bad++;
 		damaged(r, "checksum mismatch in the trailer at offset %" PRIu64, rec->offset);
 	}
@@ -372,8 +375,13 @@ enum grt_read_status grt_reader_next(struct grt_reader *r, struct grt_record *re
 	uint32_t header_crc, crc;
 	bool covered;
 
-	if (at == r->size)
+	if (at == r->size) {
+		/* the header is marked finished only after the trailer is on disk */
+		if ((r->header.flags & GRT_HDR_FINISHED) && !r->have_trailer)
+			damaged(r, "the header says the recording finished, but no trailer was found "
+				   "(its record at the end was changed)");
 		return GRT_READ_END;
+	}
 	if (r->size - at < sizeof(*hdr))
 		return fail(r, "truncated record header at offset %" PRIu64 " (%" PRIu64 " bytes left)",
 			    at, r->size - at);
