@@ -61,14 +61,17 @@ __attribute__((target("sse4.2"))) static uint32_t crc_sse42(uint32_t crc, const 
 }
 #endif
 
+/* The implementation for this CPU, chosen at the first call (a pointer store is atomic enough). */
+static uint32_t (*crc_impl)(uint32_t crc, const unsigned char *p, size_t len);
+
 uint32_t crc32c_update(uint32_t crc, const void *data, size_t len)
 {
-	const unsigned char *p = data;
-
-	crc = ~crc;
+	if (!crc_impl) {
+		crc_impl = crc_table;
 #if defined(__x86_64__)
-	if (__builtin_cpu_supports("sse4.2"))
-		return ~crc_sse42(crc, p, len);
+		if (__builtin_cpu_supports("sse4.2"))
+			crc_impl = crc_sse42;
 #endif
-	return ~crc_table(crc, p, len);
+	}
+	return ~crc_impl(~crc, data, len);
 }

@@ -198,17 +198,16 @@ static int append_record(struct grt_writer *w, uint16_t type, const struct grt_e
 		trailer.has_crc = 1;
 		payload = &trailer;
 	}
-	if (covered) {
-		w->block_crc = crc32c_update(w->block_crc, &hdr, sizeof(hdr));
-		if (payload_len)
-			w->block_crc = crc32c_update(w->block_crc, payload, payload_len);
-		w->block_records++;
-	}
+	covered &= !w->no_checksums;
 	if (w->buf_used + need > WRITE_BUFFER_BYTES && flush_buffer(w))
 		return w->error;
 	if (need > WRITE_BUFFER_BYTES) {
 		/* larger than the buffer: write through, still as one whole record */
 		int err = write_all(w->fd, &hdr, sizeof(hdr));
+
+		if (covered)
+			w->block_crc = crc32c_update(crc32c_update(w->block_crc, &hdr, sizeof(hdr)),
+						     payload, payload_len);
 
 		if (!err)
 			err = write_all(w->fd, payload, payload_len);
@@ -219,10 +218,14 @@ static int append_record(struct grt_writer *w, uint16_t type, const struct grt_e
 		memcpy(w->buf + w->buf_used, &hdr, sizeof(hdr));
 		if (payload_len) /* an empty payload may come as NULL */
 			memcpy(w->buf + w->buf_used + sizeof(hdr), payload, payload_len);
+		/* one pass over the record as it will be on disk */
+		if (covered)
+			w->block_crc = crc32c_update(w->block_crc, w->buf + w->buf_used, need);
 		w->buf_used += need;
 	}
+	w->block_records += covered;
 	w->next_offset += need;
-	if (covered) /* checksum records are about the records, not counted among them */
+	if (type != GRT_REC_CHECKSUM) /* about the records, not counted among them */
 		w->records++;
 	if (covered && type != GRT_REC_TRAILER &&
 	    (w->next_offset - w->block_start >= GRT_CHECKSUM_BLOCK_BYTES ||
