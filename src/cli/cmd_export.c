@@ -6,6 +6,7 @@
 #include <string.h>
 #include "analysis/threshold_list.h"
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "cli/output_check.h"
 #include "common/log.h"
 #include "export/perfetto.h"
@@ -87,14 +88,8 @@ static int parse_export_args(int argc, char **argv, struct export_args *a)
 		case 'h':
 			a->help = true;
 			return GRT_EXIT_OK;
-		case ':':
-			grt_error("export: option '%s' needs a value; see grtrace export --help",
-				  argv[optind - 1]);
-			return GRT_EXIT_USAGE;
-		default:
-			grt_error("export: unknown option '%s'; see grtrace export --help",
-				  argv[optind - 1]);
-			return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("export", opt, argv);
 		}
 	}
 	if (optind != argc - 1 || !a->out_path) {

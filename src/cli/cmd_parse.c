@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "cli/event_filter.h"
 #include "common/log.h"
 #include "export/event_printer.h"
@@ -120,14 +121,8 @@ static int parse_options(int argc, char **argv, struct parse_args *a)
 		case 'h':
 			a->help = true;
 			return GRT_EXIT_OK;
-		case ':':
-			grt_error("parse: option '%s' needs a value; see grtrace parse --help",
-				  argv[optind - 1]);
-			return GRT_EXIT_USAGE;
-		default:
-			grt_error("parse: unknown option '%s'; see grtrace parse --help",
-				  argv[optind - 1]);
-			return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("parse", opt, argv);
 		}
 	}
 	if (optind != argc - 1) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "common/clock.h"
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "cli/output_check.h"
 #include "cli/record_header.h"
 #include "cli/target.h"
@@ -160,14 +161,8 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 			o->launch_returns_set = true;
 			break;
 		case 'h': record_usage(stdout); return -1;
-		case ':':
-			grt_error("record: option '%s' needs a value; see grtrace record --help",
-				  argv[optind - 1]);
-			return GRT_EXIT_USAGE;
-		default:
-			grt_error("record: unknown option '%s'; see grtrace record --help",
-				  argv[optind - 1]);
-			return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("record", opt, argv);
 		}
 		if (bad) {
 			grt_error("record: bad value '%s' for --%s: %sgive %s", optarg,

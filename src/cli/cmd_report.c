@@ -8,6 +8,7 @@
 #include "analysis/report_section.h"
 #include "analysis/report_util.h"
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "common/log.h"
 #include "common/num_parse.h"
 
@@ -145,14 +146,8 @@ static int parse_args(int argc, char **argv, struct option *options, size_t nsec
 		case FLAG_HELP:
 			args->help = true;
 			return GRT_EXIT_OK;
-		case ':':
-			grt_error("report: option '%s' needs a value; see grtrace report --help",
-				  argv[optind - 1]);
-			return GRT_EXIT_USAGE;
-		default:
-			grt_error("report: unknown option '%s'; see grtrace report --help",
-				  argv[optind - 1]);
-			return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("report", opt, argv);
 		}
 	}
 	if (optind != argc - 1) {

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "common/clock.h"
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "cli/live_sink.h"
 #include "cli/snoop.h"
 #include "common/log.h"
@@ -158,14 +159,8 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 		case 'h':
 			snoop_usage(stdout);
 			return -1;
-		case ':':
-			grt_error("snoop: option '%s' needs a value; see grtrace snoop --help",
-				  argv[optind - 1]);
-			return GRT_EXIT_USAGE;
-		default:
-			grt_error("snoop: unknown option '%s'; see grtrace snoop --help",
-				  argv[optind - 1]);
-			return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("snoop", opt, argv);
 		}
 	}
 	if (optind != argc - 1) {

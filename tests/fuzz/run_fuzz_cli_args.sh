@@ -9,7 +9,7 @@ name=fuzz_cli_args
 fuzzer=$build/fuzz/$name
 corpus=$build/fuzz/$name.corpus
 seeds=$build/fuzz/$name.seeds
-log=$build/fuzz/$name.log
+log=$build/fuzz/$name.build.log
 mkdir -p "$build/fuzz" "$corpus"
 
 # run.sh may be running under make: the nested make must not join that make's jobserver
@@ -35,16 +35,6 @@ seed report 2 x.grt --format csv --top 5 --threshold leak_min_bytes=100,queue-wa
 seed export 3 x.grt --perfetto out.json --threshold vm-fault=1
 seed snoop 4 cuda -p 1 --duration 0.5 --json
 
-UBSAN_OPTIONS=print_stacktrace=1 "$fuzzer" -max_total_time="$seconds" -timeout=10 \
-	-rss_limit_mb=2048 -max_len=512 -close_fd_mask=3 -print_final_stats=1 \
-	-artifact_prefix="$build/fuzz/$name-" "$corpus" "$seeds" >"$log" 2>&1
-rc=$?
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-if [ $rc -eq 0 ]; then
-	echo "ok - $name (${runs:-?} inputs in ${seconds}s, corpus $(ls "$corpus" | wc -l) files)"
-	exit 0
-fi
-echo "FAIL - $name (exit $rc)"
-grep -m1 -o 'Test unit written to .*' "$log" | sed 's/^/  /'
-grep -m1 -A 25 -E 'ERROR: |fuzz assertion failed|runtime error' "$log" | sed 's/^/  /'
-exit 1
+. tests/fuzz/libfuzzer_run.bash
+# the parsers' usage and error lines are not what is tested: the target's stdout and stderr closed
+libfuzzer_run "$name" "$fuzzer" "$seconds" "$build" "$corpus" "$seeds" -- -max_len=512 -close_fd_mask=3
