@@ -66,7 +66,8 @@ static void record_usage(FILE *out)
 		if (!s->implicit)
 			fprintf(out, " %s", s->name);
 	fprintf(out,
-		"\n  -p PID             attach to a running process (and its future children)\n"
+		"\n                     (each once; -s none: process starts and exits only)\n"
+		"  -p PID             attach to a running process (and its future children)\n"
 		"  -- CMD ARGS        launch CMD, held until every probe is attached\n"
 		"  --duration S       stop after S seconds\n"
 		"  --idle-timeout S   stop after S seconds without events\n"
