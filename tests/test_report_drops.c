@@ -50,11 +50,73 @@ static void test_sequence_json(void)
 	free(text);
 }
 
+/*
+ * The drops trace with two adjacent records of one CPU swapped, or one of
+ * them written twice: nothing is missing, and the section says what it is.
+ */
+static int write_irregular(const char *path, bool duplicate)
+{
+	struct grt_record_header a, b;
+	unsigned char *buf, *out;
+	size_t len = 0, at = sizeof(struct grt_file_header), na = 0, nb = 0;
+	int err = -1;
+
+	if (scn_write_drops(path) || !(buf = scn_slurp(path, &len)))
+		return -1;
+	for (; at + sizeof(a) <= len; at += na) {
+		memcpy(&a, buf + at, sizeof(a));
+		na = sizeof(a) + a.payload_len;
+		if (at + na + sizeof(b) > len)
+			break;
+		memcpy(&b, buf + at + na, sizeof(b));
+		nb = sizeof(b) + b.payload_len;
+		if (a.cpu == b.cpu && a.cpu && a.type != GRT_REC_CHECKSUM && b.type != GRT_REC_CHECKSUM)
+			break;
+	}
+	out = malloc(len + na);
+	if (out && at + sizeof(a) <= len) {
+		memcpy(out, buf, at);
+		if (duplicate) {
+			memcpy(out + at, buf + at, na);
+			memcpy(out + at + na, buf + at, len - at);
+			err = scn_spit(path, out, len + na);
+		} else {
+			memcpy(out + at, buf + at + na, nb);
+			memcpy(out + at + nb, buf + at, na);
+			memcpy(out + at + na + nb, buf + at + na + nb, len - at - na - nb);
+			err = scn_spit(path, out, len);
+		}
+	}
+	free(out);
+	free(buf);
+	return err;
+}
+
+static void test_reordered_is_not_missing(void)
+{
+	const char *path = report_test_path("reordered");
+	int rc;
+	char *text;
+
+	CHECK(write_irregular(path, false) == 0);
+	text = report_capture(path, "drops", 0, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 1); /* the checksum still finds the move */
+	CHECK_LINE(text, "record sequence: nothing missing, but records out of order or duplicated");
+	CHECK_LINE(text, "  cpu 1    missing 0, gaps 1, out of order 1, duplicated 0");
+	free(text);
+	CHECK(write_irregular(path, true) == 0);
+	text = report_capture(path, "drops", 0, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 1);
+	CHECK_LINE(text, "  cpu 1    missing 0, gaps 0, out of order 0, duplicated 1");
+	free(text);
+}
+
 int main(void)
 {
 	RUN_TEST(test_lost_per_source);
 	RUN_TEST(test_sequence_gap);
 	RUN_TEST(test_sequence_json);
+	RUN_TEST(test_reordered_is_not_missing);
 	report_test_cleanup();
 	return TEST_EXIT_STATUS();
 }
