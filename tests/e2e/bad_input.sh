@@ -4,6 +4,7 @@
 set -u
 BUILD=${1:-build}
 . tests/e2e/lib/cases.bash
+. tests/e2e/lib/bpf_links.bash
 G=$BUILD/grtrace
 FAKE=$BUILD/fixtures/fake/libcuda.so.1
 WL=$BUILD/fixtures/workloads
@@ -91,7 +92,7 @@ check "planted libcuda: its constructor never ran in grtrace" test ! -e "$tmp/ma
 bad=0
 for size in 100 1000 $(seq 1337 1400 19000) 20000; do
 	head -c "$size" "$FAKE" >"$tmp/cut.so"
-	timeout 20 $G record --libcuda "$tmp/cut.so" -o "$tmp/cut.grt" -- true >/dev/null 2>"$tmp/err"
+	timeout 120 $G record --libcuda "$tmp/cut.so" -o "$tmp/cut.grt" -- true >/dev/null 2>"$tmp/err"
 	rc=$?
 	if [ $rc -ne 1 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] ||
 		! grep -q "is not a valid shared library" "$tmp/err"; then
@@ -113,12 +114,18 @@ expect "target killed by SIGSEGV: 128+11" 139 "target killed by SIGSEGV" \
 $G report --leaks "$tmp/segv.grt" >"$tmp/out" 2>&1
 check "report: killed by SIGSEGV" grep -qE "^pid [0-9]+ \(cuda_exit\), killed by SIGSEGV, left allocated:" "$tmp/out"
 check "parse: exit record has the signal" grep -q 'event=exit .* signal=11 ' <($G parse "$tmp/segv.grt")
-sleep 30 &
+sleep 60 &
 sleeper=$!
 disown $sleeper # its SIGKILL is the test, not news
-( sleep 0.5; kill -KILL $sleeper ) &
-expect "-p target killed by SIGKILL: recording ends in order" 0 "stopped: target-exit$" \
-	$G record -s none -p $sleeper -o "$tmp/kill.grt"
+$G record -s none -p $sleeper -o "$tmp/kill.grt" 2>"$tmp/kill.err" &
+rec=$!
+# killed once the recorder's process tracking is attached (its two raw tracepoint links)
+wait_bpf_links $rec raw_tracepoint 1 600
+kill -KILL $sleeper
+wait $rec
+rc=$?
+check "-p target killed by SIGKILL: recording ends in order (exit $rc)" \
+	test $rc -eq 0 -a -n "$(grep 'stopped: target-exit$' "$tmp/kill.err")"
 check "-p target: SIGKILL in its exit record" grep -q 'event=exit .* signal=9 ' <($G parse "$tmp/kill.grt")
 # an exit right after the last call is in the trace, after that call, every time
 bad=0
