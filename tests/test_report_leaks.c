@@ -24,7 +24,7 @@ static void test_leaks_by_stack(void)
 	CHECK(scn_write_leaks(path, &fixture) == 0);
 	text = report_capture(path, "leaks", 0, NULL, false, &rc);
 	CHECK_EQ_U64(rc, 0);
-	CHECK_LINE(text, "pid 300 (leaky), exited with 3, left allocated:");
+	CHECK_LINE(text, "pid 300 (leaky), exited with status 3, left allocated:");
 	CHECK_LINE(text, "  device: 2621440 bytes (2.50 MiB), allocations 3");
 	big = strstr(text, "    2097152 bytes in 2 allocations from:");
 	small = strstr(text, "    524288 bytes in 1 allocation from:");
@@ -78,7 +78,7 @@ static void test_leaks_json(void)
 	CHECK(scn_write_leaks(path, &fixture) == 0);
 	text = report_capture(path, "leaks", 0, NULL, true, &rc);
 	snprintf(want, sizeof(want),
-		 "\"leaks\":[{\"pid\":300,\"comm\":\"leaky\",\"exited\":true,\"exit_code\":3,"
+		 "\"leaks\":[{\"pid\":300,\"comm\":\"leaky\",\"exited\":true,\"exit_code\":3,\"signal\":null,\"core_dumped\":false,"
 		 "\"bytes\":2621440,\"allocations\":3,\"stacks\":[{\"bytes\":2097152,\"allocations\":2,"
 		 "\"stack_id\":1,\"frames\":[\"grt_fixture_inner+0x4 (%s)\",\"grt_fixture_outer+0x8 (%s)\"]},"
 		 "{\"bytes\":524288,\"allocations\":1,\"stack_id\":2,\"frames\":[\"grt_fixture_outer+0x8 (%s)\","
@@ -86,7 +86,7 @@ static void test_leaks_json(void)
 		 fixture.path, fixture.path, fixture.path);
 	CHECK_HAS(text, want);
 	CHECK_HAS(text, "\"unknown_frees\":2,\"failed_allocs\":1,\"lost_frees\":0}");
-	CHECK_HAS(text, "{\"pid\":301,\"comm\":\"leaky\",\"exited\":false,\"exit_code\":null,"
+	CHECK_HAS(text, "{\"pid\":301,\"comm\":\"leaky\",\"exited\":false,\"exit_code\":null,\"signal\":null,\"core_dumped\":false,"
 			"\"bytes\":300,\"allocations\":2,");
 	free(text);
 }

@@ -24,6 +24,8 @@ void report_header_destroy(struct report_header *h)
 void report_header_on_record(struct report_header *h, const struct grt_record *rec,
 			     const struct grt_strings *strings)
 {
+	if (rec->hdr.type == GRT_REC_CHECKSUM) /* about the records, not one of them */
+		return;
 	h->records++;
 	if (rec->hdr.ts_ns > h->last_ts_ns)
 		h->last_ts_ns = rec->hdr.ts_ns;
@@ -103,6 +105,8 @@ static void print_warnings(const struct report_header *h, FILE *out)
 	if (h->have_trailer && h->trailer.records + 1 != h->records)
 		fprintf(out, "WARNING: the trailer says %" PRIu64 " records were written before it, %" PRIu64
 			" were read\n", h->trailer.records, h->records - 1);
+	if (h->damage)
+		fprintf(out, "WARNING: the trace is damaged: %s\n", h->damage);
 }
 
 void report_header_print_text(const struct report_header *h, FILE *out)
@@ -127,6 +131,12 @@ void report_header_print_text(const struct report_header *h, FILE *out)
 			grt_end_reason_name(h->trailer.reason), h->records);
 	else
 		fprintf(out, "  ended:    no trailer, %" PRIu64 " records\n", h->records);
+	if (h->blocks_verified)
+		fprintf(out, "  integrity: %" PRIu64 " checksum blocks verified%s\n", h->blocks_verified,
+			h->damage ? ", damage found" : "");
+	else
+		fprintf(out, "  integrity: no integrity data (format %u.%u has no checksums)\n",
+			h->file->version_major, h->file->version_minor);
 	print_warnings(h, out);
 }
 
@@ -183,5 +193,7 @@ void report_header_print_json(const struct report_header *h, struct json_writer 
 	jw_key(w, "write_error");
 	jw_bool(w, (f->flags & GRT_HDR_WRITE_ERROR) != 0);
 	jw_field_string(w, "error", h->read_error);
+	jw_field_u64(w, "checksum_blocks_verified", h->blocks_verified);
+	jw_field_string(w, "damage", h->damage);
 	jw_end_object(w);
 }

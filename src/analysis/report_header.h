@@ -21,6 +21,8 @@ struct report_header {
 	int32_t status[GRT_SRC_MAX];
 	char *status_message[GRT_SRC_MAX];
 	const char *read_error;	/* the reader's error when reading stopped early, else NULL */
+	const char *damage;	/* the reader's integrity finding (grt_reader_damage), else NULL */
+	uint64_t blocks_verified; /* checksum blocks that matched; 0: no integrity data */
 	/* the cuda source's --launch-returns, when the trace has its settings record */
 	bool have_cuda_config;
 	uint32_t launch_return_every;

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "analysis/report_section.h"
 #include "analysis/report_util.h"
+#include "trace/trace_names.h"
 #include "analysis/user_stacks.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
@@ -36,6 +37,8 @@ struct leak_process {
 	uint32_t pid;
 	bool exited;
 	int32_t exit_code;
+	uint16_t exit_signal;	/* 0: it exited rather than being killed */
+	bool core_dumped;
 	struct live_alloc *live;
 	size_t nlive, cap;
 	struct u64_map by_addr;	/* addr -> index in live */
@@ -226,6 +229,8 @@ static void on_process(struct leaks_report *l, const struct grt_record *rec)
 		return;
 	l->procs[index]->exited = true;
 	l->procs[index]->exit_code = pr->exit_code;
+	l->procs[index]->exit_signal = pr->exit_signal;
+	l->procs[index]->core_dumped = pr->exit_flags & GRT_PROC_CORE_DUMPED;
 	u64_map_remove(&l->current, rec->hdr.pid, NULL);
 	/* the address table is no longer needed: only the leftovers are */
 	u64_map_destroy(&l->procs[index]->by_addr);
@@ -367,6 +372,7 @@ static void print_class(struct leaks_report *l, struct leak_process *p, enum lea
 
 static void print_process(struct leaks_report *l, struct leak_process *p, FILE *out)
 {
+	char how[64];
 	struct leak_class_totals totals[LEAK_CLASSES];
 
 	if (group_leaks(p, totals)) {
@@ -375,8 +381,10 @@ static void print_process(struct leaks_report *l, struct leak_process *p, FILE *
 		return;
 	}
 	if (p->exited)
-		fprintf(out, "pid %u (%s), exited with %d, left allocated:\n", p->pid,
-			pid_comms_get(&l->comms, p->pid), p->exit_code);
+		fprintf(out, "pid %u (%s), %s, left allocated:\n", p->pid,
+			pid_comms_get(&l->comms, p->pid),
+			grt_describe_exit(p->exit_code, p->exit_signal, p->core_dumped, how,
+					  sizeof(how)));
 	else
 		fprintf(out, "pid %u (%s), still running at the end of the trace, outstanding:\n", p->pid,
 			pid_comms_get(&l->comms, p->pid));
@@ -474,6 +482,13 @@ static void json_process(struct leaks_report *l, struct leak_process *p, struct 
 		jw_i64(w, p->exit_code);
 	else
 		jw_null(w);
+	jw_key(w, "signal");
+	if (p->exited && p->exit_signal)
+		jw_u64(w, p->exit_signal);
+	else
+		jw_null(w);
+	jw_key(w, "core_dumped");
+	jw_bool(w, p->core_dumped);
 	/* the top level is the device class; managed and host memory follow as their own objects */
 	json_class_fields(l, p->pid, &totals[LEAK_DEVICE], w);
 	for (int c = LEAK_MANAGED; c < LEAK_CLASSES; c++) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/report_util.h"
+#include "common/num_parse.h"
 #include "trace/grt_format.h"
 #include "trace/records_core.h"
 
@@ -83,7 +84,7 @@ static int threshold_walk(const char *list, const char *want, double *found, int
 	while (*at) {
 		const char *end = strchr(at, ','), *eq;
 		size_t item_len = end ? (size_t)(end - at) : strlen(at);
-		char value[64], *parsed_end;
+		char value[64];
 		double v;
 
 		eq = memchr(at, '=', item_len);
@@ -95,9 +96,7 @@ static int threshold_walk(const char *list, const char *want, double *found, int
 				return -EINVAL;
 			memcpy(value, eq + 1, (size_t)(at + item_len - eq - 1));
 			value[at + item_len - eq - 1] = 0;
-			errno = 0;
-			v = strtod(value, &parsed_end);
-			if (errno || *parsed_end || v < 0)
+			if (num_parse_double(value, 0, REPORT_THRESHOLD_MAX, &v))
 				return -EINVAL;
 			*found = v;
 			*hit = 1;

@@ -1,12 +1,16 @@
 /* `grtrace export`: a trace as a Chrome/Perfetto trace-event JSON timeline. */
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/threshold_list.h"
 #include "cli/commands.h"
+#include "cli/option_error.h"
+#include "cli/output_check.h"
 #include "common/log.h"
 #include "export/perfetto.h"
+#include "trace/trace_verify.h"
 
 #define OUTPUT_BUFFER (1u << 20)
 
@@ -39,6 +43,11 @@ static int write_export(const char *trace, const char *out_path, const struct jo
 		grt_error("export: %s: %s", trace, err);
 		return GRT_EXIT_FAILURE;
 	}
+	/* the timeline is written from what could be read; a damaged trace still fails the command */
+	if (grt_trace_verify(trace, err, sizeof(err))) {
+		grt_error("export: %s: damaged trace: %s", trace, err);
+		return GRT_EXIT_FAILURE;
+	}
 	if (out != stdout)
 		fprintf(stderr, "grtrace: wrote %llu events (%llu jobs, %llu launch flows) to %s\n",
 			(unsigned long long)stats.events, (unsigned long long)stats.jobs,
@@ -46,7 +55,15 @@ static int write_export(const char *trace, const char *out_path, const struct jo
 	return GRT_EXIT_OK;
 }
 
-int cmd_export(int argc, char **argv)
+struct export_args {
+	const char *trace;
+	const char *out_path;
+	struct job_thresholds thresholds;
+	bool help;
+};
+
+/* GRT_EXIT_OK with args filled, or the exit code after printing why. Touches no file. */
+static int parse_export_args(int argc, char **argv, struct export_args *a)
 {
 	static const struct option options[] = {
 		{ "perfetto", required_argument, NULL, 'p' },
@@ -54,39 +71,63 @@ int cmd_export(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	const char *out_path = NULL, *thresholds = NULL;
-	struct job_thresholds t;
+	const char *thresholds = NULL;
 	char err[512];
 	int opt;
 
-	optind = 1;
+	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			out_path = optarg;
+			a->out_path = optarg;
 			break;
 		case 'T':
 			thresholds = optarg;
 			break;
 		case 'h':
-			export_usage(stdout);
+			a->help = true;
 			return GRT_EXIT_OK;
-		default:
-			grt_error("export: unknown or incomplete option '%s'", argv[optind - 1]);
-			export_usage(stderr);
-			return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("export", opt, argv);
 		}
 	}
-	if (optind != argc - 1 || !out_path) {
-		grt_error("export: %s", optind != argc - 1 ? "needs one trace file" : "needs --perfetto OUT.json");
-		export_usage(stderr);
+	if (optind != argc - 1 || !a->out_path) {
+		grt_error("export: %s; see grtrace export --help",
+			  optind != argc - 1 ? "needs one trace file" : "needs --perfetto OUT.json");
 		return GRT_EXIT_USAGE;
 	}
-	job_thresholds_default(&t);
-	if (threshold_list_parse(&t, thresholds, err, sizeof(err))) {
+	a->trace = argv[optind];
+	if (strcmp(a->out_path, "-") && output_is_input(a->out_path, a->trace)) {
+		grt_error("export: --perfetto %s is the input trace itself; writing it would destroy "
+			  "the trace: name another file", a->out_path);
+		return GRT_EXIT_USAGE;
+	}
+	job_thresholds_default(&a->thresholds);
+	if (threshold_list_parse(&a->thresholds, thresholds, err, sizeof(err))) {
 		grt_error("export: %s", err);
 		return GRT_EXIT_USAGE;
 	}
-	return write_export(argv[optind], out_path, &t);
+	return GRT_EXIT_OK;
+}
+
+int export_parse_args(int argc, char **argv)
+{
+	struct export_args a = { 0 };
+
+	return parse_export_args(argc, argv, &a);
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_args a = { 0 };
+	int rc = parse_export_args(argc, argv, &a);
+
+	if (rc != GRT_EXIT_OK)
+		return rc;
+	if (a.help) {
+		export_usage(stdout);
+		return GRT_EXIT_OK;
+	}
+	return write_export(a.trace, a.out_path, &a.thresholds);
 }

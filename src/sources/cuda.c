@@ -17,6 +17,7 @@
 #include "sources/cuda_events.h"
 #include "sources/cuda_locate.h"
 #include "sources/elf_symbols.h"
+#include "common/regular_file.h"
 #include "sources/libcuda_locate.h"
 #include "sources/session.h"
 #include "sources/source.h"
@@ -299,18 +300,16 @@ static int library_failed(struct cuda_tracer *t, int err, const char *fmt, ...)
  * this process reaches it). Entry points the library lacks are skipped. A
  * file already probed (same inode) is a no-op returning 0.
  */
-static int attach_library(struct cuda_tracer *t, const char *open_path, const char *shown_path)
+static int attach_library_fd(struct cuda_tracer *t, const char *open_path, const char *shown_path,
+			     const struct stat *st)
 {
 	const char *names[GRT_CUDA_API_COUNT];
 	uint64_t offsets[GRT_CUDA_API_COUNT];
 	struct cuda_library *lib;
-	struct stat st;
 	int found, err;
 
-	if (stat(open_path, &st))
-		return library_failed(t, -errno, "libcuda %s: %s", shown_path, strerror(errno));
 	for (unsigned i = 0; i < t->nlibs; i++)
-		if (t->libs[i].dev == st.st_dev && t->libs[i].ino == st.st_ino)
+		if (t->libs[i].dev == st->st_dev && t->libs[i].ino == st->st_ino)
 			return 0;
 	if (t->nlibs == CUDA_MAX_LIBRARIES)
 		return library_failed(t, -ENOSPC, "more than %d copies of libcuda to probe",
@@ -323,7 +322,9 @@ static int attach_library(struct cuda_tracer *t, const char *open_path, const ch
 	if (found > 0)
 		elf_skip_landing_pads(open_path, offsets + 1, GRT_CUDA_API_COUNT - 1);
 	if (found == -ENOEXEC)
-		return library_failed(t, found, "%s is not an ELF shared object", shown_path);
+		return library_failed(t, found,
+				      "%s is not a valid shared library (not ELF, or cut short)",
+				      shown_path);
 	if (found < 0)
 		return library_failed(t, found, "libcuda %s: %s", shown_path, strerror(-found));
 	if (!found)
@@ -336,11 +337,34 @@ static int attach_library(struct cuda_tracer *t, const char *open_path, const ch
 		return library_failed(t, err, "cannot attach uprobes to %s: %s", shown_path,
 				      libbpf_reason(err));
 	}
-	lib->dev = st.st_dev;
-	lib->ino = st.st_ino;
+	lib->dev = st->st_dev;
+	lib->ino = st->st_ino;
 	t->nlibs++;
 	note_library(t, shown_path, found, lib->refused);
 	return 0;
+}
+
+static int attach_library(struct cuda_tracer *t, const char *open_path, const char *shown_path)
+{
+	char fd_path[64];
+	struct stat st;
+	int err, fd;
+
+	/*
+	 * One open file for everything that follows: its symbols are read and
+	 * its uprobes attached through /proc/self/fd, so they are the same inode
+	 * even if the path is swapped meanwhile; a FIFO or device is refused.
+	 */
+	fd = regular_file_open(open_path, &st);
+	if (fd == REGULAR_FILE_NOT_REGULAR)
+		return library_failed(t, -ENOEXEC, "%s is not a valid shared library (not a regular file)",
+				      shown_path);
+	if (fd < 0)
+		return library_failed(t, fd, "libcuda %s: %s", shown_path, strerror(-fd));
+	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+	err = attach_library_fd(t, fd_path, shown_path, &st);
+	close(fd);
+	return err;
 }
 
 /* ---- finding libraries ---- */
