@@ -43,7 +43,7 @@ echo "header: driver '$hdr_driver' cuda '$hdr_cuda'; nvidia-smi driver '$smi_dri
 	tee -a "$OUTDIR/summary.txt"
 [ "$hdr_driver" = "$smi_driver" ] && result PASS "driver version read as data" ||
 	result FAIL "driver version: header '$hdr_driver', nvidia-smi '$smi_driver'"
-[ "$hdr_cuda" = "$real_cuda" ] && result PASS "CUDA version from the driver branch table" ||
+[ "$hdr_cuda" = "$real_cuda" ] && result PASS "CUDA version read from libcuda's data" ||
 	result FAIL "CUDA version: header '$hdr_cuda', cuDriverGetVersion '$real_cuda'"
 name=$(basename "$(readlink -f "$lib")")
 [ "$name" = "libcuda.so.$smi_driver" ] && result PASS "libcuda file name carries the driver version ($name)" ||

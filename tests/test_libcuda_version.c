@@ -1,5 +1,7 @@
 /* Driver and CUDA versions read as data (never by loading libcuda), and the shared number parser. */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +10,8 @@
 #include "common/num_parse.h"
 #include "sources/libcuda_version.h"
 #include "test_util.h"
+
+static char fake_libcuda[PATH_MAX], fake_nvml[PATH_MAX];
 #include "trace_files.h"
 
 static void test_proc_version_lines(void)
@@ -55,17 +59,24 @@ static void test_libcuda_file_name(void)
 	test_dir_remove(&dir);
 }
 
-static void test_cuda_of_driver(void)
+/* The CUDA version a libcuda states in its .rodata, read as bytes from the fake driver. */
+static void test_cuda_version_from_library_data(void)
 {
-	char v[16];
+	struct test_dir dir;
+	char path[256], v[16] = "x";
 
-	CHECK_EQ_U64(cuda_version_of_driver("580.159.04", v, sizeof(v)), 0);
+	CHECK_EQ_U64(cuda_version_from_libcuda(fake_libcuda, v, sizeof(v)), 0);
 	CHECK_STR(v, "13.0");
-	CHECK_EQ_U64(cuda_version_of_driver("550.54.15", v, sizeof(v)), 0);
-	CHECK_STR(v, "12.4");
-	CHECK_EQ_U64(cuda_version_of_driver("999.1", v, sizeof(v)), (uint64_t)-ENOENT);
-	CHECK_EQ_U64(cuda_version_of_driver("580", v, sizeof(v)), (uint64_t)-ENOENT);
-	CHECK_EQ_U64(cuda_version_of_driver("", v, sizeof(v)), (uint64_t)-ENOENT);
+	/* a library without the self-description: left empty, not guessed */
+	CHECK_EQ_U64(cuda_version_from_libcuda(fake_nvml, v, sizeof(v)), (uint64_t)-ENOENT);
+	/* not ELF, or cut short: refused as such */
+	test_dir_make(&dir);
+	test_dir_file(&dir, "libcuda.so.1", path, sizeof(path));
+	CHECK(test_write_file(path, "\x7f" "ELF not really", 15) == 0);
+	CHECK_EQ_U64(cuda_version_from_libcuda(path, v, sizeof(v)), (uint64_t)-ENOEXEC);
+	CHECK_EQ_U64(cuda_version_from_libcuda("/nonexistent/libcuda.so.1", v, sizeof(v)),
+		     (uint64_t)-ENOENT);
+	test_dir_remove(&dir);
 }
 
 static void test_num_parse(void)
@@ -100,11 +111,19 @@ static void test_num_parse(void)
 	CHECK_EQ_U64(num_parse_u64("+1", 0, 10, &u), (uint64_t)-EINVAL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	char self[PATH_MAX];
+
+	/* the build directory's fixtures: BUILD/tests/this -> BUILD/fixtures/... */
+	snprintf(self, sizeof(self), "%s", argv[0]);
+	snprintf(fake_libcuda, sizeof(fake_libcuda), "%s/../fixtures/fake/libcuda.so.1", dirname(self));
+	snprintf(self, sizeof(self), "%s", argv[0]);
+	snprintf(fake_nvml, sizeof(fake_nvml), "%s/../fixtures/libnvidia-ml.so.1",
+		 dirname(self));
 	RUN_TEST(test_proc_version_lines);
 	RUN_TEST(test_libcuda_file_name);
-	RUN_TEST(test_cuda_of_driver);
+	RUN_TEST(test_cuda_version_from_library_data);
 	RUN_TEST(test_num_parse);
 	return TEST_EXIT_STATUS();
 }

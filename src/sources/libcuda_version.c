@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "common/elf_file.h"
 #include "sources/libcuda_version.h"
 
 /* "580.159.04", "575.57", "418.226.00": digits and dots, starting and ending with a digit. */
@@ -60,31 +62,86 @@ int driver_version_from_libcuda_name(const char *libcuda_path, char *out, size_t
 }
 
 /*
- * Driver branch -> the CUDA version its libcuda reports (cuDriverGetVersion),
- * from NVIDIA's CUDA release notes (minimum driver of each toolkit release).
+ * libcuda carries, among its read-only data, a small JSON document describing
+ * itself: {"format":1,"CUDA version":"13.0","driver":[...],...} (seen in the
+ * 580 driver's libcuda). Its "CUDA version" is what cuDriverGetVersion
+ * answers, so it is read from there as bytes, in the .rodata section only.
  */
-static const struct {
-	unsigned branch;
-	const char *cuda;
-} branches[] = {
-	{ 590, "13.1" }, { 580, "13.0" }, { 575, "12.9" }, { 570, "12.8" }, { 565, "12.7" },
-	{ 560, "12.6" }, { 555, "12.5" }, { 550, "12.4" }, { 545, "12.3" }, { 535, "12.2" },
-	{ 530, "12.1" }, { 525, "12.0" }, { 520, "11.8" }, { 515, "11.7" }, { 510, "11.6" },
-	{ 495, "11.5" }, { 470, "11.4" }, { 465, "11.3" }, { 460, "11.2" }, { 455, "11.1" },
-	{ 450, "11.0" },
-};
+#define CUDA_VERSION_KEY "\"CUDA version\":\""
+#define SCAN_CHUNK (1u << 20)
 
-int cuda_version_of_driver(const char *driver_version, char *out, size_t len)
+/* The version after the key at text (len bytes available): 0 with out filled, or -ENOENT. */
+static int version_after_key(const char *text, size_t len, char *out, size_t out_len)
 {
-	char *end;
-	unsigned long branch = strtoul(driver_version, &end, 10);
+	char token[32];
+	size_t n = 0;
 
-	if (end == driver_version || *end != '.')
+	while (n < len && n + 1 < sizeof(token) &&
+	       (isdigit((unsigned char)text[n]) || text[n] == '.'))
+		n++;
+	if (n == len || text[n] != '"')
 		return -ENOENT;
-	for (size_t i = 0; i < sizeof(branches) / sizeof(branches[0]); i++)
-		if (branches[i].branch == branch)
-			return copy_token(branches[i].cuda, strlen(branches[i].cuda), out, len);
+	memcpy(token, text, n);
+	token[n] = 0;
+	return copy_token(token, version_token_len(token) == n ? n : 0, out, out_len);
+}
+
+static int find_rodata(Elf *elf, GElf_Shdr *out)
+{
+	size_t names;
+
+	if (elf_getshdrstrndx(elf, &names))
+		return -ENOENT;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, out) || out->sh_type != SHT_PROGBITS)
+			continue;
+		name = elf_strptr(elf, names, out->sh_name);
+		if (name && !strcmp(name, ".rodata"))
+			return 0;
+	}
 	return -ENOENT;
+}
+
+int cuda_version_from_libcuda(const char *libcuda_path, char *out, size_t len)
+{
+	size_t key_len = strlen(CUDA_VERSION_KEY), keep = key_len + 32;
+	struct elf_handle h;
+	GElf_Shdr rodata;
+	char *buf;
+	int err;
+
+	err = elf_handle_open(libcuda_path, &h);
+	if (err)
+		return err;
+	err = find_rodata(h.elf, &rodata);
+	buf = err ? NULL : malloc(SCAN_CHUNK + keep);
+	if (!err && !buf)
+		err = -ENOMEM;
+	/* chunks overlap by keep bytes, so a key and its value split across two are still seen */
+	for (uint64_t at = 0; !err && at < rodata.sh_size; at += SCAN_CHUNK) {
+		size_t want = rodata.sh_size - at < SCAN_CHUNK + keep ? rodata.sh_size - at
+								      : SCAN_CHUNK + keep;
+		ssize_t got = pread(h.fd, buf, want, (off_t)(rodata.sh_offset + at));
+		const char *hit;
+
+		if (got <= 0) {
+			err = -EIO;
+			break;
+		}
+		hit = memmem(buf, (size_t)got, CUDA_VERSION_KEY, key_len);
+		if (hit) {
+			err = version_after_key(hit + key_len, (size_t)got - (hit + key_len - buf), out,
+						len);
+			break;
+		}
+		if (at + (size_t)got >= rodata.sh_size)
+			err = -ENOENT;
+	}
+	free(buf);
+	elf_handle_close(&h);
+	return err;
 }
 
 /* First line of a small system file; 0 or -errno. */
@@ -115,6 +172,6 @@ void versions_read(const char *libcuda_path, char *driver, size_t driver_len, ch
 		;
 	else if (!libcuda_path || driver_version_from_libcuda_name(libcuda_path, driver, driver_len))
 		driver[0] = 0;
-	if (driver[0] && cuda_version_of_driver(driver, cuda, cuda_len))
+	if (!libcuda_path || cuda_version_from_libcuda(libcuda_path, cuda, cuda_len))
 		cuda[0] = 0;
 }

@@ -18,11 +18,12 @@ int driver_version_from_proc_line(const char *line, char *out, size_t len);
 int driver_version_from_libcuda_name(const char *libcuda_path, char *out, size_t len);
 
 /*
- * The CUDA driver API version ("13.0") a driver branch ships, from NVIDIA's
- * published table (the branch is the version's first number). 0, or -ENOENT
- * for a branch this build does not know: the field stays empty, never guessed.
+ * The CUDA driver API version ("13.0") a libcuda file states about itself in
+ * its read-only data, read as bytes (the file is never loaded). 0, -ENOENT
+ * when the file does not say (the field then stays empty, never guessed),
+ * -ENOEXEC for a file that is not a valid ELF library, or another -errno.
  */
-int cuda_version_of_driver(const char *driver_version, char *out, size_t len);
+int cuda_version_from_libcuda(const char *libcuda_path, char *out, size_t len);
 
 /* Both versions for a new trace's header ("" where unknown): kernel module first, then libcuda's name. */
 void versions_read(const char *libcuda_path, char *driver, size_t driver_len, char *cuda,
