@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "analysis/idle_gaps.h"
-#include "analysis/job_pipeline.h"
-#include "analysis/job_summary.h"
-#include "analysis/threshold_list.h"
-#include "analysis/verdict.h"
+#include "analysis/jobs/idle_gaps.h"
+#include "analysis/jobs/pipeline.h"
+#include "analysis/jobs/summary.h"
+#include "analysis/jobs/threshold_list.h"
+#include "analysis/jobs/verdict.h"
 #include "trace/grt_writer.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"

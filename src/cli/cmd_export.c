@@ -3,7 +3,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/threshold_list.h"
+#include "analysis/jobs/threshold_list.h"
 #include "cli/commands.h"
 #include "common/log.h"
 #include "export/perfetto.h"

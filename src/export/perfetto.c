@@ -3,7 +3,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/job_pipeline.h"
+#include "analysis/jobs/pipeline.h"
 #include "common/json_writer.h"
 #include "common/u64_map.h"
 #include "export/perfetto.h"

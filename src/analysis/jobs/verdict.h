@@ -2,10 +2,10 @@
 #ifndef GRT_VERDICT_H
 #define GRT_VERDICT_H
 
-#include "analysis/idle_gaps.h"
-#include "analysis/job_builder.h"
-#include "analysis/job_summary.h"
-#include "analysis/job_tags.h"
+#include "analysis/jobs/idle_gaps.h"
+#include "analysis/jobs/builder.h"
+#include "analysis/jobs/summary.h"
+#include "analysis/jobs/tags.h"
 #include "common/json_writer.h"
 
 /*

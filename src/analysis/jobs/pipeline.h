@@ -3,8 +3,8 @@
 #define GRT_JOB_PIPELINE_H
 
 #include <stdbool.h>
-#include "analysis/job_builder.h"
-#include "analysis/job_tags.h"
+#include "analysis/jobs/builder.h"
+#include "analysis/jobs/tags.h"
 
 /*
  * exec-long-tail compares a job with the P90 of its kernel, which is only

@@ -3,8 +3,8 @@
 #define GRT_JOB_BUILDER_H
 
 #include <stdint.h>
-#include "analysis/job.h"
-#include "analysis/job_tags.h"
+#include "analysis/jobs/job.h"
+#include "analysis/jobs/tags.h"
 #include "trace/grt_reader.h"
 
 /*

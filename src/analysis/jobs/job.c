@@ -1,7 +1,7 @@
 /* Names of job kinds, tags and flags, shared by every output format. */
 #include <stdio.h>
 #include <string.h>
-#include "analysis/job.h"
+#include "analysis/jobs/job.h"
 #include "trace/trace_names.h"
 
 static const char *const kind_names[] = {

@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/idle_gaps.h"
+#include "analysis/jobs/idle_gaps.h"
 #include "common/grow_array.h"
 #include "common/min_heap.h"
 #include "common/u64_map.h"

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include "analysis/job_pipeline.h"
+#include "analysis/jobs/pipeline.h"
 #include "trace/records_gpu.h"
 
 struct job_pipeline {

@@ -3,9 +3,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/job_summary.h"
-#include "analysis/job_rows.h"
-#include "analysis/job_tags.h"
+#include "analysis/jobs/summary.h"
+#include "analysis/jobs/rows.h"
+#include "analysis/jobs/tags.h"
 
 static void table_init(struct job_group_table *t)
 {

@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include "analysis/verdict.h"
+#include "analysis/jobs/verdict.h"
 
 static double pct(uint64_t part, uint64_t whole)
 {

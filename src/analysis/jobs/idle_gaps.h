@@ -3,7 +3,7 @@
 #define GRT_IDLE_GAPS_H
 
 #include <stdint.h>
-#include "analysis/job.h"
+#include "analysis/jobs/job.h"
 
 /*
  * A gap [a, b) on a device ends when job J starts at b. It is split by what

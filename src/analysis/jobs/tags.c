@@ -1,7 +1,7 @@
 /* The tags of DESIGN §1: each a strict comparison of one part of a job against its threshold. */
 #include <errno.h>
 #include <stdlib.h>
-#include "analysis/job_tags.h"
+#include "analysis/jobs/tags.h"
 
 #define US 1000ull
 

@@ -4,8 +4,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/job_builder.h"
-#include "analysis/pid_key_map.h"
+#include "analysis/jobs/builder.h"
+#include "analysis/jobs/pid_key_map.h"
 #include "common/grow_array.h"
 #include "common/min_heap.h"
 #include "common/u64_map.h"

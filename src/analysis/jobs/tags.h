@@ -3,7 +3,7 @@
 #define GRT_JOB_TAGS_H
 
 #include <stdint.h>
-#include "analysis/job.h"
+#include "analysis/jobs/job.h"
 #include "analysis/stats.h"
 #include "common/u64_map.h"
 
