@@ -1,0 +1,249 @@
+/* Job builder registries: processes, threads, streams, kernel names; the stream queues. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analysis/jobs/builder_internal.h"
+#include "common/grow_array.h"
+#include "trace/grt_reader.h"
+#include "trace/trace_names.h"
+
+struct bjob *jb_job_alloc(struct job_builder *b)
+{
+	struct bjob *j;
+
+	if (!b->pool) {
+		struct bjob *chunk = malloc(POOL_CHUNK * sizeof(*chunk));
+
+		if (!chunk ||
+		    grt_grow_array((void **)&b->chunks, &b->cap_chunks, sizeof(void *),
+			       b->n_chunks + 1)) {
+			free(chunk);
+			return NULL;
+		}
+		b->chunks[b->n_chunks++] = chunk;
+		for (int i = 0; i < POOL_CHUNK; i++) {
+			chunk[i].next = b->pool;
+			b->pool = &chunk[i];
+		}
+	}
+	j = b->pool;
+	b->pool = j->next;
+	memset(j, 0, sizeof(*j));
+	j->job.device = JOB_NO_DEVICE;
+	return j;
+}
+
+void jb_job_release(struct job_builder *b, struct bjob *j)
+{
+	free(j->nodes);
+	free(j->dependents);
+	j->job.id = 0; /* stale references (timed_ref) see it is gone */
+	j->next = b->pool;
+	b->pool = j;
+}
+
+/* ---- processes, threads, streams, names ---- */
+
+void jb_set_name(char **slot, const char *name)
+{
+	char *copy;
+
+	if (!name || (*slot && !strcmp(*slot, name)))
+		return;
+	copy = strdup(name);
+	if (copy) {
+		free(*slot);
+		*slot = copy;
+	}
+}
+
+struct jproc *jb_proc_get(struct job_builder *b, uint32_t pid)
+{
+	struct jproc *p;
+	uint64_t v;
+
+	if (u64_map_get(&b->procs, pid, &v))
+		return (struct jproc *)(uintptr_t)v;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (u64_map_put(&b->procs, pid, (uintptr_t)p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+struct jthread *jb_thread_get(struct job_builder *b, uint32_t tid, uint32_t pid)
+{
+	struct jthread *t;
+	uint64_t v;
+
+	if (u64_map_get(&b->threads, tid, &v))
+		return (struct jthread *)(uintptr_t)v;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->pid = pid;
+	if (u64_map_put(&b->threads, tid, (uintptr_t)t)) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+struct jstream *jb_stream_find(struct job_builder *b, uint32_t pid, uint64_t key)
+{
+	return pid_key_map_get(&b->streams, pid, key);
+}
+
+struct jstream *jb_stream_get(struct job_builder *b, uint32_t pid, uint64_t key,
+				  uint64_t handle)
+{
+	struct jstream *s = jb_stream_find(b, pid, key);
+	struct jproc *p;
+
+	if (s)
+		return s;
+	p = jb_proc_get(b, pid);
+	s = calloc(1, sizeof(*s));
+	if (!p || !s || pid_key_map_put(&b->streams, pid, key, s)) {
+		free(s);
+		return NULL;
+	}
+	s->proc = p;
+	s->pid = pid;
+	s->key = key;
+	s->handle = handle;
+	s->index = p->n_streams++;
+	s->proc_next = p->streams;
+	p->streams = s;
+	s->all_next = b->all_streams;
+	b->all_streams = s;
+	return s;
+}
+
+/* Kernel names live as long as the builder; jobs point at them. */
+const char *jb_name_of(struct job_builder *b, uint64_t key, const char *fallback)
+{
+	uint64_t v;
+	char *copy;
+
+	if (u64_map_get(&b->names, key, &v))
+		return (const char *)(uintptr_t)v;
+	copy = strdup(fallback);
+	if (!copy || u64_map_put(&b->names, key, (uintptr_t)copy)) {
+		free(copy);
+		return "?";
+	}
+	return copy;
+}
+
+void jb_kernel_identity(struct job_builder *b, uint32_t name_str, uint64_t function,
+			    uint64_t *key, const char **name)
+{
+	const char *text = name_str ? grt_strings_get(b->strings, name_str) : NULL;
+	char buf[48];
+
+	if (text) {
+		*key = name_str;
+		*name = jb_name_of(b, *key, text);
+		return;
+	}
+	*key = HANDLE_KEY | (function & (HANDLE_KEY - 1));
+	if (function)
+		snprintf(buf, sizeof(buf), "function 0x%llx", (unsigned long long)function);
+	else
+		snprintf(buf, sizeof(buf), "[unknown kernel]");
+	*name = jb_name_of(b, *key, buf);
+}
+
+void jb_copy_identity(struct job_builder *b, uint32_t kind, uint32_t copy_kind,
+			  uint64_t *key, const char **name)
+{
+	char buf[48];
+	uint64_t v;
+
+	*key = COPY_KEY | ((uint64_t)kind << 16) | copy_kind;
+	if (u64_map_get(&b->names, *key, &v)) {
+		*name = (const char *)(uintptr_t)v;
+		return;
+	}
+	if (kind == JOB_MEMSET)
+		snprintf(buf, sizeof(buf), "[memset]");
+	else
+		snprintf(buf, sizeof(buf), "[memcpy %s]", grt_copy_kind_name(copy_kind));
+	*name = jb_name_of(b, *key, buf);
+}
+
+/* ---- the stream queue ---- */
+
+void jb_queue_insert(struct jstream *s, struct bjob *j)
+{
+	struct bjob *after = s->tail;
+
+	/* records may arrive a little out of order: keep the queue sorted by cover */
+	while (after && after->cover > j->cover)
+		after = after->prev;
+	j->prev = after;
+	j->next = after ? after->next : s->head;
+	if (j->next)
+		j->next->prev = j;
+	else
+		s->tail = j;
+	if (after)
+		after->next = j;
+	else
+		s->head = j;
+}
+
+void jb_queue_unlink(struct jstream *s, struct bjob *j)
+{
+	if (j->prev)
+		j->prev->next = j->next;
+	else
+		s->head = j->next;
+	if (j->next)
+		j->next->prev = j->prev;
+	else
+		s->tail = j->prev;
+	j->next = j->prev = NULL;
+}
+
+void jb_untimed_insert(struct jstream *s, struct bjob *j)
+{
+	struct bjob *after = s->untimed_tail;
+
+	while (after && after->job.api_enter > j->job.api_enter)
+		after = after->u_prev;
+	j->u_prev = after;
+	j->u_next = after ? after->u_next : s->untimed_head;
+	if (j->u_next)
+		j->u_next->u_prev = j;
+	else
+		s->untimed_tail = j;
+	if (after)
+		after->u_next = j;
+	else
+		s->untimed_head = j;
+	j->in_untimed = true;
+}
+
+void jb_untimed_remove(struct jstream *s, struct bjob *j)
+{
+	if (!j->in_untimed)
+		return;
+	if (j->u_prev)
+		j->u_prev->u_next = j->u_next;
+	else
+		s->untimed_head = j->u_next;
+	if (j->u_next)
+		j->u_next->u_prev = j->u_prev;
+	else
+		s->untimed_tail = j->u_prev;
+	j->u_next = j->u_prev = NULL;
+	j->in_untimed = false;
+}
