@@ -13,9 +13,10 @@
 static void export_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: grtrace export FILE --perfetto OUT.json [--threshold LIST]\n"
+		"usage: grtrace export FILE --perfetto OUT.json [--threshold LIST] [--own]\n"
 		"  --perfetto OUT  trace-event JSON for ui.perfetto.dev or chrome://tracing ('-': stdout)\n"
-		"  --threshold     job tag thresholds, as for report --jobs (see docs/jobs.md)\n");
+		"  --threshold     job tag thresholds, as for report --jobs (see docs/jobs.md)\n"
+		"  --own           draw grtrace's own work in the target (left out by default)\n");
 }
 
 static int write_export(const char *trace, const char *out_path, const struct job_thresholds *t)
@@ -51,10 +52,12 @@ int cmd_export(int argc, char **argv)
 	static const struct option options[] = {
 		{ "perfetto", required_argument, NULL, 'p' },
 		{ "threshold", required_argument, NULL, 'T' },
+		{ "own", no_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *out_path = NULL, *thresholds = NULL;
+	bool show_own = false;
 	struct job_thresholds t;
 	char err[512];
 	int opt;
@@ -68,6 +71,9 @@ int cmd_export(int argc, char **argv)
 			break;
 		case 'T':
 			thresholds = optarg;
+			break;
+		case 'o':
+			show_own = true;
 			break;
 		case 'h':
 			export_usage(stdout);
@@ -88,5 +94,6 @@ int cmd_export(int argc, char **argv)
 		grt_error("export: %s", err);
 		return GRT_EXIT_USAGE;
 	}
+	t.show_own = show_own;
 	return write_export(argv[optind], out_path, &t);
 }

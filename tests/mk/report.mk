@@ -14,4 +14,4 @@ $(BUILD)/fixtures/report_traces: tests/fixtures/report_traces.c tests/report_sce
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
 
 # the report tests include these headers; the test rule does not track headers under tests/
-$(filter $(BUILD)/tests/test_report_%,$(TEST_BINS)): tests/report_scenarios.h tests/report_check.h
+$(filter $(BUILD)/tests/test_report_%,$(TEST_BINS)): tests/report_scenarios.h tests/report_check.h tests/jobs_trace.h

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/jobs/builder_internal.h"
@@ -48,6 +49,8 @@ static struct bjob *new_job(struct job_builder *b, const struct grt_record *rec,
 		j->job.flags |= JOB_F_FAILED;
 		b->stats.failed_calls++;
 	}
+	if (call->flags & GRT_CUDA_F_OWN)
+		j->job.flags |= JOB_F_OWN;
 	jb_set_name(&t->comm, grt_strings_get(b->strings, call->comm_str));
 	return j;
 }
@@ -84,6 +87,7 @@ static void open_job(struct job_builder *b, struct bjob *j)
 	jb_queue_insert(s, j);
 	if (!(j->job.flags & JOB_F_FAILED)) {
 		jb_untimed_insert(s, j);
+		jb_thread_open_insert(t, j);
 		jb_claim_orphans(b, j);
 	}
 	b->open++;
@@ -101,6 +105,10 @@ static void on_launch(struct job_builder *b, const struct grt_record *rec)
 	if (!j)
 		return;
 	jb_kernel_identity(b, l->kernel_str, l->function, &j->job.kernel_key, &j->job.name);
+	/* traces from before the own flag: grtrace's kernels are known by their names */
+	if (!(j->job.kernel_key & HANDLE_KEY) &&
+	    !strncmp(j->job.name, GRT_OWN_KERNEL_PREFIX, strlen(GRT_OWN_KERNEL_PREFIX)))
+		j->job.flags |= JOB_F_OWN;
 	open_job(b, j);
 }
 
@@ -136,7 +144,7 @@ static void on_memcpy(struct job_builder *b, const struct grt_record *rec)
 		j->job.missing &= ~JOB_MISS_SUBMIT;
 		j->job.complete = j->job.submit;
 		j->job.submit = 0;
-		if (j->job.complete && b->ops.host_wait)
+		if (j->job.complete && b->ops.host_wait && !(j->job.flags & JOB_F_OWN))
 			b->ops.host_wait(b->ctx, rec->hdr.pid, rec->hdr.tid, rec->hdr.ts_ns,
 					 j->job.complete);
 	}
@@ -164,20 +172,35 @@ static void on_process(struct job_builder *b, const struct grt_record *rec)
 		jb_set_name(&p->comm, grt_strings_get(b->strings, pr->comm_str));
 }
 
+/*
+ * The gpu source's status records come from two places. The recorder writes
+ * those of the source itself (skipped, never reported): no thread. The
+ * injected library writes those of its parts (CUPTI, block probes,
+ * calibration) from a thread of the target: a part that failed leaves the
+ * others timing the device, so only the first kind stops jobs from waiting.
+ */
 static void on_source_status(struct job_builder *b, const struct grt_record *rec)
 {
 	const struct grt_source_status_rec *st = rec->payload;
+	const char *why;
 
-	if (st->source != GRT_SRC_GPU || st->status >= 0 || !b->expect_device)
+	if (st->source != GRT_SRC_GPU || st->status >= 0 || !b->expect_device || rec->hdr.tid)
 		return;
 	/* the gpu source did not run: no job waits for device timing any more */
 	b->expect_device = false;
+	why = grt_strings_get(b->strings, st->message_str);
+	snprintf(b->gpu_not_running, sizeof(b->gpu_not_running), "%s", why ? why : "no reason given");
 	for (struct jstream *s = b->all_streams; s; s = s->all_next)
 		jb_want_check(b, s);
 }
 
 /* ---- entry points ---- */
 
+/*
+ * The reader hands out payloads of described records zero-extended to their
+ * current size: device records of older traces, shorter, read with their
+ * later fields 0 (unknown). So their older size is what must be there.
+ */
 static bool payload_fits(const struct grt_record *rec, size_t need)
 {
 	return rec->hdr.payload_len >= need;
@@ -219,15 +242,15 @@ void job_builder_record(struct job_builder *b, const struct grt_record *rec,
 			jb_on_sync(b, rec);
 		break;
 	case GRT_REC_GPU_KERNEL:
-		if (payload_fits(rec, sizeof(struct grt_gpu_kernel_rec)))
+		if (payload_fits(rec, GRT_GPU_KERNEL_REC_V1_0_LEN))
 			jb_on_gpu_kernel(b, rec);
 		break;
 	case GRT_REC_GPU_LAUNCH:
-		if (payload_fits(rec, sizeof(struct grt_gpu_launch_rec)))
+		if (payload_fits(rec, GRT_GPU_LAUNCH_REC_V1_0_LEN))
 			jb_on_gpu_launch(b, rec);
 		break;
 	case GRT_REC_GPU_COPY:
-		if (payload_fits(rec, sizeof(struct grt_gpu_copy_rec)))
+		if (payload_fits(rec, GRT_GPU_COPY_REC_V1_0_LEN))
 			jb_on_gpu_copy(b, rec);
 		break;
 	case GRT_REC_SCHED_OFFCPU:
@@ -241,6 +264,11 @@ void job_builder_record(struct job_builder *b, const struct grt_record *rec,
 	case GRT_REC_PROCESS:
 		if (payload_fits(rec, sizeof(struct grt_process_rec)))
 			on_process(b, rec);
+		break;
+	case GRT_REC_DROP:
+		if (payload_fits(rec, sizeof(struct grt_drop_rec)) &&
+		    ((const struct grt_drop_rec *)rec->payload)->source == GRT_SRC_CUDA)
+			b->stats.cuda_drops += ((const struct grt_drop_rec *)rec->payload)->count;
 		break;
 	case GRT_REC_SOURCE_STATUS:
 		if (payload_fits(rec, sizeof(struct grt_source_status_rec)))
@@ -393,4 +421,16 @@ const char *job_builder_process_name(const struct job_builder *b, uint32_t pid)
 int job_builder_expects_device(const struct job_builder *b)
 {
 	return b->expect_device;
+}
+
+const char *job_builder_gpu_not_running(const struct job_builder *b)
+{
+	return b->gpu_not_running[0] ? b->gpu_not_running : NULL;
+}
+
+uint64_t job_builder_process_device_records(const struct job_builder *b, uint32_t pid)
+{
+	uint64_t v;
+
+	return u64_map_get(&b->procs, pid, &v) ? ((struct jproc *)(uintptr_t)v)->device_records : 0;
 }

@@ -42,7 +42,25 @@ struct graph_node {
 	const char *name;
 	uint32_t device;
 	uint32_t probe;
+	uint32_t own;		/* grtrace's own work (GRT_GPU_F_OWN, or a __grt_ kernel) */
+	uint32_t reserved;
 };
+
+/*
+ * The host call a device record names: thread tid of its process entered
+ * the driver at enter and returned at ret (the injected library stamps both
+ * around the call it forwards). Unknown (older traces) when tid or ret is 0.
+ */
+struct call_bracket {
+	uint64_t enter;
+	uint64_t ret;
+	uint32_t tid;
+};
+
+static inline bool bracket_known(const struct call_bracket *c)
+{
+	return c->tid && c->ret && c->ret >= c->enter;
+}
 
 struct bjob;
 
@@ -82,6 +100,9 @@ struct bjob {
 	uint32_t n_dependents;
 	uint32_t cap_dependents;
 	uint64_t cover;		/* SUBMIT, or API_ENTER when there is none: what syncs compare */
+	struct bjob *t_next;	/* the thread's open jobs, by API entry: identity matching */
+	struct bjob *t_prev;
+	bool in_thread;
 	bool has_device;
 };
 
@@ -135,6 +156,16 @@ struct offcpu {
 	uint64_t on;
 };
 
+#define DONE_RING 32	/* recently finished jobs kept per thread, for late and twin device records */
+
+struct done_ref {
+	uint64_t api_enter;
+	uint16_t kind;
+	bool had_device;
+};
+
+struct orphan;
+
 struct jthread {
 	uint32_t tid;
 	uint32_t pid;
@@ -145,6 +176,12 @@ struct jthread {
 	struct jstream *last_stream;
 	uint64_t last_submit;
 	uint64_t batch_id;
+	struct bjob *open_head;	/* open jobs (failed calls left out), by API entry */
+	struct bjob *open_tail;
+	struct bjob *cursor;	/* the last job matched by identity: the next one is near it */
+	struct orphan *orphans;	/* device records naming a call of this thread not seen yet */
+	struct done_ref done[DONE_RING];
+	uint32_t n_done;
 };
 
 struct uvm_ev {
@@ -165,6 +202,9 @@ struct jproc {
 	uint32_t uvm_len;
 	uint32_t uvm_cap;
 	uint64_t uvm_max_span;
+	uint64_t device_records;	/* device records seen for it: it has device timing */
+	uint32_t device;		/* the device its CUPTI records name, JOB_NO_DEVICE before one */
+	bool several_devices;
 };
 
 struct jevent {
@@ -172,17 +212,21 @@ struct jevent {
 	uint64_t cover;
 };
 
+/* A device record waiting for the host call it times (the call's record comes later). */
 struct orphan {
 	struct graph_node dev;	/* the device record */
-	uint64_t api_enter;
+	struct call_bracket call; /* known: waits on its thread; unknown: matched by time */
 	uint64_t stream;
 	uint64_t graph_id;
 	uint64_t arrived;	/* builder's clock when it came */
 	uint32_t pid;
-	uint32_t tid;
+	uint32_t tid;		/* the record's thread (the bracket's when known) */
 	uint32_t kind;		/* JOB_KERNEL, JOB_MEMCPY, JOB_MEMSET */
 	struct orphan *next;	/* arrival order */
 	struct orphan *prev;
+	struct orphan *t_next;	/* its thread's, when the bracket is known */
+	struct orphan *t_prev;
+	struct jthread *thread;
 };
 
 struct heap_entry {
@@ -195,6 +239,7 @@ struct job_builder {
 	struct job_builder_ops ops;
 	void *ctx;
 	bool expect_device;
+	char gpu_not_running[200]; /* why the gpu source did not run, from its status record */
 	uint64_t now;		/* latest host timestamp seen */
 	uint64_t next_id;
 	uint64_t opened_id;	/* the job the current record opened, 0 when none */
@@ -206,6 +251,7 @@ struct job_builder {
 	struct orphan *orphans_head;
 	struct orphan *orphans_tail;
 	uint32_t n_orphans;
+	uint32_t n_orphans_by_time; /* orphans without a bracket: new calls scan for them */
 	struct u64_map threads;	/* tid -> struct jthread * */
 	struct u64_map procs;	/* pid -> struct jproc * */
 	struct u64_map names;	/* kernel_key -> char * */
@@ -270,6 +316,9 @@ void jb_queue_insert(struct jstream *s, struct bjob *j);
 void jb_queue_unlink(struct jstream *s, struct bjob *j);
 void jb_untimed_insert(struct jstream *s, struct bjob *j);
 void jb_untimed_remove(struct jstream *s, struct bjob *j);
+void jb_thread_open_insert(struct jthread *t, struct bjob *j);
+/* Takes j off its thread's open jobs, remembering it among the recently finished. */
+void jb_thread_open_remove(struct bjob *j);
 
 /* syncs.c */
 uint64_t jb_mark_lookup(const struct jstream *s, uint64_t cover);
@@ -300,6 +349,10 @@ void jb_on_uvm(struct job_builder *b, const struct grt_record *rec);
 void jb_want_check(struct job_builder *b, struct jstream *s);
 void jb_derive(struct job *j, uint64_t prev_end, int dep_state);
 void jb_emit(struct job_builder *b, struct job *j);
+/* Execution that is no user job (grtrace's own, unmatched device records): busy time only. */
+void jb_busy(struct job_builder *b, uint32_t pid, uint32_t device, uint64_t start, uint64_t end);
+/* The device a job timed without one (block probes only) ran on: its process's, if only one. */
+uint32_t jb_device_of(struct job_builder *b, uint32_t pid, uint32_t device);
 void jb_finalize(struct job_builder *b, struct bjob *j, bool forced);
 void jb_run_checks(struct job_builder *b);
 void jb_enforce_open_limit(struct job_builder *b, struct jstream *s);

@@ -85,10 +85,32 @@ void jb_derive(struct job *j, uint64_t prev_end, int dep_state)
 	}
 }
 
-/* UVM activity that touches a running job: GPU-side faults and the memory movement they cause. */
+uint32_t jb_device_of(struct job_builder *b, uint32_t pid, uint32_t device)
+{
+	uint64_t v;
+	const struct jproc *p;
 
+	if (device != JOB_NO_DEVICE || !u64_map_get(&b->procs, pid, &v))
+		return device;
+	p = (const struct jproc *)(uintptr_t)v;
+	return p->several_devices ? JOB_NO_DEVICE : p->device;
+}
+
+void jb_busy(struct job_builder *b, uint32_t pid, uint32_t device, uint64_t start, uint64_t end)
+{
+	if (b->ops.busy && start && end >= start)
+		b->ops.busy(b->ctx, jb_device_of(b, pid, device), start, end);
+}
+
+/* Hands a finished job out; grtrace's own work, unless asked for, leaves only its busy time. */
 void jb_emit(struct job_builder *b, struct job *j)
 {
+	if ((j->flags & JOB_F_OWN) && !b->t.show_own) {
+		b->stats.own_jobs++;
+		if (j->known & JOB_K_EXEC)
+			jb_busy(b, j->pid, j->device, j->start, j->end);
+		return;
+	}
 	b->stats.jobs++;
 	b->ops.job(b->ctx, j);
 }
@@ -106,7 +128,7 @@ static void emit_nodes(struct job_builder *b, struct bjob *bj, uint64_t prev_end
 		node.kind = JOB_KERNEL;
 		node.start = n->start;
 		node.end = n->end;
-		node.device = n->device;
+		node.device = jb_device_of(b, bj->job.pid, n->device);
 		node.kernel_key = n->kernel_key;
 		node.name = n->name;
 		node.graph_nodes = bj->n_nodes;
@@ -162,9 +184,12 @@ void jb_finalize(struct job_builder *b, struct bjob *j, bool forced)
 	s->ends[s->n_ends++ % END_RING] = (struct end_entry){ j->cover, j->has_device ? job_end(j) : 0 };
 	if (j->has_device)
 		s->last_end = job_end(j);
+	jb_thread_open_remove(j);
 	if (job->kind == JOB_GRAPH && j->n_nodes) {
 		emit_nodes(b, j, prev_end, dep_state);
 	} else {
+		if (j->has_device)
+			job->device = jb_device_of(b, job->pid, job->device);
 		jb_uvm_window(jb_proc_get(b, job->pid), job);
 		jb_derive(job, prev_end, dep_state);
 		jb_emit(b, job);

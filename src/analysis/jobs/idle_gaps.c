@@ -13,7 +13,7 @@ struct busy {
 	uint64_t start;
 	uint64_t end;
 	uint64_t submit;	/* SUBMIT, or API_ENTER, or 0 when neither is known */
-	uint64_t job_id;
+	uint64_t job_id;	/* 0: no user job (grtrace's own work, an unmatched device record) */
 	uint32_t pid;
 	uint32_t tid;
 };
@@ -25,6 +25,10 @@ struct device_state {
 	uint32_t heap_cap;
 	uint64_t cur_end;	/* end of the merged busy time so far */
 	uint64_t judged;	/* starts before this were merged already */
+	/* work of no user job after the latest job: counted once a job follows it */
+	uint64_t pending_idle;
+	uint64_t pending_busy;
+	uint64_t pending_gaps;
 	bool started;
 };
 
@@ -258,8 +262,39 @@ static void judge_gap(struct idle_gaps *g, struct device_state *d, const struct 
 	keep_longest(g, &d->out, &gap);
 }
 
+/*
+ * Work that is no user job (busy.job_id 0) keeps the device busy inside the
+ * program's span, but does not stretch it: before the first job it is left
+ * out, and after the latest one it stays pending until a job follows (the
+ * calibration at exit is not the program's idle time).
+ */
+static void merge_anonymous(struct device_state *d, const struct busy *b)
+{
+	if (!d->started)
+		return;
+	if (b->start > d->cur_end) {
+		d->pending_idle += b->start - d->cur_end;
+		d->pending_gaps++;
+	}
+	if (b->end > d->cur_end) {
+		d->pending_busy += b->end - (b->start > d->cur_end ? b->start : d->cur_end);
+		d->cur_end = b->end;
+	}
+	d->judged = b->start;
+}
+
 static void merge(struct idle_gaps *g, struct device_state *d, const struct busy *b)
 {
+	if (!b->job_id) {
+		merge_anonymous(d, b);
+		return;
+	}
+	if (d->pending_gaps || d->pending_busy) {
+		d->out.idle[GAP_OTHER] += d->pending_idle;
+		d->out.gaps += d->pending_gaps;
+		d->out.busy += d->pending_busy;
+		d->pending_idle = d->pending_busy = d->pending_gaps = 0;
+	}
 	if (!d->started) {
 		d->started = true;
 		d->out.first_start = b->start;
@@ -276,29 +311,41 @@ static void merge(struct idle_gaps *g, struct device_state *d, const struct busy
 	d->judged = b->start;
 }
 
+static void add_busy(struct idle_gaps *g, uint32_t device, const struct busy *b)
+{
+	struct device_state *d = device_get(g, device);
+
+	if (!d)
+		return;
+	if (d->started && b->start < d->judged) {
+		/* its time was judged already: count its busy part, note it */
+		d->out.late_jobs += b->job_id != 0;
+		merge(g, d, &(struct busy){ .start = d->judged, .end = b->end > d->judged ? b->end : d->judged,
+					    .job_id = b->job_id });
+		return;
+	}
+	if (b->start < g->frontier)
+		merge(g, d, b);
+	else
+		heap_push(d, b);
+}
+
 void idle_gaps_job(struct idle_gaps *g, const struct job *j)
 {
 	struct busy b;
-	struct device_state *d;
 
 	if (!(j->known & JOB_K_EXEC) || !j->start)
-		return;
-	d = device_get(g, j->device);
-	if (!d)
 		return;
 	b = (struct busy){ .start = j->start, .end = j->end, .job_id = j->id, .pid = j->pid,
 			   .tid = j->tid };
 	b.submit = (j->flags & JOB_F_SYNC_CALL) ? j->api_enter : (j->submit ? j->submit : j->api_enter);
-	if (d->started && b.start < d->judged) {
-		/* its time was judged already: count its busy part, note it */
-		d->out.late_jobs++;
-		merge(g, d, &(struct busy){ .start = d->judged, .end = b.end > d->judged ? b.end : d->judged });
-		return;
-	}
-	if (b.start < g->frontier)
-		merge(g, d, &b);
-	else
-		heap_push(d, &b);
+	add_busy(g, j->device, &b);
+}
+
+void idle_gaps_busy(struct idle_gaps *g, uint32_t device, uint64_t start, uint64_t end)
+{
+	if (start && end >= start)
+		add_busy(g, device, &(struct busy){ .start = start, .end = end });
 }
 
 void idle_gaps_advance(struct idle_gaps *g, uint64_t frontier)

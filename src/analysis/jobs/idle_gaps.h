@@ -55,6 +55,12 @@ void idle_gaps_host_wait(struct idle_gaps *g, uint32_t pid, uint32_t tid, uint64
 			 uint64_t end);
 /* A finished job; only jobs with START and END count. */
 void idle_gaps_job(struct idle_gaps *g, const struct job *j);
+/*
+ * Execution that is no user job (grtrace's own work, a device record no host
+ * call claimed): busy time inside the span of the jobs (it does not stretch
+ * it); a gap it ends is "other", blamed on no thread.
+ */
+void idle_gaps_busy(struct idle_gaps *g, uint32_t device, uint64_t start, uint64_t end);
 /* No job from now on starts before frontier: gaps before it can be judged. */
 void idle_gaps_advance(struct idle_gaps *g, uint64_t frontier);
 

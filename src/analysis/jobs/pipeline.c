@@ -39,12 +39,29 @@ static void pass_advance(void *ctx, uint64_t frontier)
 		p->ops.advance(p->ctx, frontier);
 }
 
+static void pass_busy(void *ctx, uint32_t device, uint64_t start, uint64_t end)
+{
+	struct job_pipeline *p = ctx;
+
+	if (p->ops.busy)
+		p->ops.busy(p->ctx, device, start, end);
+}
+
+static void pass_uvm(void *ctx, uint32_t pid, uint64_t ts, const struct grt_uvm_event_rec *u)
+{
+	struct job_pipeline *p = ctx;
+
+	if (p->ops.uvm)
+		p->ops.uvm(p->ctx, pid, ts, u);
+}
+
 struct job_pipeline *job_pipeline_new(const struct grt_file_header *hdr,
 				      const struct job_thresholds *t,
 				      const struct job_builder_ops *ops, void *ctx)
 {
 	static const struct job_builder_ops forward = {
 		.job = tag_job, .host_wait = pass_host_wait, .advance = pass_advance,
+		.busy = pass_busy, .uvm = pass_uvm,
 	};
 	struct job_pipeline *p = calloc(1, sizeof(*p));
 

@@ -69,6 +69,7 @@ struct jproc *jb_proc_get(struct job_builder *b, uint32_t pid)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	p->device = JOB_NO_DEVICE;
 	if (u64_map_put(&b->procs, pid, (uintptr_t)p)) {
 		free(p);
 		return NULL;
@@ -246,4 +247,49 @@ void jb_untimed_remove(struct jstream *s, struct bjob *j)
 		s->untimed_tail = j->u_prev;
 	j->u_next = j->u_prev = NULL;
 	j->in_untimed = false;
+}
+
+/* Calls of one thread arrive in order: the walk back from the tail is short. */
+void jb_thread_open_insert(struct jthread *t, struct bjob *j)
+{
+	struct bjob *after = t->open_tail;
+
+	while (after && after->job.api_enter > j->job.api_enter)
+		after = after->t_prev;
+	j->t_prev = after;
+	j->t_next = after ? after->t_next : t->open_head;
+	if (j->t_next)
+		j->t_next->t_prev = j;
+	else
+		t->open_tail = j;
+	if (after)
+		after->t_next = j;
+	else
+		t->open_head = j;
+	j->in_thread = true;
+}
+
+void jb_thread_open_remove(struct bjob *j)
+{
+	struct jthread *t = j->thread;
+
+	if (!j->in_thread)
+		return;
+	if (t->cursor == j)
+		t->cursor = j->t_prev ? j->t_prev : j->t_next;
+	if (j->t_prev)
+		j->t_prev->t_next = j->t_next;
+	else
+		t->open_head = j->t_next;
+	if (j->t_next)
+		j->t_next->t_prev = j->t_prev;
+	else
+		t->open_tail = j->t_prev;
+	j->t_next = j->t_prev = NULL;
+	j->in_thread = false;
+	t->done[t->n_done++ % DONE_RING] =
+		(struct done_ref){ .api_enter = j->job.api_enter, .kind = j->job.kind,
+				   .had_device = j->has_device };
+	if (t->n_done == 2 * DONE_RING)
+		t->n_done = DONE_RING; /* every slot stays valid; keeps the index small */
 }

@@ -117,6 +117,8 @@ void job_summary_add(struct job_summary *s, const struct job *j)
 	s->incomplete += job_incomplete(j);
 	for (int b = 0; b < 8; b++)
 		s->missing[b] += !!(j->missing & (1u << b));
+	if (j->missing)
+		s->first_missing[job_first_missing(j)]++;
 	s->failed += !!(j->flags & JOB_F_FAILED);
 	s->forced += !!(j->flags & JOB_F_FORCED);
 	s->tail_unchecked += !!(j->flags & JOB_F_TAIL_UNCHECKED);
@@ -342,17 +344,27 @@ static void json_groups(struct json_writer *w, struct job_group_table *t, int ki
 
 void job_summary_print_json(struct job_summary *s, struct json_writer *w)
 {
-	static const char *const missing_keys[] = { "no_host_launch", "no_submit", "no_device_timing",
+	/* by enum job_missing bit; bit 0 (no host launch) is not produced any more */
+	static const char *const missing_keys[] = { NULL, "no_submit", "no_device_timing",
 						    "no_complete", "unknown_dependency" };
 
 	jw_key(w, "totals");
 	jw_begin_object(w);
 	jw_field_u64(w, "jobs", s->jobs);
 	jw_field_u64(w, "incomplete", s->incomplete);
-	for (int b = 0; b < 5; b++) {
+	/* overlapping: a job missing two steps counts under both */
+	for (int b = 1; b < 5; b++) {
 		jw_key(w, missing_keys[b]);
 		jw_u64(w, s->missing[b]);
 	}
+	/* a partition of the incomplete jobs: each under the first step it misses */
+	jw_key(w, "first_missing");
+	jw_begin_object(w);
+	for (int b = 1; b < 5; b++) {
+		jw_key(w, missing_keys[b]);
+		jw_u64(w, s->first_missing[b]);
+	}
+	jw_end_object(w);
 	jw_field_u64(w, "failed", s->failed);
 	jw_field_u64(w, "forced", s->forced);
 	jw_field_u64(w, "graph_nodes", s->graph_nodes);

@@ -42,7 +42,8 @@ struct job_summary {
 	unsigned top_n;
 	uint64_t jobs;
 	uint64_t incomplete;
-	uint64_t missing[8];	/* per enum job_missing bit */
+	uint64_t missing[8];	/* per enum job_missing bit; a job may count under several */
+	uint64_t first_missing[8]; /* per bit, each incomplete job under its first missing step */
 	uint64_t failed;
 	uint64_t forced;
 	uint64_t tail_unchecked;

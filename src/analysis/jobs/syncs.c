@@ -83,6 +83,7 @@ void jb_on_sync(struct job_builder *b, const struct grt_record *rec)
 	const struct grt_cuda_sync_rec *y = rec->payload;
 	bool returned = grt_cuda_call_returned(&y->call) && y->call.return_ns;
 	bool ok = returned && y->call.ret == 0;
+	bool own = y->call.flags & GRT_CUDA_F_OWN;
 	bool per_thread = y->call.api < GRT_CUDA_API_COUNT && b->ptsz_api[y->call.api];
 	uint32_t pid = rec->hdr.pid, tid = rec->hdr.tid;
 	uint64_t skey = stream_key(y->stream, per_thread, tid), ts = rec->hdr.ts_ns;
@@ -96,7 +97,8 @@ void jb_on_sync(struct job_builder *b, const struct grt_record *rec)
 	case GRT_SYNC_CTX:
 		b->stats.syncs++;
 		p = jb_proc_get(b, pid);
-		if (ok)
+		/* grtrace's own thread waiting is no application thread noticing its work done */
+		if (ok && !own)
 			add_ctx_mark(b, p, ts, y->call.return_ns);
 		break;
 	case GRT_SYNC_STREAM:
@@ -143,7 +145,7 @@ void jb_on_sync(struct job_builder *b, const struct grt_record *rec)
 		return;
 	}
 	/* blocking kinds: the thread waited for the GPU */
-	if (returned && b->ops.host_wait &&
+	if (returned && b->ops.host_wait && !own &&
 	    (y->kind == GRT_SYNC_CTX || y->kind == GRT_SYNC_STREAM || y->kind == GRT_SYNC_EVENT))
 		b->ops.host_wait(b->ctx, pid, tid, ts, y->call.return_ns);
 }

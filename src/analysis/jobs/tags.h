@@ -2,6 +2,7 @@
 #ifndef GRT_JOB_TAGS_H
 #define GRT_JOB_TAGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "analysis/jobs/job.h"
 #include "analysis/stats.h"
@@ -28,6 +29,8 @@ struct job_thresholds {
 	uint64_t batch_gap_ns;		/* 20 us */
 	uint32_t max_open_jobs;		/* 1M */
 	uint32_t idle_share_ppm;	/* verdict: above this idle share, idle causes dominate: 50% */
+	/* not a --threshold key: --own shows grtrace's own work as jobs (default: left out) */
+	bool show_own;
 };
 
 /* UVM events reach the trace up to tens of ms late (the source drains its queue on a timer). */
