@@ -302,6 +302,11 @@ static inline void run_on_advance(void *ctx, uint64_t f)
 	idle_gaps_advance(((struct jobs_run *)ctx)->gaps, f);
 }
 
+static inline void run_on_settled(void *ctx, uint64_t point)
+{
+	job_summary_settle(&((struct jobs_run *)ctx)->summary, point);
+}
+
 static inline void run_on_busy(void *ctx, uint32_t device, uint64_t start, uint64_t end)
 {
 	idle_gaps_busy(((struct jobs_run *)ctx)->gaps, device, start, end);
@@ -311,7 +316,8 @@ static inline void run_on_busy(void *ctx, uint32_t device, uint64_t start, uint6
 static inline void jobs_run(struct jobs_run *r, const char *path, const char *thresholds, bool two_pass)
 {
 	static const struct job_builder_ops ops = { .job = run_on_job, .host_wait = run_on_wait,
-						    .advance = run_on_advance, .busy = run_on_busy };
+						    .advance = run_on_advance, .busy = run_on_busy,
+						    .settled = run_on_settled };
 	struct grt_reader *rd;
 	struct grt_record rec;
 

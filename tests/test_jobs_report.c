@@ -72,7 +72,7 @@ static void test_text_report(void)
 	      NULL);
 	CHECK(strstr(out, "idle gaps (device 0):") != NULL);
 	CHECK(strstr(out, "host-bound 3.94 ms, sync-bound 0 ns, other 20.0 us") != NULL);
-	CHECK(strstr(out, "worst jobs (by t_total):") != NULL);
+	CHECK(strstr(out, "worst jobs (by submit + queue + exec;") != NULL);
 	free(out);
 	unlink(t.path);
 }

@@ -296,6 +296,8 @@ void job_builder_finish(struct job_builder *b)
 			jb_finalize(b, s->head, false);
 	if (b->ops.advance)
 		b->ops.advance(b->ctx, UINT64_MAX);
+	if (b->ops.settled)
+		b->ops.settled(b->ctx, UINT64_MAX);
 }
 
 struct job_builder *job_builder_new(const struct grt_file_header *hdr,

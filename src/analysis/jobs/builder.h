@@ -23,6 +23,11 @@ struct job_builder_ops {
 	/* No job handed out from now on can START before frontier. */
 	void (*advance)(void *ctx, uint64_t frontier);
 	/*
+	 * Optional: no job handed out from now on was entered (API_ENTER)
+	 * before point, up to the reordering of concurrent calls on one stream.
+	 */
+	void (*settled)(void *ctx, uint64_t point);
+	/*
 	 * Optional: the device executed something that is no user job
 	 * (grtrace's own work, a device record no host call claimed). It
 	 * keeps the device busy; no gap is blamed on it.

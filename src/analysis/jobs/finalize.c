@@ -285,6 +285,7 @@ void jb_enforce_open_limit(struct job_builder *b, struct jstream *s)
 void jb_advance(struct job_builder *b)
 {
 	uint64_t frontier = b->now > b->t.late_window_ns ? b->now - b->t.late_window_ns : 0;
+	uint64_t entered = frontier; /* no job handed out later was entered before it */
 
 	for (struct jstream *s = b->all_streams; s; s = s->all_next) {
 		struct bjob *h = s->head;
@@ -295,6 +296,8 @@ void jb_advance(struct job_builder *b)
 		lb = h->has_device && h->job.kind != JOB_GRAPH ? h->job.start : h->job.api_enter;
 		if (lb < frontier)
 			frontier = lb;
+		if (h->job.api_enter < entered)
+			entered = h->job.api_enter;
 	}
 	for (struct orphan *o = b->orphans_head; o; o = o->next)
 		if (o->dev.start < frontier)
@@ -313,4 +316,6 @@ void jb_advance(struct job_builder *b)
 	}
 	if (b->ops.advance)
 		b->ops.advance(b->ctx, frontier);
+	if (b->ops.settled)
+		b->ops.settled(b->ctx, entered);
 }

@@ -53,6 +53,13 @@ static void on_advance(void *ctx, uint64_t frontier)
 	idle_gaps_advance(st->gaps, frontier);
 }
 
+static void on_settled(void *ctx, uint64_t point)
+{
+	struct jobs_state *st = ctx;
+
+	job_summary_settle(&st->summary, point);
+}
+
 static void on_busy(void *ctx, uint32_t device, uint64_t start, uint64_t end)
 {
 	struct jobs_state *st = ctx;
@@ -83,6 +90,7 @@ static void *jobs_create(const struct report_input *in)
 {
 	static const struct job_builder_ops ops = {
 		.job = on_job, .host_wait = on_host_wait, .advance = on_advance, .busy = on_busy,
+		.settled = on_settled,
 	};
 	struct jobs_state *st = calloc(1, sizeof(*st));
 	char err[512] = "";

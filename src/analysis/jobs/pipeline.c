@@ -47,6 +47,14 @@ static void pass_busy(void *ctx, uint32_t device, uint64_t start, uint64_t end)
 		p->ops.busy(p->ctx, device, start, end);
 }
 
+static void pass_settled(void *ctx, uint64_t point)
+{
+	struct job_pipeline *p = ctx;
+
+	if (p->ops.settled)
+		p->ops.settled(p->ctx, point);
+}
+
 static void pass_uvm(void *ctx, uint32_t pid, uint64_t ts, const struct grt_uvm_event_rec *u)
 {
 	struct job_pipeline *p = ctx;
@@ -61,7 +69,7 @@ struct job_pipeline *job_pipeline_new(const struct grt_file_header *hdr,
 {
 	static const struct job_builder_ops forward = {
 		.job = tag_job, .host_wait = pass_host_wait, .advance = pass_advance,
-		.busy = pass_busy, .uvm = pass_uvm,
+		.busy = pass_busy, .uvm = pass_uvm, .settled = pass_settled,
 	};
 	struct job_pipeline *p = calloc(1, sizeof(*p));
 

@@ -58,6 +58,8 @@ int job_summary_init(struct job_summary *s, unsigned top_n)
 	table_init(&s->kernels);
 	table_init(&s->streams);
 	table_init(&s->procs);
+	for (int tg = 0; tg < JOB_TAG_COUNT; tg++)
+		interval_union_init(&s->tags[tg].wall);
 	s->worst = calloc(s->top_n, sizeof(*s->worst));
 	return s->worst ? 0 : -ENOMEM;
 }
@@ -67,6 +69,8 @@ void job_summary_destroy(struct job_summary *s)
 	table_destroy(&s->kernels);
 	table_destroy(&s->streams);
 	table_destroy(&s->procs);
+	for (int tg = 0; tg < JOB_TAG_COUNT; tg++)
+		interval_union_destroy(&s->tags[tg].wall);
 	free(s->worst);
 	memset(s, 0, sizeof(*s));
 }
@@ -89,24 +93,48 @@ static void group_add(struct job_group *g, const struct job *j)
 		g->tagged[t] += !!(j->tags & (1u << t));
 }
 
+uint64_t job_slow_ns(const struct job *j)
+{
+	uint64_t ns = 0;
+
+	if (j->known & JOB_K_SUBMIT_HOST)
+		ns += j->t_submit_host;
+	if (j->known & JOB_K_QUEUE)
+		ns += j->t_queue;
+	if (j->known & JOB_K_EXEC)
+		ns += j->t_exec;
+	return ns;
+}
+
 static void keep_worst(struct job_summary *s, const struct job *j)
 {
 	uint32_t at = s->n_worst;
+	uint64_t slow = job_slow_ns(j);
 
-	if (!(j->known & JOB_K_TOTAL))
+	if (!slow)
 		return;
 	if (at == s->top_n) {
-		if (s->worst[at - 1].t_total >= j->t_total)
+		if (job_slow_ns(&s->worst[at - 1]) >= slow)
 			return;
 		at--;
 	} else {
 		s->n_worst++;
 	}
-	while (at && s->worst[at - 1].t_total < j->t_total) {
+	while (at && job_slow_ns(&s->worst[at - 1]) < slow) {
 		s->worst[at] = s->worst[at - 1];
 		at--;
 	}
 	s->worst[at] = *j;
+}
+
+static void note_span(struct job_summary *s, const struct job *j)
+{
+	uint64_t finish = j->complete > j->end ? j->complete : j->end;
+
+	if (j->api_enter && (!s->first_enter || j->api_enter < s->first_enter))
+		s->first_enter = j->api_enter;
+	if (finish > s->last_finish)
+		s->last_finish = finish;
 }
 
 void job_summary_add(struct job_summary *s, const struct job *j)
@@ -127,12 +155,17 @@ void job_summary_add(struct job_summary *s, const struct job *j)
 		s->exec_ns += j->t_exec;
 	if (j->known & JOB_K_TOTAL)
 		s->total_ns += j->t_total;
+	note_span(s, j);
 	for (int t = 0; t < JOB_TAG_COUNT; t++) {
+		uint64_t from, to;
+
 		if (!(j->tags & (1u << t)))
 			continue;
 		s->tags[t].jobs++;
 		s->tags[t].cost_ns += job_tag_cost(j, (enum job_tag)t);
 		s->tags[t].total_ns += j->t_total;
+		if (job_tag_interval(j, (enum job_tag)t, &from, &to))
+			interval_union_add(&s->tags[t].wall, from, to);
 	}
 	if (j->flags & JOB_F_FAILED)
 		return; /* nothing ran: counted, but not timed */
@@ -152,6 +185,28 @@ void job_summary_add(struct job_summary *s, const struct job *j)
 		g->pid = j->pid;
 	group_add(g, j);
 	keep_worst(s, j);
+}
+
+void job_summary_settle(struct job_summary *s, uint64_t point)
+{
+	for (int t = 0; t < JOB_TAG_COUNT; t++)
+		interval_union_settle(&s->tags[t].wall, point);
+}
+
+void job_summary_finish(struct job_summary *s)
+{
+	if (s->finished)
+		return;
+	s->finished = true;
+	for (int t = 0; t < JOB_TAG_COUNT; t++) {
+		interval_union_settle(&s->tags[t].wall, UINT64_MAX);
+		s->tags[t].wall_ns = interval_union_length(&s->tags[t].wall);
+	}
+}
+
+uint64_t job_summary_span(const struct job_summary *s)
+{
+	return s->last_finish > s->first_enter ? s->last_finish - s->first_enter : 0;
 }
 
 static int by_exec(const void *a, const void *b)
@@ -247,37 +302,55 @@ static const char *opt_ns(const struct job *j, uint32_t bit, uint64_t v, char *b
 
 static void print_worst_text(struct job_summary *s, FILE *out)
 {
-	char a[24], b[24], c[24], d[24], e[24], f[24], tags[128];
+	char a[24], b[24], c[24], d[24], e[24], f[24], g[24], tags[128];
 
 	if (!s->n_worst)
 		return;
-	fprintf(out, "\nworst jobs (by t_total):\n");
-	fprintf(out, "  %8s %-28s %8s %10s %10s %10s %10s %10s %10s  %s\n", "job", "kernel", "tid",
-		"submit", "queue", "exec", "complete", "gpu_wait", "total", "tags");
+	fprintf(out, "\nworst jobs (by submit + queue + exec; 'noticed' is END to the host's COMPLETE):\n");
+	fprintf(out, "  %8s %-28s %8s %10s %10s %10s %10s %10s %10s %10s  %s\n", "job", "kernel", "tid",
+		"slow", "submit", "queue", "exec", "gpu_wait", "noticed", "total", "tags");
 	for (uint32_t i = 0; i < s->n_worst; i++) {
 		const struct job *j = &s->worst[i];
 
-		fprintf(out, "  %8" PRIu64 " %-28.28s %8u %10s %10s %10s %10s %10s %10s  %s%s\n", j->id,
-			j->name ? j->name : "?", j->tid,
+		fprintf(out, "  %8" PRIu64 " %-28.28s %8u %10s %10s %10s %10s %10s %10s %10s  %s%s\n",
+			j->id, j->name ? j->name : "?", j->tid, job_format_ns(job_slow_ns(j), g, sizeof(g)),
 			opt_ns(j, JOB_K_SUBMIT_HOST, j->t_submit_host, a, sizeof(a)),
 			opt_ns(j, JOB_K_QUEUE, j->t_queue, b, sizeof(b)),
 			opt_ns(j, JOB_K_EXEC, j->t_exec, c, sizeof(c)),
-			opt_ns(j, JOB_K_COMPLETE, j->t_complete, d, sizeof(d)),
 			opt_ns(j, JOB_K_GPU_WAIT, j->t_gpu_wait, e, sizeof(e)),
-			job_format_ns(j->t_total, f, sizeof(f)), job_tags_text(j, tags, sizeof(tags)),
+			opt_ns(j, JOB_K_COMPLETE, j->t_complete, d, sizeof(d)),
+			opt_ns(j, JOB_K_TOTAL, j->t_total, f, sizeof(f)), job_tags_text(j, tags, sizeof(tags)),
 			job_incomplete(j) ? " (incomplete)" : "");
 	}
 }
 
+/*
+ * Tag time is shown two ways: the wall time during which at least one job
+ * had the tag's cause (the union of their tag intervals, as a share of the
+ * jobs' span), and the sum over jobs, which counts overlapping jobs again
+ * and can exceed the span by far.
+ */
+static void print_tags_text(struct job_summary *s, FILE *out)
+{
+	uint64_t span = job_summary_span(s);
+	char a[24], b[24], c[24];
+
+	job_summary_finish(s);
+	fprintf(out, "\ntags (wall: time with at least one such job, of the %s span; summed: over jobs, "
+		     "overlaps counted again):\n",
+		job_format_ns(span, c, sizeof(c)));
+	fprintf(out, "  %-18s %8s %7s %12s %7s %12s\n", "tag", "jobs", "jobs%", "wall", "span%",
+		"summed");
+	for (int t = 0; t < JOB_TAG_COUNT; t++)
+		fprintf(out, "  %-18s %8" PRIu64 " %6.1f%% %12s %6.1f%% %12s\n", job_tag_name(t),
+			s->tags[t].jobs, share(s->tags[t].jobs, s->jobs),
+			job_format_ns(s->tags[t].wall_ns, a, sizeof(a)), share(s->tags[t].wall_ns, span),
+			job_format_ns(s->tags[t].cost_ns, b, sizeof(b)));
+}
+
 void job_summary_print_text(struct job_summary *s, FILE *out, unsigned rows)
 {
-	char a[24], b[24];
-
-	fprintf(out, "\ntags:\n  %-18s %8s %7s %12s %12s\n", "tag", "jobs", "jobs%", "tag time", "job time");
-	for (int t = 0; t < JOB_TAG_COUNT; t++)
-		fprintf(out, "  %-18s %8" PRIu64 " %6.1f%% %12s %12s\n", job_tag_name(t), s->tags[t].jobs,
-			share(s->tags[t].jobs, s->jobs), job_format_ns(s->tags[t].cost_ns, a, sizeof(a)),
-			job_format_ns(s->tags[t].total_ns, b, sizeof(b)));
+	print_tags_text(s, out);
 	print_groups_text(&s->kernels, 0, "kernels", s->exec_ns, out, rows);
 	print_groups_text(&s->streams, 1, "streams", s->exec_ns, out, rows);
 	print_groups_text(&s->procs, 2, "processes", s->exec_ns, out, rows);
@@ -348,9 +421,11 @@ void job_summary_print_json(struct job_summary *s, struct json_writer *w)
 	static const char *const missing_keys[] = { NULL, "no_submit", "no_device_timing",
 						    "no_complete", "unknown_dependency" };
 
+	job_summary_finish(s);
 	jw_key(w, "totals");
 	jw_begin_object(w);
 	jw_field_u64(w, "jobs", s->jobs);
+	jw_field_u64(w, "span_ns", job_summary_span(s));
 	jw_field_u64(w, "incomplete", s->incomplete);
 	/* overlapping: a job missing two steps counts under both */
 	for (int b = 1; b < 5; b++) {
@@ -379,7 +454,12 @@ void job_summary_print_json(struct job_summary *s, struct json_writer *w)
 		jw_field_u64(w, "jobs", s->tags[t].jobs);
 		jw_key(w, "job_share");
 		jw_f64(w, share(s->tags[t].jobs, s->jobs) / 100.0);
+		/* summed over jobs: overlapping jobs count again */
 		jw_field_u64(w, "tag_ns", s->tags[t].cost_ns);
+		/* the union: wall time with at least one such job, and its share of the span */
+		jw_field_u64(w, "wall_ns", s->tags[t].wall_ns);
+		jw_key(w, "span_share");
+		jw_f64(w, share(s->tags[t].wall_ns, job_summary_span(s)) / 100.0);
 		jw_field_u64(w, "total_ns", s->tags[t].total_ns);
 		jw_end_object(w);
 	}
@@ -440,7 +520,9 @@ void job_summary_print_csv(struct job_summary *s, FILE *out)
 	csv_groups(&s->kernels, 0, "kernel", out);
 	csv_groups(&s->streams, 1, "stream", out);
 	csv_groups(&s->procs, 2, "process", out);
+	job_summary_finish(s);
+	/* a tag's time_ns is its wall time (the union), not the sum over its jobs */
 	for (int t = 0; t < JOB_TAG_COUNT; t++)
 		fprintf(out, "tag,%s,%" PRIu64 ",,%" PRIu64 ",,,,,\n", job_tag_name(t), s->tags[t].jobs,
-			s->tags[t].cost_ns);
+			s->tags[t].wall_ns);
 }

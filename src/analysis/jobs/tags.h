@@ -70,4 +70,14 @@ void job_tags_apply(const struct job_thresholds *t, struct kernel_exec_table *ex
  */
 uint64_t job_tag_cost(const struct job *j, enum job_tag tag);
 
+/*
+ * Where a tagged job's tag time lies, [from, to) with to - from its cost: the
+ * submit call for host-submit-slow, SUBMIT to START for queue-wait, the part
+ * of the execution past the limit for exec-long-tail, the end of the queue
+ * for dependency-wait, from START for vm-fault and from API_ENTER for
+ * preempted (whose exact places inside the window are not kept). Their union
+ * over jobs is the wall time a tag covers. False when the cost is 0.
+ */
+bool job_tag_interval(const struct job *j, enum job_tag tag, uint64_t *from, uint64_t *to);
+
 #endif

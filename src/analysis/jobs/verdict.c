@@ -77,53 +77,66 @@ static const struct job_group *most_tagged(const struct job_group_table *t, enum
 	return best;
 }
 
+/* "51.2 ms of the 54.0 ms span (95%; 9.19 s summed over jobs)": the union first, the sum said as one */
+static void tag_time_text(const struct job_summary *s, const struct tag_summary *ts, char *buf,
+			  size_t len)
+{
+	char wall[24], span[24], sum[24];
+	uint64_t whole = job_summary_span(s);
+
+	snprintf(buf, len, "%s of the %s span (%.0f%%; %s summed over jobs)",
+		 job_format_ns(ts->wall_ns, wall, sizeof(wall)), job_format_ns(whole, span, sizeof(span)),
+		 pct(ts->wall_ns, whole), job_format_ns(ts->cost_ns, sum, sizeof(sum)));
+}
+
 static void tag_sentence(struct verdict *v, struct job_summary *s, const struct job_builder *b,
 			 const struct job_thresholds *t, enum job_tag tag, size_t n)
 {
 	const struct tag_summary *ts = &s->tags[tag];
 	const struct job_group *k = most_tagged(&s->kernels, tag);
 	const struct job_group *st = most_tagged(&s->streams, tag);
-	char cost[32];
+	char when[128];
 	char *out = v->text + n;
 	size_t left = sizeof(v->text) - n;
 
-	job_format_ns(ts->cost_ns, cost, sizeof(cost));
+	tag_time_text(s, ts, when, sizeof(when));
 	switch (tag) {
 	case JOB_TAG_QUEUE_WAIT:
 		snprintf(out, left,
-			 "%" PRIu64 " jobs spent most of their time queued behind earlier work (%s in "
-			 "queue), most on pid %u stream 0x%" PRIx64 ": the GPU is saturated",
-			 ts->jobs, cost, st ? st->pid : 0, st ? st->stream : 0);
+			 "%" PRIu64 " jobs spent most of their time queued behind earlier work, queued "
+			 "work during %s, most on pid %u stream 0x%" PRIx64 ": the GPU is saturated",
+			 ts->jobs, when, st ? st->pid : 0, st ? st->stream : 0);
 		break;
 	case JOB_TAG_EXEC_LONG_TAIL:
 		snprintf(out, left,
-			 "%" PRIu64 " launches ran longer than %.1fx the P90 of their kernel (%s above "
-			 "it), most of %s",
-			 ts->jobs, t->tail_factor_milli / 1000.0, cost, k && k->name ? k->name : "?");
+			 "%" PRIu64 " launches ran longer than %.1fx the P90 of their kernel, past it "
+			 "during %s, most of %s",
+			 ts->jobs, t->tail_factor_milli / 1000.0, when, k && k->name ? k->name : "?");
 		break;
 	case JOB_TAG_VM_FAULT:
-		snprintf(out, left, "%" PRIu64 " jobs ran into unified-memory faults or migrations (%s)",
-			 ts->jobs, cost);
+		snprintf(out, left, "%" PRIu64 " jobs ran into unified-memory faults or migrations, "
+				    "during %s", ts->jobs, when);
 		break;
 	case JOB_TAG_DEPENDENCY_WAIT:
 		snprintf(out, left,
-			 "%" PRIu64 " jobs waited on events of other streams (%s) before they could start",
-			 ts->jobs, cost);
+			 "%" PRIu64 " jobs waited on events of other streams before they could start, "
+			 "during %s", ts->jobs, when);
 		break;
 	case JOB_TAG_HOST_SUBMIT_SLOW:
-		snprintf(out, left, "%" PRIu64 " launch calls were slow in the driver (%s inside the calls)",
-			 ts->jobs, cost);
+		snprintf(out, left, "%" PRIu64 " launch calls were slow in the driver, inside them during %s",
+			 ts->jobs, when);
 		break;
 	case JOB_TAG_PREEMPTED:
 		snprintf(out, left,
-			 "%" PRIu64 " launch calls were switched off-CPU (%s off-CPU), most in pid %u",
-			 ts->jobs, cost, st ? st->pid : 0);
+			 "%" PRIu64 " launch calls were switched off-CPU, off-CPU during %s, most in pid %u",
+			 ts->jobs, when, st ? st->pid : 0);
 		break;
 	default:
 		break;
 	}
 }
 
+/* The tag that covers the most wall time wins (the union: overlapping jobs count once). */
 static void tag_verdict(struct verdict *v, struct job_summary *s, const struct job_builder *b,
 			const struct job_thresholds *t)
 {
@@ -131,7 +144,7 @@ static void tag_verdict(struct verdict *v, struct job_summary *s, const struct j
 	size_t n = 0;
 
 	for (int tag = 0; tag < JOB_TAG_COUNT; tag++)
-		if (s->tags[tag].cost_ns && (best < 0 || s->tags[tag].cost_ns > s->tags[best].cost_ns))
+		if (s->tags[tag].wall_ns && (best < 0 || s->tags[tag].wall_ns > s->tags[best].wall_ns))
 			best = tag;
 	if (v->idle_share >= 0)
 		n = (size_t)snprintf(v->text, sizeof(v->text), "%.0f%% of GPU time idle; ", v->idle_share);
@@ -142,7 +155,7 @@ static void tag_verdict(struct verdict *v, struct job_summary *s, const struct j
 		return;
 	}
 	v->cause = job_tag_name(best);
-	v->cause_share = pct(s->tags[best].cost_ns, s->total_ns);
+	v->cause_share = pct(s->tags[best].wall_ns, job_summary_span(s));
 	n += (size_t)snprintf(v->text + n, sizeof(v->text) - n, "dominant cause %s: ", v->cause);
 	tag_sentence(v, s, b, t, (enum job_tag)best, n);
 }
@@ -154,6 +167,7 @@ void verdict_build(struct verdict *v, struct job_summary *s, const struct idle_g
 
 	memset(v, 0, sizeof(*v));
 	v->idle_share = -1;
+	job_summary_finish(s);
 	if (!s->jobs) {
 		v->cause = "no-jobs";
 		snprintf(v->text, sizeof(v->text), "no GPU jobs in this trace");
