@@ -263,6 +263,16 @@ static inline void tw_uvm(struct tw *t, uint32_t pid, uint64_t ts, uint64_t end,
 	tw_rec(t, GRT_REC_UVM_EVENT, pid, pid, ts, &u, sizeof(u));
 }
 
+/* A UVM event with its bytes and the processors it moved them between (GRT_UVM_PROC_CPU is 0). */
+static inline void tw_uvm_move(struct tw *t, uint32_t pid, uint64_t ts, uint64_t end, uint32_t kind,
+			       uint64_t bytes, uint32_t src, uint32_t dst)
+{
+	struct grt_uvm_event_rec u = { .bytes = bytes, .end_ns = end, .kind = kind,
+				       .src_processor = src, .dst_processor = dst };
+
+	tw_rec(t, GRT_REC_UVM_EVENT, pid, pid, ts, &u, sizeof(u));
+}
+
 /* ---- running the analysis ---- */
 
 struct jobs_run {
@@ -307,6 +317,11 @@ static inline void run_on_settled(void *ctx, uint64_t point)
 	job_summary_settle(&((struct jobs_run *)ctx)->summary, point);
 }
 
+static inline void run_on_uvm(void *ctx, uint32_t pid, uint64_t ts, const struct grt_uvm_event_rec *u)
+{
+	idle_gaps_uvm(((struct jobs_run *)ctx)->gaps, pid, ts, u);
+}
+
 static inline void run_on_busy(void *ctx, uint32_t device, uint64_t start, uint64_t end)
 {
 	idle_gaps_busy(((struct jobs_run *)ctx)->gaps, device, start, end);
@@ -317,7 +332,7 @@ static inline void jobs_run(struct jobs_run *r, const char *path, const char *th
 {
 	static const struct job_builder_ops ops = { .job = run_on_job, .host_wait = run_on_wait,
 						    .advance = run_on_advance, .busy = run_on_busy,
-						    .settled = run_on_settled };
+						    .settled = run_on_settled, .uvm = run_on_uvm };
 	struct grt_reader *rd;
 	struct grt_record rec;
 

@@ -71,7 +71,7 @@ static void test_text_report(void)
 	CHECK(strstr(out, "jobs: 6 (5 complete, 1 incomplete, by first missing step: 1 no submit)\n") !=
 	      NULL);
 	CHECK(strstr(out, "idle gaps (device 0):") != NULL);
-	CHECK(strstr(out, "host-bound 3.94 ms, sync-bound 0 ns, other 20.0 us") != NULL);
+	CHECK(strstr(out, "host-bound 3.94 ms, sync-bound 0 ns, uvm-bound 0 ns, other 20.0 us") != NULL);
 	CHECK(strstr(out, "worst jobs (by submit + queue + exec;") != NULL);
 	free(out);
 	unlink(t.path);

@@ -57,10 +57,11 @@ struct idle_gaps {
 	uint32_t cap_devs;
 	struct u64_map waits;	/* pid -> struct proc_waits * */
 	struct u64_map threads;	/* tid -> struct thread_idle * */
+	struct uvm_activity *uvm;
 	uint64_t frontier;
 };
 
-static const char *const class_names[] = { "host-bound", "sync-bound", "other" };
+static const char *const class_names[] = { "host-bound", "sync-bound", "other", "uvm-bound" };
 
 const char *gap_class_name(enum gap_class c)
 {
@@ -76,6 +77,11 @@ struct idle_gaps *idle_gaps_new(unsigned top_n)
 	g->top_n = top_n ? top_n : 10;
 	u64_map_init(&g->waits);
 	u64_map_init(&g->threads);
+	g->uvm = uvm_activity_new();
+	if (!g->uvm) {
+		idle_gaps_free(g);
+		return NULL;
+	}
 	return g;
 }
 
@@ -99,6 +105,7 @@ void idle_gaps_free(struct idle_gaps *g)
 		free((void *)(uintptr_t)v);
 	u64_map_destroy(&g->waits);
 	u64_map_destroy(&g->threads);
+	uvm_activity_free(g->uvm);
 	free(g);
 }
 
@@ -142,17 +149,25 @@ static struct proc_waits *waits_of(struct idle_gaps *g, uint32_t pid, bool creat
 }
 
 /*
- * Waits that ended before every device's judged time, and before the
- * frontier (no device seen yet starts earlier), can no longer matter.
+ * Host activity (waits, UVM) that ended before every device's judged time,
+ * and before the frontier (no device seen yet starts earlier), can no longer
+ * fall in a gap still to be judged.
  */
-static void compact_waits(struct idle_gaps *g, struct proc_waits *p)
+static uint64_t horizon_of(const struct idle_gaps *g)
 {
 	uint64_t horizon = g->frontier;
-	uint32_t kept = 0;
 
 	for (uint32_t i = 0; i < g->n_devs; i++)
 		if (g->devs[i].cur_end < horizon)
 			horizon = g->devs[i].cur_end;
+	return horizon;
+}
+
+static void compact_waits(struct idle_gaps *g, struct proc_waits *p)
+{
+	uint64_t horizon = horizon_of(g);
+	uint32_t kept = 0;
+
 	for (uint32_t i = 0; i < p->len; i++)
 		if (p->w[i].end >= horizon)
 			p->w[kept++] = p->w[i];
@@ -172,6 +187,16 @@ void idle_gaps_host_wait(struct idle_gaps *g, uint32_t pid, uint32_t tid, uint64
 	if (grt_grow_array((void **)&p->w, &p->cap, sizeof(*p->w), p->len + 1))
 		return;
 	p->w[p->len++] = (struct wait){ start, end };
+}
+
+void idle_gaps_uvm(struct idle_gaps *g, uint32_t pid, uint64_t ts, const struct grt_uvm_event_rec *u)
+{
+	uvm_activity_event(g->uvm, pid, ts, u, horizon_of(g));
+}
+
+const struct uvm_totals *idle_gaps_uvm_totals(const struct idle_gaps *g, uint32_t pid)
+{
+	return uvm_activity_totals(g->uvm, pid);
 }
 
 static bool waiting_at(struct idle_gaps *g, uint32_t pid, uint64_t t)
@@ -249,8 +274,11 @@ static void judge_gap(struct idle_gaps *g, struct device_state *d, const struct 
 	gap.split[GAP_OTHER] = gap.end - held_until;
 	if (held_until > gap.start) {
 		enum gap_class c = waiting_at(g, next->pid, gap.start) ? GAP_SYNC_BOUND : GAP_HOST_BOUND;
+		uint64_t from, to;
 
-		gap.split[c] = held_until - gap.start;
+		if (uvm_activity_within(g->uvm, next->pid, gap.start, held_until, &from, &to))
+			gap.split[GAP_UVM_BOUND] = to - from;
+		gap.split[c] = held_until - gap.start - gap.split[GAP_UVM_BOUND];
 	}
 	for (int c = 0; c < GAP_CLASSES; c++)
 		d->out.idle[c] += gap.split[c];

@@ -53,6 +53,13 @@ static void on_advance(void *ctx, uint64_t frontier)
 	idle_gaps_advance(st->gaps, frontier);
 }
 
+static void on_uvm(void *ctx, uint32_t pid, uint64_t ts, const struct grt_uvm_event_rec *u)
+{
+	struct jobs_state *st = ctx;
+
+	idle_gaps_uvm(st->gaps, pid, ts, u);
+}
+
 static void on_settled(void *ctx, uint64_t point)
 {
 	struct jobs_state *st = ctx;
@@ -90,7 +97,7 @@ static void *jobs_create(const struct report_input *in)
 {
 	static const struct job_builder_ops ops = {
 		.job = on_job, .host_wait = on_host_wait, .advance = on_advance, .busy = on_busy,
-		.settled = on_settled,
+		.settled = on_settled, .uvm = on_uvm,
 	};
 	struct jobs_state *st = calloc(1, sizeof(*st));
 	char err[512] = "";
@@ -228,12 +235,15 @@ static void print_device_timing_text(struct jobs_state *st, FILE *out)
 
 static void print_gaps_text(struct jobs_state *st, FILE *out)
 {
-	char a[24], b[24], c[24], d[24], e[24], f[24];
+	char a[24], b[24], c[24], d[24], e[24], f[24], u[24];
 
 	for (uint32_t i = 0; i < idle_gaps_devices(st->gaps); i++) {
 		const struct device_idle *dv = idle_gaps_device(st->gaps, i);
 		uint64_t span = dv->last_end - dv->first_start;
-		uint64_t idle = dv->idle[GAP_HOST_BOUND] + dv->idle[GAP_SYNC_BOUND] + dv->idle[GAP_OTHER];
+		uint64_t idle = 0;
+
+		for (int c = 0; c < GAP_CLASSES; c++)
+			idle += dv->idle[c];
 
 		if (dv->device == JOB_NO_DEVICE)
 			fprintf(out, "\nidle gaps (device not recorded):\n");
@@ -243,17 +253,22 @@ static void print_gaps_text(struct jobs_state *st, FILE *out)
 			job_format_ns(span, a, sizeof(a)), job_format_ns(dv->busy, b, sizeof(b)),
 			span ? 100.0 * (double)dv->busy / (double)span : 0.0, job_format_ns(idle, c, sizeof(c)),
 			span ? 100.0 * (double)idle / (double)span : 0.0, dv->gaps);
-		fprintf(out, "  host-bound %s, sync-bound %s, other %s\n",
+		fprintf(out, "  host-bound %s, sync-bound %s, uvm-bound %s, other %s\n",
 			job_format_ns(dv->idle[GAP_HOST_BOUND], d, sizeof(d)),
 			job_format_ns(dv->idle[GAP_SYNC_BOUND], e, sizeof(e)),
+			job_format_ns(dv->idle[GAP_UVM_BOUND], u, sizeof(u)),
 			job_format_ns(dv->idle[GAP_OTHER], f, sizeof(f)));
 		if (dv->late_jobs)
 			fprintf(out, "  %" PRIu64 " jobs arrived after their time was judged (gaps may be "
 				     "overstated)\n", dv->late_jobs);
 		for (uint32_t g = 0; g < dv->n_longest; g++) {
 			const struct idle_gap *gp = &dv->longest[g];
-			int cls = gp->split[GAP_SYNC_BOUND] ? GAP_SYNC_BOUND
-				  : gp->split[GAP_HOST_BOUND] ? GAP_HOST_BOUND : GAP_OTHER;
+			int cls = GAP_OTHER;
+
+			/* named after its largest part */
+			for (int k = 0; k < GAP_CLASSES; k++)
+				if (gp->split[k] > gp->split[cls])
+					cls = k;
 
 			fprintf(out, "  gap %s at %s before job %" PRIu64 " (tid %u): %s\n",
 				job_format_ns(gp->end - gp->start, a, sizeof(a)),
@@ -343,7 +358,8 @@ static void gaps_json(struct jobs_state *st, struct json_writer *w)
 		jw_field_u64(w, "span_ns", dv->last_end - dv->first_start);
 		jw_field_u64(w, "busy_ns", dv->busy);
 		for (int c = 0; c < GAP_CLASSES; c++) {
-			static const char *const keys[] = { "host_bound_ns", "sync_bound_ns", "other_ns" };
+			static const char *const keys[] = { "host_bound_ns", "sync_bound_ns", "other_ns",
+							    "uvm_bound_ns" };
 
 			jw_key(w, keys[c]);
 			jw_u64(w, dv->idle[c]);
@@ -361,6 +377,7 @@ static void gaps_json(struct jobs_state *st, struct json_writer *w)
 			jw_field_u64(w, "host_bound_ns", gp->split[GAP_HOST_BOUND]);
 			jw_field_u64(w, "sync_bound_ns", gp->split[GAP_SYNC_BOUND]);
 			jw_field_u64(w, "other_ns", gp->split[GAP_OTHER]);
+			jw_field_u64(w, "uvm_bound_ns", gp->split[GAP_UVM_BOUND]);
 			jw_field_u64(w, "job", gp->job_id);
 			jw_field_u64(w, "pid", gp->pid);
 			jw_field_u64(w, "tid", gp->tid);

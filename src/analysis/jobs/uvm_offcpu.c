@@ -156,6 +156,8 @@ void jb_on_uvm(struct job_builder *b, const struct grt_record *rec)
 	const struct grt_uvm_event_rec *u = rec->payload;
 	struct jproc *p;
 
+	if (b->ops.uvm)
+		b->ops.uvm(b->ctx, rec->hdr.pid, rec->hdr.ts_ns, u);
 	if (!is_fault_kind(u->kind))
 		return;
 	p = jb_proc_get(b, rec->hdr.pid);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "analysis/jobs/verdict.h"
+#include "analysis/report_util.h"
 
 static double pct(uint64_t part, uint64_t whole)
 {
@@ -32,6 +33,24 @@ static const char *thread_label(const struct job_builder *b, uint32_t tid, char 
 	return buf;
 }
 
+/* The process whose managed memory kept the GPU waiting, and how much it moved each way. */
+static void uvm_sentence(struct verdict *v, const struct idle_gaps *g, const struct job_builder *b,
+			 uint32_t pid, size_t n)
+{
+	const struct uvm_totals *u = idle_gaps_uvm_totals(g, pid);
+	const char *comm = job_builder_process_name(b, pid);
+	char to_dev[24], to_host[24];
+
+	v->cause = "uvm-bound";
+	snprintf(v->text + n, sizeof(v->text) - n,
+		 "pid %u (%s) moves unified memory between CPU and GPU while the GPU waits: %s "
+		 "migrated to the device, %s to the host in %" PRIu64 " migrations, %" PRIu64
+		 " CPU faults",
+		 pid, comm ? comm : "?", report_format_bytes(u ? u->to_device : 0, to_dev, sizeof(to_dev)),
+		 report_format_bytes(u ? u->to_host : 0, to_host, sizeof(to_host)),
+		 u ? u->migrations : 0, u ? u->cpu_faults : 0);
+}
+
 static void idle_verdict(struct verdict *v, const struct idle_gaps *g, const struct job_builder *b,
 			 uint64_t idle)
 {
@@ -55,7 +74,9 @@ static void idle_verdict(struct verdict *v, const struct idle_gaps *g, const str
 	}
 	idle_gaps_top_thread(g, best, &v->tid, &pid);
 	thread_label(b, v->tid, who, sizeof(who));
-	if (best == GAP_HOST_BOUND) {
+	if (best == GAP_UVM_BOUND) {
+		uvm_sentence(v, g, b, pid, n);
+	} else if (best == GAP_HOST_BOUND) {
 		v->cause = "host-bound";
 		snprintf(v->text + n, sizeof(v->text) - n,
 			 "launches from %s arrive slower than the GPU finishes them", who);
@@ -174,7 +195,9 @@ void verdict_build(struct verdict *v, struct job_summary *s, const struct idle_g
 		return;
 	}
 	device_totals(v, g);
-	idle = v->idle_ns[GAP_HOST_BOUND] + v->idle_ns[GAP_SYNC_BOUND] + v->idle_ns[GAP_OTHER];
+	idle = 0;
+	for (int c = 0; c < GAP_CLASSES; c++)
+		idle += v->idle_ns[c];
 	if (v->span_ns)
 		v->idle_share = pct(idle, v->span_ns);
 	if (v->span_ns && (unsigned __int128)idle * 1000000u > (unsigned __int128)t->idle_share_ppm * v->span_ns) {
@@ -208,6 +231,8 @@ void verdict_print_json(const struct verdict *v, struct json_writer *w)
 	jw_u64(w, v->idle_ns[GAP_SYNC_BOUND]);
 	jw_key(w, "idle_other_ns");
 	jw_u64(w, v->idle_ns[GAP_OTHER]);
+	jw_key(w, "idle_uvm_bound_ns");
+	jw_u64(w, v->idle_ns[GAP_UVM_BOUND]);
 	jw_key(w, "thread");
 	if (v->tid)
 		jw_u64(w, v->tid);

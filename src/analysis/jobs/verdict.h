@@ -18,8 +18,8 @@
  * Without device timing only the host-side tags can be weighed.
  */
 struct verdict {
-	const char *cause;	/* "host-bound", "sync-bound", "launch-latency", a tag name,
-				   "none", "no-jobs" */
+	const char *cause;	/* "host-bound", "sync-bound", "uvm-bound", "launch-latency", a tag
+				   name, "none", "no-jobs" */
 	char text[640];
 	double idle_share;	/* of the devices' span; -1 without device timing */
 	double cause_share;	/* of idle time (idle causes) or of the jobs' span (tags' wall time) */
