@@ -188,6 +188,15 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 	else
 		print_text(&header, run, nrun, out);
 	fflush(out);
+	for (size_t i = 0; i < nrun; i++) {
+		const char *why = run[i].section->incomplete ? run[i].section->incomplete(run[i].state)
+							     : NULL;
+
+		if (why) {
+			grt_error("report: the %s section is incomplete: %s", run[i].section->name, why);
+			rc = GRT_EXIT_FAILURE;
+		}
+	}
 	if (header.read_error) {
 		grt_error("%s: %s", path, header.read_error);
 		rc = GRT_EXIT_FAILURE;

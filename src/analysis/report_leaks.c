@@ -9,6 +9,8 @@
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
 
+#define LEAKS_INCOMPLETE "out of memory while tracking allocations; leaks may be missing"
+
 /*
  * Allocations are tracked per process (device addresses are per process).
  * A process-exit record freezes that process's outstanding allocations as
@@ -421,7 +423,7 @@ static void leaks_print_text(void *state, FILE *out)
 			")\n", allocs, frees);
 	}
 	if (l->out_of_memory)
-		fprintf(out, "WARNING: out of memory while tracking allocations; leaks may be missing\n");
+		fprintf(out, "WARNING: %s\n", LEAKS_INCOMPLETE);
 }
 
 static void json_stack(struct leaks_report *l, uint32_t pid, const struct leak_group *g,
@@ -502,6 +504,13 @@ static void leaks_print_json(void *state, struct json_writer *w)
 	jw_end_array(w);
 }
 
+static const char *leaks_incomplete(void *state)
+{
+	const struct leaks_report *l = state;
+
+	return l->out_of_memory || l->comms.out_of_memory ? LEAKS_INCOMPLETE : NULL;
+}
+
 GRT_REPORT_SECTION(leaks_section) = {
 	.name = "leaks",
 	.summary = "GPU memory left allocated at process exit or trace end, by allocation stack",
@@ -511,5 +520,6 @@ GRT_REPORT_SECTION(leaks_section) = {
 	.on_record = leaks_on_record,
 	.print_text = leaks_print_text,
 	.print_json = leaks_print_json,
+	.incomplete = leaks_incomplete,
 	.destroy = leaks_destroy,
 };

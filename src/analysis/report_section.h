@@ -53,6 +53,13 @@ struct report_section {
 	void (*print_json)(void *state, struct json_writer *w);
 	/* Optional: CSV rows for --format csv (header line first); sections without one are skipped. */
 	void (*print_csv)(void *state, FILE *out);
+	/*
+	 * Optional, asked after printing: NULL when the section is whole, else
+	 * one line on what it lacks ("out of memory while counting; some
+	 * launches are missing"). The report then exits 1 with that line, in
+	 * every format.
+	 */
+	const char *(*incomplete)(void *state);
 	void (*destroy)(void *state);
 };
 

@@ -51,7 +51,7 @@ static struct bjob *new_job(struct job_builder *b, const struct grt_record *rec,
 	}
 	if (call->flags & GRT_CUDA_F_OWN)
 		j->job.flags |= JOB_F_OWN;
-	jb_set_name(&t->comm, grt_strings_get(b->strings, call->comm_str));
+	jb_set_name(b, &t->comm, grt_strings_get(b->strings, call->comm_str));
 	return j;
 }
 
@@ -169,7 +169,7 @@ static void on_process(struct job_builder *b, const struct grt_record *rec)
 	struct jproc *p = jb_proc_get(b, rec->hdr.pid);
 
 	if (p)
-		jb_set_name(&p->comm, grt_strings_get(b->strings, pr->comm_str));
+		jb_set_name(b, &p->comm, grt_strings_get(b->strings, pr->comm_str));
 }
 
 /*

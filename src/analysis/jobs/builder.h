@@ -59,6 +59,7 @@ struct job_builder_stats {
 	uint64_t uvm_dropped;		/* fell out of the bounded fault window */
 	uint64_t offcpu_records;
 	uint64_t max_open;		/* high-water mark of open jobs */
+	uint64_t alloc_failures;	/* memory ran out: some jobs or their events are missing */
 };
 
 struct job_builder;

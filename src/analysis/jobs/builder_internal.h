@@ -302,7 +302,7 @@ static inline uint64_t job_end(const struct bjob *j)
 /* streams.c */
 struct bjob *jb_job_alloc(struct job_builder *b);
 void jb_job_release(struct job_builder *b, struct bjob *j);
-void jb_set_name(char **slot, const char *name);
+void jb_set_name(struct job_builder *b, char **slot, const char *name);
 struct jproc *jb_proc_get(struct job_builder *b, uint32_t pid);
 struct jthread *jb_thread_get(struct job_builder *b, uint32_t tid, uint32_t pid);
 struct jstream *jb_stream_find(struct job_builder *b, uint32_t pid, uint64_t key);

@@ -37,6 +37,7 @@ void jb_resolve_dep(struct job_builder *b, struct bjob *owner, uint32_t idx)
 			d->producer = found;
 			d->state = DEP_PENDING;
 		} else {
+			b->stats.alloc_failures++;
 			d->state = DEP_UNKNOWN;
 		}
 		return;

@@ -7,8 +7,10 @@
 
 static void heap_push(struct job_builder *b, uint64_t deadline, struct jstream *s)
 {
-	if (grt_grow_array((void **)&b->heap, &b->heap_cap, sizeof(*b->heap), b->heap_len + 1))
-		return; /* the stream is found again by the next check or at finish */
+	if (grt_grow_array((void **)&b->heap, &b->heap_cap, sizeof(*b->heap), b->heap_len + 1)) {
+		b->stats.alloc_failures++; /* found again by the next check or at finish, maybe later */
+		return;
+	}
 	b->heap[b->heap_len++] = (struct heap_entry){ deadline, s };
 	s->in_heap = true;
 	grt_min_heap_up(b->heap, b->heap_len, sizeof(*b->heap),
@@ -29,8 +31,10 @@ void jb_want_check(struct job_builder *b, struct jstream *s)
 {
 	if (s->in_checks || !s->head)
 		return;
-	if (grt_grow_array((void **)&b->checks, &b->cap_checks, sizeof(*b->checks), b->n_checks + 1))
+	if (grt_grow_array((void **)&b->checks, &b->cap_checks, sizeof(*b->checks), b->n_checks + 1)) {
+		b->stats.alloc_failures++;
 		return;
+	}
 	b->checks[b->n_checks++] = s;
 	s->in_checks = true;
 }

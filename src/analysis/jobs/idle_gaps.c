@@ -59,6 +59,7 @@ struct idle_gaps {
 	struct u64_map threads;	/* tid -> struct thread_idle * */
 	struct uvm_activity *uvm;
 	uint64_t frontier;
+	uint64_t alloc_failures;	/* memory ran out: some busy time, waits or gaps are missing */
 };
 
 static const char *const class_names[] = { "host-bound", "sync-bound", "other", "uvm-bound" };
@@ -116,14 +117,17 @@ static struct device_state *device_get(struct idle_gaps *g, uint32_t device)
 	for (uint32_t i = 0; i < g->n_devs; i++)
 		if (g->devs[i].out.device == device)
 			return &g->devs[i];
-	if (grt_grow_array((void **)&g->devs, &g->cap_devs, sizeof(*g->devs), g->n_devs + 1))
+	if (grt_grow_array((void **)&g->devs, &g->cap_devs, sizeof(*g->devs), g->n_devs + 1)) {
+		g->alloc_failures++;
 		return NULL;
+	}
 	d = &g->devs[g->n_devs++];
 	memset(d, 0, sizeof(*d));
 	d->out.device = device;
 	d->out.longest = calloc(g->top_n, sizeof(*d->out.longest));
 	if (!d->out.longest) {
 		g->n_devs--;
+		g->alloc_failures++;
 		return NULL;
 	}
 	return d;
@@ -143,6 +147,7 @@ static struct proc_waits *waits_of(struct idle_gaps *g, uint32_t pid, bool creat
 	p = calloc(1, sizeof(*p));
 	if (!p || u64_map_put(&g->waits, pid, (uintptr_t)p)) {
 		free(p);
+		g->alloc_failures++;
 		return NULL;
 	}
 	return p;
@@ -184,8 +189,10 @@ void idle_gaps_host_wait(struct idle_gaps *g, uint32_t pid, uint32_t tid, uint64
 		return;
 	if (p->len >= p->compact_at)
 		compact_waits(g, p);
-	if (grt_grow_array((void **)&p->w, &p->cap, sizeof(*p->w), p->len + 1))
+	if (grt_grow_array((void **)&p->w, &p->cap, sizeof(*p->w), p->len + 1)) {
+		g->alloc_failures++;
 		return;
+	}
 	p->w[p->len++] = (struct wait){ start, end };
 }
 
@@ -211,10 +218,12 @@ static bool waiting_at(struct idle_gaps *g, uint32_t pid, uint64_t t)
 
 /* ---- busy intervals ---- */
 
-static void heap_push(struct device_state *d, const struct busy *b)
+static void heap_push(struct idle_gaps *g, struct device_state *d, const struct busy *b)
 {
-	if (grt_grow_array((void **)&d->heap, &d->heap_cap, sizeof(*d->heap), d->heap_len + 1))
+	if (grt_grow_array((void **)&d->heap, &d->heap_cap, sizeof(*d->heap), d->heap_len + 1)) {
+		g->alloc_failures++;
 		return;
+	}
 	d->heap[d->heap_len++] = *b;
 	grt_min_heap_up(d->heap, d->heap_len, sizeof(*d->heap), offsetof(struct busy, start));
 }
@@ -237,6 +246,7 @@ static struct thread_idle *thread_of(struct idle_gaps *g, uint32_t tid, uint32_t
 	t = calloc(1, sizeof(*t));
 	if (!t || u64_map_put(&g->threads, tid, (uintptr_t)t)) {
 		free(t);
+		g->alloc_failures++;
 		return NULL;
 	}
 	t->tid = tid;
@@ -355,7 +365,7 @@ static void add_busy(struct idle_gaps *g, uint32_t device, const struct busy *b)
 	if (b->start < g->frontier)
 		merge(g, d, b);
 	else
-		heap_push(d, b);
+		heap_push(g, d, b);
 }
 
 void idle_gaps_job(struct idle_gaps *g, const struct job *j)
@@ -388,6 +398,11 @@ void idle_gaps_advance(struct idle_gaps *g, uint64_t frontier)
 			merge(g, d, &b);
 		}
 	}
+}
+
+uint64_t idle_gaps_alloc_failures(const struct idle_gaps *g)
+{
+	return g->alloc_failures + uvm_activity_alloc_failures(g->uvm);
 }
 
 uint32_t idle_gaps_devices(const struct idle_gaps *g)

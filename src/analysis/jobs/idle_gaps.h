@@ -77,6 +77,8 @@ const struct uvm_totals *idle_gaps_uvm_totals(const struct idle_gaps *g, uint32_
 void idle_gaps_advance(struct idle_gaps *g, uint64_t frontier);
 
 uint32_t idle_gaps_devices(const struct idle_gaps *g);
+/* Allocations that failed: some busy time, host waits or gaps are missing. */
+uint64_t idle_gaps_alloc_failures(const struct idle_gaps *g);
 const struct device_idle *idle_gaps_device(const struct idle_gaps *g, uint32_t i);
 /* Host-bound + sync-bound ns per thread, for naming the thread that starves the GPU. */
 uint64_t idle_gaps_top_thread(const struct idle_gaps *g, enum gap_class cls, uint32_t *tid,

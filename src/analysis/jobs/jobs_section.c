@@ -469,6 +469,16 @@ static void jobs_print_csv(void *state, FILE *out)
 	job_summary_print_csv(&st->summary, out);
 }
 
+static const char *jobs_incomplete(void *state)
+{
+	struct jobs_state *st = state;
+
+	if (job_pipeline_complete(st->pipeline) && job_summary_complete(&st->summary) &&
+	    !idle_gaps_alloc_failures(st->gaps) && !st->rows.error)
+		return NULL;
+	return "out of memory while building jobs; some jobs, their events or idle gaps are missing";
+}
+
 GRT_REPORT_SECTION(jobs_section) = {
 	.name = "jobs",
 	.summary = "per-job timing breakdown, blocking causes, GPU idle gaps and a verdict",
@@ -480,5 +490,6 @@ GRT_REPORT_SECTION(jobs_section) = {
 	.print_text = jobs_print_text,
 	.print_json = jobs_print_json,
 	.print_csv = jobs_print_csv,
+	.incomplete = jobs_incomplete,
 	.destroy = jobs_destroy,
 };

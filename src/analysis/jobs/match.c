@@ -48,8 +48,10 @@ static void attach(struct job_builder *b, struct bjob *j, const struct graph_nod
 	if (dev->own)
 		j->job.flags |= JOB_F_OWN;
 	if (j->job.kind == JOB_GRAPH) {
-		if (grt_grow_array((void **)&j->nodes, &j->cap_nodes, sizeof(*j->nodes), j->n_nodes + 1))
+		if (grt_grow_array((void **)&j->nodes, &j->cap_nodes, sizeof(*j->nodes), j->n_nodes + 1)) {
+			b->stats.alloc_failures++;
 			return;
+		}
 		j->nodes[j->n_nodes++] = *dev;
 		if (!j->job.start || dev->start < j->job.start)
 			j->job.start = dev->start;
@@ -171,13 +173,16 @@ static void recent_add(struct job_builder *b, uint32_t pid, uint64_t dev_enter)
 {
 	uint64_t key = recent_key(pid, dev_enter), *slot;
 
-	if (!b->recent_ring && !(b->recent_ring = calloc(RECENT_TIMED, sizeof(uint64_t))))
+	if (!b->recent_ring && !(b->recent_ring = calloc(RECENT_TIMED, sizeof(uint64_t)))) {
+		b->stats.alloc_failures++;
 		return;
+	}
 	slot = &b->recent_ring[b->n_recent++ % RECENT_TIMED];
 	if (b->n_recent > RECENT_TIMED)
 		u64_map_remove(&b->recent_timed, *slot, NULL);
 	*slot = key;
-	u64_map_put(&b->recent_timed, key, 1);
+	if (u64_map_put(&b->recent_timed, key, 1))
+		b->stats.alloc_failures++;
 }
 
 static bool recent_has(const struct job_builder *b, uint32_t pid, uint64_t dev_enter)
@@ -279,6 +284,7 @@ static void orphan_add(struct job_builder *b, const struct orphan *from)
 	struct orphan *o = malloc(sizeof(*o));
 
 	if (!o) {
+		b->stats.alloc_failures++;
 		unmatched(b, from);
 		return;
 	}

@@ -10,6 +10,7 @@ struct job_pipeline {
 	struct job_thresholds t;
 	struct kernel_exec_table exec;
 	bool have_exec;
+	uint64_t exec_failures;	/* execution times the prepass could not keep */
 	struct job_builder *builder;
 	struct job_builder_ops ops;
 	void *ctx;
@@ -101,7 +102,7 @@ void job_pipeline_free(struct job_pipeline *p)
  * records themselves: their name id is the kernel_key the builder gives named
  * kernels (kernels known only by handle get no P90 and stay unchecked).
  */
-static void learn_exec(struct kernel_exec_table *exec, const struct grt_record *rec)
+static int learn_exec(struct kernel_exec_table *exec, const struct grt_record *rec)
 {
 	uint64_t start, end;
 	uint32_t name;
@@ -121,10 +122,11 @@ static void learn_exec(struct kernel_exec_table *exec, const struct grt_record *
 		end = l->end_ns;
 		name = l->kernel_str;
 	} else {
-		return;
+		return 0;
 	}
 	if (name && start && end >= start)
-		kernel_exec_table_add_sample(exec, name, end - start);
+		return kernel_exec_table_add_sample(exec, name, end - start);
+	return 0;
 }
 
 int job_pipeline_prepass(struct job_pipeline *p, const char *path, char *err, size_t err_len)
@@ -135,7 +137,7 @@ int job_pipeline_prepass(struct job_pipeline *p, const char *path, char *err, si
 	if (!r)
 		return -EIO;
 	while (grt_reader_next(r, &rec) == GRT_READ_OK)
-		learn_exec(&p->exec, &rec);
+		p->exec_failures += learn_exec(&p->exec, &rec) != 0;
 	grt_reader_close(r);
 	p->have_exec = true;
 	return 0;
@@ -155,6 +157,11 @@ void job_pipeline_finish(struct job_pipeline *p)
 const struct job_builder *job_pipeline_builder(const struct job_pipeline *p)
 {
 	return p->builder;
+}
+
+bool job_pipeline_complete(const struct job_pipeline *p)
+{
+	return !p->exec_failures && !job_builder_stats(p->builder)->alloc_failures;
 }
 
 bool job_pipeline_has_prepass(const struct job_pipeline *p)

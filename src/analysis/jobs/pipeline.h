@@ -34,5 +34,7 @@ void job_pipeline_record(struct job_pipeline *p, const struct grt_record *rec,
 void job_pipeline_finish(struct job_pipeline *p);
 const struct job_builder *job_pipeline_builder(const struct job_pipeline *p);
 bool job_pipeline_has_prepass(const struct job_pipeline *p);
+/* Whether memory sufficed for every job and every execution time of the prepass. */
+bool job_pipeline_complete(const struct job_pipeline *p);
 
 #endif

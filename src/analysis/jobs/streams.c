@@ -19,6 +19,7 @@ struct bjob *jb_job_alloc(struct job_builder *b)
 		    grt_grow_array((void **)&b->chunks, &b->cap_chunks, sizeof(void *),
 			       b->n_chunks + 1)) {
 			free(chunk);
+			b->stats.alloc_failures++;
 			return NULL;
 		}
 		b->chunks[b->n_chunks++] = chunk;
@@ -45,17 +46,19 @@ void jb_job_release(struct job_builder *b, struct bjob *j)
 
 /* ---- processes, threads, streams, names ---- */
 
-void jb_set_name(char **slot, const char *name)
+void jb_set_name(struct job_builder *b, char **slot, const char *name)
 {
 	char *copy;
 
 	if (!name || (*slot && !strcmp(*slot, name)))
 		return;
 	copy = strdup(name);
-	if (copy) {
-		free(*slot);
-		*slot = copy;
+	if (!copy) {
+		b->stats.alloc_failures++;
+		return;
 	}
+	free(*slot);
+	*slot = copy;
 }
 
 struct jproc *jb_proc_get(struct job_builder *b, uint32_t pid)
@@ -66,14 +69,13 @@ struct jproc *jb_proc_get(struct job_builder *b, uint32_t pid)
 	if (u64_map_get(&b->procs, pid, &v))
 		return (struct jproc *)(uintptr_t)v;
 	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	p->pid = pid;
-	p->device = JOB_NO_DEVICE;
-	if (u64_map_put(&b->procs, pid, (uintptr_t)p)) {
+	if (!p || u64_map_put(&b->procs, pid, (uintptr_t)p)) {
 		free(p);
+		b->stats.alloc_failures++;
 		return NULL;
 	}
+	p->pid = pid;
+	p->device = JOB_NO_DEVICE;
 	return p;
 }
 
@@ -85,12 +87,15 @@ struct jthread *jb_thread_get(struct job_builder *b, uint32_t tid, uint32_t pid)
 	if (u64_map_get(&b->threads, tid, &v))
 		return (struct jthread *)(uintptr_t)v;
 	t = calloc(1, sizeof(*t));
-	if (!t)
+	if (!t) {
+		b->stats.alloc_failures++;
 		return NULL;
+	}
 	t->tid = tid;
 	t->pid = pid;
 	if (u64_map_put(&b->threads, tid, (uintptr_t)t)) {
 		free(t);
+		b->stats.alloc_failures++;
 		return NULL;
 	}
 	return t;
@@ -113,6 +118,7 @@ struct jstream *jb_stream_get(struct job_builder *b, uint32_t pid, uint64_t key,
 	s = calloc(1, sizeof(*s));
 	if (!p || !s || pid_key_map_put(&b->streams, pid, key, s)) {
 		free(s);
+		b->stats.alloc_failures++;
 		return NULL;
 	}
 	s->proc = p;
@@ -138,6 +144,7 @@ const char *jb_name_of(struct job_builder *b, uint64_t key, const char *fallback
 	copy = strdup(fallback);
 	if (!copy || u64_map_put(&b->names, key, (uintptr_t)copy)) {
 		free(copy);
+		b->stats.alloc_failures++;
 		return "?";
 	}
 	return copy;

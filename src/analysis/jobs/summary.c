@@ -75,22 +75,26 @@ void job_summary_destroy(struct job_summary *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static void group_add(struct job_group *g, const struct job *j)
+/* Returns how many of the job's samples could not be kept (0 unless memory ran out). */
+static int group_add(struct job_group *g, const struct job *j)
 {
+	int lost = 0;
+
 	if (!g)
-		return;
+		return 0;
 	g->jobs++;
 	g->incomplete += job_incomplete(j);
 	if (j->known & JOB_K_EXEC) {
 		g->exec_ns += j->t_exec;
-		grt_stats_add(&g->exec, j->t_exec);
+		lost += grt_stats_add(&g->exec, j->t_exec) != 0;
 	}
 	if (j->known & JOB_K_TOTAL)
-		grt_stats_add(&g->total, j->t_total);
+		lost += grt_stats_add(&g->total, j->t_total) != 0;
 	if (j->known & JOB_K_QUEUE)
-		grt_stats_add(&g->queue, j->t_queue);
+		lost += grt_stats_add(&g->queue, j->t_queue) != 0;
 	for (int t = 0; t < JOB_TAG_COUNT; t++)
 		g->tagged[t] += !!(j->tags & (1u << t));
+	return lost;
 }
 
 uint64_t job_slow_ns(const struct job *j)
@@ -170,20 +174,23 @@ void job_summary_add(struct job_summary *s, const struct job *j)
 	if (j->flags & JOB_F_FAILED)
 		return; /* nothing ran: counted, but not timed */
 	g = table_get(&s->kernels, j->kernel_key);
+	s->alloc_failures += !g;
 	if (g)
 		g->name = j->name;
-	group_add(g, j);
+	s->alloc_failures += group_add(g, j);
 	g = table_get(&s->streams, ((uint64_t)j->pid << 32) | j->stream_index);
+	s->alloc_failures += !g;
 	if (g) {
 		g->pid = j->pid;
 		g->stream = j->stream;
 		g->stream_index = j->stream_index;
 	}
-	group_add(g, j);
+	s->alloc_failures += group_add(g, j);
 	g = table_get(&s->procs, j->pid);
+	s->alloc_failures += !g;
 	if (g)
 		g->pid = j->pid;
-	group_add(g, j);
+	s->alloc_failures += group_add(g, j);
 	keep_worst(s, j);
 }
 
@@ -202,6 +209,17 @@ void job_summary_finish(struct job_summary *s)
 		interval_union_settle(&s->tags[t].wall, UINT64_MAX);
 		s->tags[t].wall_ns = interval_union_length(&s->tags[t].wall);
 	}
+}
+
+bool job_summary_complete(const struct job_summary *s)
+{
+	if (s->alloc_failures || s->kernels.sort_failed || s->streams.sort_failed ||
+	    s->procs.sort_failed)
+		return false;
+	for (int t = 0; t < JOB_TAG_COUNT; t++)
+		if (s->tags[t].wall.error)
+			return false;
+	return true;
 }
 
 uint64_t job_summary_span(const struct job_summary *s)
@@ -224,8 +242,10 @@ struct job_group **job_group_sorted(struct job_group_table *t)
 {
 	struct job_group **rows = malloc((t->count ? t->count : 1) * sizeof(*rows));
 
-	if (!rows)
+	if (!rows) {
+		t->sort_failed = true;
 		return NULL;
+	}
 	for (uint32_t i = 0; i < t->count; i++)
 		rows[i] = &t->rows[i];
 	qsort(rows, t->count, sizeof(*rows), by_exec);

@@ -32,6 +32,7 @@ struct job_group_table {
 	struct job_group *rows;
 	uint32_t count;
 	uint32_t cap;
+	bool sort_failed;	/* a printed table was left out for want of memory */
 };
 
 struct tag_summary {
@@ -52,6 +53,7 @@ struct job_summary {
 	uint64_t forced;
 	uint64_t tail_unchecked;
 	uint64_t graph_nodes;
+	uint64_t alloc_failures;	/* jobs left out of a table for want of memory */
 	uint64_t exec_ns;
 	uint64_t total_ns;
 	uint64_t first_enter;	/* the jobs' span on the wall clock: first API_ENTER... */
@@ -72,6 +74,8 @@ void job_summary_add(struct job_summary *s, const struct job *j);
 void job_summary_settle(struct job_summary *s, uint64_t point);
 /* Every job is in: the tags' wall times are final. Once; later calls do nothing. */
 void job_summary_finish(struct job_summary *s);
+/* Whether every job made it into every table and tag time (false: memory ran out). */
+bool job_summary_complete(const struct job_summary *s);
 /* The jobs' span on the wall clock (first API_ENTER to last COMPLETE or END), 0 when none. */
 uint64_t job_summary_span(const struct job_summary *s);
 /*

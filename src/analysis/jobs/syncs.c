@@ -42,8 +42,10 @@ static void add_ctx_mark(struct job_builder *b, struct jproc *p, uint64_t cover,
 		memmove(p->marks, p->marks + CTX_MARKS_KEPT, CTX_MARKS_KEPT * sizeof(*p->marks));
 		p->n_marks = CTX_MARKS_KEPT;
 	}
-	if (grt_grow_array((void **)&p->marks, &p->cap_marks, sizeof(*p->marks), p->n_marks + 1))
+	if (grt_grow_array((void **)&p->marks, &p->cap_marks, sizeof(*p->marks), p->n_marks + 1)) {
+		b->stats.alloc_failures++;
 		return;
+	}
 	p->marks[p->n_marks++] = (struct cover_mark){ cover, complete };
 	for (struct jstream *s = p->streams; s; s = s->proc_next)
 		jb_want_check(b, s);
@@ -55,8 +57,10 @@ static void add_mark(struct job_builder *b, struct jstream *s, uint64_t cover, u
 		return;
 	if (s->n_marks && s->marks[s->n_marks - 1].cover >= cover)
 		return; /* an earlier sync already covers these jobs */
-	if (grt_grow_array((void **)&s->marks, &s->cap_marks, sizeof(*s->marks), s->n_marks + 1))
+	if (grt_grow_array((void **)&s->marks, &s->cap_marks, sizeof(*s->marks), s->n_marks + 1)) {
+		b->stats.alloc_failures++;
 		return;
+	}
 	s->marks[s->n_marks++] = (struct cover_mark){ cover, complete };
 	jb_want_check(b, s);
 }
@@ -122,6 +126,7 @@ void jb_on_sync(struct job_builder *b, const struct grt_record *rec)
 			ev = calloc(1, sizeof(*ev));
 			if (!ev || pid_key_map_put(&b->events, pid, y->event, ev)) {
 				free(ev);
+				b->stats.alloc_failures++;
 				return;
 			}
 		}

@@ -20,6 +20,7 @@ struct proc_uvm {
 
 struct uvm_activity {
 	struct u64_map procs;	/* pid -> struct proc_uvm * */
+	uint64_t alloc_failures;
 };
 
 struct uvm_activity *uvm_activity_new(void)
@@ -104,6 +105,7 @@ void uvm_activity_event(struct uvm_activity *u, uint32_t pid, uint64_t ts,
 		p = calloc(1, sizeof(*p));
 		if (!p || u64_map_put(&u->procs, pid, (uintptr_t)p)) {
 			free(p);
+			u->alloc_failures++;
 			return;
 		}
 	}
@@ -112,8 +114,10 @@ void uvm_activity_event(struct uvm_activity *u, uint32_t pid, uint64_t ts,
 		return;
 	if (p->len >= p->compact_at)
 		compact(p, horizon);
-	if (grt_grow_array((void **)&p->v, &p->cap, sizeof(*p->v), p->len + 1))
+	if (grt_grow_array((void **)&p->v, &p->cap, sizeof(*p->v), p->len + 1)) {
+		u->alloc_failures++;
 		return;
+	}
 	/* nearly in order: the walk back is short */
 	for (at = p->len; at && p->v[at - 1].start > s.start; at--)
 		p->v[at] = p->v[at - 1];
@@ -155,6 +159,11 @@ bool uvm_activity_within(const struct uvm_activity *u, uint32_t pid, uint64_t a,
 		any = true;
 	}
 	return any && *to > *from;
+}
+
+uint64_t uvm_activity_alloc_failures(const struct uvm_activity *u)
+{
+	return u->alloc_failures;
 }
 
 const struct uvm_totals *uvm_activity_totals(const struct uvm_activity *u, uint32_t pid)

@@ -37,5 +37,7 @@ bool uvm_activity_within(const struct uvm_activity *u, uint32_t pid, uint64_t a,
 			 uint64_t *from, uint64_t *to);
 /* pid's totals over the trace so far, NULL when it had no UVM event. */
 const struct uvm_totals *uvm_activity_totals(const struct uvm_activity *u, uint32_t pid);
+/* Events that could not be kept for want of memory. */
+uint64_t uvm_activity_alloc_failures(const struct uvm_activity *u);
 
 #endif

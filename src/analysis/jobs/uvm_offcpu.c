@@ -129,8 +129,10 @@ static void uvm_push(struct jproc *p, uint64_t ts, uint64_t end, struct job_buil
 			st->uvm_dropped++;
 		} else {
 			n = malloc(cap * sizeof(*n));
-			if (!n)
+			if (!n) {
+				st->alloc_failures++;
 				return;
+			}
 			for (uint32_t i = 0; i < p->uvm_len; i++)
 				n[i] = p->uvm[(p->uvm_head + i) % p->uvm_cap];
 			free(p->uvm);
