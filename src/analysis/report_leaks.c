@@ -16,6 +16,10 @@
  * A process-exit record freezes that process's outstanding allocations as
  * leaked at exit; a later process with the same pid starts afresh. Whatever
  * is still allocated at the end of the trace is reported as outstanding.
+ *
+ * Sources drain on their own ticks, so a process's last cuda calls may be
+ * written after its exit record: a call of a pid with no running process
+ * that happened before that pid's latest exit belongs to the exited one.
  */
 
 enum leak_class {
@@ -38,6 +42,7 @@ struct leak_process {
 	uint32_t pid;
 	bool exited;
 	int32_t exit_code;
+	uint64_t exit_ns;
 	struct live_alloc *live;
 	size_t nlive, cap;
 	struct u64_map by_addr;	/* addr -> index in live */
@@ -51,6 +56,7 @@ struct leaks_report {
 	struct leak_process **procs;
 	size_t nprocs, cap;
 	struct u64_map current;	/* pid -> index of its running (not exited) process */
+	struct u64_map exited;	/* pid -> index of its latest exited process */
 	struct user_stacks *stacks;
 	struct pid_comms comms;
 	unsigned top_n;
@@ -75,6 +81,7 @@ static void *leaks_create(const struct report_input *in)
 		return NULL;
 	}
 	u64_map_init(&l->current);
+	u64_map_init(&l->exited);
 	pid_comms_init(&l->comms);
 	l->top_n = in->top_n;
 	l->min_bytes = (uint64_t)min_bytes;
@@ -96,18 +103,21 @@ static void leaks_destroy(void *state)
 		process_free(l->procs[i]);
 	free(l->procs);
 	u64_map_destroy(&l->current);
+	u64_map_destroy(&l->exited);
 	user_stacks_free(l->stacks);
 	pid_comms_destroy(&l->comms);
 	free(l);
 }
 
-/* The running process of pid, created on first use. */
-static struct leak_process *process_for(struct leaks_report *l, uint32_t pid)
+/* The process of pid a call at ts belongs to: running, just exited, or new. */
+static struct leak_process *process_for(struct leaks_report *l, uint32_t pid, uint64_t ts)
 {
 	struct leak_process *p;
 	uint64_t index;
 
 	if (u64_map_get(&l->current, pid, &index))
+		return l->procs[index];
+	if (u64_map_get(&l->exited, pid, &index) && ts <= l->procs[index]->exit_ns)
 		return l->procs[index];
 	if (l->nprocs == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 8;
@@ -183,7 +193,7 @@ static int add_live(struct leak_process *p, const struct grt_cuda_alloc_rec *a)
 static void on_alloc(struct leaks_report *l, const struct grt_record *rec)
 {
 	const struct grt_cuda_alloc_rec *a = rec->payload;
-	struct leak_process *p = process_for(l, rec->hdr.pid);
+	struct leak_process *p = process_for(l, rec->hdr.pid, rec->hdr.ts_ns);
 
 	if (!p) {
 		l->out_of_memory = true;
@@ -202,7 +212,7 @@ static void on_alloc(struct leaks_report *l, const struct grt_record *rec)
 static void on_free(struct leaks_report *l, const struct grt_record *rec)
 {
 	const struct grt_cuda_free_rec *f = rec->payload;
-	struct leak_process *p = process_for(l, rec->hdr.pid);
+	struct leak_process *p = process_for(l, rec->hdr.pid, rec->hdr.ts_ns);
 	uint64_t index;
 
 	if (!p) {
@@ -224,14 +234,19 @@ static void on_process(struct leaks_report *l, const struct grt_record *rec)
 	const struct grt_process_rec *pr = rec->payload;
 	uint64_t index;
 
+	if (pr->event == GRT_PROC_START) {
+		u64_map_remove(&l->exited, rec->hdr.pid, NULL); /* a new process: nothing comes late */
+		return;
+	}
 	if (pr->event != GRT_PROC_EXIT || !u64_map_get(&l->current, rec->hdr.pid, &index))
 		return;
 	l->procs[index]->exited = true;
 	l->procs[index]->exit_code = pr->exit_code;
+	l->procs[index]->exit_ns = rec->hdr.ts_ns;
 	u64_map_remove(&l->current, rec->hdr.pid, NULL);
-	/* the address table is no longer needed: only the leftovers are */
-	u64_map_destroy(&l->procs[index]->by_addr);
-	u64_map_init(&l->procs[index]->by_addr);
+	/* its address table stays: frees written after the exit record still find their allocation */
+	if (u64_map_put(&l->exited, rec->hdr.pid, index))
+		l->out_of_memory = true;
 }
 
 static void leaks_on_record(void *state, const struct grt_record *rec, const struct grt_strings *strings)
