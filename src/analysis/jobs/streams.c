@@ -187,56 +187,58 @@ void jb_copy_identity(struct job_builder *b, uint32_t kind, uint32_t copy_kind,
 	*name = jb_name_of(b, *key, buf);
 }
 
-/* ---- the stream queue ---- */
+/* ---- the sorted lists of open jobs ---- */
+
+/*
+ * An open job is on up to three lists, each sorted and walked from its tail
+ * (records come nearly in order): its stream's queue by cover, its stream's
+ * untimed jobs and its thread's open jobs by API entry. One insert and one
+ * unlink serve them all, named by their head, tail and link fields.
+ */
+#define LIST_INSERT_SORTED(head, tail, j, next, prev, key)                                      \
+	do {                                                                                    \
+		struct bjob *after_ = (tail);                                                   \
+                                                                                                \
+		while (after_ && after_->key > (j)->key)                                        \
+			after_ = after_->prev;                                                  \
+		(j)->prev = after_;                                                             \
+		(j)->next = after_ ? after_->next : (head);                                     \
+		if ((j)->next)                                                                  \
+			(j)->next->prev = (j);                                                  \
+		else                                                                            \
+			(tail) = (j);                                                           \
+		if (after_)                                                                     \
+			after_->next = (j);                                                     \
+		else                                                                            \
+			(head) = (j);                                                           \
+	} while (0)
+
+#define LIST_UNLINK(head, tail, j, next, prev)                                                  \
+	do {                                                                                    \
+		if ((j)->prev)                                                                  \
+			(j)->prev->next = (j)->next;                                            \
+		else                                                                            \
+			(head) = (j)->next;                                                     \
+		if ((j)->next)                                                                  \
+			(j)->next->prev = (j)->prev;                                            \
+		else                                                                            \
+			(tail) = (j)->prev;                                                     \
+		(j)->next = (j)->prev = NULL;                                                   \
+	} while (0)
 
 void jb_queue_insert(struct jstream *s, struct bjob *j)
 {
-	struct bjob *after = s->tail;
-
-	/* records may arrive a little out of order: keep the queue sorted by cover */
-	while (after && after->cover > j->cover)
-		after = after->prev;
-	j->prev = after;
-	j->next = after ? after->next : s->head;
-	if (j->next)
-		j->next->prev = j;
-	else
-		s->tail = j;
-	if (after)
-		after->next = j;
-	else
-		s->head = j;
+	LIST_INSERT_SORTED(s->head, s->tail, j, next, prev, cover);
 }
 
 void jb_queue_unlink(struct jstream *s, struct bjob *j)
 {
-	if (j->prev)
-		j->prev->next = j->next;
-	else
-		s->head = j->next;
-	if (j->next)
-		j->next->prev = j->prev;
-	else
-		s->tail = j->prev;
-	j->next = j->prev = NULL;
+	LIST_UNLINK(s->head, s->tail, j, next, prev);
 }
 
 void jb_untimed_insert(struct jstream *s, struct bjob *j)
 {
-	struct bjob *after = s->untimed_tail;
-
-	while (after && after->job.api_enter > j->job.api_enter)
-		after = after->u_prev;
-	j->u_prev = after;
-	j->u_next = after ? after->u_next : s->untimed_head;
-	if (j->u_next)
-		j->u_next->u_prev = j;
-	else
-		s->untimed_tail = j;
-	if (after)
-		after->u_next = j;
-	else
-		s->untimed_head = j;
+	LIST_INSERT_SORTED(s->untimed_head, s->untimed_tail, j, u_next, u_prev, job.api_enter);
 	j->in_untimed = true;
 }
 
@@ -244,35 +246,13 @@ void jb_untimed_remove(struct jstream *s, struct bjob *j)
 {
 	if (!j->in_untimed)
 		return;
-	if (j->u_prev)
-		j->u_prev->u_next = j->u_next;
-	else
-		s->untimed_head = j->u_next;
-	if (j->u_next)
-		j->u_next->u_prev = j->u_prev;
-	else
-		s->untimed_tail = j->u_prev;
-	j->u_next = j->u_prev = NULL;
+	LIST_UNLINK(s->untimed_head, s->untimed_tail, j, u_next, u_prev);
 	j->in_untimed = false;
 }
 
-/* Calls of one thread arrive in order: the walk back from the tail is short. */
 void jb_thread_open_insert(struct jthread *t, struct bjob *j)
 {
-	struct bjob *after = t->open_tail;
-
-	while (after && after->job.api_enter > j->job.api_enter)
-		after = after->t_prev;
-	j->t_prev = after;
-	j->t_next = after ? after->t_next : t->open_head;
-	if (j->t_next)
-		j->t_next->t_prev = j;
-	else
-		t->open_tail = j;
-	if (after)
-		after->t_next = j;
-	else
-		t->open_head = j;
+	LIST_INSERT_SORTED(t->open_head, t->open_tail, j, t_next, t_prev, job.api_enter);
 	j->in_thread = true;
 }
 
@@ -284,15 +264,7 @@ void jb_thread_open_remove(struct bjob *j)
 		return;
 	if (t->cursor == j)
 		t->cursor = j->t_prev ? j->t_prev : j->t_next;
-	if (j->t_prev)
-		j->t_prev->t_next = j->t_next;
-	else
-		t->open_head = j->t_next;
-	if (j->t_next)
-		j->t_next->t_prev = j->t_prev;
-	else
-		t->open_tail = j->t_prev;
-	j->t_next = j->t_prev = NULL;
+	LIST_UNLINK(t->open_head, t->open_tail, j, t_next, t_prev);
 	j->in_thread = false;
 	t->done[t->n_done++ % DONE_RING] =
 		(struct done_ref){ .api_enter = j->job.api_enter, .kind = j->job.kind,
