@@ -104,6 +104,42 @@ static void test_no_leaks(void)
 	free(text);
 }
 
+/*
+ * The cuda source drains on its own tick: a program that exits right after
+ * its last free may have that free written after its exit record. The free
+ * happened before the exit, so it belongs to the exited process.
+ */
+static void test_calls_written_after_the_exit_record(void)
+{
+	const char *path = report_test_path("late_free");
+	struct grt_writer *w = scn_open(path, "./short");
+	uint64_t t = SCN_START_NS + SCN_MS;
+	int rc;
+	char *text;
+
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	scn_process(w, 400, SCN_START_NS, GRT_PROC_START, "short", 0);
+	scn_alloc(w, 400, t, 0x7000000, 4096, GRT_ALLOC_DEVICE, -1, 0);
+	scn_alloc(w, 400, t + SCN_US * 100, 0x7100000, 8192, GRT_ALLOC_DEVICE, -1, 0);
+	scn_process(w, 400, t + SCN_US * 300, GRT_PROC_EXIT, "short", 0);
+	scn_free(w, 400, t + SCN_US * 200, 0x7100000); /* before the exit, written after it */
+	/* the pid again, later: a new process, starting afresh */
+	scn_process(w, 400, t + SCN_MS, GRT_PROC_START, "short", 0);
+	scn_free(w, 400, t + SCN_MS + SCN_US, 0x7000000);
+	CHECK(scn_close(w, t + 2 * SCN_MS) == 0);
+	text = report_capture(path, "leaks", 0, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "pid 400 (short), exited with status 0, left allocated:");
+	CHECK_LINE(text, "  device: 4096 bytes (4.00 KiB), allocations 1");
+	CHECK_LINE(text, "  allocations 2, frees 1, frees of unknown addresses 0");
+	/* the later process's free is its own (of an address it never allocated) */
+	CHECK_LINE(text, "pid 400 (short), still running at the end of the trace, outstanding:");
+	CHECK_LINE(text, "  allocations 0, frees 1, frees of unknown addresses 1");
+	free(text);
+}
+
 static void test_elf_symbols(void)
 {
 	struct elf_symbols *c = elf_symbols_new(2);
@@ -140,6 +176,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_leaks_threshold);
 	RUN_TEST(test_leaks_json);
 	RUN_TEST(test_no_leaks);
+	RUN_TEST(test_calls_written_after_the_exit_record);
 	RUN_TEST(test_elf_symbols);
 	report_test_cleanup();
 	return TEST_EXIT_STATUS();

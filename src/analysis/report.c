@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/report.h"
+#include "analysis/own_work.h"
 #include "analysis/report_header.h"
 #include "analysis/report_util.h"
 #include "common/log.h"
@@ -59,7 +60,8 @@ static int create_sections(const char *path, const struct report_options *opt,
 	char why[256] = "";
 	struct report_input in = {
 		.header = header, .top_n = opt->top_n, .thresholds = opt->thresholds, .json = opt->json,
-		.csv = opt->csv, .path = path, .error = why, .error_len = sizeof(why),
+		.csv = opt->csv, .show_own = opt->show_own, .path = path, .error = why,
+		.error_len = sizeof(why),
 	};
 	struct running_section *run = calloc(opt->nsections ? opt->nsections : 1, sizeof(*run));
 	size_t n = 0;
@@ -133,22 +135,37 @@ static void escape_header(struct grt_file_header *h)
 #undef ESCAPE_FIELD
 }
 
-/* Returns the reader's status at the end: GRT_READ_END or GRT_READ_ERROR. */
+/*
+ * Returns the reader's status at the end: GRT_READ_END or GRT_READ_ERROR.
+ * grtrace's own records reach only the sections that keep them apart
+ * themselves, unless --own asked to see them as the program's.
+ */
 static enum grt_read_status stream_records(struct grt_reader *r, struct report_header *header,
 					   struct running_section *run, size_t n,
-					   struct shown_strings *shown)
+					   struct shown_strings *shown, bool show_own)
 {
 	const struct grt_strings *strings = shown->escaped ? shown->escaped : grt_reader_strings(r);
 	struct grt_record rec;
+	struct own_work own;
 	enum grt_read_status st;
 
+	own_work_init(&own);
 	while ((st = grt_reader_next(r, &rec)) == GRT_READ_OK) {
-		if (shown->escaped && rec.hdr.type == GRT_REC_STRING && show_string(shown, &rec))
-			return GRT_READ_ERROR;
+		bool hide;
+
+		if (shown->escaped && rec.hdr.type == GRT_REC_STRING && show_string(shown, &rec)) {
+			st = GRT_READ_ERROR;
+			break;
+		}
+		hide = own_work_record(&own, &rec, strings) && !show_own;
 		report_header_on_record(header, &rec, strings);
 		for (size_t i = 0; i < n; i++)
-			run[i].section->on_record(run[i].state, &rec, strings);
+			if (!hide || run[i].section->sees_own)
+				run[i].section->on_record(run[i].state, &rec, strings);
 	}
+	header->own_records = own.records;
+	header->own_shown = show_own;
+	own_work_destroy(&own);
 	return st;
 }
 
@@ -228,7 +245,7 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 		return rc;
 	}
 	report_header_init(&header, path, &file);
-	if (stream_records(r, &header, run, nrun, &shown) == GRT_READ_ERROR)
+	if (stream_records(r, &header, run, nrun, &shown, opt->show_own) == GRT_READ_ERROR)
 		header.read_error = grt_reader_error(r)[0] ? grt_reader_error(r) : "out of memory";
 	header.damage = grt_reader_damage(r);
 	header.blocks_verified = grt_reader_blocks_verified(r);
@@ -239,6 +256,15 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 	else
 		print_text(&header, run, nrun, out);
 	fflush(out);
+	for (size_t i = 0; i < nrun; i++) {
+		const char *why = run[i].section->incomplete ? run[i].section->incomplete(run[i].state)
+							     : NULL;
+
+		if (why) {
+			grt_error("report: the %s section is incomplete: %s", run[i].section->name, why);
+			rc = GRT_EXIT_FAILURE;
+		}
+	}
 	if (header.read_error) {
 		grt_error("%s: %s", path, header.read_error);
 		rc = GRT_EXIT_FAILURE;

@@ -9,6 +9,8 @@
 #include "trace/records_core.h"
 #include "trace/trace_names.h"
 
+#define DROPS_INCOMPLETE "out of memory while checking sequences; the gap counts are incomplete"
+
 /* Sequence bookkeeping of one CPU: seq should rise by exactly one per record. */
 struct cpu_sequence {
 	uint32_t cpu;
@@ -197,7 +199,7 @@ static void drops_print_text(void *state, FILE *out)
 				c->duplicated);
 	}
 	if (d->out_of_memory)
-		fprintf(out, "WARNING: out of memory while checking sequences; the gap counts are incomplete\n");
+		fprintf(out, "WARNING: %s\n", DROPS_INCOMPLETE);
 }
 
 static void drops_print_json(void *state, struct json_writer *w)
@@ -242,6 +244,13 @@ static void drops_print_json(void *state, struct json_writer *w)
 	jw_end_object(w);
 }
 
+static const char *drops_incomplete(void *state)
+{
+	const struct drops_report *d = state;
+
+	return d->out_of_memory ? DROPS_INCOMPLETE : NULL;
+}
+
 GRT_REPORT_SECTION(drops_section) = {
 	.name = "drops",
 	.summary = "events lost per source (drop records) and per-CPU record sequence gaps",
@@ -251,5 +260,6 @@ GRT_REPORT_SECTION(drops_section) = {
 	.on_record = drops_on_record,
 	.print_text = drops_print_text,
 	.print_json = drops_print_json,
+	.incomplete = drops_incomplete,
 	.destroy = drops_destroy,
 };

@@ -36,7 +36,12 @@ void report_header_on_record(struct report_header *h, const struct grt_record *r
 		const struct grt_source_status_rec *s = rec->payload;
 		const char *message = grt_strings_get(strings, s->message_str);
 
-		if (s->source >= GRT_SRC_MAX)
+		/*
+		 * Whether a source ran is the recorder's to say (its status records
+		 * have no thread); the injected library's status records, from a
+		 * thread of the target, are about its parts (CUPTI, probes) only.
+		 */
+		if (s->source >= GRT_SRC_MAX || rec->hdr.tid)
 			return;
 		h->status_seen[s->source] = true;
 		h->status[s->source] = s->status;
@@ -137,6 +142,10 @@ void report_header_print_text(const struct report_header *h, FILE *out)
 	else
 		fprintf(out, "  integrity: no integrity data (format %u.%u has no checksums)\n",
 			h->file->version_major, h->file->version_minor);
+	if (h->own_records)
+		fprintf(out, "  own work: %" PRIu64 " records of grtrace's own work in the target (calibration, "
+			"probe collection) %s\n", h->own_records,
+			h->own_shown ? "shown as the program's (--own)" : "left out; --own shows them");
 	print_warnings(h, out);
 }
 
@@ -182,6 +191,9 @@ void report_header_print_json(const struct report_header *h, struct json_writer 
 	else
 		jw_null(w);
 	jw_field_u64(w, "records", h->records);
+	jw_field_u64(w, "own_records", h->own_records);
+	jw_key(w, "own_shown");
+	jw_bool(w, h->own_shown);
 	jw_key(w, "trailer_records");
 	if (h->have_trailer)
 		jw_u64(w, h->trailer.records);

@@ -26,6 +26,9 @@ struct report_header {
 	/* the cuda source's --launch-returns, when the trace has its settings record */
 	bool have_cuda_config;
 	uint32_t launch_return_every;
+	/* records of grtrace's own work in the target (own_work.h), and whether --own shows them */
+	uint64_t own_records;
+	bool own_shown;
 };
 
 void report_header_init(struct report_header *h, const char *path, const struct grt_file_header *file);

@@ -228,10 +228,9 @@ static void pid_comms_set(struct pid_comms *c, uint32_t pid, const char *name, b
 	    (!replace || !strcmp((const char *)(uintptr_t)old, name)))
 		return;
 	copy = strdup(name);
-	if (!copy)
-		return;	/* the name is cosmetic: a report without it is still right */
-	if (u64_map_put(&c->by_pid, pid, (uintptr_t)copy)) {
+	if (!copy || u64_map_put(&c->by_pid, pid, (uintptr_t)copy)) {
 		free(copy);
+		c->out_of_memory = true; /* the report would print "?": not the whole answer */
 		return;
 	}
 	free((char *)(uintptr_t)old);

@@ -67,6 +67,7 @@ long name_table_find(const struct name_table *t, const char *name);
 /* pid -> process name, from process records and cuda calls' comm. */
 struct pid_comms {
 	struct u64_map by_pid;	/* pid -> char * */
+	bool out_of_memory;	/* a name could not be kept: some processes print as "?" */
 };
 
 void pid_comms_init(struct pid_comms *c);

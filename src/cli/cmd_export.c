@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/threshold_list.h"
+#include "analysis/jobs/threshold_list.h"
 #include "cli/commands.h"
 #include "cli/option_error.h"
 #include "cli/output_check.h"
@@ -17,9 +17,10 @@
 static void export_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: grtrace export FILE --perfetto OUT.json [--threshold LIST]\n"
+		"usage: grtrace export FILE --perfetto OUT.json [--threshold LIST] [--own]\n"
 		"  --perfetto OUT  trace-event JSON for ui.perfetto.dev or chrome://tracing ('-': stdout)\n"
-		"  --threshold     job tag thresholds, as for report --jobs (see docs/jobs.md)\n");
+		"  --threshold     job tag thresholds, as for report --jobs (see docs/jobs.md)\n"
+		"  --own           draw grtrace's own work in the target (left out by default)\n");
 }
 
 static int write_export(const char *trace, const char *out_path, const struct job_thresholds *t)
@@ -68,10 +69,12 @@ static int parse_export_args(int argc, char **argv, struct export_args *a)
 	static const struct option options[] = {
 		{ "perfetto", required_argument, NULL, 'p' },
 		{ "threshold", required_argument, NULL, 'T' },
+		{ "own", no_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *thresholds = NULL;
+	bool show_own = false;
 	char err[512];
 	int opt;
 
@@ -84,6 +87,9 @@ static int parse_export_args(int argc, char **argv, struct export_args *a)
 			break;
 		case 'T':
 			thresholds = optarg;
+			break;
+		case 'o':
+			show_own = true;
 			break;
 		case 'h':
 			a->help = true;
@@ -108,6 +114,7 @@ static int parse_export_args(int argc, char **argv, struct export_args *a)
 		grt_error("export: %s", err);
 		return GRT_EXIT_USAGE;
 	}
+	a->thresholds.show_own = show_own;
 	return GRT_EXIT_OK;
 }
 

@@ -19,12 +19,13 @@ enum report_flag {
 	FLAG_FORMAT = 'f',
 	FLAG_TOP = 't',
 	FLAG_THRESHOLD = 'T',
+	FLAG_OWN = 'o',
 	FLAG_HELP = 'h',
 };
 
 static void report_usage(FILE *out)
 {
-	fprintf(out, "usage: grtrace report FILE [--format text|json|csv] [--top N] [--threshold LIST]");
+	fprintf(out, "usage: grtrace report FILE [--format text|json|csv] [--top N] [--threshold LIST] [--own]");
 	for (const struct report_section *s = report_section_next(NULL); s; s = report_section_next(s))
 		fprintf(out, " [--%s]", s->name);
 	fprintf(out,
@@ -33,6 +34,8 @@ static void report_usage(FILE *out)
 		"               or csv (tables of the sections that have them, e.g. --jobs rows)\n"
 		"  --top N      rows per list in text output (default %d, 0 for all)\n"
 		"  --threshold  KEY=VALUE[,KEY=VALUE] passed to the sections (see docs/report.md)\n"
+		"  --own        count grtrace's own work in the target (calibration, probe collection)\n"
+		"               as the program's; by default it is left out\n"
 		"sections (default: those marked *; naming any shows only the named ones):\n",
 		REPORT_DEFAULT_TOP);
 	for (const struct report_section *s = report_section_next(NULL); s; s = report_section_next(s))
@@ -55,6 +58,7 @@ static struct option *build_options(size_t nsections)
 		{ "format", required_argument, NULL, FLAG_FORMAT },
 		{ "top", required_argument, NULL, FLAG_TOP },
 		{ "threshold", required_argument, NULL, FLAG_THRESHOLD },
+		{ "own", no_argument, NULL, FLAG_OWN },
 		{ "help", no_argument, NULL, FLAG_HELP },
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), i = 0;
@@ -142,6 +146,9 @@ static int parse_args(int argc, char **argv, struct option *options, size_t nsec
 				return GRT_EXIT_USAGE;
 			}
 			args->opt.thresholds = optarg;
+			break;
+		case FLAG_OWN:
+			args->opt.show_own = true;
 			break;
 		case FLAG_HELP:
 			args->help = true;

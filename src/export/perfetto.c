@@ -3,7 +3,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/job_pipeline.h"
+#include "analysis/jobs/pipeline.h"
+#include "analysis/own_work.h"
 #include "common/json_writer.h"
 #include "common/u64_map.h"
 #include "export/perfetto.h"
@@ -60,6 +61,7 @@ struct exporter {
 	struct u64_map alloc_bytes;	/* device address -> bytes */
 	struct u64_map mem_in_use;	/* pid -> bytes */
 	struct u64_map uvm_migrated;	/* pid -> bytes */
+	bool show_own;			/* --own: grtrace's own calls drawn as the program's */
 };
 
 /* ---- event scaffolding ---- */
@@ -581,13 +583,17 @@ static int stream_trace(struct exporter *e, struct grt_reader *r, char *err, siz
 {
 	struct grt_record rec;
 	enum grt_read_status st;
+	struct own_work own;
 
 	e->strings = grt_reader_strings(r);
+	own_work_init(&own);
 	/* the builder first: a launch's slice names the job the builder opened for it */
 	while ((st = grt_reader_next(r, &rec)) == GRT_READ_OK) {
 		job_pipeline_record(e->pipeline, &rec, e->strings);
-		on_record(e, &rec);
+		if (!own_work_record(&own, &rec, e->strings) || e->show_own)
+			on_record(e, &rec);
 	}
+	own_work_destroy(&own);
 	job_pipeline_finish(e->pipeline);
 	if (st == GRT_READ_ERROR) {
 		snprintf(err, err_len, "%s", grt_reader_error(r));
@@ -601,7 +607,7 @@ int perfetto_export(const char *trace_path, FILE *out, const struct job_threshol
 {
 	static const struct job_builder_ops ops = { .job = on_job };
 	struct grt_reader *r = grt_reader_open(trace_path, err, err_len);
-	struct exporter e = { .out = out };
+	struct exporter e = { .out = out, .show_own = t->show_own };
 	int rc, write_rc = 0;
 
 	if (!r)

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "analysis/job_tags.h"
+#include "analysis/jobs/tags.h"
 
 struct perfetto_stats {
 	uint64_t events;	/* trace events written */

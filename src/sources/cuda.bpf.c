@@ -51,6 +51,14 @@ struct {
 	__uint(value_size, CUDA_STACK_DEPTH * sizeof(__u64));
 } stack_traces SEC(".maps");
 
+/* (tgid << 32 | stack id) of stacks sent: a new one wakes the reader (new_stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} stacks_sent SEC(".maps");
+
 /* CUmemorytype */
 #define CU_MEMORYTYPE_HOST 1
 #define CU_MEMORYTYPE_DEVICE 2
@@ -319,11 +327,33 @@ static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, _
 	return ev;
 }
 
+/*
+ * Whether the event carries a stack this process has not sent before. User
+ * space symbolizes stacks with the memory map it reads from /proc while the
+ * process runs; a program that exits before the next drain tick would leave
+ * its stacks as bare addresses. Such an event wakes the reader at once: a new
+ * stack of a process is rare (allocation sites), so this costs little.
+ */
+static __always_inline bool new_stack(const struct cuda_event *ev)
+{
+	__u64 key;
+	__u8 one = 1;
+
+	if (ev->stack_id < 0)
+		return false;
+	key = ((__u64)ev->pid << 32) | (__u32)ev->stack_id;
+	if (bpf_map_lookup_elem(&stacks_sent, &key))
+		return false;
+	bpf_map_update_elem(&stacks_sent, &key, &one, BPF_ANY);
+	return true;
+}
+
 static __always_inline void event_submit(void *ev)
 {
 	__u64 queued = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	bool wake = queued >= wakeup_bytes || new_stack(ev);
 
-	bpf_ringbuf_submit(ev, queued >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(ev, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline __u64 read_user_u64(__u64 addr)

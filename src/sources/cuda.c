@@ -523,6 +523,23 @@ static void release_libraries(struct cuda_tracer *t)
 	t->nlibs = 0;
 }
 
+/* How many calls came from grtrace's own threads in the target (kept, flagged own). */
+static void note_own_calls(struct cuda_tracer *t)
+{
+	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
+	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
+	uint64_t own = cuda_decoder_own_calls(t->decoder);
+	char message[160];
+
+	if (!own)
+		return;
+	snprintf(message, sizeof(message),
+		 "%llu calls from grtrace's own threads in the target, flagged own (left out of reports)",
+		 (unsigned long long)own);
+	rec.message_str = grt_session_intern(t->session, message);
+	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+}
+
 static void cuda_detach(void *ctx)
 {
 	struct cuda_tracer *t = ctx;
@@ -536,6 +553,8 @@ static void cuda_detach(void *ctx)
 			;
 	if (t->skel && t->decoder)
 		flush_unreturned(t);
+	if (t->decoder)
+		note_own_calls(t);
 	ring_buffer__free(t->ring);
 	cuda_decoder_free(t->decoder);
 	cuda_bpf__destroy(t->skel);

@@ -1,7 +1,7 @@
 /* Open addressing with linear probing and tombstones over (pid, key) pairs. */
 #include <errno.h>
 #include <stdlib.h>
-#include "analysis/pid_key_map.h"
+#include "analysis/jobs/pid_key_map.h"
 
 /* a removed slot; distinct from every stored pointer */
 static const char tombstone_mark;

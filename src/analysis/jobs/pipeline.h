@@ -3,8 +3,8 @@
 #define GRT_JOB_PIPELINE_H
 
 #include <stdbool.h>
-#include "analysis/job_builder.h"
-#include "analysis/job_tags.h"
+#include "analysis/jobs/builder.h"
+#include "analysis/jobs/tags.h"
 
 /*
  * exec-long-tail compares a job with the P90 of its kernel, which is only
@@ -34,5 +34,7 @@ void job_pipeline_record(struct job_pipeline *p, const struct grt_record *rec,
 void job_pipeline_finish(struct job_pipeline *p);
 const struct job_builder *job_pipeline_builder(const struct job_pipeline *p);
 bool job_pipeline_has_prepass(const struct job_pipeline *p);
+/* Whether memory sufficed for every job and every execution time of the prepass. */
+bool job_pipeline_complete(const struct job_pipeline *p);
 
 #endif

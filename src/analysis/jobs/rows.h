@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
-#include "analysis/job.h"
+#include "analysis/jobs/job.h"
 #include "common/json_writer.h"
 
 /*

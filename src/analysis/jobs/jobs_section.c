@@ -3,13 +3,13 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/idle_gaps.h"
-#include "analysis/job_pipeline.h"
-#include "analysis/job_rows.h"
-#include "analysis/job_summary.h"
+#include "analysis/jobs/idle_gaps.h"
+#include "analysis/jobs/pipeline.h"
+#include "analysis/jobs/rows.h"
+#include "analysis/jobs/summary.h"
 #include "analysis/report_section.h"
-#include "analysis/threshold_list.h"
-#include "analysis/verdict.h"
+#include "analysis/jobs/threshold_list.h"
+#include "analysis/jobs/verdict.h"
 #include "trace/records_core.h"
 #include "trace/records_kernel.h"
 #include "trace/trace_names.h"
@@ -25,6 +25,7 @@ struct jobs_state {
 	unsigned top_n;		/* rows per text table; 0: all (the worst-jobs list then keeps 100) */
 	uint64_t drops[GRT_SRC_MAX];
 	uint64_t xids;
+	uint32_t sources_mask;	/* of the trace's header */
 	struct verdict verdict;
 };
 
@@ -52,6 +53,27 @@ static void on_advance(void *ctx, uint64_t frontier)
 	idle_gaps_advance(st->gaps, frontier);
 }
 
+static void on_uvm(void *ctx, uint32_t pid, uint64_t ts, const struct grt_uvm_event_rec *u)
+{
+	struct jobs_state *st = ctx;
+
+	idle_gaps_uvm(st->gaps, pid, ts, u);
+}
+
+static void on_settled(void *ctx, uint64_t point)
+{
+	struct jobs_state *st = ctx;
+
+	job_summary_settle(&st->summary, point);
+}
+
+static void on_busy(void *ctx, uint32_t device, uint64_t start, uint64_t end)
+{
+	struct jobs_state *st = ctx;
+
+	idle_gaps_busy(st->gaps, device, start, end);
+}
+
 static void jobs_destroy(void *state)
 {
 	struct jobs_state *st = state;
@@ -74,7 +96,8 @@ static void explain(const struct report_input *in, const char *msg)
 static void *jobs_create(const struct report_input *in)
 {
 	static const struct job_builder_ops ops = {
-		.job = on_job, .host_wait = on_host_wait, .advance = on_advance,
+		.job = on_job, .host_wait = on_host_wait, .advance = on_advance, .busy = on_busy,
+		.settled = on_settled, .uvm = on_uvm,
 	};
 	struct jobs_state *st = calloc(1, sizeof(*st));
 	char err[512] = "";
@@ -89,6 +112,8 @@ static void *jobs_create(const struct report_input *in)
 		errno = EINVAL;
 		return NULL;
 	}
+	st->t.show_own = in->show_own;
+	st->sources_mask = in->header ? in->header->sources_mask : 0;
 	st->top_n = in->top_n;
 	st->want_rows = in->json || in->csv;
 	st->gaps = idle_gaps_new(st->top_n && st->top_n < 10 ? st->top_n : 10);
@@ -135,37 +160,90 @@ static void finish(struct jobs_state *st)
 	verdict_build(&st->verdict, &st->summary, st->gaps, job_pipeline_builder(st->pipeline), &st->t);
 }
 
+/* Incomplete jobs, each under the first step of its life it misses (they may miss several). */
 static void print_counts_text(struct jobs_state *st, FILE *out)
 {
 	const struct job_summary *s = &st->summary;
-	const struct job_builder *b = job_pipeline_builder(st->pipeline);
+	const char *sep = ", by first missing step: ";
 
 	fprintf(out, "jobs: %" PRIu64 " (%" PRIu64 " complete, %" PRIu64 " incomplete", s->jobs,
 		s->jobs - s->incomplete, s->incomplete);
-	if (s->incomplete)
-		fprintf(out, ": %" PRIu64 " no device timing, %" PRIu64 " no completion, %" PRIu64
-			     " no host launch, %" PRIu64 " no submit, %" PRIu64 " unknown dependency",
-			s->missing[2], s->missing[3], s->missing[0], s->missing[1], s->missing[4]);
+	for (unsigned i = 0; i < JOB_MISSING_STEPS; i++) {
+		uint32_t bit = job_missing_steps[i];
+
+		if (!s->first_missing[bit])
+			continue;
+		fprintf(out, "%s%" PRIu64 " %s", sep, s->first_missing[bit], job_missing_label(bit));
+		sep = ", ";
+	}
 	fprintf(out, ")");
 	if (s->failed)
 		fprintf(out, ", %" PRIu64 " failed calls", s->failed);
 	if (s->graph_nodes)
 		fprintf(out, ", %" PRIu64 " graph nodes", s->graph_nodes);
 	fprintf(out, "\n");
-	if (!job_builder_expects_device(b))
-		fprintf(out, "device timing: not recorded (add -s gpu): no START/END, no idle gaps\n");
 	if (!job_pipeline_has_prepass(st->pipeline))
 		fprintf(out, "exec-long-tail: not checked (needs a second pass over the trace file)\n");
 }
 
+#define DEVICE_LINES_MAX 5
+
+/*
+ * Device timing is a property of a process (its injected library ran, CUPTI
+ * or the block probes timed its work), not of a job: say it is missing only
+ * for the trace or the processes that have none at all.
+ */
+static void print_device_timing_text(struct jobs_state *st, FILE *out)
+{
+	const struct job_builder *b = job_pipeline_builder(st->pipeline);
+	const struct job_builder_stats *bs = job_builder_stats(b);
+	struct job_group_table *procs = &st->summary.procs;
+	uint32_t shown = 0, more = 0;
+
+	if (!(st->sources_mask & (1u << GRT_SRC_GPU))) {
+		fprintf(out, "device timing: not recorded (add -s gpu): no START/END, no idle gaps\n");
+		return;
+	}
+	if (job_builder_gpu_not_running(b)) {
+		fprintf(out, "device timing: none, the gpu source did not run: %s\n",
+			job_builder_gpu_not_running(b));
+		return;
+	}
+	if (!bs->device_records) {
+		if (st->summary.jobs)
+			fprintf(out, "device timing: none, the gpu source wrote no device record\n");
+		return;
+	}
+	for (uint32_t i = 0; i < procs->count; i++) {
+		const struct job_group *g = &procs->rows[i];
+		const char *comm;
+
+		if (job_builder_process_device_records(b, g->pid))
+			continue;
+		if (shown == DEVICE_LINES_MAX) {
+			more++;
+			continue;
+		}
+		comm = job_builder_process_name(b, g->pid);
+		fprintf(out, "device timing: none for pid %u (%s): its %" PRIu64 " jobs have no START/END\n",
+			g->pid, comm ? comm : "?", g->jobs);
+		shown++;
+	}
+	if (more)
+		fprintf(out, "device timing: none for %u more processes\n", more);
+}
+
 static void print_gaps_text(struct jobs_state *st, FILE *out)
 {
-	char a[24], b[24], c[24], d[24], e[24], f[24];
+	char a[24], b[24], c[24], d[24], e[24], f[24], u[24];
 
 	for (uint32_t i = 0; i < idle_gaps_devices(st->gaps); i++) {
 		const struct device_idle *dv = idle_gaps_device(st->gaps, i);
 		uint64_t span = dv->last_end - dv->first_start;
-		uint64_t idle = dv->idle[GAP_HOST_BOUND] + dv->idle[GAP_SYNC_BOUND] + dv->idle[GAP_OTHER];
+		uint64_t idle = 0;
+
+		for (int c = 0; c < GAP_CLASSES; c++)
+			idle += dv->idle[c];
 
 		if (dv->device == JOB_NO_DEVICE)
 			fprintf(out, "\nidle gaps (device not recorded):\n");
@@ -175,17 +253,22 @@ static void print_gaps_text(struct jobs_state *st, FILE *out)
 			job_format_ns(span, a, sizeof(a)), job_format_ns(dv->busy, b, sizeof(b)),
 			span ? 100.0 * (double)dv->busy / (double)span : 0.0, job_format_ns(idle, c, sizeof(c)),
 			span ? 100.0 * (double)idle / (double)span : 0.0, dv->gaps);
-		fprintf(out, "  host-bound %s, sync-bound %s, other %s\n",
+		fprintf(out, "  host-bound %s, sync-bound %s, uvm-bound %s, other %s\n",
 			job_format_ns(dv->idle[GAP_HOST_BOUND], d, sizeof(d)),
 			job_format_ns(dv->idle[GAP_SYNC_BOUND], e, sizeof(e)),
+			job_format_ns(dv->idle[GAP_UVM_BOUND], u, sizeof(u)),
 			job_format_ns(dv->idle[GAP_OTHER], f, sizeof(f)));
 		if (dv->late_jobs)
 			fprintf(out, "  %" PRIu64 " jobs arrived after their time was judged (gaps may be "
 				     "overstated)\n", dv->late_jobs);
 		for (uint32_t g = 0; g < dv->n_longest; g++) {
 			const struct idle_gap *gp = &dv->longest[g];
-			int cls = gp->split[GAP_SYNC_BOUND] ? GAP_SYNC_BOUND
-				  : gp->split[GAP_HOST_BOUND] ? GAP_HOST_BOUND : GAP_OTHER;
+			int cls = GAP_OTHER;
+
+			/* named after its largest part */
+			for (int k = 0; k < GAP_CLASSES; k++)
+				if (gp->split[k] > gp->split[cls])
+					cls = k;
 
 			fprintf(out, "  gap %s at %s before job %" PRIu64 " (tid %u): %s\n",
 				job_format_ns(gp->end - gp->start, a, sizeof(a)),
@@ -195,22 +278,45 @@ static void print_gaps_text(struct jobs_state *st, FILE *out)
 	}
 }
 
+/* Why device records matched no host call, in a few words. */
+static const char *unmatched_reason(const struct jobs_state *st, const struct job_builder_stats *bs,
+				    char *buf, size_t len)
+{
+	if (!(st->sources_mask & (1u << GRT_SRC_CUDA)))
+		snprintf(buf, len, "the trace has no cuda source");
+	else if (bs->cuda_drops)
+		snprintf(buf, len, "%" PRIu64 " cuda events were lost while recording", bs->cuda_drops);
+	else
+		snprintf(buf, len, "their host calls are not in the trace");
+	return buf;
+}
+
 static void print_notes_text(struct jobs_state *st, FILE *out)
 {
 	const struct job_builder_stats *bs = job_builder_stats(job_pipeline_builder(st->pipeline));
+	char why[96];
 
 	for (uint32_t s = 0; s < GRT_SRC_MAX; s++)
 		if (st->drops[s])
 			fprintf(out, "note: %" PRIu64 " %s events were lost while recording: some jobs miss "
 				     "events\n", st->drops[s], grt_source_name(s));
-	if (bs->device_orphans)
-		fprintf(out, "note: %" PRIu64 " device records matched no host call (shown as jobs without "
-			     "host events)\n", bs->device_orphans);
-	if (bs->device_by_order)
-		fprintf(out, "note: %" PRIu64 " device records matched by stream order\n", bs->device_by_order);
+	if (bs->device_unmatched)
+		fprintf(out, "note: %" PRIu64 " device records without a recorded host call (no jobs; their "
+			     "execution counts as busy GPU time): %s\n", bs->device_unmatched,
+			unmatched_reason(st, bs, why, sizeof(why)));
+	if (bs->device_late)
+		fprintf(out, "note: %" PRIu64 " device records came after their call's job was finished "
+			     "(later than late-window): counted as busy GPU time only\n", bs->device_late);
 	if (bs->device_near)
-		fprintf(out, "note: %" PRIu64 " device records matched by the nearest API entry time\n",
-			bs->device_near);
+		fprintf(out, "note: %" PRIu64 " device records matched by nearest time: trace has no call "
+			     "identity\n", bs->device_near);
+	if (bs->device_by_order)
+		fprintf(out, "note: %" PRIu64 " device records matched by stream order: trace has no call "
+			     "identity\n", bs->device_by_order);
+	if (bs->own_jobs || bs->own_device_unmatched)
+		fprintf(out, "note: grtrace's own work left out: %" PRIu64 " jobs (calibration, probe "
+			     "collection), counted as busy GPU time; --own shows them\n",
+			bs->own_jobs + bs->own_device_unmatched);
 	if (bs->unknown_event_syncs)
 		fprintf(out, "note: %" PRIu64 " event syncs on events never recorded in the trace\n",
 			bs->unknown_event_syncs);
@@ -231,6 +337,7 @@ static void jobs_print_text(void *state, FILE *out)
 	finish(st);
 	fprintf(out, "verdict: %s\n", st->verdict.text);
 	print_counts_text(st, out);
+	print_device_timing_text(st, out);
 	print_gaps_text(st, out);
 	job_summary_print_text(&st->summary, out, st->top_n);
 	print_notes_text(st, out);
@@ -251,7 +358,8 @@ static void gaps_json(struct jobs_state *st, struct json_writer *w)
 		jw_field_u64(w, "span_ns", dv->last_end - dv->first_start);
 		jw_field_u64(w, "busy_ns", dv->busy);
 		for (int c = 0; c < GAP_CLASSES; c++) {
-			static const char *const keys[] = { "host_bound_ns", "sync_bound_ns", "other_ns" };
+			static const char *const keys[] = { "host_bound_ns", "sync_bound_ns", "other_ns",
+							    "uvm_bound_ns" };
 
 			jw_key(w, keys[c]);
 			jw_u64(w, dv->idle[c]);
@@ -269,6 +377,7 @@ static void gaps_json(struct jobs_state *st, struct json_writer *w)
 			jw_field_u64(w, "host_bound_ns", gp->split[GAP_HOST_BOUND]);
 			jw_field_u64(w, "sync_bound_ns", gp->split[GAP_SYNC_BOUND]);
 			jw_field_u64(w, "other_ns", gp->split[GAP_OTHER]);
+			jw_field_u64(w, "uvm_bound_ns", gp->split[GAP_UVM_BOUND]);
 			jw_field_u64(w, "job", gp->job_id);
 			jw_field_u64(w, "pid", gp->pid);
 			jw_field_u64(w, "tid", gp->tid);
@@ -282,12 +391,25 @@ static void gaps_json(struct jobs_state *st, struct json_writer *w)
 
 static void notes_json(struct jobs_state *st, struct json_writer *w)
 {
-	const struct job_builder_stats *bs = job_pipeline_builder(st->pipeline) ?
-		job_builder_stats(job_pipeline_builder(st->pipeline)) : NULL;
+	const struct job_builder *b = job_pipeline_builder(st->pipeline);
+	const struct job_builder_stats *bs = job_builder_stats(b);
+	struct job_group_table *procs = &st->summary.procs;
+	char why[96];
 
 	jw_begin_object(w);
 	jw_key(w, "device_timing");
-	jw_bool(w, job_builder_expects_device(job_pipeline_builder(st->pipeline)));
+	jw_bool(w, (st->sources_mask & (1u << GRT_SRC_GPU)) && job_builder_expects_device(b));
+	jw_key(w, "gpu_not_running");
+	if (job_builder_gpu_not_running(b))
+		jw_string(w, job_builder_gpu_not_running(b));
+	else
+		jw_null(w);
+	jw_key(w, "pids_without_device_timing");
+	jw_begin_array(w);
+	for (uint32_t i = 0; bs->device_records && i < procs->count; i++)
+		if (!job_builder_process_device_records(b, procs->rows[i].pid))
+			jw_u64(w, procs->rows[i].pid);
+	jw_end_array(w);
 	jw_key(w, "tail_checked");
 	jw_bool(w, job_pipeline_has_prepass(st->pipeline));
 	jw_key(w, "drops");
@@ -299,9 +421,18 @@ static void notes_json(struct jobs_state *st, struct json_writer *w)
 		}
 	jw_end_object(w);
 	jw_field_u64(w, "device_records", bs->device_records);
-	jw_field_u64(w, "device_orphans", bs->device_orphans);
-	jw_field_u64(w, "device_by_order", bs->device_by_order);
+	jw_field_u64(w, "device_by_identity", bs->device_by_identity);
 	jw_field_u64(w, "device_near", bs->device_near);
+	jw_field_u64(w, "device_by_order", bs->device_by_order);
+	jw_field_u64(w, "device_unmatched", bs->device_unmatched);
+	jw_key(w, "device_unmatched_reason");
+	if (bs->device_unmatched)
+		jw_string(w, unmatched_reason(st, bs, why, sizeof(why)));
+	else
+		jw_null(w);
+	jw_field_u64(w, "device_late", bs->device_late);
+	jw_field_u64(w, "device_duplicates", bs->device_duplicates);
+	jw_field_u64(w, "own_jobs", bs->own_jobs + bs->own_device_unmatched);
 	jw_field_u64(w, "unknown_event_syncs", bs->unknown_event_syncs);
 	jw_field_u64(w, "forced", bs->forced);
 	jw_field_u64(w, "max_open_jobs", bs->max_open);
@@ -338,15 +469,27 @@ static void jobs_print_csv(void *state, FILE *out)
 	job_summary_print_csv(&st->summary, out);
 }
 
+static const char *jobs_incomplete(void *state)
+{
+	struct jobs_state *st = state;
+
+	if (job_pipeline_complete(st->pipeline) && job_summary_complete(&st->summary) &&
+	    !idle_gaps_alloc_failures(st->gaps) && !st->rows.error)
+		return NULL;
+	return "out of memory while building jobs; some jobs, their events or idle gaps are missing";
+}
+
 GRT_REPORT_SECTION(jobs_section) = {
 	.name = "jobs",
 	.summary = "per-job timing breakdown, blocking causes, GPU idle gaps and a verdict",
 	.default_on = false,
 	.order = 5,
+	.sees_own = true,
 	.create = jobs_create,
 	.on_record = jobs_on_record,
 	.print_text = jobs_print_text,
 	.print_json = jobs_print_json,
 	.print_csv = jobs_print_csv,
+	.incomplete = jobs_incomplete,
 	.destroy = jobs_destroy,
 };

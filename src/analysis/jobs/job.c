@@ -1,7 +1,7 @@
 /* Names of job kinds, tags and flags, shared by every output format. */
 #include <stdio.h>
 #include <string.h>
-#include "analysis/job.h"
+#include "analysis/jobs/job.h"
 #include "trace/trace_names.h"
 
 static const char *const kind_names[] = {
@@ -24,9 +24,32 @@ static const char *const missing_names[JOB_MISSING_NAMES] = {
 	"no-host-launch", "no-submit", "no-device-timing", "no-complete", "unknown-dependency",
 };
 
+static const char *const missing_labels[JOB_MISSING_NAMES] = {
+	"no host launch", "no submit", "no device timing", "no completion", "unknown dependency",
+};
+
+/* submit, device timing, completion, dependency: the order a job goes through them */
+const uint32_t job_missing_steps[JOB_MISSING_STEPS] = { 1, 2, 3, 4 };
+
+uint32_t job_first_missing(const struct job *j)
+{
+	for (unsigned i = 0; i < JOB_MISSING_STEPS; i++)
+		if (j->missing & (1u << job_missing_steps[i]))
+			return job_missing_steps[i];
+	for (uint32_t bit = 0; bit < JOB_MISSING_NAMES; bit++)
+		if (j->missing & (1u << bit))
+			return bit;
+	return JOB_MISSING_NAMES;
+}
+
+const char *job_missing_label(uint32_t bit)
+{
+	return GRT_NAME_OF(missing_labels, bit);
+}
+
 static const char *const flag_names[JOB_FLAG_NAMES] = {
 	"sync-call", "clamped", "matched-by-order", "block-probe", "forced", "failed", "tail-unchecked",
-	"matched-by-time", "return-unsampled",
+	"matched-by-time", "return-unsampled", "own",
 };
 
 const char *job_kind_name(uint32_t kind)

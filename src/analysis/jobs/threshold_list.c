@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/threshold_list.h"
+#include "analysis/jobs/threshold_list.h"
 
 enum value_type {
 	V_SHARE = 1,

@@ -3,7 +3,7 @@
 #define GRT_THRESHOLD_LIST_H
 
 #include <stddef.h>
-#include "analysis/job_tags.h"
+#include "analysis/jobs/tags.h"
 
 /*
  * The list is comma-separated; a token with '=' starts a key, the tokens after

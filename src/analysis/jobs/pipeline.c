@@ -3,13 +3,14 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include "analysis/job_pipeline.h"
+#include "analysis/jobs/pipeline.h"
 #include "trace/records_gpu.h"
 
 struct job_pipeline {
 	struct job_thresholds t;
 	struct kernel_exec_table exec;
 	bool have_exec;
+	uint64_t exec_failures;	/* execution times the prepass could not keep */
 	struct job_builder *builder;
 	struct job_builder_ops ops;
 	void *ctx;
@@ -39,12 +40,37 @@ static void pass_advance(void *ctx, uint64_t frontier)
 		p->ops.advance(p->ctx, frontier);
 }
 
+static void pass_busy(void *ctx, uint32_t device, uint64_t start, uint64_t end)
+{
+	struct job_pipeline *p = ctx;
+
+	if (p->ops.busy)
+		p->ops.busy(p->ctx, device, start, end);
+}
+
+static void pass_settled(void *ctx, uint64_t point)
+{
+	struct job_pipeline *p = ctx;
+
+	if (p->ops.settled)
+		p->ops.settled(p->ctx, point);
+}
+
+static void pass_uvm(void *ctx, uint32_t pid, uint64_t ts, const struct grt_uvm_event_rec *u)
+{
+	struct job_pipeline *p = ctx;
+
+	if (p->ops.uvm)
+		p->ops.uvm(p->ctx, pid, ts, u);
+}
+
 struct job_pipeline *job_pipeline_new(const struct grt_file_header *hdr,
 				      const struct job_thresholds *t,
 				      const struct job_builder_ops *ops, void *ctx)
 {
 	static const struct job_builder_ops forward = {
 		.job = tag_job, .host_wait = pass_host_wait, .advance = pass_advance,
+		.busy = pass_busy, .uvm = pass_uvm, .settled = pass_settled,
 	};
 	struct job_pipeline *p = calloc(1, sizeof(*p));
 
@@ -76,7 +102,7 @@ void job_pipeline_free(struct job_pipeline *p)
  * records themselves: their name id is the kernel_key the builder gives named
  * kernels (kernels known only by handle get no P90 and stay unchecked).
  */
-static void learn_exec(struct kernel_exec_table *exec, const struct grt_record *rec)
+static int learn_exec(struct kernel_exec_table *exec, const struct grt_record *rec)
 {
 	uint64_t start, end;
 	uint32_t name;
@@ -96,10 +122,11 @@ static void learn_exec(struct kernel_exec_table *exec, const struct grt_record *
 		end = l->end_ns;
 		name = l->kernel_str;
 	} else {
-		return;
+		return 0;
 	}
 	if (name && start && end >= start)
-		kernel_exec_table_add_sample(exec, name, end - start);
+		return kernel_exec_table_add_sample(exec, name, end - start);
+	return 0;
 }
 
 int job_pipeline_prepass(struct job_pipeline *p, const char *path, char *err, size_t err_len)
@@ -110,7 +137,7 @@ int job_pipeline_prepass(struct job_pipeline *p, const char *path, char *err, si
 	if (!r)
 		return -EIO;
 	while (grt_reader_next(r, &rec) == GRT_READ_OK)
-		learn_exec(&p->exec, &rec);
+		p->exec_failures += learn_exec(&p->exec, &rec) != 0;
 	grt_reader_close(r);
 	p->have_exec = true;
 	return 0;
@@ -130,6 +157,11 @@ void job_pipeline_finish(struct job_pipeline *p)
 const struct job_builder *job_pipeline_builder(const struct job_pipeline *p)
 {
 	return p->builder;
+}
+
+bool job_pipeline_complete(const struct job_pipeline *p)
+{
+	return !p->exec_failures && !job_builder_stats(p->builder)->alloc_failures;
 }
 
 bool job_pipeline_has_prepass(const struct job_pipeline *p)

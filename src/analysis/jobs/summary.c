@@ -3,9 +3,9 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/job_summary.h"
-#include "analysis/job_rows.h"
-#include "analysis/job_tags.h"
+#include "analysis/jobs/summary.h"
+#include "analysis/jobs/rows.h"
+#include "analysis/jobs/tags.h"
 
 static void table_init(struct job_group_table *t)
 {
@@ -58,6 +58,8 @@ int job_summary_init(struct job_summary *s, unsigned top_n)
 	table_init(&s->kernels);
 	table_init(&s->streams);
 	table_init(&s->procs);
+	for (int tg = 0; tg < JOB_TAG_COUNT; tg++)
+		interval_union_init(&s->tags[tg].wall);
 	s->worst = calloc(s->top_n, sizeof(*s->worst));
 	return s->worst ? 0 : -ENOMEM;
 }
@@ -67,46 +69,76 @@ void job_summary_destroy(struct job_summary *s)
 	table_destroy(&s->kernels);
 	table_destroy(&s->streams);
 	table_destroy(&s->procs);
+	for (int tg = 0; tg < JOB_TAG_COUNT; tg++)
+		interval_union_destroy(&s->tags[tg].wall);
 	free(s->worst);
 	memset(s, 0, sizeof(*s));
 }
 
-static void group_add(struct job_group *g, const struct job *j)
+/* Returns how many of the job's samples could not be kept (0 unless memory ran out). */
+static int group_add(struct job_group *g, const struct job *j)
 {
+	int lost = 0;
+
 	if (!g)
-		return;
+		return 0;
 	g->jobs++;
 	g->incomplete += job_incomplete(j);
 	if (j->known & JOB_K_EXEC) {
 		g->exec_ns += j->t_exec;
-		grt_stats_add(&g->exec, j->t_exec);
+		lost += grt_stats_add(&g->exec, j->t_exec) != 0;
 	}
 	if (j->known & JOB_K_TOTAL)
-		grt_stats_add(&g->total, j->t_total);
+		lost += grt_stats_add(&g->total, j->t_total) != 0;
 	if (j->known & JOB_K_QUEUE)
-		grt_stats_add(&g->queue, j->t_queue);
+		lost += grt_stats_add(&g->queue, j->t_queue) != 0;
 	for (int t = 0; t < JOB_TAG_COUNT; t++)
 		g->tagged[t] += !!(j->tags & (1u << t));
+	return lost;
+}
+
+uint64_t job_slow_ns(const struct job *j)
+{
+	uint64_t ns = 0;
+
+	if (j->known & JOB_K_SUBMIT_HOST)
+		ns += j->t_submit_host;
+	if (j->known & JOB_K_QUEUE)
+		ns += j->t_queue;
+	if (j->known & JOB_K_EXEC)
+		ns += j->t_exec;
+	return ns;
 }
 
 static void keep_worst(struct job_summary *s, const struct job *j)
 {
 	uint32_t at = s->n_worst;
+	uint64_t slow = job_slow_ns(j);
 
-	if (!(j->known & JOB_K_TOTAL))
+	if (!slow)
 		return;
 	if (at == s->top_n) {
-		if (s->worst[at - 1].t_total >= j->t_total)
+		if (job_slow_ns(&s->worst[at - 1]) >= slow)
 			return;
 		at--;
 	} else {
 		s->n_worst++;
 	}
-	while (at && s->worst[at - 1].t_total < j->t_total) {
+	while (at && job_slow_ns(&s->worst[at - 1]) < slow) {
 		s->worst[at] = s->worst[at - 1];
 		at--;
 	}
 	s->worst[at] = *j;
+}
+
+static void note_span(struct job_summary *s, const struct job *j)
+{
+	uint64_t finish = j->complete > j->end ? j->complete : j->end;
+
+	if (j->api_enter && (!s->first_enter || j->api_enter < s->first_enter))
+		s->first_enter = j->api_enter;
+	if (finish > s->last_finish)
+		s->last_finish = finish;
 }
 
 void job_summary_add(struct job_summary *s, const struct job *j)
@@ -117,6 +149,8 @@ void job_summary_add(struct job_summary *s, const struct job *j)
 	s->incomplete += job_incomplete(j);
 	for (int b = 0; b < 8; b++)
 		s->missing[b] += !!(j->missing & (1u << b));
+	if (j->missing)
+		s->first_missing[job_first_missing(j)]++;
 	s->failed += !!(j->flags & JOB_F_FAILED);
 	s->forced += !!(j->flags & JOB_F_FORCED);
 	s->tail_unchecked += !!(j->flags & JOB_F_TAIL_UNCHECKED);
@@ -125,31 +159,72 @@ void job_summary_add(struct job_summary *s, const struct job *j)
 		s->exec_ns += j->t_exec;
 	if (j->known & JOB_K_TOTAL)
 		s->total_ns += j->t_total;
+	note_span(s, j);
 	for (int t = 0; t < JOB_TAG_COUNT; t++) {
+		uint64_t from, to;
+
 		if (!(j->tags & (1u << t)))
 			continue;
 		s->tags[t].jobs++;
 		s->tags[t].cost_ns += job_tag_cost(j, (enum job_tag)t);
 		s->tags[t].total_ns += j->t_total;
+		if (job_tag_interval(j, (enum job_tag)t, &from, &to))
+			interval_union_add(&s->tags[t].wall, from, to);
 	}
 	if (j->flags & JOB_F_FAILED)
 		return; /* nothing ran: counted, but not timed */
 	g = table_get(&s->kernels, j->kernel_key);
+	s->alloc_failures += !g;
 	if (g)
 		g->name = j->name;
-	group_add(g, j);
+	s->alloc_failures += group_add(g, j);
 	g = table_get(&s->streams, ((uint64_t)j->pid << 32) | j->stream_index);
+	s->alloc_failures += !g;
 	if (g) {
 		g->pid = j->pid;
 		g->stream = j->stream;
 		g->stream_index = j->stream_index;
 	}
-	group_add(g, j);
+	s->alloc_failures += group_add(g, j);
 	g = table_get(&s->procs, j->pid);
+	s->alloc_failures += !g;
 	if (g)
 		g->pid = j->pid;
-	group_add(g, j);
+	s->alloc_failures += group_add(g, j);
 	keep_worst(s, j);
+}
+
+void job_summary_settle(struct job_summary *s, uint64_t point)
+{
+	for (int t = 0; t < JOB_TAG_COUNT; t++)
+		interval_union_settle(&s->tags[t].wall, point);
+}
+
+void job_summary_finish(struct job_summary *s)
+{
+	if (s->finished)
+		return;
+	s->finished = true;
+	for (int t = 0; t < JOB_TAG_COUNT; t++) {
+		interval_union_settle(&s->tags[t].wall, UINT64_MAX);
+		s->tags[t].wall_ns = interval_union_length(&s->tags[t].wall);
+	}
+}
+
+bool job_summary_complete(const struct job_summary *s)
+{
+	if (s->alloc_failures || s->kernels.sort_failed || s->streams.sort_failed ||
+	    s->procs.sort_failed)
+		return false;
+	for (int t = 0; t < JOB_TAG_COUNT; t++)
+		if (s->tags[t].wall.error)
+			return false;
+	return true;
+}
+
+uint64_t job_summary_span(const struct job_summary *s)
+{
+	return s->last_finish > s->first_enter ? s->last_finish - s->first_enter : 0;
 }
 
 static int by_exec(const void *a, const void *b)
@@ -167,8 +242,10 @@ struct job_group **job_group_sorted(struct job_group_table *t)
 {
 	struct job_group **rows = malloc((t->count ? t->count : 1) * sizeof(*rows));
 
-	if (!rows)
+	if (!rows) {
+		t->sort_failed = true;
 		return NULL;
+	}
 	for (uint32_t i = 0; i < t->count; i++)
 		rows[i] = &t->rows[i];
 	qsort(rows, t->count, sizeof(*rows), by_exec);
@@ -245,37 +322,55 @@ static const char *opt_ns(const struct job *j, uint32_t bit, uint64_t v, char *b
 
 static void print_worst_text(struct job_summary *s, FILE *out)
 {
-	char a[24], b[24], c[24], d[24], e[24], f[24], tags[128];
+	char a[24], b[24], c[24], d[24], e[24], f[24], g[24], tags[128];
 
 	if (!s->n_worst)
 		return;
-	fprintf(out, "\nworst jobs (by t_total):\n");
-	fprintf(out, "  %8s %-28s %8s %10s %10s %10s %10s %10s %10s  %s\n", "job", "kernel", "tid",
-		"submit", "queue", "exec", "complete", "gpu_wait", "total", "tags");
+	fprintf(out, "\nworst jobs (by submit + queue + exec; 'noticed' is END to the host's COMPLETE):\n");
+	fprintf(out, "  %8s %-28s %8s %10s %10s %10s %10s %10s %10s %10s  %s\n", "job", "kernel", "tid",
+		"slow", "submit", "queue", "exec", "gpu_wait", "noticed", "total", "tags");
 	for (uint32_t i = 0; i < s->n_worst; i++) {
 		const struct job *j = &s->worst[i];
 
-		fprintf(out, "  %8" PRIu64 " %-28.28s %8u %10s %10s %10s %10s %10s %10s  %s%s\n", j->id,
-			j->name ? j->name : "?", j->tid,
+		fprintf(out, "  %8" PRIu64 " %-28.28s %8u %10s %10s %10s %10s %10s %10s %10s  %s%s\n",
+			j->id, j->name ? j->name : "?", j->tid, job_format_ns(job_slow_ns(j), g, sizeof(g)),
 			opt_ns(j, JOB_K_SUBMIT_HOST, j->t_submit_host, a, sizeof(a)),
 			opt_ns(j, JOB_K_QUEUE, j->t_queue, b, sizeof(b)),
 			opt_ns(j, JOB_K_EXEC, j->t_exec, c, sizeof(c)),
-			opt_ns(j, JOB_K_COMPLETE, j->t_complete, d, sizeof(d)),
 			opt_ns(j, JOB_K_GPU_WAIT, j->t_gpu_wait, e, sizeof(e)),
-			job_format_ns(j->t_total, f, sizeof(f)), job_tags_text(j, tags, sizeof(tags)),
+			opt_ns(j, JOB_K_COMPLETE, j->t_complete, d, sizeof(d)),
+			opt_ns(j, JOB_K_TOTAL, j->t_total, f, sizeof(f)), job_tags_text(j, tags, sizeof(tags)),
 			job_incomplete(j) ? " (incomplete)" : "");
 	}
 }
 
+/*
+ * Tag time is shown two ways: the wall time during which at least one job
+ * had the tag's cause (the union of their tag intervals, as a share of the
+ * jobs' span), and the sum over jobs, which counts overlapping jobs again
+ * and can exceed the span by far.
+ */
+static void print_tags_text(struct job_summary *s, FILE *out)
+{
+	uint64_t span = job_summary_span(s);
+	char a[24], b[24], c[24];
+
+	job_summary_finish(s);
+	fprintf(out, "\ntags (wall: time with at least one such job, of the %s span; summed: over jobs, "
+		     "overlaps counted again):\n",
+		job_format_ns(span, c, sizeof(c)));
+	fprintf(out, "  %-18s %8s %7s %12s %7s %12s\n", "tag", "jobs", "jobs%", "wall", "span%",
+		"summed");
+	for (int t = 0; t < JOB_TAG_COUNT; t++)
+		fprintf(out, "  %-18s %8" PRIu64 " %6.1f%% %12s %6.1f%% %12s\n", job_tag_name(t),
+			s->tags[t].jobs, share(s->tags[t].jobs, s->jobs),
+			job_format_ns(s->tags[t].wall_ns, a, sizeof(a)), share(s->tags[t].wall_ns, span),
+			job_format_ns(s->tags[t].cost_ns, b, sizeof(b)));
+}
+
 void job_summary_print_text(struct job_summary *s, FILE *out, unsigned rows)
 {
-	char a[24], b[24];
-
-	fprintf(out, "\ntags:\n  %-18s %8s %7s %12s %12s\n", "tag", "jobs", "jobs%", "tag time", "job time");
-	for (int t = 0; t < JOB_TAG_COUNT; t++)
-		fprintf(out, "  %-18s %8" PRIu64 " %6.1f%% %12s %12s\n", job_tag_name(t), s->tags[t].jobs,
-			share(s->tags[t].jobs, s->jobs), job_format_ns(s->tags[t].cost_ns, a, sizeof(a)),
-			job_format_ns(s->tags[t].total_ns, b, sizeof(b)));
+	print_tags_text(s, out);
 	print_groups_text(&s->kernels, 0, "kernels", s->exec_ns, out, rows);
 	print_groups_text(&s->streams, 1, "streams", s->exec_ns, out, rows);
 	print_groups_text(&s->procs, 2, "processes", s->exec_ns, out, rows);
@@ -342,17 +437,29 @@ static void json_groups(struct json_writer *w, struct job_group_table *t, int ki
 
 void job_summary_print_json(struct job_summary *s, struct json_writer *w)
 {
-	static const char *const missing_keys[] = { "no_host_launch", "no_submit", "no_device_timing",
+	/* by enum job_missing bit; bit 0 (no host launch) is not produced any more */
+	static const char *const missing_keys[] = { NULL, "no_submit", "no_device_timing",
 						    "no_complete", "unknown_dependency" };
 
+	job_summary_finish(s);
 	jw_key(w, "totals");
 	jw_begin_object(w);
 	jw_field_u64(w, "jobs", s->jobs);
+	jw_field_u64(w, "span_ns", job_summary_span(s));
 	jw_field_u64(w, "incomplete", s->incomplete);
-	for (int b = 0; b < 5; b++) {
+	/* overlapping: a job missing two steps counts under both */
+	for (int b = 1; b < 5; b++) {
 		jw_key(w, missing_keys[b]);
 		jw_u64(w, s->missing[b]);
 	}
+	/* a partition of the incomplete jobs: each under the first step it misses */
+	jw_key(w, "first_missing");
+	jw_begin_object(w);
+	for (int b = 1; b < 5; b++) {
+		jw_key(w, missing_keys[b]);
+		jw_u64(w, s->first_missing[b]);
+	}
+	jw_end_object(w);
 	jw_field_u64(w, "failed", s->failed);
 	jw_field_u64(w, "forced", s->forced);
 	jw_field_u64(w, "graph_nodes", s->graph_nodes);
@@ -367,7 +474,12 @@ void job_summary_print_json(struct job_summary *s, struct json_writer *w)
 		jw_field_u64(w, "jobs", s->tags[t].jobs);
 		jw_key(w, "job_share");
 		jw_f64(w, share(s->tags[t].jobs, s->jobs) / 100.0);
+		/* summed over jobs: overlapping jobs count again */
 		jw_field_u64(w, "tag_ns", s->tags[t].cost_ns);
+		/* the union: wall time with at least one such job, and its share of the span */
+		jw_field_u64(w, "wall_ns", s->tags[t].wall_ns);
+		jw_key(w, "span_share");
+		jw_f64(w, share(s->tags[t].wall_ns, job_summary_span(s)) / 100.0);
 		jw_field_u64(w, "total_ns", s->tags[t].total_ns);
 		jw_end_object(w);
 	}
@@ -428,7 +540,9 @@ void job_summary_print_csv(struct job_summary *s, FILE *out)
 	csv_groups(&s->kernels, 0, "kernel", out);
 	csv_groups(&s->streams, 1, "stream", out);
 	csv_groups(&s->procs, 2, "process", out);
+	job_summary_finish(s);
+	/* a tag's time_ns is its wall time (the union), not the sum over its jobs */
 	for (int t = 0; t < JOB_TAG_COUNT; t++)
 		fprintf(out, "tag,%s,%" PRIu64 ",,%" PRIu64 ",,,,,\n", job_tag_name(t), s->tags[t].jobs,
-			s->tags[t].cost_ns);
+			s->tags[t].wall_ns);
 }

@@ -23,7 +23,11 @@ enum job_tag {
 
 /* Events never seen; any of them makes the job incomplete. */
 enum job_missing {
-	JOB_MISS_HOST = 1,	/* device record only: the host launch record was lost */
+	/*
+	 * Not produced any more: a device record no host call claims is no job
+	 * (builder stats device_unmatched). Kept so the other bits keep their values.
+	 */
+	JOB_MISS_HOST = 1,
 	JOB_MISS_SUBMIT = 2,	/* the launch call never returned (thread exited, trace stopped) */
 	JOB_MISS_DEVICE = 4,	/* no START/END: no device record matched it */
 	JOB_MISS_COMPLETE = 8,	/* no sync or successful query covered it */
@@ -44,6 +48,8 @@ enum job_flags {
 	 * SUBMIT, t_submit_host unknown, t_queue from API_ENTER; not incomplete.
 	 */
 	JOB_F_RETURN_UNSAMPLED = 256,
+	/* grtrace's own work in the target (calibration, probe collection); shown only when asked */
+	JOB_F_OWN = 512,
 };
 
 /* Bits of job.known: which derived durations could be computed. */
@@ -106,7 +112,19 @@ static inline int job_incomplete(const struct job *j)
 }
 
 #define JOB_MISSING_NAMES 5	/* bits of enum job_missing with a name */
-#define JOB_FLAG_NAMES 9	/* bits of enum job_flags with a name */
+#define JOB_FLAG_NAMES 10	/* bits of enum job_flags with a name */
+
+/*
+ * The steps of a job's life that can be missing, in order, as bit numbers of
+ * enum job_missing. A job may miss several; the counts by first missing step
+ * add up to the incomplete jobs.
+ */
+#define JOB_MISSING_STEPS 4
+extern const uint32_t job_missing_steps[JOB_MISSING_STEPS];
+/* Bit number of the first step j misses, JOB_MISSING_NAMES when it misses none. */
+uint32_t job_first_missing(const struct job *j);
+/* "no submit", "no device timing", "no completion", "unknown dependency" */
+const char *job_missing_label(uint32_t bit);
 
 const char *job_kind_name(uint32_t kind);
 const char *job_tag_name(uint32_t tag);

@@ -2,8 +2,9 @@
 #ifndef GRT_JOB_TAGS_H
 #define GRT_JOB_TAGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
-#include "analysis/job.h"
+#include "analysis/jobs/job.h"
 #include "analysis/stats.h"
 #include "common/u64_map.h"
 
@@ -28,6 +29,8 @@ struct job_thresholds {
 	uint64_t batch_gap_ns;		/* 20 us */
 	uint32_t max_open_jobs;		/* 1M */
 	uint32_t idle_share_ppm;	/* verdict: above this idle share, idle causes dominate: 50% */
+	/* not a --threshold key: --own shows grtrace's own work as jobs (default: left out) */
+	bool show_own;
 };
 
 /* UVM events reach the trace up to tens of ms late (the source drains its queue on a timer). */
@@ -66,5 +69,15 @@ void job_tags_apply(const struct job_thresholds *t, struct kernel_exec_table *ex
  * queue-wait, t_exec above its limit for exec-long-tail, ...): what the verdict weighs.
  */
 uint64_t job_tag_cost(const struct job *j, enum job_tag tag);
+
+/*
+ * Where a tagged job's tag time lies, [from, to) with to - from its cost: the
+ * submit call for host-submit-slow, SUBMIT to START for queue-wait, the part
+ * of the execution past the limit for exec-long-tail, the end of the queue
+ * for dependency-wait, from START for vm-fault and from API_ENTER for
+ * preempted (whose exact places inside the window are not kept). Their union
+ * over jobs is the wall time a tag covers. False when the cost is 0.
+ */
+bool job_tag_interval(const struct job *j, enum job_tag tag, uint64_t *from, uint64_t *to);
 
 #endif

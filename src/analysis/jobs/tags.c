@@ -1,7 +1,7 @@
 /* The tags of DESIGN §1: each a strict comparison of one part of a job against its threshold. */
 #include <errno.h>
 #include <stdlib.h>
-#include "analysis/job_tags.h"
+#include "analysis/jobs/tags.h"
 
 #define US 1000ull
 
@@ -184,4 +184,39 @@ uint64_t job_tag_cost(const struct job *j, enum job_tag tag)
 	default:
 		return 0;
 	}
+}
+
+bool job_tag_interval(const struct job *j, enum job_tag tag, uint64_t *from, uint64_t *to)
+{
+	uint64_t cost = job_tag_cost(j, tag), queue_from, until;
+
+	if (!cost)
+		return false;
+	switch (tag) {
+	case JOB_TAG_HOST_SUBMIT_SLOW:
+		*from = j->api_enter;
+		break;
+	case JOB_TAG_QUEUE_WAIT:
+		queue_from = (j->flags & (JOB_F_SYNC_CALL | JOB_F_RETURN_UNSAMPLED)) ? j->api_enter
+										       : j->submit;
+		*from = queue_from;
+		break;
+	case JOB_TAG_EXEC_LONG_TAIL:
+		*from = j->start + j->tail_limit;
+		break;
+	case JOB_TAG_DEPENDENCY_WAIT:
+		until = j->dep_ready && j->dep_ready < j->start ? j->dep_ready : j->start;
+		*from = until > cost ? until - cost : 0;
+		break;
+	case JOB_TAG_VM_FAULT:
+		*from = j->start ? j->start : (j->submit ? j->submit : j->api_enter);
+		break;
+	case JOB_TAG_PREEMPTED:
+		*from = j->api_enter;
+		break;
+	default:
+		return false;
+	}
+	*to = *from + cost;
+	return true;
 }

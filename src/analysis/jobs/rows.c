@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include "analysis/job_rows.h"
+#include "analysis/jobs/rows.h"
 
 #define SPILL_BUFFER (1u << 20)
 #define ROWS_BUFFER (1u << 20)
