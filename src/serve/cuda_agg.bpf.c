@@ -57,16 +57,6 @@ struct {
 	__uint(max_entries, 1024 * 1024);
 } agg_events SEC(".maps");
 
-/* What could not be counted because a map was full: user space reports it as lost. */
-enum agg_loss {
-	AGG_LOST_API,
-	AGG_LOST_LAUNCH,
-	AGG_LOST_PROC,
-	AGG_LOST_ALLOC,
-	AGG_LOST_EVENT,
-	AGG_LOSSES,
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, AGG_LOSSES);
@@ -269,11 +259,6 @@ int agg_enter(struct pt_regs *ctx)
 	s = api_of(tgid, AGG_COOKIE_API(cookie));
 	if (s)
 		add(&s->calls, 1);
-	if (op == AGG_OP_LAUNCH || op == AGG_OP_LAUNCH_EX) {
-		count_launch(tgid, op == AGG_OP_LAUNCH ? ARG1(ctx) : ARG2(ctx));
-		if (p)
-			add(&p->launches, 1);
-	}
 	slot = bpf_task_storage_get(&call_slots, bpf_get_current_task_btf(), 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!slot)
@@ -287,6 +272,12 @@ int agg_enter(struct pt_regs *ctx)
 	slot->stack_id = -1;
 	slot->in_flight = 1;
 	switch (op) {
+	case AGG_OP_LAUNCH:
+		slot->aux = ARG1(ctx);
+		break;
+	case AGG_OP_LAUNCH_EX:
+		slot->aux = ARG2(ctx);
+		break;
 	case AGG_OP_ALLOC:
 		slot->bytes = low32_if(legacy, ARG2(ctx));
 		slot->stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
@@ -412,6 +403,13 @@ int agg_exit(struct pt_regs *ctx)
 	if (ret)
 		return 0; /* a failed call allocated, freed, copied and named nothing */
 	switch (op) {
+	case AGG_OP_LAUNCH:
+	case AGG_OP_LAUNCH_EX:
+		/* launches that the driver accepted: what the program itself counts as launched */
+		count_launch(tgid, slot->aux);
+		if (p)
+			add(&p->launches, 1);
+		break;
 	case AGG_OP_ALLOC:
 	case AGG_OP_ALLOC_PITCH:
 		finish_alloc(slot, tgid, p, cookie & AGG_COOKIE_LEGACY32);

@@ -97,6 +97,16 @@ struct agg_call_slot {
 	__u32 in_flight;
 };
 
+/* What could not be counted because a map was full: the `losses` per-CPU array's slots. */
+enum agg_loss {
+	AGG_LOST_API,
+	AGG_LOST_LAUNCH,
+	AGG_LOST_PROC,
+	AGG_LOST_ALLOC,
+	AGG_LOST_EVENT,
+	AGG_LOSSES,
+};
+
 /* What the BPF side tells user space through the ring buffer: rare events only. */
 enum agg_event_kind {
 	AGG_EV_PROCESS = 1, /* first call of a process: read its comm and maps now */

@@ -1,0 +1,145 @@
+/* Writes Prometheus text 0.0.4 and OpenMetrics 1.0.0 expositions, escaping labels and help. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "export/prom_text.h"
+
+#define OPENMETRICS_TYPE "application/openmetrics-text"
+
+const char *prom_content_type(enum prom_format format)
+{
+	return format == PROM_OPENMETRICS_1
+		   ? OPENMETRICS_TYPE "; version=1.0.0; charset=utf-8"
+		   : "text/plain; version=0.0.4; charset=utf-8";
+}
+
+/* The q value among a media range's parameters (p at its first ';', or NULL), 1 when absent. */
+static double quality(const char *p, const char *end)
+{
+	while (p && p < end) {
+		for (p++; p < end && isspace((unsigned char)*p); p++)
+			;
+		if (end - p >= 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
+			return strtod(p + 2, NULL);
+		p = memchr(p, ';', (size_t)(end - p));
+	}
+	return 1.0;
+}
+
+enum prom_format prom_format_for_accept(const char *accept)
+{
+	size_t n = strlen(OPENMETRICS_TYPE);
+
+	for (const char *range = accept; range && *range;) {
+		const char *end = strchr(range, ',');
+
+		if (!end)
+			end = range + strlen(range);
+		while (range < end && isspace((unsigned char)*range))
+			range++;
+		if ((size_t)(end - range) >= n && !strncasecmp(range, OPENMETRICS_TYPE, n) &&
+		    (range + n == end || range[n] == ';' || range[n] == ' ') &&
+		    quality(memchr(range, ';', (size_t)(end - range)), end) > 0)
+			return PROM_OPENMETRICS_1;
+		range = *end ? end + 1 : end;
+	}
+	return PROM_TEXT_004;
+}
+
+static const char *type_name(enum prom_type type)
+{
+	return type == PROM_COUNTER ? "counter" : type == PROM_GAUGE ? "gauge" : "histogram";
+}
+
+/* HELP text: backslash and newline escaped (OpenMetrics escapes the double quote too). */
+static void put_escaped(FILE *out, const char *s, bool quote)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			fputs("\\\\", out);
+		else if (*s == '\n')
+			fputs("\\n", out);
+		else if (*s == '"' && quote)
+			fputs("\\\"", out);
+		else
+			fputc(*s, out);
+	}
+}
+
+void prom_family(struct prom_writer *w, const char *name, enum prom_type type, const char *help)
+{
+	/* the text format names a counter family after its sample, OpenMetrics without _total */
+	const char *suffix = type == PROM_COUNTER && w->format == PROM_TEXT_004 ? "_total" : "";
+
+	w->family = name;
+	w->type = type;
+	fprintf(w->out, "# HELP %s%s ", name, suffix);
+	put_escaped(w->out, help, w->format == PROM_OPENMETRICS_1);
+	fprintf(w->out, "\n# TYPE %s%s %s\n", name, suffix, type_name(type));
+}
+
+static void put_name_labels(struct prom_writer *w, const char *suffix,
+			    const struct prom_label *labels, size_t nlabels)
+{
+	fprintf(w->out, "%s%s%s", w->family, w->type == PROM_COUNTER ? "_total" : "", suffix);
+	for (size_t i = 0; i < nlabels; i++) {
+		fprintf(w->out, "%s%s=\"", i ? "," : "{", labels[i].name);
+		put_escaped(w->out, labels[i].value, true);
+		fputc('"', w->out);
+	}
+	if (nlabels)
+		fputc('}', w->out);
+}
+
+void prom_sample(struct prom_writer *w, const char *suffix, const struct prom_label *labels,
+		 size_t nlabels, double value)
+{
+	put_name_labels(w, suffix, labels, nlabels);
+	if (isinf(value))
+		fputs(value > 0 ? " +Inf\n" : " -Inf\n", w->out);
+	else if (isnan(value))
+		fputs(" NaN\n", w->out);
+	else
+		fprintf(w->out, " %.17g\n", value);
+}
+
+void prom_sample_u64(struct prom_writer *w, const char *suffix, const struct prom_label *labels,
+		     size_t nlabels, uint64_t value)
+{
+	put_name_labels(w, suffix, labels, nlabels);
+	fprintf(w->out, " %" PRIu64 "\n", value);
+}
+
+void prom_histogram(struct prom_writer *w, const struct prom_label *labels, size_t nlabels,
+		    const double *bounds, const uint64_t *counts, size_t n, uint64_t count,
+		    double sum)
+{
+	struct prom_label *with_le = malloc((nlabels + 1) * sizeof(*with_le));
+	uint64_t cumulative = 0;
+	char le[32];
+
+	if (!with_le)
+		return;
+	memcpy(with_le, labels, nlabels * sizeof(*labels));
+	with_le[nlabels].name = "le";
+	for (size_t i = 0; i < n; i++) {
+		cumulative += counts[i];
+		snprintf(le, sizeof(le), "%.17g", bounds[i]);
+		with_le[nlabels].value = le;
+		prom_sample_u64(w, "_bucket", with_le, nlabels + 1, cumulative);
+	}
+	with_le[nlabels].value = "+Inf";
+	prom_sample_u64(w, "_bucket", with_le, nlabels + 1, count);
+	prom_sample(w, "_sum", labels, nlabels, sum);
+	prom_sample_u64(w, "_count", labels, nlabels, count);
+	free(with_le);
+}
+
+void prom_finish(struct prom_writer *w)
+{
+	if (w->format == PROM_OPENMETRICS_1)
+		fputs("# EOF\n", w->out);
+}
