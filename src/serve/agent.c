@@ -16,6 +16,7 @@
 #include "serve/cuda_agg_user.h"
 #include "serve/proc_stacks.h"
 #include "sources/libcuda_watch.h"
+#include "sources/nvml_sampler.h"
 #include "trace/trace_names.h"
 
 #define LIVENESS_CHECK_NS 1000000000ull
@@ -52,6 +53,10 @@ struct serve_agent {
 	int pid_map_fd;
 	struct cuda_agg *agg;
 	struct libcuda_watch *watch;
+	struct nvml_sampler *nvml;
+	struct serve_device devices[SERVE_MAX_DEVICES];
+	size_t ndevices;
+	uint64_t lost_samples;
 	struct u64_map procs;	  /* pid -> struct serve_proc * */
 	struct u64_map exiting;	  /* pids whose exit was announced, handled after the drain */
 	struct agg_table tables[CUDA_AGG_MAPS];
@@ -389,6 +394,35 @@ static int probe_found(void *ctx, const char *open_path, const char *shown_path)
 	return err;
 }
 
+/* Keeps each GPU's latest NVML sample: the gauges show the last interval. */
+static void take_samples(struct serve_agent *a)
+{
+	struct nvml_sample samples[32];
+	size_t n;
+
+	if (!a->nvml)
+		return;
+	while ((n = nvml_sampler_take(a->nvml, samples, 32))) {
+		for (size_t i = 0; i < n; i++) {
+			const struct grt_pcie_sample_rec *r = &samples[i].rec;
+			size_t at = 0;
+
+			while (at < a->ndevices && a->devices[at].device != r->device)
+				at++;
+			if (at == SERVE_MAX_DEVICES)
+				continue;
+			a->ndevices += at == a->ndevices;
+			a->devices[at] = (struct serve_device){
+			    .device = r->device, .pci = r->pci, .flags = r->flags,
+			    .pcie_tx_bps = r->pcie_tx_bps, .pcie_rx_bps = r->pcie_rx_bps,
+			    .nvlink_tx_bps = r->nvlink_tx_bps, .nvlink_rx_bps = r->nvlink_rx_bps};
+		}
+		if (n < 32)
+			break;
+	}
+	a->lost_samples += nvml_sampler_lost(a->nvml);
+}
+
 static void drain(struct serve_agent *a)
 {
 	uint64_t now = grt_monotonic_ns();
@@ -400,6 +434,7 @@ static void drain(struct serve_agent *a)
 	check_liveness(a, now);
 	handle_exits(a);
 	expire(a, now);
+	take_samples(a);
 }
 
 void serve_agent_poll(struct serve_agent *a, int timeout_ms)
@@ -473,6 +508,11 @@ int serve_agent_start(struct serve_agent **out, const struct serve_agent_config 
 	if (!err && ((err = watch_fd(a, cuda_agg_events_fd(a->agg))) ||
 		     (err = watch_fd(a, libcuda_watch_fd(a->watch)))))
 		snprintf(why, why_len, "epoll: %s", strerror(-err));
+	if (!err && cfg->nvml) {
+		a->nvml = nvml_sampler_start(cfg->nvml_library, cfg->nvml_interval_ms ? cfg->nvml_interval_ms : 1000,
+					     why, why_len);
+		err = a->nvml ? 0 : -ENODEV;
+	}
 	if (err) {
 		serve_agent_stop(a);
 		return err;
@@ -489,6 +529,7 @@ void serve_agent_stop(struct serve_agent *a)
 
 	if (!a)
 		return;
+	nvml_sampler_stop(a->nvml);
 	libcuda_watch_stop(a->watch);
 	cuda_agg_close(a->agg);
 	for (size_t i = 0; u64_map_iter(&a->procs, &i, NULL, &v);)
@@ -646,6 +687,9 @@ static void fill_health(struct serve_agent *a, struct serve_snapshot *out)
 	h->bpf_run_ns = ah.bpf_run_ns;
 	h->bpf_runs = ah.bpf_runs;
 	h->refused_probes = ah.refused;
+	h->lost_samples = a->lost_samples;
+	memcpy(out->devices, a->devices, sizeof(out->devices));
+	out->ndevices = a->ndevices;
 }
 
 int serve_agent_snapshot(struct serve_agent *a, struct serve_snapshot *out)

@@ -19,6 +19,19 @@ struct serve_agent_config {
 	double idle_timeout_s;	 /* how long an exited process's series stay */
 	double rescan_s;	 /* full /proc rescans (0: the discovery default) */
 	FILE *log;		 /* leak reports and notes, one line each; NULL: none */
+	bool nvml;		 /* sample device gauges through NVML (-s pcie) */
+	const char *nvml_library; /* NULL: libnvidia-ml.so.1 the loader's way */
+	unsigned nvml_interval_ms;
+};
+
+#define SERVE_MAX_DEVICES 16
+
+/* The latest NVML sample of one GPU. */
+struct serve_device {
+	uint32_t device; /* NVML index */
+	uint32_t pci;	 /* grt_pci_pack() */
+	uint32_t flags;	 /* GRT_PCIE_F_PCIE, GRT_PCIE_F_NVLINK: which rates are valid */
+	uint64_t pcie_tx_bps, pcie_rx_bps, nvlink_tx_bps, nvlink_rx_bps;
 };
 
 /* Launches of one kernel label of one process. */
@@ -56,6 +69,7 @@ struct serve_health {
 	uint64_t bpf_runs;
 	uint64_t refused_probes;
 	uint64_t process_scans;
+	uint64_t lost_samples; /* NVML samples lost */
 	int discovery_error; /* the last library that could not be probed: negative errno */
 };
 
@@ -65,6 +79,8 @@ struct serve_snapshot {
 	size_t nprocs;
 	uint64_t leaked_bytes[AGG_ALLOC_KINDS]; /* by enum grt_alloc_kind, since the agent started */
 	uint64_t leaking_processes;
+	struct serve_device devices[SERVE_MAX_DEVICES];
+	size_t ndevices;
 	struct serve_health health;
 };
 

@@ -78,17 +78,20 @@ int agent_options_take(struct agent_options *o, const char *cmd, int letter, con
 	return 0;
 }
 
-int agent_options_check(const struct agent_options *o, const char *cmd)
+int agent_options_check(struct agent_options *o, const char *cmd)
 {
 	char list[256], *name, *save = NULL;
 
 	snprintf(list, sizeof(list), "%s", o->sources);
-	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save))
-		if (strcmp(name, "cuda")) {
-			grt_error("%s: unknown or unsupported source '%s' (this version serves: cuda)",
-				  cmd, name);
+	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(name, "pcie")) {
+			o->nvml = true;
+		} else if (strcmp(name, "cuda")) {
+			grt_error("%s: source '%s' is not served (give -s cuda and/or pcie)", cmd,
+				  name);
 			return -EINVAL;
 		}
+	}
 	for (unsigned i = 0; i < o->nlibcuda; i++)
 		if (access(o->libcuda[i], R_OK)) {
 			grt_error("%s: cannot read --libcuda %s: %s", cmd, o->libcuda[i],
@@ -113,6 +116,9 @@ void agent_options_config(const struct agent_options *o, FILE *log, struct serve
 	    .kernel_labels = o->kernel_labels,
 	    .idle_timeout_s = o->idle_timeout_s,
 	    .log = log,
+	    .nvml = o->nvml,
+	    /* a test double or a non-standard install, as for record -s pcie */
+	    .nvml_library = getenv("GRTRACE_NVML_LIBRARY"),
 	};
 	if (getenv("GRT_SERVE_RESCAN_S"))
 		cfg->rescan_s = atof(getenv("GRT_SERVE_RESCAN_S"));

@@ -18,6 +18,7 @@ struct agent_options {
 	double idle_timeout_s;
 	double duration_s; /* 0: until a signal */
 	const char *sources;
+	bool nvml; /* -s pcie */
 };
 
 /* Defaults: every process, 50 kernel labels, 60 s idle timeout, -s cuda. */
@@ -31,8 +32,8 @@ void agent_options_init(struct agent_options *o);
  */
 int agent_options_take(struct agent_options *o, const char *cmd, int letter, const char *arg);
 
-/* Checks the -s list and the pids; prints why not and returns -EINVAL. */
-int agent_options_check(const struct agent_options *o, const char *cmd);
+/* Checks the -s list (setting nvml), files and pids; prints why not and returns a negative errno. */
+int agent_options_check(struct agent_options *o, const char *cmd);
 
 /* The agent configuration these options give; log gets leak reports and notes. */
 void agent_options_config(const struct agent_options *o, FILE *log, struct serve_agent_config *cfg);

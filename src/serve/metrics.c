@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include "serve/metrics.h"
 #include "trace/records_cuda.h"
+#include "trace/records_kernel.h"
 #include "trace/trace_names.h"
 
 /*
@@ -202,6 +203,41 @@ static void write_leaks(struct prom_writer *w, const struct serve_snapshot *s)
 	prom_sample_u64(w, "", NULL, 0, s->leaking_processes);
 }
 
+/* One gauge family of a per-device NVML rate; devices without it (flags) are left out. */
+static void write_device_rate(struct prom_writer *w, const struct serve_snapshot *s,
+			      const char *name, const char *help, uint32_t flag, size_t field)
+{
+	prom_family(w, name, PROM_GAUGE, help);
+	for (size_t i = 0; i < s->ndevices; i++) {
+		char index[16];
+		struct prom_label device = {"device", index};
+
+		if (!(s->devices[i].flags & flag))
+			continue;
+		snprintf(index, sizeof(index), "%u", s->devices[i].device);
+		prom_sample_u64(w, "", &device, 1,
+				*(const uint64_t *)((const char *)&s->devices[i] + field));
+	}
+}
+
+static void write_devices(struct prom_writer *w, const struct serve_snapshot *s)
+{
+	if (!s->ndevices)
+		return;
+	write_device_rate(w, s, "grtrace_gpu_pcie_tx_bytes_per_second",
+			  "PCIe throughput from the GPU to the host over the last NVML interval.",
+			  GRT_PCIE_F_PCIE, offsetof(struct serve_device, pcie_tx_bps));
+	write_device_rate(w, s, "grtrace_gpu_pcie_rx_bytes_per_second",
+			  "PCIe throughput from the host to the GPU over the last NVML interval.",
+			  GRT_PCIE_F_PCIE, offsetof(struct serve_device, pcie_rx_bps));
+	write_device_rate(w, s, "grtrace_gpu_nvlink_tx_bytes_per_second",
+			  "NVLink data sent by the GPU over all links, last NVML interval.",
+			  GRT_PCIE_F_NVLINK, offsetof(struct serve_device, nvlink_tx_bps));
+	write_device_rate(w, s, "grtrace_gpu_nvlink_rx_bytes_per_second",
+			  "NVLink data received by the GPU over all links, last NVML interval.",
+			  GRT_PCIE_F_NVLINK, offsetof(struct serve_device, nvlink_rx_bps));
+}
+
 static void write_health(struct prom_writer *w, const struct serve_snapshot *s)
 {
 	const struct serve_health *h = &s->health;
@@ -214,6 +250,8 @@ static void write_health(struct prom_writer *w, const struct serve_snapshot *s)
 	prom_sample_u64(w, "", &source, 1, h->lost_counts + h->lost_allocs);
 	source = (struct prom_label){"source", "notifications"};
 	prom_sample_u64(w, "", &source, 1, h->lost_events);
+	source = (struct prom_label){"source", "nvml"};
+	prom_sample_u64(w, "", &source, 1, h->lost_samples);
 	prom_family(w, "grtrace_processes_tracked", PROM_GAUGE,
 		    "Running processes the agent has seen calling CUDA.");
 	prom_sample_u64(w, "", NULL, 0, h->processes_tracked);
@@ -246,6 +284,7 @@ void serve_metrics_write(FILE *out, enum prom_format format, const struct serve_
 	write_memory(&w, s);
 	write_process_totals(&w, s);
 	write_leaks(&w, s);
+	write_devices(&w, s);
 	write_health(&w, s);
 	prom_finish(&w);
 }
