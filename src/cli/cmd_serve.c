@@ -114,18 +114,19 @@ int cmd_serve(int argc, char **argv)
 		return GRT_EXIT_FAILURE;
 	}
 	agent_options_config(&o, stderr, &cfg);
-	err = serve_agent_start(&agent, &cfg, why, sizeof(why));
-	if (!err) {
-		struct serve_http_config hc = {.listen = listen, .agent = agent,
-					       .heartbeat_ns = &heartbeat};
+	{
+		struct serve_http_config hc = {.listen = listen, .heartbeat_ns = &heartbeat};
 
 		err = serve_http_start(&http, &hc, why, sizeof(why));
 	}
+	if (!err)
+		err = serve_agent_start(&agent, &cfg, why, sizeof(why));
 	if (err) {
 		grt_error("serve: %s", why);
-		serve_agent_stop(agent);
+		serve_http_stop(http);
 		return GRT_EXIT_FAILURE;
 	}
+	serve_http_set_agent(http, agent);
 	catch_stop_signals();
 	grt_notice("serving metrics on http://%s%s%s:%u/metrics (%s)", strchr(host, ':') ? "[" : "",
 		   host[0] ? host : "0.0.0.0", strchr(host, ':') ? "]" : "", serve_http_port(http),

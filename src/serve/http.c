@@ -21,6 +21,7 @@
 
 struct serve_http {
 	struct serve_http_config cfg;
+	struct serve_agent *_Atomic agent;
 	struct MHD_Daemon *daemon;
 	int fd;
 	unsigned port;
@@ -85,12 +86,15 @@ static enum MHD_Result serve_metrics(struct serve_http *h, struct MHD_Connection
 {
 	const char *accept = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
 	enum prom_format format = prom_format_for_accept(accept);
+	struct serve_agent *agent = atomic_load(&h->agent);
 	struct serve_snapshot snap;
 	char *body = NULL;
 	size_t len = 0;
 	FILE *out;
 
-	if (serve_agent_snapshot(h->cfg.agent, &snap))
+	if (!agent)
+		return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "starting: probes not loaded yet\n");
+	if (serve_agent_snapshot(agent, &snap))
 		return reply_text(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n");
 	out = open_memstream(&body, &len);
 	if (out) {
@@ -120,6 +124,8 @@ static enum MHD_Result on_request(void *ctx, struct MHD_Connection *c, const cha
 	if (!strcmp(url, "/metrics"))
 		return serve_metrics(h, c);
 	if (!strcmp(url, "/healthz")) {
+		if (!atomic_load(&h->agent))
+			return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "starting\n");
 		beat = atomic_load(h->cfg.heartbeat_ns);
 		if (grt_monotonic_ns() - beat > HEARTBEAT_STALE_NS)
 			return reply_text(c, MHD_HTTP_SERVICE_UNAVAILABLE,
@@ -212,6 +218,11 @@ int serve_http_start(struct serve_http **out, const struct serve_http_config *cf
 	}
 	*out = h;
 	return 0;
+}
+
+void serve_http_set_agent(struct serve_http *h, struct serve_agent *agent)
+{
+	atomic_store(&h->agent, agent);
 }
 
 unsigned serve_http_port(const struct serve_http *h)

@@ -11,7 +11,6 @@ struct serve_http;
 
 struct serve_http_config {
 	const char *listen;   /* "HOST:PORT", "[V6]:PORT" or ":PORT" (every address) */
-	struct serve_agent *agent;
 	/* CLOCK_MONOTONIC ns of the agent loop's last turn: /healthz fails when it is stale */
 	_Atomic uint64_t *heartbeat_ns;
 };
@@ -28,6 +27,11 @@ int serve_parse_listen(const char *listen, char *host, size_t host_len, unsigned
  */
 int serve_http_start(struct serve_http **out, const struct serve_http_config *cfg, char *why,
 		     size_t why_len);
+/*
+ * Starts answering /metrics from agent: until then it answers 503, so the
+ * port is taken (and a port in use found) before any probe is loaded.
+ */
+void serve_http_set_agent(struct serve_http *h, struct serve_agent *agent);
 /* The port actually bound (useful with port 0). */
 unsigned serve_http_port(const struct serve_http *h);
 void serve_http_stop(struct serve_http *h);

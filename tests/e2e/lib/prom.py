@@ -10,6 +10,8 @@
   prom.py dashboard PROM FILE             every panel's queries of a Grafana dashboard
   prom.py clients URL N                   N concurrent GETs; prints how many got 200
   prom.py slow-client HOST PORT SECONDS   holds a half-sent request open that long
+  prom.py raw HOST PORT KIND              sends a bad request (junk, huge-header); prints the
+                                          status line, or "closed" when the server hung up
 """
 import json
 import socket
@@ -128,6 +130,23 @@ def slow_client(host, port, seconds):
     s.close()
 
 
+def raw(host, port, kind):
+    if kind == "junk":
+        request = b"NONSENSE\r\n\r\n"
+    else:
+        request = b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200000 + b"\r\n\r\n"
+    s = socket.create_connection((host, int(port)), timeout=10)
+    try:
+        s.sendall(request)
+    except OSError:
+        pass  # the server may hang up before reading it all
+    try:
+        line = s.recv(200).split(b"\r\n")[0].decode(errors="replace")
+    except OSError:
+        line = ""
+    print(line or "closed")
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     if cmd == "free-port":
@@ -150,6 +169,8 @@ def main():
         sys.exit(dashboard(args[0], args[1]))
     elif cmd == "clients":
         clients(args[0], int(args[1]))
+    elif cmd == "raw":
+        raw(args[0], args[1], args[2])
     elif cmd == "slow-client":
         slow_client(args[0], args[1], args[2])
     else:
