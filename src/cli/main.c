@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{ "report", cmd_report, "summarise a trace: kernels, API time, copies, leaks, drops" },
 	{ "snoop", cmd_snoop, "print one source's events live" },
 	{ "serve", cmd_serve, "node agent: CUDA metrics of every process for Prometheus" },
+	{ "top", cmd_top, "live view of the GPU processes: launches, API time, memory, copies" },
 };
 
 static void usage(FILE *out)
