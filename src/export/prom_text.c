@@ -81,6 +81,14 @@ void prom_family(struct prom_writer *w, const char *name, enum prom_type type, c
 	fprintf(w->out, "\n# TYPE %s%s %s\n", name, suffix, type_name(type));
 }
 
+/* The shortest of %.15g and %.17g that reads back as the same double: "0.5", not "0.50000000000000000". */
+static void format_double(double v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, len, "%.17g", v);
+}
+
 static void put_name_labels(struct prom_writer *w, const char *suffix,
 			    const struct prom_label *labels, size_t nlabels)
 {
@@ -102,8 +110,12 @@ void prom_sample(struct prom_writer *w, const char *suffix, const struct prom_la
 		fputs(value > 0 ? " +Inf\n" : " -Inf\n", w->out);
 	else if (isnan(value))
 		fputs(" NaN\n", w->out);
-	else
-		fprintf(w->out, " %.17g\n", value);
+	else {
+		char text[32];
+
+		format_double(value, text, sizeof(text));
+		fprintf(w->out, " %s\n", text);
+	}
 }
 
 void prom_sample_u64(struct prom_writer *w, const char *suffix, const struct prom_label *labels,
@@ -127,7 +139,7 @@ void prom_histogram(struct prom_writer *w, const struct prom_label *labels, size
 	with_le[nlabels].name = "le";
 	for (size_t i = 0; i < n; i++) {
 		cumulative += counts[i];
-		snprintf(le, sizeof(le), "%.17g", bounds[i]);
+		format_double(bounds[i], le, sizeof(le));
 		with_le[nlabels].value = le;
 		prom_sample_u64(w, "_bucket", with_le, nlabels + 1, cumulative);
 	}
