@@ -155,11 +155,7 @@ int cuda_agg_open(struct cuda_agg **out, int pid_map_fd, cuda_agg_event_fn on_ev
 
 static void release_library(struct probed_library *lib)
 {
-	grt_close_links_parallel(lib->link_fds, lib->nfds);
-	free(lib->link_fds);
-	for (unsigned i = 0; i < lib->nlinks; i++)
-		bpf_link__destroy(lib->links[i]);
-	free(lib->links);
+	grt_release_file_links(lib->link_fds, lib->nfds, lib->links, lib->nlinks);
 	memset(lib, 0, sizeof(*lib));
 }
 

@@ -68,34 +68,36 @@ static void write_launches(struct prom_writer *w, const struct serve_snapshot *s
 	}
 }
 
+/* A per-API counter family from one field of struct agg_api_stats. */
+static void write_api_counter(struct prom_writer *w, const struct serve_snapshot *s,
+			      const char *name, const char *help, size_t field)
+{
+	prom_family(w, name, PROM_COUNTER, help);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		struct proc_labels l;
+
+		proc_labels_init(&l, &s->procs[i]);
+		for (size_t a = 0; a < s->procs[i].napis; a++) {
+			const char *st = (const char *)&s->procs[i].apis[a].stats;
+
+			l.set[2] = (struct prom_label){"api", grt_cuda_api_name(s->procs[i].apis[a].api)};
+			prom_sample_u64(w, "", l.set, 3, *(const uint64_t *)(st + field));
+		}
+	}
+}
+
 static void write_apis(struct prom_writer *w, const struct serve_snapshot *s)
 {
 	size_t nbounds;
 	const double *bounds = serve_duration_bounds(&nbounds);
 	uint64_t counts[NBOUNDS];
 
-	prom_family(w, "grtrace_cuda_api_calls", PROM_COUNTER,
-		    "CUDA driver API calls per entry point, counted at entry.");
-	for (size_t i = 0; i < s->nprocs; i++) {
-		struct proc_labels l;
-
-		proc_labels_init(&l, &s->procs[i]);
-		for (size_t a = 0; a < s->procs[i].napis; a++) {
-			l.set[2] = (struct prom_label){"api", grt_cuda_api_name(s->procs[i].apis[a].api)};
-			prom_sample_u64(w, "", l.set, 3, s->procs[i].apis[a].stats.calls);
-		}
-	}
-	prom_family(w, "grtrace_cuda_api_errors", PROM_COUNTER,
-		    "CUDA driver API calls that returned an error (a CUresult other than 0).");
-	for (size_t i = 0; i < s->nprocs; i++) {
-		struct proc_labels l;
-
-		proc_labels_init(&l, &s->procs[i]);
-		for (size_t a = 0; a < s->procs[i].napis; a++) {
-			l.set[2] = (struct prom_label){"api", grt_cuda_api_name(s->procs[i].apis[a].api)};
-			prom_sample_u64(w, "", l.set, 3, s->procs[i].apis[a].stats.errors);
-		}
-	}
+	write_api_counter(w, s, "grtrace_cuda_api_calls",
+			  "CUDA driver API calls per entry point, counted at entry.",
+			  offsetof(struct agg_api_stats, calls));
+	write_api_counter(w, s, "grtrace_cuda_api_errors",
+			  "CUDA driver API calls that returned an error (a CUresult other than 0).",
+			  offsetof(struct agg_api_stats, errors));
 	prom_family(w, "grtrace_cuda_api_duration_seconds", PROM_HISTOGRAM,
 		    "Host time from a CUDA driver API call's entry to its return.");
 	for (size_t i = 0; i < s->nprocs; i++) {
@@ -238,6 +240,32 @@ static void write_devices(struct prom_writer *w, const struct serve_snapshot *s)
 			  GRT_PCIE_F_NVLINK, offsetof(struct serve_device, nvlink_rx_bps));
 }
 
+/* The agent's single-sample health families: name, type, help, and the field they show. */
+static const struct {
+	const char *name;
+	enum prom_type type;
+	const char *help;
+	size_t field;
+	bool seconds; /* the field is in ns */
+} health[] = {
+    {"grtrace_processes_tracked", PROM_GAUGE, "Running processes the agent has seen calling CUDA.",
+     offsetof(struct serve_health, processes_tracked)},
+    {"grtrace_processes_exited", PROM_GAUGE,
+     "Exited processes whose series are kept until the idle timeout.",
+     offsetof(struct serve_health, processes_exited)},
+    {"grtrace_processes_seen", PROM_COUNTER, "Processes seen calling CUDA since the agent started.",
+     offsetof(struct serve_health, processes_seen_total)},
+    {"grtrace_libcuda_files_probed", PROM_GAUGE, "Distinct libcuda files whose entry points are probed.",
+     offsetof(struct serve_health, libraries_probed)},
+    {"grtrace_probes_refused", PROM_GAUGE, "libcuda entry points the kernel refused to probe.",
+     offsetof(struct serve_health, refused_probes)},
+    {"grtrace_bpf_run_seconds", PROM_COUNTER,
+     "Time spent in the agent's BPF programs (kernel BPF statistics).",
+     offsetof(struct serve_health, bpf_run_ns), true},
+    {"grtrace_bpf_runs", PROM_COUNTER, "Runs of the agent's BPF programs.",
+     offsetof(struct serve_health, bpf_runs)},
+};
+
 static void write_health(struct prom_writer *w, const struct serve_snapshot *s)
 {
 	const struct serve_health *h = &s->health;
@@ -252,26 +280,15 @@ static void write_health(struct prom_writer *w, const struct serve_snapshot *s)
 	prom_sample_u64(w, "", &source, 1, h->lost_events);
 	source = (struct prom_label){"source", "nvml"};
 	prom_sample_u64(w, "", &source, 1, h->lost_samples);
-	prom_family(w, "grtrace_processes_tracked", PROM_GAUGE,
-		    "Running processes the agent has seen calling CUDA.");
-	prom_sample_u64(w, "", NULL, 0, h->processes_tracked);
-	prom_family(w, "grtrace_processes_exited", PROM_GAUGE,
-		    "Exited processes whose series are kept until the idle timeout.");
-	prom_sample_u64(w, "", NULL, 0, h->processes_exited);
-	prom_family(w, "grtrace_processes_seen", PROM_COUNTER,
-		    "Processes seen calling CUDA since the agent started.");
-	prom_sample_u64(w, "", NULL, 0, h->processes_seen_total);
-	prom_family(w, "grtrace_libcuda_files_probed", PROM_GAUGE,
-		    "Distinct libcuda files whose entry points are probed.");
-	prom_sample_u64(w, "", NULL, 0, h->libraries_probed);
-	prom_family(w, "grtrace_probes_refused", PROM_GAUGE,
-		    "libcuda entry points the kernel refused to probe.");
-	prom_sample_u64(w, "", NULL, 0, h->refused_probes);
-	prom_family(w, "grtrace_bpf_run_seconds", PROM_COUNTER,
-		    "Time spent in the agent's BPF programs (kernel BPF statistics).");
-	prom_sample(w, "", NULL, 0, (double)h->bpf_run_ns / 1e9);
-	prom_family(w, "grtrace_bpf_runs", PROM_COUNTER, "Runs of the agent's BPF programs.");
-	prom_sample_u64(w, "", NULL, 0, h->bpf_runs);
+	for (size_t i = 0; i < sizeof(health) / sizeof(health[0]); i++) {
+		const uint64_t *value = (const uint64_t *)((const char *)h + health[i].field);
+
+		prom_family(w, health[i].name, health[i].type, health[i].help);
+		if (health[i].seconds)
+			prom_sample(w, "", NULL, 0, (double)*value / 1e9);
+		else
+			prom_sample_u64(w, "", NULL, 0, *value);
+	}
 }
 
 void serve_metrics_write(FILE *out, enum prom_format format, const struct serve_snapshot *s)

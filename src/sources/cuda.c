@@ -219,11 +219,7 @@ static int attach_multi(struct cuda_tracer *t, struct cuda_library *lib, const c
 
 static void library_release(struct cuda_library *lib)
 {
-	grt_close_links_parallel(lib->link_fds, lib->nfds);
-	free(lib->link_fds);
-	for (unsigned i = 0; i < lib->nlinks; i++)
-		bpf_link__destroy(lib->links[i]);
-	free(lib->links);
+	grt_release_file_links(lib->link_fds, lib->nfds, lib->links, lib->nlinks);
 	memset(lib, 0, sizeof(*lib));
 }
 
