@@ -7,6 +7,8 @@
 #include "serve/metrics.h"
 #include "serve/top_rows.h"
 #include "trace/records_cuda.h"
+#include "trace/records_kernel.h"
+#include "serve/xid_counts.h"
 
 static char *render(enum prom_format format, void (*fn)(struct prom_writer *w))
 {
@@ -213,6 +215,40 @@ static void test_sorting(void)
 	CHECK(top_sort_for_key('m') == TOP_SORT_MEMORY && top_sort_for_key('x') == -1);
 }
 
+/* Xid records as the xid source emits them, counted per GPU and code, and their family. */
+static void test_xid_counts(void)
+{
+	struct xid_counts *x = xid_counts_new();
+	struct grt_strings *strings = grt_strings_new();
+	struct grt_xid_rec r = {.code = 79, .dev_str = 1};
+	struct grt_record rec = {.hdr = {.type = GRT_REC_XID, .payload_len = sizeof(r)}, .payload = &r};
+	struct serve_snapshot s = {.xid_counted = true};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	grt_strings_set(strings, 1, "0000:3b:00.0");
+	xid_counts_on_record(x, &rec, strings);
+	xid_counts_on_record(x, &rec, strings);
+	r.code = 13;
+	xid_counts_on_record(x, &rec, strings);
+	r.dev_str = 0; /* no device string: still counted */
+	xid_counts_on_record(x, &rec, strings);
+	rec.hdr.type = GRT_REC_DROP; /* other records are ignored */
+	xid_counts_on_record(x, &rec, strings);
+	s.nxids = xid_counts_get(x, s.xids, SERVE_MAX_XIDS);
+	CHECK_EQ_U64(s.nxids, 3);
+	out = open_memstream(&text, &len);
+	serve_metrics_write(out, PROM_TEXT_004, &s);
+	fclose(out);
+	CHECK(strstr(text, "grtrace_xid_errors_total{device=\"0000:3b:00.0\",xid=\"79\"} 2\n"));
+	CHECK(strstr(text, "grtrace_xid_errors_total{device=\"0000:3b:00.0\",xid=\"13\"} 1\n"));
+	CHECK(strstr(text, "grtrace_xid_errors_total{device=\"unknown\",xid=\"13\"} 1\n"));
+	free(text);
+	xid_counts_stop(x);
+	grt_strings_free(strings);
+}
+
 int main(void)
 {
 	RUN_TEST(test_text_format_exact);
@@ -222,5 +258,6 @@ int main(void)
 	RUN_TEST(test_quantiles);
 	RUN_TEST(test_top_rows);
 	RUN_TEST(test_sorting);
+	RUN_TEST(test_xid_counts);
 	return TEST_EXIT_STATUS();
 }

@@ -25,11 +25,12 @@ static void on_stop_signal(int sig)
 static void serve_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: grtrace serve [--listen ADDR] [-s cuda] [-p PID ...] [--libcuda PATH ...]\n"
+		"usage: grtrace serve [--listen ADDR] [-s SOURCES] [-p PID ...] [--libcuda PATH ...]\n"
 		"                     [--kernel-labels N] [--idle-timeout S] [--duration S]\n"
 		"  --listen ADDR       HOST:PORT, [IPV6]:PORT or :PORT (every address);\n"
 		"                      default 127.0.0.1:9464\n"
-		"  -s SOURCES          what to count (default cuda)\n"
+		"  -s SOURCES          what to count: cuda (always), pcie (NVML device gauges),\n"
+		"                      xid (Xid errors); default cuda\n"
 		"  -p PID              only this process and its children (repeatable);\n"
 		"                      default: every process that maps a libcuda\n"
 		"  --libcuda PATH      probe this libcuda file too (repeatable)\n"

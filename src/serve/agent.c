@@ -54,6 +54,7 @@ struct serve_agent {
 	struct cuda_agg *agg;
 	struct libcuda_watch *watch;
 	struct nvml_sampler *nvml;
+	struct xid_counts *xids;
 	struct serve_device devices[SERVE_MAX_DEVICES];
 	size_t ndevices;
 	uint64_t lost_samples;
@@ -435,6 +436,7 @@ static void drain(struct serve_agent *a)
 	handle_exits(a);
 	expire(a, now);
 	take_samples(a);
+	xid_counts_poll(a->xids);
 }
 
 void serve_agent_poll(struct serve_agent *a, int timeout_ms)
@@ -513,6 +515,8 @@ int serve_agent_start(struct serve_agent **out, const struct serve_agent_config 
 					     why, why_len);
 		err = a->nvml ? 0 : -ENODEV;
 	}
+	if (!err && cfg->xid)
+		err = xid_counts_start(&a->xids, why, why_len);
 	if (err) {
 		serve_agent_stop(a);
 		return err;
@@ -530,6 +534,7 @@ void serve_agent_stop(struct serve_agent *a)
 	if (!a)
 		return;
 	nvml_sampler_stop(a->nvml);
+	xid_counts_stop(a->xids);
 	libcuda_watch_stop(a->watch);
 	cuda_agg_close(a->agg);
 	for (size_t i = 0; u64_map_iter(&a->procs, &i, NULL, &v);)
@@ -690,6 +695,10 @@ static void fill_health(struct serve_agent *a, struct serve_snapshot *out)
 	h->lost_samples = a->lost_samples;
 	memcpy(out->devices, a->devices, sizeof(out->devices));
 	out->ndevices = a->ndevices;
+	out->xid_counted = a->xids != NULL;
+	out->nxids = xid_counts_get(a->xids, out->xids, SERVE_MAX_XIDS);
+	if (out->nxids > SERVE_MAX_XIDS)
+		out->nxids = SERVE_MAX_XIDS;
 }
 
 int serve_agent_snapshot(struct serve_agent *a, struct serve_snapshot *out)

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "serve/cuda_agg.h"
+#include "serve/xid_counts.h"
 
 struct serve_agent_config {
 	const pid_t *pids; /* -p: these processes and their children; none: every process */
@@ -20,11 +21,13 @@ struct serve_agent_config {
 	double rescan_s;	 /* full /proc rescans (0: the discovery default) */
 	FILE *log;		 /* leak reports and notes, one line each; NULL: none */
 	bool nvml;		 /* sample device gauges through NVML (-s pcie) */
+	bool xid;		 /* count Xid errors (-s xid) */
 	const char *nvml_library; /* NULL: libnvidia-ml.so.1 the loader's way */
 	unsigned nvml_interval_ms;
 };
 
 #define SERVE_MAX_DEVICES 16
+#define SERVE_MAX_XIDS 64
 
 /* The latest NVML sample of one GPU. */
 struct serve_device {
@@ -81,6 +84,9 @@ struct serve_snapshot {
 	uint64_t leaking_processes;
 	struct serve_device devices[SERVE_MAX_DEVICES];
 	size_t ndevices;
+	bool xid_counted;			 /* -s xid is attached: the family is shown */
+	struct xid_count xids[SERVE_MAX_XIDS]; /* per GPU and Xid code */
+	size_t nxids;
 	struct serve_health health;
 };
 

@@ -86,8 +86,10 @@ int agent_options_check(struct agent_options *o, const char *cmd)
 	for (name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(name, "pcie")) {
 			o->nvml = true;
+		} else if (!strcmp(name, "xid")) {
+			o->xid = true;
 		} else if (strcmp(name, "cuda")) {
-			grt_error("%s: source '%s' is not served (give -s cuda and/or pcie)", cmd,
+			grt_error("%s: source '%s' is not served (give -s with cuda, pcie, xid)", cmd,
 				  name);
 			return -EINVAL;
 		}
@@ -117,6 +119,7 @@ void agent_options_config(const struct agent_options *o, FILE *log, struct serve
 	    .idle_timeout_s = o->idle_timeout_s,
 	    .log = log,
 	    .nvml = o->nvml,
+	    .xid = o->xid,
 	    /* a test double or a non-standard install, as for record -s pcie */
 	    .nvml_library = getenv("GRTRACE_NVML_LIBRARY"),
 	};

@@ -19,6 +19,7 @@ struct agent_options {
 	double duration_s; /* 0: until a signal */
 	const char *sources;
 	bool nvml; /* -s pcie */
+	bool xid;  /* -s xid */
 };
 
 /* Defaults: every process, 50 kernel labels, 60 s idle timeout, -s cuda. */

@@ -266,6 +266,21 @@ static const struct {
      offsetof(struct serve_health, bpf_runs)},
 };
 
+static void write_xids(struct prom_writer *w, const struct serve_snapshot *s)
+{
+	if (!s->xid_counted)
+		return;
+	prom_family(w, "grtrace_xid_errors", PROM_COUNTER,
+		    "NVIDIA Xid errors (nvidia:nvidia_dev_xid) per GPU and Xid code.");
+	for (size_t i = 0; i < s->nxids; i++) {
+		char code[16];
+		struct prom_label labels[] = {{"device", s->xids[i].device}, {"xid", code}};
+
+		snprintf(code, sizeof(code), "%u", s->xids[i].xid);
+		prom_sample_u64(w, "", labels, 2, s->xids[i].count);
+	}
+}
+
 static void write_health(struct prom_writer *w, const struct serve_snapshot *s)
 {
 	const struct serve_health *h = &s->health;
@@ -302,6 +317,7 @@ void serve_metrics_write(FILE *out, enum prom_format format, const struct serve_
 	write_process_totals(&w, s);
 	write_leaks(&w, s);
 	write_devices(&w, s);
+	write_xids(&w, s);
 	write_health(&w, s);
 	prom_finish(&w);
 }

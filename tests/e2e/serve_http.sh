@@ -72,6 +72,9 @@ usage "no such process" 1 "serve: no process 999999999" -p 999999999
 usage "bad --kernel-labels" 2 "kernel-labels needs a count" --kernel-labels -1
 usage "bad --idle-timeout" 2 "idle-timeout needs seconds" --idle-timeout soon
 usage "unserved source" 2 "serve: source 'fence' is not served" -s fence
+if ! [ -d /sys/kernel/tracing/events/nvidia ]; then
+	usage "-s xid without the NVIDIA driver" 1 "serve: xid: source xid unavailable: no nvidia:nvidia_dev_xid tracepoint" -s xid --listen 127.0.0.1:0
+fi
 usage "unreadable --libcuda" 1 "serve: cannot read --libcuda /nonexistent" --libcuda /nonexistent
 usage "stray argument" 2 "unexpected argument 'extra'" extra
 check "serve stops on SIGINT with status 0" serve_stop "$A_PID"
