@@ -6,6 +6,7 @@
 # host time per launch of serve beside record (bench/cuda_launch_overhead.sh's launcher).
 #
 # usage: bench/gpu_serve.sh BUILD [STEPS] [SECOND_LAUNCHES]
+# environment: LIBCUDA (default: the loader cache's libcuda.so.1), PYTHON (default python3)
 # Needs root, nvcc, python3 with torch (cuda). Prints ok/FAIL lines and the overhead rows;
 # exits 1 on a FAIL.
 set -u
@@ -39,8 +40,11 @@ want=$("$PY" "$HERE/gpu_serve_check.py" profile "$STEPS" | sed -n 's/^kernels //
 [ -n "$want" ] || die "the profiler run failed"
 echo "PyTorch profiler: $want kernels in $STEPS steps"
 
-# 2. serve system-wide, both programs at once
-"$GRT" serve --listen 127.0.0.1:0 --idle-timeout 600 2>"$TMP/serve.err" &
+# 2. serve system-wide, both programs at once. The host's libcuda is named so that it is probed
+# before either program starts (discovery would find it too, but only once PyTorch dlopen()s it).
+LIBCUDA=${LIBCUDA:-$(ldconfig -p | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')}
+[ -z "$LIBCUDA" ] && [ -e /usr/local/nvidia/lib64/libcuda.so.1 ] && LIBCUDA=/usr/local/nvidia/lib64/libcuda.so.1
+"$GRT" serve --listen 127.0.0.1:0 --idle-timeout 600 ${LIBCUDA:+--libcuda "$LIBCUDA"} 2>"$TMP/serve.err" &
 SERVE=$!
 for _ in $(seq 300); do
 	PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve.err")

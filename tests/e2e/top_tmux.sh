@@ -5,7 +5,11 @@ BUILD=${1:-build}
 . tests/e2e/lib/cuda.bash
 
 command -v tmux >/dev/null || { fail "missing tmux (make deps)"; exit 1; }
+# CI has no terminal: tmux needs a TERM it knows to start its server at all
+case "${TERM:-dumb}" in dumb | unknown) export TERM=xterm ;; esac
 S=grt_top_$$
+# a server of our own: nothing of the user's tmux is touched, and it ends with the session
+tmux() { command tmux -L "$S" "$@"; }
 screen() { tmux capture-pane -p -t "$S"; }
 # until_screen PATTERN TRIES: the screen shows PATTERN (tenths of a second)
 until_screen() {
@@ -40,7 +44,7 @@ tmux send-keys -t "$S" p
 check "'p' sorts by API p99" until_screen "sort: API p99" 20
 tmux send-keys -t "$S" q
 check "'q' quits (the shell's sleep is what is left)" \
-	bash -c "for i in \$(seq 50); do tmux list-panes -t $S -F '#{pane_current_command}' | grep -q sleep && exit 0; sleep 0.1; done; exit 1"
+	bash -c "for i in \$(seq 50); do tmux -L $S list-panes -t $S -F '#{pane_current_command}' | grep -q sleep && exit 0; sleep 0.1; done; exit 1"
 wait $STORM
 
 # --batch: plain snapshots, one title each, no terminal needed
