@@ -30,6 +30,7 @@ struct probed_library {
 struct cuda_agg {
 	struct cuda_agg_bpf *skel;
 	struct ring_buffer *ring;
+	struct bpf_link *exit_link, *exec_link; /* the process-end tracepoints */
 	cuda_agg_event_fn on_event;
 	void *ctx;
 	bool multi;
@@ -131,11 +132,11 @@ int cuda_agg_open(struct cuda_agg **out, int pid_map_fd, cuda_agg_event_fn on_ev
 	}
 	if (!err)
 		err = cuda_agg_bpf__load(a->skel);
-	if (!err)
-		err = bpf_program__attach(a->skel->progs.agg_process_exit) &&
-			      bpf_program__attach(a->skel->progs.agg_process_exec)
-			  ? 0
-			  : -errno;
+	if (!err) {
+		a->exit_link = bpf_program__attach(a->skel->progs.agg_process_exit);
+		a->exec_link = bpf_program__attach(a->skel->progs.agg_process_exec);
+		err = a->exit_link && a->exec_link ? 0 : -errno;
+	}
 	if (!err) {
 		a->ring = ring_buffer__new(bpf_map__fd(a->skel->maps.agg_events), on_ring_event, a,
 					   NULL);
@@ -166,6 +167,8 @@ void cuda_agg_close(struct cuda_agg *a)
 	for (unsigned i = 0; i < a->nlibs; i++)
 		release_library(&a->libs[i]);
 	ring_buffer__free(a->ring);
+	bpf_link__destroy(a->exit_link);
+	bpf_link__destroy(a->exec_link);
 	cuda_agg_bpf__destroy(a->skel);
 	if (a->stats_fd >= 0)
 		close(a->stats_fd);
