@@ -490,6 +490,9 @@ int serve_agent_start(struct serve_agent **out, const struct serve_agent_config 
 	a->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (a->epoll_fd < 0)
 		err = -errno;
+	/* the optional sources first: one that cannot run here fails before anything is probed */
+	if (!err && cfg->xid)
+		err = xid_counts_start(&a->xids, why, why_len);
 	if (!err && cfg->npids && (err = create_pid_map(a)))
 		snprintf(why, why_len, "cannot create the process filter map: %s", strerror(-err));
 	if (!err)
@@ -515,8 +518,6 @@ int serve_agent_start(struct serve_agent **out, const struct serve_agent_config 
 					     why, why_len);
 		err = a->nvml ? 0 : -ENODEV;
 	}
-	if (!err && cfg->xid)
-		err = xid_counts_start(&a->xids, why, why_len);
 	if (err) {
 		serve_agent_stop(a);
 		return err;
