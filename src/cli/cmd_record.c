@@ -42,6 +42,7 @@ struct record_options {
 	bool launch_stacks;
 	bool launch_returns_set;
 	uint32_t launch_returns;
+	bool all;		/* -a: every process (system-wide), until stopped */
 	char *const *command;	/* after --, NULL when attaching */
 };
 
@@ -56,7 +57,7 @@ static void on_stop_signal(int sig)
 static void record_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: grtrace record [-o FILE] [-s SOURCES] [-p PID | -- CMD ARGS]\n"
+		"usage: grtrace record [-o FILE] [-s SOURCES] [-a | -p PID | -- CMD ARGS]\n"
 		"                      [--duration S] [--idle-timeout S] [--libcuda PATH]\n"
 		"                      [--syscalls LIST] [--gpu-kernels REGEX] [--launch-stacks]\n"
 		"                      [--launch-returns N]\n"
@@ -67,6 +68,8 @@ static void record_usage(FILE *out)
 			fprintf(out, " %s", s->name);
 	fprintf(out,
 		"\n                     (each once; -s none: process starts and exits only)\n"
+		"  -a                 every process, system-wide (every libcuda file mapped now or\n"
+		"                     later is probed); stops on Ctrl-C, --duration or --idle-timeout\n"
 		"  -p PID             attach to a running process (and its future children)\n"
 		"  -- CMD ARGS        launch CMD, held until every probe is attached\n"
 		"  --duration S       stop after S seconds\n"
@@ -135,6 +138,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{ "gpu-kernels", required_argument, NULL, 'k' },
 		{ "launch-stacks", no_argument, NULL, 'L' },
 		{ "launch-returns", required_argument, NULL, 'R' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -144,7 +148,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0; /* getopt's own message would not be the one-line "grtrace: record: ..." */
 	/* "+": stop at the command, whose own flags are not ours; ":": tell a missing value apart */
-	while ((opt = getopt_long(argc, argv, "+:o:s:p:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:o:s:p:ha", options, NULL)) != -1) {
 		int bad = 0;
 
 		switch (opt) {
@@ -161,6 +165,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 			bad = parse_count(optarg, &o->launch_returns);
 			o->launch_returns_set = true;
 			break;
+		case 'a': o->all = true; break;
 		case 'h': record_usage(stdout); return -1;
 		default: /* ':' and '?' */
 			return option_error("record", opt, argv);
@@ -174,7 +179,11 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
-	if (!o->command == !o->pid) {
+	if (o->all && (o->command || o->pid)) {
+		grt_error("record: -a traces every process; give it without -p PID or a command");
+		return GRT_EXIT_USAGE;
+	}
+	if (!o->all && !o->command == !o->pid) {
 		grt_error("record: give either -p PID or -- CMD ARGS");
 		record_usage(stderr);
 		return GRT_EXIT_USAGE;
@@ -360,7 +369,7 @@ static uint32_t run_loop(struct recording *rec)
 			return GRT_END_WRITE_ERROR;
 		if (stop_signal)
 			return GRT_END_SIGNAL;
-		if (!target_alive(&rec->target))
+		if (!rec->opts.all && !target_alive(&rec->target))
 			return GRT_END_TARGET_EXIT;
 		if (duration_ns && now - start >= duration_ns)
 			return GRT_END_DURATION;
@@ -401,6 +410,7 @@ static int open_session(struct recording *rec)
 		.launch_returns_set = rec->opts.launch_returns_set,
 		.launch_returns = rec->opts.launch_returns,
 		.launched = rec->target.launched,
+		.system_wide = rec->opts.all,
 	};
 	struct grt_file_header header;
 
@@ -422,8 +432,10 @@ static int open_session(struct recording *rec)
 		grt_error("record: %s", grt_session_error(rec->session));
 		return -EINVAL;
 	}
-	if (!rec->target.launched)
+	if (!rec->target.launched && !rec->opts.all)
 		write_target_process(rec->writer, &rec->target, grt_monotonic_ns());
+	if (rec->opts.all)
+		grt_notice("recording every process to %s; Ctrl-C to stop", rec->opts.output);
 	return 0;
 }
 
@@ -574,7 +586,7 @@ int cmd_record(int argc, char **argv)
 	}
 	if (rec.opts.pid && start_target(&rec))
 		return GRT_EXIT_FAILURE;
-	if ((rec.sources_mask & 1u << GRT_SRC_CUDA) &&
+	if ((!rec.opts.all || rec.opts.libcuda) && (rec.sources_mask & 1u << GRT_SRC_CUDA) &&
 	    resolve_libcuda(&rec.opts, rec.libcuda, sizeof(rec.libcuda)))
 		return GRT_EXIT_FAILURE;
 	if ((rec.opts.command && start_target(&rec)) || open_session(&rec)) {

@@ -17,6 +17,8 @@ static const struct command commands[] = {
 	{ "export", cmd_export, "write a trace as a Perfetto / Chrome trace-event timeline" },
 	{ "report", cmd_report, "summarise a trace: kernels, API time, copies, leaks, drops" },
 	{ "snoop", cmd_snoop, "print one source's events live" },
+	{ "serve", cmd_serve, "node agent: CUDA metrics of every process for Prometheus" },
+	{ "top", cmd_top, "live view of the GPU processes: launches, API time, memory, copies" },
 };
 
 static void usage(FILE *out)

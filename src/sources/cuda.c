@@ -19,6 +19,7 @@
 #include "sources/elf_symbols.h"
 #include "common/regular_file.h"
 #include "sources/libcuda_locate.h"
+#include "sources/libcuda_watch.h"
 #include "sources/session.h"
 #include "sources/source.h"
 #include "sources/uprobe_multi.h"
@@ -62,6 +63,7 @@ struct cuda_tracer {
 	struct bpf_program *both[CUDA_CLASS_COUNT]; /* session programs, launch classes only */
 	struct cuda_library libs[CUDA_MAX_LIBRARIES];
 	unsigned nlibs;
+	struct libcuda_watch *watch; /* system-wide: libcuda files as processes map them */
 	uint64_t next_rescan_ns;
 	char why[PATH_MAX + 128]; /* why the last library could not be probed */
 	unsigned batch;
@@ -218,11 +220,7 @@ static int attach_multi(struct cuda_tracer *t, struct cuda_library *lib, const c
 
 static void library_release(struct cuda_library *lib)
 {
-	grt_close_links_parallel(lib->link_fds, lib->nfds);
-	free(lib->link_fds);
-	for (unsigned i = 0; i < lib->nlinks; i++)
-		bpf_link__destroy(lib->links[i]);
-	free(lib->links);
+	grt_release_file_links(lib->link_fds, lib->nfds, lib->links, lib->nlinks);
 	memset(lib, 0, sizeof(*lib));
 }
 
@@ -425,6 +423,48 @@ static int attach_initial(struct cuda_tracer *t)
 				libcuda_search_description());
 }
 
+/* ---- system-wide discovery ---- */
+
+static int watch_found(void *ctx, const char *open_path, const char *shown_path)
+{
+	return attach_library(ctx, open_path, shown_path);
+}
+
+static int watch_ready(void *ctx)
+{
+	libcuda_watch_poll(ctx);
+	return 0;
+}
+
+/* record -a: every libcuda file mapped now or later is probed (libcuda_watch.h). */
+static int watch_everything(struct cuda_tracer *t)
+{
+	const char *given = grt_session_config(t->session)->libcuda_path;
+	const struct libcuda_watch_config wc = {
+	    .pid_map_fd = -1,
+	    .extra_paths = &given,
+	    .nextra = given ? 1 : 0,
+	    .found = watch_found,
+	    .ctx = t,
+	};
+	char why[512];
+	int err;
+
+	t->why[0] = 0;
+	err = libcuda_watch_start(&t->watch, &wc, why, sizeof(why));
+	if (err)
+		return grt_session_fail(t->session, err, "cuda: %s", why);
+	if (!t->nlibs && t->why[0])
+		return grt_session_fail(t->session, -ENOENT, "%s", t->why);
+	if (!t->nlibs)
+		return grt_session_fail(t->session, -ENOENT,
+					"no process maps a libcuda.so.1 and none is in %s (name it "
+					"with --libcuda PATH)",
+					libcuda_search_description());
+	err = grt_session_watch_fd(t->session, libcuda_watch_fd(t->watch), watch_ready, t->watch);
+	return err ? grt_session_fail(t->session, err, "cuda: %s", strerror(-err)) : 0;
+}
+
 /* ---- events ---- */
 
 static int lookup_stack(void *ctx, uint32_t stack_id, uint64_t *ips)
@@ -547,6 +587,7 @@ static void cuda_detach(void *ctx)
 	if (!t)
 		return;
 	/* no new events first, then everything still queued, then the calls that never returned */
+	libcuda_watch_stop(t->watch);
 	release_libraries(t);
 	if (t->ring)
 		while (ring_buffer__consume(t->ring) == -EAGAIN)
@@ -676,7 +717,7 @@ static int cuda_attach(struct grt_session *s, void **ctx)
 		err = t->decoder ? 0 : grt_session_fail(s, -ENOMEM, "cuda: out of memory");
 	}
 	if (!err)
-		err = attach_initial(t);
+		err = grt_session_config(s)->system_wide ? watch_everything(t) : attach_initial(t);
 	/* last: the session keeps calling a watched fd's handler even after a failed attach */
 	if (!err) {
 		t->ring =
@@ -707,6 +748,8 @@ static int cuda_drain(void *ctx)
 	grt_session_count_drop(
 	    t->session, GRT_SRC_CUDA,
 	    grt_bpf_new_drops(bpf_map__fd(t->skel->maps.dropped_events), &t->drops_seen));
+	if (t->watch)
+		libcuda_watch_poll(t->watch); /* its periodic rescan */
 	if (grt_session_config(t->session)->target_pid) {
 		now = grt_monotonic_ns();
 		if (now >= t->next_rescan_ns) {
