@@ -30,7 +30,7 @@ static int write_export(const char *trace, const char *out_path, const struct jo
 		return GRT_EXIT_FAILURE;
 	}
 	setvbuf(out, NULL, _IOFBF, OUTPUT_BUFFER);
-	rc = perfetto_export(trace, out, t, &stats, err, sizeof(err));
+	rc = perfetto_json_export(trace, out, t, &stats, err, sizeof(err));
 	if (out != stdout && fclose(out) && !rc) {
 		snprintf(err, sizeof(err), "writing %s failed: %s", out_path, strerror(errno));
 		rc = -EIO;
