@@ -1,4 +1,4 @@
-/* Perfetto timelines of a trace: Chrome trace-event JSON. */
+/* Perfetto timelines of a trace: native protobuf (the default) or Chrome trace-event JSON. */
 #ifndef GRT_PERFETTO_H
 #define GRT_PERFETTO_H
 
@@ -8,10 +8,12 @@
 #include "analysis/job_tags.h"
 
 struct perfetto_stats {
-	uint64_t events;	/* trace events */
+	uint64_t events;	/* JSON: trace events; protobuf: track events (slice begins, ends, ...) */
+	uint64_t packets;	/* protobuf: TracePackets, track and clock packets included */
 	uint64_t jobs;
 	uint64_t flows;		/* launch -> execution arrows that end on a GPU slice */
 	uint64_t overlap_lanes;	/* GPU slices moved to an extra lane because they overlapped */
+	uint64_t bytes;		/* written */
 };
 
 /*
@@ -20,6 +22,9 @@ struct perfetto_stats {
  * things become final: memory follows the open jobs, not the trace.
  * Returns 0, or a negative errno with one line in err.
  */
+/* Perfetto's native protobuf: a Trace of TracePackets (src/export/perfetto_subset.proto). */
+int perfetto_proto_export(const char *trace_path, FILE *out, const struct job_thresholds *t,
+			  struct perfetto_stats *stats, char *err, size_t err_len);
 /* Chrome trace-event JSON, for chrome://tracing and tools that read only that. */
 int perfetto_json_export(const char *trace_path, FILE *out, const struct job_thresholds *t,
 			 struct perfetto_stats *stats, char *err, size_t err_len);
