@@ -6,6 +6,7 @@
 #include "analysis/job_pipeline.h"
 #include "common/u64_map.h"
 #include "export/perfetto_model.h"
+#include "export/perfetto_queue.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
 #include "trace/records_kernel.h"
@@ -333,23 +334,31 @@ int perfetto_model_run(const char *trace_path, const struct job_thresholds *t,
 	static const struct job_builder_ops job_ops = { .job = on_job };
 	struct grt_reader *r = grt_reader_open(trace_path, err, err_len);
 	struct model m = { .ops = ops, .ctx = ctx };
-	int rc;
+	struct pf_queue *queue;
+	int rc, queue_rc;
 
 	if (!r)
 		return -EIO;
+	/* the encoder on a core of its own when there is a thread for it */
+	queue = pf_queue_start(ops, ctx);
+	if (queue) {
+		m.ops = &pf_queue_ops;
+		m.ctx = queue;
+	}
 	u64_map_init(&m.streams);
 	u64_map_init(&m.alloc_bytes);
 	u64_map_init(&m.mem_in_use);
 	u64_map_init(&m.uvm_migrated);
 	m.pipeline = job_pipeline_new(grt_reader_header(r), t, &job_ops, &m);
-	if (!m.pipeline) {
-		grt_reader_close(r);
-		snprintf(err, err_len, "out of memory");
-		return -ENOMEM;
-	}
-	rc = job_pipeline_prepass(m.pipeline, trace_path, err, err_len);
+	rc = m.pipeline ? job_pipeline_prepass(m.pipeline, trace_path, err, err_len) : -ENOMEM;
 	if (!rc)
 		rc = stream_trace(&m, r, err, err_len);
+	/* before the streams, lanes and job names it points at go */
+	queue_rc = queue ? pf_queue_finish(queue) : 0;
+	if (!rc && queue_rc)
+		rc = queue_rc;
+	if (rc == -ENOMEM)
+		snprintf(err, err_len, "out of memory");
 	stats->jobs = m.stats.jobs;
 	stats->flows = m.stats.flows;
 	stats->overlap_lanes = m.stats.overlap_lanes;
