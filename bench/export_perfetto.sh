@@ -15,9 +15,12 @@ gen=$build/fixtures/gen_jobs_trace
 [ -x "$gen" ] || { echo "build first: make -j2 BUILD=$build" >&2; exit 1; }
 mkdir -p "$work"
 
-# run LABEL OUT COMMAND...: 3 runs, the median wall time, the largest max RSS, OUT's size
+median() { echo "$@" | tr ' ' '\n' | sort -n | sed -n 2p; }
+
+# run LABEL OUT COMMAND...: 3 runs; the median wall time and CPU time (user + system, all
+# threads: what a busy machine changes least), the largest max RSS, OUT's size, the load average
 run() {
-	local label=$1 out=$2 walls="" rss=0 r w m
+	local label=$1 out=$2 walls="" cpus="" rss=0 r w c m
 	shift 2
 	for r in 1 2 3; do
 		/usr/bin/time -v -o "$work/time" "$@" >/dev/null 2>"$work/err" || {
@@ -26,13 +29,15 @@ run() {
 		}
 		w=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time" |
 			awk -F: '{ print (NF == 3 ? $1 * 3600 + $2 * 60 + $3 : $1 * 60 + $2) }')
+		c=$(sed -n 's/.*\(User\|System\) time (seconds): //p' "$work/time" | paste -sd+ | bc)
 		m=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time")
 		walls="$walls $w"
+		cpus="$cpus $c"
 		[ "$m" -gt "$rss" ] && rss=$m
 	done
-	printf '%-34s %8s s (runs:%s) %8s KiB max RSS %12s bytes\n' "$label" \
-		"$(echo $walls | tr ' ' '\n' | sort -n | sed -n 2p)" "$walls" "$rss" \
-		"$(stat -c %s "$out" 2>/dev/null || echo -)"
+	printf '%-32s wall %6s s (%s) cpu %6s s  %6s KiB max RSS  %10s bytes  load %s\n' "$label" \
+		"$(median $walls)" "${walls# }" "$(median $cpus)" "$rss" \
+		"$(stat -L -c %s "$out" 2>/dev/null || echo -)" "$(cut -d' ' -f1 /proc/loadavg)"
 	rm -f "$out"
 }
 
@@ -40,7 +45,7 @@ echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for n in $sizes; do
 	trace=$work/jobs_$n.grt
 	[ -f "$trace" ] || "$gen" -o "$trace" -n "$n" >/dev/null
-	echo "trace: $n records, $(stat -c %s "$trace") bytes"
+	echo "trace: $n records, $(stat -L -c %s "$trace") bytes"
 	run "export (protobuf)" "$work/out.pftrace" "$grtrace" export "$trace" -o "$work/out.pftrace"
 	run "export --format json" "$work/out.json" "$grtrace" export "$trace" --format json \
 		-o "$work/out.json"

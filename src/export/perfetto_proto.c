@@ -111,10 +111,6 @@ struct proto_sink {
 		const char *text;
 		uint64_t id;
 	} recent[STRING_CACHE];		/* in front of ids_by_ptr, by address */
-	struct {
-		const char *text;
-		uint64_t id;
-	} recent_trace[STRING_CACHE];	/* the trace's strings, by address, checked by content */
 	int error;
 };
 
@@ -131,7 +127,11 @@ static uint64_t text_id(struct proto_sink *e, const char *s)
 	return (uint64_t)i + 1;
 }
 
-/* Static names and the job builder's names, which live as long as the export: one lookup by address. */
+/*
+ * Static names, the trace's strings and the job builder's names, which all
+ * live as long as the export (the trace's string table keeps every text it
+ * handed out): one lookup by address.
+ */
 static uint64_t stable_id(struct proto_sink *e, const char *s)
 {
 	size_t slot = ((uintptr_t)s >> 3) % STRING_CACHE;
@@ -152,24 +152,6 @@ static uint64_t stable_id(struct proto_sink *e, const char *s)
 static const char *string_of(const struct proto_sink *e, uint64_t id)
 {
 	return e->strings.names[id - 1];
-}
-
-/*
- * The trace's string table: an id defined twice (a damaged trace) frees the
- * first text, and its address may come back with another, so a hit by
- * address is checked against the text.
- */
-static uint64_t trace_string_id(struct proto_sink *e, const char *s)
-{
-	size_t slot = ((uintptr_t)s >> 3) % STRING_CACHE;
-	uint64_t id = e->recent_trace[slot].id;
-
-	if (e->recent_trace[slot].text == s && id && !strcmp(s, string_of(e, id)))
-		return id;
-	id = text_id(e, s);
-	e->recent_trace[slot].text = s;
-	e->recent_trace[slot].id = id;
-	return id;
 }
 
 /* ---- tracks ---- */
@@ -547,7 +529,7 @@ static void on_call(void *ctx, const struct pf_call *c)
 	switch (c->detail) {
 	case PF_DETAIL_KERNEL:
 		if (c->kernel)
-			annotate(e, &ev, "kernel", ANNOTATION_STRING_IID, trace_string_id(e, c->kernel));
+			annotate(e, &ev, "kernel", ANNOTATION_STRING_IID, stable_id(e, c->kernel));
 		break;
 	case PF_DETAIL_COPY:
 		annotate(e, &ev, "bytes", ANNOTATION_UINT, c->bytes);

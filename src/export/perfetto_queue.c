@@ -1,5 +1,4 @@
 /* Batches of the model's calls, replayed on the encoder by a buffer worker. */
-#include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +21,10 @@ enum message_type {
 	MSG_JOB,
 };
 
-/* One call; the strings it copies follow it (offsets from the message's start, 0 for NULL). */
+/* One call, with what the call passes. */
 struct message {
 	uint32_t type;
 	uint32_t size;		/* of the whole message, a multiple of 8 */
-	uint32_t text_at[2];
 	union {
 		struct pf_call call;
 		struct {
@@ -36,7 +34,7 @@ struct message {
 			uint64_t end;
 			uint64_t value;
 			uint64_t bytes;
-			const char *kind;	/* static */
+			const char *text;
 			bool blocked;
 		} host;
 		struct {
@@ -46,6 +44,7 @@ struct message {
 			uint64_t ts;
 			uint64_t tx;
 			uint64_t rx;
+			const char *text;
 		} gpu;
 		struct {
 			struct pf_stream *s;
@@ -65,11 +64,10 @@ struct pf_queue {
 	struct buffer_worker *worker;
 	char *buf;		/* being filled */
 	size_t len;
-	size_t cap;
 	char *spare;		/* the worker has or had it */
-	size_t spare_cap;
-	int error;
 };
+
+_Static_assert(sizeof(struct message) <= BATCH, "a message fits in a batch");
 
 static int replay(void *ctx, const void *buf, size_t len)
 {
@@ -79,19 +77,13 @@ static int replay(void *ctx, const void *buf, size_t len)
 
 	while (p < end) {
 		const struct message *m = (const struct message *)p;
-		const char *text0 = m->text_at[0] ? p + m->text_at[0] : NULL;
-		const char *text1 = m->text_at[1] ? p + m->text_at[1] : NULL;
-		struct pf_call c;
 
 		switch (m->type) {
 		case MSG_PROCESS:
-			ops->process(q->ctx, m->u.host.pid, text0);
+			ops->process(q->ctx, m->u.host.pid, m->u.host.text);
 			break;
 		case MSG_CALL:
-			c = m->u.call;
-			c.comm = text0;
-			c.kernel = text1;
-			ops->call(q->ctx, &c);
+			ops->call(q->ctx, &m->u.call);
 			break;
 		case MSG_MEMORY:
 			ops->memory(q->ctx, m->u.host.pid, m->u.host.ts, m->u.host.value);
@@ -101,14 +93,14 @@ static int replay(void *ctx, const void *buf, size_t len)
 				    m->u.host.blocked);
 			break;
 		case MSG_UVM:
-			ops->uvm(q->ctx, m->u.host.pid, m->u.host.ts, m->u.host.kind, m->u.host.value,
+			ops->uvm(q->ctx, m->u.host.pid, m->u.host.ts, m->u.host.text, m->u.host.value,
 				 m->u.host.bytes);
 			break;
 		case MSG_UVM_MIGRATED:
 			ops->uvm_migrated(q->ctx, m->u.host.pid, m->u.host.ts, m->u.host.value);
 			break;
 		case MSG_XID:
-			ops->xid(q->ctx, m->u.gpu.ts, m->u.gpu.code, m->u.gpu.device, text0);
+			ops->xid(q->ctx, m->u.gpu.ts, m->u.gpu.code, m->u.gpu.device, m->u.gpu.text);
 			break;
 		case MSG_THROUGHPUT:
 			ops->throughput(q->ctx, m->u.gpu.device, m->u.gpu.link, m->u.gpu.ts, m->u.gpu.tx,
@@ -135,7 +127,7 @@ struct pf_queue *pf_queue_start(const struct pf_sink_ops *ops, void *ctx)
 
 	if (!q)
 		return NULL;
-	*q = (struct pf_queue){ .ops = ops, .ctx = ctx, .cap = BATCH, .spare_cap = BATCH };
+	*q = (struct pf_queue){ .ops = ops, .ctx = ctx };
 	q->buf = malloc(BATCH);
 	q->spare = malloc(BATCH);
 	if (!q->buf || !q->spare || !(q->worker = buffer_worker_start(replay, q))) {
@@ -147,98 +139,49 @@ struct pf_queue *pf_queue_start(const struct pf_sink_ops *ops, void *ctx)
 	return q;
 }
 
-/* A message of size bytes at the end of the batch; NULL after an allocation failure. */
+/* A message of size bytes at the end of the batch, which goes to the thread when full. */
 static struct message *message_new(struct pf_queue *q, uint32_t type, size_t size)
 {
 	struct message *m;
-	char *bigger;
 	char *full;
-	size_t full_cap;
 
 	size = (size + 7) & ~(size_t)7;
-	if (q->cap - q->len < size) {
+	if (BATCH - q->len < size) {
 		buffer_worker_hand(q->worker, q->buf, q->len);
 		full = q->buf;
-		full_cap = q->cap;
 		q->buf = q->spare;
-		q->cap = q->spare_cap;
 		q->spare = full;
-		q->spare_cap = full_cap;
 		q->len = 0;
-	}
-	if (q->cap < size) {
-		bigger = realloc(q->buf, size);
-		if (!bigger) {
-			q->error = -ENOMEM;
-			return NULL;
-		}
-		q->buf = bigger;
-		q->cap = size;
 	}
 	m = (struct message *)(q->buf + q->len);
 	m->type = type;
 	m->size = (uint32_t)size;
-	m->text_at[0] = 0;
-	m->text_at[1] = 0;
 	q->len += size;
-	return m;
-}
-
-static size_t text_size(const char *s)
-{
-	return s ? strlen(s) + 1 : 0;
-}
-
-/* Copies texts[i] behind the message's fixed part (head bytes long). */
-static void put_texts(struct message *m, size_t head, const char *const texts[2])
-{
-	for (int i = 0; i < 2; i++) {
-		if (!texts[i])
-			continue;
-		m->text_at[i] = (uint32_t)head;
-		head += strlen(texts[i]) + 1;
-		memcpy((char *)m + m->text_at[i], texts[i], head - m->text_at[i]);
-	}
-}
-
-/* A message with up to two copied texts behind its fixed part. */
-static struct message *message_with_texts(struct pf_queue *q, uint32_t type, size_t head,
-					  const char *text0, const char *text1)
-{
-	const char *texts[2] = { text0, text1 };
-
-	struct message *m = message_new(q, type, head + text_size(text0) + text_size(text1));
-
-	if (m)
-		put_texts(m, head, texts);
 	return m;
 }
 
 static void q_process(void *ctx, uint32_t pid, const char *comm)
 {
-	struct message *m = message_with_texts(ctx, MSG_PROCESS, MESSAGE_SIZE(host), comm, NULL);
+	struct message *m = message_new(ctx, MSG_PROCESS, MESSAGE_SIZE(host));
 
-	if (m)
-		m->u.host.pid = pid;
+	m->u.host.pid = pid;
+	m->u.host.text = comm;
 }
 
 static void q_call(void *ctx, const struct pf_call *c)
 {
-	struct message *m = message_with_texts(ctx, MSG_CALL, MESSAGE_SIZE(call), c->comm, c->kernel);
+	struct message *m = message_new(ctx, MSG_CALL, MESSAGE_SIZE(call));
 
-	if (m)
-		m->u.call = *c;
+	m->u.call = *c;
 }
 
 static void q_memory(void *ctx, uint32_t pid, uint64_t ts, uint64_t in_use)
 {
 	struct message *m = message_new(ctx, MSG_MEMORY, MESSAGE_SIZE(host));
 
-	if (m) {
-		m->u.host.pid = pid;
-		m->u.host.ts = ts;
-		m->u.host.value = in_use;
-	}
+	m->u.host.pid = pid;
+	m->u.host.ts = ts;
+	m->u.host.value = in_use;
 }
 
 static void q_offcpu(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end,
@@ -246,13 +189,11 @@ static void q_offcpu(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uint
 {
 	struct message *m = message_new(ctx, MSG_OFFCPU, MESSAGE_SIZE(host));
 
-	if (m) {
-		m->u.host.pid = pid;
-		m->u.host.tid = tid;
-		m->u.host.ts = start;
-		m->u.host.end = end;
-		m->u.host.blocked = blocked;
-	}
+	m->u.host.pid = pid;
+	m->u.host.tid = tid;
+	m->u.host.ts = start;
+	m->u.host.end = end;
+	m->u.host.blocked = blocked;
 }
 
 static void q_uvm(void *ctx, uint32_t pid, uint64_t ts, const char *kind, uint64_t address,
@@ -260,35 +201,30 @@ static void q_uvm(void *ctx, uint32_t pid, uint64_t ts, const char *kind, uint64
 {
 	struct message *m = message_new(ctx, MSG_UVM, MESSAGE_SIZE(host));
 
-	if (m) {
-		m->u.host.pid = pid;
-		m->u.host.ts = ts;
-		m->u.host.kind = kind;
-		m->u.host.value = address;
-		m->u.host.bytes = bytes;
-	}
+	m->u.host.pid = pid;
+	m->u.host.ts = ts;
+	m->u.host.text = kind;
+	m->u.host.value = address;
+	m->u.host.bytes = bytes;
 }
 
 static void q_uvm_migrated(void *ctx, uint32_t pid, uint64_t ts, uint64_t total)
 {
 	struct message *m = message_new(ctx, MSG_UVM_MIGRATED, MESSAGE_SIZE(host));
 
-	if (m) {
-		m->u.host.pid = pid;
-		m->u.host.ts = ts;
-		m->u.host.value = total;
-	}
+	m->u.host.pid = pid;
+	m->u.host.ts = ts;
+	m->u.host.value = total;
 }
 
 static void q_xid(void *ctx, uint64_t ts, uint32_t code, uint32_t device, const char *message)
 {
-	struct message *m = message_with_texts(ctx, MSG_XID, MESSAGE_SIZE(gpu), message, NULL);
+	struct message *m = message_new(ctx, MSG_XID, MESSAGE_SIZE(gpu));
 
-	if (m) {
-		m->u.gpu.ts = ts;
-		m->u.gpu.code = code;
-		m->u.gpu.device = device;
-	}
+	m->u.gpu.text = message;
+	m->u.gpu.ts = ts;
+	m->u.gpu.code = code;
+	m->u.gpu.device = device;
 }
 
 static void q_throughput(void *ctx, uint32_t device, enum pf_link link, uint64_t ts, uint64_t tx,
@@ -296,31 +232,26 @@ static void q_throughput(void *ctx, uint32_t device, enum pf_link link, uint64_t
 {
 	struct message *m = message_new(ctx, MSG_THROUGHPUT, MESSAGE_SIZE(gpu));
 
-	if (m) {
-		m->u.gpu.device = device;
-		m->u.gpu.link = link;
-		m->u.gpu.ts = ts;
-		m->u.gpu.tx = tx;
-		m->u.gpu.rx = rx;
-	}
+	m->u.gpu.device = device;
+	m->u.gpu.link = link;
+	m->u.gpu.ts = ts;
+	m->u.gpu.tx = tx;
+	m->u.gpu.rx = rx;
 }
 
 static void q_stream(void *ctx, struct pf_stream *s)
 {
 	struct message *m = message_new(ctx, MSG_STREAM, MESSAGE_SIZE(work));
 
-	if (m)
-		m->u.work.s = s;
+	m->u.work.s = s;
 }
 
 static void q_lane(void *ctx, struct pf_stream *s, struct pf_lane *lane)
 {
 	struct message *m = message_new(ctx, MSG_LANE, MESSAGE_SIZE(work));
 
-	if (m) {
-		m->u.work.s = s;
-		m->u.work.lane = lane;
-	}
+	m->u.work.s = s;
+	m->u.work.lane = lane;
 }
 
 static void q_job(void *ctx, struct pf_stream *s, struct pf_lane *lane, const struct job *j,
@@ -328,12 +259,10 @@ static void q_job(void *ctx, struct pf_stream *s, struct pf_lane *lane, const st
 {
 	struct message *m = message_new(ctx, MSG_JOB, MESSAGE_SIZE(work));
 
-	if (m) {
-		m->u.work.s = s;
-		m->u.work.lane = lane;
-		m->u.work.flow = flow;
-		m->u.work.job = *j;
-	}
+	m->u.work.s = s;
+	m->u.work.lane = lane;
+	m->u.work.flow = flow;
+	m->u.work.job = *j;
 }
 
 const struct pf_sink_ops pf_queue_ops = {
@@ -348,8 +277,6 @@ int pf_queue_finish(struct pf_queue *q)
 
 	buffer_worker_hand(q->worker, q->buf, q->len);
 	err = buffer_worker_finish(q->worker);
-	if (!err)
-		err = q->error;
 	free(q->buf);
 	free(q->spare);
 	free(q);

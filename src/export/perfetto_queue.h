@@ -9,11 +9,11 @@
  * takes a good part of another. The queue records each call of the model
  * (pf_sink_ops) into a batch and hands full batches to a thread that makes
  * the same calls, in the same order, on the encoder: the encoder runs on
- * one thread only, as it would without the queue. Strings of the trace's
- * string table travel inside the batch; static names and the job builder's
- * names (which outlive the queue) travel as pointers, as do the model's
- * streams and lanes, whose fields the encoder reads (set before the call
- * that hands them out) and whose sink pointer only it writes.
+ * one thread only, as it would without the queue. What the calls point at
+ * must live until pf_queue_finish(): the trace's strings (the reader keeps
+ * every text it handed out), static names, the job builder's names, the
+ * model's streams and lanes (whose fields the encoder reads, set before the
+ * call that hands them out, and whose sink pointer only the encoder writes).
  */
 struct pf_queue;
 
