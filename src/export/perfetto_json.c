@@ -106,20 +106,19 @@ static void name_thread(struct json_sink *e, uint32_t pid, uint32_t tid, const c
 	metadata(e, "thread_name", pid, tid, buf);
 }
 
-static void name_gpu(struct json_sink *e, uint32_t device)
-{
-	char name[32];
-
-	if (!first_time(&e->named_gpus, GPU_PID_BASE + device))
-		return;
-	snprintf(name, sizeof(name), "GPU %u", device);
-	metadata(e, "process_name", GPU_PID_BASE + device, 0, name);
-}
-
 static uint32_t gpu_pid(uint32_t device)
 {
 	return device == JOB_NO_DEVICE ? UNKNOWN_GPU_PID : GPU_PID_BASE + device;
 }
+
+static void name_gpu(struct json_sink *e, uint32_t device)
+{
+	char name[32];
+
+	if (first_time(&e->named_gpus, gpu_pid(device)))
+		metadata(e, "process_name", gpu_pid(device), 0, pf_gpu_name(device, name, sizeof(name)));
+}
+
 
 /* ---- host side ---- */
 
@@ -283,25 +282,15 @@ static void on_throughput(void *ctx, uint32_t device, enum pf_link link, uint64_
 
 static void on_stream(void *ctx, struct pf_stream *s)
 {
-	struct json_sink *e = ctx;
-
-	if (s->device != JOB_NO_DEVICE)
-		name_gpu(e, s->device);
-	else if (first_time(&e->named_gpus, UNKNOWN_GPU_PID))
-		metadata(e, "process_name", UNKNOWN_GPU_PID, 0, "GPU (device not recorded)");
+	name_gpu(ctx, s->device);
 }
 
 static void on_lane(void *ctx, struct pf_stream *s, struct pf_lane *lane)
 {
 	char name[96];
 
-	if (lane->index)
-		snprintf(name, sizeof(name), "pid %u stream 0x%llx (overlap %u)", s->pid,
-			 (unsigned long long)s->stream, lane->index);
-	else
-		snprintf(name, sizeof(name), "pid %u stream 0x%llx", s->pid,
-			 (unsigned long long)s->stream);
-	metadata(ctx, "thread_name", gpu_pid(s->device), lane->id, name);
+	metadata(ctx, "thread_name", gpu_pid(s->device), lane->id,
+		 pf_lane_name(s, lane, name, sizeof(name)));
 }
 
 static void job_args(struct json_sink *e, const struct job *j)

@@ -1,6 +1,7 @@
 /* The timeline's content, shared by the Perfetto encoders: one streaming pass over records and jobs. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/job_pipeline.h"
@@ -212,6 +213,26 @@ static void on_record(struct model *m, const struct grt_record *rec)
 }
 
 /* ---- GPU side ---- */
+
+const char *pf_gpu_name(uint32_t device, char *buf, size_t len)
+{
+	if (device == JOB_NO_DEVICE)
+		snprintf(buf, len, "GPU (device not recorded)");
+	else
+		snprintf(buf, len, "GPU %u", device);
+	return buf;
+}
+
+const char *pf_lane_name(const struct pf_stream *s, const struct pf_lane *lane, char *buf,
+			 size_t len)
+{
+	if (lane->index)
+		snprintf(buf, len, "pid %u stream 0x%llx (overlap %u)", s->pid,
+			 (unsigned long long)s->stream, lane->index);
+	else
+		snprintf(buf, len, "pid %u stream 0x%llx", s->pid, (unsigned long long)s->stream);
+	return buf;
+}
 
 static uint64_t stream_key(uint32_t device, uint32_t pid, uint32_t stream_index)
 {

@@ -106,6 +106,11 @@ struct pf_sink_ops {
 		    bool flow);
 };
 
+/* "GPU 0", "GPU (device not recorded)": the names both encoders give a GPU and a stream's lanes. */
+const char *pf_gpu_name(uint32_t device, char *buf, size_t len);
+const char *pf_lane_name(const struct pf_stream *s, const struct pf_lane *lane, char *buf,
+			 size_t len);
+
 /*
  * Reads trace_path (twice: the first pass learns per-kernel P90s so job
  * slices carry their exec-long-tail tag) and calls ops. stats gets the

@@ -282,11 +282,7 @@ static struct track *gpu_track(struct proto_sink *e, uint32_t device)
 {
 	char name[32];
 
-	if (device == JOB_NO_DEVICE)
-		snprintf(name, sizeof(name), "GPU (device not recorded)");
-	else
-		snprintf(name, sizeof(name), "GPU %u", device);
-	return child_track(e, TK_GPU, device, NULL, name, 0, NULL);
+	return child_track(e, TK_GPU, device, NULL, pf_gpu_name(device, name, sizeof(name)), 0, NULL);
 }
 
 /* ---- packets ---- */
@@ -559,17 +555,21 @@ static void counter(struct proto_sink *e, struct track *t, uint64_t ts, uint64_t
 	event_init(&ev, TYPE_COUNTER, 0);
 	ev.has_counter = true;
 	ev.counter = (int64_t)value;
-
 	emit(e, t, ts, &ev);
+}
+
+/* A counter of bytes under the process's track. */
+static void process_bytes(struct proto_sink *e, enum track_kind kind, uint32_t pid,
+			  const char *name, uint64_t ts, uint64_t bytes)
+{
+	counter(e, child_track(e, kind, pid, process_track(e, pid, NULL), name,
+			       COUNTER_UNIT_SIZE_BYTES, NULL),
+		ts, bytes);
 }
 
 static void on_memory(void *ctx, uint32_t pid, uint64_t ts, uint64_t in_use)
 {
-	struct proto_sink *e = ctx;
-
-	counter(e, child_track(e, TK_MEMORY, pid, process_track(e, pid, NULL), "device memory in use",
-			       COUNTER_UNIT_SIZE_BYTES, NULL),
-		ts, in_use);
+	process_bytes(ctx, TK_MEMORY, pid, "device memory in use", ts, in_use);
 }
 
 static void on_offcpu(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end,
@@ -605,11 +605,7 @@ static void on_uvm(void *ctx, uint32_t pid, uint64_t ts, const char *kind, uint6
 
 static void on_uvm_migrated(void *ctx, uint32_t pid, uint64_t ts, uint64_t total)
 {
-	struct proto_sink *e = ctx;
-
-	counter(e, child_track(e, TK_UVM_MIGRATED, pid, process_track(e, pid, NULL), "UVM migrated",
-			       COUNTER_UNIT_SIZE_BYTES, NULL),
-		ts, total);
+	process_bytes(ctx, TK_UVM_MIGRATED, pid, "UVM migrated", ts, total);
 }
 
 static void on_xid(void *ctx, uint64_t ts, uint32_t code, uint32_t device, const char *message)
@@ -662,13 +658,8 @@ static void on_lane(void *ctx, struct pf_stream *s, struct pf_lane *lane)
 	struct proto_sink *e = ctx;
 	char name[96];
 
-	if (lane->index)
-		snprintf(name, sizeof(name), "pid %u stream 0x%llx (overlap %u)", s->pid,
-			 (unsigned long long)s->stream, lane->index);
-	else
-		snprintf(name, sizeof(name), "pid %u stream 0x%llx", s->pid,
-			 (unsigned long long)s->stream);
-	lane->sink = child_track(e, TK_LANE, lane->id, gpu_track(e, s->device), name, 0, NULL);
+	lane->sink = child_track(e, TK_LANE, lane->id, gpu_track(e, s->device),
+				 pf_lane_name(s, lane, name, sizeof(name)), 0, NULL);
 }
 
 static void job_annotations(struct proto_sink *e, struct event *ev, const struct job *j)

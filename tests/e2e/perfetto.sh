@@ -47,7 +47,7 @@ $PRELUDE
 t = T[0]
 by = tracks(t)
 thread = [x for x in t["tracks"] if x["kind"] == "thread"]
-assert [(x["pid"], x["tid"]) for x in thread] == [(500, 501)], thread
+assert [(x["pid"], x["tid"]) for x in thread] == [(500, 501), (500, 502)], thread
 assert spans(thread[0]) == [("cuLaunchKernel", 1000, 2000), ("cuGraphLaunch", 3000, 4000),
     ("cuLaunchKernel", 4500, 4600), ("cuMemcpyAsync", 4700, 4800), ("cuEventRecord", 22500, 22600),
     ("cuCtxSynchronize", 23000, 30000)], spans(thread[0])
@@ -67,12 +67,18 @@ assert "args" not in thread[0]["slices"][5]
 def at(ref): return by[ref[0]]["slices" if ref[1] == "slice" else "instants"][ref[2]]
 arrows = sorted((at(f["from"])["name"], at(f["to"])["name"]) for f in t["flows"])
 assert arrows == [("cuGraphLaunch", "a"), ("cuGraphLaunch", "b"), ("cuGraphLaunch", "c"),
-    ("cuLaunchKernel", "k1"), ("cuMemcpyAsync", "[memcpy HtoD]")], arrows
+    ("cuLaunchKernel", "k1"), ("cuLaunchKernel", "p1"), ("cuMemcpyAsync", "[memcpy HtoD]")], arrows
+unknown = named(t, "GPU (device not recorded)")
+assert len(unknown) == 1 and unknown[0]["parent"] is None
+probe_lane = named(t, "pid 500 stream 0x20")
+assert probe_lane[0]["parent"] == unknown[0]["uuid"] and spans(probe_lane[0]) == [("p1", 26000, 27000)]
+assert spans(thread[1]) == [("cuLaunchKernel", 24000, 25000), ("cuCtxSynchronize", 25500, 31000)]
 # graph nodes name their launch's job as group; every GPU slice names its job
 graph_job = [f["id"] for f in t["flows"] if at(f["from"])["name"] == "cuGraphLaunch"]
 nodes = [s for s in lane0[0]["slices"] + lane1[0]["slices"] if s["name"] in "abc"]
 assert all(s["args"]["group"] == graph_job[0] for s in nodes), nodes
-assert sorted(s["args"]["job"] for s in lane0[0]["slices"] + lane1[0]["slices"]) == [1, 4, 5, 6, 7]
+assert sorted(s["args"]["job"] for s in lane0[0]["slices"] + lane1[0]["slices"]) == [1, 4, 6, 7, 8], \
+    [s["args"] for s in lane0[0]["slices"] + lane1[0]["slices"]]
 EOF
 
 py "nested: a call recorded after the call it contains nests under it, times exact" \
