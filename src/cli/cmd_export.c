@@ -71,7 +71,7 @@ static int write_export(const char *trace, const char *out_path, const struct ex
 		grt_error("export: %s: %s", trace, err);
 		return GRT_EXIT_FAILURE;
 	}
-	if (!to_stdout)
+	if (out != stdout)
 		fprintf(stderr, "grtrace: wrote %llu events (%llu jobs, %llu launch flows) as %s to %s\n",
 			(unsigned long long)stats.events, (unsigned long long)stats.jobs,
 			(unsigned long long)stats.flows, f->what, out_path);

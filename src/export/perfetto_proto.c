@@ -59,7 +59,7 @@ struct track {
 	size_t defined_words;
 };
 
-/* InternedData tables, in the defined-map's key. */
+/* InternedData tables: a string is defined on a sequence per table (track.defined). */
 enum interned_table {
 	IT_EVENT_NAMES,
 	IT_CATEGORIES,
