@@ -2,14 +2,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/grow_array.h"
 #include "common/u64_map.h"
 #include "trace/grt_strings.h"
 
 struct grt_strings {
 	struct u64_map by_id;	/* id -> char * */
 	char **replaced;	/* texts a repeated id replaced, kept until the table goes */
-	size_t n_replaced;
-	size_t cap_replaced;
+	uint32_t n_replaced;
+	uint32_t cap_replaced;
 };
 
 struct grt_strings *grt_strings_new(void)
@@ -29,7 +30,7 @@ void grt_strings_free(struct grt_strings *t)
 		return;
 	for (size_t i = 0; u64_map_iter(&t->by_id, &i, NULL, &text);)
 		free((char *)(uintptr_t)text);
-	for (size_t i = 0; i < t->n_replaced; i++)
+	for (uint32_t i = 0; i < t->n_replaced; i++)
 		free(t->replaced[i]);
 	free(t->replaced);
 	u64_map_destroy(&t->by_id);
@@ -39,17 +40,9 @@ void grt_strings_free(struct grt_strings *t)
 /* A replaced text stays readable: pointers handed out live as long as the table. */
 static int keep_replaced(struct grt_strings *t, char *text)
 {
-	char **more;
-	size_t cap;
-
-	if (t->n_replaced == t->cap_replaced) {
-		cap = t->cap_replaced ? 2 * t->cap_replaced : 16;
-		more = realloc(t->replaced, cap * sizeof(*more));
-		if (!more)
-			return -ENOMEM;
-		t->replaced = more;
-		t->cap_replaced = cap;
-	}
+	if (grt_grow_array((void **)&t->replaced, &t->cap_replaced, sizeof(*t->replaced),
+			   t->n_replaced + 1))
+		return -ENOMEM;
 	t->replaced[t->n_replaced++] = text;
 	return 0;
 }
