@@ -14,7 +14,7 @@ struct command {
 static const struct command commands[] = {
 	{ "record", cmd_record, "trace a command or a running process into a .grt file" },
 	{ "parse", cmd_parse, "print a trace's events as text, CSV or JSON Lines" },
-	{ "export", cmd_export, "write a trace as a Perfetto / Chrome trace-event timeline" },
+	{ "export", cmd_export, "write a trace as a Perfetto timeline (protobuf, or trace-event JSON)" },
 	{ "report", cmd_report, "summarise a trace: kernels, API time, copies, leaks, drops" },
 	{ "snoop", cmd_snoop, "print one source's events live" },
 	{ "serve", cmd_serve, "node agent: CUDA metrics of every process for Prometheus" },

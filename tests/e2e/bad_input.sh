@@ -165,7 +165,7 @@ sum=$(md5sum <"$tmp/in.grt")
 ln -s "$tmp/in.grt" "$tmp/sym.grt"
 ln "$tmp/in.grt" "$tmp/hard.grt"
 for out in in.grt sym.grt hard.grt; do
-	expect "export IN --perfetto $out" 2 "^grtrace: export: --perfetto .* is the input trace itself" \
+	expect "export IN --perfetto $out" 2 "^grtrace: export: output .* is the input trace itself" \
 		$G export "$tmp/in.grt" --perfetto "$tmp/$out"
 done
 check "export: the input is unchanged" test "$(md5sum <"$tmp/in.grt")" = "$sum"
