@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "inject/calib.h"
+#include "inject/channel.h"
 #include "inject/inject.h"
 
 #define CALIB_ROUNDS 32

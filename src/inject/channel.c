@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "inject/channel.h"
 #include "inject/inject.h"
 
 #define NAMES_INITIAL 1024

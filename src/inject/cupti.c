@@ -8,8 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "inject/channel.h"
+#include "inject/cupti.h"
 #include "inject/cupti_decls.h"
 #include "inject/inject.h"
+#include "inject/interpose.h"
 #include "sources/source.h"
 #include "trace/records_cuda.h"
 

@@ -7,10 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "inject/clock_math.h"
+#include "inject/channel.h"
 #include "inject/cuda_decls.h"
-#include "inject/inject_proto.h"
-#include "inject/probe_buffer.h"
-#include "inject/shm_ring.h"
 
 /*
  * The real driver entry points. The interposed ones are resolved from
@@ -78,14 +76,6 @@ struct inject_config {
 	uint64_t max_ptx_bytes; /* larger modules are not rewritten (JIT time) */
 };
 
-struct inject_channel {
-	struct shm_ring *ring; /* NULL: not recording (messages are discarded) */
-	uint64_t map_len;
-	pthread_mutex_t names_lock;
-	uint64_t *names_sent; /* open-addressing set of name ids already sent */
-	uint32_t names_cap;
-	uint32_t names_used;
-};
 
 /* One host/device clock mapping (clock_math.h) and whether it was measured. */
 struct inject_clock {
@@ -166,79 +156,5 @@ int inject_driver_if_loaded(void);
 void inject_start(void);
 /* Called at the first launch or module load that has a current context. */
 void inject_start_with_context(void);
-
-/* channel.c: messages to the recorder; all return silently when not recording or full. */
-int channel_open(struct inject_channel *ch, const char *path);
-void channel_close(struct inject_channel *ch);
-void channel_fill_head(struct inj_head *h, uint64_t ts_ns);
-/* Sends name once per process; returns its id (0 for NULL). */
-uint64_t channel_name(struct inject_channel *ch, const char *name);
-void channel_status(struct inject_channel *ch, uint32_t part, int status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-void channel_send(struct inject_channel *ch, uint32_t type, const void *msg, uint32_t len);
-void channel_drops(struct inject_channel *ch, uint32_t kind, uint64_t count);
-void channel_instrument(struct inject_channel *ch, const char *kernel, int status,
-			const char *reason);
-
-/* cupti.c */
-int cupti_start(struct inject_state *st, char *why, size_t why_len);
-void cupti_flush(struct inject_state *st, bool forced);
-/* Asks CUPTI for hardware kernel timestamps (Blackwell); with a context. Says how it went. */
-void cupti_try_hw_trace(struct inject_state *st);
-void cupti_stop(struct inject_state *st);
-/* Whether addr lies in libcupti (its calls into the driver must reach the real one). */
-bool cupti_owns(const struct inject_state *st, const void *addr);
-/* CUPTI's clock against CLOCK_MONOTONIC; 0 or negative errno. */
-int cupti_calibrate(struct inject_state *st, struct clock_fit *out);
-
-/* calib.c: the globaltimer handshake. at_end: the closing measurement. */
-int calib_globaltimer(struct inject_state *st, bool at_end, char *why, size_t why_len);
-/*
- * A new (shorter) measurement when the last is older than max_age_ns, so
- * device times are interpolated between close fits (the clocks drift ~10 ppm).
- * 0, or a negative errno when none could be taken now.
- */
-int calib_refresh(struct inject_state *st, uint64_t max_age_ns);
-/* The fits around a device time (a at or before it, b after; b == a at the end). */
-int calib_bracket(struct inject_state *st, uint64_t clock_ns, struct clock_fit *a,
-		  struct clock_fit *b);
-
-/* probes.c */
-int probes_start(struct inject_state *st, char *why, size_t why_len);
-void probes_module_loaded(CUmodule mod, const void *image, const char *path);
-void probes_library_loaded(CUlibrary lib, const void *image, const char *path);
-void probes_module_unloaded(CUmodule mod);
-void probes_library_unloaded(CUlibrary lib);
-void probes_library_module(CUlibrary lib, CUmodule mod);
-void probes_function(CUmodule mod, CUfunction f, const char *name);
-void probes_kernel(CUlibrary lib, CUkernel k, const char *name);
-void probes_kernel_function(CUkernel k, CUfunction f);
-/* Launch redirection: returns true and sets *ret when it launched (instrumented or not). */
-bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
-		   bool ptsz, CUresult *ret);
-/*
- * Before a synchronizing call: launches up to the returned token are covered
- * when it returns. Every probes_sync_begin() is followed by probes_sync_end(),
- * whatever the call returned (after probes_synchronized() on success): then
- * the collection runs.
- */
-uint64_t probes_sync_begin(void);
-void probes_sync_end(void);
-/* A sync returned: launches up to token on stream s (every stream with all) are complete. */
-void probes_synchronized(CUstream s, bool all, bool ptsz, uint64_t token);
-/* cuFuncSetAttribute on a function: mirrored onto its instrumented twin. */
-void probes_attribute(CUfunction f, int attr, int value);
-/* Stream capture began (+1) or ended (-1): no redirection or collection while any is open. */
-void probes_capture(int delta);
-void probes_stop(struct inject_state *st);
-
-/* interpose.c: libc's dlsym (ours swaps driver addresses); the real function behind an export. */
-void *inject_real_dlsym(void *handle, const char *name);
-void *interpose_real_for(const char *name);
-/* Fills the interposed exports' real addresses from libcuda. */
-void interpose_resolve(void *libcuda);
-/* The real cuLaunchKernel[Ex][_ptsz]. */
-CUresult interpose_launch_real(bool ex, bool ptsz, CUfunction f, const CUlaunchConfig *cfg,
-			       void **params, void **extra);
 
 #endif

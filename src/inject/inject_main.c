@@ -8,7 +8,13 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "inject/calib.h"
+#include "inject/channel.h"
+#include "inject/cupti.h"
 #include "inject/inject.h"
+#include "inject/interpose.h"
+#include "inject/probe_buffer.h"
+#include "inject/probes.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

@@ -2,7 +2,10 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include "inject/cupti.h"
 #include "inject/inject.h"
+#include "inject/interpose.h"
+#include "inject/probes.h"
 
 #define EXPORT __attribute__((visibility("default")))
 

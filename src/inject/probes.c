@@ -6,12 +6,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "inject/calib.h"
+#include "inject/channel.h"
 #include "inject/fatbin.h"
 #include "inject/inject.h"
+#include "inject/interpose.h"
 #include "inject/launch_summary.h"
 #include "inject/probe_cache.h"
-#include "inject/ptx_summarize.h"
+#include "inject/probes.h"
 #include "inject/ptx_rewrite.h"
+#include "inject/ptx_summarize.h"
 #include "sources/source.h"
 
 #define FUNC_SLOTS 65536u /* function/kernel handles the application can have */

@@ -1,0 +1,21 @@
+/* CUPTI activity for every kernel, copy and memset, tied to the call that made it. */
+#ifndef GRT_INJECT_CUPTI_H
+#define GRT_INJECT_CUPTI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "inject/clock_math.h"
+
+struct inject_state;
+
+int cupti_start(struct inject_state *st, char *why, size_t why_len);
+void cupti_flush(struct inject_state *st, bool forced);
+/* Asks CUPTI for hardware kernel timestamps (Blackwell); with a context. Says how it went. */
+void cupti_try_hw_trace(struct inject_state *st);
+void cupti_stop(struct inject_state *st);
+/* Whether addr lies in libcupti (its calls into the driver must reach the real one). */
+bool cupti_owns(const struct inject_state *st, const void *addr);
+/* CUPTI's clock against CLOCK_MONOTONIC; 0 or negative errno. */
+int cupti_calibrate(struct inject_state *st, struct clock_fit *out);
+
+#endif
