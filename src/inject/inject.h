@@ -113,7 +113,7 @@ struct inject_state {
 	CUcontext calib_ctx;
 	struct cupti_state *cupti;
 	struct calib_state *calib;
-	struct probe_state *probes;
+	struct instr_state *instr;
 	struct inject_stats stats;
 	pthread_mutex_t init_lock;
 };

@@ -12,9 +12,9 @@
 #include "inject/channel.h"
 #include "inject/cupti.h"
 #include "inject/inject.h"
+#include "inject/instrument.h"
 #include "inject/interpose.h"
 #include "inject/probe_buffer.h"
-#include "inject/probes.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -254,7 +254,7 @@ void inject_start(void)
 	if (!state.cfg.probe_mode)
 		channel_status(&state.chan, INJ_PART_PROBES, -ECANCELED,
 			       "block probes off (GRTRACE_GPU_PROBES=off)");
-	else if ((err = probes_start(&state, why, sizeof(why))))
+	else if ((err = instr_start(&state, why, sizeof(why))))
 		channel_status(&state.chan, INJ_PART_PROBES, err, "block probes unavailable: %s",
 			       why);
 	atexit(inject_finish);
@@ -330,7 +330,7 @@ static void inject_finish(void)
 	if (!atomic_load(&state.started) || atomic_exchange(&state.finished, 1))
 		return;
 	inject_enter_tool();
-	probes_stop(&state);
+	instr_stop(&state);
 	if (atomic_load(&state.calibrated) && state.globaltimer.valid) {
 		err = calib_globaltimer(&state, true, why, sizeof(why));
 		if (err)

@@ -5,7 +5,9 @@
 #include "inject/cupti.h"
 #include "inject/inject.h"
 #include "inject/interpose.h"
-#include "inject/probes.h"
+#include "inject/launch_redirect.h"
+#include "inject/module_jit.h"
+#include "inject/twin.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -228,7 +230,7 @@ static void after_module_load(CUmodule mod, const void *image, const char *path)
 	if (inject_in_tool)
 		return;
 	inject_start_with_context();
-	probes_module_loaded(mod, image, path);
+	module_jit_loaded(mod, false, image, path);
 }
 
 EXPORT CUresult cuModuleLoad(CUmodule *mod, const char *fname)
@@ -282,7 +284,7 @@ EXPORT CUresult cuModuleUnload(CUmodule mod)
 {
 	ENTER(cuModuleUnload);
 	if (!inject_in_tool)
-		probes_module_unloaded(mod);
+		module_jit_unloaded((uint64_t)(uintptr_t)mod);
 	return CALL_REAL(cuModuleUnload, CUresult(*)(CUmodule), mod);
 }
 
@@ -294,7 +296,7 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *nam
 	r = CALL_REAL(cuModuleGetFunction, CUresult(*)(CUfunction *, CUmodule, const char *), f,
 		      mod, name);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_function(mod, *f, name);
+		twin_function_seen((uint64_t)(uintptr_t)mod, (uint64_t)(uintptr_t)*f, name);
 	return r;
 }
 
@@ -314,7 +316,7 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option
 	r = CALL_REAL(cuLibraryLoadData, library_load_data_fn, lib, code, jit_options, jit_values,
 		      njit, lib_options, lib_values, nlib);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_library_loaded(*lib, code, NULL);
+		module_jit_loaded((CUmodule)*lib, true, code, NULL);
 	return r;
 }
 
@@ -329,7 +331,7 @@ EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_op
 	r = CALL_REAL(cuLibraryLoadFromFile, library_load_file_fn, lib, path, jit_options,
 		      jit_values, njit, lib_options, lib_values, nlib);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_library_loaded(*lib, NULL, path);
+		module_jit_loaded((CUmodule)*lib, true, NULL, path);
 	return r;
 }
 
@@ -337,7 +339,7 @@ EXPORT CUresult cuLibraryUnload(CUlibrary lib)
 {
 	ENTER(cuLibraryUnload);
 	if (!inject_in_tool)
-		probes_library_unloaded(lib);
+		module_jit_unloaded((uint64_t)(uintptr_t)lib);
 	return CALL_REAL(cuLibraryUnload, CUresult(*)(CUlibrary), lib);
 }
 
@@ -349,7 +351,7 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
 	r = CALL_REAL(cuLibraryGetKernel, CUresult(*)(CUkernel *, CUlibrary, const char *), k, lib,
 		      name);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_kernel(lib, *k, name);
+		twin_function_seen((uint64_t)(uintptr_t)lib, (uint64_t)(uintptr_t)*k, name);
 	return r;
 }
 
@@ -360,7 +362,7 @@ EXPORT CUresult cuLibraryGetModule(CUmodule *mod, CUlibrary lib)
 	ENTER(cuLibraryGetModule);
 	r = CALL_REAL(cuLibraryGetModule, CUresult(*)(CUmodule *, CUlibrary), mod, lib);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_library_module(lib, *mod);
+		module_jit_library_module(lib, *mod);
 	return r;
 }
 
@@ -371,7 +373,7 @@ EXPORT CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
 	ENTER(cuKernelGetFunction);
 	r = CALL_REAL(cuKernelGetFunction, CUresult(*)(CUfunction *, CUkernel), f, k);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_kernel_function(k, *f);
+		twin_kernel_function(k, *f);
 	return r;
 }
 
@@ -398,7 +400,7 @@ static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned 
 	if (!inject_in_tool) {
 		inject_api_enter_ns = inject_now_ns();
 		inject_start_with_context();
-		if (probes_launch(f, &cfg, params, extra, false, ptsz, &r)) {
+		if (redirect_launch(f, &cfg, params, extra, false, ptsz, &r)) {
 			stat_add(&inject()->stats.launches, 1);
 			inject_api_enter_ns = 0;
 			return r;
@@ -438,7 +440,7 @@ static CUresult launch_ex(enum interposed_id id, bool ptsz, const CUlaunchConfig
 	if (!inject_in_tool && cfg) {
 		inject_api_enter_ns = inject_now_ns();
 		inject_start_with_context();
-		if (probes_launch(f, cfg, params, extra, true, ptsz, &r)) {
+		if (redirect_launch(f, cfg, params, extra, true, ptsz, &r)) {
 			stat_add(&inject()->stats.launches, 1);
 			inject_api_enter_ns = 0;
 			return r;
@@ -472,8 +474,8 @@ static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t tok
 	bool ok = r == CUDA_SUCCESS && !inject_in_tool;
 
 	if (ok)
-		probes_synchronized(s, all, ptsz, token);
-	probes_sync_end(); /* then the collection, which finds them complete */
+		redirect_synchronized(s, all, ptsz, token);
+	redirect_sync_end(); /* then the collection, which finds them complete */
 	if (ok)
 		cupti_flush(inject(), false);
 }
@@ -489,7 +491,7 @@ static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t tok
 		CUresult r;                                                                        \
                                                                                                    \
 		ENTER(id);                                                                         \
-		token = probes_sync_begin();                                                       \
+		token = redirect_sync_begin();                                                       \
 		r = CALL_REAL args;                                                                \
 		after_sync(r, stream, all, ptsz, token);                                           \
 		return r;                                                                          \
@@ -521,7 +523,7 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attr, int value)
 	ENTER(cuFuncSetAttribute);
 	r = CALL_REAL(cuFuncSetAttribute, CUresult(*)(CUfunction, int, int), f, attr, value);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_attribute(f, attr, value);
+		twin_attribute(f, attr, value);
 	return r;
 }
 
@@ -533,7 +535,7 @@ EXPORT CUresult cuKernelSetAttribute(int attr, int value, CUkernel k, CUdevice d
 	r = CALL_REAL(cuKernelSetAttribute, CUresult(*)(int, int, CUkernel, CUdevice), attr, value,
 		      k, dev);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_attribute((CUfunction)k, attr, value);
+		twin_attribute((CUfunction)k, attr, value);
 	return r;
 }
 
@@ -545,7 +547,7 @@ EXPORT CUresult cuKernelSetAttribute(int attr, int value, CUkernel k, CUdevice d
 static CUresult begin_capture(CUresult r)
 {
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_capture(+1);
+		redirect_capture(+1);
 	return r;
 }
 
@@ -597,7 +599,7 @@ EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream s, void *graph, const 
 static CUresult end_capture(CUresult r)
 {
 	if (r != CUDA_ERROR_INVALID_VALUE && !inject_in_tool)
-		probes_capture(-1);
+		redirect_capture(-1);
 	return r;
 }
 

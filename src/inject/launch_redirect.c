@@ -1,0 +1,308 @@
+/* Launch redirection: an instrumented kernel's launch goes to its twin with extra parameters. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "inject/channel.h"
+#include "inject/collector.h"
+#include "inject/inject.h"
+#include "inject/interpose.h"
+#include "inject/launch_redirect.h"
+#include "inject/module_jit.h"
+#include "inject/twin.h"
+
+#define SLOW_LAUNCH_NS 5000000ULL
+#define SMALL_PARAMS 64
+
+static CUcontext current_ctx(struct inject_state *st)
+{
+	CUcontext ctx = NULL;
+
+	if (!st->drv.cuCtxGetCurrent || st->drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
+		return NULL;
+	return ctx;
+}
+
+/* The application's argument buffer (CU_LAUNCH_PARAM_BUFFER_*) with our values appended. */
+static void **extend_extra(void **extra, const struct instr_kernel *k, const uint64_t *values,
+			   void **storage, size_t *size_storage)
+{
+	void *data = NULL;
+	size_t *size = NULL;
+	uint8_t *copy;
+
+	for (void **e = extra; e && *e != CU_LAUNCH_PARAM_END; e += 2) {
+		if (e[0] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			data = e[1];
+		else if (e[0] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			size = e[1];
+		else
+			return NULL; /* an option we do not know: leave the launch alone */
+	}
+	if (!data || !size || k->extra_offset + 8 * k->nr_extra > k->param_size)
+		return NULL;
+	copy = calloc(1, k->param_size);
+	if (!copy)
+		return NULL;
+	memcpy(copy, data, *size < k->extra_offset ? *size : k->extra_offset);
+	memcpy(copy + k->extra_offset, values, 8 * k->nr_extra);
+	*size_storage = k->param_size;
+	storage[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+	storage[1] = copy;
+	storage[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+	storage[3] = size_storage;
+	storage[4] = CU_LAUNCH_PARAM_END;
+	return storage;
+}
+
+/* The kernel arguments with pointers to our values appended; NULL when it cannot be done. */
+static void **extend_params(void **params, const struct instr_kernel *k, uint64_t *values,
+			    void **small, unsigned small_len)
+{
+	unsigned n = k->nr_params;
+	void **out =
+	    n + k->nr_extra <= small_len ? small : malloc((n + k->nr_extra) * sizeof(void *));
+
+	if (!out)
+		return NULL;
+	memcpy(out, params, n * sizeof(void *));
+	out[n] = &values[0]; /* the usual case: one instrumentation, one parameter */
+	for (unsigned j = 1; j < k->nr_extra; j++)
+		out[n + j] = &values[j];
+	return out;
+}
+
+static void report_fallback(struct instr_state *is, struct twin *f, const char *fmt, CUresult r)
+{
+	char why[160];
+
+	atomic_fetch_add(&is->fallbacks, 1);
+	if (atomic_exchange(&f->fallback_reported, 1))
+		return;
+	snprintf(why, sizeof(why), fmt, r);
+	channel_instrument(&is->st->chan, f->name, -EIO, why);
+}
+
+/* The lock on the launch path, with the wait counted (the collection thread is the other taker). */
+static void timed_lock(struct instr_state *is)
+{
+	uint64_t start;
+
+	if (!pthread_mutex_trylock(&is->lock))
+		return;
+	start = inject_now_ns();
+	pthread_mutex_lock(&is->lock);
+	stat_add(&is->st->stats.probe_lock_ns, inject_now_ns() - start);
+}
+
+/*
+ * Asks each instrumentation that changed the kernel for its parameters, in
+ * the order they were appended. Under the lock. False when none took the
+ * launch: it runs unchanged.
+ */
+static bool launch_prepare(struct instr_state *is, struct twin *fn, CUcontext ctx,
+			   struct instr_launch *l, uint64_t *values)
+{
+	const struct instr_kernel *k;
+	bool taken = false;
+
+	if (!fn->resolved)
+		twin_resolve(is, fn);
+	if (!fn->target || collector_start(is) || !(l->context = instr_context_get(is, ctx)))
+		return false;
+	k = fn->k;
+	l->fn = fn;
+	l->seq = atomic_fetch_add(&is->seq, 1) + 1;
+	for (unsigned i = 0; i < k->nusers; i++) {
+		unsigned u = k->user[i];
+		struct instrumentation *in = is->instr[u];
+
+		uint64_t *mine = &values[k->user_param[i]];
+
+		if (!l->context->status[u] && !in->launch_begin(in->self, l, u, mine)) {
+			taken = true;
+		} else {
+			l->priv[u] = NULL;
+			memset(mine, 0, in->nr_params * sizeof(*mine)); /* its probes are off */
+		}
+	}
+	return taken;
+}
+
+/* Each instrumentation that took the launch hears how it went. */
+static void launch_finish(struct instr_state *is, struct instr_launch *l, CUresult res)
+{
+	const struct instr_kernel *k = l->fn->k;
+
+	for (unsigned i = 0; i < k->nusers; i++) {
+		unsigned u = k->user[i];
+		struct instrumentation *in = is->instr[u];
+
+		if (l->priv[u] && in->launch_end)
+			in->launch_end(in->self, l, u, res);
+	}
+}
+
+/* The redirected launch: the twin with the instrumentations' values appended. */
+static CUresult launch_twin(struct instr_launch *l, CUcontext ctx, void **params, void **extra,
+			    bool ex, uint64_t *values)
+{
+	struct twin *fn = l->fn;
+	void *storage_extra[5], **new_extra = NULL, **new_params = NULL, *small[SMALL_PARAMS];
+	size_t extra_size = 0;
+	CUresult res;
+
+	if (params)
+		new_params = extend_params(params, fn->k, values, small, SMALL_PARAMS);
+	else if (extra)
+		new_extra = extend_extra(extra, fn->k, values, storage_extra, &extra_size);
+	/* the application's launch, only redirected: CUPTI must not take it for ours */
+	inject_leave_tool();
+	res = new_params || new_extra
+		  ? interpose_launch_real(ex, l->ptsz,
+					  fn->target_fn && fn->target_ctx == ctx ? fn->target_fn
+										 : fn->target,
+					  l->cfg, new_params, new_extra)
+		  : CUDA_ERROR_INVALID_VALUE;
+	inject_enter_tool();
+	if (new_params && new_params != small)
+		free(new_params);
+	if (new_extra)
+		free(new_extra[1]);
+	return res;
+}
+
+/*
+ * The launch path's own cost, for the report: timed on one launch in
+ * TIMED_EVERY, picked by a hash of its number: the driver's launch cost has
+ * periods of its own (its queue and flushes), which a plain `seq % 8` aliased
+ * with on an H100 (timed launches looked 2x slower than the rest).
+ */
+#define TIMED_EVERY 8
+
+static bool launch_timed(uint64_t seq)
+{
+	return ((seq * 0x9E3779B97F4A7C15ull) >> 32) % TIMED_EVERY == 0;
+}
+
+static void count_probe_launch(struct inject_state *st, const struct instr_launch *l,
+			       uint64_t real_ns)
+{
+	uint64_t host_ns = inject_now_ns() - l->api_enter_ns - real_ns;
+
+	/* a first launch that JIT-compiled or calibrated is counted apart from the steady state */
+	if (host_ns < SLOW_LAUNCH_NS) {
+		stat_add(&st->stats.probe_timed, 1);
+		stat_add(&st->stats.probe_real_ns, real_ns);
+		stat_add(&st->stats.probe_host_ns, host_ns);
+	} else {
+		stat_add(&st->stats.probe_slow, 1);
+	}
+}
+
+bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
+		     bool ptsz, CUresult *ret)
+{
+	struct inject_state *st = inject();
+	struct instr_state *is = st->instr;
+	uint64_t values[INSTR_MAX_PARAMS], real_start = 0, real_ns = 0;
+	struct instr_launch l;
+	struct twin *fn;
+	CUcontext ctx;
+	CUresult res;
+	bool timed, taken;
+
+	if (!is || !is->active || atomic_load_explicit(&st->finished, memory_order_relaxed))
+		return false;
+	fn = handle_table_get(&is->funcs, (uint64_t)(uintptr_t)f);
+	if (!fn || (fn->resolved && !fn->target) || atomic_load(&is->captures))
+		return false;
+	ctx = current_ctx(st);
+	if (!ctx)
+		return false;
+	l.cfg = cfg;
+	l.ptsz = ptsz;
+	l.stream_key = instr_stream_key(cfg->hStream, ptsz);
+	l.api_enter_ns = inject_api_enter_ns ? inject_api_enter_ns : inject_now_ns();
+	l.api_return_ns = 0;
+	l.tid = inject_tid();
+	inject_enter_tool();
+	timed_lock(is);
+	taken = launch_prepare(is, fn, ctx, &l, values);
+	pthread_mutex_unlock(&is->lock);
+	if (!taken) {
+		inject_leave_tool();
+		return false;
+	}
+	timed = launch_timed(l.seq);
+	if (timed)
+		real_start = inject_now_ns();
+	res = launch_twin(&l, ctx, params, extra, ex, values);
+	if (timed)
+		real_ns = inject_now_ns() - real_start;
+	if (res != CUDA_SUCCESS) {
+		/* never let the probes change the application's outcome: run the original */
+		inject_leave_tool();
+		*ret = interpose_launch_real(ex, ptsz, f, cfg, params, extra);
+		inject_enter_tool();
+		report_fallback(is, fn,
+				"the instrumented launch failed (CUDA error %d); ran unchanged", res);
+	} else {
+		*ret = CUDA_SUCCESS;
+		stat_add(&st->stats.probe_launches, 1);
+	}
+	launch_finish(is, &l, res);
+	if (timed)
+		count_probe_launch(st, &l, real_ns);
+	inject_leave_tool();
+	return true;
+}
+
+uint64_t redirect_sync_begin(void)
+{
+	struct instr_state *is = inject()->instr;
+
+	return is ? atomic_load(&is->seq) : 0;
+}
+
+/*
+ * The application synchronized: what it launched before is complete, a good
+ * moment to collect. Not while it waits: a context-wide synchronize waits for
+ * our streams too, so work queued then could lengthen the application's wait.
+ */
+void redirect_sync_end(void)
+{
+	struct instr_state *is = inject()->instr;
+
+	if (!is)
+		return;
+	atomic_store(&is->sync_seen, 1);
+	if (instr_any_pending(is))
+		pthread_cond_signal(&is->wake);
+}
+
+void redirect_synchronized(CUstream s, bool all, bool ptsz, uint64_t token)
+{
+	struct instr_state *is = inject()->instr;
+	uint64_t key = instr_stream_key(s, ptsz);
+
+	if (!is || !is->active)
+		return;
+	pthread_mutex_lock(&is->lock);
+	for (unsigned u = 0; u < is->ninstr; u++)
+		if (is->instr[u]->synchronized)
+			is->instr[u]->synchronized(is->instr[u]->self, key, all, token);
+	pthread_mutex_unlock(&is->lock);
+}
+
+void redirect_capture(int delta)
+{
+	struct instr_state *is = inject()->instr;
+
+	if (!is)
+		return;
+	if (delta > 0)
+		atomic_fetch_add(&is->captures, 1);
+	else if (atomic_load(&is->captures))
+		atomic_fetch_sub(&is->captures, 1);
+}
