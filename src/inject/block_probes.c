@@ -230,7 +230,6 @@ static int probes_launch_begin(void *self, struct instr_launch *l, unsigned inde
 	p->res = r;
 	p->fn = l->fn;
 	p->slot = slot;
-	p->api_enter_ns = l->api_enter_ns;
 	p->tid = l->tid;
 	/* never 0: that is what fresh memory holds */
 	p->tag = slot->tag = slot->tag == UINT16_MAX ? 1 : slot->tag + 1;
@@ -262,6 +261,7 @@ static void probes_launch_end(void *self, struct instr_launch *l, unsigned index
 	else
 		p->event_recorded =
 		    p->event && bp->st->drv.cuEventRecord(p->event, l->cfg->hStream) == CUDA_SUCCESS;
+	p->api_enter_ns = l->api_enter_ns;
 	p->api_return_ns = l->api_return_ns;
 	if (!p->unlisted)
 		atomic_store_explicit(&p->launched, true, memory_order_release);

@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "inject/call_bracket.h"
 #include "inject/channel.h"
 #include "inject/cupti.h"
 #include "inject/cupti_decls.h"
@@ -22,22 +24,34 @@
 #define NAME_CACHE 1024		  /* CUPTI's kernel name pointers -> name ids */
 #define CORR_SLOTS 65536u	  /* API calls remembered until their activity arrives */
 #define TOOL_TID UINT32_MAX	  /* marks calls the library itself made */
+#define RETURN_WAIT_SPINS 1000	  /* yields a record waits for its call's return time */
+#define NO_WRAPPER UINT64_MAX	  /* a call no wrapper of ours made: its return is not known */
 
 /*
- * The driver API ENTER callback of a launch/copy stores (api_enter_ns, tid,
- * stream) under the call's correlation id; the activity record, which
- * arrives later on another thread, looks it up. Ids grow by one per call, so
- * a direct-mapped table keyed by id works as long as fewer than CORR_SLOTS
- * calls happen between a launch and the flush of its record; an overwritten
- * slot just leaves api_enter_ns 0 ("unknown"). Writers invalidate, fill, then
- * publish the id; readers check the id before and after.
+ * The driver API ENTER callback of a launch/copy stores the call's bracket
+ * start, thread and stream under its correlation id; the wrapper that made
+ * the call adds the return time when the call returns (call_bracket.h); the
+ * activity record, which arrives later on another thread, looks them up. Ids
+ * grow by one per call, so a direct-mapped table keyed by id works as long as
+ * fewer than CORR_SLOTS calls happen between a launch and the flush of its
+ * record; an overwritten slot just leaves the bracket 0 ("unknown"). Writers
+ * invalidate, fill, then publish the id; readers check the id before and
+ * after.
  */
 struct corr_slot {
 	_Atomic uint32_t corr;
 	uint32_t tid;
 	uint64_t api_enter_ns;
 	uint64_t stream;
-	uint64_t pad;
+	_Atomic uint64_t api_return_ns; /* 0 until the wrapper's call returned; NO_WRAPPER */
+};
+
+/* What the activity record of a call is told about the call. */
+struct host_call {
+	uint64_t enter_ns, return_ns; /* 0: unknown */
+	uint64_t stream;
+	uint32_t tid;
+	bool own; /* made by the library itself */
 };
 
 struct cupti_api {
@@ -67,6 +81,7 @@ struct cupti_state {
 	_Atomic uint64_t kernels, copies;
 	_Atomic uint64_t launch_calls; /* launch API calls of the application */
 	_Atomic uint64_t unmatched;    /* records whose call was no longer in the table */
+	_Atomic uint64_t open_brackets; /* records whose call's return time was not known */
 	/* buffers are flushed and turned into messages on this thread, never the application's */
 	pthread_t flusher;
 	bool flusher_started;
@@ -243,37 +258,84 @@ static void on_driver_call(void *userdata, int domain, uint32_t cbid, const void
 	slot = &c->corr[corr & (CORR_SLOTS - 1)];
 	atomic_store_explicit(&slot->corr, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	/* a launch wrapper already took the time: use it, so both records agree exactly */
-	slot->api_enter_ns = inject_api_enter_ns ? inject_api_enter_ns : inject_now_ns();
+	/*
+	 * A wrapper took the time right before the real call: use it, so the
+	 * records of the call (CUPTI's, the probes') carry the same bracket, and
+	 * tell the wrapper which id to give the return time to. Without a
+	 * wrapper (a call we do not interpose) the time is taken here and the
+	 * return stays unknown.
+	 */
+	slot->api_enter_ns = inject_call.enter_ns ? inject_call.enter_ns : inject_now_ns();
+	atomic_store_explicit(&slot->api_return_ns, inject_call.enter_ns ? 0 : NO_WRAPPER,
+			      memory_order_relaxed);
 	slot->tid = inject_in_tool ? TOOL_TID : inject_tid();
 	slot->stream = stream_of_call(cbid, *(const void *const *)(d + CUPTI_CB_OFF_PARAMS));
 	atomic_store_explicit(&slot->corr, corr, memory_order_release);
+	if (inject_call.enter_ns)
+		inject_call.corr = corr;
 	if (!inject_in_tool && is_launch(cbid))
 		atomic_fetch_add_explicit(&c->launch_calls, 1, memory_order_relaxed);
 }
 
-/* The host side of call corr: false when it was the library's own call (skip its activity). */
-static bool host_call(struct cupti_state *c, uint32_t corr, uint64_t *enter_ns, uint32_t *tid,
-		      uint64_t *stream)
+void cupti_call_returned(uint32_t corr, uint64_t return_ns)
+{
+	struct cupti_state *c = inject()->cupti;
+	struct corr_slot *slot;
+
+	if (!c)
+		return;
+	slot = &c->corr[corr & (CORR_SLOTS - 1)];
+	if (atomic_load_explicit(&slot->corr, memory_order_acquire) == corr)
+		atomic_store_explicit(&slot->api_return_ns, return_ns, memory_order_release);
+}
+
+/*
+ * A record can be flushed before the wrapper that made its call wrote the
+ * return time (a synchronous copy completes inside the call): the wrapper
+ * does so right after the call returns, so wait for it a little. The
+ * flusher is the library's thread, never the application's.
+ */
+static uint64_t return_of(struct corr_slot *slot, uint32_t corr)
+{
+	uint64_t ns = atomic_load_explicit(&slot->api_return_ns, memory_order_acquire);
+
+	if (ns == NO_WRAPPER)
+		return 0;
+	for (unsigned i = 0; !ns && i < RETURN_WAIT_SPINS; i++) {
+		sched_yield();
+		if (atomic_load_explicit(&slot->corr, memory_order_acquire) != corr)
+			return 0;
+		ns = atomic_load_explicit(&slot->api_return_ns, memory_order_acquire);
+	}
+	return ns;
+}
+
+/* The host side of call corr; false when it is no longer known (enter_ns etc. are then 0). */
+static bool host_call_of(struct cupti_state *c, uint32_t corr, struct host_call *hc)
 {
 	struct corr_slot *slot = &c->corr[corr & (CORR_SLOTS - 1)];
-	uint32_t before = atomic_load_explicit(&slot->corr, memory_order_acquire), t;
-	uint64_t ns = slot->api_enter_ns, s = slot->stream;
+	uint32_t before = atomic_load_explicit(&slot->corr, memory_order_acquire);
+	struct host_call got = {
+	    .enter_ns = slot->api_enter_ns,
+	    .stream = slot->stream,
+	    .tid = slot->tid,
+	};
 
-	t = slot->tid;
 	atomic_thread_fence(memory_order_acquire);
+	memset(hc, 0, sizeof(*hc));
 	if (before != corr || atomic_load_explicit(&slot->corr, memory_order_relaxed) != corr) {
 		atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
-		*enter_ns = 0;
-		*tid = 0;
-		*stream = 0;
+		return false;
+	}
+	*hc = got;
+	if (got.tid == TOOL_TID) {
+		hc->own = true;
+		hc->tid = 0;
 		return true;
 	}
-	if (t == TOOL_TID)
-		return false;
-	*enter_ns = ns;
-	*tid = t;
-	*stream = s;
+	hc->return_ns = return_of(slot, corr);
+	if (!hc->return_ns)
+		atomic_fetch_add_explicit(&c->open_brackets, 1, memory_order_relaxed);
 	return true;
 }
 
@@ -311,13 +373,18 @@ static void emit_kernel(struct inject_state *st, struct cupti_state *c, const ui
 	const int32_t *grid = (const int32_t *)(r + CUPTI_KERNEL_OFF_GRID);
 	const int32_t *block = (const int32_t *)(r + CUPTI_KERNEL_OFF_BLOCK);
 	struct inj_kernel msg = {0};
-	uint32_t tid;
+	struct host_call hc;
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_CORRELATION);
 	if (name && !strncmp(name, "__grt_", 6))
 		return; /* the library's own calibration kernel */
-	if (!host_call(c, msg.rec.correlation_id, &msg.rec.api_enter_ns, &tid, &msg.rec.stream))
+	host_call_of(c, msg.rec.correlation_id, &hc);
+	if (hc.own)
 		return;
+	msg.rec.api_enter_ns = hc.enter_ns;
+	msg.rec.api_return_ns = hc.return_ns;
+	msg.rec.host_tid = hc.tid;
+	msg.rec.stream = hc.stream;
 	msg.rec.start_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_KERNEL_OFF_START));
 	msg.rec.end_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_KERNEL_OFF_END));
 	msg.rec.device = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_DEVICE);
@@ -329,8 +396,8 @@ static void emit_kernel(struct inject_state *st, struct cupti_state *c, const ui
 	msg.rec.graph_id = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_GRAPH);
 	msg.name_id = kernel_name_id(st, c, name);
 	channel_fill_head(&msg.head, msg.rec.start_ns);
-	if (tid)
-		msg.head.tid = tid;
+	if (hc.tid)
+		msg.head.tid = hc.tid;
 	channel_send(&st->chan, INJ_MSG_KERNEL, &msg, sizeof(msg));
 	atomic_fetch_add_explicit(&c->kernels, 1, memory_order_relaxed);
 }
@@ -357,11 +424,16 @@ static void emit_copy(struct inject_state *st, struct cupti_state *c, const uint
 		      bool memset_op)
 {
 	struct inj_copy msg = {0};
-	uint32_t tid;
+	struct host_call hc;
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_COPY_OFF_CORRELATION);
-	if (!host_call(c, msg.rec.correlation_id, &msg.rec.api_enter_ns, &tid, &msg.rec.stream))
+	host_call_of(c, msg.rec.correlation_id, &hc);
+	if (hc.own)
 		return;
+	msg.rec.api_enter_ns = hc.enter_ns;
+	msg.rec.api_return_ns = hc.return_ns;
+	msg.rec.host_tid = hc.tid;
+	msg.rec.stream = hc.stream;
 	msg.rec.start_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_COPY_OFF_START));
 	msg.rec.end_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_COPY_OFF_END));
 	msg.rec.bytes = *(const uint64_t *)(r + CUPTI_COPY_OFF_BYTES);
@@ -369,8 +441,8 @@ static void emit_copy(struct inject_state *st, struct cupti_state *c, const uint
 	msg.rec.stream_id = *(const uint32_t *)(r + CUPTI_COPY_OFF_STREAM);
 	msg.rec.kind = memset_op ? GRT_GPU_COPY_MEMSET : copy_kind(r[CUPTI_COPY_OFF_KIND]);
 	channel_fill_head(&msg.head, msg.rec.start_ns);
-	if (tid)
-		msg.head.tid = tid;
+	if (hc.tid)
+		msg.head.tid = hc.tid;
 	channel_send(&st->chan, INJ_MSG_COPY, &msg, sizeof(msg));
 	atomic_fetch_add_explicit(&c->copies, 1, memory_order_relaxed);
 }
@@ -632,11 +704,13 @@ void cupti_stop(struct inject_state *st)
 	send_cupti_calibration(st);
 	channel_status(&st->chan, INJ_PART_CUPTI, 0,
 		       "CUPTI: %llu launch calls, %llu kernel records, %llu copy/memset records, "
-		       "%llu records without their call, %llu dropped",
+		       "%llu records without their call, %llu without its return time, "
+		       "%llu dropped",
 		       (unsigned long long)atomic_load(&c->launch_calls),
 		       (unsigned long long)atomic_load(&c->kernels),
 		       (unsigned long long)atomic_load(&c->copies),
 		       (unsigned long long)atomic_load(&c->unmatched),
+		       (unsigned long long)atomic_load(&c->open_brackets),
 		       (unsigned long long)atomic_load(&c->dropped));
 	inject_leave_tool();
 }

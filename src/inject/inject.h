@@ -129,9 +129,6 @@ struct inject_state *inject(void);
 /* Per-thread: inside the library's own driver/CUPTI calls, interposition passes straight through.
  */
 extern __thread int inject_in_tool __attribute__((tls_model("initial-exec")));
-/* Set by a launch wrapper at entry: CUPTI's record and the probes' record then carry the same time.
- */
-extern __thread uint64_t inject_api_enter_ns __attribute__((tls_model("initial-exec")));
 
 static inline void inject_enter_tool(void)
 {

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "inject/calib.h"
+#include "inject/call_bracket.h"
 #include "inject/channel.h"
 #include "inject/cupti.h"
 #include "inject/inject.h"
@@ -28,7 +29,7 @@ static struct inject_state state = {
 };
 
 __thread int inject_in_tool __attribute__((tls_model("initial-exec")));
-__thread uint64_t inject_api_enter_ns __attribute__((tls_model("initial-exec")));
+__thread struct inject_call inject_call __attribute__((tls_model("initial-exec")));
 /* bumped in a forked child so cached thread ids are looked up again */
 static atomic_uint fork_generation;
 

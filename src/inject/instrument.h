@@ -50,8 +50,9 @@ struct instr_launch {
 	bool ptsz;			/* per-thread default stream semantics */
 	uint64_t stream_key;		/* the stream, per-thread default streams told apart */
 	uint64_t seq;			/* launch order (1, 2, ...), for the sync tokens */
-	uint64_t api_enter_ns;		/* the wrapper's bracket around the real launch */
-	uint64_t api_return_ns;
+	uint64_t entry_ns;		/* the wrapper was entered (the library's cost starts) */
+	uint64_t api_enter_ns;		/* the bracket around the real launch (call_bracket.h) */
+	uint64_t api_return_ns;		/* set before launch_end */
 	uint32_t tid;
 	void *priv[INSTR_MAX];		/* each instrumentation's state of this launch */
 };

@@ -2,12 +2,14 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include "inject/call_bracket.h"
 #include "inject/cupti.h"
 #include "inject/inject.h"
 #include "inject/interpose.h"
 #include "inject/launch_redirect.h"
 #include "inject/module_jit.h"
 #include "inject/twin.h"
+#include "inject/work_calls.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -68,6 +70,11 @@ enum interposed_id {
 	IP_cuStreamBeginCaptureToGraph_ptsz,
 	IP_cuStreamEndCapture,
 	IP_cuStreamEndCapture_ptsz,
+	IP_cuLaunchCooperativeKernel,
+	IP_cuLaunchCooperativeKernel_ptsz,
+#define WORK_ID(name, nargs) IP_##name,
+	INJECT_WORK_CALLS(WORK_ID)
+#undef WORK_ID
 	IP_COUNT,
 };
 
@@ -377,41 +384,49 @@ EXPORT CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
 	return r;
 }
 
-/* An uninstrumented launch through the wrapper: counted with its time in the driver (and ours). */
-static void count_launch(uint64_t enter_ns)
+/* A launch through the wrapper that was not redirected: its time in the driver. */
+static void count_launch(uint64_t enter_ns, uint64_t return_ns)
 {
 	struct inject_stats *s = &inject()->stats;
 
 	stat_add(&s->launches, 1);
-	stat_add(&s->launch_real_ns, inject_now_ns() - enter_ns);
+	stat_add(&s->launch_real_ns, return_ns - enter_ns);
 }
 
 typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
 			      unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
 typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
+typedef CUresult (*launch_cooperative_fn)(CUfunction, unsigned int, unsigned int, unsigned int,
+					  unsigned int, unsigned int, unsigned int, unsigned int,
+					  CUstream, void **);
 
+/*
+ * A kernel launch: redirected to its instrumented twin when it has one
+ * (launch_redirect.c stamps the bracket there), else forwarded, bracketed.
+ * The library's own launches pass straight through.
+ */
 static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned int gx,
 		       unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
 		       unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra)
 {
 	CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, s, NULL, 0};
+	uint64_t entry_ns;
 	CUresult r;
 
-	if (!inject_in_tool) {
-		inject_api_enter_ns = inject_now_ns();
-		inject_start_with_context();
-		if (redirect_launch(f, &cfg, params, extra, false, ptsz, &r)) {
-			stat_add(&inject()->stats.launches, 1);
-			inject_api_enter_ns = 0;
-			return r;
-		}
+	if (!table[id].real)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_in_tool)
+		return ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+	entry_ns = inject_now_ns();
+	inject_start_with_context();
+	if (redirect_launch(f, &cfg, params, extra, false, ptsz, entry_ns, &r)) {
+		stat_add(&inject()->stats.launches, 1);
+		return r;
 	}
-	r = table[id].real
-		? ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)
-		: CUDA_ERROR_NOT_INITIALIZED;
-	if (inject_api_enter_ns)
-		count_launch(inject_api_enter_ns);
-	inject_api_enter_ns = 0;
+	inject_call_begin();
+	entry_ns = inject_call.enter_ns;
+	r = ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+	count_launch(entry_ns, inject_call_end());
 	return r;
 }
 
@@ -435,22 +450,23 @@ EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int 
 static CUresult launch_ex(enum interposed_id id, bool ptsz, const CUlaunchConfig *cfg, CUfunction f,
 			  void **params, void **extra)
 {
+	uint64_t entry_ns;
 	CUresult r;
 
-	if (!inject_in_tool && cfg) {
-		inject_api_enter_ns = inject_now_ns();
-		inject_start_with_context();
-		if (redirect_launch(f, cfg, params, extra, true, ptsz, &r)) {
-			stat_add(&inject()->stats.launches, 1);
-			inject_api_enter_ns = 0;
-			return r;
-		}
+	if (!table[id].real)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_in_tool || !cfg)
+		return ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
+	entry_ns = inject_now_ns();
+	inject_start_with_context();
+	if (redirect_launch(f, cfg, params, extra, true, ptsz, entry_ns, &r)) {
+		stat_add(&inject()->stats.launches, 1);
+		return r;
 	}
-	r = table[id].real ? ((launch_ex_fn)table[id].real)(cfg, f, params, extra)
-			   : CUDA_ERROR_NOT_INITIALIZED;
-	if (inject_api_enter_ns)
-		count_launch(inject_api_enter_ns);
-	inject_api_enter_ns = 0;
+	inject_call_begin();
+	entry_ns = inject_call.enter_ns;
+	r = ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
+	count_launch(entry_ns, inject_call_end());
 	return r;
 }
 
@@ -467,6 +483,96 @@ EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f, v
 	ENTER(cuLaunchKernelEx_ptsz);
 	return launch_ex(IP_cuLaunchKernelEx_ptsz, true, cfg, f, params, extra);
 }
+
+/* Cooperative launches run unchanged (docs/gpu.md, Limits): only bracketed. */
+static CUresult launch_cooperative(enum interposed_id id, CUfunction f, unsigned int gx,
+				   unsigned int gy, unsigned int gz, unsigned int bx,
+				   unsigned int by, unsigned int bz, unsigned int shmem, CUstream s,
+				   void **params)
+{
+	launch_cooperative_fn real = (launch_cooperative_fn)table[id].real;
+	uint64_t enter_ns;
+	CUresult r;
+
+	if (!real)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_in_tool)
+		return real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
+	inject_start_with_context();
+	inject_call_begin();
+	enter_ns = inject_call.enter_ns;
+	r = real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
+	count_launch(enter_ns, inject_call_end());
+	return r;
+}
+
+EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy,
+					  unsigned int gz, unsigned int bx, unsigned int by,
+					  unsigned int bz, unsigned int shmem, CUstream s,
+					  void **params)
+{
+	ENTER(cuLaunchCooperativeKernel);
+	return launch_cooperative(IP_cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, s,
+				  params);
+}
+
+EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
+					       unsigned int gz, unsigned int bx, unsigned int by,
+					       unsigned int bz, unsigned int shmem, CUstream s,
+					       void **params)
+{
+	ENTER(cuLaunchCooperativeKernel_ptsz);
+	return launch_cooperative(IP_cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz,
+				  shmem, s, params);
+}
+
+/* Copies, memsets, graph launches: forwarded, bracketed (work_calls.h). */
+#define WORK_PARAMS_1 uint64_t a0
+#define WORK_PARAMS_2 WORK_PARAMS_1, uint64_t a1
+#define WORK_PARAMS_3 WORK_PARAMS_2, uint64_t a2
+#define WORK_PARAMS_4 WORK_PARAMS_3, uint64_t a3
+#define WORK_PARAMS_5 WORK_PARAMS_4, uint64_t a4
+#define WORK_PARAMS_6 WORK_PARAMS_5, uint64_t a5
+#define WORK_PARAMS_7 WORK_PARAMS_6, uint64_t a6
+#define WORK_PARAMS_8 WORK_PARAMS_7, uint64_t a7
+#define WORK_PARAMS_9 WORK_PARAMS_8, uint64_t a8
+#define WORK_ARGS_1 a0
+#define WORK_ARGS_2 WORK_ARGS_1, a1
+#define WORK_ARGS_3 WORK_ARGS_2, a2
+#define WORK_ARGS_4 WORK_ARGS_3, a3
+#define WORK_ARGS_5 WORK_ARGS_4, a4
+#define WORK_ARGS_6 WORK_ARGS_5, a5
+#define WORK_ARGS_7 WORK_ARGS_6, a6
+#define WORK_ARGS_8 WORK_ARGS_7, a7
+#define WORK_ARGS_9 WORK_ARGS_8, a8
+#define WORK_TYPES_1 uint64_t
+#define WORK_TYPES_2 WORK_TYPES_1, uint64_t
+#define WORK_TYPES_3 WORK_TYPES_2, uint64_t
+#define WORK_TYPES_4 WORK_TYPES_3, uint64_t
+#define WORK_TYPES_5 WORK_TYPES_4, uint64_t
+#define WORK_TYPES_6 WORK_TYPES_5, uint64_t
+#define WORK_TYPES_7 WORK_TYPES_6, uint64_t
+#define WORK_TYPES_8 WORK_TYPES_7, uint64_t
+#define WORK_TYPES_9 WORK_TYPES_8, uint64_t
+
+#define WORK_WRAPPER(name, nargs)                                                                  \
+	EXPORT CUresult name(WORK_PARAMS_##nargs)                                                  \
+	{                                                                                          \
+		CUresult (*real)(WORK_TYPES_##nargs) = table[IP_##name].real;                      \
+		CUresult r;                                                                        \
+                                                                                                   \
+		ENTER(name);                                                                       \
+		if (!real)                                                                         \
+			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+		if (inject_in_tool)                                                                \
+			return real(WORK_ARGS_##nargs);                                            \
+		inject_call_begin();                                                               \
+		r = real(WORK_ARGS_##nargs);                                                       \
+		inject_call_end();                                                                 \
+		return r;                                                                          \
+	}
+
+INJECT_WORK_CALLS(WORK_WRAPPER)
 
 /* The application waited: what it waited for is complete, so results can be collected. */
 static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t token)
@@ -667,5 +773,10 @@ static struct interposed table[IP_COUNT] = {
     ENTRY(cuStreamBeginCaptureToGraph_ptsz),
     ENTRY(cuStreamEndCapture),
     ENTRY(cuStreamEndCapture_ptsz),
+    ENTRY(cuLaunchCooperativeKernel),
+    ENTRY(cuLaunchCooperativeKernel_ptsz),
+#define WORK_ENTRY(name, nargs) ENTRY(name),
+    INJECT_WORK_CALLS(WORK_ENTRY)
+#undef WORK_ENTRY
 #undef ENTRY
 };

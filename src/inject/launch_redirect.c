@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "inject/call_bracket.h"
 #include "inject/channel.h"
 #include "inject/collector.h"
 #include "inject/inject.h"
@@ -185,10 +186,10 @@ static bool launch_timed(uint64_t seq)
 	return ((seq * 0x9E3779B97F4A7C15ull) >> 32) % TIMED_EVERY == 0;
 }
 
-static void count_probe_launch(struct inject_state *st, const struct instr_launch *l,
-			       uint64_t real_ns)
+static void count_probe_launch(struct inject_state *st, const struct instr_launch *l)
 {
-	uint64_t host_ns = inject_now_ns() - l->api_enter_ns - real_ns;
+	uint64_t real_ns = l->api_return_ns - l->api_enter_ns;
+	uint64_t host_ns = inject_now_ns() - l->entry_ns - real_ns;
 
 	/* a first launch that JIT-compiled or calibrated is counted apart from the steady state */
 	if (host_ns < SLOW_LAUNCH_NS) {
@@ -201,16 +202,16 @@ static void count_probe_launch(struct inject_state *st, const struct instr_launc
 }
 
 bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
-		     bool ptsz, CUresult *ret)
+		     bool ptsz, uint64_t entry_ns, CUresult *ret)
 {
 	struct inject_state *st = inject();
 	struct instr_state *is = st->instr;
-	uint64_t values[INSTR_MAX_PARAMS], real_start = 0, real_ns = 0;
+	uint64_t values[INSTR_MAX_PARAMS];
 	struct instr_launch l;
 	struct twin *fn;
 	CUcontext ctx;
 	CUresult res;
-	bool timed, taken;
+	bool taken;
 
 	if (!is || !is->active || atomic_load_explicit(&st->finished, memory_order_relaxed))
 		return false;
@@ -223,8 +224,7 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 	l.cfg = cfg;
 	l.ptsz = ptsz;
 	l.stream_key = instr_stream_key(cfg->hStream, ptsz);
-	l.api_enter_ns = inject_api_enter_ns ? inject_api_enter_ns : inject_now_ns();
-	l.api_return_ns = 0;
+	l.entry_ns = entry_ns;
 	l.tid = inject_tid();
 	inject_enter_tool();
 	timed_lock(is);
@@ -234,16 +234,17 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 		inject_leave_tool();
 		return false;
 	}
-	timed = launch_timed(l.seq);
-	if (timed)
-		real_start = inject_now_ns();
+	inject_call_begin();
+	l.api_enter_ns = inject_call.enter_ns;
 	res = launch_twin(&l, ctx, params, extra, ex, values);
-	if (timed)
-		real_ns = inject_now_ns() - real_start;
+	l.api_return_ns = inject_call_end();
 	if (res != CUDA_SUCCESS) {
-		/* never let the probes change the application's outcome: run the original */
+		/* never let the probes change the application's outcome: run the original, with a
+		 * bracket of its own (the failed call is not the one the device records are of) */
 		inject_leave_tool();
+		inject_call_begin();
 		*ret = interpose_launch_real(ex, ptsz, f, cfg, params, extra);
+		inject_call_end();
 		inject_enter_tool();
 		report_fallback(is, fn,
 				"the instrumented launch failed (CUDA error %d); ran unchanged", res);
@@ -252,8 +253,8 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 		stat_add(&st->stats.probe_launches, 1);
 	}
 	launch_finish(is, &l, res);
-	if (timed)
-		count_probe_launch(st, &l, real_ns);
+	if (launch_timed(l.seq))
+		count_probe_launch(st, &l);
 	inject_leave_tool();
 	return true;
 }

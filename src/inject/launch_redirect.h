@@ -6,9 +6,13 @@
 #include <stdint.h>
 #include "inject/cuda_decls.h"
 
-/* Returns true and sets *ret when it launched (the twin, or the original after the twin failed). */
+/*
+ * Returns true and sets *ret when it launched (the twin, or the original after
+ * the twin failed), the real call bracketed (call_bracket.h). entry_ns: when
+ * the wrapper was entered (the library's own cost is counted from there).
+ */
 bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
-		     bool ptsz, CUresult *ret);
+		     bool ptsz, uint64_t entry_ns, CUresult *ret);
 /*
  * Before a synchronizing call: launches up to the returned token are covered
  * when it returns. Every redirect_sync_begin() is followed by

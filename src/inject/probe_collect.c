@@ -221,6 +221,8 @@ static void send_launch(struct block_probes *bp, const struct pending *p, struct
 
 	msg->rec.launch_id = p->launch_id;
 	msg->rec.api_enter_ns = p->api_enter_ns;
+	msg->rec.api_return_ns = p->api_return_ns;
+	msg->rec.host_tid = p->tid;
 	msg->rec.stream = p->stream;
 	msg->rec.lost_blocks = missing;
 	msg->name_id = channel_name(&st->chan, p->fn->name);

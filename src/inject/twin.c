@@ -40,7 +40,8 @@ static void apply_attrs(struct inject_state *st, struct twin *f)
 	}
 }
 
-void twin_resolve(struct instr_state *is, struct twin *f)
+/* The twin of f, or none; f->target stays NULL when f launches unchanged. */
+static void find_target(struct instr_state *is, struct twin *f)
 {
 	library_get_kernel_fn get_kernel =
 	    (library_get_kernel_fn)interpose_real_for("cuLibraryGetKernel");
@@ -49,7 +50,6 @@ void twin_resolve(struct instr_state *is, struct twin *f)
 	CUkernel kernel = NULL;
 	CUresult r;
 
-	f->resolved = true;
 	if (!m)
 		return;
 	if (!m->tried)
@@ -84,6 +84,17 @@ void twin_resolve(struct instr_state *is, struct twin *f)
 			f->target_fn = NULL;
 	}
 	apply_attrs(st, f);
+}
+
+/*
+ * Marked resolved only once the answer is known: a launch on another thread
+ * meanwhile waits for the lock (and the JIT) instead of taking "no twin" for
+ * the answer and running unprobed.
+ */
+void twin_resolve(struct instr_state *is, struct twin *f)
+{
+	find_target(is, f);
+	atomic_store_explicit(&f->resolved, true, memory_order_release);
 }
 
 void twin_function_seen(uint64_t module, uint64_t handle, const char *name)

@@ -20,7 +20,7 @@ struct twin {
 	uint64_t handle; /* CUfunction or CUkernel the application launches */
 	struct instr_module *mod;
 	char *name;
-	bool resolved;	       /* target looked up (or given up) */
+	atomic_bool resolved;  /* target looked up (or given up); set last */
 	CUfunction target;     /* the instrumented function; NULL: launch unchanged */
 	bool target_is_kernel; /* target is a CUkernel (library copy) */
 	CUfunction target_fn; /* the CUkernel's function in target_ctx: launched without a lookup */

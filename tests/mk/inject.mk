@@ -15,11 +15,22 @@ $(INJECT_FIX)/cupti/libcupti.so.13: tests/inject/fake_cupti.c src/inject/cupti_d
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -Wl,-soname,libcupti.so.13 -o $@ $< $(SAN_LDFLAGS) -lpthread
 
-$(INJECT_FIX)/app: tests/inject/app.c $(INJECT_FIX)/libcuda.so.1
+$(INJECT_FIX)/app: tests/inject/app.c tests/inject/app_module.h $(INJECT_FIX)/libcuda.so.1
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS) -ldl
 
-FIXTURES += $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_FIX)/app
+# Several threads launching, copying and setting memory, through exports and cuGetProcAddress.
+$(INJECT_FIX)/app_threads: tests/inject/app_threads.c tests/inject/app_module.h $(INJECT_FIX)/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS) -lpthread
+
+# Reads a trace: every device record's call bracket holds exactly one cuda call.
+$(INJECT_FIX)/check_brackets: tests/inject/check_brackets.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
+
+FIXTURES += $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_FIX)/app \
+	    $(INJECT_FIX)/app_threads $(INJECT_FIX)/check_brackets
 
 # Unit tests of the inject library's pure parts (ring, clock math, launch summaries, cache).
 INJECT_PURE_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,src/inject/clock_math.c src/inject/launch_summary.c src/inject/probe_cache.c)
