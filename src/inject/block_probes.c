@@ -8,6 +8,7 @@
 #include "inject/channel.h"
 #include "inject/inject.h"
 #include "inject/module_jit.h"
+#include "inject/own_thread.h"
 #include "inject/ptx_rewrite.h"
 #include "inject/twin.h"
 
@@ -32,15 +33,42 @@ static unsigned device_sm_slots(struct inject_state *st)
 	return ((unsigned)sms + 15) / 16 * 16;
 }
 
+struct driver_job {
+	struct inject_driver *drv;
+	CUevent event;
+	CUdeviceptr dptr;
+	uint64_t bytes;
+	CUresult res;
+};
+
+static void event_job(void *arg)
+{
+	struct driver_job *j = arg;
+
+	j->res = j->drv->cuEventCreate(&j->event, CU_EVENT_DISABLE_TIMING);
+}
+
+/* Device memory for probe buffers: below the tag bits of the probe parameter, or none. */
+static void alloc_job(void *arg)
+{
+	struct driver_job *j = arg;
+
+	j->res = j->drv->cuMemAlloc_v2(&j->dptr, j->bytes);
+	if (!j->res && (j->dptr + j->bytes - 1) & ~GRT_PROBE_ADDR_MASK) {
+		j->drv->cuMemFree_v2(j->dptr);
+		j->res = CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+/* A completion event from the free list, or a new one (made on the worker thread). */
 static CUevent event_get(struct block_probes *bp, struct probe_ctx *r)
 {
-	CUevent e = NULL;
+	struct driver_job j = {.drv = &bp->st->drv};
 
 	if (r->nfree_events)
 		return r->free_events[--r->nfree_events];
-	if (bp->st->drv.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
-		return NULL;
-	return e;
+	own_thread_run(r->pool.ctx, event_job, &j);
+	return j.res == CUDA_SUCCESS ? j.event : NULL;
 }
 
 void probes_event_put(struct probe_ctx *r, CUevent e)
@@ -103,6 +131,38 @@ void probes_pending_free(struct block_probes *bp, struct pending *p)
 	bp->free_pending = p;
 }
 
+struct record_job {
+	struct inject_driver *drv;
+	CUevent event;
+	CUstream stream;
+	CUresult res;
+};
+
+static void record_job(void *arg)
+{
+	struct record_job *j = arg;
+
+	j->res = j->drv->cuEventRecord(j->event, j->stream);
+}
+
+/*
+ * A completion event behind the launch, in its stream's order: recorded on
+ * the launching thread itself (a per-thread default stream is only that
+ * thread's), lent to grtrace for the call (own_thread.h). A launch on the
+ * per-thread default stream records on that stream: the NULL stream of
+ * cuEventRecord would be the legacy one, which waits for every blocking
+ * stream and makes them wait for it.
+ */
+static bool record_completion(struct block_probes *bp, CUevent e, const struct instr_launch *l)
+{
+	struct record_job j = {&bp->st->drv, e, l->cfg->hStream, CUDA_ERROR_INVALID_VALUE};
+
+	if (!j.stream && l->ptsz)
+		j.stream = CU_STREAM_PER_THREAD;
+	own_thread_lend(record_job, &j);
+	return j.res == CUDA_SUCCESS;
+}
+
 /* Waits (pool_wait mode) for the collection to free a slot; under the lock. */
 static struct pool_slot *slot_wait(struct block_probes *bp, struct probe_ctx *r, uint64_t bytes,
 				   const struct instr_launch *l)
@@ -117,8 +177,7 @@ static struct pool_slot *slot_wait(struct block_probes *bp, struct probe_ctx *r,
 		if (p->stream_key == l->stream_key &&
 		    atomic_load_explicit(&p->launched, memory_order_acquire))
 			last = p;
-	if (e && last && !last->event &&
-	    bp->st->drv.cuEventRecord(e, l->cfg->hStream) == CUDA_SUCCESS) {
+	if (e && last && !last->event && record_completion(bp, e, l)) {
 		last->event = e;
 		last->event_recorded = true;
 	} else if (e) {
@@ -153,15 +212,16 @@ static struct pending *launch_scratch(struct block_probes *bp, struct probe_ctx 
 				      struct pending *out)
 {
 	uint64_t bytes = grt_probe_buffer_size(GRT_PROBE_THREAD, spans);
+	struct driver_job j = {.drv = &bp->st->drv, .bytes = bytes};
 	CUdeviceptr d;
 
 	if (spans > r->scratch_spans) {
-		if (bp->pool.used + bytes > bp->pool.budget || bp->st->drv.cuMemAlloc_v2(&d, bytes))
+		if (bp->pool.used + bytes > bp->pool.budget)
 			return NULL;
-		if ((d + bytes - 1) & ~GRT_PROBE_ADDR_MASK) { /* the tag rides in the top bits */
-			bp->st->drv.cuMemFree_v2(d);
+		own_thread_run(r->pool.ctx, alloc_job, &j);
+		if (j.res != CUDA_SUCCESS)
 			return NULL;
-		}
+		d = j.dptr;
 		bp->pool.used += bytes;
 		r->scratch = d;
 		r->scratch_spans = spans;
@@ -259,8 +319,7 @@ static void probes_launch_end(void *self, struct instr_launch *l, unsigned index
 	if (res != CUDA_SUCCESS)
 		p->failed = true;
 	else
-		p->event_recorded =
-		    p->event && bp->st->drv.cuEventRecord(p->event, l->cfg->hStream) == CUDA_SUCCESS;
+		p->event_recorded = p->event && record_completion(bp, p->event, l);
 	p->api_enter_ns = l->api_enter_ns;
 	p->api_return_ns = l->api_return_ns;
 	if (!p->unlisted)

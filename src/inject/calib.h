@@ -9,6 +9,13 @@
 
 struct inject_state;
 
+/* The opening calibration finished (or failed): wakes calib_wait_opening(). */
+void calib_opening_done(struct inject_state *st);
+/* Whether the opening calibration, when one was started, finished. */
+bool calib_opening_finished(struct inject_state *st);
+/* Waits until the opening calibration, when one was started, finished. */
+void calib_wait_opening(struct inject_state *st);
+
 /* The handshake in the calibrated context. at_end: the closing measurement. */
 int calib_globaltimer(struct inject_state *st, bool at_end, char *why, size_t why_len);
 /*

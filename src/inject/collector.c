@@ -1,11 +1,11 @@
 /* The collection thread: wakes at the application's syncs and periodically, runs the hooks. */
 #include <errno.h>
-#include <sys/prctl.h>
 #include <time.h>
+#include "inject/calib.h"
 #include "inject/collector.h"
 #include "inject/inject.h"
 #include "inject/instrument.h"
-#include "sources/source.h"
+#include "inject/own_thread.h"
 
 #define TICK_NS 1000000 /* how often the thread looks */
 
@@ -33,9 +33,6 @@ static void *collector_main(void *arg)
 	struct instr_state *is = arg;
 	struct inject_stats *stats = &is->st->stats;
 
-	inject_enter_tool(); /* for good: everything this thread does is the library's */
-	/* the name keeps this thread's driver calls out of the cuda source's records */
-	prctl(PR_SET_NAME, GRT_OWN_THREAD_PREFIX "probes");
 	pthread_mutex_lock(&is->lock);
 	is->last_collect_ns = inject_now_ns();
 	while (!is->stop) {
@@ -57,7 +54,9 @@ static void *collector_main(void *arg)
 				is->instr[u]->tick(is->instr[u]->self);
 		t1 = inject_now_ns();
 		stat_add(&stats->drain_topup_ns, t1 - t0);
-		if (!instr_any_pending(is) || is->st->cfg.collect_at_exit || !collect_due(is))
+		/* device times are mapped with the opening calibration: wait for it */
+		if (!instr_any_pending(is) || is->st->cfg.collect_at_exit ||
+		    !calib_opening_finished(is->st) || !collect_due(is))
 			continue;
 		is->last_collect_ns = t1;
 		for (unsigned u = 0; u < is->ninstr; u++)
@@ -72,7 +71,8 @@ int collector_start(struct instr_state *is)
 {
 	if (is->thread_started)
 		return 0;
-	if (pthread_create(&is->thread, NULL, collector_main, is))
+	/* its name marks its driver calls as grtrace's in the cuda source's records */
+	if (own_thread_start(&is->thread, "probes", collector_main, is))
 		return -EAGAIN;
 	is->thread_started = true;
 	return 0;

@@ -4,7 +4,6 @@
 #include <link.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +14,7 @@
 #include "inject/cupti_decls.h"
 #include "inject/inject.h"
 #include "inject/interpose.h"
-#include "sources/source.h"
+#include "inject/own_thread.h"
 #include "trace/records_cuda.h"
 
 #define ACTIVITY_BUFFER_BYTES (4u << 20)
@@ -23,7 +22,7 @@
 #define FLUSH_NUDGE_NS 5000000ULL /* sync points wake it at most this often */
 #define NAME_CACHE 1024		  /* CUPTI's kernel name pointers -> name ids */
 #define CORR_SLOTS 65536u	  /* API calls remembered until their activity arrives */
-#define TOOL_TID UINT32_MAX	  /* marks calls the library itself made */
+#define OWN_CALL 0x80000000u	  /* in a slot's tid: a call the library itself made */
 #define RETURN_WAIT_SPINS 1000	  /* yields a record waits for its call's return time */
 #define NO_WRAPPER UINT64_MAX	  /* a call no wrapper of ours made: its return is not known */
 
@@ -79,6 +78,7 @@ struct cupti_state {
 	_Atomic uint64_t last_flush_ns;
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t kernels, copies;
+	_Atomic uint64_t own_records; /* of them grtrace's own work, flagged GRT_GPU_F_OWN */
 	_Atomic uint64_t launch_calls; /* launch API calls of the application */
 	_Atomic uint64_t unmatched;    /* records whose call was no longer in the table */
 	_Atomic uint64_t open_brackets; /* records whose call's return time was not known */
@@ -268,7 +268,7 @@ static void on_driver_call(void *userdata, int domain, uint32_t cbid, const void
 	slot->api_enter_ns = inject_call.enter_ns ? inject_call.enter_ns : inject_now_ns();
 	atomic_store_explicit(&slot->api_return_ns, inject_call.enter_ns ? 0 : NO_WRAPPER,
 			      memory_order_relaxed);
-	slot->tid = inject_in_tool ? TOOL_TID : inject_tid();
+	slot->tid = inject_tid() | (inject_in_tool ? OWN_CALL : 0);
 	slot->stream = stream_of_call(cbid, *(const void *const *)(d + CUPTI_CB_OFF_PARAMS));
 	atomic_store_explicit(&slot->corr, corr, memory_order_release);
 	if (inject_call.enter_ns)
@@ -328,9 +328,10 @@ static bool host_call_of(struct cupti_state *c, uint32_t corr, struct host_call 
 		return false;
 	}
 	*hc = got;
-	if (got.tid == TOOL_TID) {
+	if (got.tid & OWN_CALL) {
+		/* grtrace's own work: no wrapper made the call, so no return time */
 		hc->own = true;
-		hc->tid = 0;
+		hc->tid = got.tid & ~OWN_CALL;
 		return true;
 	}
 	hc->return_ns = return_of(slot, corr);
@@ -376,11 +377,12 @@ static void emit_kernel(struct inject_state *st, struct cupti_state *c, const ui
 	struct host_call hc;
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_CORRELATION);
-	if (name && !strncmp(name, "__grt_", 6))
-		return; /* the library's own calibration kernel */
 	host_call_of(c, msg.rec.correlation_id, &hc);
-	if (hc.own)
-		return;
+	/* the library's kernels (calibration, summarizer) and launches: in the trace, marked */
+	if (hc.own || (name && !strncmp(name, GRT_OWN_KERNEL_PREFIX, strlen(GRT_OWN_KERNEL_PREFIX)))) {
+		msg.rec.flags |= GRT_GPU_F_OWN;
+		atomic_fetch_add_explicit(&c->own_records, 1, memory_order_relaxed);
+	}
 	msg.rec.api_enter_ns = hc.enter_ns;
 	msg.rec.api_return_ns = hc.return_ns;
 	msg.rec.host_tid = hc.tid;
@@ -428,8 +430,10 @@ static void emit_copy(struct inject_state *st, struct cupti_state *c, const uint
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_COPY_OFF_CORRELATION);
 	host_call_of(c, msg.rec.correlation_id, &hc);
-	if (hc.own)
-		return;
+	if (hc.own) { /* the collection's copies, the probe buffers' memsets */
+		msg.rec.flags |= GRT_GPU_F_OWN;
+		atomic_fetch_add_explicit(&c->own_records, 1, memory_order_relaxed);
+	}
 	msg.rec.api_enter_ns = hc.enter_ns;
 	msg.rec.api_return_ns = hc.return_ns;
 	msg.rec.host_tid = hc.tid;
@@ -586,8 +590,6 @@ static void *flusher_main(void *arg)
 {
 	struct cupti_state *c = arg;
 
-	inject_enter_tool();
-	prctl(PR_SET_NAME, GRT_OWN_THREAD_PREFIX "cupti");
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
 		struct timespec ts;
@@ -656,24 +658,21 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len)
 	if ((st->cfg.cupti_callbacks && (err = enable_callbacks(c, why, why_len))) ||
 	    (err = enable_activity(c, why, why_len)))
 		return err; /* subscribed: keep the state, CUPTI may still call back */
-	c->flusher_started = !pthread_create(&c->flusher, NULL, flusher_main, c);
+	/* buffers are flushed on a thread named as grtrace's, never on the application's */
+	c->flusher_started = !own_thread_start(&c->flusher, "cupti", flusher_main, c);
 	send_cupti_calibration(st);
 	return 0;
 }
 
-void cupti_flush(struct inject_state *st, bool forced)
+void cupti_flush(struct inject_state *st)
 {
 	struct cupti_state *c = st->cupti;
 	uint64_t now, last;
 
 	if (!c || atomic_load(&st->finished))
 		return;
-	if (forced || !c->flusher_started) {
-		inject_enter_tool();
-		c->api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
-		inject_leave_tool();
-		return;
-	}
+	if (!c->flusher_started)
+		return; /* not on the application's thread: its records come at exit */
 	/* a sync point: the records are complete; let the flusher turn them into messages */
 	now = inject_now_ns();
 	last = atomic_load_explicit(&c->last_flush_ns, memory_order_relaxed);
@@ -703,12 +702,13 @@ void cupti_stop(struct inject_state *st)
 	c->api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	send_cupti_calibration(st);
 	channel_status(&st->chan, INJ_PART_CUPTI, 0,
-		       "CUPTI: %llu launch calls, %llu kernel records, %llu copy/memset records, "
-		       "%llu records without their call, %llu without its return time, "
-		       "%llu dropped",
+		       "CUPTI: %llu launch calls, %llu kernel records, %llu copy/memset records "
+		       "(%llu of them grtrace's own), %llu records without their call, %llu without "
+		       "its return time, %llu dropped",
 		       (unsigned long long)atomic_load(&c->launch_calls),
 		       (unsigned long long)atomic_load(&c->kernels),
 		       (unsigned long long)atomic_load(&c->copies),
+		       (unsigned long long)atomic_load(&c->own_records),
 		       (unsigned long long)atomic_load(&c->unmatched),
 		       (unsigned long long)atomic_load(&c->open_brackets),
 		       (unsigned long long)atomic_load(&c->dropped));

@@ -9,7 +9,8 @@
 struct inject_state;
 
 int cupti_start(struct inject_state *st, char *why, size_t why_len);
-void cupti_flush(struct inject_state *st, bool forced);
+/* A sync point: the flusher thread hands CUPTI's finished records over soon. */
+void cupti_flush(struct inject_state *st);
 /* Asks CUPTI for hardware kernel timestamps (Blackwell); with a context. Says how it went. */
 void cupti_try_hw_trace(struct inject_state *st);
 void cupti_stop(struct inject_state *st);

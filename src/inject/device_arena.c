@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include "inject/device_arena.h"
 #include "inject/inject.h"
+#include "inject/own_thread.h"
 #include "inject/probe_buffer.h"
 
 #define ARENA_BYTES (16u << 20) /* the first arena of a class; later ones double */
@@ -105,15 +106,36 @@ static void arena_publish(struct probe_pool *p, unsigned cls, struct pool_slot *
 	p->nfree[cls] += n;
 }
 
-/* A new arena for the launch path (out of slots): under the lock, as rarely as possible. */
+struct arena_job {
+	struct probe_pool *p;
+	struct pool_ctx *pc;
+	unsigned cls;
+	uint64_t bytes;
+	struct pool_slot *list;
+};
+
+static void arena_job(void *arg)
+{
+	struct arena_job *j = arg;
+
+	j->list = arena_alloc(j->p, j->pc, j->cls, j->bytes);
+}
+
+/*
+ * A new arena for the launch path (out of slots): under the lock, as rarely
+ * as possible, made on the library's worker thread (its allocation and
+ * memsets are grtrace's, not the application's).
+ */
 static int arena_new(struct probe_pool *p, struct pool_ctx *pc, unsigned cls)
 {
-	uint64_t bytes = arena_bytes(p, cls);
+	struct arena_job j = {p, pc, cls, arena_bytes(p, cls), NULL};
+	uint64_t bytes = j.bytes;
 	struct pool_slot *list;
 
 	if (!bytes)
 		return -1;
-	list = arena_alloc(p, pc, cls, bytes);
+	own_thread_run(pc->ctx, arena_job, &j);
+	list = j.list;
 	if (!list)
 		return -1;
 	p->used += bytes;

@@ -104,13 +104,18 @@ struct inject_state {
 	struct inject_channel chan;
 	atomic_int driver_ready; /* 0 not tried, 1 resolved, -1 no libcuda */
 	atomic_int started;
-	atomic_int calibrated;
+	atomic_int calib_started; /* the opening calibration was started (or given up) */
 	atomic_int finished;
 	pid_t pid;
 	struct inject_clock globaltimer;     /* %globaltimer, opening calibration */
 	struct inject_clock globaltimer_end; /* closing calibration */
 	struct inject_clock cupti_clock;
 	CUcontext calib_ctx;
+	pthread_t calib_thread; /* the opening calibration's (grtrace-calib) */
+	bool calib_thread_started;
+	pthread_mutex_t calib_lock; /* with calib_cond: the opening calibration finished */
+	pthread_cond_t calib_cond;
+	bool calib_opened;
 	struct cupti_state *cupti;
 	struct calib_state *calib;
 	struct instr_state *instr;

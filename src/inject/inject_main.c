@@ -14,6 +14,7 @@
 #include "inject/cupti.h"
 #include "inject/inject.h"
 #include "inject/instrument.h"
+#include "inject/own_thread.h"
 #include "inject/interpose.h"
 #include "inject/probe_buffer.h"
 
@@ -25,6 +26,8 @@
  */
 static struct inject_state state = {
     .init_lock = PTHREAD_MUTEX_INITIALIZER,
+    .calib_lock = PTHREAD_MUTEX_INITIALIZER,
+    .calib_cond = PTHREAD_COND_INITIALIZER,
     .chan = {.names_lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
@@ -141,6 +144,7 @@ static bool recording(void)
 static void on_fork_child(void)
 {
 	atomic_fetch_add(&fork_generation, 1);
+	own_thread_after_fork();
 	state.pid = getpid();
 	/*
 	 * A child forked after CUDA started cannot use the parent's driver state;
@@ -262,33 +266,58 @@ void inject_start(void)
 	inject_leave_tool();
 }
 
-void inject_start_with_context(void)
+/*
+ * The opening calibration, on the library's own thread with the application's
+ * first context made current there: its driver calls (a module, mapped
+ * memory, the handshake kernel) are grtrace's, and the application does not
+ * wait for it. The collection waits for it (calib_wait_opening()).
+ */
+static void *calibrate_main(void *unused)
 {
 	char why[256] = "";
-	CUcontext ctx = NULL;
-	int err;
+	CUcontext popped;
+	int err = -EIO;
 
-	if (atomic_load_explicit(&state.calibrated, memory_order_acquire) || !recording())
+	if (state.drv.cuCtxPushCurrent_v2(state.calib_ctx) == CUDA_SUCCESS) {
+		err = calib_globaltimer(&state, false, why, sizeof(why));
+		cupti_try_hw_trace(&state);
+		state.drv.cuCtxPopCurrent_v2(&popped);
+	} else {
+		snprintf(why, sizeof(why), "its context could not be made current");
+	}
+	if (err)
+		channel_status(&state.chan, INJ_PART_CALIB, err,
+			       "GPU clock calibration failed: %s; block-probe times are not mapped",
+			       why);
+	calib_opening_done(&state);
+	return unused;
+}
+
+void inject_start_with_context(void)
+{
+	CUcontext ctx = NULL;
+
+	if (atomic_load_explicit(&state.calib_started, memory_order_acquire) || !recording())
 		return;
 	inject_start();
 	if (inject_driver_ready() || !state.drv.cuCtxGetCurrent)
 		return;
 	pthread_mutex_lock(&state.init_lock);
-	if (atomic_load(&state.calibrated) || atomic_load(&state.finished) ||
+	if (atomic_load(&state.calib_started) || atomic_load(&state.finished) ||
 	    inject_driver_missing() || state.drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
 		pthread_mutex_unlock(&state.init_lock);
 		return; /* no context yet: the next launch or load tries again */
 	}
-	inject_enter_tool();
 	state.calib_ctx = ctx;
-	err = calib_globaltimer(&state, false, why, sizeof(why));
-	if (err)
-		channel_status(&state.chan, INJ_PART_CALIB, err,
-			       "GPU clock calibration failed: %s; block-probe times are not mapped",
-			       why);
-	cupti_try_hw_trace(&state);
-	inject_leave_tool();
-	atomic_store_explicit(&state.calibrated, 1, memory_order_release);
+	if (own_thread_start(&state.calib_thread, "calib", calibrate_main, NULL)) {
+		channel_status(&state.chan, INJ_PART_CALIB, -EAGAIN,
+			       "GPU clock calibration failed: no thread for it; block-probe times "
+			       "are not mapped");
+		calib_opening_done(&state);
+	} else {
+		state.calib_thread_started = true;
+	}
+	atomic_store_explicit(&state.calib_started, 1, memory_order_release);
 	pthread_mutex_unlock(&state.init_lock);
 }
 
@@ -322,17 +351,20 @@ static void report_stats(struct inject_state *st)
 	    atomic_load(&s->drain_topup_ns) / 1e6);
 }
 
-/* Final collection: probe buffers, the closing calibration, CUPTI's last buffers. Once. */
-static void inject_finish(void)
+/*
+ * Final collection: probe buffers, the closing calibration, CUPTI's last
+ * buffers, the cost line. On a thread of the library's: the driver calls are
+ * grtrace's, whichever application thread is exiting.
+ */
+static void *finish_main(void *unused)
 {
 	char why[256] = "";
 	int err;
 
-	if (!atomic_load(&state.started) || atomic_exchange(&state.finished, 1))
-		return;
-	inject_enter_tool();
+	if (state.calib_thread_started)
+		pthread_join(state.calib_thread, NULL);
 	instr_stop(&state);
-	if (atomic_load(&state.calibrated) && state.globaltimer.valid) {
+	if (atomic_load(&state.calib_started) && state.globaltimer.valid) {
 		err = calib_globaltimer(&state, true, why, sizeof(why));
 		if (err)
 			channel_status(&state.chan, INJ_PART_CALIB, err,
@@ -340,6 +372,21 @@ static void inject_finish(void)
 	}
 	cupti_stop(&state);
 	report_stats(&state);
+	return unused;
+}
+
+/* Once, at exit (or unload). */
+static void inject_finish(void)
+{
+	pthread_t finisher;
+
+	if (!atomic_load(&state.started) || atomic_exchange(&state.finished, 1))
+		return;
+	inject_enter_tool();
+	if (own_thread_start(&finisher, "exit", finish_main, NULL))
+		finish_main(NULL); /* no thread to be had: done here rather than lost */
+	else
+		pthread_join(finisher, NULL);
 	inject_leave_tool();
 }
 

@@ -30,6 +30,8 @@
 #define GRT_INJECT_ENV_DEBUG "GRTRACE_INJECT_DEBUG" /* "1": one stderr line per interposed call */
 
 #define GRT_INJECT_MAX_NAME 4096 /* kernel names longer than this are cut */
+/* The library's own kernels (calibration, summarizer) are named with this prefix. */
+#define GRT_OWN_KERNEL_PREFIX "__grt_"
 
 enum inject_msg_type {
 	INJ_MSG_NAME =

@@ -9,6 +9,7 @@
 #include "inject/collector.h"
 #include "inject/inject.h"
 #include "inject/instrument.h"
+#include "inject/own_thread.h"
 
 #define FUNC_SLOTS 65536u /* function/kernel handles the application can have */
 #define MODULE_SLOTS 16384u
@@ -29,23 +30,37 @@ bool instr_any_pending(struct instr_state *is)
 	return false;
 }
 
+struct context_job {
+	struct instr_state *is;
+	struct instr_context *c;
+};
+
+static void context_job(void *arg)
+{
+	struct context_job *j = arg;
+
+	for (unsigned u = 0; u < j->is->ninstr; u++) {
+		struct instrumentation *in = j->is->instr[u];
+
+		j->c->status[u] =
+		    in->context_open ? in->context_open(in->self, j->c, &j->c->priv[u]) : 0;
+	}
+}
+
 struct instr_context *instr_context_open(struct instr_state *is, CUcontext ctx)
 {
-	struct instr_context *c;
+	struct context_job j = {is};
 
 	if (is->ncontexts == INSTR_MAX_CTXS)
 		return NULL;
-	c = &is->contexts[is->ncontexts];
-	memset(c, 0, sizeof(*c));
-	c->ctx = ctx;
-	c->index = is->ncontexts;
-	for (unsigned u = 0; u < is->ninstr; u++) {
-		struct instrumentation *in = is->instr[u];
-
-		c->status[u] = in->context_open ? in->context_open(in->self, c, &c->priv[u]) : 0;
-	}
+	j.c = &is->contexts[is->ncontexts];
+	memset(j.c, 0, sizeof(*j.c));
+	j.c->ctx = ctx;
+	j.c->index = is->ncontexts;
+	/* the resources are grtrace's: made on its worker thread, with ctx current there */
+	own_thread_run(ctx, context_job, &j);
 	is->ncontexts++;
-	return c;
+	return j.c;
 }
 
 int instr_start(struct inject_state *st, char *why, size_t why_len)

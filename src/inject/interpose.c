@@ -583,7 +583,7 @@ static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t tok
 		redirect_synchronized(s, all, ptsz, token);
 	redirect_sync_end(); /* then the collection, which finds them complete */
 	if (ok)
-		cupti_flush(inject(), false);
+		cupti_flush(inject());
 }
 
 /*
@@ -618,7 +618,7 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 	ENTER(cuEventSynchronize);
 	r = CALL_REAL(cuEventSynchronize, CUresult(*)(CUevent), e);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		cupti_flush(inject(), false);
+		cupti_flush(inject());
 	return r;
 }
 

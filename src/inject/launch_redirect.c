@@ -108,7 +108,7 @@ static bool launch_prepare(struct instr_state *is, struct twin *fn, CUcontext ct
 	bool taken = false;
 
 	if (!fn->resolved)
-		twin_resolve(is, fn);
+		twin_resolve(is, fn, ctx);
 	if (!fn->target || collector_start(is) || !(l->context = instr_context_get(is, ctx)))
 		return false;
 	k = fn->k;

@@ -6,6 +6,7 @@
 #include "inject/inject.h"
 #include "inject/interpose.h"
 #include "inject/module_jit.h"
+#include "inject/own_thread.h"
 #include "inject/twin.h"
 
 typedef CUresult (*library_get_kernel_fn)(CUkernel *, CUlibrary, const char *);
@@ -39,6 +40,11 @@ static void apply_attrs(struct inject_state *st, struct twin *f)
 			set_func(f->target, f->attrs[i].attr, f->attrs[i].value);
 	}
 }
+
+struct resolve_job {
+	struct instr_state *is;
+	struct twin *f;
+};
 
 /* The twin of f, or none; f->target stays NULL when f launches unchanged. */
 static void find_target(struct instr_state *is, struct twin *f)
@@ -91,9 +97,27 @@ static void find_target(struct instr_state *is, struct twin *f)
  * meanwhile waits for the lock (and the JIT) instead of taking "no twin" for
  * the answer and running unprobed.
  */
-void twin_resolve(struct instr_state *is, struct twin *f)
+static void resolve_job(void *arg)
 {
-	find_target(is, f);
+	struct resolve_job *j = arg;
+
+	find_target(j->is, j->f);
+}
+
+/* Mirrors f's saved attributes onto its twin, on the worker thread. */
+static void attrs_job(void *arg)
+{
+	struct resolve_job *j = arg;
+
+	apply_attrs(j->is->st, j->f);
+}
+
+void twin_resolve(struct instr_state *is, struct twin *f, CUcontext ctx)
+{
+	struct resolve_job j = {is, f};
+
+	/* loading the instrumented copy and looking the twin up are grtrace's own calls */
+	own_thread_run(ctx, resolve_job, &j);
 	atomic_store_explicit(&f->resolved, true, memory_order_release);
 }
 
@@ -169,8 +193,10 @@ void twin_attribute(CUfunction fn, int attr, int value)
 			if (i == f->nattrs)
 				f->nattrs++;
 		}
+		struct resolve_job j = {is, f};
+
 		inject_enter_tool();
-		apply_attrs(is->st, f);
+		own_thread_run(current_ctx(is->st), attrs_job, &j);
 		inject_leave_tool();
 	}
 	pthread_mutex_unlock(&is->lock);

@@ -38,8 +38,12 @@ void twin_function_seen(uint64_t module, uint64_t handle, const char *name);
 void twin_kernel_function(CUkernel k, CUfunction f);
 /* cuFuncSetAttribute / cuKernelSetAttribute: mirrored onto the twin. */
 void twin_attribute(CUfunction f, int attr, int value);
-/* Finds f's instrumented twin (instrumenting its module first). Under the lock, context current. */
-void twin_resolve(struct instr_state *is, struct twin *f);
+/*
+ * Finds f's instrumented twin, instrumenting its module first, on the
+ * library's worker thread with ctx (the launching thread's) current there.
+ * Under the lock.
+ */
+void twin_resolve(struct instr_state *is, struct twin *f, CUcontext ctx);
 /* The module was unloaded: its functions launch unchanged. Under the lock. */
 void twin_forget_module(struct instr_state *is, uint64_t module);
 

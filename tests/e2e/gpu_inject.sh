@@ -43,6 +43,7 @@ json() {
 import json, sys
 recs = [json.loads(l) for l in sys.stdin]
 def of(t): return [r for r in recs if r['type'] == t]
+def app(rs): return [r for r in rs if not r.get('kernel', '').startswith('__grt_')]
 print($2)"
 }
 results() { grep -vE '^(getproc_default|getproc_ptds|dlsym_handle|linked)=' "$1"; }
@@ -63,9 +64,9 @@ n=$(json traced "len(of('gpu_launch'))")
 [ "$n" = $((LAUNCHES + 1)) ] && ok launch_summaries || fail launch_summaries "got $n"
 n=$(json traced "len(of('gpu_block'))")
 [ "$n" = $((LAUNCHES * 8 + 4)) ] && ok block_records || fail block_records "got $n"
-n=$(json traced "len(of('gpu_kernel'))")
+n=$(json traced "len(app(of('gpu_kernel')))")
 [ "$n" = $((LAUNCHES + 2)) ] && ok cupti_kernels || fail cupti_kernels "got $n"
-n=$(json traced "sum(1 for k in of('gpu_kernel') if k['api_enter_ns'] > 0 and k['start_ns'] > k['api_enter_ns'])")
+n=$(json traced "sum(1 for k in app(of('gpu_kernel')) if k['api_enter_ns'] > 0 and k['start_ns'] > k['api_enter_ns'])")
 [ "$n" = $((LAUNCHES + 2)) ] && ok kernels_tied_to_calls || fail kernels_tied_to_calls "got $n"
 n=$(json traced "len({(l['pid'], l['tid'], l['api_enter_ns']) for l in of('gpu_launch')} & {(k['pid'], k['tid'], k['api_enter_ns']) for k in of('gpu_kernel')})")
 [ "$n" = $((LAUNCHES + 1)) ] && ok probe_and_cupti_records_match || fail probe_and_cupti_records_match "got $n"
@@ -82,7 +83,14 @@ expect fake_driver_saw_redirects grep -qE "^plain=1 probed=$((LAUNCHES + 1)) cal
 expect report_device_times grep -qE '^ +22 .* vector_add$|^ +21 .* vector_add$' "$T/report.txt"
 expect report_probes grep -q 'block probes per kernel (21 launch summaries' "$T/report.txt"
 expect report_not_instrumented grep -q 'kernels instrumented: 1, not instrumented: 1' "$T/report.txt"
-expect report_clocks grep -qE 'globaltimer dev 0: [0-9]+ fits, offset (9[0-9]{5}|10[0-9]{5}) ns, error <= [0-9]+ ns' "$T/report.txt"
+# the first fit's offset, within its error bound of the fake's 1 ms (the opening calibration runs
+# beside the application: on a loaded machine its bound is wide, and says so)
+clock_line=$(grep -E 'globaltimer dev 0: [0-9]+ fits, offset -?[0-9]+ ns, error <= [0-9]+ ns' "$T/report.txt")
+python3 -c '
+import re, sys
+m = re.search(r"offset (-?\d+) ns, error <= (\d+) ns", sys.argv[1])
+sys.exit(0 if m and abs(int(m.group(1)) - 1000000) <= int(m.group(2)) + 100000 else 1)' "$clock_line" &&
+	ok report_clocks || fail report_clocks "$clock_line"
 "$G" report "$T/traced.grt" --gpu --format json | python3 -c 'import json,sys; d=json.load(sys.stdin)["gpu"]; sys.exit(0 if d["probes"][0]["launches"] == 21 and d["not_instrumented"][0]["kernel"] == "probe_fails_kernel" else 1)' &&
 	ok report_json || fail report_json
 # the hardware event system (Blackwell only) is asked for; the fake CUPTI says no, as on an H100
@@ -130,7 +138,7 @@ expect nocupti_results_unchanged diff <(results "$T/plain.out") <(results "$T/no
 n=$(json nocupti "[s['message'] for s in of('source_status') if s['status'] < 0]")
 [ "$n" = "['CUPTI kernel timing unavailable: cannot load /nonexistent/libcupti.so.13 (GRTRACE_CUPTI_PATH)']" ] &&
 	ok nocupti_reason || fail nocupti_reason "got $n"
-n=$(json nocupti "(len(of('gpu_kernel')), len(of('gpu_launch')))")
+n=$(json nocupti "(len(app(of('gpu_kernel'))), len(of('gpu_launch')))")
 [ "$n" = "(0, $((LAUNCHES + 1)))" ] && ok nocupti_probes_still_work || fail nocupti_probes_still_work "got $n"
 
 # records CUPTI reports lost are counted as the gpu source's drops
@@ -139,7 +147,7 @@ n=$(json drops "sum(d['count'] for d in of('drop') if d['source'] == 'gpu')")
 [ "$n" = 3 ] && ok cupti_drops_counted || fail cupti_drops_counted "got $n"
 
 record noprobes GRTRACE_GPU_PROBES=off -- $LAUNCHES
-n=$(json noprobes "(len(of('gpu_kernel')), len(of('gpu_launch')), len(of('gpu_instrument')))")
+n=$(json noprobes "(len(app(of('gpu_kernel'))), len(of('gpu_launch')), len(of('gpu_instrument')))")
 [ "$n" = "($((LAUNCHES + 2)), 0, 0)" ] && ok probes_off || fail probes_off "got $n"
 expect probes_off_fake_plain grep -qE "^plain=$((LAUNCHES + 2)) probed=0 " "$T/noprobes.fake"
 

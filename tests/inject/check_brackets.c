@@ -2,6 +2,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "trace/grt_reader.h"
 #include "trace/records_cuda.h"
 #include "trace/records_gpu.h"
@@ -11,8 +12,10 @@
  * record that is not grtrace's own (GRT_GPU_F_OWN), the cuda records of the
  * same pid and thread (host_tid) whose entry lies in [api_enter_ns,
  * api_return_ns] must be exactly one launch, graph launch, memcpy or memset
- * (records_gpu.h). grtrace's own cuda calls are not counted. Prints one line
- * of counts, then each failure (at most 10);
+ * (records_gpu.h). grtrace's own cuda calls are not counted; its own device
+ * records (GRT_GPU_F_OWN) are counted apart, and a kernel named as grtrace's
+ * without the flag is a failure. Prints each failure (at most 10), then one
+ * line of counts;
  * exit 0 when nothing failed, 1 otherwise, 2 on a bad trace.
  */
 struct call {
@@ -60,32 +63,43 @@ static const char *type_name(uint16_t type)
 					  : "gpu_launch";
 }
 
-/* Notes a device record's bracket; counts own ones apart. */
-static void device_record(const struct grt_record *rec, unsigned *own, unsigned *kinds)
+struct counts {
+	unsigned app[3];     /* the application's gpu_kernel, gpu_copy, gpu_launch records */
+	unsigned own_kernels, own_copies, own_launches;
+	unsigned unflagged;  /* kernels named as grtrace's (GRT_OWN_KERNEL_PREFIX) without the flag */
+};
+
+/* Notes a device record's bracket; grtrace's own are counted apart. */
+static void device_record(struct grt_reader *r, const struct grt_record *rec, struct counts *n)
 {
 	uint64_t enter, ret;
 	uint32_t tid, flags;
+	unsigned kind;
 
 	if (rec->hdr.type == GRT_REC_GPU_KERNEL) {
 		const struct grt_gpu_kernel_rec *k = rec->payload;
+		const char *name = grt_reader_string(r, k->kernel_str);
 
 		enter = k->api_enter_ns, ret = k->api_return_ns, tid = k->host_tid, flags = k->flags;
-		kinds[0]++;
+		kind = 0;
+		if (!(flags & GRT_GPU_F_OWN) && name && !strncmp(name, "__grt_", 6))
+			n->unflagged++;
 	} else if (rec->hdr.type == GRT_REC_GPU_COPY) {
 		const struct grt_gpu_copy_rec *c = rec->payload;
 
 		enter = c->api_enter_ns, ret = c->api_return_ns, tid = c->host_tid, flags = c->flags;
-		kinds[1]++;
+		kind = 1;
 	} else {
 		const struct grt_gpu_launch_rec *l = rec->payload;
 
 		enter = l->api_enter_ns, ret = l->api_return_ns, tid = l->host_tid, flags = l->flags;
-		kinds[2]++;
+		kind = 2;
 	}
 	if (flags & GRT_GPU_F_OWN) {
-		(*own)++;
+		(*(kind == 0 ? &n->own_kernels : kind == 1 ? &n->own_copies : &n->own_launches))++;
 		return;
 	}
+	n->app[kind]++;
 	brackets = grow(brackets, &brackets_cap, nbrackets, sizeof(*brackets));
 	brackets[nbrackets++] = (struct bracket){
 	    .enter = enter, .ret = ret, .pid = rec->hdr.pid, .tid = tid,
@@ -94,7 +108,8 @@ static void device_record(const struct grt_record *rec, unsigned *own, unsigned 
 
 int main(int argc, char **argv)
 {
-	unsigned own = 0, kinds[3] = {0}, failures = 0, matched = 0, calls_used = 0;
+	unsigned failures = 0, matched = 0, calls_used = 0;
+	struct counts n = {0};
 	struct grt_reader *r;
 	struct grt_record rec;
 	enum grt_read_status st;
@@ -119,7 +134,7 @@ int main(int argc, char **argv)
 			    .ts = rec.hdr.ts_ns, .pid = rec.hdr.pid, .tid = rec.hdr.tid, .type = t};
 		} else if (t == GRT_REC_GPU_KERNEL || t == GRT_REC_GPU_COPY ||
 			   t == GRT_REC_GPU_LAUNCH) {
-			device_record(&rec, &own, kinds);
+			device_record(r, &rec, &n);
 		}
 	}
 	if (st == GRT_READ_ERROR) {
@@ -148,9 +163,12 @@ int main(int argc, char **argv)
 			       type_name(b->type), (unsigned long long)b->seq, b->pid, b->tid,
 			       (unsigned long long)b->enter, (unsigned long long)b->ret, inside);
 	}
-	printf("gpu_kernel=%u gpu_copy=%u gpu_launch=%u own=%u matched=%u failed=%u "
-	       "cuda_calls=%zu cuda_calls_matched=%u\n",
-	       kinds[0], kinds[1], kinds[2], own, matched, failures, ncalls, calls_used);
+	if (n.unflagged)
+		failures++, printf("FAIL - %u kernels named __grt_* not flagged own\n", n.unflagged);
+	printf("gpu_kernel=%u gpu_copy=%u gpu_launch=%u matched=%u failed=%u cuda_calls=%zu "
+	       "cuda_calls_matched=%u own_kernels=%u own_copies=%u own_launches=%u\n",
+	       n.app[0], n.app[1], n.app[2], matched, failures, ncalls, calls_used, n.own_kernels,
+	       n.own_copies, n.own_launches);
 	grt_reader_close(r);
 	return failures ? 1 : 0;
 }

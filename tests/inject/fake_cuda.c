@@ -43,6 +43,7 @@ struct fake_function {
 
 struct fake_calib {
 	pthread_t thread;
+	void *stream; /* where it was launched: synchronizing that stream waits for it */
 	volatile uint32_t *flag;
 	volatile uint64_t *out;
 	unsigned rounds;
@@ -54,6 +55,8 @@ static __thread void *current_ctx;
 static int ctx_token;
 static atomic_uint launches_plain, launches_probed, launches_calib, launches_summarize;
 static atomic_uint graph_launches, copies, memsets;
+static atomic_int application_launched; /* a kernel not named __grt_* ran */
+static atomic_uint events_legacy, events_per_thread;
 
 static uint64_t mono_ns(void)
 {
@@ -187,7 +190,11 @@ EXPORT CUresult cuCtxGetDevice(int *dev)
 
 static pthread_mutex_t calib_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Any synchronize waits for the calibration "kernel"; several threads may synchronize at once. */
+/*
+ * A context synchronize, or one of the calibration's stream, waits for the
+ * calibration "kernel" (its stream is non-blocking: no other stream waits
+ * for it); several threads may synchronize at once.
+ */
 static void calib_join(void)
 {
 	pthread_mutex_lock(&calib_lock);
@@ -217,22 +224,22 @@ EXPORT CUresult cuStreamCreate(void **s, unsigned flags)
 }
 EXPORT CUresult cuStreamSynchronize(void *s)
 {
-	(void)s;
-	calib_join();
+	if (s == calib.stream)
+		calib_join();
 	return 0;
 }
 EXPORT CUresult cuStreamSynchronize_ptsz(void *s)
 {
-	(void)s;
-	calib_join();
+	if (s == calib.stream)
+		calib_join();
 	return 0;
 }
 static void *calib_kernel(void *arg);
 
 EXPORT CUresult cuStreamQuery(void *s)
 {
-	(void)s;
-	calib_join(); /* the fake "kernel" finishes quickly once told to abort */
+	if (s == calib.stream)
+		calib_join(); /* the fake "kernel" finishes quickly once told to abort */
 	return 0;
 }
 EXPORT CUresult cuStreamIsCapturing(void *s, int *st)
@@ -249,7 +256,12 @@ EXPORT CUresult cuEventCreate(void **e, unsigned flags)
 }
 EXPORT CUresult cuEventRecord(void *e, void *s)
 {
-	(void)e, (void)s;
+	(void)e;
+	/* which default stream events land on: the legacy one (NULL) or the thread's own (0x2) */
+	if (!s)
+		atomic_fetch_add(&events_legacy, 1);
+	else if (s == (void *)0x2)
+		atomic_fetch_add(&events_per_thread, 1);
 	return 0;
 }
 EXPORT CUresult cuEventQuery(void *e)
@@ -356,6 +368,7 @@ EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, void *s)
 		       (const char *)(uintptr_t)c->srcDevice + (c->srcY + y) * c->srcPitch +
 			   c->srcXInBytes,
 		       c->WidthInBytes);
+	atomic_fetch_add(&copies, 1);
 	cupti_copy(corr, 0, CUPTI_MEMCPY_DTOH, c->WidthInBytes * c->Height);
 	return 0;
 }
@@ -388,6 +401,7 @@ EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned v, si
 	for (size_t y = 0; y < h; y++)
 		for (size_t x = 0; x < w; x++)
 			memcpy((char *)(uintptr_t)dst + y * pitch + x * 4, &v, 4);
+	atomic_fetch_add(&memsets, 1);
 	cupti_copy(corr, 1, 0, w * h * 4);
 	return 0;
 }
@@ -467,9 +481,24 @@ EXPORT CUresult cuModuleGetFunction(void **f, void *mod, const char *name)
 	return 0;
 }
 
+/*
+ * FAKE_CUDA_CALIB_AFTER_FIRST_LAUNCH: the calibration "kernel" starts only
+ * after an application kernel ran (as on a GPU busy with the application's
+ * work), at most 5 s late: a library that made the application's first
+ * launch wait for the calibration gives up on it instead.
+ */
+static void wait_for_application(void)
+{
+	if (!getenv("FAKE_CUDA_CALIB_AFTER_FIRST_LAUNCH"))
+		return;
+	for (int i = 0; i < 5000 && !atomic_load(&application_launched); i++)
+		usleep(1000);
+}
+
 static void *calib_kernel(void *arg)
 {
 	(void)arg;
+	wait_for_application();
 	calib.out[0] = fake_globaltimer();
 	for (unsigned k = 1; k <= calib.rounds; k++) {
 		while (__atomic_load_n(calib.flag, __ATOMIC_SEQ_CST) < k)
@@ -560,6 +589,7 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 		calib.flag = (void *)(uintptr_t) * (CUdeviceptr *)params[0];
 		calib.out = (void *)(uintptr_t) * (CUdeviceptr *)params[1];
 		calib.rounds = *(unsigned *)params[2];
+		calib.stream = s;
 		calib.running = !pthread_create(&calib.thread, NULL, calib_kernel, NULL);
 		pthread_mutex_unlock(&calib_lock);
 		atomic_fetch_add(&launches_calib, 1);
@@ -573,6 +603,8 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 	} else {
 		atomic_fetch_add(&launches_plain, 1);
 	}
+	if (strncmp(fn->name, "__grt_", 6))
+		atomic_store(&application_launched, 1);
 	cupti_kernel(corr, fn->name, grid, block, 0);
 	return 0;
 }
@@ -734,8 +766,10 @@ __attribute__((destructor)) static void report(void)
 	f = fopen(path, "a");
 	if (!f)
 		return;
-	fprintf(f, "plain=%u probed=%u calib=%u summarize=%u graphs=%u copies=%u memsets=%u\n",
+	fprintf(f,
+		"plain=%u probed=%u calib=%u summarize=%u graphs=%u copies=%u memsets=%u "
+		"events_legacy=%u events_per_thread=%u\n",
 		launches_plain, launches_probed, launches_calib, launches_summarize, graph_launches,
-		copies, memsets);
+		copies, memsets, events_legacy, events_per_thread);
 	fclose(f);
 }
