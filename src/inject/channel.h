@@ -24,6 +24,9 @@ void channel_fill_head(struct inj_head *h, uint64_t ts_ns);
 uint64_t channel_name(struct inject_channel *ch, const char *name);
 void channel_status(struct inject_channel *ch, uint32_t part, int status, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* The same, stamped with when it happened (it may be sent later). */
+void channel_status_at(struct inject_channel *ch, uint32_t part, int status, uint64_t ts_ns,
+		       const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 void channel_send(struct inject_channel *ch, uint32_t type, const void *msg, uint32_t len);
 void channel_drops(struct inject_channel *ch, uint32_t kind, uint64_t count);
 void channel_instrument(struct inject_channel *ch, const char *kernel, int status,

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "inject/call_bracket.h"
 #include "inject/channel.h"
@@ -66,6 +67,8 @@ struct cupti_api {
 	CUptiResult (*register_timestamp)(uint64_t (*)(void));
 	CUptiResult (*result_string)(CUptiResult, const char **);
 	CUptiResult (*enable_hw_trace)(uint8_t);
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+	CUptiResult (*activity_disable)(int);
 };
 
 struct cupti_state {
@@ -75,6 +78,8 @@ struct cupti_state {
 	uintptr_t lo, hi; /* libcupti's mapped address range */
 	struct corr_slot *corr;
 	bool own_clock; /* CUPTI timestamps are CLOCK_MONOTONIC (our callback) */
+	bool hw_trace;	/* we turned on hardware kernel timestamps */
+	atomic_bool released; /* handed over to the application's CUPTI client: hands off */
 	_Atomic uint64_t last_flush_ns;
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t kernels, copies;
@@ -165,6 +170,8 @@ static int resolve_api(struct cupti_state *c, char *why, size_t why_len)
 	     offsetof(struct cupti_api, register_timestamp), true},
 	    {"cuptiGetResultString", offsetof(struct cupti_api, result_string), true},
 	    {"cuptiActivityEnableHWTrace", offsetof(struct cupti_api, enable_hw_trace), true},
+	    {"cuptiUnsubscribe", offsetof(struct cupti_api, unsubscribe), false},
+	    {"cuptiActivityDisable", offsetof(struct cupti_api, activity_disable), false},
 	};
 
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
@@ -471,6 +478,9 @@ static void on_buffer_complete(CUcontext ctx, uint32_t stream_id, uint8_t *buffe
 	size_t dropped = 0;
 
 	inject_enter_tool();
+	/* after the handover nothing of CUPTI's is ours: a buffer we lent is only freed */
+	if (c && atomic_load(&c->released))
+		valid = 0;
 	while (c && valid && c->api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
 		int kind = *(const int *)rec;
 
@@ -480,7 +490,8 @@ static void on_buffer_complete(CUcontext ctx, uint32_t stream_id, uint8_t *buffe
 		else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY || kind == CUPTI_ACTIVITY_KIND_MEMSET)
 			emit_copy(st, c, rec, kind == CUPTI_ACTIVITY_KIND_MEMSET);
 	}
-	if (c && c->api.num_dropped(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped) {
+	if (c && !atomic_load(&c->released) &&
+	    c->api.num_dropped(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped) {
 		atomic_fetch_add(&c->dropped, dropped);
 		channel_drops(&st->chan, INJ_DROP_CUPTI, dropped);
 	}
@@ -518,7 +529,10 @@ void cupti_try_hw_trace(struct inject_state *st)
 
 	if (!c)
 		return;
+	if (atomic_load(&c->released))
+		return;
 	r = c->api.enable_hw_trace ? c->api.enable_hw_trace(1) : CUPTI_ERROR_NOT_SUPPORTED;
+	c->hw_trace = r == CUPTI_SUCCESS;
 	if (r == CUPTI_SUCCESS)
 		channel_status(&st->chan, INJ_PART_CUPTI, 0,
 			       "CUPTI kernel timestamps from the hardware event system");
@@ -529,20 +543,23 @@ void cupti_try_hw_trace(struct inject_state *st)
 			       c->api.enable_hw_trace ? cupti_error(c, r) : "not in this libcupti");
 }
 
+/* The activity kinds grtrace records. */
+static const int activity_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+};
+
 static int enable_activity(struct cupti_state *c, char *why, size_t why_len)
 {
-	static const int kinds[] = {
-	    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-	    CUPTI_ACTIVITY_KIND_MEMCPY,
-	    CUPTI_ACTIVITY_KIND_MEMSET,
-	};
+	const int *kinds = activity_kinds;
 	CUptiResult r;
 
 	if ((r = c->api.register_callbacks(on_buffer_request, on_buffer_complete))) {
 		snprintf(why, why_len, "cuptiActivityRegisterCallbacks: %s", cupti_error(c, r));
 		return -EIO;
 	}
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+	for (size_t i = 0; i < sizeof(activity_kinds) / sizeof(activity_kinds[0]); i++)
 		if ((r = c->api.activity_enable(kinds[i]))) {
 			snprintf(why, why_len, "cuptiActivityEnable(%d): %s", kinds[i],
 				 cupti_error(c, r));
@@ -671,7 +688,7 @@ void cupti_flush(struct inject_state *st)
 
 	if (!c || atomic_load(&st->finished))
 		return;
-	if (!c->flusher_started)
+	if (!c->flusher_started || atomic_load(&c->released))
 		return; /* not on the application's thread: its records come at exit */
 	/* a sync point: the records are complete; let the flusher turn them into messages */
 	now = inject_now_ns();
@@ -684,23 +701,82 @@ void cupti_flush(struct inject_state *st)
 	pthread_mutex_unlock(&c->lock);
 }
 
+static void stop_flusher(struct cupti_state *c)
+{
+	if (!c->flusher_started)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->flusher, NULL);
+	c->flusher_started = false;
+}
+
+/* CUPTI's default clock (Linux: CLOCK_REALTIME), for the application's client after us. */
+static uint64_t realtime_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* cupti_release() and cupti_stop() do not overlap (a handover while the process exits). */
+static pthread_mutex_t release_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cupti_release(struct inject_state *st)
+{
+	struct cupti_state *c = st->cupti;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&release_lock);
+	if (atomic_load(&c->released)) {
+		pthread_mutex_unlock(&release_lock);
+		return;
+	}
+	inject_enter_tool();
+	stop_flusher(c);
+	/* no more records of ours, then everything CUPTI holds for us, then hands off */
+	for (size_t i = 0; i < sizeof(activity_kinds) / sizeof(activity_kinds[0]); i++)
+		c->api.activity_disable(activity_kinds[i]);
+	c->api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	atomic_store(&c->released, true);
+	/* what we changed for every client goes back to CUPTI's defaults */
+	if (c->own_clock)
+		c->api.register_timestamp(realtime_clock);
+	if (c->hw_trace && c->api.enable_hw_trace)
+		c->api.enable_hw_trace(0);
+	c->api.unsubscribe(c->subscriber);
+	inject_leave_tool();
+	pthread_mutex_unlock(&release_lock);
+}
+
+void *cupti_handle(const struct inject_state *st)
+{
+	return st->cupti ? st->cupti->handle : NULL;
+}
+
+bool cupti_released(const struct inject_state *st)
+{
+	return st->cupti && atomic_load(&st->cupti->released);
+}
+
 void cupti_stop(struct inject_state *st)
 {
 	struct cupti_state *c = st->cupti;
 
 	if (!c)
 		return;
+	pthread_mutex_lock(&release_lock);
 	inject_enter_tool();
-	if (c->flusher_started) {
-		pthread_mutex_lock(&c->lock);
-		c->stop = true;
-		pthread_cond_signal(&c->wake);
-		pthread_mutex_unlock(&c->lock);
-		pthread_join(c->flusher, NULL);
-		c->flusher_started = false;
+	stop_flusher(c);
+	/* handed over: CUPTI is the application's now, its last flush too */
+	if (!atomic_load(&c->released)) {
+		c->api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		send_cupti_calibration(st);
 	}
-	c->api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	send_cupti_calibration(st);
 	channel_status(&st->chan, INJ_PART_CUPTI, 0,
 		       "CUPTI: %llu launch calls, %llu kernel records, %llu copy/memset records "
 		       "(%llu of them grtrace's own), %llu records without their call, %llu without "
@@ -713,4 +789,5 @@ void cupti_stop(struct inject_state *st)
 		       (unsigned long long)atomic_load(&c->open_brackets),
 		       (unsigned long long)atomic_load(&c->dropped));
 	inject_leave_tool();
+	pthread_mutex_unlock(&release_lock);
 }

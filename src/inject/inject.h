@@ -9,6 +9,7 @@
 #include "inject/clock_math.h"
 #include "inject/channel.h"
 #include "inject/cuda_decls.h"
+#include "inject/cupti_handover.h"
 
 /*
  * The real driver entry points. The interposed ones are resolved from
@@ -70,6 +71,7 @@ struct inject_config {
 	bool pool_wait;
 	unsigned drain_ms; /* longest gap between collections when the application does not sync */
 	char cupti_path[256];
+	char other_injection[256]; /* another tool's CUDA_INJECTION64_PATH: CUPTI is its */
 	char cache_dir[512];
 	int block_launches; /* launches per kernel with per-block records; -1 all */
 	uint64_t pool_bytes;
@@ -117,6 +119,7 @@ struct inject_state {
 	pthread_cond_t calib_cond;
 	bool calib_opened;
 	struct cupti_state *cupti;
+	struct cupti_handover handover;
 	struct calib_state *calib;
 	struct instr_state *instr;
 	struct inject_stats stats;

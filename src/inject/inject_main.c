@@ -121,6 +121,8 @@ static void read_config(struct inject_config *c)
 	else if (probes && !strcmp(probes, "thread"))
 		c->probe_mode = GRT_PROBE_THREAD;
 	c->cupti = !(cupti && !strcmp(cupti, "0"));
+	if (!cupti_handover_other_injection(c->other_injection, sizeof(c->other_injection)))
+		c->other_injection[0] = 0;
 	c->cupti_callbacks = !(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS) &&
 			       !strcmp(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS), "0"));
 	c->collect_at_exit =
@@ -248,13 +250,15 @@ void inject_start(void)
 	read_comm(comm, sizeof(comm));
 	channel_status(&state.chan, INJ_PART_LIBRARY, 0,
 		       "libgrtrace-inject attached to %s (pid %d)", comm, (int)state.pid);
+	if (state.cfg.cupti)
+		err = cupti_start_unless_taken(&state, why, sizeof(why));
 	if (!state.cfg.cupti)
 		channel_status(&state.chan, INJ_PART_CUPTI, -ECANCELED,
 			       "CUPTI kernel timing off (GRTRACE_GPU_CUPTI=0)");
-	else if ((err = cupti_start(&state, why, sizeof(why))))
+	else if (err && err != -EALREADY) /* -EALREADY: another client's, its line went out */
 		channel_status(&state.chan, INJ_PART_CUPTI, err,
 			       "CUPTI kernel timing unavailable: %s", why);
-	else
+	else if (!err)
 		channel_status(&state.chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on");
 	if (!state.cfg.probe_mode)
 		channel_status(&state.chan, INJ_PART_PROBES, -ECANCELED,

@@ -68,6 +68,8 @@ enum inj_status_part {
 	INJ_PART_PROBES = 3,	/* PTX block probes */
 	INJ_PART_CALIB = 4,	/* clock calibration */
 	INJ_PART_INTERPOSE = 5, /* driver interposition */
+	/* CUPTI left to the application's own client (or another tool): the user must know */
+	INJ_PART_CUPTI_HANDOVER = 6,
 };
 
 struct inj_status {

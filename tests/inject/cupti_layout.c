@@ -6,6 +6,7 @@
 /* The headers' values, taken before ours (macros of the same names) hide them. */
 static const int headers_invalid_parameter = CUPTI_ERROR_INVALID_PARAMETER;
 static const int headers_invalid_kind = CUPTI_ERROR_INVALID_KIND;
+static const int headers_not_initialized = CUPTI_ERROR_NOT_INITIALIZED;
 static const int headers_multiple_subscribers = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
 static const int headers_kind_memset = CUPTI_ACTIVITY_KIND_MEMSET;
 static const int headers_kind_memcpy = CUPTI_ACTIVITY_KIND_MEMCPY;
@@ -74,6 +75,7 @@ int main(void)
 	SAME("memcpy kind PtoP", CUPTI_MEMCPY_PTOP, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP);
 	SAME("error invalid parameter", CUPTI_ERROR_INVALID_PARAMETER, headers_invalid_parameter);
 	SAME("error invalid kind", CUPTI_ERROR_INVALID_KIND, headers_invalid_kind);
+	SAME("error not initialized", CUPTI_ERROR_NOT_INITIALIZED, headers_not_initialized);
 	SAME("error multiple subscribers", CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
 	     headers_multiple_subscribers);
 	SAME("kind memset", CUPTI_ACTIVITY_KIND_MEMSET, headers_kind_memset);

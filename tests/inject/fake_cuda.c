@@ -127,9 +127,21 @@ static void cupti_copy(uint32_t corr, int memset_op, uint8_t copy_kind, uint64_t
 		h->copy(corr, memset_op, copy_kind, bytes);
 }
 
+/* Like the driver: a tool named by CUDA_INJECTION64_PATH is loaded and started at cuInit. */
 EXPORT CUresult cuInit(unsigned flags)
 {
+	static atomic_int injected;
+	const char *path = getenv("CUDA_INJECTION64_PATH");
+	void *tool;
+	int (*init)(void);
+
 	(void)flags;
+	if (!path || !*path || atomic_exchange(&injected, 1))
+		return 0;
+	tool = dlopen(path, RTLD_NOW);
+	init = tool ? (int (*)(void))dlsym(tool, "InitializeInjection") : NULL;
+	if (init)
+		init();
 	return 0;
 }
 EXPORT CUresult cuDriverGetVersion(int *v)

@@ -29,8 +29,20 @@ $(INJECT_FIX)/check_brackets: tests/inject/check_brackets.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
 
+# CUPTI clients: a program with a profiler inside, another tool's injection library.
+INJECT_CUPTI_RPATH := -Wl,-rpath,$(abspath $(INJECT_FIX)/cupti)
+
+$(INJECT_FIX)/app_profiler: tests/inject/app_profiler.c tests/inject/cupti_client.h tests/inject/app_module.h $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_CUPTI_RPATH) $(SAN_LDFLAGS)
+
+$(INJECT_FIX)/libfaketool.so: tests/inject/fake_tool.c tests/inject/cupti_client.h $(INJECT_FIX)/cupti/libcupti.so.13
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $< $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_CUPTI_RPATH) $(SAN_LDFLAGS)
+
 FIXTURES += $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_FIX)/app \
-	    $(INJECT_FIX)/app_threads $(INJECT_FIX)/check_brackets
+	    $(INJECT_FIX)/app_threads $(INJECT_FIX)/check_brackets $(INJECT_FIX)/app_profiler \
+	    $(INJECT_FIX)/libfaketool.so
 
 # Unit tests of the inject library's pure parts (ring, clock math, launch summaries, cache).
 INJECT_PURE_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,src/inject/clock_math.c src/inject/launch_summary.c src/inject/probe_cache.c)
