@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,15 +23,17 @@
 #define NAME_CACHE 1024		  /* CUPTI's kernel name pointers -> name ids */
 #define CORR_SLOTS 65536u	  /* API calls remembered until their activity arrives */
 #define OWN_CALL 0x80000000u	  /* in a slot's tid: a call the library itself made */
-#define RETURN_WAIT_SPINS 1000	  /* yields a record waits for its call's return time */
+#define RETURN_WAIT_NS 200000000ULL /* a record waits this long for its call's return time */
 #define NO_WRAPPER UINT64_MAX	  /* a call no wrapper of ours made: its return is not known */
 
 /*
  * The driver API ENTER callback of a launch/copy stores the call's bracket
  * start, thread and stream under its correlation id; the wrapper that made
- * the call adds the return time when the call returns (call_bracket.h); the
- * activity record, which arrives later on another thread, looks them up. Ids
- * grow by one per call, so a direct-mapped table keyed by id works as long as
+ * the call writes the return time into the slot when the call returns
+ * (call_bracket.h: a slot reused in between would take a wrong return time,
+ * which would need CORR_SLOTS calls inside one call); the activity record,
+ * which arrives later on another thread, looks them up. Ids grow by one per
+ * call, so a direct-mapped table keyed by id works as long as
  * fewer than CORR_SLOTS calls happen between a launch and the flush of its
  * record; an overwritten slot just leaves the bracket 0 ("unknown"). Writers
  * invalidate, fill, then publish the id; readers check the id before and
@@ -87,6 +88,7 @@ struct cupti_state {
 	_Atomic uint64_t launch_calls; /* launch API calls of the application */
 	_Atomic uint64_t unmatched;    /* records whose call was no longer in the table */
 	_Atomic uint64_t open_brackets; /* records whose call's return time was not known */
+	_Atomic uint64_t no_wait_until; /* records do not wait for return times before this */
 	/* buffers are flushed and turned into messages on this thread, never the application's */
 	pthread_t flusher;
 	bool flusher_started;
@@ -279,21 +281,9 @@ static void on_driver_call(void *userdata, int domain, uint32_t cbid, const void
 	slot->stream = stream_of_call(cbid, *(const void *const *)(d + CUPTI_CB_OFF_PARAMS));
 	atomic_store_explicit(&slot->corr, corr, memory_order_release);
 	if (inject_call.enter_ns)
-		inject_call.corr = corr;
+		inject_call.return_ns = &slot->api_return_ns;
 	if (!inject_in_tool && is_launch(cbid))
 		atomic_fetch_add_explicit(&c->launch_calls, 1, memory_order_relaxed);
-}
-
-void cupti_call_returned(uint32_t corr, uint64_t return_ns)
-{
-	struct cupti_state *c = inject()->cupti;
-	struct corr_slot *slot;
-
-	if (!c)
-		return;
-	slot = &c->corr[corr & (CORR_SLOTS - 1)];
-	if (atomic_load_explicit(&slot->corr, memory_order_acquire) == corr)
-		atomic_store_explicit(&slot->api_return_ns, return_ns, memory_order_release);
 }
 
 /*
@@ -302,17 +292,33 @@ void cupti_call_returned(uint32_t corr, uint64_t return_ns)
  * does so right after the call returns, so wait for it a little. The
  * flusher is the library's thread, never the application's.
  */
-static uint64_t return_of(struct corr_slot *slot, uint32_t corr)
+static uint64_t return_of(struct cupti_state *c, struct corr_slot *slot, uint32_t corr)
 {
 	uint64_t ns = atomic_load_explicit(&slot->api_return_ns, memory_order_acquire);
 
 	if (ns == NO_WRAPPER)
 		return 0;
-	for (unsigned i = 0; !ns && i < RETURN_WAIT_SPINS; i++) {
-		sched_yield();
+	/*
+	 * The calling thread may be off the CPU on a busy machine: wait by time,
+	 * not by tries. A call that is still running after that (a thread stuck
+	 * in the driver at exit) stops the waiting for a while, so that a flush
+	 * never waits on many such records in a row.
+	 */
+	for (uint64_t now = inject_now_ns(), deadline = now + RETURN_WAIT_NS; !ns;) {
+		struct timespec pause = {0, 20000};
+
+		if (now < atomic_load_explicit(&c->no_wait_until, memory_order_relaxed))
+			return 0;
+		if (now > deadline) {
+			atomic_store_explicit(&c->no_wait_until, now + 5 * RETURN_WAIT_NS,
+					      memory_order_relaxed);
+			return 0;
+		}
 		if (atomic_load_explicit(&slot->corr, memory_order_acquire) != corr)
 			return 0;
+		nanosleep(&pause, NULL);
 		ns = atomic_load_explicit(&slot->api_return_ns, memory_order_acquire);
+		now = inject_now_ns();
 	}
 	return ns;
 }
@@ -341,7 +347,7 @@ static bool host_call_of(struct cupti_state *c, uint32_t corr, struct host_call 
 		hc->tid = got.tid & ~OWN_CALL;
 		return true;
 	}
-	hc->return_ns = return_of(slot, corr);
+	hc->return_ns = return_of(c, slot, corr);
 	if (!hc->return_ns)
 		atomic_fetch_add_explicit(&c->open_brackets, 1, memory_order_relaxed);
 	return true;

@@ -2,6 +2,7 @@
 #ifndef GRT_INJECT_H
 #define GRT_INJECT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -10,6 +11,7 @@
 #include "inject/channel.h"
 #include "inject/cuda_decls.h"
 #include "inject/cupti_handover.h"
+#include "inject/now.h"
 
 /*
  * The real driver entry points. The interposed ones are resolved from
@@ -132,7 +134,12 @@ static inline void stat_add(atomic_ullong *counter, unsigned long long v)
 }
 
 /* The process's one context (the library is loaded once per process). */
-struct inject_state *inject(void);
+extern struct inject_state inject_process_state;
+
+static inline struct inject_state *inject(void)
+{
+	return &inject_process_state;
+}
 
 /* Per-thread: inside the library's own driver/CUPTI calls, interposition passes straight through.
  */
@@ -147,12 +154,21 @@ static inline void inject_leave_tool(void)
 	inject_in_tool--;
 }
 
-uint64_t inject_now_ns(void);
 uint32_t inject_tid(void);
 void inject_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The slow path of inject_driver_ready(): resolves the real driver, once. */
+int inject_driver_resolve(void);
+
 /* Resolves the real driver once (loading libcuda.so.1); 0 or -ENOENT when there is none. */
-int inject_driver_ready(void);
+static inline int inject_driver_ready(void)
+{
+	int ready = atomic_load_explicit(&inject()->driver_ready, memory_order_acquire);
+
+	if (ready)
+		return ready > 0 ? 0 : -ENOENT;
+	return inject_driver_resolve();
+}
 /* The first driver entry point the library needs that libcuda lacks, or NULL. */
 const char *inject_driver_missing(void);
 /* Same, but never loads libcuda: -ENOENT while the process has not loaded it. */

@@ -417,7 +417,7 @@ static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned 
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (inject_in_tool)
 		return ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-	entry_ns = inject_now_ns();
+	entry_ns = redirect_entry_if_timed();
 	inject_start_with_context();
 	if (redirect_launch(f, &cfg, params, extra, false, ptsz, entry_ns, &r)) {
 		stat_add(&inject()->stats.launches, 1);
@@ -457,7 +457,7 @@ static CUresult launch_ex(enum interposed_id id, bool ptsz, const CUlaunchConfig
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (inject_in_tool || !cfg)
 		return ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
-	entry_ns = inject_now_ns();
+	entry_ns = redirect_entry_if_timed();
 	inject_start_with_context();
 	if (redirect_launch(f, cfg, params, extra, true, ptsz, entry_ns, &r)) {
 		stat_add(&inject()->stats.launches, 1);

@@ -173,19 +173,6 @@ static CUresult launch_twin(struct instr_launch *l, CUcontext ctx, void **params
 	return res;
 }
 
-/*
- * The launch path's own cost, for the report: timed on one launch in
- * TIMED_EVERY, picked by a hash of its number: the driver's launch cost has
- * periods of its own (its queue and flushes), which a plain `seq % 8` aliased
- * with on an H100 (timed launches looked 2x slower than the rest).
- */
-#define TIMED_EVERY 8
-
-static bool launch_timed(uint64_t seq)
-{
-	return ((seq * 0x9E3779B97F4A7C15ull) >> 32) % TIMED_EVERY == 0;
-}
-
 static void count_probe_launch(struct inject_state *st, const struct instr_launch *l)
 {
 	uint64_t real_ns = l->api_return_ns - l->api_enter_ns;
@@ -253,7 +240,7 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 		stat_add(&st->stats.probe_launches, 1);
 	}
 	launch_finish(is, &l, res);
-	if (launch_timed(l.seq))
+	if (entry_ns)
 		count_probe_launch(st, &l);
 	inject_leave_tool();
 	return true;

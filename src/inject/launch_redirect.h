@@ -5,11 +5,32 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "inject/cuda_decls.h"
+#include "inject/now.h"
+
+/*
+ * The launch path's own cost, for the report, is timed on one launch in
+ * REDIRECT_TIMED_EVERY per thread, picked by a hash of the thread's launch
+ * count: the driver's launch cost has periods of its own (its queue and
+ * flushes), which a plain `count % 8` aliased with on an H100 (timed launches
+ * looked 2x slower than the rest). Returns the wrapper's entry time for a
+ * timed launch, 0 otherwise: the clock is read only when it is needed.
+ */
+#define REDIRECT_TIMED_EVERY 8
+
+static inline uint64_t redirect_entry_if_timed(void)
+{
+	static __thread uint64_t launches __attribute__((tls_model("initial-exec")));
+
+	return ((++launches * 0x9E3779B97F4A7C15ull) >> 32) % REDIRECT_TIMED_EVERY == 0
+		   ? inject_now_ns()
+		   : 0;
+}
 
 /*
  * Returns true and sets *ret when it launched (the twin, or the original after
  * the twin failed), the real call bracketed (call_bracket.h). entry_ns: when
- * the wrapper was entered (the library's own cost is counted from there).
+ * the wrapper was entered, for a timed launch (the library's own cost is
+ * counted from there), else 0.
  */
 bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
 		     bool ptsz, uint64_t entry_ns, CUresult *ret);
