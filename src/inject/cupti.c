@@ -323,8 +323,8 @@ static uint64_t return_of(struct cupti_state *c, struct corr_slot *slot, uint32_
 	return ns;
 }
 
-/* The host side of call corr; false when it is no longer known (enter_ns etc. are then 0). */
-static bool host_call_of(struct cupti_state *c, uint32_t corr, struct host_call *hc)
+/* The slot of call corr, read consistently; false when it holds another call now. */
+static bool host_call_lookup(struct cupti_state *c, uint32_t corr, struct host_call *hc)
 {
 	struct corr_slot *slot = &c->corr[corr & (CORR_SLOTS - 1)];
 	uint32_t before = atomic_load_explicit(&slot->corr, memory_order_acquire);
@@ -352,6 +352,27 @@ static bool host_call_of(struct cupti_state *c, uint32_t corr, struct host_call 
 		atomic_fetch_add_explicit(&c->open_brackets, 1, memory_order_relaxed);
 	return true;
 }
+
+/*
+ * The host side of call corr; false when it is no longer known (enter_ns etc.
+ * are then 0). Own: grtrace's work (its threads' calls, or own_kernel), counted.
+ */
+static bool host_call_of(struct cupti_state *c, uint32_t corr, bool own_kernel,
+			 struct host_call *hc)
+{
+	bool known = host_call_lookup(c, corr, hc);
+
+	hc->own |= own_kernel;
+	if (hc->own)
+		atomic_fetch_add_explicit(&c->own_records, 1, memory_order_relaxed);
+	return known;
+}
+
+/* A kernel or copy record's call identity and own flag (both records have these fields). */
+#define SET_CALL(rec, hc)                                                                          \
+	((rec).api_enter_ns = (hc).enter_ns, (rec).api_return_ns = (hc).return_ns,                 \
+	 (rec).host_tid = (hc).tid, (rec).stream = (hc).stream,                                    \
+	 (rec).flags = (hc).own ? GRT_GPU_F_OWN : 0)
 
 static uint64_t to_monotonic(const struct inject_state *st, uint64_t cupti_ns)
 {
@@ -390,16 +411,11 @@ static void emit_kernel(struct inject_state *st, struct cupti_state *c, const ui
 	struct host_call hc;
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_CORRELATION);
-	host_call_of(c, msg.rec.correlation_id, &hc);
-	/* the library's kernels (calibration, summarizer) and launches: in the trace, marked */
-	if (hc.own || (name && !strncmp(name, GRT_OWN_KERNEL_PREFIX, strlen(GRT_OWN_KERNEL_PREFIX)))) {
-		msg.rec.flags |= GRT_GPU_F_OWN;
-		atomic_fetch_add_explicit(&c->own_records, 1, memory_order_relaxed);
-	}
-	msg.rec.api_enter_ns = hc.enter_ns;
-	msg.rec.api_return_ns = hc.return_ns;
-	msg.rec.host_tid = hc.tid;
-	msg.rec.stream = hc.stream;
+	/* the library's kernels (calibration, summarizer) are its own whoever launched them */
+	host_call_of(c, msg.rec.correlation_id,
+		     name && !strncmp(name, GRT_OWN_KERNEL_PREFIX, strlen(GRT_OWN_KERNEL_PREFIX)),
+		     &hc);
+	SET_CALL(msg.rec, hc);
 	msg.rec.start_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_KERNEL_OFF_START));
 	msg.rec.end_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_KERNEL_OFF_END));
 	msg.rec.device = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_DEVICE);
@@ -442,15 +458,8 @@ static void emit_copy(struct inject_state *st, struct cupti_state *c, const uint
 	struct host_call hc;
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_COPY_OFF_CORRELATION);
-	host_call_of(c, msg.rec.correlation_id, &hc);
-	if (hc.own) { /* the collection's copies, the probe buffers' memsets */
-		msg.rec.flags |= GRT_GPU_F_OWN;
-		atomic_fetch_add_explicit(&c->own_records, 1, memory_order_relaxed);
-	}
-	msg.rec.api_enter_ns = hc.enter_ns;
-	msg.rec.api_return_ns = hc.return_ns;
-	msg.rec.host_tid = hc.tid;
-	msg.rec.stream = hc.stream;
+	host_call_of(c, msg.rec.correlation_id, false, &hc);
+	SET_CALL(msg.rec, hc);
 	msg.rec.start_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_COPY_OFF_START));
 	msg.rec.end_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_COPY_OFF_END));
 	msg.rec.bytes = *(const uint64_t *)(r + CUPTI_COPY_OFF_BYTES);

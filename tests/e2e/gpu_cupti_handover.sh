@@ -4,36 +4,9 @@
 # tool's injection library, get CUPTI with every call succeeding and see what they see untraced; the
 # trace says what device timing grtrace lost and from when, and the block probes go on.
 set -u
-BUILD=${1:-build}
-G=$BUILD/grtrace
-FIX=$BUILD/fixtures/inject
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
-
-ok() { echo "ok - $1"; }
-fail() {
-	echo "FAIL - $1${2:+ ($2)}"
-	fails=$((fails + 1))
-}
-
-export LD_LIBRARY_PATH=$PWD/$FIX GRTRACE_CACHE_DIR=$T/cache GRTRACE_INJECT_LIB=$PWD/$BUILD/libgrtrace-inject.so
-export GRTRACE_CUPTI_PATH=$PWD/$FIX/cupti/libcupti.so.13
-unset CUDA_INJECTION64_PATH GRTRACE_GPU_PROBES GRTRACE_GPU_CUPTI GRTRACE_GPU_KERNELS
-if ldd "$BUILD/libgrtrace-inject.so" | grep -q libasan; then
-	export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
-fi
+. tests/e2e/lib/inject.bash
 N=10
 
-# record NAME [ENV=V...] -- CMD...: `-s gpu`, stdout in $T/NAME.out, stderr in $T/NAME.err
-record() {
-	local name=$1 envs=()
-	shift
-	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-	shift
-	env ${envs[@]+"${envs[@]}"} timeout 120 "$G" record -s gpu -o "$T/$name.grt" -- "$@" \
-		>"$T/$name.out" 2>"$T/$name.err"
-}
 # facts NAME: application kernels timed by CUPTI, probe launches, the handover line and whether
 # every CUPTI kernel record's call came before it
 facts() {
@@ -58,7 +31,7 @@ lost_all="no CUPTI kernel, copy or memset records from grtrace for this process;
 # MULTIPLE_SUBSCRIBERS error), sees its N launches on CUPTI's own clock; the trace has the N
 # kernels timed before the handover and the probes of all 2N launches
 "$FIX/app_profiler" mid $N >"$T/mid_alone.out"
-record mid -- "$FIX/app_profiler" mid $N
+record mid gpu -- "$FIX/app_profiler" mid $N
 if [ "$(cat "$T/mid_alone.out")" = "subscribe=0 register=0 enable=0 kernels_seen=$N foreign_buffers=0 other_clock=0 failed=0" ] &&
 	diff "$T/mid_alone.out" "$T/mid.out" >/dev/null; then
 	ok mid_run_profiler_works
@@ -73,7 +46,7 @@ CUPTI handed over to the application's profiler (it called cuptiSubscribe): $los
 
 # a profiler that subscribes before CUDA starts: grtrace never takes CUPTI (nor changes its clock)
 "$FIX/app_profiler" start $N >"$T/start_alone.out"
-record start -- "$FIX/app_profiler" start $N
+record start gpu -- "$FIX/app_profiler" start $N
 diff "$T/start_alone.out" "$T/start.out" >/dev/null && grep -q "kernels_seen=$N foreign_buffers=0 other_clock=0 failed=0" "$T/start.out" &&
 	ok start_profiler_works || fail start_profiler_works "$(cat "$T/start.out")"
 want="0 $N True
@@ -84,7 +57,7 @@ CUPTI left to the application's profiler (it called cuptiSubscribe before grtrac
 # another tool's injection (CUDA_INJECTION64_PATH, kept as it is): it gets CUPTI at cuInit and sees
 # every kernel it sees untraced; grtrace does not start CUPTI, says so, and probes all launches
 CUDA_INJECTION64_PATH=$PWD/$FIX/libfaketool.so FAKE_TOOL_REPORT="$T/tool_alone.txt" "$FIX/app" 20 >/dev/null
-record tool CUDA_INJECTION64_PATH="$PWD/$FIX/libfaketool.so" FAKE_TOOL_REPORT="$T/tool.txt" -- "$FIX/app" 20
+record tool gpu CUDA_INJECTION64_PATH="$PWD/$FIX/libfaketool.so" FAKE_TOOL_REPORT="$T/tool.txt" -- "$FIX/app" 20
 [ "$(cat "$T/tool_alone.txt")" = "tool: subscribe=0 register=0 enable=0 kernels_seen=21 foreign_buffers=0 other_clock=0" ] &&
 	diff "$T/tool_alone.txt" "$T/tool.txt" >/dev/null && ok other_tool_works ||
 	fail other_tool_works "$(cat "$T/tool.txt" 2>&1)"
@@ -94,7 +67,7 @@ CUPTI left to another tool (CUDA_INJECTION64_PATH=$PWD/$FIX/libfaketool.so): $lo
 [ "$(notes tool | wc -l)" = 1 ] && ok other_tool_one_note || fail other_tool_one_note "$(notes tool)"
 
 # no client: no handover line, no note
-record plain -- "$FIX/app" 20
+record plain gpu -- "$FIX/app" 20
 [ "$(facts plain)" = "22 21 False" ] && [ -z "$(notes plain)" ] && ok no_client_no_handover ||
 	fail no_client_no_handover "$(facts plain) / $(notes plain)"
-[ $fails = 0 ]
+exit $failed

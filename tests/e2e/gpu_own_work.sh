@@ -4,36 +4,8 @@
 # sees without the library; its device records (calibration and summarizer kernels, the
 # collection's copies, the probe buffers' memsets) are in the trace flagged as its own.
 set -u
-BUILD=${1:-build}
-G=$BUILD/grtrace
-FIX=$BUILD/fixtures/inject
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
+. tests/e2e/lib/inject.bash
 
-ok() { echo "ok - $1"; }
-fail() {
-	echo "FAIL - $1${2:+ ($2)}"
-	fails=$((fails + 1))
-}
-
-export LD_LIBRARY_PATH=$PWD/$FIX GRTRACE_CACHE_DIR=$T/cache GRTRACE_INJECT_LIB=$PWD/$BUILD/libgrtrace-inject.so
-export GRTRACE_CUPTI_PATH=$PWD/$FIX/cupti/libcupti.so.13
-unset CUDA_INJECTION64_PATH GRTRACE_GPU_PROBES GRTRACE_GPU_CUPTI GRTRACE_GPU_KERNELS
-if ldd "$BUILD/libgrtrace-inject.so" | grep -q libasan; then
-	export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
-fi
-
-# record NAME SOURCES [ENV=V...] -- CMD...: the trace in $T/NAME.grt, the fake driver's counts in
-# $T/NAME.fake
-record() {
-	local name=$1 sources=$2 envs=()
-	shift 2
-	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-	shift
-	env ${envs[@]+"${envs[@]}"} FAKE_CUDA_REPORT="$T/$name.fake" \
-		timeout 120 "$G" record -s "$sources" -o "$T/$name.grt" -- "$@" >"$T/$name.out" 2>"$T/$name.err"
-}
 # app_calls NAME: the cuda calls of the application's threads, "type api" with counts, sorted
 app_calls() {
 	"$G" parse --format json "$T/$1.grt" | python3 -c '
@@ -47,29 +19,25 @@ for line in sys.stdin:
 for (t, api), n in sorted(calls.items()):
     print(n, t, api)'
 }
-# fake NAME KEY: a count the fake driver wrote at exit (summed over the processes that loaded it)
-fake() { grep -o "$2=[0-9]*" "$T/$1.fake" | cut -d= -f2 | awk '{ n += $1 } END { print n + 0 }'; }
 
 # the same calls on the application's threads without the library and with it: calibration,
 # module JIT, probe buffers, collection and the exit all run on grtrace-* threads
+# same_calls TEST ALONE WITH: the application's threads made the same cuda calls in both recordings
+same_calls() {
+	app_calls "$2" >"$T/$2.calls"
+	app_calls "$3" >"$T/$3.calls"
+	if [ -s "$T/$2.calls" ] && diff "$T/$2.calls" "$T/$3.calls" >"$T/$1.diff"; then
+		ok "$1"
+	else
+		fail "$1" "$(tr '\n' ' ' <"$T/$1.diff")"
+	fi
+}
 record threads_alone cuda -- "$FIX/app_threads" 4 20
 record threads cuda,gpu -- "$FIX/app_threads" 4 20
-app_calls threads_alone >"$T/alone.calls"
-app_calls threads >"$T/with.calls"
-if [ -s "$T/alone.calls" ] && diff "$T/alone.calls" "$T/with.calls" >"$T/calls.diff"; then
-	ok threads_no_own_call_on_application_threads
-else
-	fail threads_no_own_call_on_application_threads "$(tr '\n' ' ' <"$T/calls.diff")"
-fi
+same_calls threads_no_own_call_on_application_threads threads_alone threads
 record app_alone cuda -- "$FIX/app" 20
 record app cuda,gpu GRTRACE_GPU_KERNELS=^vector -- "$FIX/app" 20
-app_calls app_alone >"$T/alone.calls"
-app_calls app >"$T/with.calls"
-if [ -s "$T/alone.calls" ] && diff "$T/alone.calls" "$T/with.calls" >"$T/calls.diff"; then
-	ok app_no_own_call_on_application_threads
-else
-	fail app_no_own_call_on_application_threads "$(tr '\n' ' ' <"$T/calls.diff")"
-fi
+same_calls app_no_own_call_on_application_threads app_alone app
 
 # the library's device records: every calibration and summarizer kernel the fake driver ran, every
 # copy and memset beyond the application's 400, flagged own; the application's records are not
@@ -110,4 +78,4 @@ m=$("$G" parse --format json "$T/late_calib.grt" | grep -c '"clock":"globaltimer
 record events gpu -- "$FIX/app_threads" 1 70
 n="$(fake events events_legacy) $(fake events events_per_thread)"
 [ "$n" = "1 1" ] && ok completion_events_on_the_launch_stream || fail completion_events_on_the_launch_stream "$n"
-[ $fails = 0 ]
+exit $failed

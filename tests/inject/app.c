@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
-#include "app_module.h"
+#include "app_common.h"
 
 /*
  * Linked against the fake libcuda (tests/inject/fake_cuda.c). Prints
@@ -13,22 +13,7 @@
  * the driver lands in, and the CUDA result of every call, which must be the
  * same with and without the inject library.
  */
-typedef int CUresult;
-typedef uint64_t CUdeviceptr;
-
-CUresult cuInit(unsigned flags);
-CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int dev);
-CUresult cuModuleLoadData(void **mod, const void *image);
-CUresult cuModuleGetFunction(void **f, void *mod, const char *name);
-CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-			unsigned bz, unsigned shmem, void *s, void **params, void **extra);
-CUresult cuCtxSynchronize(void);
 CUresult cuStreamSynchronize(void *s);
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags,
-			     int *status);
-
-typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-			      unsigned, void *, void **, void **);
 
 static const char *library_of(const void *p)
 {

@@ -2,7 +2,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
-#include "app_module.h"
+#include "app_common.h"
 #include "cupti_client.h"
 
 /*
@@ -12,16 +12,7 @@
  * all see. Prints the CUPTI results of its calls and what it saw, which must
  * be the same with and without grtrace recording.
  */
-typedef int CUresult;
-typedef uint64_t CUdeviceptr;
 
-CUresult cuInit(unsigned flags);
-CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int dev);
-CUresult cuModuleLoadData(void **mod, const void *image);
-CUresult cuModuleGetFunction(void **f, void *mod, const char *name);
-CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-			unsigned bz, unsigned shmem, void *s, void **params, void **extra);
-CUresult cuCtxSynchronize(void);
 
 static int launch(void *f, int n)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "app_module.h"
+#include "app_common.h"
 
 /*
  * Linked against the fake libcuda (tests/inject/fake_cuda.c). Each of N
@@ -15,25 +15,12 @@
  * fifth round a graph launch. It prints what it did, per kind, for the test
  * to compare with the trace.
  */
-typedef int CUresult;
-typedef uint64_t CUdeviceptr;
 
-CUresult cuInit(unsigned flags);
-CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int dev);
 CUresult cuCtxSetCurrent(void *ctx);
-CUresult cuModuleLoadData(void **mod, const void *image);
-CUresult cuModuleGetFunction(void **f, void *mod, const char *name);
-CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-			unsigned bz, unsigned shmem, void *s, void **params, void **extra);
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
 CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n);
 CUresult cuGraphLaunch(void *exec, void *s);
-CUresult cuCtxSynchronize(void);
-CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags,
-			     int *status);
 
-typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-			      unsigned, void *, void **, void **);
 typedef CUresult (*dtoh_fn)(void *, CUdeviceptr, size_t);
 typedef CUresult (*htod_async_fn)(CUdeviceptr, const void *, size_t, void *);
 typedef CUresult (*memset32_async_fn)(CUdeviceptr, unsigned, size_t, void *);

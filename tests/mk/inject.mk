@@ -15,12 +15,12 @@ $(INJECT_FIX)/cupti/libcupti.so.13: tests/inject/fake_cupti.c src/inject/cupti_d
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -Wl,-soname,libcupti.so.13 -o $@ $< $(SAN_LDFLAGS) -lpthread
 
-$(INJECT_FIX)/app: tests/inject/app.c tests/inject/app_module.h $(INJECT_FIX)/libcuda.so.1
+$(INJECT_FIX)/app: tests/inject/app.c tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS) -ldl
 
 # Several threads launching, copying and setting memory, through exports and cuGetProcAddress.
-$(INJECT_FIX)/app_threads: tests/inject/app_threads.c tests/inject/app_module.h $(INJECT_FIX)/libcuda.so.1
+$(INJECT_FIX)/app_threads: tests/inject/app_threads.c tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS) -lpthread
 
@@ -32,7 +32,7 @@ $(INJECT_FIX)/check_brackets: tests/inject/check_brackets.c $(LIB_OBJS)
 # CUPTI clients: a program with a profiler inside, another tool's injection library.
 INJECT_CUPTI_RPATH := -Wl,-rpath,$(abspath $(INJECT_FIX)/cupti)
 
-$(INJECT_FIX)/app_profiler: tests/inject/app_profiler.c tests/inject/cupti_client.h tests/inject/app_module.h $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13
+$(INJECT_FIX)/app_profiler: tests/inject/app_profiler.c tests/inject/cupti_client.h tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_CUPTI_RPATH) $(SAN_LDFLAGS)
 

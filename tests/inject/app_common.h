@@ -1,7 +1,27 @@
-/* The PTX module the fake-driver programs load: vector_add, and a kernel whose probed launch fails. */
-#ifndef GRT_TEST_APP_MODULE_H
-#define GRT_TEST_APP_MODULE_H
+/* What the fake-driver programs share: the driver calls they make, and the PTX module they load. */
+#ifndef GRT_TEST_APP_COMMON_H
+#define GRT_TEST_APP_COMMON_H
 
+#include <stdint.h>
+
+/* Declared as a program built against cuda.h calls them (the _v2 names its macros pick). */
+typedef int CUresult;
+typedef uint64_t CUdeviceptr;
+
+CUresult cuInit(unsigned flags);
+CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int dev);
+CUresult cuModuleLoadData(void **mod, const void *image);
+CUresult cuModuleGetFunction(void **f, void *mod, const char *name);
+CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+			unsigned bz, unsigned shmem, void *s, void **params, void **extra);
+CUresult cuCtxSynchronize(void);
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, uint64_t flags,
+			     int *status);
+
+typedef CUresult (*launch_fn)(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			      unsigned, void *, void **, void **);
+
+/* vector_add, and probe_fails_kernel, whose instrumented launch the fake driver fails */
 static const char module_ptx[] = "\n"
 				 ".version 9.0\n"
 				 ".target sm_90\n"
