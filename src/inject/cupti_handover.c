@@ -1,5 +1,6 @@
 /* CUPTI serves one client: when the application brings its own, grtrace steps aside and says so. */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -146,6 +147,36 @@ bool cupti_handover_other_injection(char *path, size_t len)
 }
 
 /*
+ * The functions a program can also look up with dlsym on its libcupti
+ * handle (a binding that loads CUPTI itself): interpose.c hands out our
+ * wrapper for them, and the address it was given is kept here for the
+ * wrapper to call.
+ */
+static struct {
+	const char *name;
+	void *_Atomic real;
+} swapped[] = {
+#define SWAPPED(fn) {#fn, NULL}
+    SWAPPED(cuptiSubscribe),
+    SWAPPED(cuptiSubscribe_v2),
+    SWAPPED(cuptiActivityRegisterCallbacks),
+    SWAPPED(cuptiActivityEnable),
+    SWAPPED(cuptiActivityEnableContext),
+    SWAPPED(cuptiActivityEnableAndDump),
+    SWAPPED(cuptiActivityEnableDriverApi),
+    SWAPPED(cuptiActivityEnableRuntimeApi),
+#undef SWAPPED
+};
+
+static void *noted_real(const char *name)
+{
+	for (size_t i = 0; i < sizeof(swapped) / sizeof(swapped[0]); i++)
+		if (!strcmp(swapped[i].name, name))
+			return atomic_load(&swapped[i].real);
+	return NULL;
+}
+
+/*
  * The real CUPTI function behind one of our exports: in the libcupti grtrace
  * loaded (the application's, when they share the soname), the next object
  * after us, the caller's own dependencies, or a libcupti already loaded.
@@ -155,10 +186,10 @@ bool cupti_handover_other_injection(char *path, size_t len)
 static void *real_cupti(const char *name, const void *self, const void *caller)
 {
 	struct inject_state *st = inject();
-	void *p = NULL, *h;
+	void *p = noted_real(name), *h;
 	Dl_info info;
 
-	if (st->cupti && cupti_handle(st))
+	if (!p && st->cupti && cupti_handle(st))
 		p = inject_real_dlsym(cupti_handle(st), name);
 	if (!p)
 		p = inject_real_dlsym(RTLD_NEXT, name);
@@ -209,3 +240,28 @@ CUPTI_WRAPPER(cuptiActivityEnableDriverApi, (uint32_t cbid, uint8_t enable), (cb
 	      (uint32_t, uint8_t))
 CUPTI_WRAPPER(cuptiActivityEnableRuntimeApi, (uint32_t cbid, uint8_t enable), (cbid, enable),
 	      (uint32_t, uint8_t))
+
+void *cupti_handover_swap(const char *name, void *real, const void *caller)
+{
+	static void *const wrappers[] = {
+	    (void *)cuptiSubscribe,
+	    (void *)cuptiSubscribe_v2,
+	    (void *)cuptiActivityRegisterCallbacks,
+	    (void *)cuptiActivityEnable,
+	    (void *)cuptiActivityEnableContext,
+	    (void *)cuptiActivityEnableAndDump,
+	    (void *)cuptiActivityEnableDriverApi,
+	    (void *)cuptiActivityEnableRuntimeApi,
+	};
+
+	_Static_assert(sizeof(wrappers) / sizeof(wrappers[0]) == sizeof(swapped) / sizeof(swapped[0]),
+		       "one wrapper per swapped name, in the same order");
+	if (!from_application(caller))
+		return real;
+	for (size_t i = 0; i < sizeof(swapped) / sizeof(swapped[0]); i++)
+		if (!strcmp(swapped[i].name, name) && real != wrappers[i]) {
+			atomic_store(&swapped[i].real, real);
+			return wrappers[i];
+		}
+	return real;
+}

@@ -32,6 +32,11 @@ void cupti_handover_report(struct inject_state *st);
  * when the library is loaded (inject_config.other_injection).
  */
 bool cupti_handover_other_injection(char *path, size_t len);
+/*
+ * dlsym(handle, name) of a CUPTI client call gave real: our wrapper instead
+ * (remembering real for it), unless the caller is grtrace or libcupti.
+ */
+void *cupti_handover_swap(const char *name, void *real, const void *caller);
 /* Leaves CUPTI to that tool, and says so. */
 void cupti_handover_other_tool(struct inject_state *st, const char *path);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 #include "inject/call_bracket.h"
 #include "inject/cupti.h"
+#include "inject/cupti_handover.h"
 #include "inject/inject.h"
 #include "inject/interpose.h"
 #include "inject/launch_redirect.h"
@@ -149,6 +150,9 @@ __attribute__((used)) DLSYM_PATH void *grt_dlsym_lookup(void *handle, const char
 {
 	void *p = inject_real_dlsym(handle, name);
 
+	/* a CUPTI client that looks CUPTI up itself still hands grtrace's CUPTI over first */
+	if (p && name && !strncmp(name, "cupti", 5))
+		return cupti_handover_swap(name, p, __builtin_return_address(0));
 	/* only a loaded libcuda can have handed out a driver address */
 	if (!p || !name || name[0] != 'c' || name[1] != 'u' || inject_driver_if_loaded())
 		return p;

@@ -44,6 +44,13 @@ CUPTI handed over to the application's profiler (it called cuptiSubscribe): $los
 [ "$(notes mid)" = "grtrace: note: gpu: CUPTI handed over to the application's profiler (it called cuptiSubscribe): $lost_after" ] &&
 	ok mid_run_one_note || fail mid_run_one_note "$(notes mid)"
 
+# the same for a profiler that looks its CUPTI entry points up itself (dlsym on its handle)
+record mid_dlsym gpu -- "$FIX/app_profiler" mid-dlsym $N
+diff "$T/mid_alone.out" "$T/mid_dlsym.out" >/dev/null && ok looked_up_profiler_works ||
+	fail looked_up_profiler_works "$(cat "$T/mid_dlsym.out")"
+[ "$(facts mid_dlsym)" = "$want" ] && ok looked_up_trace_says_what_is_lost ||
+	fail looked_up_trace_says_what_is_lost "$(facts mid_dlsym)"
+
 # a profiler that subscribes before CUDA starts: grtrace never takes CUPTI (nor changes its clock)
 "$FIX/app_profiler" start $N >"$T/start_alone.out"
 record start gpu -- "$FIX/app_profiler" start $N

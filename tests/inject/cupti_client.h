@@ -94,13 +94,30 @@ static void client_callback(void *data, int domain, uint32_t cbid, const void *c
 	(void)data, (void)domain, (void)cbid, (void)cbdata;
 }
 
-/* Becomes CUPTI's client, as a profiler starting does. */
-static void client_start(const char *counted)
+/* The calls that make a program CUPTI's client, as it reaches them. */
+struct cupti_entry_points {
+	CUptiResult (*subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+	CUptiResult (*register_callbacks)(CUpti_BuffersCallbackRequestFunc,
+					  CUpti_BuffersCallbackCompleteFunc);
+	CUptiResult (*enable)(int);
+};
+
+/* Becomes CUPTI's client through those entry points, as a profiler starting does. */
+static void client_start_with(const struct cupti_entry_points *ep, const char *counted)
 {
 	client.counted = counted;
-	client.subscribe = cuptiSubscribe(&client.subscriber, client_callback, NULL);
-	client.registered = cuptiActivityRegisterCallbacks(client_request, client_complete);
-	client.enabled = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	client.subscribe = ep->subscribe(&client.subscriber, client_callback, NULL);
+	client.registered = ep->register_callbacks(client_request, client_complete);
+	client.enabled = ep->enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+}
+
+/* The same through the functions it links. */
+static void client_start(const char *counted)
+{
+	static const struct cupti_entry_points linked = {
+	    cuptiSubscribe, cuptiActivityRegisterCallbacks, cuptiActivityEnable};
+
+	client_start_with(&linked, counted);
 }
 
 #endif

@@ -34,7 +34,7 @@ INJECT_CUPTI_RPATH := -Wl,-rpath,$(abspath $(INJECT_FIX)/cupti)
 
 $(INJECT_FIX)/app_profiler: tests/inject/app_profiler.c tests/inject/cupti_client.h tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_CUPTI_RPATH) $(SAN_LDFLAGS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_CUPTI_RPATH) $(SAN_LDFLAGS) -ldl
 
 $(INJECT_FIX)/libfaketool.so: tests/inject/fake_tool.c tests/inject/cupti_client.h $(INJECT_FIX)/cupti/libcupti.so.13
 	$(call msg,CC,$@)
