@@ -31,7 +31,10 @@
  *      every GRTRACE_GPU_DRAIN_MS, when `collect_due` asks for it, and at exit.
  *
  * Hooks a part does not need are NULL. Every hook runs with the library's
- * own driver calls passing straight through (inject_in_tool).
+ * own driver calls passing straight through (inject_in_tool); a hook that
+ * makes driver calls runs on one of the library's threads, except
+ * launch_begin/launch_end, which hand such calls to own_thread_run() (or, for
+ * a call that must follow the launch on its thread, own_thread_lend()).
  */
 
 #define INSTR_MAX 4	   /* instrumentations active at once */
@@ -71,7 +74,7 @@ struct instrumentation {
 	 * (a) Rewrites len bytes of PTX into res (ptx_rewrite.h: every .entry
 	 * listed; instrumented ones have param_offset of the first appended
 	 * parameter, the others follow it 8 bytes apart). 0 or a negative errno
-	 * with res->error set. The shared lock is held.
+	 * with res->error set. On the worker thread, the launching thread holding the lock.
 	 */
 	int (*rewrite)(void *self, const char *ptx, size_t len, struct ptx_rewrite_result *res);
 
@@ -87,8 +90,9 @@ struct instrumentation {
 	void (*launch_end)(void *self, struct instr_launch *l, unsigned index, CUresult res);
 
 	/*
-	 * (c) First instrumented launch in a context, with it current: its
-	 * resources for that context in *priv. Under the shared lock. Negative
+	 * (c) First instrumented launch in a context: its resources for that
+	 * context in *priv. On the library's worker thread with the context
+	 * current there (own_thread.h), the launching thread holding the lock. Negative
 	 * errno: no launch in that context is redirected for it.
 	 */
 	int (*context_open)(void *self, struct instr_context *c, void **priv);
