@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include "inject/cuda_decls.h"
 #include "inject/handle_table.h"
+#include "inject/instr_kernel.h"
 #include "inject/ptx_rewrite.h"
 
 /*
@@ -37,9 +38,7 @@
  * a call that must follow the launch on its thread, own_thread_lend()).
  */
 
-#define INSTR_MAX 4	   /* instrumentations active at once */
-#define INSTR_MAX_PARAMS 4 /* parameters appended to one kernel by all of them together */
-#define INSTR_MAX_CTXS 16  /* contexts with instrumented launches */
+#define INSTR_MAX_CTXS 16 /* contexts with instrumented launches */
 
 struct inject_state;
 struct instr_state;

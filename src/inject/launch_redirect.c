@@ -24,55 +24,6 @@ static CUcontext current_ctx(struct inject_state *st)
 	return ctx;
 }
 
-/* The application's argument buffer (CU_LAUNCH_PARAM_BUFFER_*) with our values appended. */
-static void **extend_extra(void **extra, const struct instr_kernel *k, const uint64_t *values,
-			   void **storage, size_t *size_storage)
-{
-	void *data = NULL;
-	size_t *size = NULL;
-	uint8_t *copy;
-
-	for (void **e = extra; e && *e != CU_LAUNCH_PARAM_END; e += 2) {
-		if (e[0] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-			data = e[1];
-		else if (e[0] == CU_LAUNCH_PARAM_BUFFER_SIZE)
-			size = e[1];
-		else
-			return NULL; /* an option we do not know: leave the launch alone */
-	}
-	if (!data || !size || k->extra_offset + 8 * k->nr_extra > k->param_size)
-		return NULL;
-	copy = calloc(1, k->param_size);
-	if (!copy)
-		return NULL;
-	memcpy(copy, data, *size < k->extra_offset ? *size : k->extra_offset);
-	memcpy(copy + k->extra_offset, values, 8 * k->nr_extra);
-	*size_storage = k->param_size;
-	storage[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
-	storage[1] = copy;
-	storage[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
-	storage[3] = size_storage;
-	storage[4] = CU_LAUNCH_PARAM_END;
-	return storage;
-}
-
-/* The kernel arguments with pointers to our values appended; NULL when it cannot be done. */
-static void **extend_params(void **params, const struct instr_kernel *k, uint64_t *values,
-			    void **small, unsigned small_len)
-{
-	unsigned n = k->nr_params;
-	void **out =
-	    n + k->nr_extra <= small_len ? small : malloc((n + k->nr_extra) * sizeof(void *));
-
-	if (!out)
-		return NULL;
-	memcpy(out, params, n * sizeof(void *));
-	out[n] = &values[0]; /* the usual case: one instrumentation, one parameter */
-	for (unsigned j = 1; j < k->nr_extra; j++)
-		out[n + j] = &values[j];
-	return out;
-}
-
 static void report_fallback(struct instr_state *is, struct twin *f, const char *fmt, CUresult r)
 {
 	char why[160];
@@ -154,9 +105,9 @@ static CUresult launch_twin(struct instr_launch *l, CUcontext ctx, void **params
 	CUresult res;
 
 	if (params)
-		new_params = extend_params(params, fn->k, values, small, SMALL_PARAMS);
+		new_params = instr_args_params(params, fn->k, values, small, SMALL_PARAMS);
 	else if (extra)
-		new_extra = extend_extra(extra, fn->k, values, storage_extra, &extra_size);
+		new_extra = instr_args_extra(extra, fn->k, values, storage_extra, &extra_size);
 	/* the application's launch, only redirected: CUPTI must not take it for ours */
 	inject_leave_tool();
 	res = new_params || new_extra

@@ -132,47 +132,18 @@ static void set_module_failure(struct instr_module *m, int err, const char *why)
 	snprintf(m->reason, sizeof(m->reason), "%s", why);
 }
 
-/*
- * One kernel table out of each instrumentation's: kernel names come from the
- * first rewrite (later ones see the same .entry list), and the instrumentations
- * that changed a kernel are noted in the order their parameters were appended. 0, or -EINVAL when the appended
- * parameters do not follow one another (a rewrite broke the contract).
- */
+/* One kernel table out of each instrumentation's (instr_kernel.h). */
 static int merge_kernels(struct instr_state *is, struct instr_module *m)
 {
-	const struct ptx_rewrite_result *first = &m->rw[0];
+	unsigned nr_params[INSTR_MAX];
 
-	m->kernels = calloc(first->nr_kernels ? first->nr_kernels : 1, sizeof(*m->kernels));
+	m->kernels = calloc(m->rw[0].nr_kernels ? m->rw[0].nr_kernels : 1, sizeof(*m->kernels));
 	if (!m->kernels)
 		return -ENOMEM;
-	m->nr_kernels = first->nr_kernels;
-	for (size_t i = 0; i < first->nr_kernels; i++) {
-		struct instr_kernel *k = &m->kernels[i];
-
-		k->name = first->kernels[i].name;
-		k->nr_params = first->kernels[i].nr_params;
-		k->reason = first->kernels[i].reason;
-		for (unsigned u = 0; u < m->nrw; u++) {
-			const struct ptx_kernel_result *r = ptx_rewrite_find(&m->rw[u], k->name);
-			unsigned n = is->instr[u]->nr_params;
-
-			if (!r || !r->instrumented)
-				continue;
-			if (k->nr_extra + n > INSTR_MAX_PARAMS ||
-			    (k->nr_extra && r->param_offset != k->extra_offset + 8 * k->nr_extra))
-				return -EINVAL;
-			if (!k->nr_extra)
-				k->extra_offset = r->param_offset;
-			k->user[k->nusers] = (uint8_t)u;
-			k->user_param[k->nusers++] = (uint8_t)k->nr_extra;
-			k->nr_extra += n;
-			k->param_size = r->param_size;
-			k->users |= 1u << u;
-		}
-		if (k->users)
-			m->nr_instrumented++;
-	}
-	return 0;
+	m->nr_kernels = m->rw[0].nr_kernels;
+	for (unsigned u = 0; u < m->nrw; u++)
+		nr_params[u] = is->instr[u]->nr_params;
+	return instr_kernels_merge(m->rw, m->nrw, nr_params, m->kernels, &m->nr_instrumented);
 }
 
 /*

@@ -7,24 +7,11 @@
 #include <stdint.h>
 #include "inject/cuda_decls.h"
 #include "inject/fatbin.h"
+#include "inject/instr_kernel.h"
 #include "inject/instrument.h"
 #include "inject/ptx_rewrite.h"
 
 struct inject_state;
-
-/* What the instrumentations made of one kernel of a module. */
-struct instr_kernel {
-	const char *name;	/* mangled .entry name */
-	unsigned users;		/* bit i: instrumentation i changed it (0: launched unchanged) */
-	unsigned nr_params;	/* the application's parameters */
-	unsigned nr_extra;	/* u64 parameters appended, in instrumentation order */
-	unsigned nusers;
-	uint8_t user[INSTR_MAX];       /* the instrumentations that changed it, in order */
-	uint8_t user_param[INSTR_MAX]; /* where each one's parameters start among the appended */
-	uint32_t extra_offset;	/* byte offset of the first appended one; the rest follow, 8 apart */
-	uint32_t param_size;	/* bytes of the argument buffer with them */
-	const char *reason;	/* changed by none: why (the first instrumentation's reason) */
-};
 
 /* A module or library the application loaded, and its instrumented copy. */
 struct instr_module {

@@ -44,8 +44,10 @@ FIXTURES += $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJE
 	    $(INJECT_FIX)/app_threads $(INJECT_FIX)/check_brackets $(INJECT_FIX)/app_profiler \
 	    $(INJECT_FIX)/libfaketool.so
 
-# Unit tests of the inject library's pure parts (ring, clock math, launch summaries, cache).
-INJECT_PURE_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,src/inject/clock_math.c src/inject/launch_summary.c src/inject/probe_cache.c)
+# Unit tests of the inject library's pure parts (ring, clock math, launch summaries, cache,
+# the instrumentations' kernel tables and twin arguments).
+INJECT_PURE_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,src/inject/clock_math.c src/inject/launch_summary.c \
+	src/inject/probe_cache.c src/inject/instr_kernel.c $(wildcard src/inject/ptx_*.c))
 
 $(BUILD)/tests/test_inject_parts: tests/test_inject_parts.c $(LIB_OBJS) $(INJECT_PURE_OBJS) tests/test_util.h
 	$(call msg,CC,$@)
