@@ -41,22 +41,6 @@ int instr_kernels_merge(const struct ptx_rewrite_result *rw, unsigned nrw,
 	return 0;
 }
 
-void **instr_args_params(void *const *params, const struct instr_kernel *k, uint64_t *values,
-			 void **small, unsigned small_len)
-{
-	unsigned n = k->nr_params;
-	void **out =
-	    n + k->nr_extra <= small_len ? small : malloc((n + k->nr_extra) * sizeof(void *));
-
-	if (!out)
-		return NULL;
-	memcpy(out, params, n * sizeof(void *));
-	out[n] = &values[0]; /* the usual case: one instrumentation, one parameter */
-	for (unsigned j = 1; j < k->nr_extra; j++)
-		out[n + j] = &values[j];
-	return out;
-}
-
 void **instr_args_extra(void **extra, const struct instr_kernel *k, const uint64_t *values,
 			void **storage, size_t *size_storage)
 {

@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "inject/ptx_rewrite.h"
 
 #define INSTR_MAX 4	   /* instrumentations active at once */
@@ -37,10 +39,24 @@ int instr_kernels_merge(const struct ptx_rewrite_result *rw, unsigned nrw,
 /*
  * The twin's kernelParams: the application's, then a pointer to each of the
  * k->nr_extra values. In small when it has room, else malloc'd (free it when
- * it is not small). NULL when out of memory.
+ * it is not small). NULL when out of memory. Inline: every instrumented
+ * launch builds these.
  */
-void **instr_args_params(void *const *params, const struct instr_kernel *k, uint64_t *values,
-			 void **small, unsigned small_len);
+static inline void **instr_args_params(void *const *params, const struct instr_kernel *k, uint64_t *values,
+			 void **small, unsigned small_len)
+{
+	unsigned n = k->nr_params;
+	void **out =
+	    n + k->nr_extra <= small_len ? small : malloc((n + k->nr_extra) * sizeof(void *));
+
+	if (!out)
+		return NULL;
+	memcpy(out, params, n * sizeof(void *));
+	out[n] = &values[0]; /* the usual case: one instrumentation, one parameter */
+	for (unsigned j = 1; j < k->nr_extra; j++)
+		out[n + j] = &values[j];
+	return out;
+}
 
 /*
  * The twin's `extra` (CU_LAUNCH_PARAM_BUFFER_*): a copy of the application's
