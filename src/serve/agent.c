@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include "analysis/report_util.h"
 #include "common/clock.h"
+#include "common/text_escape.h"
 #include "common/u64_map.h"
 #include "serve/agent.h"
 #include "serve/cuda_agg_user.h"
@@ -268,7 +269,7 @@ static void report_leaks(struct serve_agent *a, struct serve_proc *p, const stru
 	uint64_t bytes = 0, largest = 0;
 	int32_t largest_stack = -1;
 	size_t count = 0;
-	char where[2048];
+	char where[2048], comm[4 * AGG_COMM_LEN + 1]; /* each byte escaped to at most 4 */
 
 	for (size_t i = 0; i < t->n; i++) {
 		if (keys[i].tgid != p->pid)
@@ -285,10 +286,11 @@ static void report_leaks(struct serve_agent *a, struct serve_proc *p, const stru
 		return;
 	a->leaking_processes++;
 	proc_stacks_format(p->stacks, largest_stack, LEAK_STACK_FRAMES, where, sizeof(where));
+	text_escape(comm, sizeof(comm), p->comm, false);
 	note(a,
 	     "pid %u (%s) exited with %" PRIu64 " bytes of CUDA memory in %zu allocations not "
 	     "freed; the largest, %" PRIu64 " bytes, allocated at %s",
-	     p->pid, p->comm, bytes, count, largest, where);
+	     p->pid, comm, bytes, count, largest, where);
 }
 
 static void freeze(struct serve_agent *a, struct serve_proc *p, uint64_t now)
