@@ -40,6 +40,8 @@ struct serve_proc {
 	struct proc_stacks *stacks;
 	/* final counts, kept from the exit until the idle timeout */
 	struct agg_proc_stats final;
+	bool final_uvm_bound;
+	struct uvm_counts final_uvm;
 	struct serve_api_count *final_apis;
 	size_t nfinal_apis;
 	struct handle_count *final_launches;
@@ -55,6 +57,7 @@ struct serve_agent {
 	struct libcuda_watch *watch;
 	struct nvml_sampler *nvml;
 	struct xid_counts *xids;
+	struct uvm_counter *uvm;
 	struct serve_device devices[SERVE_MAX_DEVICES];
 	size_t ndevices;
 	uint64_t lost_samples;
@@ -161,6 +164,7 @@ static struct serve_proc *proc_get(struct serve_agent *a, uint32_t pid, const ch
 		return NULL;
 	}
 	proc_stacks_read_maps(p->stacks);
+	uvm_counter_watch(a->uvm, pid);
 	a->processes_seen++;
 	return p;
 }
@@ -312,6 +316,7 @@ static void freeze(struct serve_agent *a, struct serve_proc *p, uint64_t now)
 			keep_final_launch(p, k->function, ((const uint64_t *)launches->values)[i]);
 	}
 	report_leaks(a, p, &a->tables[CUDA_AGG_ALLOCS]);
+	p->final_uvm_bound = uvm_counter_finish(a->uvm, p->pid, &p->final_uvm);
 	p->exited = true;
 	p->exit_ns = now;
 }
@@ -416,7 +421,8 @@ static void take_samples(struct serve_agent *a)
 			a->devices[at] = (struct serve_device){
 			    .device = r->device, .pci = r->pci, .flags = r->flags,
 			    .pcie_tx_bps = r->pcie_tx_bps, .pcie_rx_bps = r->pcie_rx_bps,
-			    .nvlink_tx_bps = r->nvlink_tx_bps, .nvlink_rx_bps = r->nvlink_rx_bps};
+			    .nvlink_tx_bps = r->nvlink_tx_bps, .nvlink_rx_bps = r->nvlink_rx_bps,
+			    .gauges = samples[i].gauges};
 		}
 		if (n < 32)
 			break;
@@ -437,6 +443,7 @@ static void drain(struct serve_agent *a)
 	expire(a, now);
 	take_samples(a);
 	xid_counts_poll(a->xids);
+	uvm_counter_poll(a->uvm, now);
 }
 
 void serve_agent_poll(struct serve_agent *a, int timeout_ms)
@@ -454,6 +461,28 @@ static int watch_fd(struct serve_agent *a, int fd)
 	struct epoll_event ev = {.events = EPOLLIN};
 
 	return epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+/* Puts prefix before the one line in why. */
+static void prefix_why(char *why, size_t why_len, const char *prefix)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "%s", why);
+	snprintf(why, why_len, "%s%s", prefix, line);
+}
+
+/* NVML from the trusted path only (nvml_library_path), sampled once a second unless told. */
+static int start_nvml(struct serve_agent *a, char *why, size_t why_len)
+{
+	char path[4096];
+	int err = nvml_library_path(path, sizeof(path), why, why_len);
+
+	if (err)
+		return err;
+	a->nvml = nvml_sampler_start(path, a->cfg.nvml_interval_ms ? a->cfg.nvml_interval_ms : 1000,
+				     true, why, why_len);
+	return a->nvml ? 0 : -ENODEV;
 }
 
 static int create_pid_map(struct serve_agent *a)
@@ -493,6 +522,8 @@ int serve_agent_start(struct serve_agent **out, const struct serve_agent_config 
 	/* the optional sources first: one that cannot run here fails before anything is probed */
 	if (!err && cfg->xid)
 		err = xid_counts_start(&a->xids, why, why_len);
+	if (!err && cfg->uvm && (err = uvm_counter_start(&a->uvm, cfg->uvm_replay, why, why_len)))
+		prefix_why(why, why_len, "uvm: ");
 	if (!err && cfg->npids && (err = create_pid_map(a)))
 		snprintf(why, why_len, "cannot create the process filter map: %s", strerror(-err));
 	if (!err)
@@ -513,11 +544,8 @@ int serve_agent_start(struct serve_agent **out, const struct serve_agent_config 
 	if (!err && ((err = watch_fd(a, cuda_agg_events_fd(a->agg))) ||
 		     (err = watch_fd(a, libcuda_watch_fd(a->watch)))))
 		snprintf(why, why_len, "epoll: %s", strerror(-err));
-	if (!err && cfg->nvml) {
-		a->nvml = nvml_sampler_start(cfg->nvml_library, cfg->nvml_interval_ms ? cfg->nvml_interval_ms : 1000,
-					     why, why_len);
-		err = a->nvml ? 0 : -ENODEV;
-	}
+	if (!err && cfg->nvml)
+		err = start_nvml(a, why, why_len);
 	if (err) {
 		serve_agent_stop(a);
 		return err;
@@ -536,6 +564,7 @@ void serve_agent_stop(struct serve_agent *a)
 		return;
 	nvml_sampler_stop(a->nvml);
 	xid_counts_stop(a->xids);
+	uvm_counter_stop(a->uvm);
 	libcuda_watch_stop(a->watch);
 	cuda_agg_close(a->agg);
 	for (size_t i = 0; u64_map_iter(&a->procs, &i, NULL, &v);)
@@ -636,12 +665,16 @@ static int fill_procs(struct serve_agent *a, struct serve_snapshot *out, struct 
 		memcpy(s->comm, p->comm, sizeof(s->comm));
 		s->exited = p->exited;
 		if (p->exited) {
+			s->uvm_bound = p->final_uvm_bound;
+			s->uvm = p->final_uvm;
 			s->stats = p->final;
 			for (size_t j = 0; j < p->nfinal_apis && !err; j++)
 				err = add_api(s, p->final_apis[j].api, &p->final_apis[j].stats);
 			for (size_t j = 0; j < p->nfinal_launches && !err; j++)
 				err = add_launches(a, p, s, p->final_launches[j].handle,
 						   p->final_launches[j].launches);
+		} else {
+			s->uvm_bound = uvm_counter_get(a->uvm, p->pid, &s->uvm);
 		}
 		if (u64_map_put(index, pid, out->nprocs))
 			err = -ENOMEM;
@@ -694,6 +727,8 @@ static void fill_health(struct serve_agent *a, struct serve_snapshot *out)
 	h->bpf_runs = ah.bpf_runs;
 	h->refused_probes = ah.refused;
 	h->lost_samples = a->lost_samples;
+	h->lost_uvm = uvm_counter_lost(a->uvm);
+	out->uvm_counted = a->uvm != NULL;
 	memcpy(out->devices, a->devices, sizeof(out->devices));
 	out->ndevices = a->ndevices;
 	out->xid_counted = a->xids != NULL;
