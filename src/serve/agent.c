@@ -35,6 +35,7 @@ struct serve_proc {
 	bool exited;
 	uint64_t exit_ns;
 	struct u64_map names;	 /* handle -> index in name_texts + 1 */
+	struct u64_map handle_labels; /* named handle -> index in labels, or OTHER_LABEL */
 	struct name_table name_texts;
 	struct name_table labels; /* the first kernel_labels names launched */
 	struct proc_stacks *stacks;
@@ -122,6 +123,7 @@ static void read_comm(uint32_t pid, char *comm, size_t len)
 static void proc_free(struct serve_proc *p)
 {
 	u64_map_destroy(&p->names);
+	u64_map_destroy(&p->handle_labels);
 	name_table_destroy(&p->name_texts);
 	name_table_destroy(&p->labels);
 	proc_stacks_free(p->stacks);
@@ -156,6 +158,7 @@ static struct serve_proc *proc_get(struct serve_agent *a, uint32_t pid, const ch
 	read_comm(pid, p->comm, sizeof(p->comm));
 	p->start_time = read_start_time(pid);
 	u64_map_init(&p->names);
+	u64_map_init(&p->handle_labels);
 	name_table_init(&p->name_texts);
 	name_table_init(&p->labels);
 	p->stacks = proc_stacks_new((pid_t)pid);
@@ -583,47 +586,74 @@ void serve_agent_stop(struct serve_agent *a)
 
 /* ---- snapshots ---- */
 
-/* The label a kernel name is counted under: its own while fewer than the limit have one. */
-static const char *label_of(const struct serve_agent *a, struct serve_proc *p, const char *name)
-{
-	long idx = name_table_find(&p->labels, name);
+/* What handle_labels holds for a handle counted under "other". */
+#define OTHER_LABEL UINT64_MAX
 
+/*
+ * The label a kernel name is counted under: its own while fewer than the
+ * limit have one, else "other" (as is a kernel named "other", so that the
+ * label means one thing). Returns its index in p->labels, or -1 for other.
+ */
+static long label_index(const struct serve_agent *a, struct serve_proc *p, const char *name)
+{
+	long idx;
+
+	if (!strcmp(name, "other"))
+		return -1;
+	idx = name_table_find(&p->labels, name);
 	if (idx < 0 && p->labels.count < a->cfg.kernel_labels)
 		idx = name_table_intern(&p->labels, name);
-	return idx >= 0 ? p->labels.names[idx] : "other";
+	return idx;
 }
 
-static int add_kernel(struct serve_proc_snapshot *s, const char *label, uint64_t count)
+/*
+ * A handle's label, remembered once its name is known: a scrape of many
+ * processes and kernels looks each handle up once, without hashing names.
+ */
+static long handle_label(const struct serve_agent *a, struct serve_proc *p, uint64_t handle)
 {
+	const char *name;
+	char hex[32];
+	uint64_t v;
+	long idx;
+
+	if (u64_map_get(&p->handle_labels, handle, &v))
+		return v == OTHER_LABEL ? -1 : (long)v;
+	name = name_of(p, handle);
+	if (!name) { /* not named (yet): counted under its handle, not remembered */
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, handle);
+		return label_index(a, p, hex);
+	}
+	idx = label_index(a, p, name);
+	u64_map_put(&p->handle_labels, handle, idx < 0 ? OTHER_LABEL : (uint64_t)idx);
+	return idx;
+}
+
+/*
+ * Adds count launches to the snapshot's kernel of label idx; kernel_slots
+ * maps (process slot, label) to the kernel's index in s->kernels.
+ */
+static int add_launches(const struct serve_agent *a, struct serve_proc *p,
+			struct serve_proc_snapshot *s, uint64_t at, uint64_t handle, uint64_t count,
+			struct u64_map *kernel_slots)
+{
+	long idx = handle_label(a, p, handle);
+	uint64_t key = at << 32 | (uint64_t)(idx + 1), k;
 	struct serve_kernel_count *more;
 
-	for (size_t i = 0; i < s->nkernels; i++)
-		if (!strcmp(s->kernels[i].label, label)) {
-			s->kernels[i].launches += count;
-			return 0;
-		}
+	if (u64_map_get(kernel_slots, key, &k)) {
+		s->kernels[k].launches += count;
+		return 0;
+	}
 	more = realloc(s->kernels, (s->nkernels + 1) * sizeof(*more));
 	if (!more)
 		return -ENOMEM;
 	s->kernels = more;
-	s->kernels[s->nkernels].label = strdup(label);
-	if (!s->kernels[s->nkernels].label)
+	s->kernels[s->nkernels].label = strdup(idx < 0 ? "other" : p->labels.names[idx]);
+	if (!s->kernels[s->nkernels].label || u64_map_put(kernel_slots, key, s->nkernels))
 		return -ENOMEM;
 	s->kernels[s->nkernels++].launches = count;
 	return 0;
-}
-
-static int add_launches(const struct serve_agent *a, struct serve_proc *p,
-			struct serve_proc_snapshot *s, uint64_t handle, uint64_t count)
-{
-	const char *name = name_of(p, handle);
-	char hex[32];
-
-	if (!name) {
-		snprintf(hex, sizeof(hex), "0x%" PRIx64, handle);
-		name = hex;
-	}
-	return add_kernel(s, label_of(a, p, name), count);
 }
 
 static int add_api(struct serve_proc_snapshot *s, uint32_t api, const struct agg_api_stats *st)
@@ -649,6 +679,7 @@ static int fill_procs(struct serve_agent *a, struct serve_snapshot *out, struct 
 {
 	const struct agg_table *procs = &a->tables[CUDA_AGG_PROCS], *apis = &a->tables[CUDA_AGG_APIS];
 	const struct agg_table *launches = &a->tables[CUDA_AGG_LAUNCHES];
+	struct u64_map kernel_slots; /* (process slot << 32 | label + 1) -> index in its kernels */
 	uint64_t pid, v, at;
 	int err = 0;
 
@@ -657,6 +688,7 @@ static int fill_procs(struct serve_agent *a, struct serve_snapshot *out, struct 
 	out->procs = calloc(u64_map_size(&a->procs) + 1, sizeof(*out->procs));
 	if (!out->procs)
 		return -ENOMEM;
+	u64_map_init(&kernel_slots);
 	for (size_t i = 0; u64_map_iter(&a->procs, &i, &pid, &v);) {
 		struct serve_proc *p = (void *)(uintptr_t)v;
 		struct serve_proc_snapshot *s = &out->procs[out->nprocs];
@@ -671,8 +703,8 @@ static int fill_procs(struct serve_agent *a, struct serve_snapshot *out, struct 
 			for (size_t j = 0; j < p->nfinal_apis && !err; j++)
 				err = add_api(s, p->final_apis[j].api, &p->final_apis[j].stats);
 			for (size_t j = 0; j < p->nfinal_launches && !err; j++)
-				err = add_launches(a, p, s, p->final_launches[j].handle,
-						   p->final_launches[j].launches);
+				err = add_launches(a, p, s, out->nprocs, p->final_launches[j].handle,
+						   p->final_launches[j].launches, &kernel_slots);
 		} else {
 			s->uvm_bound = uvm_counter_get(a->uvm, p->pid, &s->uvm);
 		}
@@ -695,9 +727,10 @@ static int fill_procs(struct serve_agent *a, struct serve_snapshot *out, struct 
 		const struct agg_launch_key *k = (const struct agg_launch_key *)launches->keys + i;
 
 		if (u64_map_get(index, k->tgid, &at) && !out->procs[at].exited)
-			err = add_launches(a, proc_find(a, k->tgid), &out->procs[at], k->function,
-					   ((const uint64_t *)launches->values)[i]);
+			err = add_launches(a, proc_find(a, k->tgid), &out->procs[at], at, k->function,
+					   ((const uint64_t *)launches->values)[i], &kernel_slots);
 	}
+	u64_map_destroy(&kernel_slots);
 	return err;
 }
 
