@@ -1,8 +1,10 @@
 #!/bin/bash
 # grtrace serve scraped by a real Prometheus: exact values through the query API (launches per
-# kernel, bytes allocated, memory in use after frees, copies, leaks after exit), a libcuda copy
-# found by system-wide discovery, the kernel label limit, every Grafana panel's PromQL, promtool,
-# and series gone after the idle timeout.
+# kernel, bytes allocated, memory in use after frees, copies, leaks after exit, UVM faults and
+# migrations, NVML device gauges), a libcuda copy found by system-wide discovery, the kernel label
+# limit, every Grafana panel's PromQL, promtool, and series gone after the idle timeout.
+# No NVIDIA driver here: NVML is tests/fixtures/fake_nvml.c, and the UVM events are the H100
+# queue capture of tests/data/uvm (GRTRACE_UVM_REPLAY gives it to every process the agent sees).
 BUILD=${1:-build}
 . tests/e2e/lib/cuda.bash
 . tests/e2e/lib/serve.bash
@@ -12,9 +14,10 @@ for t in prometheus promtool curl; do
 done
 NVML=$BUILD/fixtures/libnvidia-ml.so.1
 
-# A: every process, device gauges from the stand-in NVML. B: only this script's children,
-# two kernel names per process.
-GRTRACE_NVML_LIBRARY=$NVML serve_start a -s cuda,pcie --libcuda "$FAKE" --idle-timeout 20 ||
+# A: every process, device gauges from the stand-in NVML, UVM counts from the capture.
+# B: only this script's children, two kernel names per process.
+GRTRACE_NVML_LIBRARY=$NVML GRTRACE_UVM_REPLAY=tests/data/uvm/v2.bin \
+	serve_start a -s cuda,pcie,uvm --libcuda "$FAKE" --idle-timeout 20 ||
 	{ fail "serve (system-wide) starts"; exit 1; }
 A=$SERVE_PORT
 A_PID=$SERVE_PID
@@ -91,6 +94,18 @@ eq "kernel labels (agent -p): two names and other" "count(grtrace_cuda_launches_
 eq "launches (agent -p), other included" "sum(grtrace_cuda_launches_total{job=\"mine\",pid=\"$KPID\"})" 26
 eq "'other' holds the rest" "count(grtrace_cuda_launches_total{job=\"mine\",pid=\"$KPID\",kernel=\"other\"})" 1
 eq "device gauges from NVML" "grtrace_gpu_pcie_rx_bytes_per_second{job=\"all\",device=\"0\"}" 256000000
+eq "GPU utilization (NVML)" "grtrace_gpu_utilization_ratio{job=\"all\",device=\"0\",pci=\"0000:3b:00.0\"}" 0.37
+eq "no utilization where NVML has none" "count(grtrace_gpu_utilization_ratio{job=\"all\"})" 1
+eq "GPU memory used (NVML)" "grtrace_gpu_memory_used_bytes{job=\"all\",device=\"1\",pci=\"0000:86:00.0\"}" 268435456
+eq "GPU memory total (NVML)" "grtrace_gpu_memory_total_bytes{job=\"all\",device=\"0\"}" 85899345920
+eq "GPU power (NVML)" "grtrace_gpu_power_watts{job=\"all\",device=\"0\"}" 123.456
+eq "UVM CPU faults of the exited process" "grtrace_uvm_faults_total{$K,processor=\"cpu\"}" 72
+eq "UVM GPU faults (replays not counted again)" "grtrace_uvm_faults_total{$K,processor=\"gpu\"}" 1383
+eq "UVM bytes migrated to the GPU" "grtrace_uvm_migrated_bytes_total{$K,direction=\"htod\"}" 16777216
+eq "UVM bytes migrated to the host" "grtrace_uvm_migrated_bytes_total{$K,direction=\"dtoh\"}" 16777216
+eq "UVM bytes between GPUs" "grtrace_uvm_migrated_bytes_total{$K,direction=\"dtod\"}" 0
+eq "UVM events lost" "grtrace_events_lost_total{job=\"all\",source=\"uvm\"}" 0
+eq "no UVM families without -s uvm" "count(grtrace_uvm_faults_total{job=\"mine\"}) or vector(0)" 0
 expect_all
 check "leak logged once with its allocation stack" \
 	[ "$(grep -c "pid $KPID (cuda_known) exited with 2204600 bytes of CUDA memory in 6 allocations not freed; the largest, 2097152 bytes, allocated at cuMemAlloc_v2.* <- main+0x[0-9a-f]* (.*cuda_known)" "$tmp/a.err")" = 1 ]
