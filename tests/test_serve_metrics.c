@@ -241,6 +241,10 @@ static void test_top_rows(void)
 	fill_proc(&p0, k0, &a0, 1);
 	fill_proc(&p1[0], k1, &a1, 2);
 	p1[1] = (struct serve_proc_snapshot){.pid = 9999, .exited = true};
+	p0.uvm_bound = p1[0].uvm_bound = true;
+	p0.uvm.faults[UVM_FAULTS_CPU] = 10;
+	p1[0].uvm.faults[UVM_FAULTS_CPU] = 40;
+	p1[0].uvm.faults[UVM_FAULTS_GPU] = 70;
 	n = top_rows_compute(&s0, &s1, &rows);
 	CHECK_EQ_U64(n, 1); /* the exited process is not shown */
 	CHECK_EQ_U64(rows[0].pid, 4242);
@@ -253,7 +257,14 @@ static void test_top_rows(void)
 	CHECK(rows[0].api_p99_us > 1000 && rows[0].api_p99_us < 2100);
 	top_format_row(&rows[0], line, sizeof(line));
 	CHECK(!strncmp(line, "   4242 train                   500 ", 36));
-	CHECK(strstr(line, "1.0KiB    1.000     25  relu") != NULL);
+	CHECK(rows[0].uvm_faults_per_s == 50); /* 100 more faults, CPU and GPU, in 2 s */
+	CHECK(strstr(line, "1.0KiB    1.000     25        50  relu") != NULL);
+	free(rows);
+	p1[0].uvm_bound = false; /* no tracker: no UVM rate */
+	n = top_rows_compute(&s0, &s1, &rows);
+	CHECK(rows[0].uvm_faults_per_s < 0);
+	top_format_row(&rows[0], line, sizeof(line));
+	CHECK(strstr(line, "1.0KiB    1.000     25         -  relu") != NULL);
 	free(rows);
 	n = top_rows_compute(NULL, &s1, &rows);
 	CHECK_EQ_U64(n, 1);
@@ -276,6 +287,8 @@ static void test_sorting(void)
 	top_rows_sort(rows, 3, TOP_SORT_PID);
 	CHECK(rows[0].pid == 1 && rows[1].pid == 2 && rows[2].pid == 3);
 	CHECK(top_sort_for_key('m') == TOP_SORT_MEMORY && top_sort_for_key('x') == -1);
+	CHECK(top_sort_for_key('u') == TOP_SORT_UVM);
+	CHECK_STR(top_sort_name(TOP_SORT_UVM), "UVM faults/s");
 }
 
 /* Xid records as the xid source emits them, counted per GPU and code, and their family. */
