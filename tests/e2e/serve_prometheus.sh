@@ -50,10 +50,16 @@ SPID=$!
 KPID=$!
 wait $KPID
 check "known workload ran" [ $? = 0 ]
-"$BUILD/fixtures/workloads/cuda_late_dlopen" "$FAKE_COPY" 300 700 7 &
+"$BUILD/fixtures/workloads/cuda_late_dlopen" "$FAKE_COPY" 300 1500 7 &
 LPID=$!
 wait $LPID
 check "late-dlopen workload ran" [ $? = 0 ]
+# grtrace's own threads inside a target (grtrace-*, as the inject library names them) are not
+# the application: two such threads launch 50 times each, only the main thread's calls count
+"$WL/cuda_threads" 2 50 grtrace-worker &
+OPID=$!
+wait $OPID
+check "own-threads workload ran" [ $? = 0 ]
 
 # eq NAME EXPR WANT: one check, run with the others by expect_all
 : >"$tmp/expect"
@@ -64,7 +70,7 @@ expect_all() {
 }
 K="job=\"all\",pid=\"$KPID\""
 check "the exited process is scraped as exited" \
-	$PROMPY wait "$PROM" "grtrace_cuda_process_exited{$K} == 1 and on() grtrace_cuda_process_exited{job=\"all\",pid=\"$LPID\"} == 1 and on() grtrace_cuda_process_exited{job=\"mine\",pid=\"$LPID\"} == 1" 15
+	$PROMPY wait "$PROM" "grtrace_cuda_process_exited{$K} == 1 and on() grtrace_cuda_process_exited{job=\"all\",pid=\"$LPID\"} == 1 and on() grtrace_cuda_process_exited{job=\"mine\",pid=\"$LPID\"} == 1 and on() grtrace_cuda_process_exited{job=\"mine\",pid=\"$OPID\"} == 1" 15
 eq "vecAdd launches" "grtrace_cuda_launches_total{$K,kernel=\"vecAdd\"}" 13
 eq "reduce launches" "grtrace_cuda_launches_total{$K,kernel=\"reduce\"}" 6
 eq "saxpy launches" "grtrace_cuda_launches_total{$K,kernel=\"saxpy\"}" 3
@@ -92,6 +98,15 @@ eq "leaked device bytes (agent -p)" "grtrace_cuda_leaked_bytes_total{job=\"mine\
 eq "leaking processes (agent -p)" "grtrace_cuda_leaking_processes_total{job=\"mine\"}" 1
 eq "kernel labels (agent -p): two names and other" "count(grtrace_cuda_launches_total{job=\"mine\",pid=\"$KPID\"})" 3
 eq "launches (agent -p), other included" "sum(grtrace_cuda_launches_total{job=\"mine\",pid=\"$KPID\"})" 26
+eq "grtrace-* threads' launches are not the application's" "count(grtrace_cuda_launches_total{job=\"mine\",pid=\"$OPID\"}) or vector(0)" 0
+eq "... nor their allocations" "count(grtrace_cuda_alloc_bytes_total{job=\"mine\",pid=\"$OPID\"}) or vector(0)" 0
+eq "... nor their launch calls" "count(grtrace_cuda_api_calls_total{job=\"mine\",pid=\"$OPID\",api=\"cuLaunchKernel\"}) or vector(0)" 0
+eq "the main thread's calls are counted" "grtrace_cuda_api_calls_total{job=\"mine\",pid=\"$OPID\",api=\"cuModuleGetFunction\"}" 1
+eq "time waiting in synchronize: some, under a second" "count(grtrace_cuda_sync_wait_seconds_total{$K} > 0 < 1)" 1
+eq "processes seen (agent -p): the four CUDA children" "grtrace_processes_seen_total{job=\"mine\"}" 4
+eq "nothing lost (agent -p): calls" "grtrace_events_lost_total{job=\"mine\",source=\"cuda\"}" 0
+eq "nothing lost (agent -p): notifications" "grtrace_events_lost_total{job=\"mine\",source=\"notifications\"}" 0
+eq "BPF programs ran and were timed" "count(grtrace_bpf_runs_total{job=\"mine\"} > 0 and on() grtrace_bpf_run_seconds_total{job=\"mine\"} > 0)" 1
 eq "'other' holds the rest" "count(grtrace_cuda_launches_total{job=\"mine\",pid=\"$KPID\",kernel=\"other\"})" 1
 eq "device gauges from NVML" "grtrace_gpu_pcie_rx_bytes_per_second{job=\"all\",device=\"0\"}" 256000000
 eq "GPU utilization (NVML)" "grtrace_gpu_utilization_ratio{job=\"all\",device=\"0\",pci=\"0000:3b:00.0\"}" 0.37
