@@ -47,14 +47,22 @@ echo "PyTorch profiler: $want kernels in $STEPS steps"
 # before either program starts (discovery would find it too, but only once PyTorch dlopen()s it).
 LIBCUDA=${LIBCUDA:-$(ldconfig -p | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')}
 [ -z "$LIBCUDA" ] && [ -e /usr/local/nvidia/lib64/libcuda.so.1 ] && LIBCUDA=/usr/local/nvidia/lib64/libcuda.so.1
-"$GRT" serve --listen 127.0.0.1:0 --idle-timeout 600 ${LIBCUDA:+--libcuda "$LIBCUDA"} 2>"$TMP/serve.err" &
-SERVE=$!
-for _ in $(seq 300); do
-	PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve.err")
-	[ -n "$PORT" ] && break
-	sleep 0.1
-done
-[ -n "$PORT" ] || die "serve did not start: $(cat "$TMP/serve.err")"
+# start_serve LOG ARGS...: the agent system-wide on a free port; sets SERVE and PORT
+start_serve() {
+	local log=$1
+	shift
+	"$GRT" serve --listen 127.0.0.1:0 --idle-timeout 600 ${LIBCUDA:+--libcuda "$LIBCUDA"} "$@" \
+		2>"$log" &
+	SERVE=$!
+	PORT=
+	for _ in $(seq 300); do
+		PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$log")
+		[ -n "$PORT" ] && return 0
+		sleep 0.1
+	done
+	die "serve $* did not start: $(cat "$log")"
+}
+start_serve "$TMP/serve.err"
 mkfifo "$TMP/train.in" "$TMP/second.in"
 "$PY" "$HERE/gpu_serve_check.py" train "$STEPS" <"$TMP/train.in" >"$TMP/train.out" &
 TRAIN=$!
@@ -84,16 +92,7 @@ cat "$TMP/serve.err"
 # (a tracker bound), so every migration of its loop is seen.
 "$NVCC" -O2 -o "$TMP/uvm_workload" "$HERE/uvm_workload.cu" >"$TMP/nvcc3.log" 2>&1 ||
 	die "nvcc failed: $(tail -3 "$TMP/nvcc3.log")"
-"$GRT" serve --listen 127.0.0.1:0 -s cuda,uvm,pcie --idle-timeout 600 \
-	${LIBCUDA:+--libcuda "$LIBCUDA"} 2>"$TMP/serve3.err" &
-SERVE=$!
-PORT=
-for _ in $(seq 300); do
-	PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve3.err")
-	[ -n "$PORT" ] && break
-	sleep 0.1
-done
-[ -n "$PORT" ] || die "serve -s cuda,uvm,pcie did not start: $(cat "$TMP/serve3.err")"
+start_serve "$TMP/serve3.err" -s cuda,uvm,pcie
 "$TMP/uvm_workload" 64 3 --hold-file "$TMP/uvm.go" >"$TMP/uvm.json" &
 UW=$!
 bound=

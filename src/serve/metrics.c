@@ -190,38 +190,42 @@ static void write_process_totals(struct prom_writer *w, const struct serve_snaps
 	}
 }
 
+/* One UVM family: a sample per value of label for each process with a UVM tracker. */
+static void write_uvm_family(struct prom_writer *w, const struct serve_snapshot *s,
+			     const char *name, const char *help, const char *label, unsigned n,
+			     const char *(*name_of)(unsigned), size_t field)
+{
+	prom_family(w, name, PROM_COUNTER, help);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const uint64_t *values =
+		    (const uint64_t *)((const char *)&s->procs[i].uvm + field);
+		struct proc_labels l;
+
+		if (!s->procs[i].uvm_bound)
+			continue;
+		proc_labels_init(&l, &s->procs[i]);
+		for (unsigned v = 0; v < n; v++) {
+			l.set[2] = (struct prom_label){label, name_of(v)};
+			prom_sample_u64(w, "", l.set, 3, values[v]);
+		}
+	}
+}
+
 /* Per process with a UVM tracker: faults by the side that faulted, bytes migrated by direction. */
 static void write_uvm(struct prom_writer *w, const struct serve_snapshot *s)
 {
 	if (!s->uvm_counted)
 		return;
-	prom_family(w, "grtrace_uvm_faults", PROM_COUNTER,
-		    "Unified-memory page faults: processor=\"cpu\" the CPU touched pages a GPU "
-		    "held, \"gpu\" a GPU touched pages it did not hold (replays not counted again).");
-	for (size_t i = 0; i < s->nprocs; i++) {
-		struct proc_labels l;
-
-		if (!s->procs[i].uvm_bound)
-			continue;
-		proc_labels_init(&l, &s->procs[i]);
-		for (unsigned side = 0; side < UVM_FAULT_SIDES; side++) {
-			l.set[2] = (struct prom_label){"processor", uvm_fault_side_name(side)};
-			prom_sample_u64(w, "", l.set, 3, s->procs[i].uvm.faults[side]);
-		}
-	}
-	prom_family(w, "grtrace_uvm_migrated_bytes", PROM_COUNTER,
-		    "Bytes the UVM driver migrated for the process, by direction.");
-	for (size_t i = 0; i < s->nprocs; i++) {
-		struct proc_labels l;
-
-		if (!s->procs[i].uvm_bound)
-			continue;
-		proc_labels_init(&l, &s->procs[i]);
-		for (unsigned dir = 0; dir < UVM_DIRECTIONS; dir++) {
-			l.set[2] = (struct prom_label){"direction", uvm_direction_name(dir)};
-			prom_sample_u64(w, "", l.set, 3, s->procs[i].uvm.migrated_bytes[dir]);
-		}
-	}
+	write_uvm_family(w, s, "grtrace_uvm_faults",
+			 "Unified-memory page faults: processor=\"cpu\" the CPU touched pages a GPU "
+			 "held, \"gpu\" a GPU touched pages it did not hold (replays not counted "
+			 "again).",
+			 "processor", UVM_FAULT_SIDES, uvm_fault_side_name,
+			 offsetof(struct uvm_counts, faults));
+	write_uvm_family(w, s, "grtrace_uvm_migrated_bytes",
+			 "Bytes the UVM driver migrated for the process, by direction.", "direction",
+			 UVM_DIRECTIONS, uvm_direction_name,
+			 offsetof(struct uvm_counts, migrated_bytes));
 }
 
 static void write_leaks(struct prom_writer *w, const struct serve_snapshot *s)
