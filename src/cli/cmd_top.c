@@ -43,8 +43,9 @@ static void top_usage(FILE *out)
 		"  --batch N         print N plain snapshots and exit (as top -b)\n"
 		"  --interval S      seconds between refreshes (default 1)\n"
 		"  --kernel-labels N kernel names per process (default 50)\n"
+		"  -s LIST           cuda (always), uvm: UVM faults per process (as serve -s)\n"
 		"Keys: l launches/s, p API p99, m device memory, c copy GB/s, s sync wait,\n"
-		"      n pid (sort); q quits.\n");
+		"      u UVM faults/s, n pid (sort); q quits.\n");
 }
 
 /* A new snapshot; the previous one becomes the base of the rates. */

@@ -40,6 +40,9 @@ static inline uint32_t grt_pci_pack(uint32_t domain, uint32_t bus, uint32_t dev,
 	return (domain & 0xffff) << 16 | (bus & 0xff) << 8 | (dev & 0x1f) << 3 | (fn & 7);
 }
 
+/* A grt_pci_pack() address as "dddd:bb:dd.f" (records_kernel.c); buf needs 16 bytes. */
+void grt_pci_text(uint32_t pci, char *buf, unsigned len);
+
 /* ---- syscall ---- */
 
 enum grt_syscall_flags {
