@@ -73,6 +73,12 @@ int grt_session_add_target_env(struct grt_session *s, const char *key_value);
 /* The NULL-terminated list added so far (never NULL). */
 const char *const *grt_session_target_env(const struct grt_session *s);
 
+/*
+ * Says which of its mechanisms a source attaching now used ("fexit:pci_..."): the source's
+ * status record reads "attached: HOW". Call from attach.
+ */
+void grt_session_attached_how(struct grt_session *s, const char *how);
+
 /* Records why a source failed: one line, shown by the command. Returns -err. */
 int grt_session_fail(struct grt_session *s, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
