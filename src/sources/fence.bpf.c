@@ -80,7 +80,11 @@ static __always_inline bool fence_is_followed(struct fence_key *key, __u32 tgid,
 	if (!filter_by_tgid)
 		return true;
 	if (tgid_is_traced(tgid)) {
-		if (kind != FENCE_DESTROY)
+		/*
+		 * An init with seqno 0 is a fence its driver numbers at emit (virtio-gpu):
+		 * (context, 0) names every such fence, so it is not followed.
+		 */
+		if (kind != FENCE_DESTROY && !(kind == FENCE_INIT && key->seqno == 0))
 			bpf_map_update_elem(&fences_of_interest, key, &one, BPF_ANY);
 		return true;
 	}
