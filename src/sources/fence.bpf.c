@@ -98,7 +98,10 @@ static __always_inline void track_wait(struct fence_event *e, __u32 kind)
 	__u64 *start;
 
 	if (kind == FENCE_WAIT_START) {
-		bpf_map_update_elem(&wait_starts, &key, &e->ts_ns, BPF_ANY);
+		/* a copy: 6.1's verifier refuses ring buffer memory as a map value */
+		__u64 start_ns = e->ts_ns;
+
+		bpf_map_update_elem(&wait_starts, &key, &start_ns, BPF_ANY);
 		return;
 	}
 	start = bpf_map_lookup_elem(&wait_starts, &key);

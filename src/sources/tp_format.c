@@ -56,6 +56,7 @@ static int parse_field_line(const char *line, struct tp_field *f)
 	f->offset = atoi(off + 7);
 	f->size = atoi(size + 5);
 	f->data_loc = !strncmp(decl, "__data_loc ", 11);
+	f->char_pointer = !f->data_loc && memmem(decl, semi - decl, "char *", 6) != NULL;
 	return f->offset >= 0 && f->size > 0 ? 0 : -EINVAL;
 }
 

@@ -12,6 +12,7 @@ struct tp_field {
 	int offset;
 	int size;
 	bool data_loc;		/* __data_loc: a u32 holding (length << 16 | offset) of the bytes */
+	bool char_pointer;	/* "const char *": the address of a string in the kernel */
 };
 
 /* Parses the text of a format file. Returns the number of fields or -EINVAL. */

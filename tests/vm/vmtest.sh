@@ -5,7 +5,7 @@
 #
 # usage: tests/vm/vmtest.sh BUILD [SERIES...]     SERIES: 6.1 6.12 (default: both)
 # env:   GRT_VM_SUITES=a,b     only these suites (names of tests/vm/guest/*.sh)
-#        GRT_VM_TIMEOUT=S      limit for one VM, boot to power-off (default 600 with KVM, 1500 without)
+#        GRT_VM_TIMEOUT=S      limit for one VM, boot to power-off (default 900 s with KVM, 3 h without)
 #        GRT_VM_KEEP=1         keep the console logs under BUILD/vm/ (they are kept on failure)
 set -u
 cd "$(dirname "$0")/../.."
@@ -33,11 +33,16 @@ ldd "$(command -v busybox)" >/dev/null 2>&1 &&
 
 if [ -w /dev/kvm ] && [ -r /dev/kvm ]; then
 	accel=(-accel kvm -cpu host)
-	limit=${GRT_VM_TIMEOUT:-600}
+	limit=${GRT_VM_TIMEOUT:-900}
+	suite_limit=600
+	script_limit=300
 else
 	echo "vmtest: no /dev/kvm here: the guests run under TCG emulation (slower)"
 	accel=(-accel tcg -cpu max)
-	limit=${GRT_VM_TIMEOUT:-1500}
+	# emulation is 5 to 20 times slower: the same suites, with limits to match
+	limit=${GRT_VM_TIMEOUT:-10800}
+	suite_limit=7200
+	script_limit=2400
 fi
 
 mkdir -p "$work"
@@ -61,14 +66,19 @@ for s in $series; do
 	timeout -k 10 "$limit" qemu-system-x86_64 "${accel[@]}" -smp 2 -m 2048 -nodefaults -no-reboot \
 		-display none -vga none -serial "file:$log" -device virtio-gpu-pci \
 		-kernel "$kdir/boot/vmlinuz-$release" -initrd "$work/initrd-$s.gz" \
-		-append "console=ttyS0 loglevel=1 panic=-1 grt.repo=$repo grt.build=$build grt.suites=${GRT_VM_SUITES:-}" \
+		-append "console=ttyS0 loglevel=1 panic=-1 grt.repo=$repo grt.build=$build grt.suites=${GRT_VM_SUITES:-} grt.suite_timeout=$suite_limit grt.script_timeout=$script_limit grt.accel=${accel[1]}" \
 		>"$work/qemu-$s.out" 2>&1
 	rc=$?
 	tr -d '\r' <"$log" >"$log.txt"
 	sed -i "s#^\(ok\|FAIL\) - #\1 - [$release] #" "$log.txt"
-	grep -E '^(ok|FAIL) - ' "$log.txt"
 	pass=$(grep -c '^ok - ' "$log.txt")
 	fail=$(grep -c '^FAIL - ' "$log.txt")
+	# the suites' notes ('#' lines) only where something failed
+	if [ "$fail" -gt 0 ]; then
+		grep -E '^(ok|FAIL) - |^#' "$log.txt"
+	else
+		grep -E '^(ok|FAIL) - ' "$log.txt"
+	fi
 	if ! grep -q '^grt-vm: done' "$log.txt"; then
 		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
 			echo "FAIL - [$release] the VM did not finish within $limit s; last console lines:"

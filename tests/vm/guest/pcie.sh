@@ -5,7 +5,7 @@
 # kprobes), and the kernel's own accessors during a bus rescan.
 set -u
 BUILD=${1:-build}
-. tests/e2e/lib/cases.bash
+. tests/vm/guest/common.bash
 G=$BUILD/grtrace
 N=60
 
@@ -20,7 +20,7 @@ bdf=$(basename "$gpu")
 record_variant() {
 	GRTRACE_PCIE_PROBES=$2 "$G" record -s pcie -o "$tmp/$1.grt" -- \
 		"$BUILD/fixtures/vm/pci_config_access" "$gpu/config" $N >"$tmp/$1.out" 2>"$tmp/$1.err"
-	check "$1: record status 0" [ $? = 0 ] || cat "$tmp/$1.err"
+	record_ok "$1: record status 0" "$tmp/$1.err" $?
 	"$G" parse --format json "$tmp/$1.grt" >"$tmp/$1.json"
 }
 
@@ -55,7 +55,7 @@ fi
 # the kernel's accessors (pci_bus_*): a rescan reads every slot's vendor id
 GRTRACE_PCIE_PROBES= "$G" record -s pcie -o "$tmp/rescan.grt" -- sh -c 'echo 1 >/sys/bus/pci/rescan' \
 	2>"$tmp/rescan.err"
-check "rescan: record status 0" [ $? = 0 ] || cat "$tmp/rescan.err"
+record_ok "rescan: record status 0" "$tmp/rescan.err" $?
 check "rescan: kernel reads of vendor ids (offset 0) on bus 0" python3 -c '
 import json, sys
 ev = [json.loads(l) for l in sys.stdin]

@@ -51,8 +51,17 @@ vm_userland() {
 	rm -rf "$root"
 	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,etc}
 	cp "$(command -v busybox)" "$root/bin/busybox"
-	vm_copy_program "$root" "$(readlink -f "$(command -v bash)")" || return 1
-	[ -e "$root/bin/bash" ] || ln -s "$(readlink -f "$(command -v bash)")" "$root/bin/bash"
+	# what the e2e scripts expect of a Debian system beyond busybox: bash, a forking /bin/sh
+	# (dash), setpriv that takes user names, a hostname file, the nobody user
+	for prog in bash sh setpriv; do
+		f=$(readlink -f "$(command -v $prog)") || return 1
+		vm_copy_program "$root" "$f" || return 1
+		[ -e "$root/bin/$prog" ] || ln -s "$f" "$root/bin/$prog"
+	done
+	echo grt-vm >"$root/etc/hostname"
+	printf 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
+		>"$root/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 	vm_copy_python "$root" || return 1
 	cp "$repo/tests/vm/init" "$root/init"
 	cp "$repo/tests/vm/load_modules.sh" "$root/bin/grt-load-modules"
@@ -64,7 +73,7 @@ vm_userland() {
 	done
 	for f in "$build/grtrace" "$build/libgrtrace-inject.so" "$build"/fixtures/kernel_workload \
 		"$build"/fixtures/libnvidia-ml.so.1 "$build"/fixtures/fake/* "$build"/fixtures/fake2/* \
-		"$build"/fixtures/workloads/* "$build"/fixtures/vm/*; do
+		"$build"/fixtures/workloads/* "$build"/fixtures/vm/* ${GRT_VM_EXTRA:-}; do
 		[ -f "$f" ] || continue
 		vm_copy_program "$root" "$(readlink -f "$f")" || return 1
 	done

@@ -1,0 +1,61 @@
+#!/bin/bash
+# The drm source on a real DRM driver: every virtio-gpu command K fenced submissions make is
+# recorded as it goes on the virtqueue (submit) and when its response comes back (complete),
+# paired; then, with amdgpu, i915, xe and the DRM scheduler loaded without their hardware,
+# the source attaches to every tracepoint it knows that the kernel has.
+set -u
+BUILD=${1:-build}
+. tests/vm/guest/common.bash
+G=$BUILD/grtrace
+K=12
+
+"$G" record -s drm,fence -o "$tmp/d.grt" -- "$BUILD/fixtures/vm/virtgpu_fences" $K >"$tmp/prog.out" 2>"$tmp/err"
+record_ok "virtio-gpu: record status 0" "$tmp/err" $?
+"$G" parse --format json "$tmp/d.grt" >"$tmp/d.json"
+check "virtio-gpu: $K+1 fenced creates, $K transfers, every command of the program paired with its response" \
+	python3 - "$tmp/d.json" "$K" <<'PY'
+import json, sys
+from collections import Counter
+ev = [json.loads(l) for l in open(sys.argv[1])]
+k = int(sys.argv[2])
+status = [e["message"] for e in ev if e["type"] == "source_status" and e["source"] == "drm"]
+assert status == ["attached: virtio_gpu(2)"], status
+pid = next(e["pid"] for e in ev if e["type"] == "process" and e["event"] == "start")
+drm = [e for e in ev if e["type"] == "drm"]
+submits = [e for e in drm if e["event"] == "submit" and e["pid"] == pid]
+cmds = Counter(e["cmd"] for e in submits)
+# the dumb buffer's create is not fenced; closing the device may flush the console once more
+assert cmds["RESOURCE_CREATE_2D"] == k + 2 and cmds["RESOURCE_UNREF"] == k + 2, cmds
+assert k <= cmds["TRANSFER_TO_HOST_2D"] <= k + 1, cmds
+fenced = [e for e in submits if e["flags"] & 1]
+assert len(fenced) == k + 1 and all(e["cmd"] == "RESOURCE_CREATE_2D" for e in fenced), fenced[:2]
+assert all(e["ring"] == "control" and e["driver"] == "virtio_gpu" for e in submits), submits[:1]
+# every submission of the program completes once: by virtqueue seqno where the kernel has it,
+# else (6.1) the fenced ones by fence id
+completes = [e for e in drm if e["event"] == "complete"]
+if any(e["job"] for e in submits):
+    done = Counter(e["job"] for e in completes)
+    assert all(done[e["job"]] == 1 for e in submits), [e for e in submits if done[e["job"]] != 1][:2]
+    after = {e["job"]: e["ts_ns"] for e in completes}
+    assert all(after[e["job"]] > e["ts_ns"] for e in submits)
+else:
+    done = Counter(e["seqno"] for e in completes if e["flags"] & 1)
+    assert all(done[e["seqno"]] == 1 for e in fenced), done
+# the fence ids are the dma_fence seqnos the fence source saw emitted by the program
+emitted = sorted(e["seqno"] for e in ev if e["type"] == "fence" and e["event"] == "emit" and e["pid"] == pid)
+assert emitted == sorted(e["seqno"] for e in fenced), (emitted, [e["seqno"] for e in fenced])
+PY
+
+# the drivers whose hardware is absent: their tracepoints exist once loaded
+grt-load-modules gpu
+"$G" record -s drm -o "$tmp/all.grt" -- true 2>"$tmp/err"
+record_ok "GPU drivers loaded: record status 0" "$tmp/err" $?
+if [ -d /sys/kernel/tracing/events/xe ]; then
+	want="gpu_scheduler(4) amdgpu(2) i915(5) xe(4) virtio_gpu(2)"
+else
+	want="gpu_scheduler(4) amdgpu(2) i915(5) virtio_gpu(2)"
+fi
+check "... attached to every known tracepoint here: $want" grep -q "\"message\":\"attached: $want\"" \
+	<("$G" parse --format json "$tmp/all.grt")
+check "... and none left out as undecodable" [ "$("$G" parse --format json "$tmp/all.grt" | grep -c unsupported_probe)" = 0 ]
+exit $failed

@@ -1,0 +1,21 @@
+#!/bin/bash
+# Portability: the end-to-end suites of the BPF sources (cuda's uprobes with the fake driver,
+# process tracking, syscall, sched, snoop, record's checks) as they run on the host, unchanged,
+# on this kernel. Their ok/FAIL lines are prefixed with the suite's name.
+set -u
+BUILD=${1:-build}
+status=0
+for s in cuda_record cuda_launch_returns cuda_snoop_known cuda_snoop_threads cuda_snoop_late \
+	cuda_snoop_pid cuda_snoop_errors kernel_sources snoop_views record_cli; do
+	start=$(date +%s)
+	timeout "${GRT_VM_SCRIPT_TIMEOUT:-300}" bash "tests/e2e/$s.sh" "$BUILD" >/tmp/e2e.out 2>&1
+	rc=$?
+	echo "$s took $(($(date +%s) - start)) s"
+	sed -n "s#^\(ok\|FAIL\) - #\1 - $s: #p" /tmp/e2e.out
+	if [ $rc -ne 0 ]; then
+		grep -q '^FAIL - ' /tmp/e2e.out || echo "FAIL - $s: exited with status $rc"
+		grep -v '^ok - \|^FAIL - ' /tmp/e2e.out | tail -5
+		status=1
+	fi
+done
+exit $status
