@@ -73,7 +73,7 @@ vm_userland() {
 	done
 	for f in "$build/grtrace" "$build/libgrtrace-inject.so" "$build"/fixtures/kernel_workload \
 		"$build"/fixtures/libnvidia-ml.so.1 "$build"/fixtures/fake/* "$build"/fixtures/fake2/* \
-		"$build"/fixtures/workloads/* "$build"/fixtures/vm/* ${GRT_VM_EXTRA:-}; do
+		"$build"/fixtures/workloads/* "$build"/fixtures/vm/*; do
 		[ -f "$f" ] || continue
 		vm_copy_program "$root" "$(readlink -f "$f")" || return 1
 	done
