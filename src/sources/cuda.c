@@ -219,8 +219,7 @@ static void library_release(struct cuda_library *lib)
 {
 	grt_close_links_parallel(lib->link_fds, lib->nfds);
 	free(lib->link_fds);
-	for (unsigned i = 0; i < lib->nlinks; i++)
-		bpf_link__destroy(lib->links[i]);
+	grt_destroy_links_parallel(lib->links, lib->nlinks);
 	free(lib->links);
 	memset(lib, 0, sizeof(*lib));
 }

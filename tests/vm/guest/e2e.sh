@@ -5,6 +5,10 @@
 set -u
 BUILD=${1:-build}
 status=0
+# a late dlopen()ed libcuda gets its probes at the next rescan; one perf uprobe per symbol
+# (kernels before 6.6) under emulation takes seconds to attach, more than the 1.5 s the
+# workloads give by default
+export GRT_E2E_LATE_MS=10000
 for s in cuda_record cuda_launch_returns cuda_snoop_known cuda_snoop_threads cuda_snoop_late \
 	cuda_snoop_pid cuda_snoop_errors kernel_sources snoop_views record_cli; do
 	start=$(date +%s)
