@@ -9,6 +9,7 @@ static const char *const kind_names[] = {
 	[JOB_GRAPH] = "graph",
 	[JOB_MEMCPY] = "memcpy",
 	[JOB_MEMSET] = "memset",
+	[JOB_DRM] = "drm",
 };
 
 static const char *const tag_names[] = {
@@ -26,7 +27,7 @@ static const char *const missing_names[JOB_MISSING_NAMES] = {
 
 static const char *const flag_names[JOB_FLAG_NAMES] = {
 	"sync-call", "clamped", "matched-by-order", "block-probe", "forced", "failed", "tail-unchecked",
-	"matched-by-time", "return-unsampled",
+	"matched-by-time", "return-unsampled", "start-by-ring-order",
 };
 
 const char *job_kind_name(uint32_t kind)

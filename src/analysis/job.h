@@ -9,6 +9,7 @@ enum job_kind {
 	JOB_GRAPH = 2,		/* a graph launch whose nodes were not seen on the device */
 	JOB_MEMCPY = 3,
 	JOB_MEMSET = 4,
+	JOB_DRM = 5,		/* a job on a DRM driver's ring (the drm source) */
 };
 
 enum job_tag {
@@ -44,6 +45,8 @@ enum job_flags {
 	 * SUBMIT, t_submit_host unknown, t_queue from API_ENTER; not incomplete.
 	 */
 	JOB_F_RETURN_UNSAMPLED = 256,
+	/* DRM: START is when the ring's previous job ended (or SUBMIT, if later); no event says */
+	JOB_F_RING_ORDER = 512,
 };
 
 /* Bits of job.known: which derived durations could be computed. */
@@ -106,7 +109,7 @@ static inline int job_incomplete(const struct job *j)
 }
 
 #define JOB_MISSING_NAMES 5	/* bits of enum job_missing with a name */
-#define JOB_FLAG_NAMES 9	/* bits of enum job_flags with a name */
+#define JOB_FLAG_NAMES 10	/* bits of enum job_flags with a name */
 
 const char *job_kind_name(uint32_t kind);
 const char *job_tag_name(uint32_t tag);

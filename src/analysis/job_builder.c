@@ -737,6 +737,11 @@ static void derive(struct job *j, uint64_t prev_end, int dep_state)
 	}
 }
 
+void job_derive_nodeps(struct job *j)
+{
+	derive(j, 0, DEP_UNKNOWN);
+}
+
 /* UVM activity that touches a running job: GPU-side faults and the memory movement they cause. */
 static bool is_fault_kind(uint32_t kind)
 {

@@ -34,5 +34,7 @@ void job_pipeline_record(struct job_pipeline *p, const struct grt_record *rec,
 void job_pipeline_finish(struct job_pipeline *p);
 const struct job_builder *job_pipeline_builder(const struct job_pipeline *p);
 bool job_pipeline_has_prepass(const struct job_pipeline *p);
+/* Whether jobs have device timing: the gpu source was recorded, or DRM jobs (their rings say). */
+bool job_pipeline_has_device_timing(const struct job_pipeline *p);
 
 #endif

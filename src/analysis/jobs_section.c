@@ -138,7 +138,6 @@ static void finish(struct jobs_state *st)
 static void print_counts_text(struct jobs_state *st, FILE *out)
 {
 	const struct job_summary *s = &st->summary;
-	const struct job_builder *b = job_pipeline_builder(st->pipeline);
 
 	fprintf(out, "jobs: %" PRIu64 " (%" PRIu64 " complete, %" PRIu64 " incomplete", s->jobs,
 		s->jobs - s->incomplete, s->incomplete);
@@ -152,7 +151,7 @@ static void print_counts_text(struct jobs_state *st, FILE *out)
 	if (s->graph_nodes)
 		fprintf(out, ", %" PRIu64 " graph nodes", s->graph_nodes);
 	fprintf(out, "\n");
-	if (!job_builder_expects_device(b))
+	if (!job_pipeline_has_device_timing(st->pipeline))
 		fprintf(out, "device timing: not recorded (add -s gpu): no START/END, no idle gaps\n");
 	if (!job_pipeline_has_prepass(st->pipeline))
 		fprintf(out, "exec-long-tail: not checked (needs a second pass over the trace file)\n");
@@ -287,7 +286,7 @@ static void notes_json(struct jobs_state *st, struct json_writer *w)
 
 	jw_begin_object(w);
 	jw_key(w, "device_timing");
-	jw_bool(w, job_builder_expects_device(job_pipeline_builder(st->pipeline)));
+	jw_bool(w, job_pipeline_has_device_timing(st->pipeline));
 	jw_key(w, "tail_checked");
 	jw_bool(w, job_pipeline_has_prepass(st->pipeline));
 	jw_key(w, "drops");

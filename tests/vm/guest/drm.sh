@@ -47,6 +47,35 @@ emitted = sorted(e["seqno"] for e in ev if e["type"] == "fence" and e["event"] =
 assert emitted == sorted(e["seqno"] for e in fenced), (emitted, [e["seqno"] for e in fenced])
 PY
 
+# the same trace as jobs: one per command of the program, the waited ones complete with every
+# stage (submit -> on the ring -> complete -> host woken), and a valid Perfetto timeline
+"$G" report "$tmp/d.grt" --jobs --format json >"$tmp/jobs.json" 2>"$tmp/err"
+record_ok "report --jobs: status 0" "$tmp/err" $?
+check "report --jobs: a job per command of the program; the waited fences' jobs complete, with the breakdown" \
+	python3 - "$tmp/d.json" "$tmp/jobs.json" <<'PY'
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+jobs = json.load(open(sys.argv[2]))["jobs"]
+pid = next(e["pid"] for e in ev if e["type"] == "process" and e["event"] == "start")
+submits = [e for e in ev if e["type"] == "drm" and e["event"] == "submit" and e["pid"] == pid]
+rows = [r for r in jobs["jobs"] if r["kind"] == "drm" and r["pid"] == pid]
+assert len(rows) == len(submits), (len(rows), len(submits))
+assert sorted(r["submit_ns"] for r in rows) == sorted(e["ts_ns"] for e in submits)
+waited = {e["seqno"] for e in ev if e["type"] == "fence" and e["event"] == "wait_end" and e["pid"] == pid and "wait_ns" in e}
+fenced = {e["ts_ns"]: e["seqno"] for e in submits if e["flags"] & 1}
+done = [r for r in rows if not r["incomplete"]]
+assert len(done) == len(waited) > 0, (len(done), len(waited))
+for r in done:
+    assert fenced.get(r["submit_ns"]) in waited and r["name"] == "RESOURCE_CREATE_2D", r
+    assert r["device"] == 256 and "start-by-ring-order" in r["flags"], r
+    assert all(r[k] is not None for k in ("t_queue_ns", "t_exec_ns", "t_complete_ns", "t_total_ns")), r
+    assert r["submit_ns"] <= r["start_ns"] <= r["end_ns"] <= r["complete_ns"], r
+assert all(r["missing"] == ["no-complete"] for r in rows if r["incomplete"]), [r for r in rows if r["incomplete"]][:2]
+PY
+"$G" export "$tmp/d.grt" --perfetto "$tmp/d.perfetto.json" 2>"$tmp/err"
+record_ok "export --perfetto: status 0" "$tmp/err" $?
+check "... a valid trace-event file with the jobs as slices" python3 tests/tools/check_trace_events.py "$tmp/d.perfetto.json"
+
 # snoop drm: the same commands as live lines
 "$G" snoop drm >"$tmp/snoop.out" 2>"$tmp/snoop.err" &
 snooper=$!
