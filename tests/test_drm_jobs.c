@@ -4,7 +4,7 @@
  */
 #include "test_util.h"
 #include "jobs_trace.h"
-#include "analysis/drm_jobs.h"
+#include "analysis/jobs/drm_jobs.h"
 #include "trace/records_drm.h"
 
 #define PID 4242

@@ -7,7 +7,8 @@ if [ "${1:-}" = vm ]; then
 	apt_flags=--no-install-recommends
 else
 	pkgs="make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libdw-dev \
-	libclang-rt-14-dev python3 time"
+	libclang-rt-14-dev python3 time \
+	libmicrohttpd-dev libncurses-dev prometheus tmux curl protobuf-compiler"
 fi
 need=""
 for pkg in $pkgs; do

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <stdlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "sources/uprobe_multi.h"
@@ -145,4 +146,12 @@ static void destroy_link(void *links, unsigned i)
 void grt_destroy_links_parallel(struct bpf_link **links, unsigned n)
 {
 	release_parallel(links, n, destroy_link);
+}
+
+void grt_release_file_links(int *fds, unsigned nfds, struct bpf_link **links, unsigned nlinks)
+{
+	grt_close_links_parallel(fds, nfds);
+	free(fds);
+	grt_destroy_links_parallel(links, nlinks);
+	free(links);
 }

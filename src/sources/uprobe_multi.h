@@ -43,4 +43,12 @@ void grt_close_links_parallel(const int *fds, unsigned n);
 struct bpf_link;
 void grt_destroy_links_parallel(struct bpf_link **links, unsigned n);
 
+struct bpf_link;
+
+/*
+ * Releases one probed file's links: its uprobe_multi link fds (closed in
+ * parallel) and its perf-event links, and frees both arrays.
+ */
+void grt_release_file_links(int *fds, unsigned nfds, struct bpf_link **links, unsigned nlinks);
+
 #endif
