@@ -2,7 +2,9 @@
  * DRM jobs in the job analysis: drm records (and fence waits) written as the drm and fence
  * sources would, read back through the same pipeline as CUDA jobs (tests/jobs_trace.h).
  */
+#include <stdio.h>
 #include "test_util.h"
+#include "export/perfetto.h"
 #include "jobs_trace.h"
 #include "analysis/jobs/drm_jobs.h"
 #include "trace/records_drm.h"
@@ -119,6 +121,39 @@ static void test_virtio_jobs_by_order(void)
 }
 
 /*
+ * In the Perfetto timeline a DRM job is a slice on its ring's track, with no arrow: the ioctl
+ * that submitted it is no call slice, so an arrow into the job would start nowhere.
+ */
+static void test_perfetto_slices_without_arrows(void)
+{
+	struct job_thresholds th;
+	struct perfetto_stats st;
+	char *out = NULL, err[256] = "";
+	size_t len = 0;
+	FILE *f;
+	struct tw t;
+
+	tw_open(&t, 1u << GRT_SRC_DRM | 1u << GRT_SRC_FENCE);
+	virtio(&t, 1000, GRT_DRM_SUBMIT, 11, VIRTIO_CREATE, 5);
+	virtio(&t, 1100, GRT_DRM_SUBMIT, 12, VIRTIO_TRANSFER, 0);
+	virtio(&t, 6000, GRT_DRM_COMPLETE, 11, VIRTIO_OK, 5);
+	tw_fence_wait_end(&t, PID, 6400, "virtio_gpu", 1, 5, 5000);
+	virtio(&t, 9000, GRT_DRM_COMPLETE, 12, VIRTIO_OK, 0);
+	tw_close(&t);
+	job_thresholds_default(&th);
+	f = open_memstream(&out, &len);
+	CHECK_EQ_U64(perfetto_json_export(t.path, f, &th, &st, err, sizeof(err)), 0);
+	fclose(f);
+	CHECK_EQ_U64(st.jobs, 2);
+	CHECK_EQ_U64(st.flows, 0);
+	CHECK(strstr(out, "\"name\":\"RESOURCE_CREATE_2D\"") != NULL);
+	CHECK(strstr(out, "\"name\":\"TRANSFER_TO_HOST_2D\"") != NULL);
+	CHECK(strstr(out, "bind_id") == NULL);
+	free(out);
+	unlink(t.path);
+}
+
+/*
  * amdgpu through the DRM scheduler: the CS ioctl (alloc), the entity push (commit), the run
  * on the ring (submit, seen by both), the fence signal (complete) and the submitter's wait on
  * the job's fence, tied by the fence address, the job id and the fence's (context, seqno).
@@ -230,6 +265,7 @@ int main(void)
 {
 	RUN_TEST(test_virtio_jobs_by_virtqueue_seqno);
 	RUN_TEST(test_virtio_jobs_by_order);
+	RUN_TEST(test_perfetto_slices_without_arrows);
 	RUN_TEST(test_amdgpu_job_through_the_scheduler);
 	RUN_TEST(test_i915_request);
 	RUN_TEST(test_unwaited_job_goes_out_after_settling);
