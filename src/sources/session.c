@@ -90,6 +90,17 @@ const struct grt_session_config *grt_session_config(const struct grt_session *s)
 	return &s->cfg;
 }
 
+const char *grt_session_option(const struct grt_session *s, const char *name)
+{
+	const char *value = NULL;
+
+	/* the last one given wins, as for any repeated option */
+	for (unsigned i = 0; i < s->cfg.noptions; i++)
+		if (!strcmp(s->cfg.options[i].name, name))
+			value = s->cfg.options[i].value;
+	return value;
+}
+
 int grt_session_emit(struct grt_session *s, uint16_t type, const struct grt_event_origin *origin,
 		     const void *payload, uint32_t len)
 {
