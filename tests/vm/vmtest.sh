@@ -7,6 +7,7 @@
 # env:   GRT_VM_SUITES=a,b     only these suites (names of tests/vm/guest/*.sh)
 #        GRT_VM_TIMEOUT=S      limit for one VM, boot to power-off (default 900 s with KVM, 3 h without)
 #        GRT_VM_KEEP=1         keep the console logs under BUILD/vm/ (they are kept on failure)
+#        GRT_VM_E2E=full|quick the e2e scripts the guests run (default: full with KVM, quick without)
 set -u
 cd "$(dirname "$0")/../.."
 repo=$(pwd)
@@ -66,7 +67,7 @@ for s in $series; do
 	timeout -k 10 "$limit" qemu-system-x86_64 "${accel[@]}" -smp 2 -m 2048 -nodefaults -no-reboot \
 		-display none -vga none -serial "file:$log" -device virtio-gpu-pci \
 		-kernel "$kdir/boot/vmlinuz-$release" -initrd "$work/initrd-$s.gz" \
-		-append "console=ttyS0 loglevel=1 panic=-1 grt.repo=$repo grt.build=$build grt.suites=${GRT_VM_SUITES:-} grt.suite_timeout=$suite_limit grt.script_timeout=$script_limit grt.accel=${accel[1]}" \
+		-append "console=ttyS0 loglevel=1 panic=-1 grt.repo=$repo grt.build=$build grt.suites=${GRT_VM_SUITES:-} grt.suite_timeout=$suite_limit grt.script_timeout=$script_limit grt.accel=${accel[1]} grt.e2e=${GRT_VM_E2E:-}" \
 		>"$work/qemu-$s.out" 2>&1
 	rc=$?
 	tr -d '\r' <"$log" >"$log.txt"
