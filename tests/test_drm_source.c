@@ -26,19 +26,11 @@ static const char *const releases[] = { "6.1.0-56-amd64", "6.12.117+deb12-amd64"
 /* Reads RELEASE/GROUP/EVENT/format; returns the field count or a negative errno. */
 static int load_format(const char *release, unsigned tp, struct tp_field *fields)
 {
-	char path[512], text[8192];
-	size_t n;
-	FILE *f;
+	char path[512];
 
 	snprintf(path, sizeof(path), DATA "/%s/%s/%s/format", release, drm_tracepoint_group(tp),
 		 drm_tracepoint_name(tp));
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = 0;
-	return tp_format_parse(text, fields, TP_MAX_FIELDS);
+	return tp_format_read(path, fields, TP_MAX_FIELDS);
 }
 
 static void test_every_captured_format_resolves(void)

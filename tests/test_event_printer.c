@@ -6,6 +6,7 @@
 #include <string.h>
 #include "test_util.h"
 #include "known_trace.h"
+#include "listed_sources.h"
 #include "trace_files.h"
 #include "export/event_printer.h"
 #include "trace/grt_reader.h"
@@ -528,14 +529,6 @@ static void test_enum_names(void)
 	};
 	static const uint32_t firsts[] = {1, 1, 0, 1, 1}, lasts[] = {6, 7, 6, 7, 7};
 	/* source ids are not contiguous: the names are those of GRT_SOURCE_IDS, as listed */
-	static const struct {
-		uint32_t id;
-		const char *name;
-	} sources[] = {
-#define LISTED_SOURCE(upper, name, id) {id, #name},
-	    GRT_SOURCE_IDS(LISTED_SOURCE)
-#undef LISTED_SOURCE
-	};
 	bool listed[GRT_SRC_MAX + 1] = {false};
 
 	for (uint32_t api = 1; api < GRT_CUDA_API_COUNT; api++) {
@@ -557,10 +550,10 @@ static void test_enum_names(void)
 		CHECK_STR(tables[t](lasts[t] + 1), "unknown");
 		CHECK_STR(tables[t](UINT32_MAX), "unknown");
 	}
-	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
-		CHECK_STR(grt_source_name(sources[i].id), sources[i].name);
-		CHECK(!listed[sources[i].id]);
-		listed[sources[i].id] = true;
+	for (size_t i = 0; i < LISTED_SOURCES; i++) {
+		CHECK_STR(grt_source_name(listed_sources[i].id), listed_sources[i].name);
+		CHECK(!listed[listed_sources[i].id]);
+		listed[listed_sources[i].id] = true;
 	}
 	for (uint32_t id = 0; id <= GRT_SRC_MAX; id++)
 		if (!listed[id])

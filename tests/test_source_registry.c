@@ -5,18 +5,10 @@
 #include <errno.h>
 #include <string.h>
 #include "test_util.h"
+#include "listed_sources.h"
 #include "sources/session.h"
 #include "sources/source.h"
 #include "trace/trace_names.h"
-
-static const struct {
-	uint32_t id;
-	const char *name;
-} listed[] = {
-#define LISTED_SOURCE(upper, name, id) {id, #name},
-	GRT_SOURCE_IDS(LISTED_SOURCE)
-#undef LISTED_SOURCE
-};
 
 /*
  * Each registered source is one line of the list, and each line but the recorder is a source;
@@ -37,11 +29,11 @@ static void test_sources_are_the_listed_ids(void)
 		seen |= 1u << s->id;
 		CHECK(grt_source_find(s->name) == s);
 	}
-	for (size_t i = 0; i < sizeof(listed) / sizeof(listed[0]); i++) {
-		if (listed[i].id == GRT_SRC_RECORDER)
-			CHECK(!(seen & 1u << listed[i].id));
+	for (size_t i = 0; i < LISTED_SOURCES; i++) {
+		if (listed_sources[i].id == GRT_SRC_RECORDER)
+			CHECK(!(seen & 1u << listed_sources[i].id));
 		else
-			CHECK(seen & 1u << listed[i].id);
+			CHECK(seen & 1u << listed_sources[i].id);
 	}
 	CHECK(grt_source_find("drm") != NULL);
 }

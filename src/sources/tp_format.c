@@ -80,16 +80,12 @@ int tp_format_parse(const char *text, struct tp_field *fields, int max)
 	return count ? count : -EINVAL;
 }
 
-int tp_format_load(const char *category, const char *event, struct tp_field *fields, int max)
+int tp_format_read(const char *path, struct tp_field *fields, int max)
 {
-	char path[256], text[8192];
+	char text[8192];
 	size_t n;
 	FILE *f;
-	int err = grt_ensure_tracefs();
 
-	if (err)
-		return err;
-	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s/format", category, event);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
@@ -97,6 +93,17 @@ int tp_format_load(const char *category, const char *event, struct tp_field *fie
 	fclose(f);
 	text[n] = 0;
 	return tp_format_parse(text, fields, max);
+}
+
+int tp_format_load(const char *category, const char *event, struct tp_field *fields, int max)
+{
+	char path[256];
+	int err = grt_ensure_tracefs();
+
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s/format", category, event);
+	return tp_format_read(path, fields, max);
 }
 
 const struct tp_field *tp_field_find(const struct tp_field *fields, int count, const char *name)
