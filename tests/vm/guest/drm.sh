@@ -72,8 +72,9 @@ for r in done:
     assert r["submit_ns"] <= r["start_ns"] <= r["end_ns"] <= r["complete_ns"], r
 assert all(r["missing"] == ["no-complete"] for r in rows if r["incomplete"]), [r for r in rows if r["incomplete"]][:2]
 PY
-"$G" export "$tmp/d.grt" --perfetto "$tmp/d.perfetto.json" 2>"$tmp/err"
-record_ok "export --perfetto: status 0" "$tmp/err" $?
+# (the trace-event JSON: the protobuf's checker needs protoc, which the guests do not have)
+"$G" export "$tmp/d.grt" -o "$tmp/d.perfetto.json" --format json 2>"$tmp/err"
+record_ok "export --format json: status 0" "$tmp/err" $?
 check "... a valid trace-event file with the jobs as slices" python3 tests/tools/check_trace_events.py "$tmp/d.perfetto.json"
 
 # snoop drm: the same commands as live lines
