@@ -6,6 +6,7 @@
 #include <string.h>
 #include "test_util.h"
 #include "known_trace.h"
+#include "listed_sources.h"
 #include "trace_files.h"
 #include "export/event_printer.h"
 #include "trace/grt_reader.h"
@@ -523,10 +524,12 @@ static void test_format_names(void)
 static void test_enum_names(void)
 {
 	static const char *(*const tables[])(uint32_t) = {
-	    grt_source_name,	grt_end_reason_name, grt_alloc_kind_name,
-	    grt_copy_kind_name, grt_sync_kind_name,  grt_module_kind_name,
+	    grt_end_reason_name, grt_alloc_kind_name, grt_copy_kind_name,
+	    grt_sync_kind_name,  grt_module_kind_name,
 	};
-	static const uint32_t firsts[] = {0, 1, 1, 0, 1, 1}, lasts[] = {7, 6, 7, 6, 7, 7};
+	static const uint32_t firsts[] = {1, 1, 0, 1, 1}, lasts[] = {6, 7, 6, 7, 7};
+	/* source ids are not contiguous: the names are those of GRT_SOURCE_IDS, as listed */
+	bool listed[GRT_SRC_MAX + 1] = {false};
 
 	for (uint32_t api = 1; api < GRT_CUDA_API_COUNT; api++) {
 		CHECK(strncmp(grt_cuda_api_name(api), "cu", 2) == 0);
@@ -547,8 +550,17 @@ static void test_enum_names(void)
 		CHECK_STR(tables[t](lasts[t] + 1), "unknown");
 		CHECK_STR(tables[t](UINT32_MAX), "unknown");
 	}
+	for (size_t i = 0; i < LISTED_SOURCES; i++) {
+		CHECK_STR(grt_source_name(listed_sources[i].id), listed_sources[i].name);
+		CHECK(!listed[listed_sources[i].id]);
+		listed[listed_sources[i].id] = true;
+	}
+	for (uint32_t id = 0; id <= GRT_SRC_MAX; id++)
+		if (!listed[id])
+			CHECK_STR(grt_source_name(id), "unknown");
+	CHECK_STR(grt_source_name(UINT32_MAX), "unknown");
 	CHECK_STR(grt_source_name(GRT_SRC_RECORDER), "recorder");
-	CHECK_STR(grt_source_name(8), "unknown");
+	CHECK_STR(grt_source_name(GRT_SRC_CUDA), "cuda");
 	CHECK_STR(grt_copy_kind_name(GRT_COPY_HTOD), "HtoD");
 	CHECK_STR(grt_copy_kind_name(GRT_COPY_DTOH), "DtoH");
 	CHECK_STR(grt_copy_kind_name(GRT_COPY_DTOD), "DtoD");

@@ -206,8 +206,10 @@ static int probe_sources(const struct snoop_view *view)
 
 static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn)
 {
+	static const struct grt_source_option_value stacks = { .name = "launch-stacks", .value = "" };
 	struct grt_session_config cfg = {
-	    .target_pid = a->pid, .libcuda_path = a->libcuda, .launch_stacks = a->launch_stacks};
+	    .target_pid = a->pid, .libcuda_path = a->libcuda, .options = &stacks,
+	    .noptions = a->launch_stacks ? 1 : 0};
 	struct grt_session *s = grt_session_new(&cfg, &ls->sink);
 	uint64_t deadline;
 	int rc = GRT_EXIT_OK;

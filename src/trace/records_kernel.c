@@ -215,8 +215,11 @@ static void describe_pci_config(const struct grt_record *rec, const struct grt_s
 	grt_field_str(out, "access", c->write ? "write" : "read");
 	grt_field_hex(out, "where", c->where);
 	grt_field_u64(out, "size", c->size);
-	if (c->write)
+	if (c->write || (c->flags & GRT_PCI_CONFIG_F_VALUE))
 		grt_field_hex(out, "value", c->value);
+	grt_field_str(out, "via", c->flags & GRT_PCI_CONFIG_F_USER ? "user" : "kernel");
+	if (c->flags & GRT_PCI_CONFIG_F_FAILED)
+		grt_field_u64(out, "failed", 1);
 }
 
 GRT_RECORD_DESC(pci_config_desc) = {

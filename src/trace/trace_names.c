@@ -6,9 +6,9 @@
 #include "trace/trace_names.h"
 
 static const char *const source_names[GRT_SRC_MAX] = {
-	[GRT_SRC_CUDA] = "cuda",   [GRT_SRC_SYSCALL] = "syscall", [GRT_SRC_SCHED] = "sched",
-	[GRT_SRC_FENCE] = "fence", [GRT_SRC_XID] = "xid",	  [GRT_SRC_UVM] = "uvm",
-	[GRT_SRC_GPU] = "gpu",	   [GRT_SRC_PCIE] = "pcie",	  [GRT_SRC_RECORDER] = "recorder",
+#define GRT_SOURCE_NAME(upper, name, id) [GRT_SRC_##upper] = #name,
+	GRT_SOURCE_IDS(GRT_SOURCE_NAME)
+#undef GRT_SOURCE_NAME
 };
 
 const char *grt_source_name(uint32_t source)

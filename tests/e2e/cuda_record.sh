@@ -68,9 +68,9 @@ check "... events were lost ($lost of $made)" [ "${lost:-0}" -gt 0 ]
 check "... recorded + lost = launches made ($recorded + $lost = $made)" [ $((recorded + lost)) = "$made" ]
 check "... record reports the loss" grep -q "($lost events lost)" "$tmp/err"
 
-# a second libcuda copy dlopen()ed late is found by the rescan
+# a second libcuda copy dlopen()ed late is found by the rescan (GRT_E2E_LATE_MS: longer after it)
 "$GRT" record -o "$tmp/d.grt" --libcuda "$FAKE" -- \
-	"$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 1500 9 2>"$tmp/err"
+	"$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 "${GRT_E2E_LATE_MS:-1500}" 9 2>"$tmp/err"
 check "record of a late dlopen: status 0" [ $? = 0 ]
 parse "$tmp/d.grt"
 $EXPECT late "$tmp/d.grt.json" "$(pid_of_launched "$tmp/d.grt.json")" 9 || failed=1

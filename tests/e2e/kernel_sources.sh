@@ -96,7 +96,8 @@ else
 	GRTRACE_NVML_LIBRARY=$BUILD/fixtures/libnvidia-ml.so.1 GRTRACE_PCIE_INTERVAL_MS=20 \
 		$G record -s pcie -o "$T/p.grt" -- sleep 0.3 2>"$T/err" || fail "record_pcie: $(cat "$T/err")"
 	json_check pcie_nvml_samples "$T/p.grt" '
-assert count(type="unsupported_probe", source="pcie", probe="kprobe:pci_bus_{read,write}_config_*") == 1
+assert count(type="unsupported_probe", source="pcie", probe="kprobe:pci_{bus,user}_{read,write}_config_{byte,word,dword}") == 1
+assert count(type="unsupported_probe", source="pcie", probe="fexit:pci_{bus,user}_{read,write}_config_{byte,word,dword}") == 1
 assert count(type="unsupported_probe", source="pcie", probe="kprobe:nvlink_*") == 1
 assert count(type="pcie_sample", device=0, pci="0000:3b:00.0", pcie_tx_bps=1024000, pcie_rx_bps=256000000) >= 5
 assert count(type="pcie_sample", device=1, pci="0000:86:00.0", pcie_tx_bps=5120) >= 5'

@@ -83,6 +83,12 @@ uint64_t job_builder_opened_id(const struct job_builder *b);
 /* Last comm seen for a thread / process, or NULL. Valid for the builder's life. */
 const char *job_builder_thread_name(const struct job_builder *b, uint32_t tid);
 const char *job_builder_process_name(const struct job_builder *b, uint32_t pid);
+/*
+ * The derived durations of a job built elsewhere (the DRM feeder), whose dependencies are not
+ * known: t_gpu_wait stays unknown.
+ */
+void job_derive_nodeps(struct job *j);
+
 /* Whether the trace was recorded with device timing (the gpu source ran). */
 int job_builder_expects_device(const struct job_builder *b);
 /* Why the gpu source did not run (its status message), or NULL. */

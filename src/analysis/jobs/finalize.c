@@ -323,3 +323,8 @@ void jb_advance(struct job_builder *b)
 	if (b->ops.settled)
 		b->ops.settled(b->ctx, entered);
 }
+
+void job_derive_nodeps(struct job *j)
+{
+	jb_derive(j, 0, DEP_UNKNOWN);
+}

@@ -201,7 +201,9 @@ static void print_device_timing_text(struct jobs_state *st, FILE *out)
 	uint32_t shown = 0, more = 0;
 
 	if (!(st->sources_mask & (1u << GRT_SRC_GPU))) {
-		fprintf(out, "device timing: not recorded (add -s gpu): no START/END, no idle gaps\n");
+		/* DRM jobs have theirs from the drivers' rings */
+		if (!job_pipeline_drm_jobs(st->pipeline))
+			fprintf(out, "device timing: not recorded (add -s gpu): no START/END, no idle gaps\n");
 		return;
 	}
 	if (job_builder_gpu_not_running(b)) {
@@ -398,7 +400,8 @@ static void notes_json(struct jobs_state *st, struct json_writer *w)
 
 	jw_begin_object(w);
 	jw_key(w, "device_timing");
-	jw_bool(w, (st->sources_mask & (1u << GRT_SRC_GPU)) && job_builder_expects_device(b));
+	jw_bool(w, ((st->sources_mask & (1u << GRT_SRC_GPU)) && job_builder_expects_device(b)) ||
+		       job_pipeline_drm_jobs(st->pipeline));
 	jw_key(w, "gpu_not_running");
 	if (job_builder_gpu_not_running(b))
 		jw_string(w, job_builder_gpu_not_running(b));
