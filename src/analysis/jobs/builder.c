@@ -365,6 +365,7 @@ void job_builder_free(struct job_builder *b)
 	}
 	for (i = 0; u64_map_iter(&b->threads, &i, &k, &v);) {
 		free(((struct jthread *)(uintptr_t)v)->comm);
+		free(((struct jthread *)(uintptr_t)v)->device_waiters);
 		free((void *)(uintptr_t)v);
 	}
 	for (i = 0; u64_map_iter(&b->procs, &i, &k, &v);) {
