@@ -220,6 +220,24 @@ static void test_one_threads_records_come_late(void)
 	jobs_run_done(&r, &t);
 }
 
+/* A copy of no bytes puts no work on the GPU and gets no device record: no job waits for one. */
+static void test_empty_copy_is_no_job(void)
+{
+	struct tw t;
+	struct jobs_run r;
+
+	tw_open(&t, SRC_HOST_AND_GPU);
+	tw_memcpy(&t, PID, 301, 1000, 1100, streams[0], 1, GRT_COPY_HTOD, 0);
+	tw_launch(&t, PID, 301, 2000, 2500, streams[0], "k");
+	tw_gpu_kernel_id(&t, PID, CUPTI_TID, (struct tw_call_id){ 301, 1990, 2510 }, 3000, 3500,
+			 streams[0], 0, "k", 0);
+	tw_ctx_sync(&t, PID, 301, 3000, 4000);
+	tw_run(&t, &r, NULL);
+	CHECK_EQ_U64(r.n, 1);
+	CHECK_EQ_U64(r.summary.incomplete, 0);
+	jobs_run_done(&r, &t);
+}
+
 /*
  * grtrace's calibration kernels carry no call bracket: they are counted apart,
  * not as application records matched by time (torch 1047 of 1050 on the H100).
@@ -324,6 +342,7 @@ int main(void)
 	RUN_TEST(test_twins_and_late_records);
 	RUN_TEST(test_one_threads_records_come_late);
 	RUN_TEST(test_own_records_counted_apart);
+	RUN_TEST(test_empty_copy_is_no_job);
 	RUN_TEST(test_unmatched_records_are_no_jobs);
 	RUN_TEST(test_time_fallback_is_reported);
 	return TEST_EXIT_STATUS();
