@@ -49,6 +49,14 @@ for s in "${scenarios[@]}"; do
 	echo ok >"$out/$name.status"
 done
 
+# Does grtrace's own collection slow the application's launches? sync_bound again without the gpu
+# source (no collection thread): slow launches beside grtrace's own calls with it, and without it.
+if [ -x "$bin/sync_bound" ] && [ -f "$out/sync_bound.grt" ] &&
+	"$build/grtrace" record -s cuda -o "$out/sync_bound_cuda_only.grt" -- "$bin/sync_bound" \
+		>>"$out/sync_bound.log" 2>&1; then
+	echo "own interference, sync_bound -s cuda,gpu: $(python3 "$here/own_interference.py" "$build/grtrace" "$out/sync_bound.grt" 2>&1)"
+	echo "own interference, sync_bound -s cuda:     $(python3 "$here/own_interference.py" "$build/grtrace" "$out/sync_bound_cuda_only.grt" 2>&1)"
+fi
 rm -rf "$bin"
 traces=$(cd "$out" && ls ./*.grt 2>/dev/null)
 [ -n "$traces" ] && tar -C "$out" -czf "$dest/scenarios-traces.tar.gz" $traces
