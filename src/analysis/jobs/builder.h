@@ -41,7 +41,8 @@ struct job_builder_stats {
 	uint64_t jobs;			/* handed out, graph nodes counted one by one */
 	uint64_t graph_launches;
 	uint64_t failed_calls;		/* launches/copies that returned an error */
-	uint64_t device_records;
+	uint64_t device_records;	/* the application's: the notes below add up to it */
+	uint64_t own_device_records;	/* grtrace's own (calibration, collection): not in the notes */
 	uint64_t device_by_identity;	/* matched to the host call they name (thread, bracket) */
 	uint64_t device_by_order;	/* matched by stream order (no identity, no API entry time) */
 	uint64_t device_near;		/* no identity: matched by the nearest API entry time */

@@ -211,7 +211,7 @@ static void print_device_timing_text(struct jobs_state *st, FILE *out)
 			job_builder_gpu_not_running(b));
 		return;
 	}
-	if (!bs->device_records) {
+	if (!bs->device_records && !bs->own_device_records) {
 		if (st->summary.jobs)
 			fprintf(out, "device timing: none, the gpu source wrote no device record\n");
 		return;
@@ -424,6 +424,7 @@ static void notes_json(struct jobs_state *st, struct json_writer *w)
 		}
 	jw_end_object(w);
 	jw_field_u64(w, "device_records", bs->device_records);
+	jw_field_u64(w, "own_device_records", bs->own_device_records);
 	jw_field_u64(w, "device_by_identity", bs->device_by_identity);
 	jw_field_u64(w, "device_near", bs->device_near);
 	jw_field_u64(w, "device_by_order", bs->device_by_order);
