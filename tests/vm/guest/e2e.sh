@@ -9,6 +9,8 @@ status=0
 # (kernels before 6.6) under emulation takes seconds to attach, more than the 1.5 s the
 # workloads give by default
 export GRT_E2E_LATE_MS=10000
+# a recording meant to stop while the workload sleeps 3 s: its start takes longer here too
+export GRT_E2E_STOP_S=1.5
 # Under emulation (no /dev/kvm on the host) every script costs 5 to 20 times as much: the
 # quick set keeps one script per path that differs between kernels (cuda's uprobes and its
 # late and -p attach with the fallbacks of kernels before 6.6, syscall and sched, the snoop

@@ -3,25 +3,27 @@
 # each (DRM_IOCTL_VIRTGPU_WAIT), timing every wait ioctl with CLOCK_MONOTONIC, the clock the
 # trace uses. Each fence has its life cycle in the trace (init, emit, signaled, destroy), and
 # every wait the kernel made lies inside the ioctl that made it, its duration within the
-# ioctl's own work of what the program measured (GRT_VM_WAIT_SLACK_NS: 200 us under KVM, 50 ms
-# under emulation, where a loaded host stalls the virtual CPUs for milliseconds). A fence the host completed before the wait began is not waited for: the
-# test checks that too, and that most waits did block.
+# ioctl's own work of what the program measured (GRT_VM_WAIT_SLACK_NS: 200 us under KVM, 250 ms
+# under emulation, where a loaded host stalls the virtual CPUs for tens of milliseconds: 80 ms
+# measured with builds running beside), and the median of that work within 200 us under KVM,
+# 5 ms under emulation (0.3 ms measured there). A fence the host completed before
+# the wait began is not waited for: the test checks that too, and that most waits did block.
 set -u
 BUILD=${1:-build}
 . tests/vm/guest/common.bash
 G=$BUILD/grtrace
 K=12
-if [ "${GRT_VM_ACCEL:-kvm}" = kvm ]; then slack=200000; else slack=50000000; fi
+if [ "${GRT_VM_ACCEL:-kvm}" = kvm ]; then slack=200000 typical=200000; else slack=250000000 typical=5000000; fi
 
 "$G" record -s fence -o "$tmp/f.grt" -- "$BUILD/fixtures/vm/virtgpu_fences" $K >"$tmp/prog.out" 2>"$tmp/err"
 record_ok "record of $K fenced virtio-gpu commands: status 0" "$tmp/err" $?
 "$G" parse --format json "$tmp/f.grt" >"$tmp/f.json"
-python3 - "$tmp/f.json" "$tmp/prog.out" "$K" "${GRT_VM_WAIT_SLACK_NS:-$slack}" <<'PY'
+python3 - "$tmp/f.json" "$tmp/prog.out" "$K" "${GRT_VM_WAIT_SLACK_NS:-$slack}" "$typical" <<'PY'
 import json, sys
 from collections import defaultdict
 ev = [json.loads(l) for l in open(sys.argv[1])]
 prog = [l.split() for l in open(sys.argv[2])]
-k, slack = int(sys.argv[3]), int(sys.argv[4])
+k, slack, typical = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 failed = False
 def check(name, cond, why=""):
     global failed
@@ -80,6 +82,10 @@ for (start, end), s in zip(waits, seqnos):
 check(f"every wait inside its ioctl, duration = ioctl time less at most {slack // 1000} us; "
       "every unwaited fence signaled before its ioctl", not bad, bad)
 check(f"most waits blocked ({blocked} of {k + 1})", blocked * 2 >= k + 1, blocked)
+# the slack bounds each wait; the typical wait matches far closer (a stall hits a few at most)
+median = sorted(overheads)[len(overheads) // 2] if overheads else None
+check(f"median ioctl time outside the wait at most {typical // 1000} us", median is not None and median <= typical,
+      median)
 if overheads:
     print(f"waits: {blocked} of {k + 1} blocked; ioctl time outside the wait: "
           f"max {max(overheads) // 1000} us, median {sorted(overheads)[len(overheads) // 2] // 1000} us")
