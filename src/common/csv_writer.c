@@ -54,17 +54,24 @@ void csv_i64(struct csv_writer *w, int64_t v)
 	fprintf(w->out, "%" PRId64, v);
 }
 
+void csv_format_f64(char *buf, size_t len, double v)
+{
+	/* the shorter of the two precisions that reads back as the same double */
+	if (!isfinite(v)) {
+		buf[0] = 0;
+		return;
+	}
+	snprintf(buf, len, "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, len, "%.17g", v);
+}
+
 void csv_f64(struct csv_writer *w, double v)
 {
 	separate(w);
 	char text[32];
 
-	if (!isfinite(v))
-		return;
-	/* the shortest of the two precisions that reads back as the same double */
-	snprintf(text, sizeof(text), "%.15g", v);
-	if (strtod(text, NULL) != v)
-		snprintf(text, sizeof(text), "%.17g", v);
+	csv_format_f64(text, sizeof(text), v);
 	fputs(text, w->out);
 }
 

@@ -21,6 +21,8 @@ void csv_i64(struct csv_writer *w, int64_t v);
 /* Shortest text that reads back as v; non-finite values are an empty cell. */
 void csv_f64(struct csv_writer *w, double v);
 void csv_empty(struct csv_writer *w);
+/* The text csv_f64 writes: the shorter of %.15g and %.17g that reads back as v. */
+void csv_format_f64(char *buf, size_t len, double v);
 /* Ends the row with CRLF-free "\n", as every other grtrace output. */
 void csv_end_row(struct csv_writer *w);
 

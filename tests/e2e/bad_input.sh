@@ -194,7 +194,10 @@ done
 # --- 9. strings from the traced program never reach a terminal raw ---
 $G record --libcuda "$FAKE" -o "$tmp/evil-name.grt" -- "$WL/cuda_exit" evil-name 2>/dev/null
 for fmt in text csv; do
-	$G report --format $fmt --kernels --api --leaks --jobs "$tmp/evil-name.grt" >"$tmp/out" 2>&1
+	rm -rf "$tmp/csv_dir"
+	$G report --format $fmt --kernels --api --leaks --jobs "$tmp/evil-name.grt" -o "$tmp/csv_dir" >"$tmp/out" 2>&1
+	[ $fmt = csv ] && cat "$tmp"/csv_dir/*.csv >>"$tmp/out"
+	[ $fmt = text ] && cat "$tmp/csv_dir" >>"$tmp/out"
 	check "report --format $fmt: no escape byte" test "$(grep -c $'\x1b' "$tmp/out")" -eq 0
 	check "report --format $fmt: the name escaped, on one line" grep -qF '\x1b[2J\x1b[31mred\x1b[0m\nFAKE REPORT LINE' "$tmp/out"
 	check "report --format $fmt: no forged line" test "$(grep -c '^FAKE REPORT LINE' "$tmp/out")" -eq 0
