@@ -43,6 +43,7 @@ struct record_options {
 	bool launch_returns_set;
 	uint32_t launch_returns;
 	bool all;		/* -a: every process (system-wide), until stopped */
+	bool force;		/* -f: overwrite an existing output */
 	char *const *command;	/* after --, NULL when attaching */
 };
 
@@ -54,35 +55,8 @@ static void on_stop_signal(int sig)
 	stop_signal = sig;
 }
 
-static void record_usage(FILE *out)
-{
-	fprintf(out,
-		"usage: grtrace record [-o FILE] [-s SOURCES] [-a | -p PID | -- CMD ARGS]\n"
-		"                      [--duration S] [--idle-timeout S] [--libcuda PATH]\n"
-		"                      [--syscalls LIST] [--gpu-kernels REGEX] [--launch-stacks]\n"
-		"                      [--launch-returns N]\n"
-		"  -o FILE            output trace (default grtrace.grt)\n"
-		"  -s SOURCES         comma-separated sources (default cuda):");
-	for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
-		if (!s->implicit)
-			fprintf(out, " %s", s->name);
-	fprintf(out,
-		"\n                     (each once; -s none: process starts and exits only)\n"
-		"  -a                 every process, system-wide (every libcuda file mapped now or\n"
-		"                     later is probed); stops on Ctrl-C, --duration or --idle-timeout\n"
-		"  -p PID             attach to a running process (and its future children)\n"
-		"  -- CMD ARGS        launch CMD, held until every probe is attached\n"
-		"  --duration S       stop after S seconds\n"
-		"  --idle-timeout S   stop after S seconds without events\n"
-		"  --libcuda PATH     the libcuda.so.1 to probe (default: the one the target uses)\n"
-		"  --syscalls LIST    syscall source: only these syscalls\n"
-		"  --gpu-kernels RE   gpu source: instrument kernels whose name matches RE\n"
-		"  --launch-stacks    cuda source: user stacks of launches too (allocations always\n"
-		"                     have them; about 1 us more per launch)\n"
-		"  --launch-returns N cuda source: record the return (API time, return code) of\n"
-		"                     one launch in N per thread, 0 none (default 1: every one);\n"
-		"                     a launch without needs one trap instead of two\n");
-}
+/* A value taken by an option: 0, or a negative errno for the error line (-ERANGE: out of range). */
+typedef int (*option_setter)(struct record_options *o, const char *value);
 
 /* A count from 0 to 1e9: --launch-returns. */
 static int parse_count(const char *text, uint32_t *out)
@@ -95,97 +69,197 @@ static int parse_count(const char *text, uint32_t *out)
 	return err;
 }
 
-static int parse_pid(const char *text, pid_t *out)
+static int set_output(struct record_options *o, const char *v) { o->output = v; return 0; }
+static int set_sources(struct record_options *o, const char *v) { o->sources = v; return 0; }
+static int set_duration(struct record_options *o, const char *v) { return num_parse_seconds(v, &o->duration_s); }
+static int set_idle(struct record_options *o, const char *v) { return num_parse_seconds(v, &o->idle_timeout_s); }
+static int set_libcuda(struct record_options *o, const char *v) { o->libcuda = v; return 0; }
+static int set_syscalls(struct record_options *o, const char *v) { o->syscalls = v; return 0; }
+static int set_gpu_kernels(struct record_options *o, const char *v) { o->gpu_kernels = v; return 0; }
+static int set_launch_stacks(struct record_options *o, const char *v) { o->launch_stacks = true; return 0; }
+static int set_all(struct record_options *o, const char *v) { o->all = true; return 0; }
+static int set_force(struct record_options *o, const char *v) { o->force = true; return 0; }
+
+static int set_pid(struct record_options *o, const char *v)
 {
-	uint64_t v;
-	int err = num_parse_u64(text, 1, INT_MAX, &v);
+	uint64_t pid;
+	int err = num_parse_u64(v, 1, INT_MAX, &pid);
 
 	if (!err)
-		*out = (pid_t)v;
+		o->pid = (pid_t)pid;
 	return err;
 }
 
-/* The allowed range of each numeric option, for the error line. */
-static const char *range_of(int letter)
+static int set_launch_returns(struct record_options *o, const char *v)
 {
-	switch (letter) {
-	case 'p': return "a process id from 1 to 2147483647";
-	case 'R': return "a whole number from 0 to 1000000000";
-	default: return "seconds, more than 0 and at most 31536000 (a year)";
+	o->launch_returns_set = true;
+	return parse_count(v, &o->launch_returns);
+}
+
+/*
+ * record's options, one row each: the parser, the usage text and the man
+ * page all come from here, so an option is added in one place.
+ */
+static const struct record_flag {
+	const char *name;	/* --name */
+	char letter;		/* -x, or 0 for a long option only */
+	const char *arg;	/* the value's name in the help, NULL for a switch */
+	option_setter set;
+	const char *help;	/* one or more lines, "\n" between them */
+	const char *range;	/* for a bad value: what to give instead */
+} record_flags[] = {
+	{ "output", 'o', "FILE", set_output,
+	  "output trace (default grtrace.grt); an existing file needs -f" },
+	{ "force", 'f', NULL, set_force, "overwrite an existing output file" },
+	{ "sources", 's', "SOURCES", set_sources, NULL /* printed with the source list */ },
+	{ "all", 'a', NULL, set_all,
+	  "every process, system-wide (every libcuda file mapped now or\n"
+	  "later is probed); stops on Ctrl-C, --duration or --idle-timeout" },
+	{ "pid", 'p', "PID", set_pid, "attach to a running process (and its future children)",
+	  "a process id from 1 to 2147483647" },
+	{ "duration", 'd', "S", set_duration, "stop after S seconds",
+	  "seconds, more than 0 and at most 31536000 (a year)" },
+	{ "idle-timeout", 0, "S", set_idle, "stop after S seconds without events",
+	  "seconds, more than 0 and at most 31536000 (a year)" },
+	{ "libcuda", 0, "PATH", set_libcuda,
+	  "the libcuda.so.1 to probe (default: the one the target uses)" },
+	{ "syscalls", 0, "LIST", set_syscalls, "syscall source: only these syscalls" },
+	{ "gpu-kernels", 0, "RE", set_gpu_kernels,
+	  "gpu source: instrument kernels whose name matches RE" },
+	{ "launch-stacks", 0, NULL, set_launch_stacks,
+	  "cuda source: user stacks of launches too (allocations always\n"
+	  "have them; about 1 us more per launch)" },
+	{ "launch-returns", 0, "N", set_launch_returns,
+	  "cuda source: record the return (API time, return code) of\n"
+	  "one launch in N per thread, 0 none (default 1: every one);\n"
+	  "a launch without needs one trap instead of two",
+	  "a whole number from 0 to 1000000000" },
+};
+
+#define NFLAGS (sizeof(record_flags) / sizeof(record_flags[0]))
+/* getopt values of long-only options: FLAG_VALUE_BASE + row */
+#define FLAG_VALUE_BASE 256
+
+static void print_flag_help(FILE *out, const char *left, const char *help)
+{
+	const char *line = help;
+
+	fprintf(out, "  %-22s", left);
+	for (;;) {
+		const char *end = strchr(line, '\n');
+
+		fprintf(out, " %.*s\n", end ? (int)(end - line) : (int)strlen(line), line);
+		if (!end)
+			break;
+		line = end + 1;
+		fprintf(out, "  %-22s", "");
 	}
 }
 
-/* The long name of an option's short letter (every option here has one). */
-static const char *long_name(const struct option *options, int letter)
+static void record_usage(FILE *out)
 {
-	for (; options->name; options++)
-		if (options->val == letter)
-			return options->name;
-	return "?";
+	char left[64];
+
+	fprintf(out, "usage: grtrace record [OPTIONS] [-a | -p PID | -- CMD ARGS]\n");
+	for (size_t i = 0; i < NFLAGS; i++) {
+		const struct record_flag *f = &record_flags[i];
+
+		if (f->letter)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", f->letter, f->name,
+				 f->arg ? " " : "", f->arg ? f->arg : "");
+		else
+			snprintf(left, sizeof(left), "--%s%s%s", f->name, f->arg ? " " : "",
+				 f->arg ? f->arg : "");
+		if (f->help) {
+			print_flag_help(out, left, f->help);
+			continue;
+		}
+		fprintf(out, "  %-22s comma-separated sources (default cuda):", left);
+		for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
+			if (!s->implicit)
+				fprintf(out, " %s", s->name);
+		fprintf(out, "\n  %-22s (each once; -s none: process starts and exits only)\n", "");
+	}
+	print_flag_help(out, "-- CMD ARGS", "launch CMD, held until every probe is attached");
+	print_flag_help(out, "-h, --help", "this text");
 }
 
-/* Returns 0, or GRT_EXIT_USAGE after printing why. */
+/* getopt's tables, built from record_flags. */
+static void build_getopt(struct option *longs, char *shorts, size_t shorts_len)
+{
+	size_t n = (size_t)snprintf(shorts, shorts_len, "+:h");
+
+	for (size_t i = 0; i < NFLAGS; i++) {
+		const struct record_flag *f = &record_flags[i];
+
+		longs[i] = (struct option){ f->name, f->arg ? required_argument : no_argument, NULL,
+					    f->letter ? f->letter : FLAG_VALUE_BASE + (int)i };
+		if (f->letter && n + 3 < shorts_len)
+			n += (size_t)snprintf(shorts + n, shorts_len - n, "%c%s", f->letter,
+					      f->arg ? ":" : "");
+	}
+	longs[NFLAGS] = (struct option){ "help", no_argument, NULL, 'h' };
+	longs[NFLAGS + 1] = (struct option){ 0 };
+}
+
+static const struct record_flag *flag_of(int opt)
+{
+	if (opt >= FLAG_VALUE_BASE && opt < FLAG_VALUE_BASE + (int)NFLAGS)
+		return &record_flags[opt - FLAG_VALUE_BASE];
+	for (size_t i = 0; i < NFLAGS; i++)
+		if (record_flags[i].letter && record_flags[i].letter == opt)
+			return &record_flags[i];
+	return NULL;
+}
+
+/* Returns 0, -1 after --help, or GRT_EXIT_USAGE after printing why. */
 static int parse_record_options(int argc, char **argv, struct record_options *o)
 {
-	static const struct option options[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "sources", required_argument, NULL, 's' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "idle-timeout", required_argument, NULL, 'i' },
-		{ "libcuda", required_argument, NULL, 'l' },
-		{ "syscalls", required_argument, NULL, 'S' },
-		{ "gpu-kernels", required_argument, NULL, 'k' },
-		{ "launch-stacks", no_argument, NULL, 'L' },
-		{ "launch-returns", required_argument, NULL, 'R' },
-		{ "all", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
-	};
+	struct option longs[NFLAGS + 2];
+	char shorts[64];
 	int opt;
 
+	build_getopt(longs, shorts, sizeof(shorts));
 	*o = (struct record_options){ .output = "grtrace.grt", .sources = "cuda" };
 	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0; /* getopt's own message would not be the one-line "grtrace: record: ..." */
 	/* "+": stop at the command, whose own flags are not ours; ":": tell a missing value apart */
-	while ((opt = getopt_long(argc, argv, "+:o:s:p:ha", options, NULL)) != -1) {
-		int bad = 0;
+	while ((opt = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		const struct record_flag *f = flag_of(opt);
+		int bad;
 
-		switch (opt) {
-		case 'o': o->output = optarg; break;
-		case 's': o->sources = optarg; break;
-		case 'p': bad = parse_pid(optarg, &o->pid); break;
-		case 'd': bad = num_parse_seconds(optarg, &o->duration_s); break;
-		case 'i': bad = num_parse_seconds(optarg, &o->idle_timeout_s); break;
-		case 'l': o->libcuda = optarg; break;
-		case 'S': o->syscalls = optarg; break;
-		case 'k': o->gpu_kernels = optarg; break;
-		case 'L': o->launch_stacks = true; break;
-		case 'R':
-			bad = parse_count(optarg, &o->launch_returns);
-			o->launch_returns_set = true;
-			break;
-		case 'a': o->all = true; break;
-		case 'h': record_usage(stdout); return -1;
-		default: /* ':' and '?' */
-			return option_error("record", opt, argv);
+		if (opt == 'h') {
+			record_usage(stdout);
+			return -1;
 		}
+		if (!f) /* ':' and '?' */
+			return option_error("record", opt, argv);
+		/* "-o -- CMD": getopt hands "--" to -o as its value; it is the end of the options */
+		if (f->arg && !strcmp(optarg, "--")) {
+			grt_error("record: --%s needs a value before --; give it as --%s VALUE -- CMD",
+				  f->name, f->name);
+			return GRT_EXIT_USAGE;
+		}
+		bad = f->set(o, optarg);
 		if (bad) {
-			grt_error("record: bad value '%s' for --%s: %sgive %s", optarg,
-				  long_name(options, opt), bad == -ERANGE ? "out of range; " : "",
-				  range_of(opt));
+			grt_error("record: bad value '%s' for --%s: %sgive %s", optarg, f->name,
+				  bad == -ERANGE ? "out of range; " : "", f->range ? f->range : "a value");
 			return GRT_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 		o->command = argv + optind;
+	if (!strcmp(o->output, "-")) {
+		grt_error("record: -o - is not possible: a trace is finished by writing its header "
+			  "again at the end; give a file, then read it with grtrace report FILE");
+		return GRT_EXIT_USAGE;
+	}
 	if (o->all && (o->command || o->pid)) {
 		grt_error("record: -a traces every process; give it without -p PID or a command");
 		return GRT_EXIT_USAGE;
 	}
 	if (!o->all && !o->command == !o->pid) {
-		grt_error("record: give either -p PID or -- CMD ARGS");
-		record_usage(stderr);
+		grt_error("record: give either -p PID or -- CMD ARGS; see grtrace record --help");
 		return GRT_EXIT_USAGE;
 	}
 	return 0;
@@ -527,6 +601,8 @@ static int finish(struct recording *rec, uint32_t reason)
 	fprintf(stderr, "grtrace: recorded %llu records to %s (%llu events lost), stopped: %s%s\n",
 		(unsigned long long)records, rec->opts.output, (unsigned long long)drops,
 		grt_end_reason_name(reason), how);
+	/* what to do with it: the step after recording, as perf record says perf report */
+	fprintf(stderr, "grtrace: next: grtrace report %s\n", rec->opts.output);
 	return target_exit_status(&rec->target);
 }
 
@@ -549,6 +625,11 @@ static int check_request(struct recording *rec)
 		return GRT_EXIT_USAGE;
 	if (rec->opts.gpu_kernels && check_gpu_kernels(rec->opts.gpu_kernels))
 		return GRT_EXIT_USAGE;
+	if (!rec->opts.force && !access(rec->opts.output, F_OK)) {
+		grt_error("record: %s exists; give -f to overwrite it, or -o another file",
+			  rec->opts.output);
+		return GRT_EXIT_USAGE;
+	}
 	if (rec->opts.libcuda && output_is_input(rec->opts.output, rec->opts.libcuda)) {
 		grt_error("record: -o %s is the --libcuda library itself: name another output file",
 			  rec->opts.output);
