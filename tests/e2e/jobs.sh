@@ -21,7 +21,7 @@ rc=$?
 if [ $rc -eq 0 ] && python3 - "$tmp/out.json" <<'PY' 2>"$tmp/py_err"; then
 import json, sys
 r = json.load(open(sys.argv[1]))["jobs"]
-causes = {"host-bound", "sync-bound", "launch-latency", "none", "no-jobs", "host-submit-slow",
+causes = {"host-bound", "sync-bound", "launch-latency", "none", "no-jobs", "no-device-timing", "host-submit-slow",
           "queue-wait", "exec-long-tail", "dependency-wait", "vm-fault", "preempted"}
 assert r["verdict"]["cause"] in causes, r["verdict"]
 assert len(r["jobs"]) == r["totals"]["jobs"] > 1000, (len(r["jobs"]), r["totals"])
