@@ -42,6 +42,10 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
 GRTRACE := $(BUILD)/grtrace
 
+# The tool's version (the trace format has its own, in grt_format.h) and the commit built.
+VERSION := 0.9.0
+GIT_COMMIT = $(shell git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null || echo unknown)
+
 .PHONY: all deps test test-unit test-san fuzz demo bench clean format
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -71,6 +75,17 @@ $(BUILD)/pic/%.o: %.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+# Rewritten only when the version or commit changed, so a commit relinks, a build does not.
+$(BUILD)/gen/version.h: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#define GRT_TOOL_VERSION "%s"\n#define GRT_GIT_COMMIT "%s"\n' '$(VERSION)' '$(GIT_COMMIT)' >$@.new
+	$(Q)if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+$(BUILD)/obj/src/cli/main.o $(BUILD)/obj/src/cli/cmd_info.o: $(BUILD)/gen/version.h
+
+.PHONY: FORCE
+FORCE:
 
 $(GRTRACE): $(LIB_OBJS) $(MAIN_OBJ)
 	$(call msg,LINK,$@)
