@@ -300,7 +300,11 @@ static int write_table_file(const char *dir, const struct csv_table *t)
 			  strerror(errno));
 		return GRT_EXIT_FAILURE;
 	}
-	csv_table_write(t, f);
+	if (csv_table_write(t, f)) {
+		fclose(f);
+		grt_error("out of memory");
+		return GRT_EXIT_FAILURE;
+	}
 	if (fclose(f)) {
 		grt_error("report: writing %s failed: %s", path, strerror(errno));
 		return GRT_EXIT_FAILURE;
@@ -383,7 +387,10 @@ static int print_csv(const struct report_header *header, struct running_section 
 		rc = GRT_EXIT_USAGE;
 	}
 	if (one && to_stdout) {
-		csv_table_write(one, out);
+		if (csv_table_write(one, out)) {
+			grt_error("out of memory");
+			rc = GRT_EXIT_FAILURE;
+		}
 	} else if (one) {
 		FILE *f = is_directory(opt->csv_path) ? NULL : fopen(opt->csv_path, "we");
 
@@ -392,8 +399,11 @@ static int print_csv(const struct report_header *header, struct running_section 
 		} else if (!f) {
 			grt_error("report: cannot create %s: %s", opt->csv_path, strerror(errno));
 			rc = GRT_EXIT_FAILURE;
+		} else if (csv_table_write(one, f)) {
+			fclose(f);
+			grt_error("out of memory");
+			rc = GRT_EXIT_FAILURE;
 		} else {
-			csv_table_write(one, f);
 			if (fclose(f)) {
 				grt_error("report: writing %s failed: %s", opt->csv_path, strerror(errno));
 				rc = GRT_EXIT_FAILURE;

@@ -559,20 +559,6 @@ static void describe_target_end(const struct target *t, char *out, size_t len)
 				   WIFSIGNALED(st) && WCOREDUMP(st), how, sizeof(how)));
 }
 
-/*
- * record's exit status: a launched command's own, as time and strace give it
- * (its exit code, 128 + the signal that killed it), so a failing job still
- * fails its script; otherwise 0.
- */
-static int target_exit_status(const struct target *t)
-{
-	if (!t->launched || !t->exited)
-		return GRT_EXIT_OK;
-	if (WIFSIGNALED(t->exit_status))
-		return 128 + WTERMSIG(t->exit_status);
-	return WIFEXITED(t->exit_status) ? WEXITSTATUS(t->exit_status) : GRT_EXIT_OK;
-}
-
 static int finish(struct recording *rec, uint32_t reason)
 {
 	uint64_t records, drops;
@@ -603,7 +589,7 @@ static int finish(struct recording *rec, uint32_t reason)
 		grt_end_reason_name(reason), how);
 	/* what to do with it: the step after recording, as perf record says perf report */
 	fprintf(stderr, "grtrace: next: grtrace report %s\n", rec->opts.output);
-	return target_exit_status(&rec->target);
+	return target_exit_code(&rec->target);
 }
 
 static void cleanup(struct recording *rec)

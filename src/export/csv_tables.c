@@ -223,7 +223,7 @@ static void write_json_text(struct json_writer *jw, const struct json_value *v)
 	}
 }
 
-static void write_cell(struct csv_writer *w, const struct json_value *v)
+static int write_cell(struct csv_writer *w, const struct json_value *v)
 {
 	struct json_writer jw;
 	size_t len = 0;
@@ -236,41 +236,50 @@ static void write_cell(struct csv_writer *w, const struct json_value *v)
 		csv_raw(w, v->text);
 	} else if (v->type == JSON_STRING) {
 		csv_string(w, v->text);
-	} else if ((mem = open_memstream(&text, &len))) {
+	} else {
+		mem = open_memstream(&text, &len);
+		if (!mem)
+			return -ENOMEM;
 		jw_init(&jw, mem);
 		write_json_text(&jw, v);
-		fclose(mem);
+		if (fclose(mem) || !text) {
+			free(text);
+			return -ENOMEM;
+		}
 		csv_string(w, text);
 		free(text);
-	} else {
-		csv_empty(w);
 	}
+	return 0;
 }
 
-void csv_table_write(const struct csv_table *t, FILE *out)
+int csv_table_write(const struct csv_table *t, FILE *out)
 {
 	struct columns c = { 0 };
 	struct csv_writer w;
+	int err = 0;
 
-	for (size_t r = 0; r < t->nrows; r++)
-		flatten(t->rows[r], NULL, t->summary, add_column, &c);
+	for (size_t r = 0; r < t->nrows && !err; r++)
+		err = flatten(t->rows[r], NULL, t->summary, add_column, &c);
+	c.cells = err ? NULL : calloc(c.count ? c.count : 1, sizeof(*c.cells));
+	if (!err && !c.cells)
+		err = -ENOMEM;
 	csv_init(&w, out);
-	for (size_t i = 0; i < c.count; i++)
+	for (size_t i = 0; i < c.count && !err; i++)
 		csv_string(&w, c.names[i]);
-	if (c.count)
+	if (c.count && !err)
 		csv_end_row(&w);
-	c.cells = calloc(c.count ? c.count : 1, sizeof(*c.cells));
-	for (size_t r = 0; c.cells && r < t->nrows; r++) {
+	for (size_t r = 0; r < t->nrows && !err; r++) {
 		memset(c.cells, 0, (c.count ? c.count : 1) * sizeof(*c.cells));
-		flatten(t->rows[r], NULL, t->summary, set_cell, &c);
-		for (size_t i = 0; i < c.count; i++)
-			write_cell(&w, c.cells[i]);
+		err = flatten(t->rows[r], NULL, t->summary, set_cell, &c);
+		for (size_t i = 0; i < c.count && !err; i++)
+			err = write_cell(&w, c.cells[i]);
 		csv_end_row(&w);
 	}
 	free(c.cells);
 	for (size_t i = 0; i < c.count; i++)
 		free(c.names[i]);
 	free(c.names);
+	return err;
 }
 
 const struct csv_table *csv_tables_find(const struct csv_tables *set, const char *name)

@@ -27,8 +27,11 @@ struct csv_tables {
  * cell holding their JSON text. Returns 0 or -ENOMEM.
  */
 int csv_tables_collect(struct csv_tables *set, const struct json_value *v, const char *name);
-/* Writes one table: the header (every key any row has, in order of first appearance), then rows. */
-void csv_table_write(const struct csv_table *t, FILE *out);
+/*
+ * Writes one table: the header (every key any row has, in order of first
+ * appearance), then the rows. Returns 0 or -ENOMEM (the output is then cut).
+ */
+int csv_table_write(const struct csv_table *t, FILE *out);
 const struct csv_table *csv_tables_find(const struct csv_tables *set, const char *name);
 void csv_tables_free(struct csv_tables *set);
 
