@@ -419,6 +419,7 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 {
 	char err[256];
 	struct grt_reader *r = grt_reader_open(path, err, sizeof(err));
+	const char *named = opt->shown_path ? opt->shown_path : path;
 	struct running_section *run = NULL;
 	struct shown_strings shown = { 0 };
 	struct grt_file_header file;
@@ -427,7 +428,7 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 	int rc;
 
 	if (!r) {
-		grt_error("%s: %s", path, err);
+		grt_error("%s: %s", named, err);
 		return GRT_EXIT_FAILURE;
 	}
 	file = *grt_reader_header(r);
@@ -446,7 +447,7 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 		grt_reader_close(r);
 		return rc;
 	}
-	report_header_init(&header, path, &file);
+	report_header_init(&header, named, &file);
 	if (stream_records(r, &header, run, nrun, &shown, opt->show_own) == GRT_READ_ERROR)
 		header.read_error = grt_reader_error(r)[0] ? grt_reader_error(r) : "out of memory";
 	header.damage = grt_reader_damage(r);
@@ -468,11 +469,11 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 		}
 	}
 	if (header.read_error) {
-		grt_error("%s: %s", path, header.read_error);
+		grt_error("%s: %s", named, header.read_error);
 		rc = GRT_EXIT_FAILURE;
 	} else if (header.damage) {
 		/* the report is still printed: what could be read is shown, the damage named */
-		grt_error("%s: damaged trace: %s", path, header.damage);
+		grt_error("%s: damaged trace: %s", named, header.damage);
 		rc = GRT_EXIT_FAILURE;
 	}
 	report_header_destroy(&header);

@@ -20,6 +20,7 @@ struct report_options {
 	 */
 	const char *csv_path;
 	const char *csv_table;	/* --table NAME: only this one */
+	const char *shown_path;	/* the trace as the user named it ("-"), NULL: path */
 	bool chosen;		/* sections were named: show them even without their source */
 	bool show_own;		/* --own: grtrace's own work shown as the program's */
 };

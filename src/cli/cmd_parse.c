@@ -55,7 +55,7 @@ struct event_output {
  * One pass over the trace, each shown record to out. A pass that stops
  * early says why in one line and returns GRT_EXIT_FAILURE.
  */
-static int read_pass(const char *path, struct event_output *out,
+static int read_pass(const char *path, const char *shown, struct event_output *out,
 		     const struct event_filter *filter, bool all, bool learn)
 {
 	char err[256];
@@ -65,7 +65,7 @@ static int read_pass(const char *path, struct event_output *out,
 	int rc = GRT_EXIT_OK, werr = 0;
 
 	if (!r) {
-		grt_error("%s: %s", path, err);
+		grt_error("%s: %s", shown, err);
 		return GRT_EXIT_FAILURE;
 	}
 	while (!werr && (st = grt_reader_next(r, &rec)) == GRT_READ_OK) {
@@ -88,14 +88,14 @@ static int read_pass(const char *path, struct event_output *out,
 	} else if (learn) {
 		/* the learning pass is quiet: the writing pass reads as far and says it once */
 	} else if (st == GRT_READ_ERROR) {
-		grt_error("%s: %s", path, grt_reader_error(r));
+		grt_error("%s: %s", shown, grt_reader_error(r));
 		rc = GRT_EXIT_FAILURE;
 	} else if (grt_reader_damage(r)) {
 		/* every readable event was printed; the damage is named once */
-		grt_error("%s: damaged trace: %s", path, grt_reader_damage(r));
+		grt_error("%s: damaged trace: %s", shown, grt_reader_damage(r));
 		rc = GRT_EXIT_FAILURE;
 	} else if (!grt_reader_trailer(r, NULL)) {
-		grt_notice("%s: %s", path,
+		grt_notice("%s: %s", shown,
 			   grt_reader_header(r)->flags & GRT_HDR_WRITE_ERROR
 				   ? "recording stopped by a write error (disk full?); events up to it are shown"
 				   : "no trailer: the recording was cut short; events up to the cut are shown");
@@ -114,7 +114,7 @@ static uint64_t trace_start_ns(const char *path)
 	return start;
 }
 
-static int print_trace(const char *path, enum grt_event_format format,
+static int print_trace(const char *path, const char *shown, enum grt_event_format format,
 		       const struct event_filter *filter, bool all, FILE *file, const char *dir)
 {
 	struct event_output out = { 0 };
@@ -123,9 +123,9 @@ static int print_trace(const char *path, enum grt_event_format format,
 	if (format == GRT_FORMAT_CSV) {
 		out.csv = event_csv_new(file, dir);
 		/* CSV columns are known only after every record of a type was seen: two passes */
-		rc = out.csv ? read_pass(path, &out, filter, all, true) : GRT_EXIT_FAILURE;
+		rc = out.csv ? read_pass(path, shown, &out, filter, all, true) : GRT_EXIT_FAILURE;
 		if (rc == GRT_EXIT_OK)
-			rc = read_pass(path, &out, filter, all, false);
+			rc = read_pass(path, shown, &out, filter, all, false);
 		if (event_csv_free(out.csv) && rc == GRT_EXIT_OK) {
 			grt_error("parse: writing the CSV files under %s failed", dir);
 			rc = GRT_EXIT_FAILURE;
@@ -137,7 +137,7 @@ static int print_trace(const char *path, enum grt_event_format format,
 		grt_error("parse: out of memory");
 		return GRT_EXIT_FAILURE;
 	}
-	rc = read_pass(path, &out, filter, all, false);
+	rc = read_pass(path, shown, &out, filter, all, false);
 	grt_event_printer_free(out.printer);
 	return rc;
 }
@@ -236,7 +236,7 @@ static int run_parse(const struct parse_args *a)
 			  strerror(errno));
 		return GRT_EXIT_FAILURE;
 	}
-	rc = print_trace(path, (enum grt_event_format)a->format, &a->filter, a->all,
+	rc = print_trace(path, a->path, (enum grt_event_format)a->format, &a->filter, a->all,
 			 to_dir ? NULL : file, to_dir ? a->output : NULL);
 	if (file != stdout && fclose(file) && rc == GRT_EXIT_OK) {
 		grt_error("parse: writing %s failed: %s", a->output, strerror(errno));

@@ -219,6 +219,7 @@ static int run_to_output(struct report_args *args)
 
 	if (!path)
 		return GRT_EXIT_FAILURE;
+	args->opt.shown_path = args->path;
 	if (!args->opt.csv && args->output && strcmp(args->output, "-")) {
 		out = fopen(args->output, "we");
 		if (!out) {
