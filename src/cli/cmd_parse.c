@@ -231,18 +231,11 @@ static int run_parse(const struct parse_args *a)
 			  a->output, strerror(errno));
 		return GRT_EXIT_FAILURE;
 	}
-	if (!to_dir && a->output && !(file = fopen(a->output, "we"))) {
-		grt_error("parse: cannot create %s: %s; give -o a writable path", a->output,
-			  strerror(errno));
+	if (!to_dir && !(file = output_open("parse", a->output)))
 		return GRT_EXIT_FAILURE;
-	}
 	rc = print_trace(path, a->path, (enum grt_event_format)a->format, &a->filter, a->all,
 			 to_dir ? NULL : file, to_dir ? a->output : NULL);
-	if (file != stdout && fclose(file) && rc == GRT_EXIT_OK) {
-		grt_error("parse: writing %s failed: %s", a->output, strerror(errno));
-		rc = GRT_EXIT_FAILURE;
-	}
-	return rc;
+	return to_dir ? rc : output_close("parse", file, a->output, rc);
 }
 
 int parse_parse_args(int argc, char **argv)

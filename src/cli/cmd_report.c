@@ -220,20 +220,10 @@ static int run_to_output(struct report_args *args)
 	if (!path)
 		return GRT_EXIT_FAILURE;
 	args->opt.shown_path = args->path;
-	if (!args->opt.csv && args->output && strcmp(args->output, "-")) {
-		out = fopen(args->output, "we");
-		if (!out) {
-			grt_error("report: cannot create %s: %s; give -o a writable path",
-				  args->output, strerror(errno));
-			return GRT_EXIT_FAILURE;
-		}
-	}
+	if (!args->opt.csv && !(out = output_open("report", args->output)))
+		return GRT_EXIT_FAILURE;
 	rc = report_run(path, &args->opt, out);
-	if (out != stdout && fclose(out) && rc == GRT_EXIT_OK) {
-		grt_error("report: writing %s failed: %s", args->output, strerror(errno));
-		rc = GRT_EXIT_FAILURE;
-	}
-	return rc;
+	return args->opt.csv ? rc : output_close("report", out, args->output, rc);
 }
 
 int cmd_report(int argc, char **argv)
