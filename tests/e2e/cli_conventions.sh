@@ -67,4 +67,12 @@ check "filter time=0.00001..: from 10 us on" test "$(n --filter time=0.00001..)"
 check "filter keys of two --filter AND" test "$(n --filter type=memcpy --filter time=..0.000005)" -eq 1
 check "filter bad key: exit 2, the keys listed" bash -c "'$G' parse '$tmp/known.grt' --filter colour=red 2>&1 | grep -qF 'kernel=GLOB, api=NAME or time=S..S'"
 check "filter bad window: exit 2" bash -c "'$G' parse '$tmp/known.grt' --filter time=5..1 2>/dev/null; test \$? -eq 2"
+# --- one error style in every command: "grtrace: CMD: what; how to fix", exit 2 ---
+for c in "record --bogus" "parse --bogus" "report --bogus" "export --bogus" "snoop --bogus" \
+	"serve --bogus" "top --bogus" "info --bogus"; do
+	"$G" $c >/dev/null 2>"$tmp/err"
+	rc=$?
+	check "$c: exit 2, one line in the common form" bash -c "[ $rc -eq 2 ] && [ \$(wc -l <'$tmp/err') -eq 1 ] &&
+		grep -qx \"grtrace: ${c%% *}: unknown option '--bogus'; see grtrace ${c%% *} --help\" '$tmp/err'"
+done
 exit $failed
