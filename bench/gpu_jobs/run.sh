@@ -26,7 +26,7 @@ rows=$out/rows.jsonl
 record() {
 	local name=$1
 	shift
-	timeout 600 "$G" record -s cuda,gpu -o "$out/$name.grt" -- "$@" >"$out/$name.log" 2>&1
+	timeout 600 "$G" record -f -s cuda,gpu -o "$out/$name.grt" -- "$@" >"$out/$name.log" 2>&1
 }
 
 # check NAME EXPECT_JSON: check.py's lines into $out/NAME.check, its row into the table

@@ -37,7 +37,7 @@ for s in "${scenarios[@]}"; do
 		echo "build failed" >"$out/$name.status"
 		continue
 	fi
-	if ! "$build/grtrace" record -s "$sources" -o "$out/$name.grt" -- "$bin/$name" >>"$log" 2>&1; then
+	if ! "$build/grtrace" record -f -s "$sources" -o "$out/$name.grt" -- "$bin/$name" >>"$log" 2>&1; then
 		echo "record failed" >"$out/$name.status"
 		continue
 	fi

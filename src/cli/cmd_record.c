@@ -42,6 +42,7 @@ struct record_options {
 	struct grt_source_option_value source_options[MAX_SOURCE_OPTIONS];
 	unsigned nsource_options;
 	bool all;		/* -a: every process (system-wide), until stopped */
+	bool force;		/* -f: overwrite an existing output */
 	char *const *command;	/* after --, NULL when attaching */
 };
 
@@ -56,10 +57,11 @@ static void on_stop_signal(int sig)
 static void record_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: grtrace record [-o FILE] [-s SOURCES] [-a | -p PID | -- CMD ARGS]\n"
-		"                      [--duration S] [--idle-timeout S] [--libcuda PATH]\n"
+		"usage: grtrace record [-o FILE] [-f] [-s SOURCES] [-a | -p PID | -- CMD ARGS]\n"
+		"                      [-d S] [--idle-timeout S] [--libcuda PATH]\n"
 		"                      [SOURCE OPTIONS]\n"
-		"  -o FILE            output trace (default grtrace.grt)\n"
+		"  -o FILE            output trace (default grtrace.grt); an existing file needs -f\n"
+		"  -f, --force        overwrite an existing output file\n"
 		"  -s SOURCES         comma-separated sources (default cuda):");
 	for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
 		if (!s->implicit)
@@ -70,7 +72,7 @@ static void record_usage(FILE *out)
 		"                     later is probed); stops on Ctrl-C, --duration or --idle-timeout\n"
 		"  -p PID             attach to a running process (and its future children)\n"
 		"  -- CMD ARGS        launch CMD, held until every probe is attached\n"
-		"  --duration S       stop after S seconds\n"
+		"  -d, --duration S   stop after S seconds\n"
 		"  --idle-timeout S   stop after S seconds without events\n"
 		"  --libcuda PATH     the libcuda.so.1 to probe (default: the one the target uses)\n");
 	/* each source's own options, from its own file */
@@ -126,6 +128,7 @@ static unsigned option_table(struct option table[MAX_OPTIONS + 1],
 		{ "idle-timeout", required_argument, NULL, 'i' },
 		{ "libcuda", required_argument, NULL, 'l' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	unsigned n = sizeof(own) / sizeof(own[0]), k = 0;
@@ -166,9 +169,15 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0; /* getopt's own message would not be the one-line "grtrace: record: ..." */
 	/* "+": stop at the command, whose own flags are not ours; ":": tell a missing value apart */
-	while ((opt = getopt_long(argc, argv, "+:o:s:p:ha", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:o:s:p:d:hfa", options, NULL)) != -1) {
 		int bad = 0;
 
+		/* "-o -- CMD": getopt hands "--" to -o as its value; it is the end of the options */
+		if (optarg && !strcmp(optarg, "--") && opt != ':' && opt != '?') {
+			grt_error("record: %s needs a value before --; give it as %s VALUE -- CMD",
+				  argv[optind - 2], argv[optind - 2]);
+			return GRT_EXIT_USAGE;
+		}
 		if (opt >= SOURCE_OPTION_BASE && opt < SOURCE_OPTION_BASE + (int)nsource) {
 			const struct grt_source_option *so = source_opts[opt - SOURCE_OPTION_BASE];
 
@@ -184,6 +193,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		case 'i': bad = num_parse_seconds(optarg, &o->idle_timeout_s); break;
 		case 'l': o->libcuda = optarg; break;
 		case 'a': o->all = true; break;
+		case 'f': o->force = true; break;
 		case 'h': record_usage(stdout); return -1;
 		default: /* ':' and '?' */
 			return option_error("record", opt, argv);
@@ -197,13 +207,17 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
+	if (!strcmp(o->output, "-")) {
+		grt_error("record: -o - is not possible: a trace is finished by writing its header "
+			  "again at the end; give a file, then read it with grtrace report FILE");
+		return GRT_EXIT_USAGE;
+	}
 	if (o->all && (o->command || o->pid)) {
 		grt_error("record: -a traces every process; give it without -p PID or a command");
 		return GRT_EXIT_USAGE;
 	}
 	if (!o->all && !o->command == !o->pid) {
-		grt_error("record: give either -p PID or -- CMD ARGS");
-		record_usage(stderr);
+		grt_error("record: give either -p PID or -- CMD ARGS; see grtrace record --help");
 		return GRT_EXIT_USAGE;
 	}
 	return 0;
@@ -472,20 +486,6 @@ static void describe_target_end(const struct target *t, char *out, size_t len)
 				   WIFSIGNALED(st) && WCOREDUMP(st), how, sizeof(how)));
 }
 
-/*
- * record's exit status: a launched command's own, as time and strace give it
- * (its exit code, 128 + the signal that killed it), so a failing job still
- * fails its script; otherwise 0.
- */
-static int target_exit_status(const struct target *t)
-{
-	if (!t->launched || !t->exited)
-		return GRT_EXIT_OK;
-	if (WIFSIGNALED(t->exit_status))
-		return 128 + WTERMSIG(t->exit_status);
-	return WIFEXITED(t->exit_status) ? WEXITSTATUS(t->exit_status) : GRT_EXIT_OK;
-}
-
 static int finish(struct recording *rec, uint32_t reason)
 {
 	uint64_t records, drops;
@@ -514,7 +514,9 @@ static int finish(struct recording *rec, uint32_t reason)
 	fprintf(stderr, "grtrace: recorded %llu records to %s (%llu events lost), stopped: %s%s\n",
 		(unsigned long long)records, rec->opts.output, (unsigned long long)drops,
 		grt_end_reason_name(reason), how);
-	return target_exit_status(&rec->target);
+	/* what to do with it: the step after recording, as perf record says perf report */
+	fprintf(stderr, "grtrace: next: grtrace report %s\n", rec->opts.output);
+	return target_exit_code(&rec->target);
 }
 
 static void cleanup(struct recording *rec)
@@ -554,6 +556,11 @@ static int check_request(struct recording *rec)
 		return GRT_EXIT_USAGE;
 	if (check_source_options(&rec->opts))
 		return GRT_EXIT_USAGE;
+	if (!rec->opts.force && !access(rec->opts.output, F_OK)) {
+		grt_error("record: %s exists; give -f to overwrite it, or -o another file",
+			  rec->opts.output);
+		return GRT_EXIT_USAGE;
+	}
 	if (rec->opts.libcuda && output_is_input(rec->opts.output, rec->opts.libcuda)) {
 		grt_error("record: -o %s is the --libcuda library itself: name another output file",
 			  rec->opts.output);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <curses.h>
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "serve/agent.h"
@@ -211,7 +212,9 @@ static int parse_args(int argc, char **argv, struct agent_options *o, long *batc
 	agent_options_init(o);
 	*batch = 0;
 	*interval = 1;
-	while ((opt = getopt_long(argc, argv, "p:s:b:h", options, NULL)) != -1) {
+	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
+	opterr = 0; /* getopt's own message would not be the one-line "grtrace: top: ..." */
+	while ((opt = getopt_long(argc, argv, ":p:s:b:h", options, NULL)) != -1) {
 		taken = agent_options_take(o, "top", opt, optarg);
 		if (taken < 0)
 			return GRT_EXIT_USAGE;
@@ -237,9 +240,8 @@ static int parse_args(int argc, char **argv, struct agent_options *o, long *batc
 		case 'h':
 			top_usage(stdout);
 			return -1;
-		default:
-			top_usage(stderr);
-			return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("top", opt, argv);
 		}
 	}
 	if (optind < argc) {

@@ -1,4 +1,5 @@
 /* Names of the format's enumerations. */
+#include <inttypes.h>
 #include <stdio.h>
 #include "trace/grt_format.h"
 #include "trace/records_core.h"
@@ -109,5 +110,14 @@ const char *grt_describe_exit(int32_t exit_code, uint32_t signal, bool core_dump
 		snprintf(buf, len, "killed by signal %u%s", signal, core_dumped ? " (core dumped)" : "");
 	else
 		snprintf(buf, len, "exited with status %d", exit_code);
+	return buf;
+}
+
+const char *grt_unknown_kernel_name(uint64_t function, char *buf, size_t len)
+{
+	if (function)
+		snprintf(buf, len, "func@0x%" PRIx64, function);
+	else
+		snprintf(buf, len, "func@unknown");
 	return buf;
 }

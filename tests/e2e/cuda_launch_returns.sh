@@ -8,7 +8,7 @@ BUILD=${1:-build}
 record_known() {
 	local name=$1
 	shift
-	"$GRT" record -o "$tmp/$name.grt" --libcuda "$FAKE" "$@" -- "$WL/cuda_known" 2>"$tmp/$name.err"
+	"$GRT" record -f -o "$tmp/$name.grt" --libcuda "$FAKE" "$@" -- "$WL/cuda_known" 2>"$tmp/$name.err"
 	check "record ${*:-(defaults)}: status 0, nothing lost" \
 		grep -q "(0 events lost), stopped: target-exit" "$tmp/$name.err"
 	"$GRT" parse --format json --all "$tmp/$name.grt" >"$tmp/$name.json"
@@ -42,7 +42,7 @@ check "parse text: a launch without its return says so" \
 	"$tmp/n4.txt"
 
 # the count is per thread: 4 threads x 1000 launches, 1 in 3 -> 334 returns each
-"$GRT" record -o "$tmp/t.grt" --launch-returns 3 --libcuda "$FAKE" -- "$WL/cuda_threads" 4 1000 \
+"$GRT" record -f -o "$tmp/t.grt" --launch-returns 3 --libcuda "$FAKE" -- "$WL/cuda_threads" 4 1000 \
 	2>"$tmp/t.err"
 check "record of 4 threads with --launch-returns 3: status 0" [ $? = 0 ]
 "$GRT" parse --format json --all "$tmp/t.grt" >"$tmp/t.json"
@@ -85,7 +85,7 @@ GRT_CUDA_NO_UPROBE_SESSION=1 record_known pair
 expect_returns pair 1 uprobe+uretprobe
 GRT_CUDA_NO_UPROBE_SESSION=1 record_known entry --launch-returns 0
 expect_returns entry 0 uprobe
-GRT_CUDA_NO_UPROBE_SESSION=1 "$GRT" record -o "$tmp/x.grt" --launch-returns 4 --libcuda "$FAKE" \
+GRT_CUDA_NO_UPROBE_SESSION=1 "$GRT" record -f -o "$tmp/x.grt" --launch-returns 4 --libcuda "$FAKE" \
 	-- "$WL/cuda_known" >/dev/null 2>"$tmp/x.err"
 check "--launch-returns 4 without sessions: status 1" [ $? = 1 ]
 check "... one line naming the kernel feature" [ "$(wc -l <"$tmp/x.err")" = 1 ] &&
@@ -101,7 +101,7 @@ hung_launch() {
 	wpid=$!
 	exec 7>"$tmp/fifo"
 	for _ in $(seq 100); do grep -q ready "$tmp/ready" 2>/dev/null && break; sleep 0.1; done
-	"$GRT" record -o "$tmp/$name.grt" -p $wpid 2>"$tmp/$name.err" &
+	"$GRT" record -f -o "$tmp/$name.grt" -p $wpid 2>"$tmp/$name.err" &
 	GRT_BG=$!
 	check "$name: record -p attached every probe" wait_probes $GRT_BG
 	echo go >&7
@@ -118,7 +118,7 @@ hung_launch() {
 GRT_CUDA_NO_UPROBE_SESSION=1 hung_launch hung-uretprobe uprobe+uretprobe
 
 for bad in x -1 4x ""; do
-	"$GRT" record -o "$tmp/b.grt" --launch-returns "$bad" -- true >/dev/null 2>"$tmp/b.err"
+	"$GRT" record -f -o "$tmp/b.grt" --launch-returns "$bad" -- true >/dev/null 2>"$tmp/b.err"
 	check "--launch-returns '$bad': usage error" [ $? = 2 ]
 	check "... naming the option" grep -q "bad value '$bad' for --launch-returns" "$tmp/b.err"
 done

@@ -463,16 +463,6 @@ static void jobs_print_json(void *state, struct json_writer *w)
 	jw_end_object(w);
 }
 
-static void jobs_print_csv(void *state, FILE *out)
-{
-	struct jobs_state *st = state;
-
-	finish(st);
-	job_rows_print_csv(&st->rows, out);
-	fputc('\n', out);
-	job_summary_print_csv(&st->summary, out);
-}
-
 static const char *jobs_incomplete(void *state)
 {
 	struct jobs_state *st = state;
@@ -493,7 +483,6 @@ GRT_REPORT_SECTION(jobs_section) = {
 	.on_record = jobs_on_record,
 	.print_text = jobs_print_text,
 	.print_json = jobs_print_json,
-	.print_csv = jobs_print_csv,
 	.incomplete = jobs_incomplete,
 	.destroy = jobs_destroy,
 };
