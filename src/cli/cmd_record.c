@@ -174,8 +174,12 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 
 		/* "-o -- CMD": getopt hands "--" to -o as its value; it is the end of the options */
 		if (optarg && !strcmp(optarg, "--") && opt != ':' && opt != '?') {
-			grt_error("record: %s needs a value before --; give it as %s VALUE -- CMD",
-				  argv[optind - 2], argv[optind - 2]);
+			const char *name = opt >= SOURCE_OPTION_BASE && opt < SOURCE_OPTION_BASE + (int)nsource
+						   ? source_opts[opt - SOURCE_OPTION_BASE]->name
+						   : long_name(options, opt);
+
+			grt_error("record: --%s needs a value before --; give it as --%s VALUE -- CMD",
+				  name, name);
 			return GRT_EXIT_USAGE;
 		}
 		if (opt >= SOURCE_OPTION_BASE && opt < SOURCE_OPTION_BASE + (int)nsource) {
