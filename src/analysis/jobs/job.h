@@ -1,4 +1,4 @@
-/* One GPU job (DESIGN §1): its events, the durations derived from them, its tags. */
+/* One GPU job (docs/jobs.md, "The job model"): its events, the durations derived from them, its tags. */
 #ifndef GRT_JOB_H
 #define GRT_JOB_H
 
