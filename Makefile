@@ -34,7 +34,8 @@ vpath %.bpf.c $(BPF_DIRS)
 LIB_SRCS := $(filter-out %.bpf.c src/cli/main.c,$(wildcard src/common/*.c src/trace/*.c src/sources/*.c src/serve/*.c src/analysis/*.c src/analysis/jobs/*.c src/export/*.c src/cli/*.c))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/src/cli/main.o
-INJECT_SRCS := $(wildcard src/inject/*.c)
+# the injected library links only its own files and the kernel-name filter it shares with record
+INJECT_SRCS := $(wildcard src/inject/*.c) src/common/kernel_regex.c
 INJECT_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(INJECT_SRCS))
 
 TEST_SRCS := $(wildcard tests/test_*.c)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/kernel_regex.h"
 #include "inject/block_probes.h"
 #include "inject/calib.h"
 #include "inject/collector.h"
@@ -70,8 +71,11 @@ int instr_start(struct inject_state *st, char *why, size_t why_len)
 	int err;
 
 	if (st->cfg.kernels[0]) {
-		if (regcomp(&re, st->cfg.kernels, REG_EXTENDED | REG_NOSUB)) {
-			snprintf(why, why_len, "bad --gpu-kernels regex '%s'", st->cfg.kernels);
+		char what[160];
+
+		if (kernel_regex_compile(&re, st->cfg.kernels, what, sizeof(what))) {
+			snprintf(why, why_len, "bad --gpu-kernels regex '%.64s': %s", st->cfg.kernels,
+				 what);
 			return -EINVAL;
 		}
 		regfree(&re);

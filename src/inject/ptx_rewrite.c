@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "common/kernel_regex.h"
 #include "ptx_module.h"
 #include "ptx_names.h"
 #include "ptx_probe.h"
@@ -175,6 +176,7 @@ int ptx_rewrite(const char *ptx, size_t len, const struct ptx_rewrite_opts *opts
 	struct probe_style style = {.mode = GRT_PROBE_BLOCK};
 	regex_t filter;
 	bool have_filter = opts && opts->kernel_regex;
+	char why[160];
 	int err;
 
 	memset(res, 0, sizeof(*res));
@@ -184,7 +186,7 @@ int ptx_rewrite(const char *ptx, size_t len, const struct ptx_rewrite_opts *opts
 		return rewrite_error(res, -EINVAL, "unknown probe mode");
 	if (!ptx)
 		return rewrite_error(res, -EINVAL, "no PTX given");
-	if (have_filter && regcomp(&filter, opts->kernel_regex, REG_EXTENDED | REG_NOSUB))
+	if (have_filter && kernel_regex_compile(&filter, opts->kernel_regex, why, sizeof(why)))
 		return rewrite_error(res, -EINVAL, "bad kernel filter regular expression");
 	err = ptx_module_scan(ptx, len, &m);
 	if (err) {

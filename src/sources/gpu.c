@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "common/clock.h"
+#include "common/kernel_regex.h"
 #include "common/log.h"
 #include "common/u64_map.h"
 #include "inject/inject_proto.h"
@@ -441,17 +441,16 @@ const char *gpu_ring_path(const void *ctx)
 /* --gpu-kernels: compiled here the way the injected library compiles it, so a bad one stops record early */
 static int check_gpu_kernels(const char *regex, char *why, size_t why_len)
 {
-	char what[128];
+	char what[160];
 	regex_t re;
-	int rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB);
 
-	if (!rc) {
-		regfree(&re);
-		return 0;
+	if (kernel_regex_compile(&re, regex, what, sizeof(what))) {
+		snprintf(why, why_len, "bad --gpu-kernels regular expression '%.64s%s': %s", regex,
+			 strlen(regex) > 64 ? "..." : "", what);
+		return -EINVAL;
 	}
-	regerror(rc, &re, what, sizeof(what));
-	snprintf(why, why_len, "bad --gpu-kernels regular expression '%s': %s", regex, what);
-	return -EINVAL;
+	regfree(&re);
+	return 0;
 }
 
 static const struct grt_source_option gpu_options[] = {

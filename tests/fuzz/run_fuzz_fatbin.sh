@@ -8,7 +8,7 @@ seconds=${FUZZ_SECONDS:-30}
 out=$build/fuzz/fatbin
 bin=$out/fuzz_fatbin
 mkdir -p "$out/corpus"
-srcs=$(ls src/inject/fatbin*.c src/inject/ptx_*.c)
+srcs="$(ls src/inject/fatbin*.c src/inject/ptx_*.c) src/common/kernel_regex.c"
 if ! clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=undefined -o "$bin" tests/fuzz/fuzz_fatbin.c $srcs -lzstd \
 	>"$out/build.log" 2>&1; then
