@@ -5,8 +5,8 @@
 # run of the same deterministic loop) and the second program's known launches. Then serve -s
 # uvm,pcie on a managed-memory program (bench/uvm_workload.cu): its UVM migrated bytes must equal
 # what the program moved, its faults be counted, and the NVML device gauges agree with
-# nvidia-smi. Then the added host time per launch of serve beside record
-# (bench/cuda_launch_overhead.sh's launcher).
+# nvidia-smi. Then the added host time per launch of serve beside record, alternating in one
+# launcher process (bench/cuda_launch_overhead.cu), SERVE_ROUNDS rounds (default 3).
 #
 # usage: bench/gpu_serve.sh BUILD [STEPS] [SECOND_LAUNCHES]
 # environment: LIBCUDA (default: the loader cache's libcuda.so.1), PYTHON (default python3)
@@ -147,7 +147,10 @@ for line in open(smi):
 sys.exit(failed)
 PY
 
-# 3. added host time per launch, the same driver-mode launcher under serve and under record
+# 3. added host time per launch, serve -p and record -p side by side in one launcher process:
+# untraced, then ROUNDS x (serve, record) traced phases alternating, then untraced again; the
+# median per launch of each phase, and per tool the median and spread over its phases.
+ROUNDS=${SERVE_ROUNDS:-3}
 . "$HERE/../tests/e2e/lib/bpf_links.bash" || die "no tests/e2e/lib/bpf_links.bash beside bench/"
 "$NVCC" -O2 -std=c++17 -o "$TMP/launcher" "$HERE/cuda_launch_overhead.cu" -lcuda >"$TMP/nvcc2.log" 2>&1 ||
 	die "nvcc failed: $(tail -3 "$TMP/nvcc2.log")"
@@ -161,27 +164,55 @@ wait_line() { # FILE TEXT PID
 }
 mkfifo "$TMP/go"
 exec 9<>"$TMP/go"
-"$TMP/launcher" driver 256 200 1 <"$TMP/go" >"$TMP/launcher.log" 2>&1 &
+"$TMP/launcher" driver 256 100 $((2 * ROUNDS)) <"$TMP/go" >"$TMP/launcher.log" 2>&1 &
 LP=$!
 wait_line "$TMP/launcher.log" "phase untraced done" $LP || die "launcher failed: $(tail -3 "$TMP/launcher.log")"
-"$GRT" serve --listen 127.0.0.1:0 -p $LP 2>"$TMP/serve2.err" &
-SERVE=$!
-wait_bpf_links $SERVE "^link_type:" 2 600 || die "serve did not attach: $(cat "$TMP/serve2.err")"
-PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve2.err")
-echo go >&9
-wait_line "$TMP/launcher.log" "phase traced1 done" $LP || die "traced phase failed"
-sleep 1
-curl -s "127.0.0.1:$PORT/metrics" >"$TMP/metrics2.txt"
-kill -INT $SERVE
-wait $SERVE
-SERVE=
+: >"$TMP/phases"
+for ((p = 1; p <= 2 * ROUNDS; p++)); do
+	if ((p % 2)); then
+		"$GRT" serve --listen 127.0.0.1:0 -p $LP 2>"$TMP/serve2.err" &
+		tool=serve
+	else
+		"$GRT" record -f -o "$TMP/side.grt" -p $LP 2>"$TMP/record2.err" &
+		tool=record
+	fi
+	TRACER=$!
+	SERVE=$TRACER
+	wait_bpf_links $TRACER "^link_type:" 2 600 || die "$tool did not attach"
+	echo go >&9
+	wait_line "$TMP/launcher.log" "phase traced$p done" $LP || die "traced phase $p failed"
+	if [ $tool = serve ] && [ $p = 1 ]; then
+		PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve2.err")
+		sleep 1
+		curl -s "127.0.0.1:$PORT/metrics" >"$TMP/metrics2.txt"
+	fi
+	kill -INT $TRACER
+	wait $TRACER
+	SERVE=
+	echo "$p $tool" >>"$TMP/phases"
+done
 echo go >&9
 wait $LP || die "launcher failed: $(tail -3 "$TMP/launcher.log")"
 exec 9>&-
 launched=$(sed -n 's/.*traced_launches \([0-9]*\).*/\1/p' "$TMP/launcher.log")
 "$PY" "$HERE/gpu_serve_check.py" compare "$TMP/metrics2.txt" "$LP" "$launched" || failed=1
-echo "serve -p (entry + return probe on every launch): $(grep -o 'untraced_us [^ ]*\|traced1_us [^ ]*\|added1_us [^ ]*' "$TMP/launcher.log" | tr '\n' ' ')"
-echo "record -p beside it (same launcher, same machine):"
-GRT_OVERHEAD_CONFIGS="--launch-returns 1|--launch-returns 0" MODES=driver \
-	bash "$HERE/cuda_launch_overhead.sh" "$BUILD" || failed=1
+"$PY" - "$TMP/launcher.log" "$TMP/phases" <<'PY' || failed=1
+import statistics, sys
+values = {}
+for line in open(sys.argv[1]):
+    w = line.split()
+    values.update(zip(w[::2], w[1::2]))
+tools = dict(l.split() for l in open(sys.argv[2]))
+added = {"serve": [], "record": []}
+for p, tool in sorted(tools.items(), key=lambda kv: int(kv[0])):
+    added[tool].append(float(values["added%s_us" % p]))
+    print("phase %s %-6s %.3f us per launch (+%.3f)" % (p, tool, float(values["traced%s_us" % p]), added[tool][-1]))
+print("untraced %s us, again %s us" % (values["untraced_us"], values["untraced_again_us"]))
+med = {t: statistics.median(v) for t, v in added.items()}
+for t, v in added.items():
+    print("%s -p added per launch: median %.3f us, spread %.3f..%.3f over %d phases" % (t, med[t], min(v), max(v), len(v)))
+ok = med["serve"] <= med["record"]
+print("%s - serve's added host time per launch <= record's (%.3f vs %.3f us)" % ("ok" if ok else "FAIL", med["serve"], med["record"]))
+sys.exit(0 if ok else 1)
+PY
 exit $failed
