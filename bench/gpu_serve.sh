@@ -9,7 +9,8 @@
 # launcher process (bench/cuda_launch_overhead.cu), SERVE_ROUNDS rounds (default 3).
 #
 # usage: bench/gpu_serve.sh BUILD [STEPS] [SECOND_LAUNCHES]
-# environment: LIBCUDA (default: the loader cache's libcuda.so.1), PYTHON (default python3)
+# environment: LIBCUDA (default: the loader cache's libcuda.so.1), PYTHON (default python3),
+#   SERVE_PARTS (default "train uvm overhead": which parts run), SERVE_ROUNDS (default 3)
 # Needs root, nvcc, python3 with torch (cuda), the nvidia_uvm module. Prints ok/FAIL lines and the overhead rows;
 # exits 1 on a FAIL.
 set -u
@@ -38,13 +39,8 @@ die() {
 	die "nvcc failed: $(tail -3 "$TMP/nvcc.log")"
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 
-# 1. the profiler's count, in a run grtrace does not see
-want=$("$PY" "$HERE/gpu_serve_check.py" profile "$STEPS" | sed -n 's/^kernels //p')
-[ -n "$want" ] || die "the profiler run failed"
-echo "PyTorch profiler: $want kernels in $STEPS steps"
-
-# 2. serve system-wide, both programs at once. The host's libcuda is named so that it is probed
-# before either program starts (discovery would find it too, but only once PyTorch dlopen()s it).
+# The host's libcuda is named so that it is probed before a program starts (discovery would find
+# it too, but only once PyTorch dlopen()s it).
 LIBCUDA=${LIBCUDA:-$(ldconfig -p | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')}
 [ -z "$LIBCUDA" ] && [ -e /usr/local/nvidia/lib64/libcuda.so.1 ] && LIBCUDA=/usr/local/nvidia/lib64/libcuda.so.1
 # start_serve LOG ARGS...: the agent system-wide on a free port; sets SERVE and PORT
@@ -62,6 +58,18 @@ start_serve() {
 	done
 	die "serve $* did not start: $(cat "$log")"
 }
+
+# SERVE_PARTS: which parts run (default all): "train" (1 and 2), "uvm" (2b), "overhead" (3)
+PARTS=${SERVE_PARTS:-train uvm overhead}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+# 1. the profiler's count, in a run grtrace does not see
+if part train; then
+want=$("$PY" "$HERE/gpu_serve_check.py" profile "$STEPS" | sed -n 's/^kernels //p')
+[ -n "$want" ] || die "the profiler run failed"
+echo "PyTorch profiler: $want kernels in $STEPS steps"
+
+# 2. serve system-wide, both programs at once.
 start_serve "$TMP/serve.err"
 mkfifo "$TMP/train.in" "$TMP/second.in"
 "$PY" "$HERE/gpu_serve_check.py" train "$STEPS" <"$TMP/train.in" >"$TMP/train.out" &
@@ -86,10 +94,12 @@ kill -INT "$SERVE"
 wait "$SERVE"
 SERVE=
 cat "$TMP/serve.err"
+fi
 
 # 2b. -s uvm,pcie: UVM counts of a managed-memory program, NVML gauges against nvidia-smi.
 # The program holds after its context and allocation exist until the agent shows its UVM series
 # (a tracker bound), so every migration of its loop is seen.
+if part uvm; then
 "$NVCC" -O2 -o "$TMP/uvm_workload" "$HERE/uvm_workload.cu" >"$TMP/nvcc3.log" 2>&1 ||
 	die "nvcc failed: $(tail -3 "$TMP/nvcc3.log")"
 start_serve "$TMP/serve3.err" -s cuda,uvm,pcie
@@ -147,9 +157,12 @@ for line in open(smi):
 sys.exit(failed)
 PY
 
+fi
+
 # 3. added host time per launch, serve -p and record -p side by side in one launcher process:
 # untraced, then ROUNDS x (serve, record) traced phases alternating, then untraced again; the
 # median per launch of each phase, and per tool the median and spread over its phases.
+if part overhead; then
 ROUNDS=${SERVE_ROUNDS:-3}
 . "$HERE/../tests/e2e/lib/bpf_links.bash" || die "no tests/e2e/lib/bpf_links.bash beside bench/"
 "$NVCC" -O2 -std=c++17 -o "$TMP/launcher" "$HERE/cuda_launch_overhead.cu" -lcuda >"$TMP/nvcc2.log" 2>&1 ||
@@ -215,4 +228,5 @@ ok = med["serve"] <= med["record"]
 print("%s - serve's added host time per launch <= record's (%.3f vs %.3f us)" % ("ok" if ok else "FAIL", med["serve"], med["record"]))
 sys.exit(0 if ok else 1)
 PY
+fi
 exit $failed
