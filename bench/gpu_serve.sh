@@ -5,11 +5,12 @@
 # run of the same deterministic loop) and the second program's known launches. Then serve -s
 # uvm,pcie on a managed-memory program (bench/uvm_workload.cu): its UVM migrated bytes must equal
 # what the program moved, its faults be counted, and the NVML device gauges agree with
-# nvidia-smi. Then the added host time per launch of serve beside record
-# (bench/cuda_launch_overhead.sh's launcher).
+# nvidia-smi. Then the added host time per launch of serve beside record, alternating in one
+# launcher process (bench/cuda_launch_overhead.cu), SERVE_ROUNDS rounds (default 3).
 #
 # usage: bench/gpu_serve.sh BUILD [STEPS] [SECOND_LAUNCHES]
-# environment: LIBCUDA (default: the loader cache's libcuda.so.1), PYTHON (default python3)
+# environment: LIBCUDA (default: the loader cache's libcuda.so.1), PYTHON (default python3),
+#   SERVE_PARTS (default "train uvm overhead": which parts run), SERVE_ROUNDS (default 3)
 # Needs root, nvcc, python3 with torch (cuda), the nvidia_uvm module. Prints ok/FAIL lines and the overhead rows;
 # exits 1 on a FAIL.
 set -u
@@ -38,13 +39,8 @@ die() {
 	die "nvcc failed: $(tail -3 "$TMP/nvcc.log")"
 echo "device: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1)"
 
-# 1. the profiler's count, in a run grtrace does not see
-want=$("$PY" "$HERE/gpu_serve_check.py" profile "$STEPS" | sed -n 's/^kernels //p')
-[ -n "$want" ] || die "the profiler run failed"
-echo "PyTorch profiler: $want kernels in $STEPS steps"
-
-# 2. serve system-wide, both programs at once. The host's libcuda is named so that it is probed
-# before either program starts (discovery would find it too, but only once PyTorch dlopen()s it).
+# The host's libcuda is named so that it is probed before a program starts (discovery would find
+# it too, but only once PyTorch dlopen()s it).
 LIBCUDA=${LIBCUDA:-$(ldconfig -p | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')}
 [ -z "$LIBCUDA" ] && [ -e /usr/local/nvidia/lib64/libcuda.so.1 ] && LIBCUDA=/usr/local/nvidia/lib64/libcuda.so.1
 # start_serve LOG ARGS...: the agent system-wide on a free port; sets SERVE and PORT
@@ -62,6 +58,18 @@ start_serve() {
 	done
 	die "serve $* did not start: $(cat "$log")"
 }
+
+# SERVE_PARTS: which parts run (default all): "train" (1 and 2), "uvm" (2b), "overhead" (3)
+PARTS=${SERVE_PARTS:-train uvm overhead}
+part() { [[ " $PARTS " == *" $1 "* ]]; }
+
+# 1. the profiler's count, in a run grtrace does not see
+if part train; then
+want=$("$PY" "$HERE/gpu_serve_check.py" profile "$STEPS" | sed -n 's/^kernels //p')
+[ -n "$want" ] || die "the profiler run failed"
+echo "PyTorch profiler: $want kernels in $STEPS steps"
+
+# 2. serve system-wide, both programs at once.
 start_serve "$TMP/serve.err"
 mkfifo "$TMP/train.in" "$TMP/second.in"
 "$PY" "$HERE/gpu_serve_check.py" train "$STEPS" <"$TMP/train.in" >"$TMP/train.out" &
@@ -86,10 +94,12 @@ kill -INT "$SERVE"
 wait "$SERVE"
 SERVE=
 cat "$TMP/serve.err"
+fi
 
 # 2b. -s uvm,pcie: UVM counts of a managed-memory program, NVML gauges against nvidia-smi.
 # The program holds after its context and allocation exist until the agent shows its UVM series
 # (a tracker bound), so every migration of its loop is seen.
+if part uvm; then
 "$NVCC" -O2 -o "$TMP/uvm_workload" "$HERE/uvm_workload.cu" >"$TMP/nvcc3.log" 2>&1 ||
 	die "nvcc failed: $(tail -3 "$TMP/nvcc3.log")"
 start_serve "$TMP/serve3.err" -s cuda,uvm,pcie
@@ -147,7 +157,13 @@ for line in open(smi):
 sys.exit(failed)
 PY
 
-# 3. added host time per launch, the same driver-mode launcher under serve and under record
+fi
+
+# 3. added host time per launch, serve -p and record -p side by side in one launcher process:
+# untraced, then ROUNDS x (serve, record) traced phases alternating, then untraced again; the
+# median per launch of each phase, and per tool the median and spread over its phases.
+if part overhead; then
+ROUNDS=${SERVE_ROUNDS:-3}
 . "$HERE/../tests/e2e/lib/bpf_links.bash" || die "no tests/e2e/lib/bpf_links.bash beside bench/"
 "$NVCC" -O2 -std=c++17 -o "$TMP/launcher" "$HERE/cuda_launch_overhead.cu" -lcuda >"$TMP/nvcc2.log" 2>&1 ||
 	die "nvcc failed: $(tail -3 "$TMP/nvcc2.log")"
@@ -161,27 +177,56 @@ wait_line() { # FILE TEXT PID
 }
 mkfifo "$TMP/go"
 exec 9<>"$TMP/go"
-"$TMP/launcher" driver 256 200 1 <"$TMP/go" >"$TMP/launcher.log" 2>&1 &
+"$TMP/launcher" driver 256 100 $((2 * ROUNDS)) <"$TMP/go" >"$TMP/launcher.log" 2>&1 &
 LP=$!
 wait_line "$TMP/launcher.log" "phase untraced done" $LP || die "launcher failed: $(tail -3 "$TMP/launcher.log")"
-"$GRT" serve --listen 127.0.0.1:0 -p $LP 2>"$TMP/serve2.err" &
-SERVE=$!
-wait_bpf_links $SERVE "^link_type:" 2 600 || die "serve did not attach: $(cat "$TMP/serve2.err")"
-PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve2.err")
-echo go >&9
-wait_line "$TMP/launcher.log" "phase traced1 done" $LP || die "traced phase failed"
-sleep 1
-curl -s "127.0.0.1:$PORT/metrics" >"$TMP/metrics2.txt"
-kill -INT $SERVE
-wait $SERVE
-SERVE=
+: >"$TMP/phases"
+for ((p = 1; p <= 2 * ROUNDS; p++)); do
+	if ((p % 2)); then
+		"$GRT" serve --listen 127.0.0.1:0 -p $LP 2>"$TMP/serve2.err" &
+		tool=serve
+	else
+		"$GRT" record -f -o "$TMP/side.grt" -p $LP 2>"$TMP/record2.err" &
+		tool=record
+	fi
+	TRACER=$!
+	SERVE=$TRACER
+	wait_bpf_links $TRACER "^link_type:" 2 600 || die "$tool did not attach"
+	echo go >&9
+	wait_line "$TMP/launcher.log" "phase traced$p done" $LP || die "traced phase $p failed"
+	if [ $tool = serve ] && [ $p = 1 ]; then
+		PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve2.err")
+		sleep 1
+		curl -s "127.0.0.1:$PORT/metrics" >"$TMP/metrics2.txt"
+	fi
+	kill -INT $TRACER
+	wait $TRACER
+	SERVE=
+	echo "$p $tool" >>"$TMP/phases"
+done
 echo go >&9
 wait $LP || die "launcher failed: $(tail -3 "$TMP/launcher.log")"
 exec 9>&-
 launched=$(sed -n 's/.*traced_launches \([0-9]*\).*/\1/p' "$TMP/launcher.log")
 "$PY" "$HERE/gpu_serve_check.py" compare "$TMP/metrics2.txt" "$LP" "$launched" || failed=1
-echo "serve -p (entry + return probe on every launch): $(grep -o 'untraced_us [^ ]*\|traced1_us [^ ]*\|added1_us [^ ]*' "$TMP/launcher.log" | tr '\n' ' ')"
-echo "record -p beside it (same launcher, same machine):"
-GRT_OVERHEAD_CONFIGS="--launch-returns 1|--launch-returns 0" MODES=driver \
-	bash "$HERE/cuda_launch_overhead.sh" "$BUILD" || failed=1
+"$PY" - "$TMP/launcher.log" "$TMP/phases" <<'PY' || failed=1
+import statistics, sys
+values = {}
+for line in open(sys.argv[1]):
+    w = line.split()
+    values.update(zip(w[::2], w[1::2]))
+tools = dict(l.split() for l in open(sys.argv[2]))
+added = {"serve": [], "record": []}
+for p, tool in sorted(tools.items(), key=lambda kv: int(kv[0])):
+    added[tool].append(float(values["added%s_us" % p]))
+    print("phase %s %-6s %.3f us per launch (+%.3f)" % (p, tool, float(values["traced%s_us" % p]), added[tool][-1]))
+print("untraced %s us, again %s us" % (values["untraced_us"], values["untraced_again_us"]))
+med = {t: statistics.median(v) for t, v in added.items()}
+for t, v in added.items():
+    print("%s -p added per launch: median %.3f us, spread %.3f..%.3f over %d phases" % (t, med[t], min(v), max(v), len(v)))
+ok = med["serve"] <= med["record"]
+print("%s - serve's added host time per launch <= record's (%.3f vs %.3f us)" % ("ok" if ok else "FAIL", med["serve"], med["record"]))
+sys.exit(0 if ok else 1)
+PY
+fi
 exit $failed

@@ -191,12 +191,16 @@ static void test_device_families(void)
 /* UVM families: processes with a tracker only, every side and direction. */
 static void test_uvm_families(void)
 {
-	struct serve_proc_snapshot p[2] = {
+	struct serve_proc_snapshot p[3] = {
 	    {.pid = 7, .comm = "train", .uvm_bound = true,
 	     .uvm = {.faults = {72, 1383}, .migrated_bytes = {16777216, 4096, 0}}},
 	    {.pid = 8, .comm = "idle"},
+	    /* counted by the driver's counters, which have no GPU-to-GPU bytes */
+	    {.pid = 9, .comm = "infer", .uvm_bound = true,
+	     .uvm = {.faults = {1, 2}, .migrated_bytes = {8192, 4096, 0},
+		     .uncounted_directions = 1u << UVM_DIR_DTOD}},
 	};
-	struct serve_snapshot s = {.procs = p, .nprocs = 2, .uvm_counted = true};
+	struct serve_snapshot s = {.procs = p, .nprocs = 3, .uvm_counted = true};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
@@ -207,11 +211,14 @@ static void test_uvm_families(void)
 	CHECK(strstr(text, "# TYPE grtrace_uvm_faults_total counter\n"
 			   "grtrace_uvm_faults_total{pid=\"7\",comm=\"train\",processor=\"cpu\"} 72\n"
 			   "grtrace_uvm_faults_total{pid=\"7\",comm=\"train\",processor=\"gpu\"} 1383\n"
-			   "# HELP"));
+			   "grtrace_uvm_faults_total{pid=\"9\",comm=\"infer\",processor=\"cpu\"} 1\n"));
 	CHECK(strstr(text, "grtrace_uvm_migrated_bytes_total{pid=\"7\",comm=\"train\",direction=\"htod\"} 16777216\n"
 			   "grtrace_uvm_migrated_bytes_total{pid=\"7\",comm=\"train\",direction=\"dtoh\"} 4096\n"
 			   "grtrace_uvm_migrated_bytes_total{pid=\"7\",comm=\"train\",direction=\"dtod\"} 0\n"));
 	CHECK(!strstr(text, "grtrace_uvm_faults_total{pid=\"8\""));
+	CHECK(strstr(text, "grtrace_uvm_migrated_bytes_total{pid=\"9\",comm=\"infer\",direction=\"htod\"} 8192\n"
+			   "grtrace_uvm_migrated_bytes_total{pid=\"9\",comm=\"infer\",direction=\"dtoh\"} 4096\n#"));
+	CHECK(!strstr(text, "pid=\"9\",comm=\"infer\",direction=\"dtod\""));
 	CHECK(strstr(text, "grtrace_events_lost_total{source=\"uvm\"} 3\n"));
 	free(text);
 }

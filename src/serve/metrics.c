@@ -205,6 +205,10 @@ static void write_uvm_family(struct prom_writer *w, const struct serve_snapshot 
 			continue;
 		proc_labels_init(&l, &s->procs[i]);
 		for (unsigned v = 0; v < n; v++) {
+			/* what the driver does not count is left out, not shown as 0 */
+			if (field == offsetof(struct uvm_counts, migrated_bytes) &&
+			    (s->procs[i].uvm.uncounted_directions & (1u << v)))
+				continue;
 			l.set[2] = (struct prom_label){label, name_of(v)};
 			prom_sample_u64(w, "", l.set, 3, values[v]);
 		}
@@ -223,7 +227,10 @@ static void write_uvm(struct prom_writer *w, const struct serve_snapshot *s)
 			 "processor", UVM_FAULT_SIDES, uvm_fault_side_name,
 			 offsetof(struct uvm_counts, faults));
 	write_uvm_family(w, s, "grtrace_uvm_migrated_bytes",
-			 "Bytes the UVM driver migrated for the process, by direction.", "direction",
+			 "Bytes the UVM driver migrated for the process, by direction (dtod, "
+			 "between GPUs, only where the driver's events are read: its counters have "
+			 "none).",
+			 "direction",
 			 UVM_DIRECTIONS, uvm_direction_name,
 			 offsetof(struct uvm_counts, migrated_bytes));
 }

@@ -11,10 +11,13 @@
 #include "sources/uvm_decode.h"
 
 /*
- * 8 Ki slots (576 KiB pinned per process) drained every agent tick (0.2 s):
- * 40,000 events a second before the driver drops, and drops are counted.
- * The uvm source keeps 64 Ki for a single traced process; a node agent
- * watching every CUDA process keeps less.
+ * The driver's counters come first: a queue of events overflows in a
+ * fault storm (a managed-memory program on an H100 makes ~16,000 events per
+ * 64 MiB pass), and its bytes are then lost. Where the driver refuses
+ * counters, a queue of 8 Ki slots (576 KiB pinned per process) is drained
+ * every agent tick (0.2 s): 40,000 events a second before the driver drops,
+ * and drops are counted. The uvm source keeps 64 Ki for a single traced
+ * process; a node agent watching every CUDA process keeps less.
  */
 #define QUEUE_ENTRIES (1u << 13)
 #define UVM_FDS_MAX 16
@@ -23,6 +26,9 @@
 /* what is counted: the rest of the driver's events stay off */
 #define COUNTED_EVENTS                                                                             \
 	((1ull << UVM_EV_CPU_FAULT) | (1ull << UVM_EV_GPU_FAULT) | (1ull << UVM_EV_MIGRATION))
+#define DRIVER_COUNTERS                                                                            \
+	((1ull << UVM_COUNTER_BYTES_HTOD) | (1ull << UVM_COUNTER_BYTES_DTOH) |                     \
+	 (1ull << UVM_COUNTER_CPU_FAULTS) | (1ull << UVM_COUNTER_GPU_FAULTS))
 
 struct watched {
 	uint32_t pid;
@@ -30,7 +36,7 @@ struct watched {
 	int pidfd, uvm_fd;
 	struct uvm_tracker tracker; /* the driver's queue */
 	struct uvm_queue replayed;  /* or a capture's */
-	struct uvm_queue *queue;
+	struct uvm_queue *queue;	    /* NULL: a counters tracker, nothing to drain */
 	enum uvm_queue_version version;
 	struct uvm_counts counts;
 	uint64_t next_try_ns, retry_ns;
@@ -105,6 +111,13 @@ static bool bind_driver(struct watched *w)
 		return false;
 	if (w->pidfd < 0 && (w->pidfd = uvm_pidfd_open((pid_t)w->pid)) < 0)
 		return false;
+	w->uvm_fd = uvm_counters_bind(&w->tracker, UVM_TOOLS_DEVICE_PATH, w->pidfd, fds, n,
+				      DRIVER_COUNTERS);
+	if (w->uvm_fd >= 0) {
+		w->queue = NULL;
+		w->counts.uncounted_directions = 1u << UVM_DIR_DTOD;
+		return true;
+	}
 	w->uvm_fd = uvm_tracker_bind(&w->tracker, UVM_TOOLS_DEVICE_PATH, w->pidfd, fds, n,
 				     QUEUE_ENTRIES, COUNTED_EVENTS);
 	if (w->uvm_fd < 0)
@@ -144,10 +157,25 @@ static void on_entry(void *ctx, const void *entry)
 		uvm_counts_add(&d->w->counts, &ev.rec.base);
 }
 
+/* The driver's totals since the tracker was bound. */
+static void read_counters(struct watched *w)
+{
+	struct uvm_counts *c = &w->counts;
+
+	c->migrated_bytes[UVM_DIR_HTOD] = uvm_counters_read(&w->tracker, UVM_COUNTER_BYTES_HTOD);
+	c->migrated_bytes[UVM_DIR_DTOH] = uvm_counters_read(&w->tracker, UVM_COUNTER_BYTES_DTOH);
+	c->faults[UVM_FAULTS_CPU] = uvm_counters_read(&w->tracker, UVM_COUNTER_CPU_FAULTS);
+	c->faults[UVM_FAULTS_GPU] = uvm_counters_read(&w->tracker, UVM_COUNTER_GPU_FAULTS);
+}
+
 static void drain(struct uvm_counter *u, struct watched *w)
 {
 	struct drain_ctx d = {u, w};
 
+	if (!w->queue) {
+		read_counters(w);
+		return;
+	}
 	uvm_queue_drain(w->queue, on_entry, &d);
 	u->lost += uvm_queue_new_drops(w->queue, NULL, NULL);
 }

@@ -23,6 +23,7 @@ enum uvm_direction {
 struct uvm_counts {
 	uint64_t faults[UVM_FAULT_SIDES];
 	uint64_t migrated_bytes[UVM_DIRECTIONS];
+	uint32_t uncounted_directions; /* 1 << enum uvm_direction: not known, not zero */
 };
 
 /*
@@ -38,7 +39,9 @@ struct uvm_counter;
 
 /*
  * Starts counting. replay NULL: the NVIDIA UVM driver's tools interface must
- * be here. replay a capture file (src/sources/uvm_capture.h; a test double
+ * be here; each process gets a counters tracker (the driver adds up bytes
+ * and faults itself: exact at any event rate, one page per process, but no
+ * GPU-to-GPU bytes), or an event queue where the driver refuses counters. replay a capture file (src/sources/uvm_capture.h; a test double
  * for machines without the driver): every watched process is given that
  * capture's events instead of the driver's. 0, or a negative errno with one
  * line in why.

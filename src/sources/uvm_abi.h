@@ -31,6 +31,7 @@
 #define UVM_IOCTL_TOOLS_SET_NOTIFICATION_THRESHOLD 57
 #define UVM_IOCTL_TOOLS_EVENT_QUEUE_ENABLE_EVENTS 58
 #define UVM_IOCTL_TOOLS_EVENT_QUEUE_DISABLE_EVENTS 59
+#define UVM_IOCTL_TOOLS_ENABLE_COUNTERS 60	 /* on a counters tracker (no queue) */
 #define UVM_IOCTL_TOOLS_FLUSH_EVENTS 67		 /* on the /dev/nvidia-uvm fd, not the tools fd */
 #define UVM_IOCTL_TOOLS_INIT_EVENT_TRACKER_V2 76 /* 570+ */
 
@@ -81,6 +82,27 @@ struct uvm_enable_events_params {
 	uint64_t event_mask; /* 1 << enum uvm_event_type */
 	uint32_t rm_status;
 	uint32_t pad;
+};
+
+struct uvm_enable_counters_params {
+	uint64_t counter_mask; /* 1 << enum uvm_counter_name */
+	uint32_t rm_status;
+	uint32_t pad;
+};
+
+/*
+ * UvmCounterName: a tracker made with no queue (queueBufferSize 0) is a
+ * counters tracker; its control buffer is an array of UVM_COUNTERS_TOTAL
+ * 64-bit counters the driver adds to atomically as it works. With
+ * allProcessors set, each sums over every processor (CPU faults only once,
+ * for the CPU itself). There is no counter for GPU-to-GPU migrations.
+ */
+enum uvm_counter_name {
+	UVM_COUNTER_BYTES_HTOD = 0,
+	UVM_COUNTER_BYTES_DTOH = 1,
+	UVM_COUNTER_CPU_FAULTS = 2,
+	UVM_COUNTER_GPU_FAULTS = 9,
+	UVM_COUNTERS_TOTAL = 10,
 };
 
 struct uvm_flush_events_params {

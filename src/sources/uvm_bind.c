@@ -172,6 +172,7 @@ static int init_v2_570(struct uvm_tracker *t, int uvm_fd, uint32_t entries, uint
 	    .queue_buffer = (uintptr_t)t->entries,
 	    .queue_entries = entries,
 	    .control_buffer = (uintptr_t)t->ctrl,
+	    .all_processors = entries == 0, /* counters: summed over every processor */
 	    .uvm_fd = (uint32_t)uvm_fd,
 	};
 
@@ -196,6 +197,7 @@ static int init_ioctl56(struct uvm_tracker *t, int uvm_fd, uint32_t entries,
 	    .queue_buffer = (uintptr_t)t->entries,
 	    .queue_entries = entries,
 	    .control_buffer = (uintptr_t)t->ctrl,
+	    .all_processors = entries == 0,
 	    .uvm_fd = (uint32_t)uvm_fd,
 	    .version = want,
 	    .rm_status = sentinel,
@@ -255,6 +257,66 @@ static int tools_ioctl(int fd, unsigned long cmd, void *params, uint32_t *rm_sta
 	if (ioctl(fd, cmd, params))
 		return -errno;
 	return *rm_status == UVM_NV_OK ? 0 : -EIO;
+}
+
+/*
+ * A counters tracker: no queue, the control page holds the driver's 64-bit
+ * counters. Made through the same init ioctls with zero queue entries.
+ */
+static int counters_open(struct uvm_tracker *t, const char *tools_path, int uvm_fd,
+			 uint64_t mask)
+{
+	struct uvm_enable_counters_params en = {.counter_mask = mask};
+	enum uvm_queue_version got;
+	uint32_t status;
+	int err;
+
+	uvm_tracker_init(t);
+	t->tools_fd = open(tools_path, O_RDWR | O_CLOEXEC);
+	if (t->tools_fd < 0)
+		return -errno;
+	t->ctrl = map_shared_buffer((size_t)sysconf(_SC_PAGESIZE));
+	if (!t->ctrl) {
+		uvm_tracker_close(t);
+		return -ENOMEM;
+	}
+	err = init_v2_570(t, uvm_fd, 0, &status);
+	if (err == -EINVAL)
+		err = init_ioctl56(t, uvm_fd, 0, UVM_QUEUE_V1, &status, &got);
+	if (!err)
+		err = tools_ioctl(t->tools_fd, UVM_IOCTL_TOOLS_ENABLE_COUNTERS, &en,
+				  &en.rm_status);
+	if (err) {
+		uvm_tracker_close(t);
+		return err;
+	}
+	t->counters = (const volatile uint64_t *)t->ctrl;
+	return 0;
+}
+
+int uvm_counters_bind(struct uvm_tracker *t, const char *tools_path, int pidfd, const int *fds,
+		      int nfds, uint64_t mask)
+{
+	int err = -ENOENT;
+
+	for (int i = 0; i < nfds; i++) {
+		int local = uvm_pidfd_getfd(pidfd, fds[i]);
+
+		if (local < 0) {
+			err = local;
+			continue;
+		}
+		err = counters_open(t, tools_path, local, mask);
+		if (!err)
+			return local;
+		close(local);
+	}
+	return err;
+}
+
+uint64_t uvm_counters_read(const struct uvm_tracker *t, enum uvm_counter_name name)
+{
+	return t->counters && name < UVM_COUNTERS_TOTAL ? t->counters[name] : 0;
 }
 
 int uvm_tracker_enable(struct uvm_tracker *t, uint64_t mask, uint64_t *enabled)

@@ -47,6 +47,7 @@ struct uvm_tracker {
 	size_t entries_len;
 	struct uvm_queue_control *ctrl; /* one mmap'd page */
 	struct uvm_queue queue;
+	const volatile uint64_t *counters; /* a counters tracker: the same page */
 };
 
 /* Marks a tracker as holding nothing (so uvm_tracker_close() is safe on it). */
@@ -81,6 +82,17 @@ void uvm_tracker_close(struct uvm_tracker *t);
  */
 int uvm_tracker_bind(struct uvm_tracker *t, const char *tools_path, int pidfd, const int *fds,
 		     int nfds, uint32_t entries, uint64_t mask);
+
+/*
+ * Binds a counters tracker (no queue: nothing to drain, nothing dropped) to
+ * the first of the process's UVM descriptors that takes one, with the
+ * counters in mask (1 << enum uvm_counter_name) enabled. Returns our copy of
+ * that descriptor, or a negative errno (-EIO: the driver refused counters).
+ */
+int uvm_counters_bind(struct uvm_tracker *t, const char *tools_path, int pidfd, const int *fds,
+		      int nfds, uint64_t mask);
+/* A counter's value now: what the driver added since the tracker was bound. */
+uint64_t uvm_counters_read(const struct uvm_tracker *t, enum uvm_counter_name name);
 
 /* Asks the driver to deliver events still waiting on GPU work (UVM_TOOLS_FLUSH_EVENTS on a UVM fd).
  */
