@@ -112,7 +112,7 @@ static void on_cuda(struct model *m, const struct grt_record *rec)
 		}
 		break;
 	case GRT_REC_CUDA_MEMCPY:
-		if (rec->hdr.payload_len >= sizeof(struct grt_cuda_memcpy_rec)) {
+		if (rec->hdr.payload_len >= GRT_CUDA_MEMCPY_REC_V1_2_LEN) {
 			const struct grt_cuda_memcpy_rec *cp = rec->payload;
 
 			c.detail = PF_DETAIL_COPY;

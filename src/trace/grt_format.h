@@ -111,6 +111,9 @@ enum grt_record_type {
 	GRT_REC_CUDA_MODULE_LOAD = 22,
 	GRT_REC_CUDA_FUNC_NAME = 23,
 	GRT_REC_CUDA_GRAPH_LAUNCH = 24,
+	GRT_REC_CUDA_CONTEXT = 25,	/* a context created, retained, made current, pushed, popped */
+	GRT_REC_CUDA_DEVICE = 26,	/* a device's PCI bus id or UUID, as the driver answered */
+	/* 40..46: records_nccl.h (NCCL calls, probed in libnccl) */
 	GRT_REC_CUDA_CONFIG = 47,	/* the last of the range: the others are calls */
 	/* 48..79: records_kernel.h (syscall, sched, fence, xid, pcie) */
 	GRT_REC_KERNEL_FIRST = 48,
