@@ -43,6 +43,7 @@ enum grt_source_id {
 	GRT_SRC_UVM = 5,
 	GRT_SRC_GPU = 6,
 	GRT_SRC_PCIE = 7,
+	GRT_SRC_NCCL = 8,
 	GRT_SRC_RECORDER = 15, /* the recorder itself (its own drops, notices) */
 	GRT_SRC_MAX = 16,
 };

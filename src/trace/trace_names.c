@@ -8,7 +8,7 @@
 static const char *const source_names[GRT_SRC_MAX] = {
 	[GRT_SRC_CUDA] = "cuda",   [GRT_SRC_SYSCALL] = "syscall", [GRT_SRC_SCHED] = "sched",
 	[GRT_SRC_FENCE] = "fence", [GRT_SRC_XID] = "xid",	  [GRT_SRC_UVM] = "uvm",
-	[GRT_SRC_GPU] = "gpu",	   [GRT_SRC_PCIE] = "pcie",	  [GRT_SRC_RECORDER] = "recorder",
+	[GRT_SRC_GPU] = "gpu",	   [GRT_SRC_PCIE] = "pcie",	  [GRT_SRC_NCCL] = "nccl",	  [GRT_SRC_RECORDER] = "recorder",
 };
 
 const char *grt_source_name(uint32_t source)
