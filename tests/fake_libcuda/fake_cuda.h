@@ -123,6 +123,7 @@ CUresult cuDriverGetVersion(int *version);
 CUresult cuDeviceGetCount(int *count);
 CUresult cuDeviceGet(CUdevice *device, int ordinal);
 CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice dev);
+CUresult cuCtxCreate_v4(CUcontext *ctx, void *params, unsigned int flags, CUdevice dev);
 CUresult cuCtxDestroy_v2(CUcontext ctx);
 CUresult cuDeviceGetPCIBusId(char *bus_id, int len, CUdevice dev);
 CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);

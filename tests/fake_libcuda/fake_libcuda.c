@@ -219,15 +219,26 @@ FAKE_API CUresult cuCtxGetDevice(CUdevice *device)
 	return CUDA_SUCCESS;
 }
 
-FAKE_API CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice dev)
+static CUresult create_ctx(CUcontext *ctx, CUdevice dev)
 {
-	TOUCH();
 	if (dev < 0 || dev >= device_count())
 		return CUDA_ERROR_INVALID_VALUE;
 	*ctx = (CUcontext)(FAKE_CTX_BASE + (unsigned long)dev * FAKE_CTX_STEP);
 	if (ctx_depth < CTX_STACK_DEPTH)
 		ctx_stack[ctx_depth++] = *ctx;
 	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice dev)
+{
+	TOUCH();
+	return create_ctx(ctx, dev);
+}
+
+FAKE_API CUresult cuCtxCreate_v4(CUcontext *ctx, void *params, unsigned int flags, CUdevice dev)
+{
+	TOUCH();
+	return create_ctx(ctx, dev);
 }
 
 FAKE_API CUresult cuCtxDestroy_v2(CUcontext ctx)

@@ -98,6 +98,13 @@ FAKE_API ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueI
 	return init_rank(comm, nranks, &id, rank);
 }
 
+FAKE_API ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId id,
+					     int rank, void *config)
+{
+	fake_calls++;
+	return init_rank(comm, nranks, &id, rank);
+}
+
 FAKE_API ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
 	fake_calls++;
