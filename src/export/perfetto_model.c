@@ -187,6 +187,15 @@ static void on_pcie(struct model *m, const struct grt_record *rec)
 				   p->nvlink_tx_bps, p->nvlink_rx_bps);
 }
 
+/* One NVLink link's sample: a counter pair of its own under the GPU. */
+static void on_nvlink(struct model *m, const struct grt_record *rec)
+{
+	const struct grt_nvlink_sample_rec *n = rec->payload;
+
+	m->ops->throughput(m->ctx, n->device, (enum pf_link)(PF_LINK_NVLINK_PORT + n->link),
+			   rec->hdr.ts_ns, n->tx_bps, n->rx_bps);
+}
+
 static void on_record(struct model *m, const struct grt_record *rec)
 {
 	uint16_t type = rec->hdr.type;
@@ -207,6 +216,9 @@ static void on_record(struct model *m, const struct grt_record *rec)
 	} else if (type == GRT_REC_PCIE_SAMPLE &&
 		   rec->hdr.payload_len >= sizeof(struct grt_pcie_sample_rec)) {
 		on_pcie(m, rec);
+	} else if (type == GRT_REC_NVLINK_SAMPLE &&
+		   rec->hdr.payload_len >= sizeof(struct grt_nvlink_sample_rec)) {
+		on_nvlink(m, rec);
 	} else if (type == GRT_REC_PROCESS && rec->hdr.payload_len >= sizeof(struct grt_process_rec)) {
 		const struct grt_process_rec *p = rec->payload;
 

@@ -53,7 +53,8 @@ struct pf_call {
 
 enum pf_link {
 	PF_LINK_PCIE,
-	PF_LINK_NVLINK,
+	PF_LINK_NVLINK,		/* all NVLink links of the GPU */
+	PF_LINK_NVLINK_PORT,	/* + n: NVLink link n of the GPU alone */
 };
 
 struct pf_lane {

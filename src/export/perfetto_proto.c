@@ -633,12 +633,19 @@ static void on_throughput(void *ctx, uint32_t device, enum pf_link link, uint64_
 	};
 	struct proto_sink *e = ctx;
 	struct track *gpu = gpu_track(e, device);
+	char name[40];
 
-	for (int rx_side = 0; rx_side < 2; rx_side++)
+	for (int rx_side = 0; rx_side < 2; rx_side++) {
+		if (link < PF_LINK_NVLINK_PORT)
+			snprintf(name, sizeof(name), "%s", names[link][rx_side]);
+		else /* one link of the GPU */
+			snprintf(name, sizeof(name), "NVLink %u %s", link - PF_LINK_NVLINK_PORT,
+				 rx_side ? "rx" : "tx");
 		counter(e,
-			child_track(e, TK_LINK, (uint64_t)device << 2 | (uint64_t)link << 1 | rx_side,
-				    gpu, names[link][rx_side], 0, "bytes/s"),
+			child_track(e, TK_LINK, (uint64_t)device << 8 | (uint64_t)link << 1 | rx_side,
+				    gpu, name, 0, "bytes/s"),
 			ts, rx_side ? rx : tx);
+	}
 }
 
 static void on_process(void *ctx, uint32_t pid, const char *comm)

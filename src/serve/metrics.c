@@ -222,8 +222,31 @@ static void write_device_rate(struct prom_writer *w, const struct serve_snapshot
 	}
 }
 
+/* Per NVLink link and direction, the bytes since the agent started. */
+static void write_nvlinks(struct prom_writer *w, const struct serve_snapshot *s)
+{
+	if (!s->nnvlinks)
+		return;
+	prom_family(w, "grtrace_nvlink_bytes", PROM_COUNTER,
+		    "Data bytes over one NVLink link of one GPU (NVML per-link counters).");
+	for (size_t i = 0; i < s->nnvlinks; i++) {
+		char device[16], link[16];
+
+		snprintf(device, sizeof(device), "%u", s->nvlinks[i].device);
+		snprintf(link, sizeof(link), "%u", s->nvlinks[i].link);
+		for (int rx = 0; rx < 2; rx++) {
+			struct prom_label labels[] = {
+				{"device", device}, {"link", link}, {"direction", rx ? "rx" : "tx"}};
+
+			prom_sample_u64(w, "", labels, 3,
+					rx ? s->nvlinks[i].rx_bytes : s->nvlinks[i].tx_bytes);
+		}
+	}
+}
+
 static void write_devices(struct prom_writer *w, const struct serve_snapshot *s)
 {
+	write_nvlinks(w, s);
 	if (!s->ndevices)
 		return;
 	write_device_rate(w, s, "grtrace_gpu_pcie_tx_bytes_per_second",
