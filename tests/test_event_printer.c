@@ -526,7 +526,7 @@ static void test_enum_names(void)
 	    grt_source_name,	grt_end_reason_name, grt_alloc_kind_name,
 	    grt_copy_kind_name, grt_sync_kind_name,  grt_module_kind_name,
 	};
-	static const uint32_t firsts[] = {0, 1, 1, 0, 1, 1}, lasts[] = {7, 6, 7, 6, 7, 7};
+	static const uint32_t firsts[] = {0, 1, 1, 0, 1, 1}, lasts[] = {8, 6, 7, 6, 7, 7};
 
 	for (uint32_t api = 1; api < GRT_CUDA_API_COUNT; api++) {
 		CHECK(strncmp(grt_cuda_api_name(api), "cu", 2) == 0);
@@ -548,7 +548,7 @@ static void test_enum_names(void)
 		CHECK_STR(tables[t](UINT32_MAX), "unknown");
 	}
 	CHECK_STR(grt_source_name(GRT_SRC_RECORDER), "recorder");
-	CHECK_STR(grt_source_name(8), "unknown");
+	CHECK_STR(grt_source_name(9), "unknown");
 	CHECK_STR(grt_copy_kind_name(GRT_COPY_HTOD), "HtoD");
 	CHECK_STR(grt_copy_kind_name(GRT_COPY_DTOH), "DtoH");
 	CHECK_STR(grt_copy_kind_name(GRT_COPY_DTOD), "DtoD");

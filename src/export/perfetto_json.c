@@ -152,6 +152,9 @@ static void on_call(void *ctx, const struct pf_call *c)
 		detail_key = "copy";
 		snprintf(detail, sizeof(detail), "%llu bytes %s", (unsigned long long)c->bytes,
 			 c->kind);
+		if (c->peer) /* device -1: its context was not seen */
+			snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+				 " device %d -> %d", c->src_device, c->dst_device);
 	} else if (c->detail == PF_DETAIL_SYNC) {
 		detail_key = "sync";
 		snprintf(detail, sizeof(detail), "%s stream 0x%llx event 0x%llx", c->kind,

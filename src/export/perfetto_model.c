@@ -115,9 +115,15 @@ static void on_cuda(struct model *m, const struct grt_record *rec)
 		if (rec->hdr.payload_len >= GRT_CUDA_MEMCPY_REC_V1_2_LEN) {
 			const struct grt_cuda_memcpy_rec *cp = rec->payload;
 
+			const struct device_map *dm =
+				job_builder_devices(job_pipeline_builder(m->pipeline));
+
 			c.detail = PF_DETAIL_COPY;
 			c.bytes = cp->bytes;
 			c.kind = grt_copy_kind_name(cp->kind);
+			c.peer = cp->kind == GRT_COPY_PEER;
+			c.src_device = dm ? device_map_of_ctx(dm, rec->hdr.pid, cp->src_ctx) : -1;
+			c.dst_device = dm ? device_map_of_ctx(dm, rec->hdr.pid, cp->dst_ctx) : -1;
 		}
 		break;
 	case GRT_REC_CUDA_SYNC:

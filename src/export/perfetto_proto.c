@@ -530,6 +530,10 @@ static void on_call(void *ctx, const struct pf_call *c)
 	case PF_DETAIL_COPY:
 		annotate(e, &ev, "bytes", ANNOTATION_UINT, c->bytes);
 		annotate(e, &ev, "direction", ANNOTATION_STRING_IID, stable_id(e, c->kind));
+		if (c->peer && c->src_device >= 0)
+			annotate(e, &ev, "src_device", ANNOTATION_UINT, (uint64_t)c->src_device);
+		if (c->peer && c->dst_device >= 0)
+			annotate(e, &ev, "dst_device", ANNOTATION_UINT, (uint64_t)c->dst_device);
 		break;
 	case PF_DETAIL_SYNC:
 		if (sync_names_stream(c->sync))

@@ -42,6 +42,20 @@ jobs = json.load(open(sys.argv[1]))["jobs"]["jobs"]
 n = collections.Counter(j["device"] for j in jobs if j["name"] == "step")
 assert n == {0: 3, 1: 3, 2: 1}, n' "$tmp/jobs.json"
 
+"$GRT" export "$tmp/multi.grt" --format json -o "$tmp/multi.trace.json" 2>"$tmp/err"
+check "export: peer copies name their devices" test "$(grep -o '"copy":"[^"]*Peer device [0-9] -> [0-9]"' "$tmp/multi.trace.json" | tr '\n' ' ')" = '"copy":"1048576 bytes Peer device 0 -> 1" "copy":"2097152 bytes Peer device 1 -> 0" '
+
+# ---- NVLink per link through the fake NVML (GPU 1 has two links) ----
+GRTRACE_NVML_LIBRARY=$BUILD/fixtures/libnvidia-ml.so.1 GRTRACE_PCIE_INTERVAL_MS=20 \
+	"$GRT" record -o "$tmp/nvlink.grt" -s pcie -- sleep 0.4 >"$tmp/out" 2>"$tmp/err"
+check "record -s pcie with the fake NVML exits 0" test $? -eq 0
+links=$("$GRT" parse "$tmp/nvlink.grt" --filter type=nvlink_sample --format json | python3 -c '
+import json, sys
+print(sorted({(r["device"], r["link"]) for r in map(json.loads, sys.stdin)}))')
+check "nvlink samples of GPU 1, links 0 and 1 ($links)" test "$links" = "[(1, 0), (1, 1)]"
+"$GRT" export "$tmp/nvlink.grt" --format json -o "$tmp/nvlink.json" 2>"$tmp/err"
+check "export: a counter per NVLink link" test "$(grep -o '"name":"NVLink [0-9] throughput"' "$tmp/nvlink.json" | sort -u | wc -l)" -eq 2
+
 # ---- one process per rank, rank 1 late by 300 ms before the second all-reduce ----
 GRTRACE_LIBNCCL=$NCCL "$GRT" record -o "$tmp/nccl.grt" -s cuda,nccl --libcuda "$FAKE" -- \
 	"$WL/nccl_ranks" 3 1 300 >"$tmp/out" 2>"$tmp/err"
