@@ -77,6 +77,26 @@ int nccl_enter_comm_init(struct pt_regs *ctx)
 	return save(&ev, NCCL_CALL_COMM_INIT);
 }
 
+/*
+ * ncclCommInitRankScalable(ncclComm_t *comm, int nranks, int rank, int nIds,
+ * ncclUniqueId *ids, config): the ids by pointer; the first names the communicator.
+ */
+SEC("uprobe")
+int nccl_enter_comm_init_scalable(struct pt_regs *ctx)
+{
+	struct nccl_event ev;
+	__u64 words[4] = {};
+
+	if (!begin(&ev))
+		return 0;
+	ev.comm_out = ARG1(ctx);
+	ev.nranks = (__u32)ARG2(ctx);
+	ev.rank = (__u32)ARG3(ctx);
+	bpf_probe_read_user(words, sizeof(words), (void *)ARG5(ctx));
+	ev.comm_id = words[0] ^ (words[1] * 31) ^ (words[2] * 131) ^ (words[3] * 1031);
+	return save(&ev, NCCL_CALL_COMM_INIT);
+}
+
 /* (sendbuff, recvbuff, count, datatype, op, comm, stream): all-reduce and reduce-scatter */
 SEC("uprobe")
 int nccl_enter_reduction(struct pt_regs *ctx)

@@ -21,7 +21,7 @@
 #define LIBNCCL_SONAME "libnccl.so.2"
 /* grtrace's own environment may name the library (a Python wheel's copy is off the loader path) */
 #define LIBNCCL_ENV "GRTRACE_LIBNCCL"
-#define NCCL_MAX_LINKS 16
+#define NCCL_MAX_LINKS 20
 
 struct nccl_source {
 	struct grt_bpf_source base;
@@ -39,6 +39,7 @@ static const struct {
 } entry_points[] = {
 	{ "ncclCommInitRank", NCCL_CALL_COMM_INIT, 0 },
 	{ "ncclCommInitRankConfig", NCCL_CALL_COMM_INIT, 0 },
+	{ "ncclCommInitRankScalable", NCCL_CALL_COMM_INIT, 5 },
 	{ "ncclAllReduce", GRT_NCCL_ALL_REDUCE, 1 },
 	{ "ncclReduceScatter", GRT_NCCL_REDUCE_SCATTER, 1 },
 	{ "ncclAllGather", GRT_NCCL_ALL_GATHER, 2 },
@@ -51,7 +52,7 @@ static struct bpf_program *program_of(struct nccl_source *ns, int index)
 	struct bpf_program *programs[] = {
 		ns->skel->progs.nccl_enter_comm_init, ns->skel->progs.nccl_enter_reduction,
 		ns->skel->progs.nccl_enter_all_gather, ns->skel->progs.nccl_enter_broadcast,
-		ns->skel->progs.nccl_enter_reduce,
+		ns->skel->progs.nccl_enter_reduce, ns->skel->progs.nccl_enter_comm_init_scalable,
 	};
 
 	return programs[index];
