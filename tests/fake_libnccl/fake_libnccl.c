@@ -27,6 +27,7 @@ struct fake_nccl_comm {
 	int rank;
 	int nranks;
 	struct shared *shared;
+	char shm_name[160];
 	CUfunction kernels[6];
 };
 
@@ -51,13 +52,12 @@ FAKE_API ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
 	return ncclSuccess;
 }
 
-static struct shared *shared_of(const ncclUniqueId *id)
+static struct shared *shared_of(const ncclUniqueId *id, char *name, size_t len)
 {
-	char name[160];
 	struct shared *s;
 	int fd;
 
-	snprintf(name, sizeof(name), "/%.120s", id->internal);
+	snprintf(name, len, "/%.120s", id->internal);
 	fd = shm_open(name, O_RDWR | O_CREAT, 0600);
 	if (fd < 0)
 		return NULL;
@@ -81,7 +81,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
 	}
 	c->rank = rank;
 	c->nranks = nranks;
-	c->shared = shared_of(id);
+	c->shared = shared_of(id, c->shm_name, sizeof(c->shm_name));
 	if (!c->shared || cuModuleLoad(&module, "/opt/fake/nccl_kernels.cubin")) {
 		free(c);
 		return ncclInvalidArgument;
@@ -108,8 +108,11 @@ FAKE_API ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclU
 FAKE_API ncclResult_t ncclCommDestroy(ncclComm_t comm)
 {
 	fake_calls++;
-	if (comm)
+	/* every rank opened it before the first collective could complete: the name can go */
+	if (comm) {
+		shm_unlink(comm->shm_name);
 		munmap(comm->shared, sizeof(*comm->shared));
+	}
 	free(comm);
 	return ncclSuccess;
 }

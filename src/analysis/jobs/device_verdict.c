@@ -36,6 +36,19 @@ static const struct device_desc *desc_of(const struct device_map *m, uint32_t de
 	return NULL;
 }
 
+/* The i-th device of g with a known ordinal, judged; false for the device-less entry. */
+static bool device_at(const struct idle_gaps *g, const struct device_map *m, uint32_t i,
+		      const struct device_idle **dv, struct device_judgement *j,
+		      const struct device_desc **d)
+{
+	*dv = idle_gaps_device(g, i);
+	if ((*dv)->device == JOB_NO_DEVICE)
+		return false;
+	*j = judge(*dv);
+	*d = desc_of(m, (*dv)->device);
+	return true;
+}
+
 static bool worth_printing(const struct idle_gaps *g)
 {
 	uint32_t known = 0;
@@ -58,13 +71,12 @@ void device_verdict_print_text(const struct idle_gaps *g, const struct device_ma
 		return;
 	fprintf(out, "\nverdict per device:\n");
 	for (uint32_t i = 0; i < idle_gaps_devices(g); i++) {
-		const struct device_idle *dv = idle_gaps_device(g, i);
-		struct device_judgement j = judge(dv);
+		const struct device_idle *dv;
+		struct device_judgement j;
 		const struct device_desc *d;
 
-		if (dv->device == JOB_NO_DEVICE)
+		if (!device_at(g, m, i, &dv, &j, &d))
 			continue;
-		d = desc_of(m, dv->device);
 		fprintf(out, "  device %u", dv->device);
 		if (d && d->pci_bus_id[0])
 			fprintf(out, " (%s)", d->pci_bus_id);
@@ -96,13 +108,12 @@ void device_verdict_print_json(const struct idle_gaps *g, const struct device_ma
 
 	jw_begin_array(w);
 	for (uint32_t i = 0; i < idle_gaps_devices(g); i++) {
-		const struct device_idle *dv = idle_gaps_device(g, i);
-		struct device_judgement j = judge(dv);
+		const struct device_idle *dv;
+		struct device_judgement j;
 		const struct device_desc *d;
 
-		if (dv->device == JOB_NO_DEVICE)
+		if (!device_at(g, m, i, &dv, &j, &d))
 			continue;
-		d = desc_of(m, dv->device);
 		jw_begin_object(w);
 		jw_field_u64(w, "device", dv->device);
 		jw_field_string(w, "pci_bus_id", d && d->pci_bus_id[0] ? d->pci_bus_id : NULL);
