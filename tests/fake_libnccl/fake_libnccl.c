@@ -70,6 +70,20 @@ static struct shared *shared_of(const ncclUniqueId *id, char *name, size_t len)
 	return s == MAP_FAILED ? NULL : s;
 }
 
+/* Every rank waits here until all have arrived (a generation barrier). */
+static void meet(struct fake_nccl_comm *c)
+{
+	int generation = __atomic_load_n(&c->shared->generation, __ATOMIC_ACQUIRE);
+
+	if (__atomic_add_fetch(&c->shared->arrived, 1, __ATOMIC_ACQ_REL) == c->nranks) {
+		__atomic_store_n(&c->shared->arrived, 0, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&c->shared->generation, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	while (__atomic_load_n(&c->shared->generation, __ATOMIC_ACQUIRE) == generation)
+		usleep(200);
+}
+
 static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank)
 {
 	struct fake_nccl_comm *c = calloc(1, sizeof(*c));
@@ -89,6 +103,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
 	for (int op = 1; op < 6; op++)
 		cuModuleGetFunction(&c->kernels[op], module, kernel_names[op]);
 	*out = c;
+	meet(c); /* creating a communicator is collective, as in NCCL: every rank returns together */
 	return ncclSuccess;
 }
 
@@ -115,20 +130,6 @@ FAKE_API ncclResult_t ncclCommDestroy(ncclComm_t comm)
 	}
 	free(comm);
 	return ncclSuccess;
-}
-
-/* Every rank waits here until all have arrived (a generation barrier). */
-static void meet(struct fake_nccl_comm *c)
-{
-	int generation = __atomic_load_n(&c->shared->generation, __ATOMIC_ACQUIRE);
-
-	if (__atomic_add_fetch(&c->shared->arrived, 1, __ATOMIC_ACQ_REL) == c->nranks) {
-		__atomic_store_n(&c->shared->arrived, 0, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&c->shared->generation, 1, __ATOMIC_RELEASE);
-		return;
-	}
-	while (__atomic_load_n(&c->shared->generation, __ATOMIC_ACQUIRE) == generation)
-		usleep(200);
 }
 
 static ncclResult_t collective(int op, ncclComm_t comm, cudaStream_t stream)
