@@ -1,4 +1,4 @@
-/* Payloads of the `nccl` source: communicators and collectives, from uprobes on libnccl's entry points. */
+/* Payloads of the `nccl` source: communicators and collectives (uprobes on libnccl), in its record range. */
 #ifndef GRT_RECORDS_NCCL_H
 #define GRT_RECORDS_NCCL_H
 
@@ -6,8 +6,10 @@
 #include "grt_format.h"
 
 enum grt_nccl_record_type {
-	GRT_REC_NCCL_COMM = 40,	/* a rank joined a communicator (ncclCommInitRank*) */
-	GRT_REC_NCCL_COLL = 41,	/* one collective call of one rank */
+	/* a rank joined a communicator (ncclCommInitRank*) */
+	GRT_REC_NCCL_COMM = GRT_REC_SOURCE_FIRST(GRT_SRC_NCCL),
+	/* one collective call of one rank */
+	GRT_REC_NCCL_COLL = GRT_REC_SOURCE_FIRST(GRT_SRC_NCCL) + 1,
 };
 
 enum grt_nccl_op {
