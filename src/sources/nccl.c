@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <linux/types.h>
 #include "common/clock.h"
 #include "sources/bpf_source.h"
@@ -19,8 +20,6 @@
 #include "nccl.skel.h"
 
 #define LIBNCCL_SONAME "libnccl.so.2"
-/* grtrace's own environment may name the library (a Python wheel's copy is off the loader path) */
-#define LIBNCCL_ENV "GRTRACE_LIBNCCL"
 #define NCCL_MAX_LINKS 20
 
 struct nccl_source {
@@ -122,13 +121,14 @@ static int find_mapped_nccl(const struct proc_mapping *m, void *ctx)
 }
 
 /*
- * The libnccl to probe: GRTRACE_LIBNCCL, else the one an attached process
- * maps, else the one a launched command would load. -ENOENT when none.
+ * The libnccl to probe: --libnccl (a Python wheel's copy is off the loader
+ * path), else the one an attached process maps, else the one a launched
+ * command would load. -ENOENT when none.
  */
 static int locate_libnccl(struct grt_session *s, char *out, size_t len)
 {
 	const struct grt_session_config *cfg = grt_session_config(s);
-	const char *given = getenv(LIBNCCL_ENV);
+	const char *given = grt_session_option(s, "libnccl");
 	struct nccl_search search = { out, len, false };
 
 	if (given && given[0]) {
@@ -225,8 +225,8 @@ static int nccl_attach(struct grt_session *s, void **ctx)
 		goto fail;
 	if (locate_libnccl(s, path, sizeof(path)))
 		note_status(ns, -ENOENT, "no " LIBNCCL_SONAME " found for the target (searched its "
-					 "maps, LD_LIBRARY_PATH and the loader cache): set "
-					 LIBNCCL_ENV "=PATH");
+					 "maps, LD_LIBRARY_PATH and the loader cache): name it "
+					 "with --libnccl PATH");
 	else
 		attach_probes(ns, path);
 	*ctx = ns;
@@ -243,6 +243,30 @@ static int nccl_drain(void *ctx)
 	return 0;
 }
 
+/* A path that is no regular file is a usage error before anything starts. */
+static int check_libnccl(const char *path, char *why, size_t why_len)
+{
+	struct stat st;
+	const char *problem;
+
+	if (stat(path, &st))
+		problem = strerror(errno);
+	else if (!S_ISREG(st.st_mode))
+		problem = "not a regular file";
+	else
+		return 0;
+	snprintf(why, why_len, "bad value '%s' for --libnccl: %s; give the libnccl.so.2 the program loads",
+		 path, problem);
+	return -EINVAL;
+}
+
+static const struct grt_source_option nccl_options[] = {
+	{ "libnccl", "PATH",
+	  "nccl source: the libnccl.so.2 to probe (default: the one the\n"
+	  "                     target maps or would load)", check_libnccl },
+	{ NULL },
+};
+
 static const struct grt_source nccl_source = {
 	.name = "nccl",
 	.id = GRT_SRC_NCCL,
@@ -251,6 +275,7 @@ static const struct grt_source nccl_source = {
 	.attach = nccl_attach,
 	.drain = nccl_drain,
 	.detach = nccl_detach,
+	.options = nccl_options,
 };
 
 GRT_SOURCE_REGISTER(nccl_source);

@@ -192,7 +192,7 @@ static void describe_nvlink_sample(const struct grt_record *rec, const struct gr
 	const struct grt_nvlink_sample_rec *n = rec->payload;
 	char pci[32];
 
-	pci_text(n->pci, pci, sizeof(pci));
+	grt_pci_text(n->pci, pci, sizeof(pci));
 	grt_field_u64(out, "device", n->device);
 	grt_field_str(out, "pci", n->pci ? pci : NULL);
 	grt_field_u64(out, "link", n->link);

@@ -57,7 +57,7 @@ check "nvlink samples of GPU 1, links 0 and 1 ($links)" test "$links" = "[(1, 0)
 check "export: a counter per NVLink link" test "$(grep -o '"name":"NVLink [0-9] throughput"' "$tmp/nvlink.json" | sort -u | wc -l)" -eq 2
 
 # ---- one process per rank, rank 1 late by 300 ms before the second all-reduce ----
-GRTRACE_LIBNCCL=$NCCL "$GRT" record -o "$tmp/nccl.grt" -s cuda,nccl --libcuda "$FAKE" -- \
+"$GRT" record -o "$tmp/nccl.grt" -s cuda,nccl --libcuda "$FAKE" --libnccl "$NCCL" -- \
 	"$WL/nccl_ranks" 3 1 300 >"$tmp/out" 2>"$tmp/err"
 check "record nccl_ranks exits 0" test $? -eq 0
 "$GRT" report "$tmp/nccl.grt" --nccl >"$tmp/nccl" 2>"$tmp/err"
@@ -75,8 +75,16 @@ else
 fi
 
 # ---- a libnccl that cannot be probed: the source says so in one line and the recording goes on ----
-GRTRACE_LIBNCCL=$tmp/missing/libnccl.so.2 "$GRT" record -o "$tmp/none.grt" -s cuda,nccl --libcuda "$FAKE" -- \
+"$GRT" record -o "$tmp/none.grt" -s cuda,nccl --libcuda "$FAKE" --libnccl "$FAKE" -- \
 	"$WL/cuda_multi" >"$tmp/out" 2>"$tmp/err"
 check "record with an unprobeable libnccl exits 0" test $? -eq 0
-check "one line says nothing was probed" test "$(grep -c 'nccl: .*missing/libnccl.so.2: 0 of 8 entry points probed' "$tmp/err")" -eq 1
+check "one line says nothing was probed" test "$(grep -c "nccl: $FAKE: 0 of 8 entry points probed" "$tmp/err")" -eq 1
+
+# ---- --libnccl naming no file: a usage error before anything starts ----
+"$GRT" record -o "$tmp/bad.grt" -s cuda,nccl --libcuda "$FAKE" --libnccl "$tmp/missing/libnccl.so.2" -- \
+	"$WL/cuda_multi" >"$tmp/out" 2>"$tmp/err"
+check "--libnccl of a missing file exits 2" test $? -eq 2
+check "one line names the option and the fix" test "$(cat "$tmp/err")" = \
+	"grtrace: record: bad value '$tmp/missing/libnccl.so.2' for --libnccl: No such file or directory; give the libnccl.so.2 the program loads"
+check "and writes no trace" test ! -e "$tmp/bad.grt"
 exit $failed
