@@ -54,6 +54,7 @@ struct instance {
 
 struct wait_row {
 	uint64_t ns;
+	uint64_t entered_ns;	/* when the waiting rank entered (its trace time) */
 	uint64_t comm_id;
 	uint64_t bytes;
 	uint32_t seq;
@@ -192,6 +193,7 @@ static void judge(struct nccl_report *r, struct instance *in)
 	for (uint32_t i = 0; i < in->n; i++) {
 		struct wait_row w = {
 			.ns = in->entries[last].enter - in->entries[i].enter,
+			.entered_ns = in->entries[i].enter,
 			.comm_id = in->comm_id, .bytes = in->bytes, .seq = in->seq, .op = in->op,
 			.rank = in->entries[i].rank->rank, .for_rank = in->entries[last].rank->rank,
 		};
@@ -459,6 +461,7 @@ static void nccl_print_json(void *state, struct json_writer *w)
 		jw_field_string(w, "op", grt_nccl_op_name(r->top[i].op));
 		jw_field_u64(w, "index", r->top[i].seq + 1);
 		jw_field_u64(w, "ns", r->top[i].ns);
+		jw_field_u64(w, "entered_ns", r->top[i].entered_ns);
 		jw_field_u64(w, "comm_id", r->top[i].comm_id);
 		jw_field_u64(w, "bytes", r->top[i].bytes);
 		jw_end_object(w);

@@ -74,6 +74,21 @@ else
 	fail "the two longest waits name rank 1 and all-reduce #2: $first"
 fi
 
+"$GRT" report "$tmp/nccl.grt" --nccl --top 0 --format json >"$tmp/nccl.json" 2>"$tmp/err"
+"$GRT" parse "$tmp/nccl.grt" --filter type=nccl_coll --format json >"$tmp/colls.json" 2>>"$tmp/err"
+check "json: every wait's entered_ns is its rank's entry into that collective" python3 -c '
+import json, sys
+waits = json.load(open(sys.argv[1]))["nccl"]["waits"]
+ranks = {r["pid"]: r["rank"] for r in json.load(open(sys.argv[3]))["nccl"]["ranks"]}
+entries = {}
+for line in open(sys.argv[2]):
+    c = json.loads(line)
+    entries.setdefault(ranks[c["pid"]], []).append(c["ts_ns"])
+assert len(waits) == 6, waits
+for w in waits:
+    assert w["entered_ns"] == entries[w["rank"]][w["index"] - 1], (w, entries)
+' "$tmp/nccl.json" "$tmp/colls.json" "$tmp/nccl.json"
+
 # ---- a libnccl that cannot be probed: the source says so in one line and the recording goes on ----
 "$GRT" record -o "$tmp/none.grt" -s cuda,nccl --libcuda "$FAKE" --libnccl "$FAKE" -- \
 	"$WL/cuda_multi" >"$tmp/out" 2>"$tmp/err"
