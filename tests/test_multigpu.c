@@ -152,6 +152,32 @@ static void test_peer_copies(void)
 	unlink(t.path);
 }
 
+/*
+ * A trace of format 1.2 before the peer contexts were appended: its memcpy
+ * records are 64 bytes. They read zero-extended: the peer copy is counted,
+ * on devices unknown, and nothing past the record is read.
+ */
+static void test_peer_copy_of_older_writer(void)
+{
+	struct grt_cuda_memcpy_rec m = {
+		.call = tw_call(GRT_CUDA_MEMCPY_PEER, 1000 + 1048576, 0), .bytes = 1048576,
+		.kind = GRT_COPY_PEER, .dims = 1, .dst_ctx = CTX1, .src_ctx = CTX0 };
+	struct tw t;
+	char *text;
+	int rc;
+
+	tw_open(&t, SRC_HOST_ONLY);
+	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
+	tw_context(&t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+	tw_rec(&t, GRT_REC_CUDA_MEMCPY, PID, TID, 1000, &m, GRT_CUDA_MEMCPY_REC_V1_2_LEN);
+	tw_close(&t);
+	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "  ? -> ?            1     1.00 MiB        1     1.000        0       0");
+	free(text);
+	unlink(t.path);
+}
+
 static void tw_comm(struct tw *t, uint32_t pid, uint64_t ts, uint64_t comm, uint32_t rank)
 {
 	struct grt_nccl_comm_rec c = { .return_ns = ts + 100, .comm = comm, .comm_id = 0x77,
@@ -212,6 +238,7 @@ int main(void)
 	RUN_TEST(test_device_from_contexts);
 	RUN_TEST(test_device_waits_for_device);
 	RUN_TEST(test_peer_copies);
+	RUN_TEST(test_peer_copy_of_older_writer);
 	RUN_TEST(test_nccl_waits);
 	return TEST_EXIT_STATUS();
 }
