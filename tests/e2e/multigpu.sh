@@ -89,6 +89,13 @@ for w in waits:
     assert w["entered_ns"] == entries[w["rank"]][w["index"] - 1], (w, entries)
 ' "$tmp/nccl.json" "$tmp/colls.json" "$tmp/nccl.json"
 
+# ---- the tables and keys of these traces are the documented ones (docs/report.md, docs/tracetest.md) ----
+python3 tests/tools/check_doc_tables.py "$GRT" "$tmp/multi.grt" "$tmp/nccl.grt" "$tmp/nvlink.grt" >"$tmp/doc_tables" 2>&1 ||
+	fail "check_doc_tables.py on the multi-GPU traces"
+grep '^FAIL' "$tmp/doc_tables"
+check "tables and keys of the multi-GPU traces are documented ($(grep -c '^ok' "$tmp/doc_tables") checks)" \
+	test "$(grep -c '^FAIL' "$tmp/doc_tables")" -eq 0
+
 # ---- a libnccl that cannot be probed: the source says so in one line and the recording goes on ----
 "$GRT" record -o "$tmp/none.grt" -s cuda,nccl --libcuda "$FAKE" --libnccl "$FAKE" -- \
 	"$WL/cuda_multi" >"$tmp/out" 2>"$tmp/err"
