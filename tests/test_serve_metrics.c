@@ -329,8 +329,10 @@ static void test_xid_counts(void)
 static void test_nvlink_bytes(void)
 {
 	static struct serve_snapshot s;
-	struct grt_nvlink_sample_rec a = {.device = 1, .link = 0, .tx_bytes = 1000, .rx_bytes = 10};
-	struct grt_nvlink_sample_rec b = {.device = 1, .link = 3, .tx_bytes = 7, .rx_bytes = 5};
+	struct grt_nvlink_sample_rec a = {.device = 1, .pci = 0x8600, .link = 0, .tx_bytes = 1000,
+					  .rx_bytes = 10};
+	struct grt_nvlink_sample_rec b = {.device = 1, .pci = 0x8600, .link = 3, .tx_bytes = 7,
+					  .rx_bytes = 5};
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out;
@@ -343,10 +345,10 @@ static void test_nvlink_bytes(void)
 	serve_metrics_write(out, PROM_TEXT_004, &s);
 	fclose(out);
 	CHECK(strstr(text, "# TYPE grtrace_nvlink_bytes_total counter\n"));
-	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",link=\"0\",direction=\"tx\"} 2000\n"));
-	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",link=\"0\",direction=\"rx\"} 20\n"));
-	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",link=\"3\",direction=\"tx\"} 7\n"));
-	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",link=\"3\",direction=\"rx\"} 5\n"));
+	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",pci=\"0000:86:00.0\",link=\"0\",direction=\"tx\"} 2000\n"));
+	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",pci=\"0000:86:00.0\",link=\"0\",direction=\"rx\"} 20\n"));
+	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",pci=\"0000:86:00.0\",link=\"3\",direction=\"tx\"} 7\n"));
+	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",pci=\"0000:86:00.0\",link=\"3\",direction=\"rx\"} 5\n"));
 	free(text);
 }
 

@@ -416,7 +416,8 @@ void serve_nvlink_add(struct serve_nvlink *table, size_t *n, const struct grt_nv
 	if (at == SERVE_MAX_NVLINKS)
 		return;
 	if (at == *n)
-		table[(*n)++] = (struct serve_nvlink){ .device = s->device, .link = s->link };
+		table[(*n)++] = (struct serve_nvlink){ .device = s->device, .pci = s->pci,
+							   .link = s->link };
 	table[at].tx_bytes += s->tx_bytes;
 	table[at].rx_bytes += s->rx_bytes;
 }

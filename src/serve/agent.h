@@ -47,6 +47,7 @@ struct serve_device {
 /* Bytes over one NVLink link of one GPU since the agent started (NVML's per-link counters). */
 struct serve_nvlink {
 	uint32_t device; /* NVML index */
+	uint32_t pci;	 /* the GPU's PCI address (grt_pci_pack), 0 when unknown */
 	uint32_t link;
 	uint64_t tx_bytes, rx_bytes;
 };
