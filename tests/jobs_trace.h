@@ -315,9 +315,10 @@ static inline void run_on_job(void *ctx, struct job *j)
 	idle_gaps_job(r->gaps, j);
 }
 
-static inline void run_on_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t s, uint64_t e)
+static inline void run_on_wait(void *ctx, uint32_t pid, uint32_t tid, uint32_t device, uint64_t s,
+				uint64_t e)
 {
-	idle_gaps_host_wait(((struct jobs_run *)ctx)->gaps, pid, tid, s, e);
+	idle_gaps_host_wait(((struct jobs_run *)ctx)->gaps, pid, tid, device, s, e);
 }
 
 static inline void run_on_advance(void *ctx, uint64_t f)

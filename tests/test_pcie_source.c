@@ -34,7 +34,8 @@ static bool within(uint64_t v, uint64_t want, double tolerance)
 static void test_nvml_samples_and_unsupported_kprobes(void)
 {
 	struct mem_sink m;
-	size_t samples[2] = { 0 }, nvlink_rated = 0, unsupported = 0;
+	size_t samples[2] = { 0 }, nvlink_rated = 0, unsupported = 0, link_samples[2] = { 0 };
+	uint64_t link_tx[2] = { 0 }, link_rx[2] = { 0 };
 	bool fexit_pci = false, kprobe_pci = false, kprobe_nvlink = false;
 	int rc;
 	struct grt_session *s;
@@ -65,6 +66,18 @@ static void test_nvml_samples_and_unsupported_kprobes(void)
 				      !strcmp(probe, "kprobe:pci_{bus,user}_{read,write}_config_{byte,word,dword}") &&
 				      strstr(reason, "no kprobes");
 			kprobe_nvlink |= probe && !strcmp(probe, "kprobe:nvlink_*");
+		} else if (r->type == GRT_REC_NVLINK_SAMPLE) {
+			const struct grt_nvlink_sample_rec *n = (const void *)r->payload;
+
+			/* GPU 1's two links: 48 and 16 KiB/ms out, 12 and 4 KiB/ms in */
+			CHECK_EQ_U64(n->device, 1);
+			CHECK(n->link < 2);
+			if (n->device != 1 || n->link >= 2)
+				continue;
+			link_samples[n->link]++;
+			CHECK_EQ_U64(n->pci, grt_pci_pack(0, 0x86, 0, 0));
+			link_tx[n->link] += n->tx_bytes;
+			link_rx[n->link] += n->rx_bytes;
 		} else if (r->type == GRT_REC_PCIE_SAMPLE) {
 			const struct grt_pcie_sample_rec *p = (const void *)r->payload;
 
@@ -94,6 +107,17 @@ static void test_nvml_samples_and_unsupported_kprobes(void)
 	CHECK(samples[0] >= 8 && samples[0] <= 21);
 	CHECK(samples[1] >= 8 && samples[1] <= 21);
 	CHECK(nvlink_rated + 1 >= samples[1]);	/* every GPU-1 sample but the first has a rate */
+	/* per link: every sample but the first reading of each link */
+	CHECK(link_samples[0] + 1 >= samples[1] && link_samples[0] >= 7);
+	CHECK_EQ_U64(link_samples[0], link_samples[1]);
+	/*
+	 * One NVML call reads every link: whatever the scheduling, link 0 moved
+	 * three times link 1's bytes, and each link sent four times what it got
+	 * (the fake's clock is read per value: a millisecond may tick in between).
+	 */
+	CHECK(link_tx[1] > 0 && within(link_tx[0], 3 * link_tx[1], 0.05));
+	CHECK(link_rx[0] > 0 && within(link_tx[0], 4 * link_rx[0], 0.05));
+	CHECK(link_rx[1] > 0 && within(link_tx[1], 4 * link_rx[1], 0.05));
 	mem_sink_free(&m);
 }
 

@@ -332,8 +332,36 @@ static void test_xid_counts(void)
 	grt_strings_free(strings);
 }
 
+/* Per-link NVLink samples summed per (device, link), shown as one counter per direction. */
+static void test_nvlink_bytes(void)
+{
+	static struct serve_snapshot s;
+	struct grt_nvlink_sample_rec a = {.device = 1, .pci = 0x8600, .link = 0, .tx_bytes = 1000,
+					  .rx_bytes = 10};
+	struct grt_nvlink_sample_rec b = {.device = 1, .pci = 0x8600, .link = 3, .tx_bytes = 7,
+					  .rx_bytes = 5};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	serve_nvlink_add(s.nvlinks, &s.nnvlinks, &a);
+	serve_nvlink_add(s.nvlinks, &s.nnvlinks, &b);
+	serve_nvlink_add(s.nvlinks, &s.nnvlinks, &a);
+	CHECK_EQ_U64(s.nnvlinks, 2);
+	out = open_memstream(&text, &len);
+	serve_metrics_write(out, PROM_TEXT_004, &s);
+	fclose(out);
+	CHECK(strstr(text, "# TYPE grtrace_nvlink_bytes_total counter\n"));
+	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",pci=\"0000:86:00.0\",link=\"0\",direction=\"tx\"} 2000\n"));
+	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",pci=\"0000:86:00.0\",link=\"0\",direction=\"rx\"} 20\n"));
+	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",pci=\"0000:86:00.0\",link=\"3\",direction=\"tx\"} 7\n"));
+	CHECK(strstr(text, "grtrace_nvlink_bytes_total{device=\"1\",pci=\"0000:86:00.0\",link=\"3\",direction=\"rx\"} 5\n"));
+	free(text);
+}
+
 int main(void)
 {
+	RUN_TEST(test_nvlink_bytes);
 	RUN_TEST(test_text_format_exact);
 	RUN_TEST(test_openmetrics_exact);
 	RUN_TEST(test_accept_negotiation);

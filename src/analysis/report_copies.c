@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "analysis/peer_copies.h"
 #include "analysis/report_section.h"
 #include "analysis/report_util.h"
 #include "analysis/stats.h"
@@ -31,12 +32,17 @@ struct transfer_totals {
 struct copies_report {
 	struct transfer_totals copies[COPY_KINDS];
 	struct transfer_totals memsets;
+	struct peer_copies *peers;	/* by device pair; NULL when memory ran out */
 	bool out_of_memory;
 };
 
 static void *copies_create(const struct report_input *in)
 {
-	return calloc(1, sizeof(struct copies_report));
+	struct copies_report *c = calloc(1, sizeof(struct copies_report));
+
+	if (c && !(c->peers = peer_copies_new()))
+		c->out_of_memory = true;
+	return c;
 }
 
 static void copies_destroy(void *state)
@@ -46,6 +52,7 @@ static void copies_destroy(void *state)
 	for (int i = 0; i < COPY_KINDS; i++)
 		grt_stats_destroy(&c->copies[i].sync_ns);
 	grt_stats_destroy(&c->memsets.sync_ns);
+	peer_copies_free(c->peers);
 	free(c);
 }
 
@@ -80,6 +87,8 @@ static void copies_on_record(void *state, const struct grt_record *rec,
 {
 	struct copies_report *c = state;
 
+	if (c->peers)
+		peer_copies_record(c->peers, rec, strings);
 	if (rec->hdr.type == GRT_REC_CUDA_MEMCPY) {
 		const struct grt_cuda_memcpy_rec *m = rec->payload;
 		uint32_t kind = m->kind < COPY_KINDS ? m->kind : GRT_COPY_UNKNOWN;
@@ -132,6 +141,8 @@ static void copies_print_text(void *state, FILE *out)
 		print_row(out, "memset", &c->memsets);
 	fprintf(out, "  (sync_GB/s: bytes / time in the synchronous call, which includes waiting for "
 		     "earlier work on the stream: a lower bound of the link's bandwidth)\n");
+	if (c->peers)
+		peer_copies_print_text(c->peers, out);
 	if (c->out_of_memory)
 		fprintf(out, "WARNING: %s\n", COPIES_INCOMPLETE);
 }
@@ -184,6 +195,10 @@ static void copies_print_json(void *state, struct json_writer *w)
 	jw_begin_object(w);
 	json_totals(w, &c->memsets);
 	jw_end_object(w);
+	if (c->peers && peer_copies_any(c->peers)) {
+		jw_key(w, "peers");
+		peer_copies_print_json(c->peers, w);
+	}
 	jw_end_object(w);
 }
 
@@ -191,7 +206,8 @@ static const char *copies_incomplete(void *state)
 {
 	const struct copies_report *c = state;
 
-	return c->out_of_memory ? COPIES_INCOMPLETE : NULL;
+	return c->out_of_memory || (c->peers && peer_copies_incomplete(c->peers)) ? COPIES_INCOMPLETE
+										 : NULL;
 }
 
 GRT_REPORT_SECTION(copies_section) = {

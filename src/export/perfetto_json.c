@@ -152,6 +152,9 @@ static void on_call(void *ctx, const struct pf_call *c)
 		detail_key = "copy";
 		snprintf(detail, sizeof(detail), "%llu bytes %s", (unsigned long long)c->bytes,
 			 c->kind);
+		if (c->peer) /* device -1: its context was not seen */
+			snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail),
+				 " device %d -> %d", c->src_device, c->dst_device);
 	} else if (c->detail == PF_DETAIL_SYNC) {
 		detail_key = "sync";
 		snprintf(detail, sizeof(detail), "%s stream 0x%llx event 0x%llx", c->kind,
@@ -264,10 +267,14 @@ static void on_throughput(void *ctx, uint32_t device, enum pf_link link, uint64_
 			  uint64_t rx)
 {
 	struct json_sink *e = ctx;
+	char name[40] = "NVLink throughput";
 
+	if (link == PF_LINK_PCIE)
+		snprintf(name, sizeof(name), "PCIe throughput");
+	else if (link >= PF_LINK_NVLINK_PORT)
+		snprintf(name, sizeof(name), "NVLink %u throughput", link - PF_LINK_NVLINK_PORT);
 	name_gpu(e, device);
-	begin_event(e, "C", link == PF_LINK_PCIE ? "PCIe throughput" : "NVLink throughput",
-		    GPU_PID_BASE + device, 0, ts);
+	begin_event(e, "C", name, GPU_PID_BASE + device, 0, ts);
 	jw_key(&e->w, "args");
 	jw_begin_object(&e->w);
 	jw_key(&e->w, "tx_bytes_per_s");

@@ -112,12 +112,18 @@ static void on_cuda(struct model *m, const struct grt_record *rec)
 		}
 		break;
 	case GRT_REC_CUDA_MEMCPY:
-		if (rec->hdr.payload_len >= sizeof(struct grt_cuda_memcpy_rec)) {
+		if (rec->hdr.payload_len >= GRT_CUDA_MEMCPY_REC_V1_2_LEN) {
 			const struct grt_cuda_memcpy_rec *cp = rec->payload;
+
+			const struct device_map *dm =
+				job_builder_devices(job_pipeline_builder(m->pipeline));
 
 			c.detail = PF_DETAIL_COPY;
 			c.bytes = cp->bytes;
 			c.kind = grt_copy_kind_name(cp->kind);
+			c.peer = cp->kind == GRT_COPY_PEER;
+			c.src_device = dm ? device_map_of_ctx(dm, rec->hdr.pid, cp->src_ctx) : -1;
+			c.dst_device = dm ? device_map_of_ctx(dm, rec->hdr.pid, cp->dst_ctx) : -1;
 		}
 		break;
 	case GRT_REC_CUDA_SYNC:
@@ -187,6 +193,15 @@ static void on_pcie(struct model *m, const struct grt_record *rec)
 				   p->nvlink_tx_bps, p->nvlink_rx_bps);
 }
 
+/* One NVLink link's sample: a counter pair of its own under the GPU. */
+static void on_nvlink(struct model *m, const struct grt_record *rec)
+{
+	const struct grt_nvlink_sample_rec *n = rec->payload;
+
+	m->ops->throughput(m->ctx, n->device, (enum pf_link)(PF_LINK_NVLINK_PORT + n->link),
+			   rec->hdr.ts_ns, n->tx_bps, n->rx_bps);
+}
+
 static void on_record(struct model *m, const struct grt_record *rec)
 {
 	uint16_t type = rec->hdr.type;
@@ -207,6 +222,9 @@ static void on_record(struct model *m, const struct grt_record *rec)
 	} else if (type == GRT_REC_PCIE_SAMPLE &&
 		   rec->hdr.payload_len >= sizeof(struct grt_pcie_sample_rec)) {
 		on_pcie(m, rec);
+	} else if (type == GRT_REC_NVLINK_SAMPLE &&
+		   rec->hdr.payload_len >= sizeof(struct grt_nvlink_sample_rec)) {
+		on_nvlink(m, rec);
 	} else if (type == GRT_REC_PROCESS && rec->hdr.payload_len >= sizeof(struct grt_process_rec)) {
 		const struct grt_process_rec *p = rec->payload;
 

@@ -45,6 +45,9 @@ struct pf_call {
 	enum pf_detail detail;
 	const char *kernel;	/* PF_DETAIL_KERNEL, may be NULL */
 	uint64_t bytes;		/* PF_DETAIL_COPY */
+	bool peer;		/* PF_DETAIL_COPY: a peer copy, between src_device and dst_device */
+	int32_t src_device;	/* -1 when its context's device is unknown */
+	int32_t dst_device;
 	const char *kind;	/* PF_DETAIL_COPY / PF_DETAIL_SYNC: "HtoD", "stream"... (static) */
 	uint32_t sync;		/* PF_DETAIL_SYNC: enum grt_sync_kind */
 	uint64_t stream;	/* PF_DETAIL_SYNC */
@@ -53,7 +56,8 @@ struct pf_call {
 
 enum pf_link {
 	PF_LINK_PCIE,
-	PF_LINK_NVLINK,
+	PF_LINK_NVLINK,		/* all NVLink links of the GPU */
+	PF_LINK_NVLINK_PORT,	/* + n: NVLink link n of the GPU alone */
 };
 
 struct pf_lane {

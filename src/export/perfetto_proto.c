@@ -530,6 +530,10 @@ static void on_call(void *ctx, const struct pf_call *c)
 	case PF_DETAIL_COPY:
 		annotate(e, &ev, "bytes", ANNOTATION_UINT, c->bytes);
 		annotate(e, &ev, "direction", ANNOTATION_STRING_IID, stable_id(e, c->kind));
+		if (c->peer && c->src_device >= 0)
+			annotate(e, &ev, "src_device", ANNOTATION_UINT, (uint64_t)c->src_device);
+		if (c->peer && c->dst_device >= 0)
+			annotate(e, &ev, "dst_device", ANNOTATION_UINT, (uint64_t)c->dst_device);
 		break;
 	case PF_DETAIL_SYNC:
 		if (sync_names_stream(c->sync))
@@ -633,12 +637,19 @@ static void on_throughput(void *ctx, uint32_t device, enum pf_link link, uint64_
 	};
 	struct proto_sink *e = ctx;
 	struct track *gpu = gpu_track(e, device);
+	char name[40];
 
-	for (int rx_side = 0; rx_side < 2; rx_side++)
+	for (int rx_side = 0; rx_side < 2; rx_side++) {
+		if (link < PF_LINK_NVLINK_PORT)
+			snprintf(name, sizeof(name), "%s", names[link][rx_side]);
+		else /* one link of the GPU */
+			snprintf(name, sizeof(name), "NVLink %u %s", link - PF_LINK_NVLINK_PORT,
+				 rx_side ? "rx" : "tx");
 		counter(e,
-			child_track(e, TK_LINK, (uint64_t)device << 2 | (uint64_t)link << 1 | rx_side,
-				    gpu, names[link][rx_side], 0, "bytes/s"),
+			child_track(e, TK_LINK, (uint64_t)device << 8 | (uint64_t)link << 1 | rx_side,
+				    gpu, name, 0, "bytes/s"),
 			ts, rx_side ? rx : tx);
+	}
 }
 
 static void on_process(void *ctx, uint32_t pid, const char *comm)

@@ -62,6 +62,8 @@ struct serve_agent {
 	struct uvm_counter *uvm;
 	struct serve_device devices[SERVE_MAX_DEVICES];
 	size_t ndevices;
+	struct serve_nvlink nvlinks[SERVE_MAX_NVLINKS];
+	size_t nnvlinks;
 	uint64_t lost_samples;
 	struct u64_map procs;	  /* pid -> struct serve_proc * */
 	struct u64_map exiting;	  /* pids whose exit was announced, handled after the drain */
@@ -405,6 +407,21 @@ static int probe_found(void *ctx, const char *open_path, const char *shown_path)
 	return err;
 }
 
+void serve_nvlink_add(struct serve_nvlink *table, size_t *n, const struct grt_nvlink_sample_rec *s)
+{
+	size_t at = 0;
+
+	while (at < *n && (table[at].device != s->device || table[at].link != s->link))
+		at++;
+	if (at == SERVE_MAX_NVLINKS)
+		return;
+	if (at == *n)
+		table[(*n)++] = (struct serve_nvlink){ .device = s->device, .pci = s->pci,
+							   .link = s->link };
+	table[at].tx_bytes += s->tx_bytes;
+	table[at].rx_bytes += s->rx_bytes;
+}
+
 /* Keeps each GPU's latest NVML sample: the gauges show the last interval. */
 static void take_samples(struct serve_agent *a)
 {
@@ -418,6 +435,10 @@ static void take_samples(struct serve_agent *a)
 			const struct grt_pcie_sample_rec *r = &samples[i].rec;
 			size_t at = 0;
 
+			if (samples[i].type == GRT_REC_NVLINK_SAMPLE) {
+				serve_nvlink_add(a->nvlinks, &a->nnvlinks, &samples[i].link);
+				continue;
+			}
 			while (at < a->ndevices && a->devices[at].device != r->device)
 				at++;
 			if (at == SERVE_MAX_DEVICES)
@@ -766,6 +787,8 @@ static void fill_health(struct serve_agent *a, struct serve_snapshot *out)
 	out->uvm_counted = a->uvm != NULL;
 	memcpy(out->devices, a->devices, sizeof(out->devices));
 	out->ndevices = a->ndevices;
+	memcpy(out->nvlinks, a->nvlinks, a->nnvlinks * sizeof(a->nvlinks[0]));
+	out->nnvlinks = a->nnvlinks;
 	out->xid_counted = a->xids != NULL;
 	out->nxids = xid_counts_get(a->xids, out->xids, SERVE_MAX_XIDS);
 	if (out->nxids > SERVE_MAX_XIDS)

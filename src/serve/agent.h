@@ -2,6 +2,7 @@
 #ifndef GRT_SERVE_AGENT_H
 #define GRT_SERVE_AGENT_H
 
+#include "trace/records_kernel.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,19 @@ struct serve_device {
 	uint64_t pcie_tx_bps, pcie_rx_bps, nvlink_tx_bps, nvlink_rx_bps;
 	struct nvml_gauges gauges; /* utilization, memory, power: gauges.flags says which */
 };
+
+#define SERVE_MAX_NVLINKS 144 /* 8 GPUs of 18 links */
+
+/* Bytes over one NVLink link of one GPU since the agent started (NVML's per-link counters). */
+struct serve_nvlink {
+	uint32_t device; /* NVML index */
+	uint32_t pci;	 /* the GPU's PCI address (grt_pci_pack), 0 when unknown */
+	uint32_t link;
+	uint64_t tx_bytes, rx_bytes;
+};
+
+/* Adds one per-link sample to table (n entries so far, at most SERVE_MAX_NVLINKS). */
+void serve_nvlink_add(struct serve_nvlink *table, size_t *n, const struct grt_nvlink_sample_rec *s);
 
 /* Launches of one kernel label of one process. */
 struct serve_kernel_count {
@@ -91,6 +105,8 @@ struct serve_snapshot {
 	uint64_t leaking_processes;
 	struct serve_device devices[SERVE_MAX_DEVICES];
 	size_t ndevices;
+	struct serve_nvlink nvlinks[SERVE_MAX_NVLINKS];
+	size_t nnvlinks;
 	bool xid_counted;			 /* -s xid is attached: the family is shown */
 	bool uvm_counted;			 /* -s uvm: the UVM families are shown */
 	struct xid_count xids[SERVE_MAX_XIDS]; /* per GPU and Xid code */

@@ -285,9 +285,34 @@ static const struct {
      GRT_PCIE_F_NVLINK, offsetof(struct serve_device, nvlink_rx_bps), false, 0},
 };
 
+/* Per NVLink link and direction, the bytes since the agent started; GPUs labelled as the gauges are. */
+static void write_nvlinks(struct prom_writer *w, const struct serve_snapshot *s)
+{
+	if (!s->nnvlinks)
+		return;
+	prom_family(w, "grtrace_nvlink_bytes", PROM_COUNTER,
+		    "Data bytes over one NVLink link of one GPU (NVML per-link counters).");
+	for (size_t i = 0; i < s->nnvlinks; i++) {
+		char device[16], pci[32], link[16];
+
+		snprintf(device, sizeof(device), "%u", s->nvlinks[i].device);
+		grt_pci_text(s->nvlinks[i].pci, pci, sizeof(pci));
+		snprintf(link, sizeof(link), "%u", s->nvlinks[i].link);
+		for (int rx = 0; rx < 2; rx++) {
+			struct prom_label labels[] = {
+				{"device", device}, {"pci", pci}, {"link", link},
+				{"direction", rx ? "rx" : "tx"}};
+
+			prom_sample_u64(w, "", labels, 4,
+					rx ? s->nvlinks[i].rx_bytes : s->nvlinks[i].tx_bytes);
+		}
+	}
+}
+
 /* Every device family one of the GPUs has; each GPU by NVML index and PCI address. */
 static void write_devices(struct prom_writer *w, const struct serve_snapshot *s)
 {
+	write_nvlinks(w, s);
 	for (size_t f = 0; f < sizeof(device_families) / sizeof(device_families[0]); f++) {
 		bool family = false;
 

@@ -777,7 +777,9 @@ static __always_inline int save_copy_peer(struct pt_regs *ctx, bool has_stream)
 	if (!call_begin(ctx, &ev, false))
 		return 0;
 	ev.args.copy.dst = ARG1(ctx);
+	ev.args.copy.dst_ctx = ARG2(ctx);
 	ev.args.copy.src = ARG3(ctx);
+	ev.args.copy.src_ctx = ARG4(ctx);
 	ev.args.copy.bytes = ARG5(ctx);
 	ev.args.copy.stream = has_stream ? ARG6(ctx) : 0;
 	ev.args.copy.dims = 1;
@@ -1173,4 +1175,136 @@ ENTER(func_get_name)
 EXIT(func_get_name)
 {
 	return finish_name(ctx, NAME_OUT);
+}
+
+/* ---- contexts and devices: which device each later call of a thread goes to ---- */
+
+static __always_inline int save_context(struct pt_regs *ctx, __u64 out, __u64 context,
+					__s32 device)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.context.out = out;
+	ev.args.context.ctx = context;
+	ev.args.context.device = device;
+	return call_save(&ev);
+}
+
+/* Calls that write the context through out: it is read at their return. */
+static __always_inline int finish_context(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct cuda_event *ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+
+	if (!ev)
+		return 0;
+	if (ev->args.context.out)
+		ev->args.context.ctx = read_user_u64(ev->args.context.out);
+	event_submit(ev);
+	return 0;
+}
+
+/* cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) */
+ENTER(ctx_create)
+{
+	return save_context(ctx, ARG1(ctx), 0, (__s32)ARG3(ctx));
+}
+EXIT(ctx_create)
+{
+	return finish_context(ctx);
+}
+/* cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev) */
+ENTER(ctx_create_v4)
+{
+	return save_context(ctx, ARG1(ctx), 0, (__s32)ARG4(ctx));
+}
+EXIT(ctx_create_v4)
+{
+	return finish_context(ctx);
+}
+/* cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) */
+ENTER(ctx_retain)
+{
+	return save_context(ctx, ARG1(ctx), 0, (__s32)ARG2(ctx));
+}
+EXIT(ctx_retain)
+{
+	return finish_context(ctx);
+}
+/* cuCtxSetCurrent(CUcontext ctx) */
+ENTER(ctx_set_current)
+{
+	return save_context(ctx, 0, ARG1(ctx), -1);
+}
+EXIT(ctx_set_current)
+{
+	return finish_plain(ctx);
+}
+/* cuCtxPushCurrent(CUcontext ctx) */
+ENTER(ctx_push_current)
+{
+	return save_context(ctx, 0, ARG1(ctx), -1);
+}
+EXIT(ctx_push_current)
+{
+	return finish_plain(ctx);
+}
+/* cuCtxPopCurrent(CUcontext *pctx): pctx may be NULL */
+ENTER(ctx_pop_current)
+{
+	return save_context(ctx, ARG1(ctx), 0, -1);
+}
+EXIT(ctx_pop_current)
+{
+	return finish_context(ctx);
+}
+
+static __always_inline int save_device_query(struct pt_regs *ctx, __u64 out, __s32 device)
+{
+	struct cuda_event ev;
+
+	if (!call_begin(ctx, &ev, false))
+		return 0;
+	ev.args.device.out = out;
+	ev.args.device.device = device;
+	return call_save(&ev);
+}
+
+/* cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev): the string, read at return */
+ENTER(device_pci_bus_id)
+{
+	return save_device_query(ctx, ARG1(ctx), (__s32)ARG3(ctx));
+}
+EXIT(device_pci_bus_id)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct cuda_text_event *t;
+
+	t = (void *)event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*t));
+	if (!t)
+		return 0;
+	if (!t->event.ret)
+		read_text(t, t->event.args.device.out);
+	event_submit(t);
+	return 0;
+}
+/* cuDeviceGetUuid(CUuuid *uuid, CUdevice dev), and its _v2 */
+ENTER(device_uuid)
+{
+	return save_device_query(ctx, ARG1(ctx), (__s32)ARG2(ctx));
+}
+EXIT(device_uuid)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct cuda_event *ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+
+	if (!ev)
+		return 0;
+	if (!ev->ret && !bpf_probe_read_user(ev->args.device.uuid, sizeof(ev->args.device.uuid),
+					     (void *)ev->args.device.out))
+		ev->args.device.has_uuid = 1;
+	event_submit(ev);
+	return 0;
 }

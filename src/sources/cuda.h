@@ -66,6 +66,8 @@ struct cuda_copy_args {
 	__u8 src_type;
 	__u8 dims;
 	__u8 reserved[5];
+	__u64 dst_ctx; /* peer copies: the contexts of the two sides */
+	__u64 src_ctx;
 };
 
 struct cuda_memset_args {
@@ -95,6 +97,22 @@ struct cuda_name_args {
 	__u64 name;   /* name pointer argument (cuFuncGetName: *out) */
 };
 
+/* Context calls: the context argument, or the one written through out at return. */
+struct cuda_ctx_args {
+	__u64 out;    /* CUcontext * of create, retain and pop; 0 otherwise */
+	__u64 ctx;
+	__s32 device; /* create and retain: the CUdevice argument; -1 otherwise */
+	__u32 reserved;
+};
+
+/* Device queries: what the driver wrote through out (a bus id string, or a CUuuid). */
+struct cuda_device_args {
+	__u64 out;
+	__s32 device;
+	__u32 has_uuid;
+	__u8 uuid[16];
+};
+
 union cuda_call_args {
 	struct cuda_launch_args launch;
 	struct cuda_graph_args graph;
@@ -105,6 +123,8 @@ union cuda_call_args {
 	struct cuda_sync_args sync;
 	struct cuda_module_args module;
 	struct cuda_name_args name;
+	struct cuda_ctx_args context;
+	struct cuda_device_args device;
 };
 
 /*
@@ -207,6 +227,14 @@ enum cuda_probe_class {
 	CUDA_CLASS_LIBRARY_GET_KERNEL,
 	CUDA_CLASS_KERNEL_GET_FUNCTION,
 	CUDA_CLASS_FUNC_GET_NAME,
+	CUDA_CLASS_CTX_CREATE,
+	CUDA_CLASS_CTX_CREATE_V4,
+	CUDA_CLASS_CTX_RETAIN,
+	CUDA_CLASS_CTX_SET_CURRENT,
+	CUDA_CLASS_CTX_PUSH_CURRENT,
+	CUDA_CLASS_CTX_POP_CURRENT,
+	CUDA_CLASS_DEVICE_PCI_BUS_ID,
+	CUDA_CLASS_DEVICE_UUID,
 	CUDA_CLASS_COUNT,
 };
 

@@ -129,6 +129,14 @@ static const struct class_info classes[CUDA_CLASS_COUNT] = {
     [CUDA_CLASS_LIBRARY_GET_KERNEL] = {GRT_REC_CUDA_FUNC_NAME},
     [CUDA_CLASS_KERNEL_GET_FUNCTION] = {GRT_REC_CUDA_FUNC_NAME},
     [CUDA_CLASS_FUNC_GET_NAME] = {GRT_REC_CUDA_FUNC_NAME},
+    [CUDA_CLASS_CTX_CREATE] = {GRT_REC_CUDA_CONTEXT, GRT_CTX_CREATE},
+    [CUDA_CLASS_CTX_CREATE_V4] = {GRT_REC_CUDA_CONTEXT, GRT_CTX_CREATE},
+    [CUDA_CLASS_CTX_RETAIN] = {GRT_REC_CUDA_CONTEXT, GRT_CTX_RETAIN},
+    [CUDA_CLASS_CTX_SET_CURRENT] = {GRT_REC_CUDA_CONTEXT, GRT_CTX_SET},
+    [CUDA_CLASS_CTX_PUSH_CURRENT] = {GRT_REC_CUDA_CONTEXT, GRT_CTX_PUSH},
+    [CUDA_CLASS_CTX_POP_CURRENT] = {GRT_REC_CUDA_CONTEXT, GRT_CTX_POP},
+    [CUDA_CLASS_DEVICE_PCI_BUS_ID] = {GRT_REC_CUDA_DEVICE},
+    [CUDA_CLASS_DEVICE_UUID] = {GRT_REC_CUDA_DEVICE},
 };
 
 struct cuda_decoder *cuda_decoder_new(struct grt_session *s, cuda_stack_lookup_fn lookup,
@@ -459,6 +467,8 @@ static int emit_memcpy(struct decode *x)
 	    .kind = classes[x->cls].kind,
 	    .is_async = classes[x->cls].is_async,
 	    .dims = a->dims ? a->dims : 1,
+	    .dst_ctx = a->dst_ctx,
+	    .src_ctx = a->src_ctx,
 	};
 
 	if (rec.dims > 1)
@@ -545,6 +555,39 @@ static int emit_func_name(struct decode *x)
 			return -ENOMEM;
 	}
 	return emit(x, GRT_REC_CUDA_FUNC_NAME, &rec, sizeof(rec));
+}
+
+/* A context call; a create or retain that failed wrote no context. */
+static int emit_context(struct decode *x)
+{
+	const struct cuda_ctx_args *a = &x->ev->args.context;
+	bool ok = !x->call.ret && grt_cuda_call_returned(&x->call);
+	struct grt_cuda_context_rec rec = {
+	    .call = x->call,
+	    .ctx = a->ctx,
+	    .device = a->device,
+	    .op = classes[x->cls].kind,
+	};
+
+	if (a->out && !ok)
+		rec.ctx = 0;
+	return emit(x, GRT_REC_CUDA_CONTEXT, &rec, sizeof(rec));
+}
+
+static int emit_device(struct decode *x)
+{
+	const struct cuda_device_args *a = &x->ev->args.device;
+	struct grt_cuda_device_rec rec = {
+	    .call = x->call,
+	    .device = a->device,
+	    .has_uuid = a->has_uuid,
+	};
+
+	if (a->has_uuid)
+		memcpy(rec.uuid, a->uuid, sizeof(rec.uuid));
+	if (x->text && x->text[0])
+		rec.pci_bus_id_str = grt_session_intern(x->d->session, x->text);
+	return emit(x, GRT_REC_CUDA_DEVICE, &rec, sizeof(rec));
 }
 
 /* ---- the entry point ---- */
@@ -662,6 +705,10 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 		return emit_module(&x);
 	case GRT_REC_CUDA_FUNC_NAME:
 		return emit_func_name(&x);
+	case GRT_REC_CUDA_CONTEXT:
+		return emit_context(&x);
+	case GRT_REC_CUDA_DEVICE:
+		return emit_device(&x);
 	}
 	d->malformed++;
 	return 0;

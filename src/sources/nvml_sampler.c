@@ -23,6 +23,8 @@ typedef void *nvml_device;
 #define NVML_PCIE_UTIL_RX_BYTES 1
 #define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138
 #define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
+#define NVML_FI_DEV_NVLINK_LINK_COUNT 91
+#define NVML_MAX_LINKS 18		/* NVML_NVLINK_MAX_LINKS */
 #define NVML_SCOPE_ALL_LINKS 0xffffffffu
 #define NVML_MAX_GPUS 64
 
@@ -82,6 +84,10 @@ struct gpu_state {
 	bool nvlink_seen;	/* a previous cumulative NVLink reading exists */
 	uint64_t nvlink_tx_kib, nvlink_rx_kib;
 	uint64_t last_ns;
+	unsigned links;		/* NVLink links of this GPU, 0 without NVLink */
+	bool links_seen;	/* previous per-link readings exist */
+	uint64_t link_tx_kib[NVML_MAX_LINKS], link_rx_kib[NVML_MAX_LINKS];
+	uint64_t links_ns;	/* when they were read */
 };
 
 #define QUEUE_LEN 1024
@@ -154,6 +160,17 @@ static const char *nvml_error(const struct nvml_api *api, int rc)
 	return api->error_string ? api->error_string(rc) : "NVML error";
 }
 
+/* The GPU's NVLink links (field NVML_FI_DEV_NVLINK_LINK_COUNT); 0 when it has none. */
+static unsigned link_count(struct nvml_sampler *s, nvml_device gpu)
+{
+	struct nvml_field_value v = { .field_id = NVML_FI_DEV_NVLINK_LINK_COUNT };
+
+	if (!s->api.field_values || s->api.field_values(gpu, 1, &v) != NVML_SUCCESS ||
+	    v.nvml_return != NVML_SUCCESS)
+		return 0;
+	return v.value.ui < NVML_MAX_LINKS ? v.value.ui : NVML_MAX_LINKS;
+}
+
 static int open_gpus(struct nvml_sampler *s, char *why, size_t why_len)
 {
 	unsigned count = 0;
@@ -179,6 +196,8 @@ static int open_gpus(struct nvml_sampler *s, char *why, size_t why_len)
 			pci.bus_id[sizeof(pci.bus_id) - 1] = 0;
 			s->gpus[i].pci = grt_pci_parse(pci.bus_id);
 		}
+		if (s->gpus[i].handle)
+			s->gpus[i].links = link_count(s, s->gpus[i].handle);
 	}
 	return 0;
 }
@@ -203,6 +222,64 @@ static void sample_nvlink(struct nvml_sampler *s, struct gpu_state *g, uint64_t 
 	g->nvlink_seen = true;
 	g->nvlink_tx_kib = v[0].value.ull;
 	g->nvlink_rx_kib = v[1].value.ull;
+}
+
+static void push(struct nvml_sampler *s, const struct nvml_sample *sample);
+
+/*
+ * Per link: the same cumulative KiB counters with the link as scope, one
+ * sample per link and interval (the first reading only sets the base).
+ */
+static void sample_links(struct nvml_sampler *s, unsigned index, uint64_t now)
+{
+	struct gpu_state *g = &s->gpus[index];
+	struct nvml_field_value v[2 * NVML_MAX_LINKS];
+	uint64_t dt = now - g->links_ns;
+	bool all_read = true;
+
+	if (!g->links || !s->api.field_values)
+		return;
+	for (unsigned l = 0; l < g->links; l++) {
+		v[2 * l] = (struct nvml_field_value){ .field_id = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX,
+						      .scope_id = l };
+		v[2 * l + 1] = (struct nvml_field_value){
+			.field_id = NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, .scope_id = l };
+	}
+	if (s->api.field_values(g->handle, (int)(2 * g->links), v) != NVML_SUCCESS)
+		return;
+	for (unsigned l = 0; l < g->links; l++) {
+		uint64_t tx = v[2 * l].value.ull, rx = v[2 * l + 1].value.ull;
+		struct nvml_sample out = {
+			.ts_ns = now, .type = GRT_REC_NVLINK_SAMPLE,
+			.link = { .device = index, .pci = g->pci, .link = l,
+				  .interval_ms = (uint32_t)(dt / 1000000) },
+		};
+
+		if (v[2 * l].nvml_return != NVML_SUCCESS || v[2 * l + 1].nvml_return != NVML_SUCCESS) {
+			all_read = false;
+			continue;
+		}
+		if (g->links_seen && dt && tx >= g->link_tx_kib[l] && rx >= g->link_rx_kib[l]) {
+			out.link.tx_bytes = (tx - g->link_tx_kib[l]) * 1024;
+			out.link.rx_bytes = (rx - g->link_rx_kib[l]) * 1024;
+			out.link.tx_bps = out.link.tx_bytes * 1000000000ULL / dt;
+			out.link.rx_bps = out.link.rx_bytes * 1000000000ULL / dt;
+			push(s, &out);
+		}
+		g->link_tx_kib[l] = tx;
+		g->link_rx_kib[l] = rx;
+	}
+	g->links_seen = all_read;
+	g->links_ns = now;
+}
+
+unsigned nvml_sampler_nvlinks(const struct nvml_sampler *s)
+{
+	unsigned links = 0;
+
+	for (unsigned i = 0; i < s->ngpus; i++)
+		links += s->gpus[i].links;
+	return links;
 }
 
 static void push(struct nvml_sampler *s, const struct nvml_sample *sample)
@@ -241,7 +318,8 @@ static void sample_gauges(const struct nvml_api *api, nvml_device handle, struct
 static void sample_gpu(struct nvml_sampler *s, unsigned index)
 {
 	struct gpu_state *g = &s->gpus[index];
-	struct nvml_sample out = { .rec = { .device = index, .pci = g->pci, .interval_ms = s->interval_ms } };
+	struct nvml_sample out = { .type = GRT_REC_PCIE_SAMPLE,
+				   .rec = { .device = index, .pci = g->pci, .interval_ms = s->interval_ms } };
 	unsigned tx = 0, rx = 0;
 	uint64_t now;
 
@@ -258,6 +336,7 @@ static void sample_gpu(struct nvml_sampler *s, unsigned index)
 		sample_gauges(&s->api, g->handle, &out.gauges);
 	now = grt_monotonic_ns();
 	sample_nvlink(s, g, now, &out.rec);
+	sample_links(s, index, now);
 	if (g->last_ns)
 		out.rec.interval_ms = (uint32_t)((now - g->last_ns) / 1000000);
 	g->last_ns = now;

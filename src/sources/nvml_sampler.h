@@ -25,10 +25,18 @@ struct nvml_gauges {
 	uint64_t mem_used_bytes, mem_total_bytes;
 };
 
-/* One sample of one GPU: the record's payload and when the interval ended (CLOCK_MONOTONIC). */
+/*
+ * One sample and when its interval ended (CLOCK_MONOTONIC): a GPU's PCIe and
+ * NVLink totals (type GRT_REC_PCIE_SAMPLE, rec, with gauges), or one of its
+ * NVLink links (GRT_REC_NVLINK_SAMPLE, link).
+ */
 struct nvml_sample {
 	uint64_t ts_ns;
-	struct grt_pcie_sample_rec rec;
+	uint16_t type;
+	union {
+		struct grt_pcie_sample_rec rec;
+		struct grt_nvlink_sample_rec link;
+	};
 	struct nvml_gauges gauges; /* flags 0 unless the sampler was started with gauges */
 };
 
@@ -49,6 +57,8 @@ int nvml_library_path(char *path, size_t len, char *why, size_t why_len);
  */
 struct nvml_sampler *nvml_sampler_start(const char *library, unsigned interval_ms, bool gauges,
 					char *why, size_t why_len);
+/* NVLink links NVML reports over all GPUs; 0 on a machine without NVLink. */
+unsigned nvml_sampler_nvlinks(const struct nvml_sampler *s);
 /* Moves up to max finished samples into out; returns how many. Never blocks on NVML. */
 size_t nvml_sampler_take(struct nvml_sampler *s, struct nvml_sample *out, size_t max);
 /* Samples lost (queue full) since the previous call. */

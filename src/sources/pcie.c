@@ -221,6 +221,11 @@ static int pcie_attach(struct grt_session *s, void **ctx)
 			pcie_detach(ps);
 			return -ENOTSUP;
 		}
+	} else if (!nvml_sampler_nvlinks(ps->nvml)) {
+		emit_unsupported(ps, "nvml:nvlink per link", -ENODEV,
+				 "no NVLink on this machine: NVML reports no link on any GPU");
+		fprintf(stderr, "grtrace: record: pcie: no NVLink on this machine (NVML reports no "
+				"link on any GPU): PCIe throughput only\n");
 	}
 	*ctx = ps;
 	return 0;
@@ -237,8 +242,12 @@ static int pcie_drain(void *ctx)
 			for (size_t i = 0; i < n; i++) {
 				struct grt_event_origin origin = { .ts_ns = samples[i].ts_ns };
 
-				grt_session_emit(ps->session, GRT_REC_PCIE_SAMPLE, &origin, &samples[i].rec,
-						 sizeof(samples[i].rec));
+				if (samples[i].type == GRT_REC_NVLINK_SAMPLE)
+					grt_session_emit(ps->session, GRT_REC_NVLINK_SAMPLE, &origin,
+							 &samples[i].link, sizeof(samples[i].link));
+				else
+					grt_session_emit(ps->session, GRT_REC_PCIE_SAMPLE, &origin,
+							 &samples[i].rec, sizeof(samples[i].rec));
 			}
 		grt_session_count_drop(ps->session, GRT_SRC_PCIE, nvml_sampler_lost(ps->nvml));
 	}

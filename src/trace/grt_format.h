@@ -36,7 +36,7 @@ enum grt_clock_id {
 /*
  * Every source's id and name, in one list: enum grt_source_id and grt_source_name() come
  * from it. An id is a bit of grt_file_header.sources_mask and is written into traces, so ids
- * never change; a new source adds one line with a free id (8..14, 16..31).
+ * never change; a new source adds one line with a free id (10..14, 16..31).
  */
 #define GRT_SOURCE_IDS(X)                                                                          \
 	X(CUDA, cuda, 0)                                                                           \
@@ -48,6 +48,7 @@ enum grt_clock_id {
 	X(GPU, gpu, 6)                                                                             \
 	X(PCIE, pcie, 7)                                                                           \
 	X(DRM, drm, 8)                                                                             \
+	X(NCCL, nccl, 9)                                                                           \
 	X(RECORDER, recorder, 15) /* the recorder itself (its own drops, notices) */
 
 enum grt_source_id {
@@ -121,6 +122,8 @@ enum grt_record_type {
 	GRT_REC_CUDA_MODULE_LOAD = 22,
 	GRT_REC_CUDA_FUNC_NAME = 23,
 	GRT_REC_CUDA_GRAPH_LAUNCH = 24,
+	GRT_REC_CUDA_CONTEXT = 25,	/* a context created, retained, made current, pushed, popped */
+	GRT_REC_CUDA_DEVICE = 26,	/* a device's PCI bus id or UUID, as the driver answered */
 	GRT_REC_CUDA_CONFIG = 47,	/* the last of the range: the others are calls */
 	/* 48..79: records_kernel.h (syscall, sched, fence, xid, pcie) */
 	GRT_REC_KERNEL_FIRST = 48,

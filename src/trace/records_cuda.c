@@ -124,14 +124,56 @@ static void describe_memcpy(const struct grt_record *rec, const struct grt_strin
 	/* bandwidth means something only when the call waited for the copy */
 	if (!m->is_async && api_ns && grt_cuda_call_returned(&m->call))
 		grt_field_f64(out, "gbps", (double)m->bytes / (double)api_ns);
+	if (m->kind == GRT_COPY_PEER) {
+		grt_field_hex(out, "dst_ctx", m->dst_ctx);
+		grt_field_hex(out, "src_ctx", m->src_ctx);
+	}
 	describe_call(rec, &m->call, strings, out);
 }
 
 GRT_RECORD_DESC(memcpy_desc) = {
 	.type = GRT_REC_CUDA_MEMCPY,
 	.name = "memcpy",
-	.min_len = sizeof(struct grt_cuda_memcpy_rec),
+	.min_len = GRT_CUDA_MEMCPY_REC_V1_2_LEN,
+	.full_len = sizeof(struct grt_cuda_memcpy_rec),
 	.describe = describe_memcpy,
+};
+
+static void describe_context(const struct grt_record *rec, const struct grt_strings *strings,
+			     struct grt_fields *out)
+{
+	const struct grt_cuda_context_rec *c = rec->payload;
+
+	grt_field_str(out, "op", grt_ctx_op_name(c->op));
+	grt_field_hex(out, "ctx", c->ctx);
+	grt_field_i64(out, "device", c->device);
+	describe_call(rec, &c->call, strings, out);
+}
+
+GRT_RECORD_DESC(context_desc) = {
+	.type = GRT_REC_CUDA_CONTEXT,
+	.name = "context",
+	.min_len = sizeof(struct grt_cuda_context_rec),
+	.describe = describe_context,
+};
+
+static void describe_device(const struct grt_record *rec, const struct grt_strings *strings,
+			    struct grt_fields *out)
+{
+	const struct grt_cuda_device_rec *d = rec->payload;
+	char uuid[48];
+
+	grt_field_i64(out, "device", d->device);
+	grt_field_str(out, "pci_bus_id", grt_strings_get(strings, d->pci_bus_id_str));
+	grt_field_str(out, "uuid", d->has_uuid ? grt_uuid_text(d->uuid, uuid, sizeof(uuid)) : NULL);
+	describe_call(rec, &d->call, strings, out);
+}
+
+GRT_RECORD_DESC(device_desc) = {
+	.type = GRT_REC_CUDA_DEVICE,
+	.name = "device",
+	.min_len = sizeof(struct grt_cuda_device_rec),
+	.describe = describe_device,
 };
 
 static void describe_memset(const struct grt_record *rec, const struct grt_strings *strings,

@@ -116,7 +116,18 @@
 	X(MODULE_GET_FUNCTION, "cuModuleGetFunction", MODULE_GET_FUNCTION) \
 	X(LIBRARY_GET_KERNEL, "cuLibraryGetKernel", LIBRARY_GET_KERNEL) \
 	X(KERNEL_GET_FUNCTION, "cuKernelGetFunction", KERNEL_GET_FUNCTION) \
-	X(FUNC_GET_NAME, "cuFuncGetName", FUNC_GET_NAME)
+	X(FUNC_GET_NAME, "cuFuncGetName", FUNC_GET_NAME) \
+	X(CTX_CREATE, "cuCtxCreate_v2", CTX_CREATE) \
+	X(CTX_CREATE_V4, "cuCtxCreate_v4", CTX_CREATE_V4) \
+	X(DEVICE_PRIMARY_CTX_RETAIN, "cuDevicePrimaryCtxRetain", CTX_RETAIN) \
+	X(CTX_SET_CURRENT, "cuCtxSetCurrent", CTX_SET_CURRENT) \
+	X(CTX_PUSH_CURRENT, "cuCtxPushCurrent", CTX_PUSH_CURRENT) \
+	X(CTX_PUSH_CURRENT_V2, "cuCtxPushCurrent_v2", CTX_PUSH_CURRENT) \
+	X(CTX_POP_CURRENT, "cuCtxPopCurrent", CTX_POP_CURRENT) \
+	X(CTX_POP_CURRENT_V2, "cuCtxPopCurrent_v2", CTX_POP_CURRENT) \
+	X(DEVICE_GET_PCI_BUS_ID, "cuDeviceGetPCIBusId", DEVICE_PCI_BUS_ID) \
+	X(DEVICE_GET_UUID, "cuDeviceGetUuid", DEVICE_UUID) \
+	X(DEVICE_GET_UUID_V2, "cuDeviceGetUuid_v2", DEVICE_UUID)
 
 enum grt_cuda_api {
 	GRT_CUDA_API_UNKNOWN = 0,
@@ -228,7 +239,17 @@ struct grt_cuda_memcpy_rec {
 	uint8_t is_async;
 	uint8_t dims;		/* 1, 2 or 3 */
 	uint16_t reserved;
+	/*
+	 * Appended (older writers: 64 bytes), peer copies (cuMemcpyPeer*): the contexts of the two
+	 * sides, which name their devices (context records). 0 for other
+	 * copies and older writers.
+	 */
+	uint64_t dst_ctx;
+	uint64_t src_ctx;
 };
+
+/* Bytes of a memcpy record before the peer contexts were appended. */
+#define GRT_CUDA_MEMCPY_REC_V1_2_LEN 64
 
 struct grt_cuda_memset_rec {
 	struct grt_cuda_call call;
@@ -286,6 +307,40 @@ struct grt_cuda_func_name_rec {
 	uint32_t reserved;
 };
 
+/*
+ * What a context call did. The driver's current context is per thread and a
+ * stack: every later call of that thread goes to the device of the context
+ * on top, so these records are how a launch, copy or sync learns its device.
+ */
+enum grt_ctx_op {
+	GRT_CTX_CREATE = 1,	/* cuCtxCreate*: a new context of device, pushed as current */
+	GRT_CTX_RETAIN = 2,	/* cuDevicePrimaryCtxRetain: device's primary context, not current */
+	GRT_CTX_SET = 3,	/* cuCtxSetCurrent: replaces the top of the stack (0: pops it) */
+	GRT_CTX_PUSH = 4,	/* cuCtxPushCurrent */
+	GRT_CTX_POP = 5,	/* cuCtxPopCurrent: ctx is the one popped */
+};
+
+struct grt_cuda_context_rec {
+	struct grt_cuda_call call;
+	uint64_t ctx;		/* CUcontext; for CREATE/RETAIN written through the out pointer */
+	int32_t device;		/* CREATE/RETAIN: its device ordinal; -1 otherwise */
+	uint32_t op;		/* enum grt_ctx_op */
+};
+
+/*
+ * What the program asked the driver about one device: its PCI bus id
+ * (cuDeviceGetPCIBusId) or its UUID (cuDeviceGetUuid*). The answers are the
+ * device description analyses print beside the ordinal.
+ */
+struct grt_cuda_device_rec {
+	struct grt_cuda_call call;
+	int32_t device;		/* CUdevice: the ordinal */
+	uint32_t pci_bus_id_str; /* "0000:3b:00.0" as the driver wrote it, 0 when not this call */
+	uint8_t uuid[16];	/* cuDeviceGetUuid's answer when has_uuid */
+	uint32_t has_uuid;
+	uint32_t reserved;
+};
+
 /* How the launch entry points were probed: what launch records can hold. */
 enum grt_cuda_launch_probes {
 	GRT_CUDA_PROBES_RETPROBE = 1,	/* an entry uprobe and a uretprobe: every return seen */
@@ -310,7 +365,9 @@ _Static_assert(sizeof(struct grt_cuda_launch_rec) == 112, "launch layout");
 _Static_assert(sizeof(struct grt_cuda_graph_launch_rec) == 48, "graph launch layout");
 _Static_assert(sizeof(struct grt_cuda_alloc_rec) == 56, "alloc layout");
 _Static_assert(sizeof(struct grt_cuda_free_rec) == 48, "free layout");
-_Static_assert(sizeof(struct grt_cuda_memcpy_rec) == 64, "memcpy layout");
+_Static_assert(sizeof(struct grt_cuda_memcpy_rec) == 80, "memcpy layout");
+_Static_assert(sizeof(struct grt_cuda_context_rec) == 40, "context layout");
+_Static_assert(sizeof(struct grt_cuda_device_rec) == 56, "device layout");
 _Static_assert(sizeof(struct grt_cuda_memset_rec) == 56, "memset layout");
 _Static_assert(sizeof(struct grt_cuda_sync_rec) == 48, "sync layout");
 _Static_assert(sizeof(struct grt_cuda_module_rec) == 48, "module layout");

@@ -186,6 +186,30 @@ GRT_RECORD_DESC(pcie_sample_desc) = {
 	.describe = describe_pcie_sample,
 };
 
+static void describe_nvlink_sample(const struct grt_record *rec, const struct grt_strings *strings,
+				   struct grt_fields *out)
+{
+	const struct grt_nvlink_sample_rec *n = rec->payload;
+	char pci[32];
+
+	grt_pci_text(n->pci, pci, sizeof(pci));
+	grt_field_u64(out, "device", n->device);
+	grt_field_str(out, "pci", n->pci ? pci : NULL);
+	grt_field_u64(out, "link", n->link);
+	grt_field_u64(out, "interval_ms", n->interval_ms);
+	grt_field_u64(out, "tx_bytes", n->tx_bytes);
+	grt_field_u64(out, "rx_bytes", n->rx_bytes);
+	grt_field_u64(out, "tx_bps", n->tx_bps);
+	grt_field_u64(out, "rx_bps", n->rx_bps);
+}
+
+GRT_RECORD_DESC(nvlink_sample_desc) = {
+	.type = GRT_REC_NVLINK_SAMPLE,
+	.name = "nvlink_sample",
+	.min_len = sizeof(struct grt_nvlink_sample_rec),
+	.describe = describe_nvlink_sample,
+};
+
 static void describe_unsupported(const struct grt_record *rec, const struct grt_strings *strings,
 				 struct grt_fields *out)
 {

@@ -15,6 +15,7 @@ enum grt_kernel_record_type {
 	GRT_REC_PCIE_SAMPLE = GRT_REC_KERNEL_FIRST + 6,
 	GRT_REC_UNSUPPORTED_PROBE = GRT_REC_KERNEL_FIRST + 7,
 	GRT_REC_PCI_CONFIG = GRT_REC_KERNEL_FIRST + 8,	/* a PCI config-space access (kprobe kernels) */
+	GRT_REC_NVLINK_SAMPLE = GRT_REC_KERNEL_FIRST + 9, /* data over one NVLink link of one GPU */
 };
 
 /* Header ts_ns is when the thread left the CPU. */
@@ -172,6 +173,24 @@ struct grt_pcie_sample_rec {
 };
 
 _Static_assert(sizeof(struct grt_pcie_sample_rec) == 48, "pcie sample layout");
+
+/*
+ * Data sent and received over one NVLink link of one GPU in the sampling
+ * interval ending at header ts_ns (NVML's per-link data throughput counters,
+ * payload bytes without protocol overhead).
+ */
+struct grt_nvlink_sample_rec {
+	uint32_t device;	/* NVML device index */
+	uint32_t pci;		/* grt_pci_pack() of the GPU, 0 when unknown */
+	uint32_t link;		/* link number on that GPU */
+	uint32_t interval_ms;
+	uint64_t tx_bytes;	/* in the interval */
+	uint64_t rx_bytes;
+	uint64_t tx_bps;
+	uint64_t rx_bps;
+};
+
+_Static_assert(sizeof(struct grt_nvlink_sample_rec) == 48, "nvlink sample layout");
 
 /* A probe a source wanted but this kernel or machine cannot give; the source went on without it. */
 struct grt_unsupported_probe_rec {

@@ -62,6 +62,31 @@ const char *grt_copy_kind_name(uint32_t kind)
 	return GRT_NAME_OF(copy_kinds, kind);
 }
 
+static const char *const ctx_ops[] = {
+	[GRT_CTX_CREATE] = "create",
+	[GRT_CTX_RETAIN] = "retain",
+	[GRT_CTX_SET] = "set",
+	[GRT_CTX_PUSH] = "push",
+	[GRT_CTX_POP] = "pop",
+};
+
+const char *grt_ctx_op_name(uint32_t op)
+{
+	return GRT_NAME_OF(ctx_ops, op);
+}
+
+const char *grt_uuid_text(const uint8_t uuid[16], char *buf, size_t len)
+{
+	size_t at = (size_t)snprintf(buf, len, "GPU-");
+
+	for (int i = 0; i < 16 && at < len; i++) {
+		bool dash = i == 4 || i == 6 || i == 8 || i == 10;
+
+		at += (size_t)snprintf(buf + at, len - at, "%s%02x", dash ? "-" : "", uuid[i]);
+	}
+	return buf;
+}
+
 static const char *const sync_kinds[] = {
 	[GRT_SYNC_CTX] = "ctx",
 	[GRT_SYNC_STREAM] = "stream",

@@ -22,6 +22,9 @@ const char *grt_alloc_kind_name(uint32_t kind);
 const char *grt_copy_kind_name(uint32_t kind);
 const char *grt_sync_kind_name(uint32_t kind);
 const char *grt_module_kind_name(uint32_t kind);
+const char *grt_ctx_op_name(uint32_t op);
+/* A device UUID as nvidia-smi prints it, "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", into buf. */
+const char *grt_uuid_text(const uint8_t uuid[16], char *buf, size_t len);
 /* "exited with status 7", "killed by SIGSEGV (core dumped)": how a process ended, into buf. */
 const char *grt_describe_exit(int32_t exit_code, uint32_t signal, bool core_dumped, char *buf,
 			      size_t len);

@@ -30,7 +30,12 @@ typedef int CUlibraryOption;
 
 #define CUDA_SUCCESS 0
 #define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_INVALID_CONTEXT 201
 #define CUDA_ERROR_INVALID_HANDLE 400
+
+typedef struct {
+	char bytes[16];
+} CUuuid;
 
 enum {
 	CU_MEMORYTYPE_HOST = 1,
@@ -98,13 +103,38 @@ _Static_assert(sizeof(CUDA_MEMCPY3D) == 200, "CUDA_MEMCPY3D layout");
 #define FAKE_V1_BASE 0x10000000u
 #define FAKE_ALLOC_GRANULE 0x100000ull /* each allocation starts on the next 1 MiB */
 
+/*
+ * Devices (FAKE_CUDA_DEVICES=N in the environment, default 1): device d is
+ * at PCI bus FAKE_PCI_BUS(d), its UUID bytes are FAKE_UUID_BYTE(d, i), its
+ * primary context is FAKE_PRIMARY_CTX_BASE + d * FAKE_CTX_STEP and the
+ * context cuCtxCreate makes on it FAKE_CTX_BASE + d * FAKE_CTX_STEP (device
+ * 0's is 0xc0000, as before there were several).
+ */
+#define FAKE_MAX_DEVICES 8
+#define FAKE_CTX_BASE 0xc0000ul
+#define FAKE_PRIMARY_CTX_BASE 0xb0000ul
+#define FAKE_CTX_STEP 0x1000ul
+#define FAKE_PCI_BUS(d) (0x18 + 0x11 * (d))
+#define FAKE_UUID_BYTE(d, i) (0x10 * ((d) + 1) + (i))
+
 /* setup */
 CUresult cuInit(unsigned int flags);
 CUresult cuDriverGetVersion(int *version);
 CUresult cuDeviceGetCount(int *count);
 CUresult cuDeviceGet(CUdevice *device, int ordinal);
 CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice dev);
+CUresult cuCtxCreate_v4(CUcontext *ctx, void *params, unsigned int flags, CUdevice dev);
 CUresult cuCtxDestroy_v2(CUcontext ctx);
+CUresult cuDeviceGetPCIBusId(char *bus_id, int len, CUdevice dev);
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev);
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev);
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuCtxPushCurrent(CUcontext ctx);
+CUresult cuCtxPushCurrent_v2(CUcontext ctx);
+CUresult cuCtxPopCurrent(CUcontext *ctx);
+CUresult cuCtxPopCurrent_v2(CUcontext *ctx);
+CUresult cuCtxGetDevice(CUdevice *device);
 CUresult cuStreamCreate(CUstream *stream, unsigned int flags);
 CUresult cuStreamDestroy_v2(CUstream stream);
 CUresult cuEventCreate(CUevent *event, unsigned int flags);

@@ -1,5 +1,6 @@
 /* A fake libcuda.so.1: every probed driver entry point, doing just enough to give known answers. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,10 +95,39 @@ FAKE_API CUresult cuDriverGetVersion(int *version)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * Devices: one, or FAKE_CUDA_DEVICES of them (multi-GPU tests). Each has a
+ * known PCI bus id and UUID, a primary context and the contexts created on
+ * it, all with handles that name the device (fake_cuda.h); the current
+ * context is a per-thread stack, as in the driver.
+ */
+static int device_count(void)
+{
+	const char *n = getenv("FAKE_CUDA_DEVICES");
+	int count = n ? atoi(n) : 1;
+
+	return count >= 1 && count <= FAKE_MAX_DEVICES ? count : 1;
+}
+
+#define CTX_STACK_DEPTH 8
+static __thread CUcontext ctx_stack[CTX_STACK_DEPTH];
+static __thread int ctx_depth;
+
+static int device_of_ctx(CUcontext ctx)
+{
+	unsigned long h = (unsigned long)ctx;
+
+	if (h >= FAKE_PRIMARY_CTX_BASE && h < FAKE_PRIMARY_CTX_BASE + FAKE_MAX_DEVICES * FAKE_CTX_STEP)
+		return (int)((h - FAKE_PRIMARY_CTX_BASE) / FAKE_CTX_STEP);
+	if (h >= FAKE_CTX_BASE && h < FAKE_CTX_BASE + FAKE_MAX_DEVICES * FAKE_CTX_STEP)
+		return (int)((h - FAKE_CTX_BASE) / FAKE_CTX_STEP);
+	return -1;
+}
+
 FAKE_API CUresult cuDeviceGetCount(int *count)
 {
 	TOUCH();
-	*count = 1;
+	*count = device_count();
 	return CUDA_SUCCESS;
 }
 
@@ -105,14 +135,110 @@ FAKE_API CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
 	TOUCH();
 	*device = ordinal;
-	return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	return ordinal >= 0 && ordinal < device_count() ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+FAKE_API CUresult cuDeviceGetPCIBusId(char *bus_id, int len, CUdevice dev)
+{
+	TOUCH();
+	if (dev < 0 || dev >= device_count() || len < 13)
+		return CUDA_ERROR_INVALID_VALUE;
+	snprintf(bus_id, (size_t)len, "0000:%02x:00.0", FAKE_PCI_BUS(dev));
+	return CUDA_SUCCESS;
+}
+
+#define FAKE_UUID(name)                                                                            \
+	FAKE_API CUresult name(CUuuid *uuid, CUdevice dev)                                         \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		if (dev < 0 || dev >= device_count())                                              \
+			return CUDA_ERROR_INVALID_VALUE;                                           \
+		for (int i = 0; i < 16; i++)                                                       \
+			uuid->bytes[i] = (char)FAKE_UUID_BYTE(dev, i);                             \
+		return CUDA_SUCCESS;                                                               \
+	}
+FAKE_UUID(cuDeviceGetUuid)
+FAKE_UUID(cuDeviceGetUuid_v2)
+
+FAKE_API CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice dev)
+{
+	TOUCH();
+	if (dev < 0 || dev >= device_count())
+		return CUDA_ERROR_INVALID_VALUE;
+	*ctx = (CUcontext)(FAKE_PRIMARY_CTX_BASE + (unsigned long)dev * FAKE_CTX_STEP);
+	return CUDA_SUCCESS;
+}
+
+FAKE_API CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+	TOUCH();
+	if (ctx && device_of_ctx(ctx) < 0)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!ctx) {
+		ctx_depth -= ctx_depth > 0;
+		return CUDA_SUCCESS;
+	}
+	if (!ctx_depth)
+		ctx_depth = 1;
+	ctx_stack[ctx_depth - 1] = ctx;
+	return CUDA_SUCCESS;
+}
+
+#define FAKE_CTX_PUSH(name)                                                                        \
+	FAKE_API CUresult name(CUcontext ctx)                                                      \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		if (device_of_ctx(ctx) < 0 || ctx_depth == CTX_STACK_DEPTH)                        \
+			return CUDA_ERROR_INVALID_HANDLE;                                          \
+		ctx_stack[ctx_depth++] = ctx;                                                      \
+		return CUDA_SUCCESS;                                                               \
+	}
+FAKE_CTX_PUSH(cuCtxPushCurrent)
+FAKE_CTX_PUSH(cuCtxPushCurrent_v2)
+
+#define FAKE_CTX_POP(name)                                                                         \
+	FAKE_API CUresult name(CUcontext *ctx)                                                     \
+	{                                                                                          \
+		TOUCH();                                                                           \
+		if (!ctx_depth)                                                                    \
+			return CUDA_ERROR_INVALID_CONTEXT;                                         \
+		ctx_depth--;                                                                       \
+		if (ctx)                                                                           \
+			*ctx = ctx_stack[ctx_depth];                                               \
+		return CUDA_SUCCESS;                                                               \
+	}
+FAKE_CTX_POP(cuCtxPopCurrent)
+FAKE_CTX_POP(cuCtxPopCurrent_v2)
+
+FAKE_API CUresult cuCtxGetDevice(CUdevice *device)
+{
+	TOUCH();
+	if (!ctx_depth)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*device = device_of_ctx(ctx_stack[ctx_depth - 1]);
+	return CUDA_SUCCESS;
+}
+
+static CUresult create_ctx(CUcontext *ctx, CUdevice dev)
+{
+	if (dev < 0 || dev >= device_count())
+		return CUDA_ERROR_INVALID_VALUE;
+	*ctx = (CUcontext)(FAKE_CTX_BASE + (unsigned long)dev * FAKE_CTX_STEP);
+	if (ctx_depth < CTX_STACK_DEPTH)
+		ctx_stack[ctx_depth++] = *ctx;
+	return CUDA_SUCCESS;
 }
 
 FAKE_API CUresult cuCtxCreate_v2(CUcontext *ctx, unsigned int flags, CUdevice dev)
 {
 	TOUCH();
-	*ctx = (CUcontext)0xc0000;
-	return CUDA_SUCCESS;
+	return create_ctx(ctx, dev);
+}
+
+FAKE_API CUresult cuCtxCreate_v4(CUcontext *ctx, void *params, unsigned int flags, CUdevice dev)
+{
+	TOUCH();
+	return create_ctx(ctx, dev);
 }
 
 FAKE_API CUresult cuCtxDestroy_v2(CUcontext ctx)

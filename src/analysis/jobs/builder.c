@@ -55,11 +55,23 @@ static struct bjob *new_job(struct job_builder *b, const struct grt_record *rec,
 	return j;
 }
 
+uint32_t jb_thread_device(const struct job_builder *b, uint32_t tid)
+{
+	int32_t d = b->devices ? device_map_of_thread(b->devices, tid) : DEVICE_UNKNOWN;
+
+	return d < 0 ? JOB_NO_DEVICE : (uint32_t)d;
+}
+
 /* Puts a new job in its stream and the lookup maps. */
 static void open_job(struct job_builder *b, struct bjob *j)
 {
 	struct jstream *s = j->stream;
 	struct jthread *t = j->thread;
+
+	/* until a device record says otherwise, the device of the thread's current context */
+	j->job.device = jb_thread_device(b, j->job.tid);
+	if (j->job.device != JOB_NO_DEVICE)
+		s->device = j->job.device;
 
 	b->opened_id = j->job.id;
 	j->cover = j->job.submit ? j->job.submit : j->job.api_enter;
@@ -149,7 +161,8 @@ static void on_memcpy(struct job_builder *b, const struct grt_record *rec)
 		j->job.complete = j->job.submit;
 		j->job.submit = 0;
 		if (j->job.complete && b->ops.host_wait && !(j->job.flags & JOB_F_OWN))
-			b->ops.host_wait(b->ctx, rec->hdr.pid, rec->hdr.tid, rec->hdr.ts_ns,
+			b->ops.host_wait(b->ctx, rec->hdr.pid, rec->hdr.tid,
+					 jb_thread_device(b, rec->hdr.tid), rec->hdr.ts_ns,
 					 j->job.complete);
 	}
 	open_job(b, j);
@@ -237,7 +250,7 @@ void job_builder_record(struct job_builder *b, const struct grt_record *rec,
 			on_graph_launch(b, rec);
 		break;
 	case GRT_REC_CUDA_MEMCPY:
-		if (payload_fits(rec, sizeof(struct grt_cuda_memcpy_rec)))
+		if (payload_fits(rec, GRT_CUDA_MEMCPY_REC_V1_2_LEN))
 			on_memcpy(b, rec);
 		break;
 	case GRT_REC_CUDA_MEMSET:
@@ -280,6 +293,11 @@ void job_builder_record(struct job_builder *b, const struct grt_record *rec,
 	case GRT_REC_SOURCE_STATUS:
 		if (payload_fits(rec, sizeof(struct grt_source_status_rec)))
 			on_source_status(b, rec);
+		break;
+	case GRT_REC_CUDA_CONTEXT:
+	case GRT_REC_CUDA_DEVICE:
+		if (b->devices)
+			device_map_record(b->devices, rec, strings);
 		break;
 	default:
 		break;
@@ -328,6 +346,8 @@ struct job_builder *job_builder_new(const struct grt_file_header *hdr,
 	u64_map_init(&b->procs);
 	u64_map_init(&b->names);
 	u64_map_init(&b->recent_timed);
+	/* without it jobs only lack the device their context names; nothing else changes */
+	b->devices = device_map_new();
 	for (uint32_t api = 1; api < GRT_CUDA_API_COUNT; api++) {
 		const char *name = grt_cuda_api_name(api);
 		size_t len = strlen(name);
@@ -352,6 +372,7 @@ void job_builder_free(struct job_builder *b)
 
 	if (!b)
 		return;
+	device_map_free(b->devices);
 	while (b->all_streams) {
 		struct jstream *s = b->all_streams;
 
@@ -426,6 +447,11 @@ const char *job_builder_process_name(const struct job_builder *b, uint32_t pid)
 		return ((struct jproc *)(uintptr_t)v)->comm;
 	comm = job_builder_thread_name(b, pid);
 	return comm;
+}
+
+const struct device_map *job_builder_devices(const struct job_builder *b)
+{
+	return b->devices;
 }
 
 int job_builder_expects_device(const struct job_builder *b)

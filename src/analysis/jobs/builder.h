@@ -3,6 +3,7 @@
 #define GRT_JOB_BUILDER_H
 
 #include <stdint.h>
+#include "analysis/device_map.h"
 #include "analysis/jobs/job.h"
 #include "analysis/jobs/tags.h"
 #include "trace/grt_reader.h"
@@ -19,7 +20,9 @@ struct job_builder_ops {
 	/* A finished job; the callee may tag it, it is gone after the call. */
 	void (*job)(void *ctx, struct job *j);
 	/* A host thread was blocked waiting for the GPU (sync call, synchronous copy). */
-	void (*host_wait)(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end);
+	/* device: the one it waited for (stream's, event's or context's), JOB_NO_DEVICE unknown */
+	void (*host_wait)(void *ctx, uint32_t pid, uint32_t tid, uint32_t device, uint64_t start,
+			  uint64_t end);
 	/* No job handed out from now on can START before frontier. */
 	void (*advance)(void *ctx, uint64_t frontier);
 	/*
@@ -84,6 +87,8 @@ uint64_t job_builder_opened_id(const struct job_builder *b);
 /* Last comm seen for a thread / process, or NULL. Valid for the builder's life. */
 const char *job_builder_thread_name(const struct job_builder *b, uint32_t tid);
 const char *job_builder_process_name(const struct job_builder *b, uint32_t pid);
+/* Contexts and device descriptions seen so far (NULL when memory ran out). */
+const struct device_map *job_builder_devices(const struct job_builder *b);
 /*
  * The derived durations of a job built elsewhere (the DRM feeder), whose dependencies are not
  * known: t_gpu_wait stays unknown.

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "analysis/device_map.h"
 #include "analysis/jobs/builder.h"
 #include "analysis/jobs/pid_key_map.h"
 #include "common/u64_map.h"
@@ -145,6 +146,7 @@ struct jstream {
 	uint32_t n_pending;
 	struct timed_ref timed[TIMED_RING]; /* recently timed calls, by their device API entry time */
 	uint32_t n_timed;
+	uint32_t device;	/* of its jobs, JOB_NO_DEVICE before one is known */
 	struct jstream *proc_next;
 	struct jstream *all_next;
 	bool in_heap;
@@ -283,6 +285,7 @@ struct job_builder {
 	uint32_t n_chunks;
 	uint32_t cap_chunks;
 	bool ptsz_api[GRT_CUDA_API_COUNT];
+	struct device_map *devices;	/* contexts: the device of jobs without device records */
 	const struct grt_strings *strings;
 };
 
@@ -327,6 +330,10 @@ void jb_untimed_remove(struct jstream *s, struct bjob *j);
 void jb_thread_open_insert(struct jthread *t, struct bjob *j);
 /* Takes j off its thread's open jobs, remembering it among the recently finished. */
 void jb_thread_open_remove(struct bjob *j);
+
+/* builder.c */
+/* The device tid's calls go to now (its current context), JOB_NO_DEVICE when unknown. */
+uint32_t jb_thread_device(const struct job_builder *b, uint32_t tid);
 
 /* syncs.c */
 uint64_t jb_mark_lookup(const struct jstream *s, uint64_t cover);

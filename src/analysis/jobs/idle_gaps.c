@@ -47,6 +47,7 @@ struct device_state {
 struct wait {
 	uint64_t start;
 	uint64_t end;
+	uint32_t device;
 };
 
 struct proc_waits {
@@ -193,8 +194,8 @@ static void compact_waits(struct idle_gaps *g, struct proc_waits *p)
 	p->compact_at = kept * 2 > 64 ? kept * 2 : 64;
 }
 
-void idle_gaps_host_wait(struct idle_gaps *g, uint32_t pid, uint32_t tid, uint64_t start,
-			 uint64_t end)
+void idle_gaps_host_wait(struct idle_gaps *g, uint32_t pid, uint32_t tid, uint32_t device,
+			 uint64_t start, uint64_t end)
 {
 	struct proc_waits *p = waits_of(g, pid, true);
 
@@ -206,7 +207,7 @@ void idle_gaps_host_wait(struct idle_gaps *g, uint32_t pid, uint32_t tid, uint64
 		g->alloc_failures++;
 		return;
 	}
-	p->w[p->len++] = (struct wait){ start, end };
+	p->w[p->len++] = (struct wait){ start, end, device };
 }
 
 void idle_gaps_uvm(struct idle_gaps *g, uint32_t pid, uint64_t ts, const struct grt_uvm_event_rec *u)
@@ -219,14 +220,41 @@ const struct uvm_totals *idle_gaps_uvm_totals(const struct idle_gaps *g, uint32_
 	return uvm_activity_totals(g->uvm, pid);
 }
 
-static bool waiting_at(struct idle_gaps *g, uint32_t pid, uint64_t t)
+/* The wait of a thread of pid at t, NULL when none. */
+static const struct wait *waiting_at(struct idle_gaps *g, uint32_t pid, uint64_t t)
 {
 	struct proc_waits *p = waits_of(g, pid, false);
 
 	for (uint32_t i = 0; p && i < p->len; i++)
 		if (p->w[i].start <= t && t <= p->w[i].end)
-			return true;
-	return false;
+			return &p->w[i];
+	return NULL;
+}
+
+/* A sync-bound gap of d while the host waited for another device: d waited for that one. */
+static void note_wait_for(struct device_idle *d, uint32_t other, uint64_t ns)
+{
+	uint32_t i = 0;
+
+	while (i < d->n_waits_for && d->waits_for[i].device != other)
+		i++;
+	if (i == d->n_waits_for) {
+		if (i == IDLE_WAIT_DEVICES) {
+			d->waits_for_other_ns += ns;
+			return;
+		}
+		d->waits_for[d->n_waits_for++] = (struct device_wait){ .device = other };
+	}
+	d->waits_for[i].ns += ns;
+	d->waits_for[i].gaps++;
+	/* most first: one step up is enough, since only one entry grew */
+	while (i && d->waits_for[i].ns > d->waits_for[i - 1].ns) {
+		struct device_wait w = d->waits_for[i - 1];
+
+		d->waits_for[i - 1] = d->waits_for[i];
+		d->waits_for[i] = w;
+		i--;
+	}
 }
 
 /* ---- busy intervals ---- */
@@ -308,7 +336,8 @@ static uint64_t idle_within(const struct device_state *d, uint64_t from, uint64_
 static void judge_gap(struct idle_gaps *g, struct device_state *d, const struct busy *next)
 {
 	struct idle_gap gap = { .start = d->user_end, .end = next->start, .device = d->out.device,
-				.pid = next->pid, .tid = next->tid, .job_id = next->job_id };
+				.pid = next->pid, .tid = next->tid, .job_id = next->job_id,
+				.waited_device = JOB_NO_DEVICE };
 	uint64_t held_until = next->submit && next->submit < gap.end ? next->submit : gap.end;
 	uint64_t total = 0, from, to;
 	struct thread_idle *t;
@@ -317,16 +346,21 @@ static void judge_gap(struct idle_gaps *g, struct device_state *d, const struct 
 		held_until = gap.start;
 	gap.split[GAP_OTHER] = idle_within(d, held_until, gap.end);
 	if (held_until > gap.start) {
-		enum gap_class c = waiting_at(g, next->pid, gap.start) ? GAP_SYNC_BOUND : GAP_HOST_BOUND;
+		const struct wait *w = waiting_at(g, next->pid, gap.start);
+		enum gap_class c = w ? GAP_SYNC_BOUND : GAP_HOST_BOUND;
 
 		if (uvm_activity_within(g->uvm, next->pid, gap.start, held_until, &from, &to))
 			gap.split[GAP_UVM_BOUND] = idle_within(d, from, to);
 		gap.split[c] = idle_within(d, gap.start, held_until) - gap.split[GAP_UVM_BOUND];
+		if (w)
+			gap.waited_device = w->device;
 	}
 	for (int c = 0; c < GAP_CLASSES; c++)
 		total += gap.split[c];
 	if (!total)
 		return; /* work of no user job filled it */
+	if (gap.waited_device != JOB_NO_DEVICE && gap.waited_device != d->out.device)
+		note_wait_for(&d->out, gap.waited_device, gap.split[GAP_SYNC_BOUND]);
 	for (int c = 0; c < GAP_CLASSES; c++)
 		d->out.idle[c] += gap.split[c];
 	d->out.gaps++;

@@ -41,7 +41,23 @@ struct idle_gap {
 	uint32_t pid;			/* the process and thread of the job that ended it */
 	uint32_t tid;
 	uint64_t job_id;
+	/*
+	 * Sync-bound gaps: the device the host was waiting for when this one
+	 * ran dry, JOB_NO_DEVICE when unknown. Another device than this one:
+	 * this device waited for that one.
+	 */
+	uint32_t waited_device;
+	uint32_t reserved;
 };
+
+/* Sync-bound idle time of a device spent while the host waited for another device. */
+struct device_wait {
+	uint32_t device;		/* the device waited for */
+	uint32_t gaps;
+	uint64_t ns;
+};
+
+#define IDLE_WAIT_DEVICES 8		/* other devices tracked per device; the rest are summed */
 
 struct device_idle {
 	uint32_t device;		/* JOB_NO_DEVICE: jobs timed by block probes only */
@@ -53,14 +69,18 @@ struct device_idle {
 	uint64_t late_jobs;		/* jobs that came after their time was already judged */
 	struct idle_gap *longest;	/* top_n longest, longest first */
 	uint32_t n_longest;
+	struct device_wait waits_for[IDLE_WAIT_DEVICES]; /* most first once judged */
+	uint32_t n_waits_for;
+	uint64_t waits_for_other_ns;	/* beyond IDLE_WAIT_DEVICES devices */
 };
 
 struct idle_gaps;
 
 struct idle_gaps *idle_gaps_new(unsigned top_n);
 void idle_gaps_free(struct idle_gaps *g);
-void idle_gaps_host_wait(struct idle_gaps *g, uint32_t pid, uint32_t tid, uint64_t start,
-			 uint64_t end);
+/* A thread of pid blocked waiting for device (JOB_NO_DEVICE: unknown) over [start, end]. */
+void idle_gaps_host_wait(struct idle_gaps *g, uint32_t pid, uint32_t tid, uint32_t device,
+			 uint64_t start, uint64_t end);
 /* A finished job; only jobs with START and END count. */
 void idle_gaps_job(struct idle_gaps *g, const struct job *j);
 /*

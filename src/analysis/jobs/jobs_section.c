@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "analysis/jobs/device_verdict.h"
 #include "analysis/jobs/idle_gaps.h"
 #include "analysis/jobs/pipeline.h"
 #include "analysis/jobs/rows.h"
@@ -39,11 +40,12 @@ static void on_job(void *ctx, struct job *j)
 		job_rows_add(&st->rows, j);
 }
 
-static void on_host_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end)
+static void on_host_wait(void *ctx, uint32_t pid, uint32_t tid, uint32_t device, uint64_t start,
+			 uint64_t end)
 {
 	struct jobs_state *st = ctx;
 
-	idle_gaps_host_wait(st->gaps, pid, tid, start, end);
+	idle_gaps_host_wait(st->gaps, pid, tid, device, start, end);
 }
 
 static void on_advance(void *ctx, uint64_t frontier)
@@ -341,6 +343,8 @@ static void jobs_print_text(void *state, FILE *out)
 	print_counts_text(st, out);
 	print_device_timing_text(st, out);
 	print_gaps_text(st, out);
+	device_verdict_print_text(st->gaps, job_builder_devices(job_pipeline_builder(st->pipeline)),
+				  out);
 	job_summary_print_text(&st->summary, out, st->top_n);
 	print_notes_text(st, out);
 }
@@ -456,6 +460,9 @@ static void jobs_print_json(void *state, struct json_writer *w)
 	job_summary_print_json(&st->summary, w);
 	jw_key(w, "idle_gaps");
 	gaps_json(st, w);
+	jw_key(w, "devices");
+	device_verdict_print_json(st->gaps,
+				  job_builder_devices(job_pipeline_builder(st->pipeline)), w);
 	jw_key(w, "notes");
 	notes_json(st, w);
 	jw_key(w, "jobs");

@@ -26,12 +26,13 @@ static void tag_job(void *ctx, struct job *j)
 	p->ops.job(p->ctx, j);
 }
 
-static void pass_host_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t start, uint64_t end)
+static void pass_host_wait(void *ctx, uint32_t pid, uint32_t tid, uint32_t device,
+			   uint64_t start, uint64_t end)
 {
 	struct job_pipeline *p = ctx;
 
 	if (p->ops.host_wait)
-		p->ops.host_wait(p->ctx, pid, tid, start, end);
+		p->ops.host_wait(p->ctx, pid, tid, device, start, end);
 }
 
 static void pass_advance(void *ctx, uint64_t frontier)

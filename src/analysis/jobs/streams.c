@@ -124,6 +124,7 @@ struct jstream *jb_stream_get(struct job_builder *b, uint32_t pid, uint64_t key,
 	s->proc = p;
 	s->pid = pid;
 	s->key = key;
+	s->device = JOB_NO_DEVICE;
 	s->handle = handle;
 	s->index = p->n_streams++;
 	s->proc_next = p->streams;

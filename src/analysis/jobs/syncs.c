@@ -82,6 +82,27 @@ void jb_prune_marks(struct jstream *s)
 	s->n_marks -= drop;
 }
 
+/*
+ * The device a blocking sync waited for: its stream's (or its event's
+ * stream's) once a job of it named one, else the thread's current context's.
+ */
+static uint32_t waited_device(struct job_builder *b, const struct grt_cuda_sync_rec *y,
+			      uint32_t pid, uint64_t skey, uint32_t tid)
+{
+	const struct jstream *s = NULL;
+	const struct jevent *ev;
+
+	if (y->kind == GRT_SYNC_STREAM) {
+		s = jb_stream_find(b, pid, skey);
+	} else if (y->kind == GRT_SYNC_EVENT) {
+		ev = pid_key_map_get(&b->events, pid, y->event);
+		s = ev ? ev->stream : NULL;
+	}
+	if (s && s->device != JOB_NO_DEVICE)
+		return s->device;
+	return jb_thread_device(b, tid);
+}
+
 void jb_on_sync(struct job_builder *b, const struct grt_record *rec)
 {
 	const struct grt_cuda_sync_rec *y = rec->payload;
@@ -152,5 +173,6 @@ void jb_on_sync(struct job_builder *b, const struct grt_record *rec)
 	/* blocking kinds: the thread waited for the GPU */
 	if (returned && b->ops.host_wait && !own &&
 	    (y->kind == GRT_SYNC_CTX || y->kind == GRT_SYNC_STREAM || y->kind == GRT_SYNC_EVENT))
-		b->ops.host_wait(b->ctx, pid, tid, ts, y->call.return_ns);
+		b->ops.host_wait(b->ctx, pid, tid, waited_device(b, y, pid, skey, tid), ts,
+				 y->call.return_ns);
 }

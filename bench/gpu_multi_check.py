@@ -1,0 +1,126 @@
+"""Checks of bench/gpu_multi.sh over grtrace's reports and the ranks' own counts.
+
+usage: gpu_multi_check.py WORK LATE_RANK LATE_MS NVLINK_LINKS
+Reads WORK/nccl.json (report --nccl --top 0), WORK/devices.json (report --devices),
+WORK/nvlink.jsonl (parse --filter type=nvlink_sample), WORK/unsupported.jsonl (parse --filter
+type=unsupported_probe), WORK/status.jsonl (parse --filter type=source_status),
+WORK/report.txt and WORK/rank*.json (bench/gpu_multi_train.py). NVLINK_LINKS: the NVLink links
+nvidia-smi reports (-1: unknown). Prints one "ok - " or "FAIL - " line per check (and "info - "
+lines); exits 1 when one fails.
+"""
+import glob
+import json
+import sys
+
+work, late_rank, late_ms, smi_links = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+failed = 0
+
+
+def check(name, ok, detail=""):
+    global failed
+    print(("ok - " if ok else "FAIL - ") + name + (f" ({detail})" if detail else ""))
+    failed |= not ok
+
+
+def info(text):
+    print("info - " + text)
+
+
+def load(path, default):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"FAIL - {path} unreadable: {e}")
+        global failed
+        failed = 1
+        return default
+
+
+def lines(path):
+    try:
+        return [json.loads(line) for line in open(path) if line.strip()]
+    except (OSError, ValueError):
+        return []
+
+
+ranks = [load(p, {}) for p in sorted(glob.glob(f"{work}/rank*.json"))]
+ranks = [r for r in ranks if "rank" in r]
+check("every rank wrote its profiler counts", len(ranks) >= 2, f"{len(ranks)} ranks")
+
+nccl_probed = [s["message"] for s in lines(f"{work}/status.jsonl")
+               if s.get("source") == "nccl" and "entry points probed" in s.get("message", "")]
+check("nccl source probed libnccl", any(not m.split(": ")[-1].startswith("0 of") for m in nccl_probed),
+      "; ".join(nccl_probed) or "no libnccl status")
+
+nccl = load(f"{work}/nccl.json", {}).get("nccl", {})
+if not isinstance(nccl, dict) or "ranks" not in nccl:
+    check("report --nccl has ranks", False, json.dumps(nccl)[:300])
+    nccl = {"ranks": [], "waits": [], "unknown_comm": -1}
+check("collectives on known communicators", nccl.get("unknown_comm") == 0,
+      f"{nccl.get('unknown_comm')} on communicators whose creation was not seen")
+by_pid = {x["pid"]: x for x in nccl["ranks"]}
+for r in ranks:
+    x = by_pid.get(r["pid"])
+    check(f"rank {r['rank']}: in report --nccl as rank {r['rank']} on device {r['device']}",
+          x is not None and x["rank"] == r["rank"] and x["device"] == r["device"],
+          f"pid {r['pid']}" if x else f"pid {r['pid']} not among the ranks {sorted(by_pid)}")
+    check(f"rank {r['rank']}: NCCL kernels tied to its collectives = its profiler's ncclDevKernel_ count",
+          x is not None and x["kernels"] == r["nccl_kernels"],
+          f"grtrace {x and x['kernels']}, profiler {r['nccl_kernels']}")
+
+late = next((r["late"] for r in ranks if r["rank"] == late_rank and r.get("late")), None)
+waits = nccl.get("waits", [])
+if waits:
+    w = waits[0]
+    info(f"longest wait: rank {w['rank']}'s {w['op']} #{w['index']} waited {w['ns'] / 1e6:.1f} ms "
+         f"for rank {w['waited_for']}")
+if late:
+    # the wait that spans the end of the late rank's delay: entered before, its last rank after
+    hits = [w for w in waits if w["waited_for"] == late_rank and "entered_ns" in w and
+            w["entered_ns"] <= late["end_ns"] <= w["entered_ns"] + w["ns"]]
+    best = max(hits, key=lambda w: w["ns"]) if hits else None
+    check(f"a collective waiting across rank {late_rank}'s delay is named, waiting for rank {late_rank}",
+          best is not None, f"{len(waits)} waits in the report")
+    if best:
+        check("it is a gradient all-reduce", best["op"] == "all-reduce", best["op"])
+        check(f"its wait is at least 80% of the {late_ms} ms delay", best["ns"] >= 0.8 * late_ms * 1e6,
+              f"rank {best['rank']}'s {best['op']} #{best['index']} waited {best['ns'] / 1e6:.1f} ms")
+else:
+    check(f"rank {late_rank} says when it was late", False, "no late window in its rank file")
+try:
+    text = open(f"{work}/report.txt").read()
+except OSError:
+    text = ""
+check(f"report text says who waited for rank {late_rank}",
+      f"for rank {late_rank} (communicator" in text and "waited" in text)
+
+devices = load(f"{work}/devices.json", {}).get("devices", {})
+devices = {d["device"]: d for d in devices.get("devices", [])} if isinstance(devices, dict) else {}
+for r in ranks:
+    d = devices.get(r["device"], {})
+    check(f"rank {r['rank']}: launches on device {r['device']} = its profiler's kernels",
+          d.get("launches") == r["kernels"],
+          f"grtrace {d.get('launches')}, profiler {r['kernels']} ({r['nccl_kernels']} NCCL)")
+
+links = {}
+for s in lines(f"{work}/nvlink.jsonl"):
+    key = (s["device"], s["link"])
+    links[key] = [a + b for a, b in zip(links.get(key, [0, 0]), [s["tx_bytes"], s["rx_bytes"]])]
+no_nvlink = [u["reason"] for u in lines(f"{work}/unsupported.jsonl")
+             if u.get("probe") == "nvml:nvlink per link"]
+no_nvml = [u["reason"] for u in lines(f"{work}/unsupported.jsonl")
+           if u.get("probe") == "nvml:pcie,nvlink throughput"]
+if no_nvml:
+    check("NVML sampled (pcie source)", False, no_nvml[0])
+elif smi_links == 0 or (no_nvlink and smi_links < 0):
+    # not a failure: these GPUs talk over PCIe; grtrace must say so, once, and sample nothing
+    check(f"no NVLink here (nvidia-smi: {smi_links if smi_links >= 0 else 'unknown'} links): "
+          "grtrace says so and writes no link samples", len(no_nvlink) == 1 and not links,
+          no_nvlink[0] if no_nvlink else f"{len(links)} links sampled")
+else:
+    for (dev, link), (tx, rx) in sorted(links.items()):
+        info(f"NVLink device {dev} link {link}: tx {tx} B, rx {rx} B")
+    check("NVLink bytes reported per link", any(tx or rx for tx, rx in links.values()),
+          f"{len(links)} links sampled, nvidia-smi {smi_links} links")
+sys.exit(1 if failed else 0)

@@ -1,0 +1,112 @@
+#!/bin/bash
+# Several fake GPUs: context and device records, devices and peer copies in the report, NCCL ranks waiting.
+set -u
+BUILD=${1:?usage: multigpu.sh BUILD_DIR}
+. tests/e2e/lib/cuda.bash
+
+NCCL=$BUILD/fixtures/fake_nccl/libnccl.so.2
+
+# ---- one process, three devices (tests/workloads/cuda_multi.c) ----
+"$GRT" record -o "$tmp/multi.grt" -s cuda --libcuda "$FAKE" -- "$WL/cuda_multi" >"$tmp/out" 2>"$tmp/err"
+check "record cuda_multi exits 0" test $? -eq 0
+"$GRT" parse "$tmp/multi.grt" --format json >"$tmp/multi.json" 2>"$tmp/err"
+if python3 - "$tmp/multi.json" <<'PY' 2>"$tmp/py_err"; then
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+ctx = [(r["op"], r["ctx"], r["device"]) for r in recs if r["type"] == "context"]
+assert ctx == [("retain", 0xb0000, 0), ("retain", 0xb1000, 1), ("retain", 0xb2000, 2),
+               ("create", 0xc0000, 0), ("set", 0xb1000, -1), ("push", 0xb2000, -1),
+               ("pop", 0xb2000, -1), ("set", 0xb0000, -1)], ctx
+dev = [(r["device"], r["pci_bus_id"], r["uuid"]) for r in recs if r["type"] == "device"]
+assert dev[0] == (0, "0000:18:00.0", None) and dev[1] == (0, None, "GPU-10111213-1415-1617-1819-1a1b1c1d1e1f"), dev
+assert dev[4] == (2, "0000:3a:00.0", None), dev
+peers = [(r["dst_ctx"], r["src_ctx"], r["bytes"], r["async"]) for r in recs
+         if r["type"] == "memcpy" and r["kind"] == "Peer"]
+assert peers == [(0xb1000, 0xb0000, 1 << 20, 0), (0xb0000, 0xb1000, 2 << 20, 1)], peers
+PY
+	ok "parse: context, device and peer copy records"
+else
+	fail "parse: context, device and peer copy records: $(tail -n 1 "$tmp/py_err")"
+fi
+"$GRT" report "$tmp/multi.grt" --devices --copies >"$tmp/report" 2>"$tmp/err"
+check "report --devices exits 0" test $? -eq 0
+check "device 0: bus id, uuid, 3 launches, 1 sync" grep -q '^  0      0000:18:00.0   GPU-10111213-1415-1617-1819-1a1b1c1d1e1f      1         3       0        0      1$' "$tmp/report"
+check "device 1: 3 launches, both peer copies issued there" grep -q '^  1      0000:29:00.0   GPU-20212223-2425-2627-2829-2a2b2c2d2e2f      1         3       2        0      1$' "$tmp/report"
+check "device 2: the pushed launch" grep -q '^  2      0000:3a:00.0   GPU-30313233-3435-3637-3839-3a3b3c3d3e3f      1         1       0        0      0$' "$tmp/report"
+check "peer copy 0 -> 1" grep -q '^  0 -> 1            1     1.00 MiB        1 .*       0       0$' "$tmp/report"
+check "peer copy 1 -> 0" grep -q '^  1 -> 0            1     2.00 MiB        0         -        1       0$' "$tmp/report"
+"$GRT" report "$tmp/multi.grt" --jobs --format json >"$tmp/jobs.json" 2>"$tmp/err"
+check "jobs per device: 3, 3, 1 launches" python3 -c '
+import json, sys, collections
+jobs = json.load(open(sys.argv[1]))["jobs"]["jobs"]
+n = collections.Counter(j["device"] for j in jobs if j["name"] == "step")
+assert n == {0: 3, 1: 3, 2: 1}, n' "$tmp/jobs.json"
+
+"$GRT" export "$tmp/multi.grt" --format json -o "$tmp/multi.trace.json" 2>"$tmp/err"
+check "export: peer copies name their devices" test "$(grep -o '"copy":"[^"]*Peer device [0-9] -> [0-9]"' "$tmp/multi.trace.json" | tr '\n' ' ')" = '"copy":"1048576 bytes Peer device 0 -> 1" "copy":"2097152 bytes Peer device 1 -> 0" '
+
+# ---- NVLink per link through the fake NVML (GPU 1 has two links) ----
+GRTRACE_NVML_LIBRARY=$BUILD/fixtures/libnvidia-ml.so.1 GRTRACE_PCIE_INTERVAL_MS=20 \
+	"$GRT" record -o "$tmp/nvlink.grt" -s pcie -- sleep 0.4 >"$tmp/out" 2>"$tmp/err"
+check "record -s pcie with the fake NVML exits 0" test $? -eq 0
+links=$("$GRT" parse "$tmp/nvlink.grt" --filter type=nvlink_sample --format json | python3 -c '
+import json, sys
+print(sorted({(r["device"], r["link"]) for r in map(json.loads, sys.stdin)}))')
+check "nvlink samples of GPU 1, links 0 and 1 ($links)" test "$links" = "[(1, 0), (1, 1)]"
+"$GRT" export "$tmp/nvlink.grt" --format json -o "$tmp/nvlink.json" 2>"$tmp/err"
+check "export: a counter per NVLink link" test "$(grep -o '"name":"NVLink [0-9] throughput"' "$tmp/nvlink.json" | sort -u | wc -l)" -eq 2
+
+# ---- one process per rank, rank 1 late by 300 ms before the second all-reduce ----
+"$GRT" record -o "$tmp/nccl.grt" -s cuda,nccl --libcuda "$FAKE" --libnccl "$NCCL" -- \
+	"$WL/nccl_ranks" 3 1 300 >"$tmp/out" 2>"$tmp/err"
+check "record nccl_ranks exits 0" test $? -eq 0
+"$GRT" report "$tmp/nccl.grt" --nccl >"$tmp/nccl" 2>"$tmp/err"
+check "report --nccl exits 0" test $? -eq 0
+for r in 0 1 2; do
+	check "rank $r: device $r, 3 collectives, 3 kernels" grep -q "^  0x[0-9a-f]*    $r     3 *[0-9]* *$r           3    12.00 MiB        3 " "$tmp/nccl"
+done
+check "the all-reduce kernel is named" grep -q '^  all-reduce             9 calls    36.00 MiB  kernel ncclDevKernel_AllReduce_Sum_f32_RING_LL$' "$tmp/nccl"
+first=$(grep -A2 '^waits' "$tmp/nccl" | sed -n 2,3p)
+if echo "$first" | grep -q "^  rank [02]'s all-reduce #2 waited [0-9.]* ms for rank 1 " &&
+	[ "$(echo "$first" | sed -n 's/.*waited \([0-9]*\)\..* ms.*/\1/p' | sort -n | head -1)" -ge 150 ]; then
+	ok "the two longest waits: ranks 0 and 2 waited for rank 1 in all-reduce #2 (>= 150 ms of 300)"
+else
+	fail "the two longest waits name rank 1 and all-reduce #2: $first"
+fi
+
+"$GRT" report "$tmp/nccl.grt" --nccl --top 0 --format json >"$tmp/nccl.json" 2>"$tmp/err"
+"$GRT" parse "$tmp/nccl.grt" --filter type=nccl_coll --format json >"$tmp/colls.json" 2>>"$tmp/err"
+check "json: every wait's entered_ns is its rank's entry into that collective" python3 -c '
+import json, sys
+waits = json.load(open(sys.argv[1]))["nccl"]["waits"]
+ranks = {r["pid"]: r["rank"] for r in json.load(open(sys.argv[3]))["nccl"]["ranks"]}
+entries = {}
+for line in open(sys.argv[2]):
+    c = json.loads(line)
+    entries.setdefault(ranks[c["pid"]], []).append(c["ts_ns"])
+assert len(waits) == 6, waits
+for w in waits:
+    assert w["entered_ns"] == entries[w["rank"]][w["index"] - 1], (w, entries)
+' "$tmp/nccl.json" "$tmp/colls.json" "$tmp/nccl.json"
+
+# ---- the tables and keys of these traces are the documented ones (docs/report.md, docs/tracetest.md) ----
+python3 tests/tools/check_doc_tables.py "$GRT" "$tmp/multi.grt" "$tmp/nccl.grt" "$tmp/nvlink.grt" >"$tmp/doc_tables" 2>&1 ||
+	fail "check_doc_tables.py on the multi-GPU traces"
+grep '^FAIL' "$tmp/doc_tables"
+check "tables and keys of the multi-GPU traces are documented ($(grep -c '^ok' "$tmp/doc_tables") checks)" \
+	test "$(grep -c '^FAIL' "$tmp/doc_tables")" -eq 0
+
+# ---- a libnccl that cannot be probed: the source says so in one line and the recording goes on ----
+"$GRT" record -o "$tmp/none.grt" -s cuda,nccl --libcuda "$FAKE" --libnccl "$FAKE" -- \
+	"$WL/cuda_multi" >"$tmp/out" 2>"$tmp/err"
+check "record with an unprobeable libnccl exits 0" test $? -eq 0
+check "one line says nothing was probed" test "$(grep -c "nccl: $FAKE: 0 of 8 entry points probed" "$tmp/err")" -eq 1
+
+# ---- --libnccl naming no file: a usage error before anything starts ----
+"$GRT" record -o "$tmp/bad.grt" -s cuda,nccl --libcuda "$FAKE" --libnccl "$tmp/missing/libnccl.so.2" -- \
+	"$WL/cuda_multi" >"$tmp/out" 2>"$tmp/err"
+check "--libnccl of a missing file exits 2" test $? -eq 2
+check "one line names the option and the fix" test "$(cat "$tmp/err")" = \
+	"grtrace: record: bad value '$tmp/missing/libnccl.so.2' for --libnccl: No such file or directory; give the libnccl.so.2 the program loads"
+check "and writes no trace" test ! -e "$tmp/bad.grt"
+exit $failed

@@ -1,0 +1,244 @@
+/* Several GPUs: devices from context records, per-device gaps and who waited for whom, peer copies, NCCL waits. */
+#include "analysis/jobs/device_verdict.h"
+#include "jobs_trace.h"
+#include "report_check.h"
+#include "test_util.h"
+#include "trace/records_nccl.h"
+
+#define PID 400
+#define TID 401
+#define CTX0 0xb0000
+#define CTX1 0xb1000
+#define S0 0x5000
+#define S1 0x5010
+
+static void tw_context(struct tw *t, uint32_t pid, uint32_t tid, uint64_t ts, uint32_t op,
+		       uint64_t ctx, int32_t device)
+{
+	static const uint16_t apis[] = { 0, GRT_CUDA_CTX_CREATE, GRT_CUDA_DEVICE_PRIMARY_CTX_RETAIN,
+					 GRT_CUDA_CTX_SET_CURRENT, GRT_CUDA_CTX_PUSH_CURRENT_V2,
+					 GRT_CUDA_CTX_POP_CURRENT_V2 };
+	struct grt_cuda_context_rec c = { .call = tw_call(apis[op], ts + 10, 0), .ctx = ctx,
+					  .device = device, .op = op };
+
+	tw_rec(t, GRT_REC_CUDA_CONTEXT, pid, tid, ts, &c, sizeof(c));
+}
+
+static void tw_bus_id(struct tw *t, uint32_t pid, uint32_t tid, uint64_t ts, int32_t device,
+		      const char *bus_id)
+{
+	struct grt_cuda_device_rec d = { .call = tw_call(GRT_CUDA_DEVICE_GET_PCI_BUS_ID, ts + 10, 0),
+					 .device = device,
+					 .pci_bus_id_str = grt_writer_intern(t->w, bus_id) };
+
+	tw_rec(t, GRT_REC_CUDA_DEVICE, pid, tid, ts, &d, sizeof(d));
+}
+
+/* Host calls take the device of their thread's current context: set, push and pop. */
+static void test_device_from_contexts(void)
+{
+	struct tw t;
+	struct jobs_run r;
+
+	tw_open(&t, SRC_HOST_ONLY);
+	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
+	tw_context(&t, PID, TID, 200, GRT_CTX_RETAIN, CTX1, 1);
+	tw_context(&t, PID, TID, 300, GRT_CTX_SET, CTX0, -1);
+	tw_launch(&t, PID, TID, 1000, 1100, S0, "a");
+	tw_context(&t, PID, TID, 1200, GRT_CTX_SET, CTX1, -1);
+	tw_launch(&t, PID, TID, 2000, 2100, S1, "b");
+	tw_context(&t, PID, TID, 2200, GRT_CTX_PUSH, CTX0, -1);
+	tw_launch(&t, PID, TID, 3000, 3100, S0, "c");
+	tw_context(&t, PID, TID, 3200, GRT_CTX_POP, CTX0, -1);
+	tw_launch(&t, PID, TID, 4000, 4100, S1, "d");
+	/* another thread never set a context: its device stays unknown, nothing is guessed */
+	tw_launch(&t, PID, TID + 1, 5000, 5100, S0, "e");
+	tw_ctx_sync(&t, PID, TID, 6000, 7000);
+	tw_run(&t, &r, NULL);
+	CHECK_EQ_U64(r.n, 5);
+	CHECK(job_at(&r, 1000) && job_at(&r, 1000)->device == 0);
+	CHECK(job_at(&r, 2000) && job_at(&r, 2000)->device == 1);
+	CHECK(job_at(&r, 3000) && job_at(&r, 3000)->device == 0);
+	CHECK(job_at(&r, 4000) && job_at(&r, 4000)->device == 1);
+	CHECK(job_at(&r, 5000) && job_at(&r, 5000)->device == JOB_NO_DEVICE);
+	jobs_run_done(&r, &t);
+}
+
+/*
+ * Device 1 runs dry at 1500 while the thread sits in a sync of stream S0,
+ * device 0's, until 2200: device 1's gap [1500, 2500) is 800 ns sync-bound
+ * (to its next job's SUBMIT at 2300), spent waiting for device 0, and 200 ns
+ * other.
+ */
+static void test_device_waits_for_device(void)
+{
+	struct tw t;
+	struct jobs_run r;
+	const struct device_idle *d1 = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	tw_open(&t, SRC_HOST_AND_GPU);
+	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
+	tw_context(&t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+	tw_bus_id(&t, PID, TID, 120, 1, "0000:29:00.0");
+	tw_context(&t, PID, TID, 200, GRT_CTX_SET, CTX0, -1);
+	tw_launch(&t, PID, TID, 500, 600, S0, "k0");
+	tw_gpu_kernel(&t, PID, TID, 500, 1000, 2000, S0, 0, "k0", 0);
+	tw_context(&t, PID, TID, 700, GRT_CTX_SET, CTX1, -1);
+	tw_launch(&t, PID, TID, 800, 900, S1, "k1");
+	tw_gpu_kernel(&t, PID, TID, 800, 1000, 1500, S1, 1, "k1", 0);
+	tw_sync(&t, PID, TID, 1400, 2200, GRT_SYNC_STREAM, S0, 0, 0);
+	tw_launch(&t, PID, TID, 2250, 2300, S1, "k1");
+	tw_gpu_kernel(&t, PID, TID, 2250, 2500, 3000, S1, 1, "k1", 0);
+	tw_sync(&t, PID, TID, 2400, 3100, GRT_SYNC_STREAM, S1, 0, 0);
+	tw_run(&t, &r, NULL);
+	for (uint32_t i = 0; i < idle_gaps_devices(r.gaps); i++)
+		if (idle_gaps_device(r.gaps, i)->device == 1)
+			d1 = idle_gaps_device(r.gaps, i);
+	CHECK(d1 != NULL);
+	if (d1) {
+		CHECK_EQ_U64(d1->idle[GAP_SYNC_BOUND], 800);
+		CHECK_EQ_U64(d1->idle[GAP_OTHER], 200);
+		CHECK_EQ_U64(d1->n_waits_for, 1);
+		CHECK_EQ_U64(d1->waits_for[0].device, 0);
+		CHECK_EQ_U64(d1->waits_for[0].ns, 800);
+		CHECK_EQ_U64(d1->waits_for[0].gaps, 1);
+		CHECK_EQ_U64(d1->longest[0].waited_device, 0);
+	}
+	out = open_memstream(&text, &len);
+	device_verdict_print_text(r.gaps, job_builder_devices(job_pipeline_builder(r.p)), out);
+	fclose(out);
+	CHECK_LINE(text, "  device 0: busy 100.0% of 1.00 us, not starved");
+	CHECK_LINE(text, "  device 1 (0000:29:00.0): busy 50.0% of 2.00 us, not starved");
+	CHECK_LINE(text, "    device 1 waited 800 ns for device 0 (1 gaps: the host was synchronizing "
+			 "with device 0 while device 1 ran dry)");
+	free(text);
+	jobs_run_done(&r, &t);
+}
+
+static void tw_peer(struct tw *t, uint64_t enter, uint64_t ret_ns, uint64_t dst_ctx,
+		    uint64_t src_ctx, uint64_t bytes, int async)
+{
+	struct grt_cuda_memcpy_rec m = {
+		.call = tw_call(async ? GRT_CUDA_MEMCPY_PEER_ASYNC : GRT_CUDA_MEMCPY_PEER, ret_ns, 0),
+		.bytes = bytes, .kind = GRT_COPY_PEER, .is_async = (uint8_t)async, .dims = 1,
+		.dst_ctx = dst_ctx, .src_ctx = src_ctx };
+
+	tw_rec(t, GRT_REC_CUDA_MEMCPY, PID, TID, enter, &m, sizeof(m));
+}
+
+/* Peer copies by device pair; the synchronous ones give the bandwidth. */
+static void test_peer_copies(void)
+{
+	struct tw t;
+	char *text;
+	int rc;
+
+	tw_open(&t, SRC_HOST_ONLY);
+	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
+	tw_context(&t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+	tw_peer(&t, 1000, 1000 + 1048576, CTX1, CTX0, 1048576 * 2, 0); /* 2 GB/s */
+	tw_peer(&t, 3000000, 3000100, CTX0, CTX1, 4096, 1);
+	tw_peer(&t, 4000000, 4000100, CTX0, 0xdead0, 8192, 1);	 /* a context never seen */
+	tw_close(&t);
+	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "  0 -> 1            1     2.00 MiB        1     2.000        0       0");
+	CHECK_LINE(text, "  1 -> 0            1     4.00 KiB        0         -        1       0");
+	CHECK_LINE(text, "  ? -> 0            1     8.00 KiB        0         -        1       0");
+	free(text);
+	unlink(t.path);
+}
+
+/*
+ * A trace of format 1.2 before the peer contexts were appended: its memcpy
+ * records are 64 bytes. They read zero-extended: the peer copy is counted,
+ * on devices unknown, and nothing past the record is read.
+ */
+static void test_peer_copy_of_older_writer(void)
+{
+	struct grt_cuda_memcpy_rec m = {
+		.call = tw_call(GRT_CUDA_MEMCPY_PEER, 1000 + 1048576, 0), .bytes = 1048576,
+		.kind = GRT_COPY_PEER, .dims = 1, .dst_ctx = CTX1, .src_ctx = CTX0 };
+	struct tw t;
+	char *text;
+	int rc;
+
+	tw_open(&t, SRC_HOST_ONLY);
+	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
+	tw_context(&t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+	tw_rec(&t, GRT_REC_CUDA_MEMCPY, PID, TID, 1000, &m, GRT_CUDA_MEMCPY_REC_V1_2_LEN);
+	tw_close(&t);
+	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "  ? -> ?            1     1.00 MiB        1     1.000        0       0");
+	free(text);
+	unlink(t.path);
+}
+
+static void tw_comm(struct tw *t, uint32_t pid, uint64_t ts, uint64_t comm, uint32_t rank)
+{
+	struct grt_nccl_comm_rec c = { .return_ns = ts + 100, .comm = comm, .comm_id = 0x77,
+				       .nranks = 2, .rank = rank };
+
+	tw_rec(t, GRT_REC_NCCL_COMM, pid, pid, ts, &c, sizeof(c));
+}
+
+static void tw_all_reduce(struct tw *t, uint32_t pid, uint64_t ts, uint64_t comm)
+{
+	struct grt_nccl_coll_rec c = { .return_ns = ts + 50, .op = GRT_NCCL_ALL_REDUCE,
+				       .comm = comm, .count = 1024, .bytes = 4096, .datatype = 7,
+				       .root = -1 };
+
+	tw_rec(t, GRT_REC_NCCL_COLL, pid, pid, ts, &c, sizeof(c));
+	tw_launch(t, pid, pid, ts + 10, ts + 20, 0, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+}
+
+/*
+ * Two ranks in two processes. #1: rank 1 enters 2 us after rank 0; #2:
+ * rank 1 is 40 ms late; #3: rank 0 is 3 us late. The context records come
+ * after the communicator records, as records of two sources may.
+ */
+static void test_nccl_waits(void)
+{
+	struct tw t;
+	char *text;
+	int rc;
+
+	tw_open(&t, SRC_HOST_ONLY | 1u << GRT_SRC_NCCL);
+	tw_comm(&t, 10, 1000, 0xa0, 0);
+	tw_comm(&t, 20, 1100, 0xb0, 1);
+	tw_context(&t, 10, 10, 500, GRT_CTX_RETAIN, CTX0, 0);
+	tw_context(&t, 10, 10, 600, GRT_CTX_SET, CTX0, -1);
+	tw_context(&t, 20, 20, 500, GRT_CTX_RETAIN, CTX1, 1);
+	tw_context(&t, 20, 20, 600, GRT_CTX_SET, CTX1, -1);
+	tw_all_reduce(&t, 10, 10000, 0xa0);
+	tw_all_reduce(&t, 20, 12000, 0xb0);
+	tw_all_reduce(&t, 10, 100000, 0xa0);
+	tw_all_reduce(&t, 20, 40100000, 0xb0);
+	tw_all_reduce(&t, 20, 50000000, 0xb0);
+	tw_all_reduce(&t, 10, 50003000, 0xa0);
+	tw_close(&t);
+	text = report_capture(t.path, "nccl", 10, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "  0x0000000000000077    0     2       10      0           3    12.00 KiB        3     40.00 ms       1");
+	CHECK_LINE(text, "  0x0000000000000077    1     2       20      1           3    12.00 KiB        3      3.00 us       2");
+	CHECK_LINE(text, "  all-reduce             6 calls    24.00 KiB  kernel ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+	CHECK_LINE(text, "  rank 0's all-reduce #2 waited 40.00 ms for rank 1 (communicator 0x0000000000000077, 4.00 KiB)");
+	CHECK_LINE(text, "  rank 1's all-reduce #3 waited 3.00 us for rank 0 (communicator 0x0000000000000077, 4.00 KiB)");
+	CHECK_LINE(text, "  rank 0's all-reduce #1 waited 2.00 us for rank 1 (communicator 0x0000000000000077, 4.00 KiB)");
+	free(text);
+	unlink(t.path);
+}
+
+int main(void)
+{
+	RUN_TEST(test_device_from_contexts);
+	RUN_TEST(test_device_waits_for_device);
+	RUN_TEST(test_peer_copies);
+	RUN_TEST(test_peer_copy_of_older_writer);
+	RUN_TEST(test_nccl_waits);
+	return TEST_EXIT_STATUS();
+}
