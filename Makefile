@@ -34,7 +34,8 @@ vpath %.bpf.c $(BPF_DIRS)
 LIB_SRCS := $(filter-out %.bpf.c src/cli/main.c,$(wildcard src/common/*.c src/trace/*.c src/sources/*.c src/serve/*.c src/analysis/*.c src/analysis/jobs/*.c src/export/*.c src/cli/*.c))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/src/cli/main.o
-INJECT_SRCS := $(wildcard src/inject/*.c)
+# the inject library records CUDA calls in-process with the cuda source's api tables
+INJECT_SRCS := $(wildcard src/inject/*.c) src/sources/cuda_api.c
 INJECT_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(INJECT_SRCS))
 
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -70,7 +71,7 @@ $(BUILD)/obj/%.o: %.c | $(SKELS)
 $(BUILD)/pic/%.o: %.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer -c $< -o $@
 
 $(GRTRACE): $(LIB_OBJS) $(MAIN_OBJ)
 	$(call msg,LINK,$@)

@@ -42,6 +42,7 @@ struct record_options {
 	bool launch_stacks;
 	bool launch_returns_set;
 	uint32_t launch_returns;
+	enum grt_cuda_via cuda_via;
 	bool all;		/* -a: every process (system-wide), until stopped */
 	char *const *command;	/* after --, NULL when attaching */
 };
@@ -81,7 +82,9 @@ static void record_usage(FILE *out)
 		"                     have them; about 1 us more per launch)\n"
 		"  --launch-returns N cuda source: record the return (API time, return code) of\n"
 		"                     one launch in N per thread, 0 none (default 1: every one);\n"
-		"                     a launch without needs one trap instead of two\n");
+		"                     a launch without needs one trap instead of two\n"
+		"  --cuda-via WAY     cuda source: inject (the in-process library; the default\n"
+		"                     for a launched command) or uprobe (the default for -p, -a)\n");
 }
 
 /* A count from 0 to 1e9: --launch-returns. */
@@ -138,6 +141,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{ "gpu-kernels", required_argument, NULL, 'k' },
 		{ "launch-stacks", no_argument, NULL, 'L' },
 		{ "launch-returns", required_argument, NULL, 'R' },
+		{ "cuda-via", required_argument, NULL, 'V' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -166,6 +170,14 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 			o->launch_returns_set = true;
 			break;
 		case 'a': o->all = true; break;
+		case 'V':
+			if (strcmp(optarg, "inject") && strcmp(optarg, "uprobe")) {
+				grt_error("record: bad value '%s' for --cuda-via; give inject or uprobe",
+					  optarg);
+				return GRT_EXIT_USAGE;
+			}
+			o->cuda_via = optarg[0] == 'i' ? GRT_CUDA_VIA_INJECT : GRT_CUDA_VIA_UPROBE;
+			break;
 		case 'h': record_usage(stdout); return -1;
 		default: /* ':' and '?' */
 			return option_error("record", opt, argv);
@@ -181,6 +193,11 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		o->command = argv + optind;
 	if (o->all && (o->command || o->pid)) {
 		grt_error("record: -a traces every process; give it without -p PID or a command");
+		return GRT_EXIT_USAGE;
+	}
+	if (o->cuda_via == GRT_CUDA_VIA_INJECT && !o->command) {
+		grt_error("record: --cuda-via inject needs a command to launch (-- CMD); "
+			  "use --cuda-via uprobe with -p or -a");
 		return GRT_EXIT_USAGE;
 	}
 	if (!o->all && !o->command == !o->pid) {
@@ -409,6 +426,7 @@ static int open_session(struct recording *rec)
 		.launch_stacks = rec->opts.launch_stacks,
 		.launch_returns_set = rec->opts.launch_returns_set,
 		.launch_returns = rec->opts.launch_returns,
+		.cuda_via = rec->opts.cuda_via,
 		.launched = rec->target.launched,
 		.system_wide = rec->opts.all,
 	};

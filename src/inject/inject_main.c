@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "inject/calib.h"
 #include "inject/call_bracket.h"
+#include "inject/call_record.h"
 #include "inject/channel.h"
 #include "inject/cupti.h"
 #include "inject/inject.h"
@@ -136,6 +137,7 @@ static void on_fork_child(void)
 	atomic_fetch_add(&fork_generation, 1);
 	own_thread_after_fork();
 	inject_process_state.pid = getpid();
+	call_record_after_fork();
 	/*
 	 * A child forked after CUDA started cannot use the parent's driver state;
 	 * stay quiet in it. One forked before keeps the library fresh.
@@ -148,6 +150,7 @@ __attribute__((constructor)) static void inject_load(void)
 {
 	read_config(&inject_process_state.cfg);
 	inject_process_state.pid = getpid();
+	call_record_load();
 	pthread_atfork(NULL, NULL, on_fork_child);
 }
 

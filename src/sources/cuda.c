@@ -15,6 +15,8 @@
 #include "sources/bpf_util.h"
 #include "sources/cuda_api.h"
 #include "sources/cuda_events.h"
+#include "sources/cuda_inproc.h"
+#include "sources/inject_preload.h"
 #include "sources/cuda_locate.h"
 #include "sources/elf_symbols.h"
 #include "common/regular_file.h"
@@ -66,6 +68,14 @@ struct cuda_tracer {
 	struct libcuda_watch *watch; /* system-wide: libcuda files as processes map them */
 	uint64_t next_rescan_ns;
 	char why[PATH_MAX + 128]; /* why the last library could not be probed */
+	/*
+	 * --cuda-via inject: the in-process rings, the probe on the library's
+	 * announcement, and the processes found recorded by uprobes instead
+	 */
+	bool via_inject;
+	struct cuda_inproc *inproc;
+	struct bpf_link *inproc_links[2];
+	struct u64_map uprobe_pids;
 	unsigned batch;
 	int sink_error;
 	unsigned long long drops_seen;
@@ -367,6 +377,34 @@ static int attach_library(struct cuda_tracer *t, const char *open_path, const ch
 
 /* ---- finding libraries ---- */
 
+/* --cuda-via inject: whether the library announced itself in pid (it records it). */
+static bool inproc_records(struct cuda_tracer *t, __u32 pid)
+{
+	__u8 one;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.inproc_tgids), &pid, &one) ||
+	       cuda_inproc_has_process(t->inproc, pid);
+}
+
+/*
+ * --cuda-via inject: a traced process that maps libcuda without the library
+ * in it (static, setuid, LD_PRELOAD cleared). Its libcuda is probed from now
+ * on; the trace says which path recorded it.
+ */
+static void note_uprobe_process(struct cuda_tracer *t, __u32 pid)
+{
+	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
+	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns(), .pid = pid};
+	char message[160];
+
+	if (u64_map_get(&t->uprobe_pids, pid, NULL) || u64_map_put(&t->uprobe_pids, pid, 1))
+		return;
+	snprintf(message, sizeof(message),
+		 "pid %u: CUDA calls recorded by uprobes (libgrtrace-inject is not in it)", pid);
+	rec.message_str = grt_session_intern(t->session, message);
+	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+}
+
 static int attach_found(const struct cuda_lib_found *lib, void *ctx)
 {
 	return attach_library(ctx, lib->open_path, lib->path);
@@ -385,10 +423,13 @@ static void rescan_traced(struct cuda_tracer *t)
 	if (fd < 0)
 		return;
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-		/* a failure here is one unreadable process, not a reason to stop tracing */
-		cuda_locate_in_pid((pid_t)next, attach_found, t);
 		key = next;
 		first = false;
+		if (t->inproc && inproc_records(t, next))
+			continue;
+		/* a failure here is one unreadable process, not a reason to stop tracing */
+		if (cuda_locate_in_pid((pid_t)next, attach_found, t) > 0 && t->inproc)
+			note_uprobe_process(t, next);
 	}
 }
 
@@ -471,6 +512,8 @@ static int lookup_stack(void *ctx, uint32_t stack_id, uint64_t *ips)
 {
 	struct cuda_tracer *t = ctx;
 
+	if (t->inproc && stack_id >= CUDA_INPROC_STACK_BASE)
+		return cuda_inproc_stack(t->inproc, stack_id, ips);
 	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stack_traces), &stack_id, ips) ? -errno
 											    : 0;
 }
@@ -589,6 +632,9 @@ static void cuda_detach(void *ctx)
 	/* no new events first, then everything still queued, then the calls that never returned */
 	libcuda_watch_stop(t->watch);
 	release_libraries(t);
+	for (unsigned i = 0; i < 2; i++)
+		bpf_link__destroy(t->inproc_links[i]);
+	cuda_inproc_stop(t->inproc);
 	if (t->ring)
 		while (ring_buffer__consume(t->ring) == -EAGAIN)
 			;
@@ -599,6 +645,7 @@ static void cuda_detach(void *ctx)
 	ring_buffer__free(t->ring);
 	cuda_decoder_free(t->decoder);
 	cuda_bpf__destroy(t->skel);
+	u64_map_destroy(&t->uprobe_pids);
 	free(t);
 }
 
@@ -674,7 +721,11 @@ static int load_programs(struct cuda_tracer *t)
 	t->multi = grt_uprobe_multi_supported() && !getenv("GRT_CUDA_NO_UPROBE_MULTI");
 	for (struct bpf_program *p = NULL;
 	     t->multi && (p = bpf_object__next_program(t->skel->obj, p));)
-		bpf_program__set_expected_attach_type(p, GRT_BPF_TRACE_UPROBE_MULTI);
+		if (p != t->skel->progs.inproc_begin && p != t->skel->progs.inproc_exec)
+			bpf_program__set_expected_attach_type(p, GRT_BPF_TRACE_UPROBE_MULTI);
+	t->skel->rodata->inproc_filter = t->via_inject;
+	bpf_program__set_autoload(t->skel->progs.inproc_begin, t->via_inject);
+	bpf_program__set_autoload(t->skel->progs.inproc_exec, t->via_inject);
 	if (!err && choose_launch_probes(t))
 		return -EOPNOTSUPP; /* it said why */
 	if (!err)
@@ -694,12 +745,74 @@ static void note_config(struct cuda_tracer *t)
 {
 	struct grt_cuda_config_rec rec = {
 	    .launch_return_every = t->launch_return_every,
-	    .launch_probes = t->launch_probes,
+	    .launch_probes = t->inproc ? GRT_CUDA_PROBES_INPROC : t->launch_probes,
 	    .launch_stacks = grt_session_config(t->session)->launch_stacks,
 	};
 	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
 
 	grt_session_emit(t->session, GRT_REC_CUDA_CONFIG, &origin, &rec, sizeof(rec));
+}
+
+/*
+ * --cuda-via: inject when grtrace launches the command and the library is
+ * there (the default), uprobe for -p, -a, or when asked.
+ */
+static int choose_via(struct cuda_tracer *t)
+{
+	const struct grt_session_config *cfg = grt_session_config(t->session);
+	char lib[PATH_MAX];
+
+	if (cfg->cuda_via == GRT_CUDA_VIA_UPROBE)
+		return 0;
+	if (cfg->cuda_via == GRT_CUDA_VIA_INJECT && (!cfg->launched || cfg->system_wide))
+		return grt_session_fail(t->session, -EINVAL,
+					"cuda: --cuda-via inject needs a command to launch (-- CMD); "
+					"use --cuda-via uprobe with -p or -a");
+	t->via_inject = cfg->launched && !cfg->system_wide &&
+			(cfg->cuda_via == GRT_CUDA_VIA_INJECT || !gpu_find_inject_lib(lib, sizeof(lib)));
+	return 0;
+}
+
+/* The library's announcement in each process, and its forgetting at exec (cuda.bpf.c). */
+static int attach_inproc_probes(struct cuda_tracer *t)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "grt_cuda_inproc_begin");
+	char lib[PATH_MAX];
+	int err;
+
+	err = gpu_find_inject_lib(lib, sizeof(lib));
+	if (!err) {
+		t->inproc_links[0] =
+		    bpf_program__attach_uprobe_opts(t->skel->progs.inproc_begin, -1, lib, 0, &opts);
+		err = t->inproc_links[0] ? 0 : -errno;
+	}
+	if (!err) {
+		t->inproc_links[1] = bpf_program__attach(t->skel->progs.inproc_exec);
+		err = t->inproc_links[1] ? 0 : -errno;
+	}
+	return err ? grt_session_fail(t->session, err,
+				      "cuda: cannot probe libgrtrace-inject.so's announcement: %s",
+				      libbpf_reason(err))
+		   : 0;
+}
+
+/*
+ * In-process recording. The libcuda probes are attached only when a traced
+ * process turns out to map libcuda without the library (rescan_traced), so
+ * that processes recorded in-process pay no uprobe trap.
+ */
+static int attach_inproc(struct cuda_tracer *t)
+{
+	const struct grt_session_config *cfg = grt_session_config(t->session);
+	struct call_rings_config rc = {
+	    .launch_return_every = t->launch_return_every,
+	    .launch_stacks = cfg->launch_stacks,
+	    .stacks = !getenv("GRT_CUDA_NO_STACKS"),
+	    .args = !getenv("GRT_CUDA_NO_ARGS"),
+	};
+	int err = cuda_inproc_start(t->session, t->decoder, &rc, &t->inproc);
+
+	return err ? err : attach_inproc_probes(t);
 }
 
 static int cuda_attach(struct grt_session *s, void **ctx)
@@ -710,13 +823,18 @@ static int cuda_attach(struct grt_session *s, void **ctx)
 	if (!t)
 		return -ENOMEM;
 	t->session = s;
+	u64_map_init(&t->uprobe_pids);
 	grt_bpf_capture_messages();
-	err = load_programs(t);
+	err = choose_via(t);
+	if (!err)
+		err = load_programs(t);
 	if (!err) {
 		t->decoder = cuda_decoder_new(s, lookup_stack, t);
 		err = t->decoder ? 0 : grt_session_fail(s, -ENOMEM, "cuda: out of memory");
 	}
-	if (!err)
+	if (!err && t->via_inject)
+		err = attach_inproc(t);
+	else if (!err)
 		err = grt_session_config(s)->system_wide ? watch_everything(t) : attach_initial(t);
 	/* last: the session keeps calling a watched fd's handler even after a failed attach */
 	if (!err) {
@@ -742,7 +860,10 @@ static int cuda_drain(void *ctx)
 {
 	struct cuda_tracer *t = ctx;
 	uint64_t now;
+	int err;
 
+	if (t->inproc && (err = cuda_inproc_drain(t->inproc)))
+		return err;
 	/* events are sent without waking us (see wakeup_bytes): every tick collects them */
 	ring_buffer__consume(t->ring);
 	grt_session_count_drop(

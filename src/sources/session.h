@@ -39,6 +39,15 @@ struct grt_session_config {
 	 */
 	bool launch_returns_set;
 	uint32_t launch_returns;
+	/*
+	 * cuda: --cuda-via, how calls are recorded: by libgrtrace-inject.so in
+	 * the process (a launched command's default) or by uprobes.
+	 */
+	enum grt_cuda_via {
+		GRT_CUDA_VIA_AUTO = 0,
+		GRT_CUDA_VIA_UPROBE,
+		GRT_CUDA_VIA_INJECT,
+	} cuda_via;
 };
 
 struct grt_session;
