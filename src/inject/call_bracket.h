@@ -22,10 +22,16 @@ struct inject_call {
 
 extern __thread struct inject_call inject_call __attribute__((tls_model("initial-exec")));
 
-static inline void inject_call_begin(void)
+/* at: when the wrapper was entered, when it already read the clock (a recorded call), else 0 */
+static inline void inject_call_begin_at(uint64_t at)
 {
 	inject_call.return_ns = NULL;
-	inject_call.enter_ns = inject_now_ns();
+	inject_call.enter_ns = at ? at : inject_now_ns();
+}
+
+static inline void inject_call_begin(void)
+{
+	inject_call_begin_at(0);
 }
 
 /* Right after the real call returned: its return time, also handed to CUPTI's side. */

@@ -41,6 +41,17 @@ static struct {
 	bool have_key;
 } rec_state;
 
+/*
+ * Per api, what the hot path asks of cuda_api.c, looked up once at load: its
+ * probe class and whether it is a pre-3.2 (32-bit) entry point.
+ */
+static struct {
+	uint8_t cls;
+	bool legacy32;
+} apis[GRT_CUDA_API_COUNT];
+
+_Static_assert(CUDA_CLASS_COUNT < 256, "classes fit a byte");
+
 /* Bumped whenever a thread may have a new name; each thread compares its copy. */
 static atomic_uint comm_generation;
 /* Bumped in a forked child: every ring pointer inherited from the parent is the parent's. */
@@ -91,6 +102,10 @@ void call_record_load(void)
 
 	if (!path || !*path)
 		return;
+	for (uint32_t api = 0; api < GRT_CUDA_API_COUNT; api++) {
+		apis[api].cls = (uint8_t)cuda_api_class(api);
+		apis[api].legacy32 = cuda_api_is_legacy32(api);
+	}
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -602,7 +617,7 @@ struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, vo
 					  const void *real)
 {
 	const struct call_rings_config *cfg = &rec_state.rings->cfg;
-	enum cuda_probe_class cls = cuda_api_class(api);
+	enum cuda_probe_class cls = api < GRT_CUDA_API_COUNT ? apis[api].cls : CUDA_CLASS_COUNT;
 	bool launch = cuda_class_is_launch(cls), sampled = true;
 	uint64_t ips[STACK_DEPTH];
 	uint32_t depth = 0, len;
@@ -632,7 +647,7 @@ struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, vo
 	cpu = sched_getcpu();
 	ev->cpu = cpu < 0 ? 0 : (uint32_t)cpu;
 	ev->api = api;
-	ev->flags = cuda_api_is_legacy32(api) ? CUDA_EVENT_LEGACY32 : 0;
+	ev->flags = apis[api].legacy32 ? CUDA_EVENT_LEGACY32 : 0;
 	/* in the ring, stack_id carries the number of ips that follow the event */
 	ev->stack_id = (int32_t)depth;
 	memcpy(ev + 1, ips, depth * sizeof(uint64_t));
@@ -650,12 +665,13 @@ struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, vo
 	return ev;
 }
 
-void call_record_exit(struct cuda_event *ev, CUresult r)
+void call_record_exit(struct cuda_event *ev, CUresult r, uint64_t now_ns)
 {
-	enum cuda_probe_class cls = cuda_api_class(ev->api);
+	enum cuda_probe_class cls = apis[ev->api].cls;
 	union cuda_call_args *x = &ev->args;
 
-	ev->return_ns = inject_now_ns();
+	_Static_assert(offsetof(struct cuda_event, entry_ns) == 0, "call_record_entry_ns()");
+	ev->return_ns = now_ns ? now_ns : inject_now_ns();
 	ev->ret = r;
 	switch (cls) {
 	case CUDA_CLASS_MEM_ALLOC:

@@ -38,8 +38,17 @@ static inline struct cuda_event *call_record_enter(uint16_t api, const uint64_t 
 	return call_record_enter_slow(api, args, frame, real);
 }
 
-/* The call returned r: its results are read and the record goes to the recorder. */
-void call_record_exit(struct cuda_event *ev, CUresult r);
+/*
+ * The call returned r at now_ns (0: read the clock here): its results are
+ * read and the record goes to the recorder.
+ */
+void call_record_exit(struct cuda_event *ev, CUresult r, uint64_t now_ns);
+
+/* When the open call was entered: the wrapper's bracket reuses it instead of reading the clock. */
+static inline uint64_t call_record_entry_ns(const struct cuda_event *ev)
+{
+	return ev ? *(const uint64_t *)ev : 0; /* entry_ns, the event's first field */
+}
 
 /* A thread's name changed (pthread_setname_np, the library's own threads): comm is read again. */
 void call_record_comm_changed(void);

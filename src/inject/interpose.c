@@ -142,11 +142,23 @@ void interpose_resolve(void *libcuda)
 	struct cuda_event *rec_ =                                                                  \
 	    call_record_enter(table[id].api, rec_args_, frame, table[id].real)
 #define REC_BEGIN(id, ...) REC_BEGIN_AT(IP_##id, __builtin_frame_address(0), __VA_ARGS__)
-#define REC_END(r)                                                                                 \
+#define REC_END_AT(r, now)                                                                         \
 	do {                                                                                       \
 		if (rec_)                                                                          \
-			call_record_exit(rec_, r);                                                 \
+			call_record_exit(rec_, r, now);                                            \
 	} while (0)
+#define REC_END(r) REC_END_AT(r, 0)
+/* The wrapper's bracket (call_bracket.h) opened at the record's entry time, no second clock read. */
+#define REC_BRACKET_BEGIN() inject_call_begin_at(call_record_entry_ns(rec_))
+
+/*
+ * Whether the gpu source records in this process: without it, a call that is
+ * only recorded needs no bracket, no redirection and no launch statistics.
+ */
+static inline bool gpu_recording(void)
+{
+	return inject()->cfg.shm_path[0] != 0;
+}
 
 /* The wrapper replacing a real driver address, or the address itself. */
 static void *swap_for_wrapper(void *p, const void *caller)
@@ -471,7 +483,7 @@ static CUresult launch(enum interposed_id id, bool ptsz, void *frame, CUfunction
 		       void **params, void **extra)
 {
 	CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, s, NULL, 0};
-	uint64_t entry_ns;
+	uint64_t entry_ns, return_ns;
 	CUresult r;
 
 	if (!table[id].real)
@@ -480,6 +492,11 @@ static CUresult launch(enum interposed_id id, bool ptsz, void *frame, CUfunction
 		return ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 	REC_BEGIN_AT(id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
 		     REC_ARG(params));
+	if (!gpu_recording()) {
+		r = ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+		REC_END(r);
+		return r;
+	}
 	entry_ns = redirect_entry_if_timed();
 	inject_start_with_context();
 	if (redirect_launch(f, &cfg, params, extra, false, ptsz, entry_ns, &r)) {
@@ -487,11 +504,12 @@ static CUresult launch(enum interposed_id id, bool ptsz, void *frame, CUfunction
 		REC_END(r);
 		return r;
 	}
-	inject_call_begin();
+	REC_BRACKET_BEGIN();
 	entry_ns = inject_call.enter_ns;
 	r = ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-	count_launch(entry_ns, inject_call_end());
-	REC_END(r);
+	return_ns = inject_call_end();
+	count_launch(entry_ns, return_ns);
+	REC_END_AT(r, return_ns);
 	return r;
 }
 
@@ -515,7 +533,7 @@ EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int 
 static CUresult launch_ex(enum interposed_id id, bool ptsz, void *frame, const CUlaunchConfig *cfg,
 			  CUfunction f, void **params, void **extra)
 {
-	uint64_t entry_ns;
+	uint64_t entry_ns, return_ns;
 	CUresult r;
 
 	if (!table[id].real)
@@ -523,7 +541,7 @@ static CUresult launch_ex(enum interposed_id id, bool ptsz, void *frame, const C
 	if (inject_in_tool)
 		return ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
 	REC_BEGIN_AT(id, frame, REC_ARG(cfg), REC_ARG(f), REC_ARG(params));
-	if (!cfg) {
+	if (!cfg || !gpu_recording()) {
 		r = ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
 		REC_END(r);
 		return r;
@@ -535,11 +553,12 @@ static CUresult launch_ex(enum interposed_id id, bool ptsz, void *frame, const C
 		REC_END(r);
 		return r;
 	}
-	inject_call_begin();
+	REC_BRACKET_BEGIN();
 	entry_ns = inject_call.enter_ns;
 	r = ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
-	count_launch(entry_ns, inject_call_end());
-	REC_END(r);
+	return_ns = inject_call_end();
+	count_launch(entry_ns, return_ns);
+	REC_END_AT(r, return_ns);
 	return r;
 }
 
@@ -564,7 +583,7 @@ static CUresult launch_cooperative(enum interposed_id id, void *frame, CUfunctio
 				   unsigned int shmem, CUstream s, void **params)
 {
 	launch_cooperative_fn real = (launch_cooperative_fn)table[id].real;
-	uint64_t enter_ns;
+	uint64_t enter_ns, return_ns;
 	CUresult r;
 
 	if (!real)
@@ -574,11 +593,12 @@ static CUresult launch_cooperative(enum interposed_id id, void *frame, CUfunctio
 	REC_BEGIN_AT(id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
 		     REC_ARG(params));
 	inject_start_with_context();
-	inject_call_begin();
+	REC_BRACKET_BEGIN();
 	enter_ns = inject_call.enter_ns;
 	r = real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
-	count_launch(enter_ns, inject_call_end());
-	REC_END(r);
+	return_ns = inject_call_end();
+	count_launch(enter_ns, return_ns);
+	REC_END_AT(r, return_ns);
 	return r;
 }
 
@@ -645,10 +665,14 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
 		if (inject_in_tool)                                                                \
 			return real(WORK_ARGS_##nargs);                                            \
 		REC_BEGIN(name, WORK_ARGS_##nargs);                                                \
-		inject_call_begin();                                                               \
+		if (!gpu_recording()) {                                                            \
+			r = real(WORK_ARGS_##nargs);                                               \
+			REC_END(r);                                                                \
+			return r;                                                                  \
+		}                                                                                  \
+		REC_BRACKET_BEGIN();                                                               \
 		r = real(WORK_ARGS_##nargs);                                                       \
-		inject_call_end();                                                                 \
-		REC_END(r);                                                                        \
+		REC_END_AT(r, inject_call_end());                                                  \
 		return r;                                                                          \
 	}
 
