@@ -245,14 +245,20 @@ void inject_start(void)
 	else if (err && err != -EALREADY) /* -EALREADY: another client's, its line went out */
 		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, err,
 			       "CUPTI kernel timing unavailable: %s", why);
+	else if (!err && cupti_kernels_deferred(&inject_process_state))
+		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, 0,
+			       "CUPTI copy timing on; CUPTI kernel timing waits for a kernel the "
+			       "block probes do not cover");
 	else if (!err)
 		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on");
 	if (!inject_process_state.cfg.probe_mode)
 		channel_status(&inject_process_state.chan, INJ_PART_PROBES, -ECANCELED,
 			       "block probes off (GRTRACE_GPU_PROBES=off)");
-	else if ((err = instr_start(&inject_process_state, why, sizeof(why))))
+	else if ((err = instr_start(&inject_process_state, why, sizeof(why)))) {
 		channel_status(&inject_process_state.chan, INJ_PART_PROBES, err, "block probes unavailable: %s",
 			       why);
+		cupti_need_kernels(&inject_process_state, "block probes unavailable");
+	}
 	atexit(inject_finish);
 	inject_leave_tool();
 }

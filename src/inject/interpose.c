@@ -160,6 +160,10 @@ static inline bool gpu_recording(void)
 	return inject()->cfg.shm_path[0] != 0;
 }
 
+#define UNPROBED_LAUNCH                                                                            \
+	"a kernel the block probes do not cover was launched (no PTX, left out by "             \
+	"--gpu-kernels, a rewrite that failed, or a stream being captured)"
+
 /* The wrapper replacing a real driver address, or the address itself. */
 static void *swap_for_wrapper(void *p, const void *caller)
 {
@@ -499,11 +503,14 @@ static CUresult launch(enum interposed_id id, bool ptsz, void *frame, CUfunction
 	}
 	entry_ns = redirect_entry_if_timed();
 	inject_start_with_context();
+	inject_call.recorded_entry_ns = call_record_entry_ns(rec_);
 	if (redirect_launch(f, &cfg, params, extra, false, ptsz, entry_ns, &r)) {
 		stat_add(&inject()->stats.launches, 1);
+		inject_call.recorded_entry_ns = 0;
 		REC_END(r);
 		return r;
 	}
+	cupti_need_kernels(inject(), UNPROBED_LAUNCH);
 	REC_BRACKET_BEGIN();
 	entry_ns = inject_call.enter_ns;
 	r = ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
@@ -548,11 +555,14 @@ static CUresult launch_ex(enum interposed_id id, bool ptsz, void *frame, const C
 	}
 	entry_ns = redirect_entry_if_timed();
 	inject_start_with_context();
+	inject_call.recorded_entry_ns = call_record_entry_ns(rec_);
 	if (redirect_launch(f, cfg, params, extra, true, ptsz, entry_ns, &r)) {
 		stat_add(&inject()->stats.launches, 1);
+		inject_call.recorded_entry_ns = 0;
 		REC_END(r);
 		return r;
 	}
+	cupti_need_kernels(inject(), UNPROBED_LAUNCH);
 	REC_BRACKET_BEGIN();
 	entry_ns = inject_call.enter_ns;
 	r = ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
@@ -593,6 +603,8 @@ static CUresult launch_cooperative(enum interposed_id id, void *frame, CUfunctio
 	REC_BEGIN_AT(id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
 		     REC_ARG(params));
 	inject_start_with_context();
+	if (gpu_recording())
+		cupti_need_kernels(inject(), "a cooperative launch (run without block probes)");
 	REC_BRACKET_BEGIN();
 	enter_ns = inject_call.enter_ns;
 	r = real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
@@ -670,6 +682,10 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
 			REC_END(r);                                                                \
 			return r;                                                                  \
 		}                                                                                  \
+		if (IP_##name == IP_cuGraphLaunch || IP_##name == IP_cuGraphLaunch_ptsz ||         \
+		    IP_##name == IP_cuLaunchCooperativeKernelMultiDevice)                          \
+			cupti_need_kernels(inject(), "a graph or multi-device launch (its "        \
+						     "kernels run without block probes)");         \
 		REC_BRACKET_BEGIN();                                                               \
 		r = real(WORK_ARGS_##nargs);                                                       \
 		REC_END_AT(r, inject_call_end());                                                  \

@@ -148,6 +148,7 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 	struct instr_launch l;
 	struct twin *fn;
 	CUcontext ctx;
+	uint64_t recorded_ns;
 	CUresult res;
 	bool taken;
 
@@ -172,6 +173,8 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 		inject_leave_tool();
 		return false;
 	}
+	/* the call as the cuda source recorded it in-process, if it did: both brackets start there */
+	recorded_ns = inject_call.recorded_entry_ns;
 	inject_call_begin();
 	l.api_enter_ns = inject_call.enter_ns;
 	res = launch_twin(&l, ctx, params, extra, ex, values);
@@ -180,7 +183,7 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 		/* never let the probes change the application's outcome: run the original, with a
 		 * bracket of its own (the failed call is not the one the device records are of) */
 		inject_leave_tool();
-		inject_call_begin();
+		inject_call_begin_at(recorded_ns);
 		*ret = interpose_launch_real(ex, ptsz, f, cfg, params, extra);
 		inject_call_end();
 		inject_enter_tool();
