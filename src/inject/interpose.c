@@ -510,7 +510,8 @@ static CUresult launch(enum interposed_id id, bool ptsz, void *frame, CUfunction
 		REC_END(r);
 		return r;
 	}
-	cupti_need_kernels(inject(), UNPROBED_LAUNCH);
+	if (f) /* no function, no kernel: the launch fails */
+		cupti_need_kernels(inject(), UNPROBED_LAUNCH);
 	REC_BRACKET_BEGIN();
 	entry_ns = inject_call.enter_ns;
 	r = ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
@@ -562,7 +563,8 @@ static CUresult launch_ex(enum interposed_id id, bool ptsz, void *frame, const C
 		REC_END(r);
 		return r;
 	}
-	cupti_need_kernels(inject(), UNPROBED_LAUNCH);
+	if (f) /* no function, no kernel: the launch fails */
+		cupti_need_kernels(inject(), UNPROBED_LAUNCH);
 	REC_BRACKET_BEGIN();
 	entry_ns = inject_call.enter_ns;
 	r = ((launch_ex_fn)table[id].real)(cfg, f, params, extra);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "inject/call_bracket.h"
+#include "inject/cupti.h"
 #include "inject/channel.h"
 #include "inject/collector.h"
 #include "inject/inject.h"
@@ -183,6 +184,7 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 		/* never let the probes change the application's outcome: run the original, with a
 		 * bracket of its own (the failed call is not the one the device records are of) */
 		inject_leave_tool();
+		cupti_need_kernels(st, "an instrumented launch failed and ran unchanged");
 		inject_call_begin_at(recorded_ns);
 		*ret = interpose_launch_real(ex, ptsz, f, cfg, params, extra);
 		inject_call_end();

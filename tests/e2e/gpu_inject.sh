@@ -2,6 +2,9 @@
 # The gpu source end to end without a GPU: the fake driver and CUPTI, libgrtrace-inject.so, record, parse, report.
 set -u
 . tests/e2e/lib/inject.bash
+# most cases count CUPTI's kernel records of kernels the block probes also time, which grtrace
+# otherwise leaves off; "cupti_deferred" below checks that default
+export GRTRACE_GPU_CUPTI_KERNELS=always
 LAUNCHES=20
 
 # json NAME PYTHON-EXPRESSION over `recs` (the trace's records as dicts): prints its value
@@ -117,6 +120,19 @@ record noprobes gpu GRTRACE_GPU_PROBES=off -- "$FIX/app" $LAUNCHES
 n=$(json noprobes "(len(app(of('gpu_kernel'))), len(of('gpu_launch')), len(of('gpu_instrument')))")
 [ "$n" = "($((LAUNCHES + 2)), 0, 0)" ] && ok probes_off || fail probes_off "got $n"
 check probes_off_fake_plain grep -qE "^plain=$((LAUNCHES + 2)) probed=0 " "$T/noprobes.fake"
+
+# CUPTI kernel timing waits for a kernel the probes do not cover: here probe_fails_kernel's
+# failed instrumented launch, which runs unchanged; the vector_add launches before it are timed by
+# the probes alone, the one after it (through the per-thread-stream pointer) by both
+record deferred gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app" $LAUNCHES
+n=$(json deferred "[r['message'] for r in of('source_status') if 'CUPTI' in r['message'] and 'kernel timing' in r['message']]")
+[ "$n" = "['CUPTI copy timing on; CUPTI kernel timing waits for a kernel the block probes do not cover', 'CUPTI kernel timing on from here: an instrumented launch failed and ran unchanged']" ] &&
+	ok cupti_deferred_says_from_when || fail cupti_deferred_says_from_when "got $n"
+n=$(json deferred "sorted(k['kernel'] for k in app(of('gpu_kernel')))")
+[ "$n" = "['probe_fails_kernel', 'vector_add']" ] && ok cupti_deferred_kernels ||
+	fail cupti_deferred_kernels "got $n"
+n=$(json deferred "len(of('gpu_launch'))")
+[ "$n" = $((LAUNCHES + 1)) ] && ok cupti_deferred_probes_unchanged || fail cupti_deferred_probes_unchanged "got $n"
 
 record selected gpu GRTRACE_GPU_KERNELS='^vector' -- "$FIX/app" $LAUNCHES
 n=$(json selected "[i['reason'] for i in of('gpu_instrument') if i['kernel'] == 'probe_fails_kernel']")
