@@ -93,6 +93,25 @@ static void thread_exit(void *unused)
 	me.ring = NULL;
 }
 
+/*
+ * After an exec the main thread keeps its id but not its memory: the ring the
+ * image before claimed for it would look alive forever. It is closed here,
+ * drained by the recorder and freed.
+ */
+static void close_rings_of_old_image(void)
+{
+	struct call_rings_head *h = rec_state.rings;
+	uint32_t tid = inject_tid();
+
+	for (uint32_t i = 0; i < h->nrings; i++) {
+		struct call_ring *r = call_rings_ring(h, i);
+		uint32_t owned = CALL_RING_OWNED;
+
+		if (r->pid == rec_state.pid && r->tid == tid)
+			atomic_compare_exchange_strong(&r->state, &owned, CALL_RING_CLOSED);
+	}
+}
+
 void call_record_load(void)
 {
 	const char *path = getenv(GRT_INJECT_ENV_CALLS);
@@ -124,6 +143,7 @@ void call_record_load(void)
 	rec_state.rings = map;
 	rec_state.map_len = (uint64_t)sb.st_size;
 	rec_state.pid = (uint32_t)getpid();
+	close_rings_of_old_image();
 	rec_state.ppid = (uint32_t)getppid();
 	rec_state.have_key = !pthread_key_create(&rec_state.exit_key, thread_exit);
 	announce_process();

@@ -665,17 +665,20 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
 #define WORK_TYPES_8 WORK_TYPES_7, uint64_t
 #define WORK_TYPES_9 WORK_TYPES_8, uint64_t
 
+/* The start of a forwarding wrapper: the real function, read after ENTER (the first call resolves it). */
+#define FORWARD_PROLOGUE(name, nargs)                                                              \
+	CUresult (*real)(WORK_TYPES_##nargs);                                                      \
+	CUresult r;                                                                                \
+                                                                                                   \
+	ENTER(name);                                                                               \
+	real = table[IP_##name].real;                                                              \
+	if (!real)                                                                                 \
+		return CUDA_ERROR_NOT_INITIALIZED;
+
 #define WORK_WRAPPER(name, nargs)                                                                  \
 	EXPORT CUresult name(WORK_PARAMS_##nargs)                                                  \
 	{                                                                                          \
-		CUresult (*real)(WORK_TYPES_##nargs);                                              \
-		CUresult r;                                                                        \
-                                                                                                   \
-		ENTER(name);                                                                       \
-		/* read after ENTER: the first driver call of a process resolves the table */      \
-		real = table[IP_##name].real;                                                      \
-		if (!real)                                                                         \
-			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+		FORWARD_PROLOGUE(name, nargs)                                                      \
 		if (inject_in_tool)                                                                \
 			return real(WORK_ARGS_##nargs);                                            \
 		REC_BEGIN(name, WORK_ARGS_##nargs);                                                \
@@ -700,14 +703,7 @@ INJECT_WORK_CALLS(WORK_WRAPPER)
 #define RECORDED_WRAPPER(name, nargs)                                                              \
 	EXPORT CUresult name(WORK_PARAMS_##nargs)                                                  \
 	{                                                                                          \
-		CUresult (*real)(WORK_TYPES_##nargs);                                              \
-		CUresult r;                                                                        \
-                                                                                                   \
-		ENTER(name);                                                                       \
-		/* read after ENTER: the first driver call of a process resolves the table */      \
-		real = table[IP_##name].real;                                                      \
-		if (!real)                                                                         \
-			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+		FORWARD_PROLOGUE(name, nargs)                                                      \
 		REC_BEGIN(name, WORK_ARGS_##nargs);                                                \
 		r = real(WORK_ARGS_##nargs);                                                       \
 		REC_END(r);                                                                        \

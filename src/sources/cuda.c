@@ -73,6 +73,7 @@ struct cuda_tracer {
 	 * announcement, and the processes found recorded by uprobes instead
 	 */
 	bool via_inject;
+	bool check_only; /* attach_library() only checks the file: its symbols, no probes */
 	struct cuda_inproc *inproc;
 	struct bpf_link *inproc_links[2];
 	struct u64_map uprobe_pids;
@@ -338,6 +339,8 @@ static int attach_library_fd(struct cuda_tracer *t, const char *open_path, const
 	if (!found)
 		return library_failed(t, -ENOENT, "%s exports none of the CUDA driver entry points",
 				      shown_path);
+	if (t->check_only)
+		return 0;
 	lib = &t->libs[t->nlibs];
 	err = probe_offsets(t, lib, open_path, offsets);
 	if (err) {
@@ -810,8 +813,18 @@ static int attach_inproc(struct cuda_tracer *t)
 	    .stacks = !getenv("GRT_CUDA_NO_STACKS"),
 	    .args = !getenv("GRT_CUDA_NO_ARGS"),
 	};
-	int err = cuda_inproc_start(t->session, t->decoder, &rc, &t->inproc);
+	int err;
 
+	/* a libcuda named or found for the command is checked now, as the uprobe path would */
+	if (cfg->libcuda_path) {
+		t->why[0] = 0;
+		t->check_only = true;
+		err = attach_library(t, cfg->libcuda_path, cfg->libcuda_path);
+		t->check_only = false;
+		if (err)
+			return grt_session_fail(t->session, err, "%s", t->why);
+	}
+	err = cuda_inproc_start(t->session, t->decoder, &rc, &t->inproc);
 	return err ? err : attach_inproc_probes(t);
 }
 

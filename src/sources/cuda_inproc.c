@@ -1,6 +1,5 @@
 /* The recorder's end of the in-process cuda path: per-thread call rings drained into cuda records. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +44,7 @@ struct cuda_inproc {
 	int timer_fd;
 	uint64_t next_reap_ns;
 	struct u64_map procs;	    /* pids seen recording here */
+	uint32_t last_pid;	    /* the last call's: a storm comes from one process */
 	struct u64_map thread_lost; /* pid << 32 | tid -> calls lost */
 	struct u64_map stack_ids;   /* crc of a stack's frames -> its id */
 	uint64_t (*stacks)[CUDA_STACK_DEPTH];
@@ -67,29 +67,16 @@ static int create_rings(struct cuda_inproc *ip, const struct call_rings_config *
 {
 	uint32_t kb = env_u32("GRTRACE_CUDA_RING_KB", DEFAULT_RING_KB, 4, 1 << 20), bytes = 4096;
 	void *map;
-	int fd;
+	int err;
 
 	while (bytes < kb * 1024u)
 		bytes <<= 1;
 	ip->nrings = env_u32("GRTRACE_CUDA_RINGS", DEFAULT_RINGS, 1, 4096);
 	ip->ring_bytes = bytes;
 	ip->map_len = call_rings_size(ip->nrings, ip->ring_bytes);
-	snprintf(ip->path, sizeof(ip->path), "/dev/shm/grtrace-calls-%d-XXXXXX", (int)getpid());
-	fd = mkostemp(ip->path, O_CLOEXEC);
-	if (fd < 0) {
-		ip->path[0] = 0;
-		return -errno;
-	}
-	if (ftruncate(fd, (off_t)ip->map_len)) {
-		int err = -errno;
-
-		close(fd);
+	err = inject_shm_create("calls", ip->map_len, ip->path, sizeof(ip->path), &map);
+	if (err)
 		return err;
-	}
-	map = mmap(NULL, ip->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
 	ip->head = map;
 	ip->lost_seen = calloc(ip->nrings, sizeof(*ip->lost_seen));
 	if (!ip->lost_seen)
@@ -113,6 +100,9 @@ static void note_process(struct cuda_inproc *ip, uint32_t pid)
 {
 	char line[128];
 
+	if (pid == ip->last_pid)
+		return;
+	ip->last_pid = pid;
 	if (u64_map_get(&ip->procs, pid, NULL) || u64_map_put(&ip->procs, pid, 1))
 		return;
 	snprintf(line, sizeof(line),

@@ -73,23 +73,12 @@ static int create_ring(struct gpu_source *g)
 {
 	uint64_t data = ring_bytes();
 	void *map;
-	int fd;
+	int err;
 
-	snprintf(g->shm_path, sizeof(g->shm_path), "/dev/shm/grtrace-gpu-%d-XXXXXX", (int)getpid());
-	fd = mkostemp(g->shm_path, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	g->map_len = shm_ring_map_size(data);
-	if (ftruncate(fd, (off_t)g->map_len)) {
-		int err = -errno;
-
-		close(fd);
+	err = inject_shm_create("gpu", g->map_len, g->shm_path, sizeof(g->shm_path), &map);
+	if (err)
 		return err;
-	}
-	map = mmap(NULL, g->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
 	g->ring = map;
 	return shm_ring_init(g->ring, data);
 }

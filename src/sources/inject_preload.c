@@ -1,9 +1,11 @@
 /* The launched command's LD_PRELOAD of libgrtrace-inject.so, shared by the gpu and cuda sources. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include "sources/inject_preload.h"
 #include "sources/session.h"
@@ -34,6 +36,27 @@ int gpu_find_inject_lib(char *out, size_t len)
 		return 0;
 	snprintf(out, len, "%s/../lib/grtrace/%s", exe, INJECT_LIB_NAME);
 	return access(out, R_OK) ? -ENOENT : 0;
+}
+
+int inject_shm_create(const char *kind, uint64_t len, char *path, size_t path_len, void **map)
+{
+	int fd, err = 0;
+
+	snprintf(path, path_len, "/dev/shm/grtrace-%s-%d-XXXXXX", kind, (int)getpid());
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0) {
+		path[0] = 0;
+		return -errno;
+	}
+	if (ftruncate(fd, (off_t)len))
+		err = -errno;
+	*map = err ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (!err && *map == MAP_FAILED)
+		err = -errno;
+	close(fd);
+	if (err)
+		*map = NULL;
+	return err;
 }
 
 int inject_add_env(struct grt_session *s, const char *key, const char *value)

@@ -3,6 +3,7 @@
 #define GRT_INJECT_PRELOAD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct grt_session;
 
@@ -14,6 +15,13 @@ int gpu_find_inject_lib(char *out, size_t len);
  * user set; a second source asking again changes nothing. 0 or -errno.
  */
 int inject_preload(struct grt_session *s, const char *lib);
+
+/*
+ * A new shared file /dev/shm/grtrace-KIND-PID-XXXXXX of len bytes, mapped:
+ * its name in path, its mapping in *map. 0 or -errno (path[0] is 0 when no
+ * file was made; otherwise the caller unlinks it).
+ */
+int inject_shm_create(const char *kind, uint64_t len, char *path, size_t path_len, void **map);
 
 /* K=V in the launched command's environment. 0 or -errno. */
 int inject_add_env(struct grt_session *s, const char *key, const char *value);

@@ -42,20 +42,28 @@ def frame(maps, pid, ip):
 
 
 def calls(path):
+    """Each thread's calls, keyed (process index, thread index). Threads of a process are
+    numbered by their calls, not by when they started: which of two threads records first
+    is the scheduler's choice."""
     recs, maps, stacks = load(path)
-    pids, tids, out = {}, {}, {}
+    pids, by_thread = {}, {}
     for r in recs:
         if r["type"] not in CALLS:
             continue
         pid = pids.setdefault(r["pid"], len(pids))
-        tid = tids.setdefault(r["tid"], len(tids))
         key = {k: v for k, v in r.items() if k not in TIMED}
         key["process"] = pid
         key["parent_is_traced"] = r["ppid"] in pids
         if r.get("stack_id", -1) >= 0:
             key["stack"] = [frame(maps, r["pid"], ip)
                             for ip in stacks.get(r["stack_id"], [])]
-        out.setdefault((pid, tid), []).append(key)
+        by_thread.setdefault((pid, r["tid"]), []).append(key)
+    out = {}
+    for pid in range(len(pids)):
+        threads = sorted((v for (p, _), v in by_thread.items() if p == pid),
+                         key=lambda v: json.dumps(v, sort_keys=True, default=str))
+        for i, v in enumerate(threads):
+            out[(pid, i)] = v
     return out
 
 
