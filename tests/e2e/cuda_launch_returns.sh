@@ -81,7 +81,7 @@ subprocess.run([sys.executable, sys.argv[2], sys.argv[1]], check=True, stdout=su
 
 # without uprobe sessions: an entry + return probe pair for 1, entry probes alone for 0, and
 # any other N refused in one line
-GRT_CUDA_NO_UPROBE_SESSION=1 record_known pair
+GRT_CUDA_NO_UPROBE_SESSION=1 record_known pair --cuda-via uprobe
 expect_returns pair 1 uprobe+uretprobe
 GRT_CUDA_NO_UPROBE_SESSION=1 record_known entry --cuda-via uprobe --launch-returns 0
 expect_returns entry 0 uprobe
