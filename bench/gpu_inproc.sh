@@ -56,7 +56,15 @@ traced() {
 launches_in() { "$GRT" report "$1" --kernels --format json 2>/dev/null |
 	$PY -c 'import json,sys; print(sum(k["launches"] for k in json.load(sys.stdin)["kernels"]))'; }
 # stats FILE: "median min max" of the numbers in FILE
-stats() { sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.1f %.1f %.1f", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
+stats() { sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.4f %.4f %.4f", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
+# versus BASE FILE: "median min max added added%" of the numbers in FILE against BASE's median
+versus() {
+	local base med lo hi
+	read -r base _ _ < <(stats "$1")
+	read -r med lo hi < <(stats "$2")
+	awk -v b="$base" -v m="$med" -v lo="$lo" -v hi="$hi" \
+		'BEGIN { printf "%s %s %s %.4f %.4f\n", m, lo, hi, m - b, b ? (m - b) * 100 / b : 0 }'
+}
 
 # ---- 1. launch micro-benchmark ----
 say ""
@@ -79,11 +87,10 @@ for round in $(seq "$ROUNDS"); do
 	done
 done
 for api in driver runtime; do
-	read -r base _ _ < <(stats "$OUT/launch_${api}_untraced.ns")
 	for via in untraced uprobe inject; do
-		read -r med lo hi < <(stats "$OUT/launch_${api}_${via}.ns")
+		read -r med lo hi add _ < <(versus "$OUT/launch_${api}_untraced.ns" "$OUT/launch_${api}_${via}.ns")
 		say "$(printf '%-8s %-9s median %8.1f ns (rounds %.1f..%.1f)  added %8.1f ns' $api $via \
-			"$med" "$lo" "$hi" "$(echo "$med - $base" | bc -l)")"
+			"$med" "$lo" "$hi" "$add")"
 	done
 done
 
@@ -99,11 +106,9 @@ if $PY -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 			sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' "$OUT/torch_${m}_$round.out" >>"$OUT/torch_$m.ms"
 		done
 	done
-	read -r base _ _ < <(stats "$OUT/torch_untraced.ms")
 	for m in untraced cuda cudagpu; do
-		read -r med lo hi < <(stats "$OUT/torch_$m.ms")
-		say "$(printf '%-9s median %.4f ms (rounds %.4f..%.4f)  added %+.2f%%' $m "$med" "$lo" "$hi" \
-			"$(echo "($med - $base) * 100 / $base" | bc -l)")"
+		read -r med lo hi _ pct < <(versus "$OUT/torch_untraced.ms" "$OUT/torch_$m.ms")
+		say "$(printf '%-9s median %.4f ms (rounds %.4f..%.4f)  added %+.2f%%' $m "$med" "$lo" "$hi" "$pct")"
 	done
 	$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" profile >"$OUT/torch_profile.out" 2>&1
 	say "launches in the -s cuda trace: $(launches_in "$OUT/torch_cuda_1.grt"), PyTorch profiler's" \
@@ -125,11 +130,9 @@ for round in $(seq "$ROUNDS"); do
 		sed -n 's/.*loop_ms=\([0-9.]*\).*/\1/p' "$OUT/vadd_${m}_$round.out" >>"$OUT/vadd_$m.ms"
 	done
 done
-read -r base _ _ < <(stats "$OUT/vadd_untraced.ms")
 for m in untraced gpu cudagpu; do
-	read -r med lo hi < <(stats "$OUT/vadd_$m.ms")
-	say "$(printf '%-9s median %.2f ms (rounds %.2f..%.2f)  added %+.1f%%' $m "$med" "$lo" "$hi" \
-		"$(echo "($med - $base) * 100 / $base" | bc -l)")"
+	read -r med lo hi _ pct < <(versus "$OUT/vadd_untraced.ms" "$OUT/vadd_$m.ms")
+	say "$(printf '%-9s median %.2f ms (rounds %.2f..%.2f)  added %+.1f%%' $m "$med" "$lo" "$hi" "$pct")"
 done
 for m in gpu cudagpu; do
 	say "CUPTI in vadd_$m: $("$GRT" parse "$OUT/vadd_${m}_1.grt" | grep -o 'CUPTI [a-z ]*kernel timing[^"]*' | head -2 | tr '\n' ';')"
