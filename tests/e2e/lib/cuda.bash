@@ -10,6 +10,11 @@ FAKE=$BUILD/fixtures/fake/libcuda.so.1
 FAKE_COPY=$BUILD/fixtures/fake2/libcuda.so.1
 WL=$BUILD/fixtures/workloads
 EXPECT="python3 tests/e2e/lib/cuda_expect.py"
+# a launched command records in-process by default: the library is preloaded into the workloads,
+# and a sanitized library comes ahead of its sanitizer runtime (as in lib/inject.bash)
+if ldd "$BUILD/libgrtrace-inject.so" 2>/dev/null | grep -q libasan; then
+	export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
+fi
 GRT_BG=
 
 cleanup() {
