@@ -34,7 +34,7 @@ storm() {
 	untraced) "$STORM" "$SECONDS_EACH" 2 "$rate" >"$TMP/out" ;;
 	library) LD_PRELOAD=$LIB "$STORM" "$SECONDS_EACH" 2 "$rate" >"$TMP/out" ;;
 	inject | uprobe)
-		"$GRT" record -o "$TMP/s.grt" --cuda-via "$mode" --libcuda "$FAKE" \
+		"$GRT" record -f -o "$TMP/s.grt" --cuda-via "$mode" --libcuda "$FAKE" \
 			-- "$STORM" "$SECONDS_EACH" 2 "$rate" >"$TMP/out" 2>"$TMP/err" ||
 			{ echo "record failed: $(cat "$TMP/err")" >&2; return 1; }
 		"$GRT" report "$TMP/s.grt" --kernels --drops --format json >"$TMP/r.json" || return 1

@@ -50,7 +50,7 @@ traced() {
 	local name=$1 sources=$2 via=$3
 	shift 3
 	# shellcheck disable=SC2086 # LIBFLAG is words
-	timeout 300 "$GRT" record -s "$sources" ${via:+--cuda-via $via} $LIBFLAG -o "$OUT/$name.grt" \
+	timeout 300 "$GRT" record -f -s "$sources" ${via:+--cuda-via $via} $LIBFLAG -o "$OUT/$name.grt" \
 		-- "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" || echo "record failed: $name" >>"$SUMMARY"
 }
 launches_in() { "$GRT" report "$1" --kernels --format json 2>/dev/null |

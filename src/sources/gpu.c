@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +95,7 @@ static bool hook_off(void)
 /* The launched command's environment: the library preloaded ahead of any the user set. */
 static int set_target_env(struct gpu_source *g, const char *lib)
 {
-	const struct grt_session_config *cfg = grt_session_config(g->session);
+	const char *kernels = grt_session_option(g->session, "gpu-kernels");
 	const char *injection = getenv("CUDA_INJECTION64_PATH");
 	int err;
 
@@ -105,8 +106,8 @@ static int set_target_env(struct gpu_source *g, const char *lib)
 	 * off */
 	if (!err && !(injection && *injection) && !hook_off())
 		err = inject_add_env(g->session, "CUDA_INJECTION64_PATH", lib);
-	if (!err && cfg->gpu_kernels && *cfg->gpu_kernels)
-		err = inject_add_env(g->session, GRT_INJECT_ENV_KERNELS, cfg->gpu_kernels);
+	if (!err && kernels && *kernels)
+		err = inject_add_env(g->session, GRT_INJECT_ENV_KERNELS, kernels);
 	return err;
 }
 
@@ -390,6 +391,27 @@ const char *gpu_ring_path(const void *ctx)
 	return g ? g->shm_path : NULL;
 }
 
+/* --gpu-kernels: compiled here the way the injected library compiles it, so a bad one stops record early */
+static int check_gpu_kernels(const char *regex, char *why, size_t why_len)
+{
+	char what[128];
+	regex_t re;
+	int rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB);
+
+	if (!rc) {
+		regfree(&re);
+		return 0;
+	}
+	regerror(rc, &re, what, sizeof(what));
+	snprintf(why, why_len, "bad --gpu-kernels regular expression '%s': %s", regex, what);
+	return -EINVAL;
+}
+
+static const struct grt_source_option gpu_options[] = {
+	{ "gpu-kernels", "RE", "gpu source: instrument kernels whose name matches RE", check_gpu_kernels },
+	{ NULL },
+};
+
 static const struct grt_source gpu_source = {
     .name = "gpu",
     .id = GRT_SRC_GPU,
@@ -399,6 +421,7 @@ static const struct grt_source gpu_source = {
     .attach = gpu_attach,
     .drain = gpu_drain,
     .detach = gpu_detach,
+    .options = gpu_options,
 };
 
 GRT_SOURCE_REGISTER(gpu_source);

@@ -13,7 +13,7 @@ COMPARE="python3 tests/e2e/lib/cuda_compare.py"
 record() {
 	local via=$1 name=$2
 	shift 2
-	setarch -R "$GRT" record -o "$tmp/$name-$via.grt" --cuda-via "$via" --libcuda "$FAKE" \
+	setarch -R "$GRT" record -f -o "$tmp/$name-$via.grt" --cuda-via "$via" --libcuda "$FAKE" \
 		"$@" >"$tmp/$name-$via.out" 2>"$tmp/$name-$via.err"
 	check "$name, --cuda-via $via: status 0" [ $? = 0 ]
 	"$GRT" parse --format json --all "$tmp/$name-$via.grt" >"$tmp/$name-$via.json"
@@ -92,7 +92,7 @@ uprobe = [m for m in msgs if "recorded by uprobes" in m]
 assert len(inproc) == 1 and len(uprobe) == 1, msgs' "$tmp/clean-inject.json"
 
 # rings far too small: every launch is in the trace or counted lost, per thread
-GRTRACE_CUDA_RING_KB=4 "$GRT" record -o "$tmp/x.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" 1 1 \
+GRTRACE_CUDA_RING_KB=4 "$GRT" record -f -o "$tmp/x.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" 1 1 \
 	>"$tmp/out" 2>"$tmp/err"
 check "in-process rings of 4 KiB: status 0" [ $? = 0 ]
 made=$(awk '/^launches/ { print $2 }' "$tmp/out")
@@ -109,7 +109,7 @@ check "... and the thread that lost them" bash -c \
 	"'$GRT' parse '$tmp/x.grt' | grep -q 'tid [0-9]*: $lost CUDA calls lost'"
 
 # more threads than rings: their calls are counted lost, never blocked
-GRTRACE_CUDA_RINGS=1 "$GRT" record -o "$tmp/r.grt" --libcuda "$FAKE" -- \
+GRTRACE_CUDA_RINGS=1 "$GRT" record -f -o "$tmp/r.grt" --libcuda "$FAKE" -- \
 	"$WL/cuda_threads" 4 100 >/dev/null 2>"$tmp/err"
 check "one ring for 5 threads: status 0" [ $? = 0 ]
 check "... the threads without a ring are counted lost" bash -c \
