@@ -719,7 +719,7 @@ bool cupti_kernels_deferred(const struct inject_state *st)
 	return st->cupti && !atomic_load(&st->cupti->kernels_on);
 }
 
-void cupti_need_kernels(struct inject_state *st, const char *why)
+void cupti_need_kernels(struct inject_state *st, const char *kernel, const char *why)
 {
 	struct cupti_state *c = st->cupti;
 	bool off = false;
@@ -732,11 +732,13 @@ void cupti_need_kernels(struct inject_state *st, const char *why)
 	inject_leave_tool();
 	if (r)
 		channel_status(&st->chan, INJ_PART_CUPTI, -EIO,
-			       "CUPTI kernel timing could not be turned on (%s) for %s", cupti_error(c, r),
-			       why);
+			       "CUPTI kernel timing could not be turned on (%s) for %s%s%s%s",
+			       cupti_error(c, r), kernel ? "kernel " : "", kernel ? kernel : "",
+			       kernel ? " launched without block probes: " : "", why);
 	else
-		channel_status(&st->chan, INJ_PART_CUPTI, 0,
-			       "CUPTI kernel timing on from here: %s", why);
+		channel_status(&st->chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on from here: %s%s%s%s",
+			       kernel ? "kernel " : "", kernel ? kernel : "",
+			       kernel ? " launched without block probes: " : "", why);
 }
 
 void cupti_flush(struct inject_state *st)

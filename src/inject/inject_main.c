@@ -259,7 +259,7 @@ void inject_start(void)
 	else if ((err = instr_start(&inject_process_state, why, sizeof(why)))) {
 		channel_status(&inject_process_state.chan, INJ_PART_PROBES, err, "block probes unavailable: %s",
 			       why);
-		cupti_need_kernels(&inject_process_state, "block probes unavailable");
+		cupti_need_kernels(&inject_process_state, NULL, "block probes unavailable");
 	}
 	atexit(inject_finish);
 	inject_leave_tool();

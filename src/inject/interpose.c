@@ -160,10 +160,6 @@ static inline bool gpu_recording(void)
 	return inject()->cfg.shm_path[0] != 0;
 }
 
-#define UNPROBED_LAUNCH                                                                            \
-	"a kernel the block probes do not cover was launched (no PTX, left out by "             \
-	"--gpu-kernels, a rewrite that failed, or a stream being captured)"
-
 /* The wrapper replacing a real driver address, or the address itself. */
 static void *swap_for_wrapper(void *p, const void *caller)
 {
@@ -487,6 +483,7 @@ static CUresult launch(enum interposed_id id, bool ptsz, void *frame, CUfunction
 		       void **params, void **extra)
 {
 	CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, s, NULL, 0};
+	struct redirect_miss miss;
 	uint64_t entry_ns, return_ns;
 	CUresult r;
 
@@ -504,14 +501,14 @@ static CUresult launch(enum interposed_id id, bool ptsz, void *frame, CUfunction
 	entry_ns = redirect_entry_if_timed();
 	inject_start_with_context();
 	inject_call.recorded_entry_ns = call_record_entry_ns(rec_);
-	if (redirect_launch(f, &cfg, params, extra, false, ptsz, entry_ns, &r)) {
+	if (redirect_launch(f, &cfg, params, extra, false, ptsz, entry_ns, &r, &miss)) {
 		stat_add(&inject()->stats.launches, 1);
 		inject_call.recorded_entry_ns = 0;
 		REC_END(r);
 		return r;
 	}
-	if (f) /* no function, no kernel: the launch fails */
-		cupti_need_kernels(inject(), UNPROBED_LAUNCH);
+	if (f && miss.why) /* no function, no kernel: the launch fails */
+		cupti_need_kernels(inject(), miss.kernel, miss.why);
 	REC_BRACKET_BEGIN();
 	entry_ns = inject_call.enter_ns;
 	r = ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
@@ -541,6 +538,7 @@ EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int 
 static CUresult launch_ex(enum interposed_id id, bool ptsz, void *frame, const CUlaunchConfig *cfg,
 			  CUfunction f, void **params, void **extra)
 {
+	struct redirect_miss miss;
 	uint64_t entry_ns, return_ns;
 	CUresult r;
 
@@ -557,14 +555,14 @@ static CUresult launch_ex(enum interposed_id id, bool ptsz, void *frame, const C
 	entry_ns = redirect_entry_if_timed();
 	inject_start_with_context();
 	inject_call.recorded_entry_ns = call_record_entry_ns(rec_);
-	if (redirect_launch(f, cfg, params, extra, true, ptsz, entry_ns, &r)) {
+	if (redirect_launch(f, cfg, params, extra, true, ptsz, entry_ns, &r, &miss)) {
 		stat_add(&inject()->stats.launches, 1);
 		inject_call.recorded_entry_ns = 0;
 		REC_END(r);
 		return r;
 	}
-	if (f) /* no function, no kernel: the launch fails */
-		cupti_need_kernels(inject(), UNPROBED_LAUNCH);
+	if (f && miss.why) /* no function, no kernel: the launch fails */
+		cupti_need_kernels(inject(), miss.kernel, miss.why);
 	REC_BRACKET_BEGIN();
 	entry_ns = inject_call.enter_ns;
 	r = ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
@@ -606,7 +604,7 @@ static CUresult launch_cooperative(enum interposed_id id, void *frame, CUfunctio
 		     REC_ARG(params));
 	inject_start_with_context();
 	if (gpu_recording())
-		cupti_need_kernels(inject(), "a cooperative launch (run without block probes)");
+		cupti_need_kernels(inject(), twin_name(f), "a cooperative launch (run unchanged)");
 	REC_BRACKET_BEGIN();
 	enter_ns = inject_call.enter_ns;
 	r = real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
@@ -689,8 +687,8 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
 		}                                                                                  \
 		if (IP_##name == IP_cuGraphLaunch || IP_##name == IP_cuGraphLaunch_ptsz ||         \
 		    IP_##name == IP_cuLaunchCooperativeKernelMultiDevice)                          \
-			cupti_need_kernels(inject(), "a graph or multi-device launch (its "        \
-						     "kernels run without block probes)");         \
+			cupti_need_kernels(inject(), NULL, "a graph or multi-device launch (its "  \
+						     "kernels run unchanged)");                    \
 		REC_BRACKET_BEGIN();                                                               \
 		r = real(WORK_ARGS_##nargs);                                                       \
 		REC_END_AT(r, inject_call_end());                                                  \
