@@ -8,9 +8,11 @@
 #     step time and % added; the trace's launch count against the PyTorch profiler's kernel count
 #     of the same program;
 #  3. the design's vector-add (10,000 launches of 1M elements): untraced, -s gpu, -s cuda,gpu; the
-#     loop time, % added, and what the trace says about CUPTI's kernel timing (on or waiting).
+#     loop time, % added, the probe coverage (gpu_launch records of the 10,020 launches, lost),
+#     whether the probe pool ran dry, and which kernel turned CUPTI's kernel timing on and why.
 #
 # usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]
+#        ONLY=vadd bench/gpu_inproc.sh BUILD OUTDIR   part 3 alone (under 2 minutes on an H100)
 #   BUILD   directory with grtrace and libgrtrace-inject.so (built on the development machine)
 #   OUTDIR  logs, traces and summary.txt go here
 # environment: STEPS (training steps, default 600), LAUNCH_BATCHES (default 200 x 256 launches)
@@ -21,6 +23,7 @@ OUT=${2:?usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]}
 ROUNDS=${3:-3}
 STEPS=${STEPS:-600}
 BATCHES=${LAUNCH_BATCHES:-200}
+ONLY=${ONLY:-}
 HERE=$(cd "$(dirname "$0")" && pwd)
 GRT=$(cd "$BUILD" && pwd)/grtrace
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -40,7 +43,8 @@ for c in /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.
 	[ -e "$c" ] && LIBCUDA=$c && break
 done
 LIBFLAG=${LIBCUDA:+--libcuda $LIBCUDA}
-"$NVCC" -O2 -o "$OUT/launch_loop" "$HERE/gpu_inproc/launch_loop.cu" -lcuda || die "nvcc launch_loop"
+[ "$ONLY" = vadd ] ||
+	"$NVCC" -O2 -o "$OUT/launch_loop" "$HERE/gpu_inproc/launch_loop.cu" -lcuda || die "nvcc launch_loop"
 "$NVCC" -O2 -o "$OUT/vector_add" "$HERE/gpu_inject/vector_add.cu" || die "nvcc vector_add"
 
 say "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), $(uname -r), $ROUNDS rounds interleaved"
@@ -67,6 +71,7 @@ versus() {
 }
 
 # ---- 1. launch micro-benchmark ----
+if [ "$ONLY" != vadd ]; then
 say ""
 say "## launch micro-benchmark: $BATCHES x 256 launches of an empty kernel, median ns per launch"
 for round in $(seq "$ROUNDS"); do
@@ -119,6 +124,8 @@ else
 	say "## transformer training loop: skipped (no PyTorch with CUDA here)"
 fi
 
+fi # ONLY
+
 # ---- 3. vector add ----
 say ""
 say "## vector add, 10000 launches of 1M elements: loop time"
@@ -134,9 +141,26 @@ for m in untraced gpu cudagpu; do
 	read -r med lo hi _ pct < <(versus "$OUT/vadd_untraced.ms" "$OUT/vadd_$m.ms")
 	say "$(printf '%-9s median %.2f ms (rounds %.2f..%.2f)  added %+.1f%%' $m "$med" "$lo" "$hi" "$pct")"
 done
+# what each first-round trace says: probe coverage of the 10,020 launches (20 warm-up), loss,
+# the pool running dry, and the kernel that turned CUPTI's kernel timing on (none: it stayed off)
 for m in gpu cudagpu; do
-	say "CUPTI in vadd_$m: $("$GRT" parse "$OUT/vadd_${m}_1.grt" | grep -o 'CUPTI [a-z ]*kernel timing[^"]*' | head -2 | tr '\n' ';')"
-	say "  gpu_kernel records (CUPTI): $("$GRT" parse "$OUT/vadd_${m}_1.grt" --filter type=gpu_kernel | grep -vc __grt_), gpu_launch records (probes): $("$GRT" parse "$OUT/vadd_${m}_1.grt" --filter type=gpu_launch | wc -l)"
+	"$GRT" parse --format json "$OUT/vadd_${m}_1.grt" | $PY -c '
+import json, sys
+recs = [json.loads(l) for l in sys.stdin]
+of = lambda t: [r for r in recs if r["type"] == t]
+launches = 10020
+probed = len(of("gpu_launch"))
+cupti = len([r for r in of("gpu_kernel") if not r.get("kernel", "").startswith("__grt_")])
+lost = sum(d["count"] for d in of("drop"))
+msgs = [r["message"] for r in of("source_status")]
+on = [m for m in msgs if "kernel timing on from here" in m]
+dry = [m for m in msgs if "ran dry" in m]
+print("vadd_%s: probe coverage %d of %d launches (%.1f%%), CUPTI gpu_kernel records %d, lost %d"
+      % (sys.argv[1], probed, launches, probed * 100.0 / launches, cupti, lost))
+print("  uncovered kernel: " + (on[0].split("from here: ", 1)[1] if on else
+      "none (CUPTI kernel timing stayed off)"))
+print("  probe pool: " + (dry[0] if dry else "never ran dry"))
+' "$m" | tee -a "$SUMMARY"
 done
 say ""
 say "summary in $SUMMARY"
