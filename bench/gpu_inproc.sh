@@ -160,6 +160,7 @@ print("vadd_%s: probe coverage %d of %d launches (%.1f%%), CUPTI gpu_kernel reco
 print("  uncovered kernel: " + (on[0].split("from here: ", 1)[1] if on else
       "none (CUPTI kernel timing stayed off)"))
 print("  probe pool: " + (dry[0] if dry else "never ran dry"))
+print("  library " + next((m for m in msgs if m.startswith("cost:")), "cost: (no cost line)"))
 ' "$m" | tee -a "$SUMMARY"
 done
 say ""
