@@ -92,19 +92,7 @@ uprobe = [m for m in msgs if "recorded by uprobes" in m]
 assert len(inproc) == 1 and len(uprobe) == 1, msgs' "$tmp/clean-inject.json"
 
 # rings far too small: every launch is in the trace or counted lost, per thread
-GRTRACE_CUDA_RING_KB=4 "$GRT" record -f -o "$tmp/x.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" 1 1 \
-	>"$tmp/out" 2>"$tmp/err"
-check "in-process rings of 4 KiB: status 0" [ $? = 0 ]
-made=$(awk '/^launches/ { print $2 }' "$tmp/out")
-"$GRT" report "$tmp/x.grt" --kernels --drops --format json >"$tmp/x.json"
-read -r recorded lost < <(python3 -c '
-import json, sys
-r = json.load(open(sys.argv[1]))
-print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$tmp/x.json")
-check "... calls were lost ($lost of $made)" [ "${lost:-0}" -gt 0 ]
-check "... recorded + lost = launches made ($recorded + $lost = $made)" \
-	[ $((recorded + lost)) = "$made" ]
-check "... record reports the loss" grep -q "($lost events lost)" "$tmp/err"
+small_ring_loses GRTRACE_CUDA_RING_KB calls
 check "... and the thread that lost them" bash -c \
 	"'$GRT' parse '$tmp/x.grt' | grep -q 'tid [0-9]*: $lost CUDA calls lost'"
 
