@@ -60,8 +60,11 @@ def calls(path):
         by_thread.setdefault((pid, r["tid"]), []).append(key)
     out = {}
     for pid in range(len(pids)):
+        # ordered by the calls without their stacks: a stack the uprobe path could not walk
+        # must not reorder the threads (then every record of two threads would differ)
         threads = sorted((v for (p, _), v in by_thread.items() if p == pid),
-                         key=lambda v: json.dumps(v, sort_keys=True, default=str))
+                         key=lambda v: json.dumps([{k: c[k] for k in c if k != "stack"}
+                                                   for c in v], sort_keys=True, default=str))
         for i, v in enumerate(threads):
             out[(pid, i)] = v
     return out
