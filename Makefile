@@ -34,8 +34,9 @@ vpath %.bpf.c $(BPF_DIRS)
 LIB_SRCS := $(filter-out %.bpf.c src/cli/main.c,$(wildcard src/common/*.c src/trace/*.c src/sources/*.c src/serve/*.c src/analysis/*.c src/analysis/jobs/*.c src/export/*.c src/cli/*.c))
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/src/cli/main.o
-# the injected library links only its own files and the kernel-name filter it shares with record
-INJECT_SRCS := $(wildcard src/inject/*.c) src/common/kernel_regex.c
+# the injected library links its own files, the kernel-name filter it shares with record, and
+# the cuda source's api tables (it records CUDA calls in-process)
+INJECT_SRCS := $(wildcard src/inject/*.c) src/common/kernel_regex.c src/sources/cuda_api.c
 INJECT_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(INJECT_SRCS))
 
 TEST_SRCS := $(wildcard tests/test_*.c)
@@ -75,7 +76,7 @@ $(BUILD)/obj/%.o: %.c | $(SKELS)
 $(BUILD)/pic/%.o: %.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -fno-omit-frame-pointer -c $< -o $@
 
 # Rewritten only when the version or commit changed, so a commit relinks, a build does not.
 $(BUILD)/gen/version.h: FORCE

@@ -550,6 +550,16 @@ static int check_source_options(const struct record_options *o)
 			grt_error("record: bad value '%s' for --%s", value, opt->name);
 		return err;
 	}
+	for (unsigned i = 0; i < o->nsource_options; i++) {
+		const struct grt_source_option *opt = grt_source_option_find(o->source_options[i].name, NULL);
+		const char *value = o->source_options[i].value;
+
+		if (opt && opt->needs_command && !strcmp(value, opt->needs_command) && !o->command) {
+			grt_error("record: --%s %s needs a command to launch (-- CMD); drop it for -p or -a",
+				  opt->name, value);
+			return -EINVAL;
+		}
+	}
 	return 0;
 }
 

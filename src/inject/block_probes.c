@@ -242,6 +242,23 @@ static __thread struct pending scratch_pending;
  * launch order but not yet `launched` (the collection skips it until then):
  * one critical section per launch. Under the lock.
  */
+/*
+ * The first launch that found no buffer: the trace says where the probes'
+ * records started to be lost, since this is a capacity limit and not a kernel
+ * the probes do not cover (CUPTI's kernel timing stays as it was).
+ */
+static void say_pool_dry(struct block_probes *bp, const struct instr_launch *l)
+{
+	struct inject_state *st = bp->st;
+
+	channel_status(&st->chan, INJ_PART_PROBES, 0,
+		       "block probes: the buffer pool (%llu MiB) ran dry at launch %llu (kernel %s); "
+		       "launches run unprobed until collection frees buffers, each counted lost "
+		       "(GRTRACE_GPU_POOL_MB, GRTRACE_GPU_POOL_WAIT=1)",
+		       (unsigned long long)(bp->pool.budget >> 20), (unsigned long long)l->seq,
+		       l->fn->name);
+}
+
 static int probes_launch_begin(void *self, struct instr_launch *l, unsigned index,
 			       uint64_t *params)
 {
@@ -279,7 +296,8 @@ static int probes_launch_begin(void *self, struct instr_launch *l, unsigned inde
 	if (!slot || !(p = pending_new(bp))) {
 		if (slot)
 			pool_slot_put(&bp->pool, slot);
-		atomic_fetch_add(&bp->no_buffer, 1);
+		if (!atomic_fetch_add(&bp->no_buffer, 1))
+			say_pool_dry(bp, l);
 		return -ENOSPC; /* runs unchanged; counted as lost */
 	}
 	p->seq = l->seq;

@@ -18,14 +18,30 @@ struct inject_call {
 	uint64_t enter_ns; /* 0: no wrapper call in progress */
 	/* where CUPTI's callback keeps the call's return time (cupti.c), NULL until it ran */
 	_Atomic uint64_t *return_ns;
+	/*
+	 * When the cuda source records the call in-process: its entry time, which
+	 * the next bracket opened on this thread starts at (the redirected launch's,
+	 * deeper down), so that the call's record lies inside its device records'
+	 * bracket as the uprobe path's does. 0 when none.
+	 */
+	uint64_t recorded_entry_ns;
 };
 
 extern __thread struct inject_call inject_call __attribute__((tls_model("initial-exec")));
 
+/* at: when the wrapper was entered, when it already read the clock (a recorded call), else 0 */
+static inline void inject_call_begin_at(uint64_t at)
+{
+	if (!at)
+		at = inject_call.recorded_entry_ns;
+	inject_call.recorded_entry_ns = 0;
+	inject_call.return_ns = NULL;
+	inject_call.enter_ns = at ? at : inject_now_ns();
+}
+
 static inline void inject_call_begin(void)
 {
-	inject_call.return_ns = NULL;
-	inject_call.enter_ns = inject_now_ns();
+	inject_call_begin_at(0);
 }
 
 /* Right after the real call returned: its return time, also handed to CUPTI's side. */

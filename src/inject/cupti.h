@@ -9,6 +9,15 @@
 struct inject_state;
 
 int cupti_start(struct inject_state *st, char *why, size_t why_len);
+/* Whether CUPTI's kernel activity waits for a kernel the block probes do not cover. */
+bool cupti_kernels_deferred(const struct inject_state *st);
+/*
+ * A kernel the block probes do not time is about to run: CUPTI's kernel
+ * activity goes on, once, and the trace says from when, for which kernel
+ * (NULL: launched by a graph or one not seen looked up) and why.
+ */
+void cupti_need_kernels(struct inject_state *st, const char *kernel, const char *why);
+
 /* A sync point: the flusher thread hands CUPTI's finished records over soon. */
 void cupti_flush(struct inject_state *st);
 /* Asks CUPTI for hardware kernel timestamps (Blackwell); with a context. Says how it went. */

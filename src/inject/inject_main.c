@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "inject/calib.h"
 #include "inject/call_bracket.h"
+#include "inject/call_record.h"
 #include "inject/channel.h"
 #include "inject/cupti.h"
 #include "inject/inject.h"
@@ -136,6 +137,7 @@ static void on_fork_child(void)
 	atomic_fetch_add(&fork_generation, 1);
 	own_thread_after_fork();
 	inject_process_state.pid = getpid();
+	call_record_after_fork();
 	/*
 	 * A child forked after CUDA started cannot use the parent's driver state;
 	 * stay quiet in it. One forked before keeps the library fresh.
@@ -148,6 +150,7 @@ __attribute__((constructor)) static void inject_load(void)
 {
 	read_config(&inject_process_state.cfg);
 	inject_process_state.pid = getpid();
+	call_record_load();
 	pthread_atfork(NULL, NULL, on_fork_child);
 }
 
@@ -244,14 +247,20 @@ void inject_start(void)
 	else if (err && err != -EALREADY) /* -EALREADY: another client's, its line went out */
 		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, err,
 			       "CUPTI kernel timing unavailable: %s", why);
+	else if (!err && cupti_kernels_deferred(&inject_process_state))
+		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, 0,
+			       "CUPTI copy timing on; CUPTI kernel timing waits for a kernel the "
+			       "block probes do not cover");
 	else if (!err)
 		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on");
 	if (!inject_process_state.cfg.probe_mode)
 		channel_status(&inject_process_state.chan, INJ_PART_PROBES, -ECANCELED,
 			       "block probes off (GRTRACE_GPU_PROBES=off)");
-	else if ((err = instr_start(&inject_process_state, why, sizeof(why))))
+	else if ((err = instr_start(&inject_process_state, why, sizeof(why)))) {
 		channel_status(&inject_process_state.chan, INJ_PART_PROBES, err, "block probes unavailable: %s",
 			       why);
+		cupti_need_kernels(&inject_process_state, NULL, "block probes unavailable");
+	}
 	atexit(inject_finish);
 	inject_leave_tool();
 }

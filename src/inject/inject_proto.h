@@ -11,6 +11,8 @@
 #define GRT_INJECT_ENV_KERNELS "GRTRACE_GPU_KERNELS" /* regex of kernels to rewrite */
 #define GRT_INJECT_ENV_PROBES "GRTRACE_GPU_PROBES"   /* "block" (default), "thread", "off" */
 #define GRT_INJECT_ENV_CUPTI "GRTRACE_GPU_CUPTI"     /* "0" turns CUPTI activity off */
+/* "always": CUPTI kernel activity from the start, even where block probes time the kernels */
+#define GRT_INJECT_ENV_CUPTI_KERNELS "GRTRACE_GPU_CUPTI_KERNELS"
 #define GRT_INJECT_ENV_CUPTI_CALLBACKS                                                             \
 	"GRTRACE_GPU_CUPTI_CALLBACKS" /* "0": no call correlation                                  \
 				       */

@@ -3,13 +3,17 @@
 #include <stdio.h>
 #include <string.h>
 #include "inject/call_bracket.h"
+#include "inject/call_record.h"
 #include "inject/cupti.h"
 #include "inject/cupti_handover.h"
 #include "inject/inject.h"
 #include "inject/interpose.h"
 #include "inject/launch_redirect.h"
 #include "inject/module_jit.h"
+#include "inject/recorded_calls.h"
 #include "inject/twin.h"
+#include "sources/cuda_api.h"
+#include "trace/records_cuda.h"
 #include "inject/work_calls.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -34,6 +38,7 @@ struct interposed {
 	const char *name;
 	void *wrapper;
 	void *real;
+	uint16_t api; /* enum grt_cuda_api when the cuda source records it, else 0 */
 };
 
 enum interposed_id {
@@ -75,6 +80,7 @@ enum interposed_id {
 	IP_cuLaunchCooperativeKernel_ptsz,
 #define WORK_ID(name, nargs) IP_##name,
 	INJECT_WORK_CALLS(WORK_ID)
+	INJECT_RECORDED_CALLS(WORK_ID)
 #undef WORK_ID
 	IP_COUNT,
 };
@@ -117,8 +123,41 @@ DLSYM_PATH void *inject_real_dlsym(void *handle, const char *name)
 
 void interpose_resolve(void *libcuda)
 {
-	for (int i = 0; i < IP_COUNT; i++)
+	for (int i = 0; i < IP_COUNT; i++) {
 		table[i].real = inject_real_dlsym(libcuda, table[i].name);
+		for (uint16_t api = 1; api < GRT_CUDA_API_COUNT && !table[i].api; api++)
+			if (!strcmp(cuda_api_symbol(api), table[i].name))
+				table[i].api = api;
+	}
+}
+
+/*
+ * The cuda source's in-process recording around a forwarded call: REC_BEGIN
+ * with the call's arguments in order, REC_END with its result. Both cost a
+ * load and a branch when the process does not record.
+ */
+#define REC_ARG(v) ((uint64_t)(uintptr_t)(v))
+#define REC_BEGIN_AT(id, frame, ...)                                                               \
+	const uint64_t rec_args_[] = {__VA_ARGS__};                                                \
+	struct cuda_event *rec_ =                                                                  \
+	    call_record_enter(table[id].api, rec_args_, frame, table[id].real)
+#define REC_BEGIN(id, ...) REC_BEGIN_AT(IP_##id, __builtin_frame_address(0), __VA_ARGS__)
+#define REC_END_AT(r, now)                                                                         \
+	do {                                                                                       \
+		if (rec_)                                                                          \
+			call_record_exit(rec_, r, now);                                            \
+	} while (0)
+#define REC_END(r) REC_END_AT(r, 0)
+/* The wrapper's bracket (call_bracket.h) opened at the record's entry time, no second clock read. */
+#define REC_BRACKET_BEGIN() inject_call_begin_at(call_record_entry_ns(rec_))
+
+/*
+ * Whether the gpu source records in this process: without it, a call that is
+ * only recorded needs no bracket, no redirection and no launch statistics.
+ */
+static inline bool gpu_recording(void)
+{
+	return inject()->cfg.shm_path[0] != 0;
 }
 
 /* The wrapper replacing a real driver address, or the address itself. */
@@ -249,7 +288,9 @@ EXPORT CUresult cuModuleLoad(CUmodule *mod, const char *fname)
 	CUresult r;
 
 	ENTER(cuModuleLoad);
+	REC_BEGIN(cuModuleLoad, REC_ARG(mod), REC_ARG(fname));
 	r = CALL_REAL(cuModuleLoad, CUresult(*)(CUmodule *, const char *), mod, fname);
+	REC_END(r);
 	if (r == CUDA_SUCCESS)
 		after_module_load(*mod, NULL, fname);
 	return r;
@@ -260,7 +301,9 @@ EXPORT CUresult cuModuleLoadData(CUmodule *mod, const void *image)
 	CUresult r;
 
 	ENTER(cuModuleLoadData);
+	REC_BEGIN(cuModuleLoadData, REC_ARG(mod), REC_ARG(image));
 	r = CALL_REAL(cuModuleLoadData, CUresult(*)(CUmodule *, const void *), mod, image);
+	REC_END(r);
 	if (r == CUDA_SUCCESS)
 		after_module_load(*mod, image, NULL);
 	return r;
@@ -272,9 +315,12 @@ EXPORT CUresult cuModuleLoadDataEx(CUmodule *mod, const void *image, unsigned in
 	CUresult r;
 
 	ENTER(cuModuleLoadDataEx);
+	REC_BEGIN(cuModuleLoadDataEx, REC_ARG(mod), REC_ARG(image), n, REC_ARG(options),
+		  REC_ARG(values));
 	r = CALL_REAL(cuModuleLoadDataEx,
 		      CUresult(*)(CUmodule *, const void *, unsigned int, CUjit_option *, void **),
 		      mod, image, n, options, values);
+	REC_END(r);
 	if (r == CUDA_SUCCESS)
 		after_module_load(*mod, image, NULL);
 	return r;
@@ -285,7 +331,9 @@ EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
 	CUresult r;
 
 	ENTER(cuModuleLoadFatBinary);
+	REC_BEGIN(cuModuleLoadFatBinary, REC_ARG(mod), REC_ARG(fatbin));
 	r = CALL_REAL(cuModuleLoadFatBinary, CUresult(*)(CUmodule *, const void *), mod, fatbin);
+	REC_END(r);
 	if (r == CUDA_SUCCESS)
 		after_module_load(*mod, fatbin, NULL);
 	return r;
@@ -293,10 +341,15 @@ EXPORT CUresult cuModuleLoadFatBinary(CUmodule *mod, const void *fatbin)
 
 EXPORT CUresult cuModuleUnload(CUmodule mod)
 {
+	CUresult r;
+
 	ENTER(cuModuleUnload);
+	REC_BEGIN(cuModuleUnload, REC_ARG(mod));
 	if (!inject_in_tool)
 		module_jit_unloaded((uint64_t)(uintptr_t)mod);
-	return CALL_REAL(cuModuleUnload, CUresult(*)(CUmodule), mod);
+	r = CALL_REAL(cuModuleUnload, CUresult(*)(CUmodule), mod);
+	REC_END(r);
+	return r;
 }
 
 EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *name)
@@ -304,8 +357,10 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *nam
 	CUresult r;
 
 	ENTER(cuModuleGetFunction);
+	REC_BEGIN(cuModuleGetFunction, REC_ARG(f), REC_ARG(mod), REC_ARG(name));
 	r = CALL_REAL(cuModuleGetFunction, CUresult(*)(CUfunction *, CUmodule, const char *), f,
 		      mod, name);
+	REC_END(r);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		twin_function_seen((uint64_t)(uintptr_t)mod, (uint64_t)(uintptr_t)*f, name);
 	return r;
@@ -324,8 +379,10 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option
 	CUresult r;
 
 	ENTER(cuLibraryLoadData);
+	REC_BEGIN(cuLibraryLoadData, REC_ARG(lib), REC_ARG(code));
 	r = CALL_REAL(cuLibraryLoadData, library_load_data_fn, lib, code, jit_options, jit_values,
 		      njit, lib_options, lib_values, nlib);
+	REC_END(r);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		module_jit_loaded((CUmodule)*lib, true, code, NULL);
 	return r;
@@ -339,8 +396,10 @@ EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_op
 	CUresult r;
 
 	ENTER(cuLibraryLoadFromFile);
+	REC_BEGIN(cuLibraryLoadFromFile, REC_ARG(lib), REC_ARG(path));
 	r = CALL_REAL(cuLibraryLoadFromFile, library_load_file_fn, lib, path, jit_options,
 		      jit_values, njit, lib_options, lib_values, nlib);
+	REC_END(r);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		module_jit_loaded((CUmodule)*lib, true, NULL, path);
 	return r;
@@ -348,10 +407,15 @@ EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_op
 
 EXPORT CUresult cuLibraryUnload(CUlibrary lib)
 {
+	CUresult r;
+
 	ENTER(cuLibraryUnload);
+	REC_BEGIN(cuLibraryUnload, REC_ARG(lib));
 	if (!inject_in_tool)
 		module_jit_unloaded((uint64_t)(uintptr_t)lib);
-	return CALL_REAL(cuLibraryUnload, CUresult(*)(CUlibrary), lib);
+	r = CALL_REAL(cuLibraryUnload, CUresult(*)(CUlibrary), lib);
+	REC_END(r);
+	return r;
 }
 
 EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
@@ -359,8 +423,10 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
 	CUresult r;
 
 	ENTER(cuLibraryGetKernel);
+	REC_BEGIN(cuLibraryGetKernel, REC_ARG(k), REC_ARG(lib), REC_ARG(name));
 	r = CALL_REAL(cuLibraryGetKernel, CUresult(*)(CUkernel *, CUlibrary, const char *), k, lib,
 		      name);
+	REC_END(r);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		twin_function_seen((uint64_t)(uintptr_t)lib, (uint64_t)(uintptr_t)*k, name);
 	return r;
@@ -382,7 +448,9 @@ EXPORT CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
 	CUresult r;
 
 	ENTER(cuKernelGetFunction);
+	REC_BEGIN(cuKernelGetFunction, REC_ARG(f), REC_ARG(k));
 	r = CALL_REAL(cuKernelGetFunction, CUresult(*)(CUfunction *, CUkernel), f, k);
+	REC_END(r);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		twin_kernel_function(k, *f);
 	return r;
@@ -409,28 +477,44 @@ typedef CUresult (*launch_cooperative_fn)(CUfunction, unsigned int, unsigned int
  * (launch_redirect.c stamps the bracket there), else forwarded, bracketed.
  * The library's own launches pass straight through.
  */
-static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned int gx,
-		       unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
-		       unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra)
+static CUresult launch(enum interposed_id id, bool ptsz, void *frame, CUfunction f,
+		       unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+		       unsigned int by, unsigned int bz, unsigned int shmem, CUstream s,
+		       void **params, void **extra)
 {
 	CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, s, NULL, 0};
-	uint64_t entry_ns;
+	struct redirect_miss miss;
+	uint64_t entry_ns, return_ns;
 	CUresult r;
 
 	if (!table[id].real)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (inject_in_tool)
 		return ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-	entry_ns = redirect_entry_if_timed();
-	inject_start_with_context();
-	if (redirect_launch(f, &cfg, params, extra, false, ptsz, entry_ns, &r)) {
-		stat_add(&inject()->stats.launches, 1);
+	REC_BEGIN_AT(id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
+		     REC_ARG(params));
+	if (!gpu_recording()) {
+		r = ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+		REC_END(r);
 		return r;
 	}
-	inject_call_begin();
+	entry_ns = redirect_entry_if_timed();
+	inject_start_with_context();
+	inject_call.recorded_entry_ns = call_record_entry_ns(rec_);
+	if (redirect_launch(f, &cfg, params, extra, false, ptsz, entry_ns, &r, &miss)) {
+		stat_add(&inject()->stats.launches, 1);
+		inject_call.recorded_entry_ns = 0;
+		REC_END(r);
+		return r;
+	}
+	if (f && miss.why) /* no function, no kernel: the launch fails */
+		cupti_need_kernels(inject(), miss.kernel, miss.why);
+	REC_BRACKET_BEGIN();
 	entry_ns = inject_call.enter_ns;
 	r = ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-	count_launch(entry_ns, inject_call_end());
+	return_ns = inject_call_end();
+	count_launch(entry_ns, return_ns);
+	REC_END_AT(r, return_ns);
 	return r;
 }
 
@@ -439,7 +523,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
 			       unsigned int shmem, CUstream s, void **params, void **extra)
 {
 	ENTER(cuLaunchKernel);
-	return launch(IP_cuLaunchKernel, false, f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+	return launch(IP_cuLaunchKernel, false, __builtin_frame_address(0), f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 }
 
 EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
@@ -447,30 +531,44 @@ EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int 
 				    unsigned int shmem, CUstream s, void **params, void **extra)
 {
 	ENTER(cuLaunchKernel_ptsz);
-	return launch(IP_cuLaunchKernel_ptsz, true, f, gx, gy, gz, bx, by, bz, shmem, s, params,
+	return launch(IP_cuLaunchKernel_ptsz, true, __builtin_frame_address(0), f, gx, gy, gz, bx, by, bz, shmem, s, params,
 		      extra);
 }
 
-static CUresult launch_ex(enum interposed_id id, bool ptsz, const CUlaunchConfig *cfg, CUfunction f,
-			  void **params, void **extra)
+static CUresult launch_ex(enum interposed_id id, bool ptsz, void *frame, const CUlaunchConfig *cfg,
+			  CUfunction f, void **params, void **extra)
 {
-	uint64_t entry_ns;
+	struct redirect_miss miss;
+	uint64_t entry_ns, return_ns;
 	CUresult r;
 
 	if (!table[id].real)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (inject_in_tool || !cfg)
+	if (inject_in_tool)
 		return ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
-	entry_ns = redirect_entry_if_timed();
-	inject_start_with_context();
-	if (redirect_launch(f, cfg, params, extra, true, ptsz, entry_ns, &r)) {
-		stat_add(&inject()->stats.launches, 1);
+	REC_BEGIN_AT(id, frame, REC_ARG(cfg), REC_ARG(f), REC_ARG(params));
+	if (!cfg || !gpu_recording()) {
+		r = ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
+		REC_END(r);
 		return r;
 	}
-	inject_call_begin();
+	entry_ns = redirect_entry_if_timed();
+	inject_start_with_context();
+	inject_call.recorded_entry_ns = call_record_entry_ns(rec_);
+	if (redirect_launch(f, cfg, params, extra, true, ptsz, entry_ns, &r, &miss)) {
+		stat_add(&inject()->stats.launches, 1);
+		inject_call.recorded_entry_ns = 0;
+		REC_END(r);
+		return r;
+	}
+	if (f && miss.why) /* no function, no kernel: the launch fails */
+		cupti_need_kernels(inject(), miss.kernel, miss.why);
+	REC_BRACKET_BEGIN();
 	entry_ns = inject_call.enter_ns;
 	r = ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
-	count_launch(entry_ns, inject_call_end());
+	return_ns = inject_call_end();
+	count_launch(entry_ns, return_ns);
+	REC_END_AT(r, return_ns);
 	return r;
 }
 
@@ -478,35 +576,41 @@ EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void *
 				 void **extra)
 {
 	ENTER(cuLaunchKernelEx);
-	return launch_ex(IP_cuLaunchKernelEx, false, cfg, f, params, extra);
+	return launch_ex(IP_cuLaunchKernelEx, false, __builtin_frame_address(0), cfg, f, params, extra);
 }
 
 EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f, void **params,
 				      void **extra)
 {
 	ENTER(cuLaunchKernelEx_ptsz);
-	return launch_ex(IP_cuLaunchKernelEx_ptsz, true, cfg, f, params, extra);
+	return launch_ex(IP_cuLaunchKernelEx_ptsz, true, __builtin_frame_address(0), cfg, f, params, extra);
 }
 
 /* Cooperative launches run unchanged (docs/gpu.md, Limits): only bracketed. */
-static CUresult launch_cooperative(enum interposed_id id, CUfunction f, unsigned int gx,
-				   unsigned int gy, unsigned int gz, unsigned int bx,
-				   unsigned int by, unsigned int bz, unsigned int shmem, CUstream s,
-				   void **params)
+static CUresult launch_cooperative(enum interposed_id id, void *frame, CUfunction f,
+				   unsigned int gx, unsigned int gy, unsigned int gz,
+				   unsigned int bx, unsigned int by, unsigned int bz,
+				   unsigned int shmem, CUstream s, void **params)
 {
 	launch_cooperative_fn real = (launch_cooperative_fn)table[id].real;
-	uint64_t enter_ns;
+	uint64_t enter_ns, return_ns;
 	CUresult r;
 
 	if (!real)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (inject_in_tool)
 		return real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
+	REC_BEGIN_AT(id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
+		     REC_ARG(params));
 	inject_start_with_context();
-	inject_call_begin();
+	if (gpu_recording())
+		cupti_need_kernels(inject(), twin_name(f), "a cooperative launch (run unchanged)");
+	REC_BRACKET_BEGIN();
 	enter_ns = inject_call.enter_ns;
 	r = real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
-	count_launch(enter_ns, inject_call_end());
+	return_ns = inject_call_end();
+	count_launch(enter_ns, return_ns);
+	REC_END_AT(r, return_ns);
 	return r;
 }
 
@@ -516,7 +620,7 @@ EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigne
 					  void **params)
 {
 	ENTER(cuLaunchCooperativeKernel);
-	return launch_cooperative(IP_cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, s,
+	return launch_cooperative(IP_cuLaunchCooperativeKernel, __builtin_frame_address(0), f, gx, gy, gz, bx, by, bz, shmem, s,
 				  params);
 }
 
@@ -526,7 +630,7 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
 					       void **params)
 {
 	ENTER(cuLaunchCooperativeKernel_ptsz);
-	return launch_cooperative(IP_cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz,
+	return launch_cooperative(IP_cuLaunchCooperativeKernel_ptsz, __builtin_frame_address(0), f, gx, gy, gz, bx, by, bz,
 				  shmem, s, params);
 }
 
@@ -559,24 +663,52 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
 #define WORK_TYPES_8 WORK_TYPES_7, uint64_t
 #define WORK_TYPES_9 WORK_TYPES_8, uint64_t
 
+/* The start of a forwarding wrapper: the real function, read after ENTER (the first call resolves it). */
+#define FORWARD_PROLOGUE(name, nargs)                                                              \
+	CUresult (*real)(WORK_TYPES_##nargs);                                                      \
+	CUresult r;                                                                                \
+                                                                                                   \
+	ENTER(name);                                                                               \
+	real = table[IP_##name].real;                                                              \
+	if (!real)                                                                                 \
+		return CUDA_ERROR_NOT_INITIALIZED;
+
 #define WORK_WRAPPER(name, nargs)                                                                  \
 	EXPORT CUresult name(WORK_PARAMS_##nargs)                                                  \
 	{                                                                                          \
-		CUresult (*real)(WORK_TYPES_##nargs) = table[IP_##name].real;                      \
-		CUresult r;                                                                        \
-                                                                                                   \
-		ENTER(name);                                                                       \
-		if (!real)                                                                         \
-			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+		FORWARD_PROLOGUE(name, nargs)                                                      \
 		if (inject_in_tool)                                                                \
 			return real(WORK_ARGS_##nargs);                                            \
-		inject_call_begin();                                                               \
+		REC_BEGIN(name, WORK_ARGS_##nargs);                                                \
+		if (!gpu_recording()) {                                                            \
+			r = real(WORK_ARGS_##nargs);                                               \
+			REC_END(r);                                                                \
+			return r;                                                                  \
+		}                                                                                  \
+		if (IP_##name == IP_cuGraphLaunch || IP_##name == IP_cuGraphLaunch_ptsz ||         \
+		    IP_##name == IP_cuLaunchCooperativeKernelMultiDevice)                          \
+			cupti_need_kernels(inject(), NULL, "a graph or multi-device launch (its "  \
+						     "kernels run unchanged)");                    \
+		REC_BRACKET_BEGIN();                                                               \
 		r = real(WORK_ARGS_##nargs);                                                       \
-		inject_call_end();                                                                 \
+		REC_END_AT(r, inject_call_end());                                                  \
 		return r;                                                                          \
 	}
 
 INJECT_WORK_CALLS(WORK_WRAPPER)
+
+/* Calls only the cuda source's in-process recording wants (recorded_calls.h). */
+#define RECORDED_WRAPPER(name, nargs)                                                              \
+	EXPORT CUresult name(WORK_PARAMS_##nargs)                                                  \
+	{                                                                                          \
+		FORWARD_PROLOGUE(name, nargs)                                                      \
+		REC_BEGIN(name, WORK_ARGS_##nargs);                                                \
+		r = real(WORK_ARGS_##nargs);                                                       \
+		REC_END(r);                                                                        \
+		return r;                                                                          \
+	}
+
+INJECT_RECORDED_CALLS(RECORDED_WRAPPER)
 
 /* The application waited: what it waited for is complete, so results can be collected. */
 static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t token)
@@ -594,33 +726,37 @@ static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t tok
  * A synchronizing call: what it waited for (stream s, or every stream with
  * all) is complete when it returns, and collection follows.
  */
-#define SYNC_WRAPPER(id, params, args, stream, all, ptsz)                                          \
+#define SYNC_WRAPPER(id, params, args, stream, all, ptsz, ...)                                     \
 	EXPORT CUresult id params                                                                  \
 	{                                                                                          \
 		uint64_t token;                                                                    \
 		CUresult r;                                                                        \
                                                                                                    \
 		ENTER(id);                                                                         \
-		token = redirect_sync_begin();                                                       \
+		REC_BEGIN(id, __VA_ARGS__);                                                        \
+		token = redirect_sync_begin();                                                     \
 		r = CALL_REAL args;                                                                \
+		REC_END(r);                                                                        \
 		after_sync(r, stream, all, ptsz, token);                                           \
 		return r;                                                                          \
 	}
 
-SYNC_WRAPPER(cuCtxSynchronize, (void), (cuCtxSynchronize, CUresult(*)(void)), NULL, true, false)
+SYNC_WRAPPER(cuCtxSynchronize, (void), (cuCtxSynchronize, CUresult(*)(void)), NULL, true, false, 0)
 SYNC_WRAPPER(cuCtxSynchronize_v2, (CUcontext ctx),
-	     (cuCtxSynchronize_v2, CUresult(*)(CUcontext), ctx), NULL, true, false)
+	     (cuCtxSynchronize_v2, CUresult(*)(CUcontext), ctx), NULL, true, false, REC_ARG(ctx))
 SYNC_WRAPPER(cuStreamSynchronize, (CUstream s), (cuStreamSynchronize, CUresult(*)(CUstream), s), s,
-	     false, false)
+	     false, false, REC_ARG(s))
 SYNC_WRAPPER(cuStreamSynchronize_ptsz, (CUstream s),
-	     (cuStreamSynchronize_ptsz, CUresult(*)(CUstream), s), s, false, true)
+	     (cuStreamSynchronize_ptsz, CUresult(*)(CUstream), s), s, false, true, REC_ARG(s))
 
 EXPORT CUresult cuEventSynchronize(CUevent e)
 {
 	CUresult r;
 
 	ENTER(cuEventSynchronize);
+	REC_BEGIN(cuEventSynchronize, REC_ARG(e));
 	r = CALL_REAL(cuEventSynchronize, CUresult(*)(CUevent), e);
+	REC_END(r);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
 		cupti_flush(inject());
 	return r;
@@ -781,6 +917,7 @@ static struct interposed table[IP_COUNT] = {
     ENTRY(cuLaunchCooperativeKernel_ptsz),
 #define WORK_ENTRY(name, nargs) ENTRY(name),
     INJECT_WORK_CALLS(WORK_ENTRY)
+    INJECT_RECORDED_CALLS(WORK_ENTRY)
 #undef WORK_ENTRY
 #undef ENTRY
 };

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "inject/call_bracket.h"
+#include "inject/cupti.h"
 #include "inject/channel.h"
 #include "inject/collector.h"
 #include "inject/inject.h"
@@ -50,18 +51,23 @@ static void timed_lock(struct instr_state *is)
 /*
  * Asks each instrumentation that changed the kernel for its parameters, in
  * the order they were appended. Under the lock. False when none took the
- * launch: it runs unchanged.
+ * launch: it runs unchanged, and *why says why (NULL: only buffers ran out).
  */
 static bool launch_prepare(struct instr_state *is, struct twin *fn, CUcontext ctx,
-			   struct instr_launch *l, uint64_t *values)
+			   struct instr_launch *l, uint64_t *values, const char **why)
 {
 	const struct instr_kernel *k;
 	bool taken = false;
 
 	if (!fn->resolved)
 		twin_resolve(is, fn, ctx);
-	if (!fn->target || collector_start(is) || !(l->context = instr_context_get(is, ctx)))
+	*why = fn->unprobed ? fn->unprobed : "its instrumented copy could not be found";
+	if (!fn->target)
 		return false;
+	*why = "the probes could not start in this context";
+	if (collector_start(is) || !(l->context = instr_context_get(is, ctx)))
+		return false;
+	*why = NULL;
 	k = fn->k;
 	l->fn = fn;
 	l->seq = atomic_fetch_add(&is->seq, 1) + 1;
@@ -71,9 +77,14 @@ static bool launch_prepare(struct instr_state *is, struct twin *fn, CUcontext ct
 
 		uint64_t *mine = &values[k->user_param[i]];
 
-		if (!l->context->status[u] && !in->launch_begin(in->self, l, u, mine)) {
+		int err = l->context->status[u] ? l->context->status[u]
+						 : in->launch_begin(in->self, l, u, mine);
+
+		if (!err) {
 			taken = true;
 		} else {
+			if (err != -ENOSPC)
+				*why = "its probes are off in this context";
 			l->priv[u] = NULL;
 			memset(mine, 0, in->nr_params * sizeof(*mine)); /* its probes are off */
 		}
@@ -140,7 +151,7 @@ static void count_probe_launch(struct inject_state *st, const struct instr_launc
 }
 
 bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
-		     bool ptsz, uint64_t entry_ns, CUresult *ret)
+		     bool ptsz, uint64_t entry_ns, CUresult *ret, struct redirect_miss *miss)
 {
 	struct inject_state *st = inject();
 	struct instr_state *is = st->instr;
@@ -148,14 +159,28 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 	struct instr_launch l;
 	struct twin *fn;
 	CUcontext ctx;
+	uint64_t recorded_ns;
 	CUresult res;
 	bool taken;
 
+	*miss = (struct redirect_miss){NULL, "the block probes are not running"};
 	if (!is || !is->active || atomic_load_explicit(&st->finished, memory_order_relaxed))
 		return false;
 	fn = handle_table_get(&is->funcs, (uint64_t)(uintptr_t)f);
-	if (!fn || (fn->resolved && !fn->target) || atomic_load(&is->captures))
+	if (!fn) {
+		miss->why = "a kernel grtrace did not see looked up was launched (its module was "
+			    "loaded before grtrace attached, or by a path it does not see)";
 		return false;
+	}
+	miss->kernel = fn->name;
+	if (fn->resolved && !fn->target) {
+		miss->why = fn->unprobed ? fn->unprobed : "its instrumented copy could not be found";
+		return false;
+	}
+	miss->why = "a stream is being captured into a graph";
+	if (atomic_load(&is->captures))
+		return false;
+	miss->why = "no context is current";
 	ctx = current_ctx(st);
 	if (!ctx)
 		return false;
@@ -166,12 +191,14 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 	l.tid = inject_tid();
 	inject_enter_tool();
 	timed_lock(is);
-	taken = launch_prepare(is, fn, ctx, &l, values);
+	taken = launch_prepare(is, fn, ctx, &l, values, &miss->why);
 	pthread_mutex_unlock(&is->lock);
 	if (!taken) {
 		inject_leave_tool();
 		return false;
 	}
+	/* the call as the cuda source recorded it in-process, if it did: both brackets start there */
+	recorded_ns = inject_call.recorded_entry_ns;
 	inject_call_begin();
 	l.api_enter_ns = inject_call.enter_ns;
 	res = launch_twin(&l, ctx, params, extra, ex, values);
@@ -180,7 +207,8 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 		/* never let the probes change the application's outcome: run the original, with a
 		 * bracket of its own (the failed call is not the one the device records are of) */
 		inject_leave_tool();
-		inject_call_begin();
+		cupti_need_kernels(st, fn->name, "its instrumented launch failed and ran unchanged");
+		inject_call_begin_at(recorded_ns);
 		*ret = interpose_launch_real(ex, ptsz, f, cfg, params, extra);
 		inject_call_end();
 		inject_enter_tool();

@@ -27,13 +27,26 @@ static inline uint64_t redirect_entry_if_timed(void)
 }
 
 /*
+ * A launch the block probes did not take: the kernel's name (NULL when the
+ * library never saw it looked up) and why, both static or owned by the
+ * function table. why is NULL when the kernel is covered but this one launch
+ * ran without its probes (no buffer left in the pool: counted lost), which
+ * is no reason to time every later kernel with CUPTI.
+ */
+struct redirect_miss {
+	const char *kernel;
+	const char *why;
+};
+
+/*
  * Returns true and sets *ret when it launched (the twin, or the original after
- * the twin failed), the real call bracketed (call_bracket.h). entry_ns: when
- * the wrapper was entered, for a timed launch (the library's own cost is
- * counted from there), else 0.
+ * the twin failed), the real call bracketed (call_bracket.h); false with *miss
+ * filled when the launch is the caller's to run unchanged. entry_ns: when the
+ * wrapper was entered, for a timed launch (the library's own cost is counted
+ * from there), else 0.
  */
 bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
-		     bool ptsz, uint64_t entry_ns, CUresult *ret);
+		     bool ptsz, uint64_t entry_ns, CUresult *ret, struct redirect_miss *miss);
 /*
  * Before a synchronizing call: launches up to the returned token are covered
  * when it returns. Every redirect_sync_begin() is followed by

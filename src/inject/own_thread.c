@@ -5,6 +5,7 @@
 #include <sys/prctl.h>
 #include "inject/inject.h"
 #include "inject/own_thread.h"
+#include "inject/call_record.h"
 #include "sources/source.h"
 
 struct own_start {
@@ -44,6 +45,7 @@ void own_thread_enter(const char *name)
 	inject_enter_tool(); /* for good: everything these threads do is the library's */
 	snprintf(full, sizeof(full), GRT_OWN_THREAD_PREFIX "%s", name);
 	prctl(PR_SET_NAME, full);
+	call_record_comm_changed();
 }
 
 /*
@@ -169,6 +171,8 @@ void own_thread_lend(void (*fn)(void *), void *arg)
 		return;
 	}
 	prctl(PR_SET_NAME, GRT_OWN_THREAD_PREFIX "lent");
+	call_record_comm_changed();
 	fn(arg);
 	prctl(PR_SET_NAME, name);
+	call_record_comm_changed();
 }

@@ -56,18 +56,22 @@ static void find_target(struct instr_state *is, struct twin *f)
 	CUkernel kernel = NULL;
 	CUresult r;
 
+	f->unprobed = "its module was loaded before grtrace attached";
 	if (!m)
 		return;
 	if (!m->tried)
 		module_jit_instrument(is, m);
+	f->unprobed = "its module has no PTX grtrace could rewrite";
 	if (m->status) {
 		if (!m->nr_kernels) /* never rewritten: say why once per function */
 			channel_instrument(&st->chan, f->name, m->status, m->reason);
 		return;
 	}
 	f->k = module_jit_kernel(m, f->name);
+	f->unprobed = "left out by the kernel filter, or its rewrite failed";
 	if (!f->k || !f->k->users)
 		return;
+	f->unprobed = "the instrumented copy lacks it";
 	if (m->library) {
 		r = get_kernel ? get_kernel(&kernel, m->inst_lib, f->name) : CUDA_ERROR_NOT_FOUND;
 		f->target = (CUfunction)kernel;
@@ -81,6 +85,7 @@ static void find_target(struct instr_state *is, struct twin *f)
 				   "the instrumented copy lacks this kernel (lookup failed)");
 		return;
 	}
+	f->unprobed = NULL;
 	if (f->target_is_kernel) {
 		kernel_get_function_fn get_fn =
 		    (kernel_get_function_fn)interpose_real_for("cuKernelGetFunction");
@@ -149,11 +154,13 @@ void twin_function_seen(uint64_t module, uint64_t handle, const char *name)
 	 */
 	if (!f->mod) {
 		f->resolved = true;
+		f->unprobed = "its module was loaded before grtrace attached";
 		channel_instrument(
 		    &st->chan, name, -ENOENT,
 		    "its module was loaded before grtrace attached (or by a path it does not see)");
 	} else if (f->mod->status && !f->mod->nr_kernels) {
 		f->resolved = true;
+		f->unprobed = "its module has no PTX grtrace could rewrite";
 		channel_instrument(&st->chan, name, f->mod->status, f->mod->reason);
 	}
 	if (handle_table_put(&is->funcs, handle, f))
@@ -200,6 +207,14 @@ void twin_attribute(CUfunction fn, int attr, int value)
 		inject_leave_tool();
 	}
 	pthread_mutex_unlock(&is->lock);
+}
+
+const char *twin_name(CUfunction f)
+{
+	struct instr_state *is = inject()->instr;
+	struct twin *t = is ? handle_table_get(&is->funcs, (uint64_t)(uintptr_t)f) : NULL;
+
+	return t ? t->name : NULL;
 }
 
 static bool of_module(const void *val, uint64_t module)

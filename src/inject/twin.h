@@ -22,6 +22,7 @@ struct twin {
 	char *name;
 	atomic_bool resolved;  /* target looked up (or given up); set last */
 	CUfunction target;     /* the instrumented function; NULL: launch unchanged */
+	const char *unprobed;  /* why there is no target, once resolved without one (static text) */
 	bool target_is_kernel; /* target is a CUkernel (library copy) */
 	CUfunction target_fn; /* the CUkernel's function in target_ctx: launched without a lookup */
 	CUcontext target_ctx;
@@ -44,6 +45,8 @@ void twin_attribute(CUfunction f, int attr, int value);
  * Under the lock.
  */
 void twin_resolve(struct instr_state *is, struct twin *f, CUcontext ctx);
+/* f's kernel name as looked up, or NULL; valid until its module is unloaded. */
+const char *twin_name(CUfunction f);
 /* The module was unloaded: its functions launch unchanged. Under the lock. */
 void twin_forget_module(struct instr_state *is, uint64_t module);
 

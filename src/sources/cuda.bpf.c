@@ -60,9 +60,49 @@ struct {
 	__type(value, __u8);
 } stacks_sent SEC(".maps");
 
+/*
+ * record --cuda-via inject: processes whose calls libgrtrace-inject.so
+ * records in-process (cuda_inproc.c) are left out here, so that a process is
+ * recorded once whichever path records it. The library announces itself by
+ * calling grt_cuda_inproc_begin(), probed by inproc_begin below, before the
+ * process's first driver call; an exec forgets it.
+ */
+const volatile bool inproc_filter = false;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8192);
+	__type(key, __u32);
+	__type(value, __u8);
+} inproc_tgids SEC(".maps");
+
 static __always_inline bool call_traced(void)
 {
-	return tgid_is_traced(bpf_get_current_pid_tgid() >> 32);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!tgid_is_traced(tgid))
+		return false;
+	return !inproc_filter || !bpf_map_lookup_elem(&inproc_tgids, &tgid);
+}
+
+SEC("uprobe")
+int inproc_begin(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u8 one = 1;
+
+	if (tgid_is_traced(tgid))
+		bpf_map_update_elem(&inproc_tgids, &tgid, &one, BPF_ANY);
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int inproc_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	bpf_map_delete_elem(&inproc_tgids, &tgid);
+	return 0;
 }
 
 /* Fills everything of a call's event but the class's arguments. */

@@ -16,6 +16,8 @@
 #include "sources/bpf_util.h"
 #include "sources/cuda_api.h"
 #include "sources/cuda_events.h"
+#include "sources/cuda_inproc.h"
+#include "sources/inject_preload.h"
 #include "sources/cuda_locate.h"
 #include "sources/elf_symbols.h"
 #include "common/regular_file.h"
@@ -68,6 +70,15 @@ struct cuda_tracer {
 	struct libcuda_watch *watch; /* system-wide: libcuda files as processes map them */
 	uint64_t next_rescan_ns;
 	char why[PATH_MAX + 128]; /* why the last library could not be probed */
+	/*
+	 * --cuda-via inject: the in-process rings, the probe on the library's
+	 * announcement, and the processes found recorded by uprobes instead
+	 */
+	bool via_inject;
+	bool check_only; /* attach_library() only checks the file: its symbols, no probes */
+	struct cuda_inproc *inproc;
+	struct bpf_link *inproc_links[2];
+	struct u64_map uprobe_pids;
 	unsigned batch;
 	int sink_error;
 	unsigned long long drops_seen;
@@ -330,6 +341,8 @@ static int attach_library_fd(struct cuda_tracer *t, const char *open_path, const
 	if (!found)
 		return library_failed(t, -ENOENT, "%s exports none of the CUDA driver entry points",
 				      shown_path);
+	if (t->check_only)
+		return 0;
 	lib = &t->libs[t->nlibs];
 	err = probe_offsets(t, lib, open_path, offsets);
 	if (err) {
@@ -369,6 +382,34 @@ static int attach_library(struct cuda_tracer *t, const char *open_path, const ch
 
 /* ---- finding libraries ---- */
 
+/* --cuda-via inject: whether the library announced itself in pid (it records it). */
+static bool inproc_records(struct cuda_tracer *t, __u32 pid)
+{
+	__u8 one;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.inproc_tgids), &pid, &one) ||
+	       cuda_inproc_has_process(t->inproc, pid);
+}
+
+/*
+ * --cuda-via inject: a traced process that maps libcuda without the library
+ * in it (static, setuid, LD_PRELOAD cleared). Its libcuda is probed from now
+ * on; the trace says which path recorded it.
+ */
+static void note_uprobe_process(struct cuda_tracer *t, __u32 pid)
+{
+	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
+	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns(), .pid = pid};
+	char message[160];
+
+	if (u64_map_get(&t->uprobe_pids, pid, NULL) || u64_map_put(&t->uprobe_pids, pid, 1))
+		return;
+	snprintf(message, sizeof(message),
+		 "pid %u: CUDA calls recorded by uprobes (libgrtrace-inject is not in it)", pid);
+	rec.message_str = grt_session_intern(t->session, message);
+	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+}
+
 static int attach_found(const struct cuda_lib_found *lib, void *ctx)
 {
 	return attach_library(ctx, lib->open_path, lib->path);
@@ -387,10 +428,13 @@ static void rescan_traced(struct cuda_tracer *t)
 	if (fd < 0)
 		return;
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {
-		/* a failure here is one unreadable process, not a reason to stop tracing */
-		cuda_locate_in_pid((pid_t)next, attach_found, t);
 		key = next;
 		first = false;
+		if (t->inproc && inproc_records(t, next))
+			continue;
+		/* a failure here is one unreadable process, not a reason to stop tracing */
+		if (cuda_locate_in_pid((pid_t)next, attach_found, t) > 0 && t->inproc)
+			note_uprobe_process(t, next);
 	}
 }
 
@@ -473,6 +517,8 @@ static int lookup_stack(void *ctx, uint32_t stack_id, uint64_t *ips)
 {
 	struct cuda_tracer *t = ctx;
 
+	if (t->inproc && stack_id >= CUDA_INPROC_STACK_BASE)
+		return cuda_inproc_stack(t->inproc, stack_id, ips);
 	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stack_traces), &stack_id, ips) ? -errno
 											    : 0;
 }
@@ -591,6 +637,9 @@ static void cuda_detach(void *ctx)
 	/* no new events first, then everything still queued, then the calls that never returned */
 	libcuda_watch_stop(t->watch);
 	release_libraries(t);
+	for (unsigned i = 0; i < 2; i++)
+		bpf_link__destroy(t->inproc_links[i]);
+	cuda_inproc_stop(t->inproc);
 	if (t->ring)
 		while (ring_buffer__consume(t->ring) == -EAGAIN)
 			;
@@ -601,6 +650,7 @@ static void cuda_detach(void *ctx)
 	ring_buffer__free(t->ring);
 	cuda_decoder_free(t->decoder);
 	cuda_bpf__destroy(t->skel);
+	u64_map_destroy(&t->uprobe_pids);
 	free(t);
 }
 
@@ -687,7 +737,11 @@ static int load_programs(struct cuda_tracer *t)
 	t->multi = grt_uprobe_multi_supported() && !getenv("GRT_CUDA_NO_UPROBE_MULTI");
 	for (struct bpf_program *p = NULL;
 	     t->multi && (p = bpf_object__next_program(t->skel->obj, p));)
-		bpf_program__set_expected_attach_type(p, GRT_BPF_TRACE_UPROBE_MULTI);
+		if (p != t->skel->progs.inproc_begin && p != t->skel->progs.inproc_exec)
+			bpf_program__set_expected_attach_type(p, GRT_BPF_TRACE_UPROBE_MULTI);
+	t->skel->rodata->inproc_filter = t->via_inject;
+	bpf_program__set_autoload(t->skel->progs.inproc_begin, t->via_inject);
+	bpf_program__set_autoload(t->skel->progs.inproc_exec, t->via_inject);
 	if (!err && choose_launch_probes(t))
 		return -EOPNOTSUPP; /* it said why */
 	if (!err)
@@ -707,12 +761,86 @@ static void note_config(struct cuda_tracer *t)
 {
 	struct grt_cuda_config_rec rec = {
 	    .launch_return_every = t->launch_return_every,
-	    .launch_probes = t->launch_probes,
+	    .launch_probes = t->inproc ? GRT_CUDA_PROBES_INPROC : t->launch_probes,
 	    .launch_stacks = grt_session_option(t->session, "launch-stacks") != NULL,
 	};
 	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
 
 	grt_session_emit(t->session, GRT_REC_CUDA_CONFIG, &origin, &rec, sizeof(rec));
+}
+
+/*
+ * --cuda-via: inject when grtrace launches the command and the library is
+ * there (the default), uprobe for -p, -a, or when asked.
+ */
+static int choose_via(struct cuda_tracer *t)
+{
+	const struct grt_session_config *cfg = grt_session_config(t->session);
+	const char *via = grt_session_option(t->session, "cuda-via");
+	bool inject = via && !strcmp(via, "inject");
+	char lib[PATH_MAX];
+
+	if (via && !strcmp(via, "uprobe"))
+		return 0;
+	if (inject && (!cfg->launched || cfg->system_wide))
+		return grt_session_fail(t->session, -EINVAL,
+					"cuda: --cuda-via inject needs a command to launch (-- CMD); "
+					"use --cuda-via uprobe with -p or -a");
+	t->via_inject = cfg->launched && !cfg->system_wide &&
+			(inject || !gpu_find_inject_lib(lib, sizeof(lib)));
+	return 0;
+}
+
+/* The library's announcement in each process, and its forgetting at exec (cuda.bpf.c). */
+static int attach_inproc_probes(struct cuda_tracer *t)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .func_name = "grt_cuda_inproc_begin");
+	char lib[PATH_MAX];
+	int err;
+
+	err = gpu_find_inject_lib(lib, sizeof(lib));
+	if (!err) {
+		t->inproc_links[0] =
+		    bpf_program__attach_uprobe_opts(t->skel->progs.inproc_begin, -1, lib, 0, &opts);
+		err = t->inproc_links[0] ? 0 : -errno;
+	}
+	if (!err) {
+		t->inproc_links[1] = bpf_program__attach(t->skel->progs.inproc_exec);
+		err = t->inproc_links[1] ? 0 : -errno;
+	}
+	return err ? grt_session_fail(t->session, err,
+				      "cuda: cannot probe libgrtrace-inject.so's announcement: %s",
+				      libbpf_reason(err))
+		   : 0;
+}
+
+/*
+ * In-process recording. The libcuda probes are attached only when a traced
+ * process turns out to map libcuda without the library (rescan_traced), so
+ * that processes recorded in-process pay no uprobe trap.
+ */
+static int attach_inproc(struct cuda_tracer *t)
+{
+	const struct grt_session_config *cfg = grt_session_config(t->session);
+	struct call_rings_config rc = {
+	    .launch_return_every = t->launch_return_every,
+	    .launch_stacks = grt_session_option(t->session, "launch-stacks") != NULL,
+	    .stacks = !getenv("GRT_CUDA_NO_STACKS"),
+	    .args = !getenv("GRT_CUDA_NO_ARGS"),
+	};
+	int err;
+
+	/* a libcuda named or found for the command is checked now, as the uprobe path would */
+	if (cfg->libcuda_path) {
+		t->why[0] = 0;
+		t->check_only = true;
+		err = attach_library(t, cfg->libcuda_path, cfg->libcuda_path);
+		t->check_only = false;
+		if (err)
+			return grt_session_fail(t->session, err, "%s", t->why);
+	}
+	err = cuda_inproc_start(t->session, t->decoder, &rc, &t->inproc);
+	return err ? err : attach_inproc_probes(t);
 }
 
 static int cuda_attach(struct grt_session *s, void **ctx)
@@ -723,13 +851,18 @@ static int cuda_attach(struct grt_session *s, void **ctx)
 	if (!t)
 		return -ENOMEM;
 	t->session = s;
+	u64_map_init(&t->uprobe_pids);
 	grt_bpf_capture_messages();
-	err = load_programs(t);
+	err = choose_via(t);
+	if (!err)
+		err = load_programs(t);
 	if (!err) {
 		t->decoder = cuda_decoder_new(s, lookup_stack, t);
 		err = t->decoder ? 0 : grt_session_fail(s, -ENOMEM, "cuda: out of memory");
 	}
-	if (!err)
+	if (!err && t->via_inject)
+		err = attach_inproc(t);
+	else if (!err)
 		err = grt_session_config(s)->system_wide ? watch_everything(t) : attach_initial(t);
 	/* last: the session keeps calling a watched fd's handler even after a failed attach */
 	if (!err) {
@@ -755,7 +888,10 @@ static int cuda_drain(void *ctx)
 {
 	struct cuda_tracer *t = ctx;
 	uint64_t now;
+	int err;
 
+	if (t->inproc && (err = cuda_inproc_drain(t->inproc)))
+		return err;
 	/* events are sent without waking us (see wakeup_bytes): every tick collects them */
 	ring_buffer__consume(t->ring);
 	grt_session_count_drop(
@@ -784,6 +920,14 @@ static int check_launch_returns(const char *text, char *why, size_t why_len)
 	return err;
 }
 
+static int check_cuda_via(const char *text, char *why, size_t why_len)
+{
+	if (!strcmp(text, "inject") || !strcmp(text, "uprobe"))
+		return 0;
+	snprintf(why, why_len, "bad value '%s' for --cuda-via; give inject or uprobe", text);
+	return -EINVAL;
+}
+
 static const struct grt_source_option cuda_options[] = {
 	{ "launch-stacks", NULL,
 	  "cuda source: user stacks of launches too (allocations always\n"
@@ -793,6 +937,10 @@ static const struct grt_source_option cuda_options[] = {
 	  "                     one launch in N per thread, 0 none (default 1: every one);\n"
 	  "                     a launch without needs one trap instead of two",
 	  check_launch_returns },
+	{ "cuda-via", "WAY",
+	  "cuda source: inject (the in-process library; the default\n"
+	  "                     for a launched command) or uprobe (the default for -p, -a)",
+	  check_cuda_via, .needs_command = "inject" },
 	{ NULL },
 };
 

@@ -16,6 +16,7 @@
 #include "inject/inject_proto.h"
 #include "inject/shm_ring.h"
 #include "sources/gpu.h"
+#include "sources/inject_preload.h"
 #include "sources/session.h"
 #include "sources/source.h"
 #include "trace/records_core.h"
@@ -42,32 +43,6 @@ struct gpu_source {
 	uint64_t bad_messages;
 	bool library_seen;
 };
-
-int gpu_find_inject_lib(char *out, size_t len)
-{
-	const char *env = getenv("GRTRACE_INJECT_LIB");
-	char exe[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	if (env && *env) {
-		snprintf(out, len, "%s", env);
-		return access(out, R_OK) ? -ENOENT : 0;
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return -ENOENT;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return -ENOENT;
-	*slash = 0;
-	snprintf(out, len, "%s/%s", exe, INJECT_LIB_NAME);
-	if (!access(out, R_OK))
-		return 0;
-	snprintf(out, len, "%s/../lib/grtrace/%s", exe, INJECT_LIB_NAME);
-	return access(out, R_OK) ? -ENOENT : 0;
-}
 
 static int gpu_probe(char *why, size_t why_len)
 {
@@ -99,33 +74,14 @@ static int create_ring(struct gpu_source *g)
 {
 	uint64_t data = ring_bytes();
 	void *map;
-	int fd;
+	int err;
 
-	snprintf(g->shm_path, sizeof(g->shm_path), "/dev/shm/grtrace-gpu-%d-XXXXXX", (int)getpid());
-	fd = mkostemp(g->shm_path, O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
 	g->map_len = shm_ring_map_size(data);
-	if (ftruncate(fd, (off_t)g->map_len)) {
-		int err = -errno;
-
-		close(fd);
+	err = inject_shm_create("gpu", g->map_len, g->shm_path, sizeof(g->shm_path), &map);
+	if (err)
 		return err;
-	}
-	map = mmap(NULL, g->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
-		return -errno;
 	g->ring = map;
 	return shm_ring_init(g->ring, data);
-}
-
-static int add_env(struct grt_session *s, const char *key, const char *value)
-{
-	char kv[PATH_MAX * 2 + 64];
-
-	snprintf(kv, sizeof(kv), "%s=%s", key, value);
-	return grt_session_add_target_env(s, kv);
 }
 
 /* GRTRACE_GPU_INJECTION_HOOK=0: load the library by LD_PRELOAD alone. */
@@ -140,21 +96,18 @@ static bool hook_off(void)
 static int set_target_env(struct gpu_source *g, const char *lib)
 {
 	const char *kernels = grt_session_option(g->session, "gpu-kernels");
-	const char *preload = getenv("LD_PRELOAD"), *injection = getenv("CUDA_INJECTION64_PATH");
-	char value[PATH_MAX * 2];
+	const char *injection = getenv("CUDA_INJECTION64_PATH");
 	int err;
 
-	snprintf(value, sizeof(value), "%s%s%s", lib, preload && *preload ? ":" : "",
-		 preload ? preload : "");
-	err = add_env(g->session, "LD_PRELOAD", value);
+	err = inject_preload(g->session, lib);
 	if (!err)
-		err = add_env(g->session, GRT_INJECT_ENV_SHM, g->shm_path);
+		err = inject_add_env(g->session, GRT_INJECT_ENV_SHM, g->shm_path);
 	/* the driver's own hook, unless another tool (a profiler) already uses it or it is turned
 	 * off */
 	if (!err && !(injection && *injection) && !hook_off())
-		err = add_env(g->session, "CUDA_INJECTION64_PATH", lib);
+		err = inject_add_env(g->session, "CUDA_INJECTION64_PATH", lib);
 	if (!err && kernels && *kernels)
-		err = add_env(g->session, GRT_INJECT_ENV_KERNELS, kernels);
+		err = inject_add_env(g->session, GRT_INJECT_ENV_KERNELS, kernels);
 	return err;
 }
 

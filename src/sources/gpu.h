@@ -11,10 +11,6 @@
  */
 struct gpu_source;
 
-/* Where libgrtrace-inject.so is: $GRTRACE_INJECT_LIB, beside grtrace, or ../lib/grtrace/. 0 or
- * -ENOENT. */
-int gpu_find_inject_lib(char *out, size_t len);
-
 /* Turns one message of the ring into records. 0, or -EINVAL for a malformed message. */
 int gpu_handle_message(struct gpu_source *g, uint32_t type, const void *payload, uint32_t len);
 

@@ -29,6 +29,8 @@ struct grt_source_option {
 	 * errno with one line in why (left empty: "bad value 'V' for --NAME"). NULL: any value.
 	 */
 	int (*check)(const char *value, char *why, size_t why_len);
+	/* A value that only works when record launches the command (-- CMD); NULL: none. */
+	const char *needs_command;
 };
 
 /*

@@ -259,6 +259,8 @@ static const char *launch_probes_name(uint32_t probes)
 		return "uprobe+uretprobe";
 	case GRT_CUDA_PROBES_SESSION:
 		return "uprobe-session";
+	case GRT_CUDA_PROBES_INPROC:
+		return "in-process";
 	case GRT_CUDA_PROBES_ENTRY:
 		return "uprobe";
 	}

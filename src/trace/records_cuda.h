@@ -346,6 +346,11 @@ enum grt_cuda_launch_probes {
 	GRT_CUDA_PROBES_RETPROBE = 1,	/* an entry uprobe and a uretprobe: every return seen */
 	GRT_CUDA_PROBES_SESSION = 2,	/* uprobe sessions: the entry program picks the returns seen */
 	GRT_CUDA_PROBES_ENTRY = 3,	/* entry uprobes only: no return seen */
+	/*
+	 * libgrtrace-inject.so records in-process (record --cuda-via inject):
+	 * returns as --launch-returns asks; uprobes only for processes without it
+	 */
+	GRT_CUDA_PROBES_INPROC = 4,
 };
 
 /*

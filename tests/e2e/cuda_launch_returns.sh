@@ -1,6 +1,7 @@
 #!/bin/bash
 # record --launch-returns N on the fake driver: every launch recorded, the returns of exactly
-# one in N per thread (uprobe sessions), the fallback without sessions, and what report says.
+# one in N per thread (uprobe sessions, and in-process), the fallback without sessions, and what
+# report says.
 BUILD=${1:-build}
 . tests/e2e/lib/cuda.bash
 
@@ -22,7 +23,7 @@ expect_returns() {
 
 # uprobe sessions (Linux 6.13+; make vmtest runs this on kernels without): 1 = every return,
 # 4 = launches 1, 5, 9..., 0 = none
-record_known every
+record_known every --cuda-via uprobe
 if ! grep -q '"launch_probes":"uprobe-session"' "$tmp/every.json"; then
 	echo "ok - no uprobe sessions in this kernel: their cases are left out, the default is the pair"
 	expect_returns every 1 uprobe+uretprobe
@@ -32,21 +33,30 @@ else
 	expect_returns every 1 uprobe-session
 fi
 if [ $sessions = 1 ]; then # (the cases up to the fallback's need sessions)
-record_known n4 --launch-returns 4
+record_known n4 --cuda-via uprobe --launch-returns 4
 expect_returns n4 4 uprobe-session
-record_known n0 --launch-returns 0
+record_known n0 --cuda-via uprobe --launch-returns 0
 expect_returns n0 0 uprobe-session
+# in-process (a launched command's default): the same launches and returns
+record_known inproc_every
+expect_returns inproc_every 1 in-process
+record_known inproc_n4 --launch-returns 4
+expect_returns inproc_n4 4 in-process
+record_known inproc_n0 --launch-returns 0
+expect_returns inproc_n0 0 in-process
 "$GRT" parse "$tmp/n4.grt" >"$tmp/n4.txt"
 check "parse text: a launch without its return says so" \
 	grep -q "api=cuLaunchKernel ppid=[0-9]* comm=cuda_known ret=- api_ns=- return=not-sampled$" \
 	"$tmp/n4.txt"
 
 # the count is per thread: 4 threads x 1000 launches, 1 in 3 -> 334 returns each
-"$GRT" record -f -o "$tmp/t.grt" --launch-returns 3 --libcuda "$FAKE" -- "$WL/cuda_threads" 4 1000 \
-	2>"$tmp/t.err"
-check "record of 4 threads with --launch-returns 3: status 0" [ $? = 0 ]
-"$GRT" parse --format json --all "$tmp/t.grt" >"$tmp/t.json"
-$EXPECT threads_returns "$tmp/t.json" "$(pid_of_launched "$tmp/t.json")" 4 1000 3 || failed=1
+for via in uprobe inject; do
+	"$GRT" record -f -o "$tmp/t.grt" --cuda-via $via --launch-returns 3 --libcuda "$FAKE" \
+		-- "$WL/cuda_threads" 4 1000 2>"$tmp/t.err"
+	check "record of 4 threads with --launch-returns 3, --cuda-via $via: status 0" [ $? = 0 ]
+	"$GRT" parse --format json --all "$tmp/t.grt" >"$tmp/t.json"
+	$EXPECT threads_returns "$tmp/t.json" "$(pid_of_launched "$tmp/t.json")" 4 1000 3 || failed=1
+done
 
 # report: launch times from the sampled launches only, and it says so; jobs still built
 "$GRT" report "$tmp/n4.grt" --kernels >"$tmp/r4.txt"
@@ -81,9 +91,9 @@ fi
 
 # without uprobe sessions: an entry + return probe pair for 1, entry probes alone for 0, and
 # any other N refused in one line
-GRT_CUDA_NO_UPROBE_SESSION=1 record_known pair
+GRT_CUDA_NO_UPROBE_SESSION=1 record_known pair --cuda-via uprobe
 expect_returns pair 1 uprobe+uretprobe
-GRT_CUDA_NO_UPROBE_SESSION=1 record_known entry --launch-returns 0
+GRT_CUDA_NO_UPROBE_SESSION=1 record_known entry --cuda-via uprobe --launch-returns 0
 expect_returns entry 0 uprobe
 GRT_CUDA_NO_UPROBE_SESSION=1 "$GRT" record -f -o "$tmp/x.grt" --launch-returns 4 --libcuda "$FAKE" \
 	-- "$WL/cuda_known" >/dev/null 2>"$tmp/x.err"

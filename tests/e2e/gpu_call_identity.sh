@@ -4,6 +4,9 @@
 # once, through the exports they link and through cuGetProcAddress.
 set -u
 . tests/e2e/lib/inject.bash
+# these cases need CUPTI's kernel records of kernels the block probes also time, which
+# grtrace otherwise leaves off (docs/gpu.md, "CUPTI only where the probes do not reach")
+export GRTRACE_GPU_CUPTI_KERNELS=always
 
 # identity NAME: the bracket check's line in $T/NAME.check, its exit code in $T/NAME.rc
 identity() {
@@ -35,12 +38,17 @@ identity noprobes
 expect_check noprobes noprobes_every_record_one_call \
 	"gpu_kernel=256 gpu_copy=400 gpu_launch=0 matched=656 failed=0 cuda_calls=592 cuda_calls_matched=592"
 
-# a probed launch that fails runs the original kernel: its records get the second call's bracket
-# (the cuda source sees both calls: 24 of the application's, 22 with device work)
+# a probed launch that fails runs the original kernel: its records get the second call's bracket.
+# Recorded in-process (the default), the application's 23 calls, 22 with device work; by uprobes
+# the failed instrumented launch too (24), which the library makes from inside the call
 record fallback cuda,gpu -- "$FIX/app" 20
 identity fallback
 n=$(grep -c "launch_fails=0" "$T/fallback.out")
 [ "$n" = 1 ] && ok fallback_app_succeeds || fail fallback_app_succeeds
 expect_check fallback fallback_bracket_is_the_original_launch \
+	"gpu_kernel=22 gpu_copy=0 gpu_launch=21 matched=43 failed=0 cuda_calls=23 cuda_calls_matched=22"
+RECORD_FLAGS="--cuda-via uprobe" record fallback_uprobe cuda,gpu -- "$FIX/app" 20
+identity fallback_uprobe
+expect_check fallback_uprobe fallback_bracket_is_the_original_launch_uprobe \
 	"gpu_kernel=22 gpu_copy=0 gpu_launch=21 matched=43 failed=0 cuda_calls=24 cuda_calls_matched=22"
 exit $failed

@@ -5,6 +5,9 @@
 # trace says what device timing grtrace lost and from when, and the block probes go on.
 set -u
 . tests/e2e/lib/inject.bash
+# these cases need CUPTI's kernel records of kernels the block probes also time, which
+# grtrace otherwise leaves off (docs/gpu.md, "CUPTI only where the probes do not reach")
+export GRTRACE_GPU_CUPTI_KERNELS=always
 N=10
 
 # facts NAME: application kernels timed by CUPTI, probe launches, the handover line and whether

@@ -2,6 +2,9 @@
 # The gpu source end to end without a GPU: the fake driver and CUPTI, libgrtrace-inject.so, record, parse, report.
 set -u
 . tests/e2e/lib/inject.bash
+# most cases count CUPTI's kernel records of kernels the block probes also time, which grtrace
+# otherwise leaves off; "cupti_deferred" below checks that default
+export GRTRACE_GPU_CUPTI_KERNELS=always
 LAUNCHES=20
 
 # json NAME PYTHON-EXPRESSION over `recs` (the trace's records as dicts): prints its value
@@ -96,9 +99,17 @@ n=$(json syncd "len(of('gpu_launch'))")
 
 # a 1 MiB pool holds 64 slots; collected at exit, nothing frees one earlier, so waiting for a
 # slot would only stall the application: the other launches run unchanged and are counted
-record smallpool gpu GRTRACE_GPU_POOL_MB=1 GRTRACE_GPU_POOL_WAIT=1 GRTRACE_GPU_COLLECT=exit -- "$FIX/app" 200
+record smallpool gpu GRTRACE_GPU_CUPTI_KERNELS= GRTRACE_GPU_POOL_MB=1 GRTRACE_GPU_POOL_WAIT=1 GRTRACE_GPU_COLLECT=exit -- "$FIX/app" 200
 n=$(json smallpool "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))")
 [ "$n" = "(64, 138)" ] && ok pool_full_at_exit_counted || fail pool_full_at_exit_counted "got $n"
+# a dry pool is a capacity limit, not a kernel the probes do not cover: CUPTI's kernel timing
+# stays off (on a GPU-bound loop it cost +518%), and the trace says where records started to
+# be lost
+n=$(json smallpool "[r['message'] for r in of('source_status') if 'kernel timing on from here' in r['message'] or 'ran dry' in r['message']]")
+[ "$n" = "['block probes: the buffer pool (1 MiB) ran dry at launch 65 (kernel vector_add); launches run unprobed until collection frees buffers, each counted lost (GRTRACE_GPU_POOL_MB, GRTRACE_GPU_POOL_WAIT=1)']" ] &&
+	ok pool_dry_keeps_cupti_off || fail pool_dry_keeps_cupti_off "got $n"
+n=$(json smallpool "len(app(of('gpu_kernel')))")
+[ "$n" = 0 ] && ok pool_dry_no_cupti_kernels || fail pool_dry_no_cupti_kernels "got $n"
 
 record nocupti gpu GRTRACE_CUPTI_PATH=/nonexistent/libcupti.so.13 -- "$FIX/app" $LAUNCHES
 check nocupti_results_unchanged diff <(results "$T/plain.out") <(results "$T/nocupti.out")
@@ -118,9 +129,26 @@ n=$(json noprobes "(len(app(of('gpu_kernel'))), len(of('gpu_launch')), len(of('g
 [ "$n" = "($((LAUNCHES + 2)), 0, 0)" ] && ok probes_off || fail probes_off "got $n"
 check probes_off_fake_plain grep -qE "^plain=$((LAUNCHES + 2)) probed=0 " "$T/noprobes.fake"
 
-record selected gpu GRTRACE_GPU_KERNELS='^vector' -- "$FIX/app" $LAUNCHES
+# CUPTI kernel timing waits for a kernel the probes do not cover: here probe_fails_kernel's
+# failed instrumented launch, which runs unchanged; the vector_add launches before it are timed by
+# the probes alone, the one after it (through the per-thread-stream pointer) by both
+record deferred gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app" $LAUNCHES
+n=$(json deferred "[r['message'] for r in of('source_status') if 'CUPTI' in r['message'] and 'kernel timing' in r['message']]")
+[ "$n" = "['CUPTI copy timing on; CUPTI kernel timing waits for a kernel the block probes do not cover', 'CUPTI kernel timing on from here: kernel probe_fails_kernel launched without block probes: its instrumented launch failed and ran unchanged']" ] &&
+	ok cupti_deferred_says_from_when || fail cupti_deferred_says_from_when "got $n"
+n=$(json deferred "sorted(k['kernel'] for k in app(of('gpu_kernel')))")
+[ "$n" = "['probe_fails_kernel', 'vector_add']" ] && ok cupti_deferred_kernels ||
+	fail cupti_deferred_kernels "got $n"
+n=$(json deferred "len(of('gpu_launch'))")
+[ "$n" = $((LAUNCHES + 1)) ] && ok cupti_deferred_probes_unchanged || fail cupti_deferred_probes_unchanged "got $n"
+
+record selected gpu GRTRACE_GPU_CUPTI_KERNELS= GRTRACE_GPU_KERNELS='^vector' -- "$FIX/app" $LAUNCHES
 n=$(json selected "[i['reason'] for i in of('gpu_instrument') if i['kernel'] == 'probe_fails_kernel']")
 [ "$n" = "['not selected by the kernel filter']" ] && ok kernel_filter || fail kernel_filter "got $n"
+# the kernel the filter leaves out is the one that turns CUPTI's kernel timing on, by name
+n=$(json selected "[r['message'] for r in of('source_status') if 'kernel timing on from here' in r['message']]")
+[ "$n" = "['CUPTI kernel timing on from here: kernel probe_fails_kernel launched without block probes: left out by the kernel filter, or its rewrite failed']" ] &&
+	ok cupti_on_names_kernel || fail cupti_on_names_kernel "got $n"
 
 record thread gpu GRTRACE_GPU_PROBES=thread GRTRACE_GPU_BLOCK_LAUNCHES=2 -- "$FIX/app" $LAUNCHES
 n=$(json thread "[(l['blocks'], l['sms_used'], l['exec_ns']) for l in of('gpu_launch')]")

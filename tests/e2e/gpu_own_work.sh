@@ -5,6 +5,9 @@
 # collection's copies, the probe buffers' memsets) are in the trace flagged as its own.
 set -u
 . tests/e2e/lib/inject.bash
+# these cases need CUPTI's kernel records of kernels the block probes also time, which
+# grtrace otherwise leaves off (docs/gpu.md, "CUPTI only where the probes do not reach")
+export GRTRACE_GPU_CUPTI_KERNELS=always
 
 # app_calls NAME: the cuda calls of the application's threads, "type api" with counts, sorted
 app_calls() {

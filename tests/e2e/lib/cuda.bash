@@ -10,6 +10,11 @@ FAKE=$BUILD/fixtures/fake/libcuda.so.1
 FAKE_COPY=$BUILD/fixtures/fake2/libcuda.so.1
 WL=$BUILD/fixtures/workloads
 EXPECT="python3 tests/e2e/lib/cuda_expect.py"
+# a launched command records in-process by default: the library is preloaded into the workloads,
+# and a sanitized library comes ahead of its sanitizer runtime (as in lib/inject.bash)
+if ldd "$BUILD/libgrtrace-inject.so" 2>/dev/null | grep -q libasan; then
+	export ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=0
+fi
 GRT_BG=
 
 cleanup() {
@@ -81,4 +86,24 @@ for line in open(sys.argv[1]):
 # created class by class); 60 s at most.
 wait_probes() {
 	wait_bpf_links "$1" "^link_type:.*\(uprobe_multi\|perf_event\)" 0 600
+}
+
+# small_ring_loses ENV WHAT: cuda_storm (one thread) recorded with the ring that ENV sizes at
+# 4 KiB: status 0, some WHAT lost, recorded + lost = launches made, and record says so; leaves
+# $lost and $tmp/x.grt for the caller's own checks
+small_ring_loses() {
+	local made recorded
+	env "$1=4" "$GRT" record -f -o "$tmp/x.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" 1 1 \
+		>"$tmp/out" 2>"$tmp/err"
+	check "record with a 4 KiB ring ($1): status 0" [ $? = 0 ]
+	made=$(awk '/^launches/ { print $2 }' "$tmp/out")
+	"$GRT" report "$tmp/x.grt" --kernels --drops --format json >"$tmp/x.json"
+	read -r recorded lost < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$tmp/x.json")
+	check "... $2 were lost ($lost of $made)" [ "${lost:-0}" -gt 0 ]
+	check "... recorded + lost = launches made ($recorded + $lost = $made)" \
+		[ $((recorded + lost)) = "$made" ]
+	check "... record reports the loss" grep -q "($lost events lost)" "$tmp/err"
 }

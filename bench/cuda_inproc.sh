@@ -1,0 +1,84 @@
+#!/bin/bash
+# The cuda source's in-process path against its uprobe path on the development machine (fake
+# libcuda, no GPU), side by side in one run:
+#  1. a 2-thread launch storm, unpaced and paced at RATE launches/s in total: the rate the
+#     threads reached, launches recorded per second, launches lost; untraced, with
+#     libgrtrace-inject.so loaded but not recording, --cuda-via inject, --cuda-via uprobe;
+#     ROUNDS rounds, interleaved, every number printed;
+#  2. callgrind: instructions per launch, untraced and recorded in-process (rings that nobody
+#     drains, so the recorder's work is not counted: the traced thread's own cost).
+#
+# usage: bench/cuda_inproc.sh BUILD [SECONDS] [RATE] [ROUNDS]   (root; RATE default 5000000)
+set -u
+BUILD=${1:?usage: bench/cuda_inproc.sh BUILD [SECONDS] [RATE] [ROUNDS]}
+SECONDS_EACH=${2:-2}
+RATE=${3:-5000000}
+ROUNDS=${4:-3}
+GRT=$BUILD/grtrace
+LIB=$BUILD/libgrtrace-inject.so
+FAKE=$BUILD/fixtures/fake/libcuda.so.1
+STORM=$BUILD/fixtures/workloads/cuda_storm
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+for f in "$GRT" "$LIB" "$FAKE" "$STORM"; do
+	[ -e "$f" ] || { echo "cuda_inproc: missing $f (run make BUILD=$BUILD)" >&2; exit 1; }
+done
+[ "$(id -u)" = 0 ] || { echo "cuda_inproc: needs root" >&2; exit 1; }
+cc -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -o "$TMP/inproc_rings" bench/inproc_rings.c || exit 1
+
+# storm MODE RATE: one 2-thread storm; prints "reached/s recorded/s lost"
+storm() {
+	local mode=$1 rate=$2 made seconds recorded=0 lost=0
+	case $mode in
+	untraced) "$STORM" "$SECONDS_EACH" 2 "$rate" >"$TMP/out" ;;
+	library) LD_PRELOAD=$LIB "$STORM" "$SECONDS_EACH" 2 "$rate" >"$TMP/out" ;;
+	inject | uprobe)
+		"$GRT" record -f -o "$TMP/s.grt" --cuda-via "$mode" --libcuda "$FAKE" \
+			-- "$STORM" "$SECONDS_EACH" 2 "$rate" >"$TMP/out" 2>"$TMP/err" ||
+			{ echo "record failed: $(cat "$TMP/err")" >&2; return 1; }
+		"$GRT" report "$TMP/s.grt" --kernels --drops --format json >"$TMP/r.json" || return 1
+		read -r recorded lost < <(python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$TMP/r.json")
+		rm -f "$TMP/s.grt"
+		;;
+	esac
+	made=$(awk '/^launches/ { print $2 }' "$TMP/out")
+	seconds=$(awk '/^launches/ { print $4 }' "$TMP/out")
+	awk -v m="$made" -v s="$seconds" -v r="$recorded" -v l="$lost" \
+		'BEGIN { printf "%.0f %.0f %d\n", m / s, r / s, l }'
+}
+
+echo "# machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
+echo "# storm: 2 threads, ${SECONDS_EACH} s each, $ROUNDS rounds interleaved"
+printf '%-6s %-9s %-9s %14s %14s %12s\n' round mode paced reached/s recorded/s lost
+for round in $(seq "$ROUNDS"); do
+	for rate in 0 "$RATE"; do
+		for mode in untraced library inject uprobe; do
+			read -r reached recorded lost < <(storm $mode "$rate") || continue
+			printf '%-6s %-9s %-9s %14s %14s %12s\n' "$round" $mode \
+				"$([ "$rate" = 0 ] && echo no || echo "$rate")" "$reached" \
+				"$([ $mode = untraced ] || [ $mode = library ] && echo - || echo "$recorded")" \
+				"$([ $mode = untraced ] || [ $mode = library ] && echo - || echo "$lost")"
+		done
+	done
+done
+
+# instructions per launch: inclusive cost of cuLaunchKernel as the storm thread calls it
+ir_per_launch() {
+	local log=$TMP/cg.log launches ir
+	"$@" valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" \
+		--toggle-collect=cuLaunchKernel "$STORM" 1 1 >"$TMP/out" 2>"$log"
+	launches=$(awk '/^launches/ { print $2 }' "$TMP/out")
+	ir=$(sed -n 's/^==[0-9]*== Collected : //p' "$log")
+	echo "$ir $launches" | awk '{ printf "%.0f", $1 / $2 }'
+}
+if command -v valgrind >/dev/null; then
+	base=$(ir_per_launch env)
+	traced=$(ir_per_launch "$TMP/inproc_rings" "$LIB" 256 --)
+	echo "# callgrind, instructions per cuLaunchKernel: untraced $base, recorded in-process" \
+		"$traced: $((traced - base)) added per recorded launch (return, kernel argument" \
+		"words, comm, cpu and both timestamps included)"
+fi

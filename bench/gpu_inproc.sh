@@ -1,0 +1,167 @@
+#!/bin/bash
+# The cuda source in-process (--cuda-via inject) against uprobes, and CUPTI only where the block
+# probes do not reach, on a GPU machine, in one call (about 6 minutes on an H100):
+#  1. launch micro-benchmark (empty kernel, driver API and runtime): untraced, --cuda-via uprobe,
+#     --cuda-via inject, rounds interleaved; median of the per-round medians, their spread, and
+#     ns added per launch; each trace must hold every launch;
+#  2. a small transformer's training loop: untraced, -s cuda (in-process), -s cuda,gpu; median
+#     step time and % added; the trace's launch count against the PyTorch profiler's kernel count
+#     of the same program;
+#  3. the design's vector-add (10,000 launches of 1M elements): untraced, -s gpu, -s cuda,gpu; the
+#     loop time, % added, the probe coverage (gpu_launch records of the 10,020 launches, lost),
+#     whether the probe pool ran dry, and which kernel turned CUPTI's kernel timing on and why.
+#
+# usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]
+#        ONLY=vadd bench/gpu_inproc.sh BUILD OUTDIR   part 3 alone (under 2 minutes on an H100)
+#   BUILD   directory with grtrace and libgrtrace-inject.so (built on the development machine)
+#   OUTDIR  logs, traces and summary.txt go here
+# environment: STEPS (training steps, default 600), LAUNCH_BATCHES (default 200 x 256 launches)
+# Needs root, nvcc and a GPU; PyTorch for part 2 (skipped with a line when missing).
+set -u
+BUILD=${1:?usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]}
+OUT=${2:?usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]}
+ROUNDS=${3:-3}
+STEPS=${STEPS:-600}
+BATCHES=${LAUNCH_BATCHES:-200}
+ONLY=${ONLY:-}
+HERE=$(cd "$(dirname "$0")" && pwd)
+GRT=$(cd "$BUILD" && pwd)/grtrace
+NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+PY=${PYTHON:-python3}
+mkdir -p "$OUT"
+SUMMARY=$OUT/summary.txt
+: >"$SUMMARY"
+say() { echo "$*" | tee -a "$SUMMARY"; }
+die() {
+	echo "gpu_inproc: $*" >&2
+	exit 1
+}
+[ "$(id -u)" = 0 ] || die "needs root"
+[ -x "$GRT" ] || die "no $GRT"
+LIBCUDA=
+for c in /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1; do
+	[ -e "$c" ] && LIBCUDA=$c && break
+done
+LIBFLAG=${LIBCUDA:+--libcuda $LIBCUDA}
+[ "$ONLY" = vadd ] ||
+	"$NVCC" -O2 -o "$OUT/launch_loop" "$HERE/gpu_inproc/launch_loop.cu" -lcuda || die "nvcc launch_loop"
+"$NVCC" -O2 -o "$OUT/vector_add" "$HERE/gpu_inject/vector_add.cu" || die "nvcc vector_add"
+
+say "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), $(uname -r), $ROUNDS rounds interleaved"
+
+# traced NAME SOURCES VIA CMD...: records CMD; its output in $OUT/NAME.out
+traced() {
+	local name=$1 sources=$2 via=$3
+	shift 3
+	# shellcheck disable=SC2086 # LIBFLAG is words
+	timeout 300 "$GRT" record -f -s "$sources" ${via:+--cuda-via $via} $LIBFLAG -o "$OUT/$name.grt" \
+		-- "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" || echo "record failed: $name" >>"$SUMMARY"
+}
+launches_in() { "$GRT" report "$1" --kernels --format json 2>/dev/null |
+	$PY -c 'import json,sys; print(sum(k["launches"] for k in json.load(sys.stdin)["kernels"]))'; }
+# stats FILE: "median min max" of the numbers in FILE
+stats() { sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.4f %.4f %.4f", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
+# versus BASE FILE: "median min max added added%" of the numbers in FILE against BASE's median
+versus() {
+	local base med lo hi
+	read -r base _ _ < <(stats "$1")
+	read -r med lo hi < <(stats "$2")
+	awk -v b="$base" -v m="$med" -v lo="$lo" -v hi="$hi" \
+		'BEGIN { printf "%s %s %s %.4f %.4f\n", m, lo, hi, m - b, b ? (m - b) * 100 / b : 0 }'
+}
+
+# ---- 1. launch micro-benchmark ----
+if [ "$ONLY" != vadd ]; then
+say ""
+say "## launch micro-benchmark: $BATCHES x 256 launches of an empty kernel, median ns per launch"
+for round in $(seq "$ROUNDS"); do
+	for api in driver runtime; do
+		for via in untraced uprobe inject; do
+			n=launch_${api}_${via}_$round
+			if [ $via = untraced ]; then
+				"$OUT/launch_loop" $api 256 "$BATCHES" >"$OUT/$n.out" 2>&1
+			else
+				traced "$n" cuda $via "$OUT/launch_loop" $api 256 "$BATCHES"
+				got=$(launches_in "$OUT/$n.grt")
+				want=$((256 * (BATCHES + 10)))
+				[ "$got" = "$want" ] || say "MISSING: $n recorded $got of $want launches"
+				rm -f "$OUT/$n.grt"
+			fi
+			sed -n 's/.*median_ns=\([0-9.]*\).*/\1/p' "$OUT/$n.out" >>"$OUT/launch_${api}_${via}.ns"
+		done
+	done
+done
+for api in driver runtime; do
+	for via in untraced uprobe inject; do
+		read -r med lo hi add _ < <(versus "$OUT/launch_${api}_untraced.ns" "$OUT/launch_${api}_${via}.ns")
+		say "$(printf '%-8s %-9s median %8.1f ns (rounds %.1f..%.1f)  added %8.1f ns' $api $via \
+			"$med" "$lo" "$hi" "$add")"
+	done
+done
+
+# ---- 2. PyTorch training loop ----
+say ""
+if $PY -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+	say "## transformer training loop, $STEPS steps: median step time"
+	for round in $(seq "$ROUNDS"); do
+		$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
+		traced torch_cuda_$round cuda "" $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS"
+		traced torch_cudagpu_$round cuda,gpu "" $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS"
+		for m in untraced cuda cudagpu; do
+			sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' "$OUT/torch_${m}_$round.out" >>"$OUT/torch_$m.ms"
+		done
+	done
+	for m in untraced cuda cudagpu; do
+		read -r med lo hi _ pct < <(versus "$OUT/torch_untraced.ms" "$OUT/torch_$m.ms")
+		say "$(printf '%-9s median %.4f ms (rounds %.4f..%.4f)  added %+.2f%%' $m "$med" "$lo" "$hi" "$pct")"
+	done
+	$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" profile >"$OUT/torch_profile.out" 2>&1
+	say "launches in the -s cuda trace: $(launches_in "$OUT/torch_cuda_1.grt"), PyTorch profiler's" \
+		"kernels: $(sed -n 's/^profiler_kernels=//p' "$OUT/torch_profile.out")"
+	say "path: $("$GRT" parse "$OUT/torch_cuda_1.grt" | grep -o 'CUDA calls recorded [a-z-]*' | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+	say "lost: $("$GRT" report "$OUT/torch_cuda_1.grt" --drops --format json | $PY -c 'import json,sys; print(json.load(sys.stdin)["drops"]["lost"])')"
+else
+	say "## transformer training loop: skipped (no PyTorch with CUDA here)"
+fi
+
+fi # ONLY
+
+# ---- 3. vector add ----
+say ""
+say "## vector add, 10000 launches of 1M elements: loop time"
+for round in $(seq "$ROUNDS"); do
+	"$OUT/vector_add" 1048576 10000 >"$OUT/vadd_untraced_$round.out" 2>&1
+	traced vadd_gpu_$round gpu "" "$OUT/vector_add" 1048576 10000
+	traced vadd_cudagpu_$round cuda,gpu "" "$OUT/vector_add" 1048576 10000
+	for m in untraced gpu cudagpu; do
+		sed -n 's/.*loop_ms=\([0-9.]*\).*/\1/p' "$OUT/vadd_${m}_$round.out" >>"$OUT/vadd_$m.ms"
+	done
+done
+for m in untraced gpu cudagpu; do
+	read -r med lo hi _ pct < <(versus "$OUT/vadd_untraced.ms" "$OUT/vadd_$m.ms")
+	say "$(printf '%-9s median %.2f ms (rounds %.2f..%.2f)  added %+.1f%%' $m "$med" "$lo" "$hi" "$pct")"
+done
+# what each first-round trace says: probe coverage of the 10,020 launches (20 warm-up), loss,
+# the pool running dry, and the kernel that turned CUPTI's kernel timing on (none: it stayed off)
+for m in gpu cudagpu; do
+	"$GRT" parse --format json "$OUT/vadd_${m}_1.grt" | $PY -c '
+import json, sys
+recs = [json.loads(l) for l in sys.stdin]
+of = lambda t: [r for r in recs if r["type"] == t]
+launches = 10020
+probed = len(of("gpu_launch"))
+cupti = len([r for r in of("gpu_kernel") if not r.get("kernel", "").startswith("__grt_")])
+lost = sum(d["count"] for d in of("drop"))
+msgs = [r["message"] for r in of("source_status")]
+on = [m for m in msgs if "kernel timing on from here" in m]
+dry = [m for m in msgs if "ran dry" in m]
+print("vadd_%s: probe coverage %d of %d launches (%.1f%%), CUPTI gpu_kernel records %d, lost %d"
+      % (sys.argv[1], probed, launches, probed * 100.0 / launches, cupti, lost))
+print("  uncovered kernel: " + (on[0].split("from here: ", 1)[1] if on else
+      "none (CUPTI kernel timing stayed off)"))
+print("  probe pool: " + (dry[0] if dry else "never ran dry"))
+print("  library " + next((m for m in msgs if m.startswith("cost:")), "cost: (no cost line)"))
+' "$m" | tee -a "$SUMMARY"
+done
+say ""
+say "summary in $SUMMARY"

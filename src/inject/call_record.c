@@ -1,0 +1,760 @@
+/* In-process recording of CUDA driver calls: the cuda source's records, built in the calling thread. */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "inject/call_record.h"
+#include "inject/call_rings.h"
+#include "inject/inject.h"
+#include "inject/interpose.h"
+#include "sources/cuda.h"
+#include "sources/cuda_api.h"
+#include "trace/records_cuda.h"
+
+/*
+ * Each call becomes the same struct cuda_event the uprobe programs of
+ * sources/cuda.bpf.c fill, decoded the same way from the same argument
+ * values, so the recorder turns both into identical records with one
+ * decoder. Differences that remain are the path's, not the data's: see
+ * docs/cuda.md ("In-process recording").
+ */
+
+#define EXPORT __attribute__((visibility("default")))
+#define STACK_DEPTH CUDA_STACK_DEPTH
+
+bool call_record_on;
+
+static struct {
+	struct call_rings_head *rings;
+	uint64_t map_len;
+	uint32_t pid;
+	uint32_t ppid;
+	pthread_key_t exit_key;
+	bool have_key;
+} rec_state;
+
+/*
+ * Per api, what the hot path asks of cuda_api.c, looked up once at load: its
+ * probe class and whether it is a pre-3.2 (32-bit) entry point.
+ */
+static struct {
+	uint8_t cls;
+	bool legacy32;
+} apis[GRT_CUDA_API_COUNT];
+
+_Static_assert(CUDA_CLASS_COUNT < 256, "classes fit a byte");
+
+/* Bumped whenever a thread may have a new name; each thread compares its copy. */
+static atomic_uint comm_generation;
+/* Bumped in a forked child: every ring pointer inherited from the parent is the parent's. */
+static atomic_uint fork_generation;
+
+struct call_thread {
+	struct call_ring *ring; /* NULL: none claimed yet */
+	uint8_t *data;
+	uint32_t size;
+	uint32_t tid;
+	unsigned ring_generation;
+	unsigned comm_generation;
+	uint32_t launches_to_skip; /* --launch-returns countdown */
+	bool no_ring;		   /* every ring was taken: count, do not retry each call */
+	uintptr_t stack_lo, stack_hi;
+	char comm[CUDA_COMM_LEN];
+};
+
+static __thread struct call_thread me __attribute__((tls_model("initial-exec")));
+
+/* ---- the process ---- */
+
+EXPORT __attribute__((noinline)) void grt_cuda_inproc_begin(uint32_t pid)
+{
+	/* the recorder's uprobe reads the argument; keep the call */
+	__asm__ volatile("" : : "r"(pid) : "memory");
+}
+
+static void announce_process(void)
+{
+	grt_cuda_inproc_begin(rec_state.pid);
+	atomic_fetch_add_explicit(&rec_state.rings->processes, 1, memory_order_relaxed);
+}
+
+static void thread_exit(void *unused)
+{
+	if (me.ring && me.ring_generation == atomic_load(&fork_generation))
+		atomic_store_explicit(&me.ring->state, CALL_RING_CLOSED, memory_order_release);
+	me.ring = NULL;
+}
+
+/*
+ * After an exec the main thread keeps its id but not its memory: the ring the
+ * image before claimed for it would look alive forever. It is closed here,
+ * drained by the recorder and freed.
+ */
+static void close_rings_of_old_image(void)
+{
+	struct call_rings_head *h = rec_state.rings;
+	uint32_t tid = inject_tid();
+
+	for (uint32_t i = 0; i < h->nrings; i++) {
+		struct call_ring *r = call_rings_ring(h, i);
+		uint32_t owned = CALL_RING_OWNED;
+
+		if (r->pid == rec_state.pid && r->tid == tid)
+			atomic_compare_exchange_strong(&r->state, &owned, CALL_RING_CLOSED);
+	}
+}
+
+void call_record_load(void)
+{
+	const char *path = getenv(GRT_INJECT_ENV_CALLS);
+	struct stat sb;
+	void *map;
+	int fd;
+
+	if (!path || !*path)
+		return;
+	for (uint32_t api = 0; api < GRT_CUDA_API_COUNT; api++) {
+		apis[api].cls = (uint8_t)cuda_api_class(api);
+		apis[api].legacy32 = cuda_api_is_legacy32(api);
+	}
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) || sb.st_size < (off_t)CALL_RINGS_HEAD_BYTES) {
+		close(fd);
+		return;
+	}
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return;
+	if (call_rings_check(map, (uint64_t)sb.st_size)) {
+		munmap(map, (size_t)sb.st_size);
+		return;
+	}
+	rec_state.rings = map;
+	rec_state.map_len = (uint64_t)sb.st_size;
+	rec_state.pid = (uint32_t)getpid();
+	close_rings_of_old_image();
+	rec_state.ppid = (uint32_t)getppid();
+	rec_state.have_key = !pthread_key_create(&rec_state.exit_key, thread_exit);
+	announce_process();
+	call_record_on = true;
+}
+
+void call_record_after_fork(void)
+{
+	if (!rec_state.rings)
+		return;
+	/* the forking thread's ring stays the parent's: the child's threads claim their own */
+	atomic_fetch_add(&fork_generation, 1);
+	me.ring = NULL;
+	me.tid = 0;
+	rec_state.pid = (uint32_t)getpid();
+	rec_state.ppid = (uint32_t)getppid();
+	announce_process();
+}
+
+void call_record_comm_changed(void)
+{
+	atomic_fetch_add_explicit(&comm_generation, 1, memory_order_relaxed);
+}
+
+/* ---- the thread ---- */
+
+static void read_stack_bounds(void)
+{
+	pthread_attr_t attr;
+	size_t size = 0;
+	void *lo = NULL;
+
+	me.stack_lo = me.stack_hi = 0;
+	if (pthread_getattr_np(pthread_self(), &attr))
+		return;
+	if (!pthread_attr_getstack(&attr, &lo, &size)) {
+		me.stack_lo = (uintptr_t)lo;
+		me.stack_hi = (uintptr_t)lo + size;
+	}
+	pthread_attr_destroy(&attr);
+}
+
+/* A free ring for this thread, or false (every ring taken: its calls are counted lost). */
+static bool claim_ring(void)
+{
+	struct call_rings_head *h = rec_state.rings;
+	unsigned gen = atomic_load(&fork_generation);
+
+	if (me.no_ring && me.ring_generation == gen)
+		return false;
+	me.tid = inject_tid();
+	me.ring_generation = gen;
+	for (uint32_t i = 0; i < h->nrings; i++) {
+		struct call_ring *r = call_rings_ring(h, i);
+		uint32_t expected = CALL_RING_FREE;
+
+		if (atomic_load_explicit(&r->state, memory_order_relaxed) != CALL_RING_FREE ||
+		    !atomic_compare_exchange_strong(&r->state, &expected, CALL_RING_OWNED))
+			continue;
+		r->pid = rec_state.pid;
+		r->tid = me.tid;
+		me.ring = r;
+		me.data = call_rings_data(h, h->nrings, h->ring_bytes, i);
+		me.size = h->ring_bytes;
+		me.no_ring = false;
+		read_stack_bounds();
+		if (rec_state.have_key)
+			pthread_setspecific(rec_state.exit_key, &me);
+		return true;
+	}
+	me.no_ring = true;
+	return false;
+}
+
+static inline bool thread_ready(void)
+{
+	if (__builtin_expect(me.ring != NULL, 1) &&
+	    __builtin_expect(me.ring_generation == atomic_load_explicit(&fork_generation,
+									memory_order_relaxed),
+			     1))
+		return true;
+	me.ring = NULL;
+	return claim_ring();
+}
+
+static inline void fill_comm(char *out)
+{
+	unsigned gen = atomic_load_explicit(&comm_generation, memory_order_relaxed);
+
+	if (__builtin_expect(!me.comm[0] || me.comm_generation != gen, 0)) {
+		char name[17] = "";
+
+		prctl(PR_GET_NAME, name);
+		memset(me.comm, 0, sizeof(me.comm));
+		memcpy(me.comm, name, strnlen(name, CUDA_COMM_LEN - 1));
+		me.comm_generation = gen;
+	}
+	memcpy(out, me.comm, CUDA_COMM_LEN);
+}
+
+/* ---- user stacks ---- */
+
+/* The address a uprobe at real reports: past an endbr64 landing pad, where it is placed. */
+static uint64_t probed_address(const void *real)
+{
+	static const uint8_t endbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+
+	if (real && !memcmp(real, endbr64, sizeof(endbr64)))
+		return (uint64_t)(uintptr_t)real + 4;
+	return (uint64_t)(uintptr_t)real;
+}
+
+/*
+ * The application's stack at the driver's entry, as a uprobe's frame-pointer
+ * walk gives it: the driver function, the call site, then one return address
+ * per frame. Only frames inside this thread's stack are followed: code built
+ * without frame pointers leaves garbage there, which must not be dereferenced.
+ */
+static uint32_t capture_stack(uint64_t *ips, void *frame, const void *real)
+{
+	const uintptr_t *fp = frame;
+	uint32_t n = 0;
+
+	ips[n++] = probed_address(real);
+	if (!fp || (uintptr_t)fp < me.stack_lo || (uintptr_t)fp + 16 > me.stack_hi)
+		return n;
+	ips[n++] = fp[1];
+	fp = (const uintptr_t *)fp[0];
+	while (n < STACK_DEPTH && fp && !((uintptr_t)fp & 7) && (uintptr_t)fp >= me.stack_lo &&
+	       (uintptr_t)fp + 16 <= me.stack_hi) {
+		const uintptr_t *next = (const uintptr_t *)fp[0];
+
+		if (!fp[1])
+			break;
+		ips[n++] = fp[1];
+		if (next && next <= fp)
+			break;
+		fp = next;
+	}
+	return n;
+}
+
+/* ---- decoding the arguments, as cuda.bpf.c does ---- */
+
+#define USER_PTR_MIN 0x10000ull
+#define USER_PTR_MAX 0x7ffffffff000ull
+#define ARG_SLOT_SPAN 0x10000ull
+#define PAGE 4096ull
+
+static bool same_page(uint64_t a, uint64_t b)
+{
+	return (a & ~(PAGE - 1)) == (b & ~(PAGE - 1));
+}
+
+static bool on_stack(uint64_t p, uint64_t len)
+{
+	return p >= me.stack_lo && p + len <= me.stack_hi;
+}
+
+/*
+ * 8 bytes at p, cut at its page's end as the uprobe path cuts them. Only
+ * memory known to be mapped is read here: the thread's own stack (where launch
+ * stubs put their arguments), and the page of the first argument, which the
+ * driver itself reads.
+ */
+static bool read_word(uint64_t p, uint64_t first, uint64_t *out)
+{
+	uint64_t room = PAGE - (p & (PAGE - 1)), word = 0;
+
+	if (!on_stack(p, 1) && !same_page(p, first))
+		return false;
+	memcpy(&word, (const void *)(uintptr_t)p, room >= 8 ? 8 : room & 7);
+	*out = word;
+	return true;
+}
+
+static void read_kernel_args(struct cuda_launch_args *l, uint64_t params, bool want)
+{
+	const uint64_t *slots = (const uint64_t *)(uintptr_t)params;
+	uint64_t prev = 0;
+	int n;
+
+	if (!params || !want)
+		return;
+	/* the slots the driver may not read stop at the array's page, a mapped one */
+	n = (int)((PAGE - (params & (PAGE - 1))) / 8);
+	if (n > CUDA_LAUNCH_ARG_WORDS)
+		n = CUDA_LAUNCH_ARG_WORDS;
+	for (int i = 0; i < n; i++) {
+		uint64_t slot = slots[i];
+
+		if (slot < USER_PTR_MIN || slot > USER_PTR_MAX ||
+		    (prev && (slot > prev ? slot - prev : prev - slot) > ARG_SLOT_SPAN))
+			break;
+		uint64_t word;
+
+		if (!read_word(slot, slots[0], &word))
+			break;
+		l->args[i] = word;
+		prev = slot;
+		l->arg_words = (uint32_t)i + 1;
+	}
+}
+
+/* CUDA_MEMCPY3D (the _v2 layout): only what the record needs. */
+struct copy3d_side {
+	uint64_t x_bytes, y, z, lod;
+	uint32_t memory_type, pad;
+	uint64_t host, device, array, reserved, pitch, height;
+};
+
+struct copy3d {
+	struct copy3d_side src, dst;
+	uint64_t width_bytes, height, depth;
+};
+
+_Static_assert(sizeof(struct copy3d) == 200, "CUDA_MEMCPY3D layout");
+
+static uint64_t side_start(uint32_t type, uint64_t host, uint64_t device, uint64_t array,
+			   uint64_t offset)
+{
+	if (type == CU_MEMORYTYPE_HOST)
+		return host + offset;
+	if (type == 3) /* CU_MEMORYTYPE_ARRAY */
+		return array;
+	return device + offset;
+}
+
+static void decode_copy_2d(struct cuda_copy_args *c, uint64_t desc)
+{
+	const CUDA_MEMCPY2D *p = (const void *)(uintptr_t)desc;
+
+	c->src = side_start((uint32_t)p->srcMemoryType, (uint64_t)(uintptr_t)p->srcHost,
+			    p->srcDevice, (uint64_t)(uintptr_t)p->srcArray,
+			    p->srcY * p->srcPitch + p->srcXInBytes);
+	c->dst = side_start((uint32_t)p->dstMemoryType, (uint64_t)(uintptr_t)p->dstHost,
+			    p->dstDevice, (uint64_t)(uintptr_t)p->dstArray,
+			    p->dstY * p->dstPitch + p->dstXInBytes);
+	c->src_type = (uint8_t)p->srcMemoryType;
+	c->dst_type = (uint8_t)p->dstMemoryType;
+	c->bytes = p->WidthInBytes * p->Height;
+}
+
+static uint64_t copy3d_offset(const struct copy3d_side *s)
+{
+	return (s->z * s->height + s->y) * s->pitch + s->x_bytes;
+}
+
+static void decode_copy_3d(struct cuda_copy_args *c, uint64_t desc)
+{
+	const struct copy3d *p = (const void *)(uintptr_t)desc;
+
+	c->src = side_start(p->src.memory_type, p->src.host, p->src.device, p->src.array,
+			    copy3d_offset(&p->src));
+	c->dst = side_start(p->dst.memory_type, p->dst.host, p->dst.device, p->dst.array,
+			    copy3d_offset(&p->dst));
+	c->src_type = (uint8_t)p->src.memory_type;
+	c->dst_type = (uint8_t)p->dst.memory_type;
+	c->bytes = p->width_bytes * p->height * p->depth;
+}
+
+static void decode_launch(struct cuda_event *ev, enum cuda_probe_class cls, const uint64_t *a,
+			  bool want_args)
+{
+	struct cuda_launch_args *l = &ev->args.launch;
+
+	if (cls == CUDA_CLASS_GRAPH_LAUNCH) {
+		ev->args.graph.graph_exec = a[0];
+		ev->args.graph.stream = a[1];
+	} else if (cls == CUDA_CLASS_LAUNCH_EX) {
+		const CUlaunchConfig *cfg = (const void *)(uintptr_t)a[0];
+
+		l->function = a[1];
+		if (cfg) {
+			l->grid[0] = cfg->gridDimX;
+			l->grid[1] = cfg->gridDimY;
+			l->grid[2] = cfg->gridDimZ;
+			l->block[0] = cfg->blockDimX;
+			l->block[1] = cfg->blockDimY;
+			l->block[2] = cfg->blockDimZ;
+			l->shared_mem = cfg->sharedMemBytes;
+			l->stream = (uint64_t)(uintptr_t)cfg->hStream;
+		}
+		read_kernel_args(l, a[2], want_args);
+	} else {
+		l->function = a[0];
+		l->grid[0] = (uint32_t)a[1];
+		l->grid[1] = (uint32_t)a[2];
+		l->grid[2] = (uint32_t)a[3];
+		l->block[0] = (uint32_t)a[4];
+		l->block[1] = (uint32_t)a[5];
+		l->block[2] = (uint32_t)a[6];
+		l->shared_mem = (uint32_t)a[7];
+		l->stream = a[8];
+		read_kernel_args(l, a[9], want_args);
+	}
+}
+
+/* Everything a class's entry probe reads (cuda.bpf.c, ENTER(class)). */
+static void decode_entry(struct cuda_event *ev, enum cuda_probe_class cls, const uint64_t *a)
+{
+	union cuda_call_args *x = &ev->args;
+
+	switch (cls) {
+	case CUDA_CLASS_MEM_ALLOC:
+	case CUDA_CLASS_MEM_ALLOC_MANAGED:
+	case CUDA_CLASS_MEM_ALLOC_HOST:
+	case CUDA_CLASS_MEM_HOST_ALLOC:
+		x->alloc.out = a[0];
+		x->alloc.bytes = a[1];
+		break;
+	case CUDA_CLASS_MEM_ALLOC_ASYNC:
+		x->alloc.out = a[0];
+		x->alloc.bytes = a[1];
+		x->alloc.stream = a[2];
+		break;
+	case CUDA_CLASS_MEM_ALLOC_FROM_POOL_ASYNC:
+		x->alloc.out = a[0];
+		x->alloc.bytes = a[1];
+		x->alloc.stream = a[3];
+		break;
+	case CUDA_CLASS_MEM_ALLOC_PITCH:
+		x->alloc.out = a[0];
+		x->alloc.pitch_out = a[1];
+		x->alloc.bytes = a[3];
+		break;
+	case CUDA_CLASS_MEM_FREE:
+	case CUDA_CLASS_MEM_FREE_HOST:
+		x->free.addr = a[0];
+		break;
+	case CUDA_CLASS_MEM_FREE_ASYNC:
+		x->free.addr = a[0];
+		x->free.stream = a[1];
+		break;
+	case CUDA_CLASS_MEMCPY:
+	case CUDA_CLASS_MEMCPY_HTOD:
+	case CUDA_CLASS_MEMCPY_DTOH:
+	case CUDA_CLASS_MEMCPY_DTOD:
+		x->copy.dst = a[0];
+		x->copy.src = a[1];
+		x->copy.bytes = a[2];
+		x->copy.dims = 1;
+		break;
+	case CUDA_CLASS_MEMCPY_ASYNC:
+	case CUDA_CLASS_MEMCPY_HTOD_ASYNC:
+	case CUDA_CLASS_MEMCPY_DTOH_ASYNC:
+	case CUDA_CLASS_MEMCPY_DTOD_ASYNC:
+		x->copy.dst = a[0];
+		x->copy.src = a[1];
+		x->copy.bytes = a[2];
+		x->copy.stream = a[3];
+		x->copy.dims = 1;
+		break;
+	case CUDA_CLASS_MEMCPY_PEER:
+	case CUDA_CLASS_MEMCPY_PEER_ASYNC:
+		x->copy.dst = a[0];
+		x->copy.src = a[2];
+		x->copy.bytes = a[4];
+		x->copy.stream = cls == CUDA_CLASS_MEMCPY_PEER_ASYNC ? a[5] : 0;
+		x->copy.dims = 1;
+		break;
+	case CUDA_CLASS_MEMCPY_2D:
+	case CUDA_CLASS_MEMCPY_2D_ASYNC:
+		x->copy.dims = 2;
+		x->copy.stream = cls == CUDA_CLASS_MEMCPY_2D_ASYNC ? a[1] : 0;
+		if (!(ev->flags & CUDA_EVENT_LEGACY32) && a[0])
+			decode_copy_2d(&x->copy, a[0]);
+		break;
+	case CUDA_CLASS_MEMCPY_3D:
+	case CUDA_CLASS_MEMCPY_3D_ASYNC:
+		x->copy.dims = 3;
+		x->copy.stream = cls == CUDA_CLASS_MEMCPY_3D_ASYNC ? a[1] : 0;
+		if (!(ev->flags & CUDA_EVENT_LEGACY32) && a[0])
+			decode_copy_3d(&x->copy, a[0]);
+		break;
+	case CUDA_CLASS_MEMSET_D8:
+	case CUDA_CLASS_MEMSET_D16:
+	case CUDA_CLASS_MEMSET_D32:
+	case CUDA_CLASS_MEMSET_D8_ASYNC:
+	case CUDA_CLASS_MEMSET_D16_ASYNC:
+	case CUDA_CLASS_MEMSET_D32_ASYNC:
+		x->memset.dst = a[0];
+		x->memset.value = (uint32_t)a[1];
+		x->memset.count = a[2];
+		if (cls >= CUDA_CLASS_MEMSET_D8_ASYNC)
+			x->memset.stream = a[3];
+		break;
+	case CUDA_CLASS_CTX_SYNCHRONIZE:
+		break;
+	case CUDA_CLASS_STREAM_SYNCHRONIZE:
+	case CUDA_CLASS_STREAM_QUERY:
+		x->sync.stream = a[0];
+		break;
+	case CUDA_CLASS_EVENT_SYNCHRONIZE:
+	case CUDA_CLASS_EVENT_QUERY:
+		x->sync.event = a[0];
+		break;
+	case CUDA_CLASS_STREAM_WAIT_EVENT:
+		x->sync.stream = a[0];
+		x->sync.event = a[1];
+		break;
+	case CUDA_CLASS_EVENT_RECORD:
+		x->sync.event = a[0];
+		x->sync.stream = a[1];
+		break;
+	case CUDA_CLASS_MODULE_LOAD:
+	case CUDA_CLASS_LIBRARY_LOAD_FROM_FILE:
+		x->module.out = a[0];
+		x->module.path = a[1];
+		break;
+	case CUDA_CLASS_MODULE_LOAD_DATA:
+	case CUDA_CLASS_MODULE_LOAD_FAT_BINARY:
+	case CUDA_CLASS_LIBRARY_LOAD_DATA:
+		x->module.out = a[0];
+		x->module.image = a[1];
+		break;
+	case CUDA_CLASS_MODULE_UNLOAD:
+	case CUDA_CLASS_LIBRARY_UNLOAD:
+		x->module.module = a[0];
+		break;
+	case CUDA_CLASS_MODULE_GET_FUNCTION:
+	case CUDA_CLASS_LIBRARY_GET_KERNEL:
+		x->name.out = a[0];
+		x->name.module = a[1];
+		x->name.name = a[2];
+		break;
+	case CUDA_CLASS_KERNEL_GET_FUNCTION:
+		x->name.out = a[0];
+		x->name.module = a[1];
+		break;
+	case CUDA_CLASS_FUNC_GET_NAME:
+		x->name.out = a[0];
+		x->name.handle = a[1];
+		break;
+	default:
+		break;
+	}
+}
+
+static bool class_has_text(enum cuda_probe_class cls)
+{
+	return cls == CUDA_CLASS_MODULE_LOAD || cls == CUDA_CLASS_LIBRARY_LOAD_FROM_FILE ||
+	       cls == CUDA_CLASS_MODULE_GET_FUNCTION || cls == CUDA_CLASS_LIBRARY_GET_KERNEL ||
+	       cls == CUDA_CLASS_FUNC_GET_NAME;
+}
+
+static bool class_has_stack(enum cuda_probe_class cls, const struct call_rings_config *cfg)
+{
+	if (!cfg->stacks)
+		return false;
+	if (cuda_class_is_launch(cls))
+		return cfg->launch_stacks;
+	return cls >= CUDA_CLASS_MEM_ALLOC && cls <= CUDA_CLASS_MEM_ALLOC_FROM_POOL_ASYNC;
+}
+
+/* Whether this launch's return is recorded: the thread's 1st, N+1st, 2N+1st... */
+static bool launch_return_sampled(uint32_t every)
+{
+	if (every <= 1)
+		return every == 1;
+	if (me.launches_to_skip) {
+		me.launches_to_skip--;
+		return false;
+	}
+	me.launches_to_skip = every - 1;
+	return true;
+}
+
+/* An untrusted-length string into the record's text, cut as the uprobe path cuts it. */
+static void copy_text(struct cuda_event *ev, uint64_t str)
+{
+	char *text = (char *)(ev + 1) + ev->stack_id * sizeof(uint64_t);
+	size_t n;
+
+	if (!str)
+		return;
+	n = strnlen((const char *)(uintptr_t)str, CUDA_TEXT_LEN - 1);
+	memcpy(text, (const char *)(uintptr_t)str, n);
+	text[n] = 0;
+	ev->text_len = (uint32_t)n + 1;
+}
+
+static uint64_t read_out(uint64_t out)
+{
+	return out ? *(const uint64_t *)(uintptr_t)out : 0;
+}
+
+/* ---- the hot path ---- */
+
+struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame,
+					  const void *real)
+{
+	const struct call_rings_config *cfg = &rec_state.rings->cfg;
+	enum cuda_probe_class cls = api < GRT_CUDA_API_COUNT ? apis[api].cls : CUDA_CLASS_COUNT;
+	bool launch = cuda_class_is_launch(cls), sampled = true;
+	uint64_t ips[STACK_DEPTH];
+	uint32_t depth = 0, len;
+	struct cuda_event *ev;
+	int cpu;
+
+	if (inject_in_tool || cls == CUDA_CLASS_COUNT)
+		return NULL;
+	if (!thread_ready()) {
+		atomic_fetch_add_explicit(&rec_state.rings->unringed, 1, memory_order_relaxed);
+		return NULL;
+	}
+	if (launch)
+		sampled = launch_return_sampled(cfg->launch_return_every);
+	if (class_has_stack(cls, cfg))
+		depth = capture_stack(ips, frame, real);
+	len = (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)) +
+	      (class_has_text(cls) ? CUDA_TEXT_LEN : 0);
+	ev = call_ring_reserve(me.ring, me.data, me.size, CALL_REC_CALL, len);
+	if (!ev)
+		return NULL;
+	memset(ev, 0, sizeof(*ev));
+	ev->entry_ns = inject_now_ns();
+	ev->pid = rec_state.pid;
+	ev->tid = me.tid;
+	ev->ppid = rec_state.ppid;
+	cpu = sched_getcpu();
+	ev->cpu = cpu < 0 ? 0 : (uint32_t)cpu;
+	ev->api = api;
+	ev->flags = apis[api].legacy32 ? CUDA_EVENT_LEGACY32 : 0;
+	/* in the ring, stack_id carries the number of ips that follow the event */
+	ev->stack_id = (int32_t)depth;
+	memcpy(ev + 1, ips, depth * sizeof(uint64_t));
+	fill_comm(ev->comm);
+	if (launch)
+		decode_launch(ev, cls, args, cfg->args);
+	else
+		decode_entry(ev, cls, args);
+	if (!sampled) {
+		ev->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
+		call_ring_commit(me.ring, ev, (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)));
+		return NULL;
+	}
+	atomic_store_explicit(&me.ring->pending, len, memory_order_release);
+	return ev;
+}
+
+void call_record_exit(struct cuda_event *ev, CUresult r, uint64_t now_ns)
+{
+	enum cuda_probe_class cls = apis[ev->api].cls;
+	union cuda_call_args *x = &ev->args;
+
+	_Static_assert(offsetof(struct cuda_event, entry_ns) == 0, "call_record_entry_ns()");
+	ev->return_ns = now_ns ? now_ns : inject_now_ns();
+	ev->ret = r;
+	switch (cls) {
+	case CUDA_CLASS_MEM_ALLOC:
+	case CUDA_CLASS_MEM_ALLOC_ASYNC:
+	case CUDA_CLASS_MEM_ALLOC_MANAGED:
+	case CUDA_CLASS_MEM_ALLOC_HOST:
+	case CUDA_CLASS_MEM_HOST_ALLOC:
+	case CUDA_CLASS_MEM_ALLOC_PITCH:
+	case CUDA_CLASS_MEM_ALLOC_FROM_POOL_ASYNC:
+		x->alloc.addr = read_out(x->alloc.out);
+		x->alloc.pitch = read_out(x->alloc.pitch_out);
+		break;
+	case CUDA_CLASS_MODULE_LOAD:
+	case CUDA_CLASS_LIBRARY_LOAD_FROM_FILE:
+		x->module.module = read_out(x->module.out);
+		copy_text(ev, x->module.path);
+		break;
+	case CUDA_CLASS_MODULE_LOAD_DATA:
+	case CUDA_CLASS_MODULE_LOAD_FAT_BINARY:
+	case CUDA_CLASS_LIBRARY_LOAD_DATA:
+		x->module.module = read_out(x->module.out);
+		break;
+	case CUDA_CLASS_MODULE_GET_FUNCTION:
+	case CUDA_CLASS_LIBRARY_GET_KERNEL:
+		x->name.handle = read_out(x->name.out);
+		copy_text(ev, x->name.name);
+		break;
+	case CUDA_CLASS_KERNEL_GET_FUNCTION:
+		x->name.handle = read_out(x->name.out);
+		break;
+	case CUDA_CLASS_FUNC_GET_NAME:
+		/* the name pointer is the driver's only when the call succeeded */
+		if (r == CUDA_SUCCESS) {
+			x->name.name = read_out(x->name.out);
+			copy_text(ev, x->name.name);
+		}
+		break;
+	default:
+		break;
+	}
+	atomic_store_explicit(&me.ring->pending, 0, memory_order_relaxed);
+	call_ring_commit(me.ring, ev,
+			 (uint32_t)(sizeof(*ev) + (uint32_t)ev->stack_id * sizeof(uint64_t) +
+				    ev->text_len));
+}
+
+/*
+ * Threads name themselves (pthread_setname_np) after their first call;
+ * the record carries the name the thread has at each call, as the uprobe
+ * path reads it from the kernel. A rename through prctl() is not seen.
+ */
+EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+{
+	static int (*real)(pthread_t, const char *);
+	int err;
+
+	if (!real)
+		real = (int (*)(pthread_t, const char *))inject_real_dlsym(RTLD_NEXT,
+									  "pthread_setname_np");
+	if (!real)
+		return ENOSYS;
+	err = real(thread, name);
+	if (!err)
+		call_record_comm_changed();
+	return err;
+}

@@ -1,0 +1,241 @@
+/* Per-thread rings of CUDA calls in shared memory: written by libgrtrace-inject.so, read by the recorder. */
+#ifndef GRT_CALL_RINGS_H
+#define GRT_CALL_RINGS_H
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * The in-process path of the cuda source (docs/cuda.md, "In-process
+ * recording"). One shared file per recording: a header page, an array of
+ * ring headers, then each ring's data area. A thread of a traced process
+ * claims a free ring at its first recorded call (one CAS on the ring's
+ * state), keeps it until it exits, and is then its only producer: writing a
+ * call is a few stores and one release store of `head`, with no lock and no
+ * system call. The recorder is the only consumer and owns `tail`. A full
+ * ring never blocks the thread: the call is counted in the ring's `lost`.
+ *
+ * Records are 8-byte aligned: u32 length | CALL_REC_PAD, u32 type, payload.
+ * A record that would cross the end of the data area is preceded by a pad
+ * record filling the rest.
+ *
+ * A call is written where it will stay: its entry at the call's start, its
+ * results at the return, then `head` moves past it. While the call is inside
+ * the driver, `pending` holds its length, so that a recording that stops
+ * while a thread is stuck in the driver still sees the call (a no-return
+ * record, as the uprobe path gives).
+ */
+
+#define CALL_RINGS_MAGIC 0x47524352u /* "RCRG" */
+#define CALL_RINGS_VERSION 1u
+#define CALL_RINGS_HEAD_BYTES 4096u
+#define CALL_REC_HDR 8u
+#define CALL_REC_PAD 0x80000000u
+#define CALL_REC_LEN_MASK 0x00ffffffu
+
+enum call_ring_state {
+	CALL_RING_FREE = 0,
+	CALL_RING_OWNED = 1,  /* a live thread writes it */
+	CALL_RING_CLOSED = 2, /* its thread exited: drain, then free */
+};
+
+enum call_rec_type {
+	/*
+	 * struct cuda_event (sources/cuda.h) whose stack_id holds the number of
+	 * user stack ips that follow it, then its text (text_len bytes)
+	 */
+	CALL_REC_CALL = 1,
+};
+
+/* What the recorder asks of every process (set before the command starts; read-only). */
+struct call_rings_config {
+	uint32_t launch_return_every; /* --launch-returns: 1 every launch, 0 none, N one in N */
+	uint32_t launch_stacks;	      /* 1: launches carry user stacks */
+	uint32_t stacks;	      /* 0: no user stacks at all (GRT_CUDA_NO_STACKS) */
+	uint32_t args;		      /* 0: no kernel argument words (GRT_CUDA_NO_ARGS) */
+};
+
+struct call_rings_head {
+	uint32_t magic;
+	uint32_t version;
+	uint32_t nrings;
+	uint32_t ring_bytes; /* data bytes per ring, a power of two */
+	struct call_rings_config cfg;
+	_Atomic uint64_t unringed; /* calls lost: every ring was taken */
+	_Atomic uint32_t processes; /* processes that opened the file */
+};
+
+_Static_assert(sizeof(struct call_rings_head) <= CALL_RINGS_HEAD_BYTES, "head fits its page");
+
+struct call_ring {
+	_Atomic uint32_t state; /* enum call_ring_state */
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t reserved;
+	_Atomic uint64_t lost;	      /* calls that did not fit (producer) */
+	_Atomic uint32_t pending;     /* length of the call inside the driver now, 0 none */
+	uint8_t pad0[36];
+	_Atomic uint64_t head; /* producer; own cache line */
+	uint8_t pad1[56];
+	_Atomic uint64_t tail; /* consumer; own cache line */
+	uint8_t pad2[56];
+};
+
+_Static_assert(sizeof(struct call_ring) == 192, "ring header layout");
+
+static inline uint64_t call_rings_size(uint32_t nrings, uint32_t ring_bytes)
+{
+	uint64_t headers = (uint64_t)nrings * sizeof(struct call_ring);
+
+	headers = (headers + 4095) & ~4095ull;
+	return CALL_RINGS_HEAD_BYTES + headers + (uint64_t)nrings * ring_bytes;
+}
+
+static inline struct call_ring *call_rings_ring(struct call_rings_head *h, uint32_t i)
+{
+	return (struct call_ring *)((uint8_t *)h + CALL_RINGS_HEAD_BYTES) + i;
+}
+
+/*
+ * Ring i's data area. The geometry is passed in: the recorder uses its own
+ * copy, never the shared header, which the traced process could rewrite.
+ */
+static inline uint8_t *call_rings_data(struct call_rings_head *h, uint32_t nrings,
+				       uint32_t ring_bytes, uint32_t i)
+{
+	uint64_t headers = ((uint64_t)nrings * sizeof(struct call_ring) + 4095) & ~4095ull;
+
+	return (uint8_t *)h + CALL_RINGS_HEAD_BYTES + headers + (uint64_t)i * ring_bytes;
+}
+
+/* Formats a zeroed mapping of call_rings_size() bytes. ring_bytes: power of two >= 4096. */
+static inline int call_rings_init(struct call_rings_head *h, uint32_t nrings, uint32_t ring_bytes,
+				  const struct call_rings_config *cfg)
+{
+	if (!nrings || ring_bytes < 4096 || (ring_bytes & (ring_bytes - 1)))
+		return -EINVAL;
+	h->nrings = nrings;
+	h->ring_bytes = ring_bytes;
+	h->cfg = *cfg;
+	h->version = CALL_RINGS_VERSION;
+	atomic_store_explicit((_Atomic uint32_t *)&h->magic, CALL_RINGS_MAGIC,
+			      memory_order_release);
+	return 0;
+}
+
+/* Checks a mapping a producer opened: 0, or -EINVAL. */
+static inline int call_rings_check(const struct call_rings_head *h, uint64_t map_len)
+{
+	if (map_len < CALL_RINGS_HEAD_BYTES || h->magic != CALL_RINGS_MAGIC ||
+	    h->version != CALL_RINGS_VERSION || !h->nrings || h->ring_bytes < 4096 ||
+	    (h->ring_bytes & (h->ring_bytes - 1)) ||
+	    call_rings_size(h->nrings, h->ring_bytes) > map_len)
+		return -EINVAL;
+	return 0;
+}
+
+static inline uint32_t call_rec_round8(uint32_t len)
+{
+	return (len + 7u) & ~7u;
+}
+
+/*
+ * Producer: room for a payload of up to len bytes at head, a pad record
+ * written first where the data area wraps. NULL (counted lost) when full.
+ * Nothing is visible to the consumer until call_ring_commit().
+ */
+static inline void *call_ring_reserve(struct call_ring *r, uint8_t *data, uint32_t size,
+				      uint32_t type, uint32_t len)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	uint32_t rec = CALL_REC_HDR + call_rec_round8(len), off = (uint32_t)(head & (size - 1));
+	uint32_t pad = off + rec > size ? size - off : 0;
+	uint32_t *word;
+
+	if (head + pad + rec - tail > size) {
+		atomic_fetch_add_explicit(&r->lost, 1, memory_order_relaxed);
+		return NULL;
+	}
+	if (pad) {
+		word = (uint32_t *)(data + off);
+		word[0] = (pad - CALL_REC_HDR) | CALL_REC_PAD;
+		word[1] = 0;
+		/* published with the record itself: the consumer stops at head */
+		atomic_store_explicit(&r->head, head + pad, memory_order_release);
+		off = 0;
+	}
+	word = (uint32_t *)(data + off);
+	word[1] = type;
+	return word + 2;
+}
+
+/* Producer: the reserved record, len bytes long, goes to the consumer. */
+static inline void call_ring_commit(struct call_ring *r, void *payload, uint32_t len)
+{
+	uint32_t *word = (uint32_t *)payload - 2;
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	word[0] = len;
+	atomic_store_explicit(&r->head, head + CALL_REC_HDR + call_rec_round8(len),
+			      memory_order_release);
+}
+
+/* A record handed to the consumer; valid until call_ring_release(). */
+struct call_ring_record {
+	uint32_t type; /* 0: the ring holds garbage from here to head (skipped when released) */
+	uint32_t len;
+	const void *payload;
+	uint64_t next; /* tail after it */
+};
+
+/*
+ * Consumer: the next record, 1 and *out filled, or 0 when none is committed.
+ * The producer is the traced process: nothing it wrote is trusted, so a
+ * record that would reach past head or past the data area's end is handed
+ * out as type 0, which releases everything up to head.
+ */
+static inline int call_ring_next(struct call_ring *r, const uint8_t *data, uint32_t size,
+				 struct call_ring_record *out)
+{
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+
+	while (tail != head) {
+		uint32_t off = (uint32_t)(tail & (size - 1));
+		const uint32_t *word = (const uint32_t *)(data + off);
+		uint32_t w = atomic_load_explicit((const _Atomic uint32_t *)word,
+						  memory_order_relaxed);
+		uint32_t len = w & CALL_REC_LEN_MASK;
+		uint64_t span = CALL_REC_HDR + call_rec_round8(len);
+
+		if (head - tail > size || (tail & 7) || span > head - tail || off + span > size) {
+			out->type = 0;
+			out->len = 0;
+			out->payload = NULL;
+			out->next = head;
+			return 1;
+		}
+		if (w & CALL_REC_PAD) {
+			tail += span;
+			atomic_store_explicit(&r->tail, tail, memory_order_release);
+			continue;
+		}
+		out->type = word[1] ? word[1] : ~0u;
+		out->len = len;
+		out->payload = word + 2;
+		out->next = tail + span;
+		return 1;
+	}
+	return 0;
+}
+
+static inline void call_ring_release(struct call_ring *r, const struct call_ring_record *rec)
+{
+	atomic_store_explicit(&r->tail, rec->next, memory_order_release);
+}
+
+#endif

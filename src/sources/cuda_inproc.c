@@ -1,0 +1,415 @@
+/* The recorder's end of the in-process cuda path: per-thread call rings drained into cuda records. */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+#include <linux/types.h>
+#include "common/clock.h"
+#include "common/crc32c.h"
+#include "common/u64_map.h"
+#include "inject/call_record.h"
+#include "sources/cuda.h"
+#include "sources/cuda_events.h"
+#include "sources/cuda_inproc.h"
+#include "sources/inject_preload.h"
+#include "sources/session.h"
+#include "sources/source.h"
+#include "trace/records_core.h"
+
+#define DEFAULT_RINGS 64
+#define DEFAULT_RING_KB 4096
+/*
+ * Drained this often besides the session's tick: a thread writing 2.5M calls
+ * a second fills ~0.4 MB of its 4 MiB ring in that time.
+ */
+#define DRAIN_PERIOD_NS 5000000
+#define REAP_PERIOD_NS 500000000ull
+
+struct cuda_inproc {
+	struct grt_session *session;
+	struct cuda_decoder *decoder;
+	char path[PATH_MAX];
+	struct call_rings_head *head;
+	uint64_t map_len;
+	uint32_t nrings;     /* the geometry as created: never read back from the file */
+	uint32_t ring_bytes;
+	uint64_t *lost_seen; /* per ring: its `lost` already counted */
+	uint64_t unringed_seen;
+	int timer_fd;
+	uint64_t next_reap_ns;
+	struct u64_map procs;	    /* pids seen recording here */
+	uint32_t last_pid;	    /* the last call's: a storm comes from one process */
+	struct u64_map thread_lost; /* pid << 32 | tid -> calls lost */
+	struct u64_map stack_ids;   /* crc of a stack's frames -> its id */
+	uint64_t (*stacks)[CUDA_STACK_DEPTH];
+	uint32_t nstacks;
+	uint32_t stacks_cap;
+	uint64_t malformed;
+	int sink_error;
+};
+
+/* The knobs: rings (threads recorded at once) and KiB per ring, for tests and big machines. */
+static uint32_t env_u32(const char *name, uint32_t fallback, uint32_t lo, uint32_t hi)
+{
+	const char *v = getenv(name);
+	long n = v ? strtol(v, NULL, 10) : 0;
+
+	return v && n >= (long)lo && n <= (long)hi ? (uint32_t)n : fallback;
+}
+
+static int create_rings(struct cuda_inproc *ip, const struct call_rings_config *cfg)
+{
+	uint32_t kb = env_u32("GRTRACE_CUDA_RING_KB", DEFAULT_RING_KB, 4, 1 << 20), bytes = 4096;
+	void *map;
+	int err;
+
+	while (bytes < kb * 1024u)
+		bytes <<= 1;
+	ip->nrings = env_u32("GRTRACE_CUDA_RINGS", DEFAULT_RINGS, 1, 4096);
+	ip->ring_bytes = bytes;
+	ip->map_len = call_rings_size(ip->nrings, ip->ring_bytes);
+	err = inject_shm_create("calls", ip->map_len, ip->path, sizeof(ip->path), &map);
+	if (err)
+		return err;
+	ip->head = map;
+	ip->lost_seen = calloc(ip->nrings, sizeof(*ip->lost_seen));
+	if (!ip->lost_seen)
+		return -ENOMEM;
+	return call_rings_init(ip->head, ip->nrings, ip->ring_bytes, cfg);
+}
+
+/* ---- records ---- */
+
+static void status_line(struct cuda_inproc *ip, uint32_t pid, int status, const char *text)
+{
+	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA, .status = status};
+	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns(), .pid = pid};
+
+	rec.message_str = grt_session_intern(ip->session, text);
+	grt_session_emit(ip->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+}
+
+/* The first call of a process: the trace says which path records it. */
+static void note_process(struct cuda_inproc *ip, uint32_t pid)
+{
+	char line[128];
+
+	if (pid == ip->last_pid)
+		return;
+	ip->last_pid = pid;
+	if (u64_map_get(&ip->procs, pid, NULL) || u64_map_put(&ip->procs, pid, 1))
+		return;
+	snprintf(line, sizeof(line),
+		 "pid %u: CUDA calls recorded in-process (libgrtrace-inject)", pid);
+	status_line(ip, pid, 0, line);
+}
+
+/* A stack's id: the same frames get the same id across threads and processes. */
+static int32_t stack_id_of(struct cuda_inproc *ip, const uint64_t *ips, uint32_t depth)
+{
+	uint64_t key = (uint64_t)crc32c_update(0, ips, depth * sizeof(*ips)) << 8 | depth, id;
+	uint64_t frames[CUDA_STACK_DEPTH] = {0};
+
+	memcpy(frames, ips, depth * sizeof(*ips));
+	if (u64_map_get(&ip->stack_ids, key, &id) &&
+	    !memcmp(ip->stacks[id], frames, sizeof(frames)))
+		return (int32_t)(CUDA_INPROC_STACK_BASE + id);
+	if (ip->nstacks == ip->stacks_cap) {
+		uint32_t cap = ip->stacks_cap ? 2 * ip->stacks_cap : 256;
+		void *bigger = realloc(ip->stacks, cap * sizeof(*ip->stacks));
+
+		if (!bigger || ip->nstacks >= INT32_MAX - CUDA_INPROC_STACK_BASE)
+			return -1;
+		ip->stacks = bigger;
+		ip->stacks_cap = cap;
+	}
+	memcpy(ip->stacks[ip->nstacks], frames, sizeof(frames));
+	/* a crc collision keeps the first stack's entry: the second is simply not shared */
+	if (!u64_map_get(&ip->stack_ids, key, NULL))
+		u64_map_put(&ip->stack_ids, key, ip->nstacks);
+	return (int32_t)(CUDA_INPROC_STACK_BASE + ip->nstacks++);
+}
+
+int cuda_inproc_stack(struct cuda_inproc *ip, uint32_t stack_id, uint64_t *ips)
+{
+	if (stack_id < CUDA_INPROC_STACK_BASE || stack_id - CUDA_INPROC_STACK_BASE >= ip->nstacks)
+		return -ENOENT;
+	memcpy(ips, ip->stacks[stack_id - CUDA_INPROC_STACK_BASE], sizeof(ip->stacks[0]));
+	return 0;
+}
+
+/*
+ * One call from a ring. Everything is copied out of the shared memory first
+ * and checked on the copy: the traced process can change it at any time.
+ */
+static void on_call(struct cuda_inproc *ip, const void *payload, uint32_t len, bool no_return)
+{
+	struct cuda_text_event t;
+	uint64_t ips[CUDA_STACK_DEPTH];
+	uint32_t depth, text_len;
+	int err;
+
+	if (len < sizeof(t.event)) {
+		ip->malformed++;
+		return;
+	}
+	memcpy(&t.event, payload, sizeof(t.event));
+	depth = (uint32_t)t.event.stack_id;
+	text_len = no_return ? 0 : t.event.text_len;
+	if (depth > CUDA_STACK_DEPTH || text_len > CUDA_TEXT_LEN ||
+	    len < sizeof(t.event) + depth * sizeof(uint64_t) + text_len) {
+		ip->malformed++;
+		return;
+	}
+	memcpy(ips, (const uint8_t *)payload + sizeof(t.event), depth * sizeof(uint64_t));
+	memcpy(t.text, (const uint8_t *)payload + sizeof(t.event) + depth * sizeof(uint64_t),
+	       text_len);
+	t.event.text_len = text_len;
+	t.event.stack_id = depth ? stack_id_of(ip, ips, depth) : -1;
+	if (no_return)
+		t.event.flags |= CUDA_EVENT_NO_RETURN;
+	note_process(ip, t.event.pid);
+	err = cuda_decoder_event(ip->decoder, &t.event, sizeof(t.event) + text_len);
+	if (err && !ip->sink_error)
+		ip->sink_error = err;
+}
+
+/* ---- rings ---- */
+
+static void count_lost(struct cuda_inproc *ip, uint32_t i, struct call_ring *r)
+{
+	uint64_t lost = atomic_load_explicit(&r->lost, memory_order_relaxed), key, before = 0;
+
+	if (lost <= ip->lost_seen[i])
+		return;
+	grt_session_count_drop(ip->session, GRT_SRC_CUDA, lost - ip->lost_seen[i]);
+	key = (uint64_t)r->pid << 32 | r->tid;
+	u64_map_get(&ip->thread_lost, key, &before);
+	u64_map_put(&ip->thread_lost, key, before + lost - ip->lost_seen[i]);
+	ip->lost_seen[i] = lost;
+}
+
+/* A thread that exited: its ring, drained, is free for another. */
+static void free_ring(struct cuda_inproc *ip, uint32_t i, struct call_ring *r)
+{
+	count_lost(ip, i, r);
+	ip->lost_seen[i] = 0;
+	atomic_store(&r->lost, 0);
+	atomic_store(&r->pending, 0);
+	atomic_store(&r->head, 0);
+	atomic_store(&r->tail, 0);
+	atomic_store_explicit(&r->state, CALL_RING_FREE, memory_order_release);
+}
+
+static uint8_t *ring_data(struct cuda_inproc *ip, uint32_t i)
+{
+	return call_rings_data(ip->head, ip->nrings, ip->ring_bytes, i);
+}
+
+static void drain_ring(struct cuda_inproc *ip, uint32_t i)
+{
+	struct call_ring *r = call_rings_ring(ip->head, i);
+	uint8_t *data = ring_data(ip, i);
+	struct call_ring_record rec;
+
+	while (call_ring_next(r, data, ip->ring_bytes, &rec)) {
+		if (rec.type == CALL_REC_CALL)
+			on_call(ip, rec.payload, rec.len, false);
+		else
+			ip->malformed++;
+		call_ring_release(r, &rec);
+	}
+	count_lost(ip, i, r);
+}
+
+/*
+ * The call a thread is inside now, if any: a record written at the ring's
+ * head but not committed. At the end of a recording (or when the thread is
+ * found dead) it becomes a no-return record, as the uprobe path gives.
+ */
+static void flush_pending(struct cuda_inproc *ip, uint32_t i)
+{
+	struct call_ring *r = call_rings_ring(ip->head, i);
+	uint32_t len = atomic_load_explicit(&r->pending, memory_order_acquire);
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	uint32_t off = (uint32_t)(head & (ip->ring_bytes - 1));
+
+	if (!len || (off & 7) || (uint64_t)off + CALL_REC_HDR + len > ip->ring_bytes)
+		return;
+	on_call(ip, ring_data(ip, i) + off + CALL_REC_HDR, len, true);
+	atomic_store(&r->pending, 0);
+}
+
+static bool thread_alive(const struct call_ring *r)
+{
+	return !(syscall(SYS_tgkill, (int)r->pid, (int)r->tid, 0) && errno == ESRCH);
+}
+
+/* Rings of threads that are gone without saying so (exit of the process, a kill). */
+static void reap_rings(struct cuda_inproc *ip)
+{
+	for (uint32_t i = 0; i < ip->nrings; i++) {
+		struct call_ring *r = call_rings_ring(ip->head, i);
+		uint32_t state = atomic_load_explicit(&r->state, memory_order_acquire);
+
+		if (state == CALL_RING_FREE || (state == CALL_RING_OWNED && thread_alive(r)))
+			continue;
+		drain_ring(ip, i);
+		flush_pending(ip, i);
+		free_ring(ip, i, r);
+	}
+}
+
+static void drain_all(struct cuda_inproc *ip)
+{
+	uint64_t unringed = atomic_load(&ip->head->unringed), now;
+
+	for (uint32_t i = 0; i < ip->nrings; i++) {
+		struct call_ring *r = call_rings_ring(ip->head, i);
+
+		if (atomic_load_explicit(&r->state, memory_order_acquire) != CALL_RING_FREE)
+			drain_ring(ip, i);
+	}
+	if (unringed > ip->unringed_seen) {
+		grt_session_count_drop(ip->session, GRT_SRC_CUDA, unringed - ip->unringed_seen);
+		ip->unringed_seen = unringed;
+	}
+	now = grt_monotonic_ns();
+	if (now >= ip->next_reap_ns) {
+		reap_rings(ip);
+		ip->next_reap_ns = now + REAP_PERIOD_NS;
+	}
+}
+
+int cuda_inproc_drain(struct cuda_inproc *ip)
+{
+	drain_all(ip);
+	return ip->sink_error;
+}
+
+static int on_timer(void *ctx)
+{
+	struct cuda_inproc *ip = ctx;
+	uint64_t expirations;
+
+	if (read(ip->timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		return -errno;
+	return cuda_inproc_drain(ip);
+}
+
+bool cuda_inproc_has_process(const struct cuda_inproc *ip, uint32_t pid)
+{
+	return u64_map_get(&ip->procs, pid, NULL);
+}
+
+/* ---- life ---- */
+
+static void free_inproc(struct cuda_inproc *ip)
+{
+	if (ip->timer_fd >= 0)
+		close(ip->timer_fd);
+	if (ip->head)
+		munmap(ip->head, ip->map_len);
+	if (ip->path[0])
+		unlink(ip->path);
+	u64_map_destroy(&ip->procs);
+	u64_map_destroy(&ip->thread_lost);
+	u64_map_destroy(&ip->stack_ids);
+	free(ip->stacks);
+	free(ip->lost_seen);
+	free(ip);
+}
+
+int cuda_inproc_start(struct grt_session *s, struct cuda_decoder *decoder,
+		      const struct call_rings_config *cfg, struct cuda_inproc **out)
+{
+	struct itimerspec period = {.it_interval.tv_nsec = DRAIN_PERIOD_NS,
+				    .it_value.tv_nsec = DRAIN_PERIOD_NS};
+	struct cuda_inproc *ip = calloc(1, sizeof(*ip));
+	char lib[PATH_MAX];
+	int err;
+
+	if (!ip)
+		return grt_session_fail(s, -ENOMEM, "cuda: out of memory");
+	ip->session = s;
+	ip->decoder = decoder;
+	ip->timer_fd = -1;
+	u64_map_init(&ip->procs);
+	u64_map_init(&ip->thread_lost);
+	u64_map_init(&ip->stack_ids);
+	if (gpu_find_inject_lib(lib, sizeof(lib))) {
+		free_inproc(ip);
+		return grt_session_fail(s, -ENOENT,
+					"cuda: --cuda-via inject needs libgrtrace-inject.so beside "
+					"grtrace (build it, or set GRTRACE_INJECT_LIB), or use "
+					"--cuda-via uprobe");
+	}
+	err = create_rings(ip, cfg);
+	if (err) {
+		free_inproc(ip);
+		return grt_session_fail(s, err, "cuda: cannot create the call rings in /dev/shm: %s",
+					strerror(-err));
+	}
+	err = inject_preload(s, lib);
+	if (!err)
+		err = inject_add_env(s, GRT_INJECT_ENV_CALLS, ip->path);
+	if (err) {
+		free_inproc(ip);
+		return grt_session_fail(s, err, "cuda: cannot set the command's environment: %s",
+					strerror(-err));
+	}
+	ip->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (ip->timer_fd < 0 || timerfd_settime(ip->timer_fd, 0, &period, NULL) ||
+	    (err = grt_session_watch_fd(s, ip->timer_fd, on_timer, ip))) {
+		err = err ? err : -errno;
+		free_inproc(ip);
+		return grt_session_fail(s, err, "cuda: drain timer: %s", strerror(-err));
+	}
+	ip->next_reap_ns = grt_monotonic_ns() + REAP_PERIOD_NS;
+	*out = ip;
+	return 0;
+}
+
+/* Per thread that lost calls, one line: which thread, how many. */
+static void note_losses(struct cuda_inproc *ip)
+{
+	uint64_t key, lost;
+	char line[160];
+
+	for (size_t i = 0; u64_map_iter(&ip->thread_lost, &i, &key, &lost);) {
+		snprintf(line, sizeof(line),
+			 "pid %u tid %u: %llu CUDA calls lost (its in-process ring was full)",
+			 (unsigned)(key >> 32), (unsigned)key, (unsigned long long)lost);
+		status_line(ip, (uint32_t)(key >> 32), -ENOSPC, line);
+	}
+	if (ip->unringed_seen) {
+		snprintf(line, sizeof(line),
+			 "%llu CUDA calls lost: more threads than rings (GRTRACE_CUDA_RINGS=%u)",
+			 (unsigned long long)ip->unringed_seen, ip->nrings);
+		status_line(ip, 0, -ENOSPC, line);
+	}
+	if (ip->malformed) {
+		snprintf(line, sizeof(line), "%llu malformed in-process call records skipped",
+			 (unsigned long long)ip->malformed);
+		status_line(ip, 0, -EINVAL, line);
+	}
+}
+
+void cuda_inproc_stop(struct cuda_inproc *ip)
+{
+	if (!ip)
+		return;
+	if (ip->head) {
+		drain_all(ip);
+		for (uint32_t i = 0; i < ip->nrings; i++)
+			flush_pending(ip, i);
+		note_losses(ip);
+	}
+	free_inproc(ip);
+}

@@ -1,0 +1,81 @@
+/* The launched command's LD_PRELOAD of libgrtrace-inject.so, shared by the gpu and cuda sources. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "sources/inject_preload.h"
+#include "sources/session.h"
+
+#define INJECT_LIB_NAME "libgrtrace-inject.so"
+
+int gpu_find_inject_lib(char *out, size_t len)
+{
+	const char *env = getenv("GRTRACE_INJECT_LIB");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(out, len, "%s", env);
+		return access(out, R_OK) ? -ENOENT : 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = 0;
+	snprintf(out, len, "%s/%s", exe, INJECT_LIB_NAME);
+	if (!access(out, R_OK))
+		return 0;
+	snprintf(out, len, "%s/../lib/grtrace/%s", exe, INJECT_LIB_NAME);
+	return access(out, R_OK) ? -ENOENT : 0;
+}
+
+int inject_shm_create(const char *kind, uint64_t len, char *path, size_t path_len, void **map)
+{
+	int fd, err = 0;
+
+	snprintf(path, path_len, "/dev/shm/grtrace-%s-%d-XXXXXX", kind, (int)getpid());
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0) {
+		path[0] = 0;
+		return -errno;
+	}
+	if (ftruncate(fd, (off_t)len))
+		err = -errno;
+	*map = err ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (!err && *map == MAP_FAILED)
+		err = -errno;
+	close(fd);
+	if (err)
+		*map = NULL;
+	return err;
+}
+
+int inject_add_env(struct grt_session *s, const char *key, const char *value)
+{
+	char kv[PATH_MAX * 2 + 64];
+
+	snprintf(kv, sizeof(kv), "%s=%s", key, value);
+	return grt_session_add_target_env(s, kv);
+}
+
+int inject_preload(struct grt_session *s, const char *lib)
+{
+	const char *preload = getenv("LD_PRELOAD");
+	char value[PATH_MAX * 2];
+
+	for (const char *const *e = grt_session_target_env(s); *e; e++)
+		if (!strncmp(*e, "LD_PRELOAD=", 11))
+			return 0;
+	snprintf(value, sizeof(value), "%s%s%s", lib, preload && *preload ? ":" : "",
+		 preload ? preload : "");
+	return inject_add_env(s, "LD_PRELOAD", value);
+}

@@ -1,0 +1,158 @@
+/* The per-thread call rings of the in-process cuda path (inject/call_rings.h): order, wrap, loss, bad producers. */
+#include <stdbool.h>
+#include <stdlib.h>
+#include "inject/call_rings.h"
+#include "test_util.h"
+
+#define RING 4096u
+
+struct fixture {
+	struct call_rings_head *head;
+	struct call_ring *ring;
+	uint8_t *data;
+	uint64_t len;
+};
+
+static void setup(struct fixture *f, uint32_t nrings)
+{
+	struct call_rings_config cfg = {.launch_return_every = 1};
+
+	f->len = call_rings_size(nrings, RING);
+	f->head = calloc(1, f->len);
+	CHECK(f->head != NULL);
+	CHECK(!call_rings_init(f->head, nrings, RING, &cfg));
+	f->ring = call_rings_ring(f->head, 0);
+	f->data = call_rings_data(f->head, nrings, RING, 0);
+}
+
+/* Writes a record of len bytes, each byte its sequence number; false when full. */
+static bool put(struct fixture *f, uint32_t len, uint8_t seq)
+{
+	uint8_t *p = call_ring_reserve(f->ring, f->data, RING, CALL_REC_CALL, len);
+
+	if (!p)
+		return false;
+	memset(p, seq, len);
+	call_ring_commit(f->ring, p, len);
+	return true;
+}
+
+/* Reads the next record: its length and first byte, or -1 when none. */
+static int take(struct fixture *f, uint32_t *len)
+{
+	struct call_ring_record rec;
+	int first;
+
+	if (!call_ring_next(f->ring, f->data, RING, &rec))
+		return -1;
+	*len = rec.len;
+	first = rec.type == CALL_REC_CALL && rec.len ? ((const uint8_t *)rec.payload)[0] : -2;
+	call_ring_release(f->ring, &rec);
+	return first;
+}
+
+static void test_geometry_checked(void)
+{
+	struct fixture f;
+
+	setup(&f, 3);
+	CHECK(!call_rings_check(f.head, f.len));
+	CHECK(call_rings_check(f.head, f.len - 1) == -EINVAL);
+	f.head->ring_bytes = 4095;
+	CHECK(call_rings_check(f.head, f.len) == -EINVAL);
+	CHECK(call_rings_init(f.head, 1, 1000, &f.head->cfg) == -EINVAL);
+	free(f.head);
+}
+
+/* Records come out in order across many wraps of the data area, pads stepped over. */
+static void test_order_across_wraps(void)
+{
+	struct fixture f;
+	uint32_t len, sizes[] = {144, 656, 24, 400, 1000};
+	int got, n = 0;
+
+	setup(&f, 1);
+	for (int i = 0; i < 200; i++) {
+		uint32_t want = sizes[i % 5];
+
+		CHECK(put(&f, want, (uint8_t)i));
+		got = take(&f, &len);
+		CHECK_EQ_U64(got, (uint8_t)i);
+		CHECK_EQ_U64(len, want);
+		n += got == (uint8_t)i;
+	}
+	CHECK_EQ_U64(n, 200);
+	CHECK_EQ_U64(take(&f, &len), (uint64_t)-1);
+	CHECK_EQ_U64(atomic_load(&f.ring->lost), 0);
+	free(f.head);
+}
+
+/* A full ring refuses at once and counts the loss; what fit comes out whole. */
+static void test_full_ring_counts_loss(void)
+{
+	struct fixture f;
+	int written = 0, read = 0, small = 0;
+	uint32_t len;
+
+	setup(&f, 1);
+	while (put(&f, 144, (uint8_t)written))
+		written++;
+	CHECK_EQ_U64(written, RING / (144 + CALL_REC_HDR));
+	CHECK(!put(&f, 144, 0));
+	CHECK_EQ_U64(atomic_load(&f.ring->lost), 2);
+	/* smaller ones still fit the 144 bytes left: 9 of 16 */
+	while (put(&f, 8, 0))
+		small++;
+	CHECK_EQ_U64(small, 9);
+	CHECK_EQ_U64(atomic_load(&f.ring->lost), 3);
+	while (take(&f, &len) >= 0)
+		read++;
+	CHECK_EQ_U64(read, written + small);
+	CHECK(put(&f, 144, 7)); /* room again */
+	free(f.head);
+}
+
+/*
+ * The producer is the traced process: a length that reaches past head or the
+ * data area's end, or a head that ran past the tail by more than the ring,
+ * comes out as one bad record that releases everything up to head.
+ */
+static void test_bad_producer_contained(void)
+{
+	struct fixture f;
+	struct call_ring_record rec;
+	uint32_t len;
+
+	setup(&f, 1);
+	CHECK(put(&f, 144, 1));
+	((uint32_t *)f.data)[0] = 0x00ffffff; /* length far past head */
+	CHECK(call_ring_next(f.ring, f.data, RING, &rec));
+	CHECK_EQ_U64(rec.type, 0);
+	CHECK(rec.payload == NULL);
+	call_ring_release(f.ring, &rec);
+	CHECK_EQ_U64(take(&f, &len), (uint64_t)-1);
+
+	atomic_store(&f.ring->head, atomic_load(&f.ring->tail) + 10 * RING);
+	CHECK(call_ring_next(f.ring, f.data, RING, &rec));
+	CHECK_EQ_U64(rec.type, 0);
+	call_ring_release(f.ring, &rec);
+	CHECK_EQ_U64(atomic_load(&f.ring->tail), atomic_load(&f.ring->head));
+
+	/* a record of type 0 written by the producer is not taken for the bad-ring marker's */
+	atomic_store(&f.ring->head, 0);
+	atomic_store(&f.ring->tail, 0);
+	CHECK(call_ring_reserve(f.ring, f.data, RING, 0, 16) != NULL);
+	call_ring_commit(f.ring, f.data + CALL_REC_HDR, 16);
+	CHECK(call_ring_next(f.ring, f.data, RING, &rec));
+	CHECK(rec.type != 0 && rec.type != CALL_REC_CALL);
+	free(f.head);
+}
+
+int main(void)
+{
+	RUN_TEST(test_geometry_checked);
+	RUN_TEST(test_order_across_wraps);
+	RUN_TEST(test_full_ring_counts_loss);
+	RUN_TEST(test_bad_producer_contained);
+	return TEST_EXIT_STATUS();
+}
