@@ -26,6 +26,7 @@ LDLIBS := $(STATIC_LIBS) -lpthread -ldl -lm
 BPF_SRCS := $(wildcard src/sources/*.bpf.c)
 SKELS := $(patsubst src/sources/%.bpf.c,$(BUILD)/gen/%.skel.h,$(BPF_SRCS))
 LIB_SRCS := $(filter-out %.bpf.c src/cli/main.c,$(wildcard src/common/*.c src/trace/*.c src/sources/*.c src/analysis/*.c src/export/*.c src/cli/*.c))
+LIB_SRCS += $(wildcard src/gpubpf/*.c src/inject/ptx_*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/src/cli/main.o
 INJECT_SRCS := $(wildcard src/inject/*.c)

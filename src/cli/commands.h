@@ -8,5 +8,6 @@ int cmd_parse(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_snoop(int argc, char **argv);
+int cmd_bpf(int argc, char **argv);
 
 #endif

@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "export", cmd_export, "write a trace as a Perfetto / Chrome trace-event timeline" },
 	{ "report", cmd_report, "summarise a trace: kernels, API time, copies, leaks, drops" },
 	{ "snoop", cmd_snoop, "print one source's events live" },
+	{ "bpf", cmd_bpf, "verify and translate GPU eBPF programs (bpf check prog.bpf.o)" },
 };
 
 static void usage(FILE *out)

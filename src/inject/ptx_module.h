@@ -15,6 +15,14 @@ struct ptx_exit_site {
 	size_t semicolon; /* the token ending the instruction */
 };
 
+/* One parameter of an `.entry`. */
+struct ptx_param {
+	size_t name;	 /* its token, PTX_NO_TOK when it has none */
+	uint32_t offset; /* in the argument buffer */
+	uint32_t size;	 /* bytes of one element; 0 when unknown */
+	bool scalar;	 /* a single value (no array), so ld.param can read it whole */
+};
+
 /* One `.entry` (all indices are token indices). */
 struct ptx_entry {
 	size_t name;
@@ -28,6 +36,9 @@ struct ptx_entry {
 	struct ptx_exit_site *exits;
 	size_t nr_exits;
 	bool has_call;
+	struct ptx_param *params; /* nr_params of them */
+	size_t *stmts;		  /* first token (guard included) of every instruction */
+	size_t nr_stmts;
 };
 
 struct ptx_module {
@@ -47,6 +58,9 @@ struct ptx_module {
  */
 int ptx_module_scan(const char *text, size_t len, struct ptx_module *m);
 void ptx_module_free(struct ptx_module *m);
+
+/* Bytes of a scalar PTX type directive at token i (".u32" -> 4), 0 when it is not one. */
+uint32_t ptx_type_size(const struct ptx_module *m, size_t i);
 
 /* The text of token i (not NUL-terminated) and its length. */
 static inline const char *ptx_tok_text(const struct ptx_module *m, size_t i)
