@@ -526,30 +526,33 @@ static int load_btf(struct loader *l)
 	return 0;
 }
 
-/* First pass: .maps and read-only sections, which the programs' relocations refer to. */
+/* First pass: .maps, then read-only sections, which the programs' relocations refer to. */
 static int load_data_sections(struct loader *l)
 {
 	Elf_Scn *scn = NULL;
 	GElf_Shdr sh;
+	int err;
 
 	while ((scn = elf_nextscn(l->elf, scn))) {
 		const char *name;
-		int err;
 
 		if (!gelf_getshdr(scn, &sh) || !(name = elf_section_name(l->elf, &sh)))
 			continue;
-		if (!strcmp(name, ".maps")) {
+		if (!strcmp(name, ".maps"))
 			l->maps_shndx = elf_ndxscn(scn);
-		} else if (!strcmp(name, "maps")) {
+		else if (!strcmp(name, "maps"))
 			return fail(l, -EINVAL,
 				    "legacy 'maps' section: declare maps in SEC(\".maps\") with BTF");
-		} else if (!strncmp(name, ".rodata", 7) && sh.sh_type == SHT_PROGBITS) {
-			err = add_rodata(l, scn, &sh, name);
-			if (err)
-				return err;
-		}
 	}
-	return load_maps(l);
+	err = load_maps(l);
+	while (!err && (scn = elf_nextscn(l->elf, scn))) {
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_section_name(l->elf, &sh)) &&
+		    !strncmp(name, ".rodata", 7) && sh.sh_type == SHT_PROGBITS)
+			err = add_rodata(l, scn, &sh, name);
+	}
+	return err;
 }
 
 static int load_progs(struct loader *l)

@@ -142,7 +142,7 @@ int check_alu(struct verifier *v, struct vstate *st, const struct bpf_insn *insn
 	uint8_t op = BPF_INSN_OP(insn->code);
 	struct reg *dst = &st->r[insn->dst_reg], src;
 
-	if (op > BPF_END)
+	if (op > BPF_END || (op == BPF_NEG && BPF_INSN_SRC(insn->code) == BPF_X))
 		return verr(v, "unknown opcode 0x%02x", insn->code);
 	if (check_reg_write(v, insn->dst_reg))
 		return -EINVAL;
@@ -405,9 +405,13 @@ static int check_range(struct verifier *v, const struct reg *base, int32_t extra
 		return verr(v, "%u-byte %s at offsets %lld..%lld outside %s %u-byte %s", size,
 			    access, (long long)lo, (long long)hi, article(limit), limit, what);
 	}
-	if (aligned && ((fixed & (size - 1)) || ((base->v.t.value | base->v.t.mask) & (size - 1))))
-		return verr(v, "%u-byte %s at offset %lld of %s is not %u-byte aligned", size, access,
-			    (long long)lo, what, size);
+	if (aligned && ((fixed & (size - 1)) || ((base->v.t.value | base->v.t.mask) & (size - 1)))) {
+		if (lo == hi)
+			return verr(v, "%u-byte %s at offset %lld of %s is not %u-byte aligned", size,
+				    access, (long long)lo, what, size);
+		return verr(v, "%u-byte %s at offsets %lld..%lld of %s is not %u-byte aligned", size,
+			    access, (long long)lo, (long long)hi, what, size);
+	}
 	return 0;
 }
 
@@ -761,11 +765,11 @@ static int check_release(struct verifier *v, struct vstate *st, const struct gpu
 	st->refs[i] = st->refs[st->nr_refs - 1];
 	st->ref_insn[i] = st->ref_insn[st->nr_refs - 1];
 	st->nr_refs--;
-	/* every copy of the released pointer is dead */
+	/* every copy of the released pointer is a mere number now */
 	for (int k = 0; k < BPF_MAX_REG; k++)
 		if ((st->r[k].kind == REG_RING_MEM || st->r[k].kind == REG_RING_MEM_OR_NULL) &&
 		    st->r[k].ref == ref)
-			st->r[k].kind = REG_NOT_INIT;
+			set_scalar(&st->r[k], scalar_unknown());
 	for (int k = 0; k < STACK_SLOTS; k++)
 		if (st->s[k].bytes[0] == BYTE_SPILL && st->s[k].spill.ref == ref &&
 		    (st->s[k].spill.kind == REG_RING_MEM || st->s[k].spill.kind == REG_RING_MEM_OR_NULL))
