@@ -7,6 +7,7 @@
 #include <bpf/btf.h>
 #include "common/elf_file.h"
 #include "gpubpf/bpf_object.h"
+#include "trace/records_bpf.h"
 
 /* What the loader keeps while it walks the ELF file. */
 struct loader {
@@ -35,26 +36,11 @@ static int fail(struct loader *l, int code, const char *fmt, ...)
 	return code;
 }
 
-static const struct {
-	uint32_t type;
-	const char *name;
-} map_types[] = {
-	{BPF_MAP_TYPE_HASH, "hash"},
-	{BPF_MAP_TYPE_ARRAY, "array"},
-	{BPF_MAP_TYPE_PERF_EVENT_ARRAY, "perf_event_array"},
-	{BPF_MAP_TYPE_PERCPU_ARRAY, "percpu_array"},
-	{BPF_MAP_TYPE_RINGBUF, "ringbuf"},
-	{GRT_BPF_MAP_PERGPUTD_ARRAY, "pergputd_array"},
-	{GRT_BPF_MAP_GPU_ARRAY, "gpu_array"},
-	{GRT_BPF_MAP_GPU_RINGBUF, "gpu_ringbuf"},
-};
-
 const char *gpubpf_map_type_name(uint32_t type)
 {
-	for (size_t i = 0; i < sizeof(map_types) / sizeof(map_types[0]); i++)
-		if (map_types[i].type == type)
-			return map_types[i].name;
-	return NULL;
+	const char *name = grt_bpf_map_type_name(type);
+
+	return strcmp(name, "unknown") ? name : NULL;
 }
 
 bool gpubpf_map_is_ring(uint32_t type)
@@ -149,9 +135,9 @@ static int check_map(struct loader *l, const struct gpubpf_map *m)
 	if (!m->max_entries)
 		return fail(l, -EINVAL, "map '%s' has no max_entries", m->name);
 	if (m->type == BPF_MAP_TYPE_RINGBUF) {
-		if (m->key_size || m->value_size)
-			return fail(l, -EINVAL, "ringbuf map '%s' must not have a key or value",
-				    m->name);
+		/* a value type may name the events' layout (a grtrace extension); no key */
+		if (m->key_size)
+			return fail(l, -EINVAL, "ringbuf map '%s' must not have a key", m->name);
 		return 0;
 	}
 	if (m->type == BPF_MAP_TYPE_PERF_EVENT_ARRAY && !m->value_size)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "bpf_interp.h"
+#include "gpubpf/bpf_device.h"
 #include "gpubpf/bpf_helpers.h"
 
 /* What a thread knows of itself while its programs run. */
@@ -31,25 +32,6 @@ static uint64_t globaltimer(struct thread *th)
 
 /* --- maps ------------------------------------------------------------------------------- */
 
-static size_t map_bytes(const struct gpubpf_map *m, uint32_t thread_capacity, size_t ring_bytes)
-{
-	uint64_t stride = grt_bpf_stride(m->value_size);
-
-	if (gpubpf_map_is_ring(m->type))
-		return GRT_BPF_RING_HEAD_SIZE + ring_bytes;
-	switch (m->type) {
-	case BPF_MAP_TYPE_HASH:
-		return grt_bpf_hash_capacity(m->max_entries) *
-		       (GRT_BPF_HASH_SLOT_HEAD + grt_bpf_stride(m->key_size) + stride);
-	case BPF_MAP_TYPE_PERCPU_ARRAY:
-		return (size_t)m->max_entries * GRT_BPF_SM_SLOTS * stride;
-	case GRT_BPF_MAP_PERGPUTD_ARRAY:
-		return (size_t)m->max_entries * thread_capacity * stride;
-	default:
-		return (size_t)m->max_entries * stride;
-	}
-}
-
 int interp_session_init(struct interp_session *s, const struct gpubpf_bundle *b,
 			uint32_t thread_capacity, size_t ring_bytes)
 {
@@ -64,7 +46,8 @@ int interp_session_init(struct interp_session *s, const struct gpubpf_bundle *b,
 	for (size_t i = 0; i < b->obj.nr_maps; i++) {
 		const struct gpubpf_map *m = &b->obj.maps[i];
 		uint32_t slot = b->map_slot_base + (uint32_t)i;
-		size_t len = m->rodata ? 0 : map_bytes(m, thread_capacity, ring_bytes);
+		struct gpubpf_map_shape shape = {m->type, m->key_size, m->value_size, m->max_entries};
+		size_t len = m->rodata ? 0 : gpubpf_map_bytes(&shape, thread_capacity, ring_bytes);
 
 		if (!len)
 			continue;

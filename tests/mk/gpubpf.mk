@@ -34,7 +34,7 @@ $(GPUBPF_OUT)/samples/%.bpf.o: samples/gpu-bpf/%.bpf.c $(BUILD)/gen/vmlinux.h $(
 FIXTURES += $(GPUBPF_PROG_OBJS) $(GPUBPF_SAMPLE_OBJS)
 
 # The reference interpreter and the tests' shared helpers, linked into the gpubpf tests.
-GPUBPF_TEST_OBJS := $(BUILD)/obj/tests/gpubpf/bpf_interp.o
+GPUBPF_TEST_OBJS := $(BUILD)/obj/tests/gpubpf/bpf_interp.o $(BUILD)/obj/tests/gpubpf/bpf_sim.o
 GPUBPF_TEST_HEADERS := $(wildcard tests/gpubpf/*.h) tests/test_util.h
 
 $(BUILD)/obj/tests/gpubpf/%.o: tests/gpubpf/%.c $(wildcard tests/gpubpf/*.h)
@@ -65,3 +65,10 @@ $(GPUBPF_OUT)/ptx/%.sm_90.ptx: tests/ptx/%.cu
 	$(Q)$(GPUBPF_NVCC) -ptx -arch=sm_90 -o $@ $<
 FIXTURES += $(GPUBPF_CORPUS_PTX)
 endif
+
+# gpubpf_sim: runs objects over a simulated launch and writes the trace a GPU run must match
+FIXTURES += $(BUILD)/fixtures/gpubpf_sim
+$(BUILD)/fixtures/gpubpf_sim: tests/gpubpf/gpubpf_sim.c $(LIB_OBJS) $(GPUBPF_TEST_OBJS) $(GPUBPF_TEST_HEADERS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(GPUBPF_TEST_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
