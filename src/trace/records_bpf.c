@@ -141,7 +141,7 @@ void grt_bpf_layout_describe(struct grt_fields *out, const char *layout, const u
 			char text[256];
 			unsigned n = 0;
 
-			if (f.offset + f.count > len)
+			if (f.offset > len || f.count > len - f.offset)
 				return;
 			for (; n < f.count && n < sizeof(text) - 1 && data[f.offset + n]; n++)
 				text[n] = isprint(data[f.offset + n]) ? (char)data[f.offset + n] : '.';
@@ -152,7 +152,7 @@ void grt_bpf_layout_describe(struct grt_fields *out, const char *layout, const u
 		for (unsigned i = 0; i < f.count && i < MAX_ARRAY_SHOWN; i++) {
 			unsigned long at = f.offset + (unsigned long)i * f.bytes;
 
-			if (at + f.bytes > len)
+			if (f.offset > len || at > len || f.bytes > len - at)
 				return;
 			if (f.count == 1)
 				snprintf(key, sizeof(key), "%s", f.name);

@@ -63,6 +63,12 @@ $(GPUBPF_OUT)/ptx/%.sm_90.ptx: tests/ptx/%.cu
 	$(call msg,NVCC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(GPUBPF_NVCC) -ptx -arch=sm_90 -o $@ $<
+# the samples' test program, for instrumenting it with each sample
+GPUBPF_CORPUS_PTX += $(GPUBPF_OUT)/samples/vec_add.sm_90.ptx $(GPUBPF_OUT)/samples/vec_add.sm_75.ptx
+$(GPUBPF_OUT)/samples/vec_add.sm_%.ptx: samples/gpu-bpf/vec_add.cu
+	$(call msg,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GPUBPF_NVCC) -ptx -arch=sm_$* -o $@ $<
 FIXTURES += $(GPUBPF_CORPUS_PTX)
 endif
 
