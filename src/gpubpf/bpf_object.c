@@ -9,6 +9,9 @@
 #include "gpubpf/bpf_object.h"
 #include "trace/records_bpf.h"
 
+#define MAX_SYMBOLS 65536
+#define MAX_PROGS 64
+
 /* What the loader keeps while it walks the ELF file. */
 struct loader {
 	struct gpubpf_object *obj;
@@ -363,7 +366,7 @@ static int relocate_prog(struct loader *l, struct gpubpf_prog *p, size_t shndx, 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_REL || sh.sh_info != shndx)
 			continue;
 		data = elf_getdata(scn, NULL);
-		n = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		n = data && sh.sh_entsize == sizeof(Elf64_Rel) ? data->d_size / sizeof(Elf64_Rel) : 0;
 		for (size_t i = 0; data && i < n; i++) {
 			GElf_Rel rel;
 			int err;
@@ -419,6 +422,8 @@ static int add_prog(struct loader *l, size_t shndx, const char *section, const u
 		return fail(l, -EINVAL, "%s: function '%s' has a malformed extent", section, name);
 	if ((end - start) / sizeof(struct bpf_insn) > GPUBPF_MAX_INSNS)
 		return fail(l, -EINVAL, "%s: more than %u instructions", section, GPUBPF_MAX_INSNS);
+	if (obj->nr_progs == MAX_PROGS)
+		return fail(l, -EINVAL, "more than %d programs", MAX_PROGS);
 	v = realloc(obj->progs, (obj->nr_progs + 1) * sizeof(*v));
 	if (!v)
 		return fail(l, -ENOMEM, "out of memory");
@@ -484,7 +489,12 @@ static int find_symbols(struct loader *l)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
 			continue;
 		l->symbols = elf_getdata(scn, NULL);
-		l->nr_symbols = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		/* what the section holds, not what its header claims */
+		l->nr_symbols = l->symbols && sh.sh_entsize == sizeof(Elf64_Sym)
+					? l->symbols->d_size / sizeof(Elf64_Sym)
+					: 0;
+		if (l->nr_symbols > MAX_SYMBOLS)
+			return fail(l, -EINVAL, "more than %d symbols", MAX_SYMBOLS);
 		l->symbols_strtab = sh.sh_link;
 		return 0;
 	}
