@@ -443,6 +443,7 @@ static void overhead(const char *ptx, size_t ptx_len, CUfunction orig)
 	    {"counter", "per-thread counter (threadhist)", 1.25, false},
 	    {"ring", "one ring event per thread", 2.00, true},
 	    {"memcount", "memcapture counting", 3.00, false},
+	    {"memcount_sm", "memcapture counting per SM", 3.00, false},
 	};
 	struct vec v;
 	CUdeviceptr scratch;

@@ -547,6 +547,63 @@ static void emit_stack_atomic(struct emit *e, const struct bpf_insn *insn, const
 		emitf(e, "\tmov.b64 %%r%u, %%t%u;\n", insn->src_reg, old);
 }
 
+/*
+ * add/or/and/xor of one constant, result unused: the lanes of the warp that
+ * hit the same address (match.any) let their lowest lane apply the combined
+ * operation once, so a counter every thread bumps takes one atomic per warp.
+ */
+static bool emit_warp_combined(struct emit *e, const struct bpf_insn *insn, unsigned size)
+{
+	const struct gpubpf_insn_info *info = &e->ver->info[e->pc];
+	int32_t op = insn->imm;
+	uint64_t c = info->src_value & (size == 8 ? ~0ull : 0xffffffffull);
+	const char *sz = size == 8 ? "64" : "32";
+	unsigned a, m, peers, lt, n, lead, odd, v;
+
+	if (info->src_known != GPUBPF_SRC_CONST ||
+	    (op != BPF_ADD && op != BPF_OR && op != BPF_AND && op != BPF_XOR))
+		return false;
+	a = new_t(e);
+	m = new_w(e);
+	peers = new_w(e);
+	lt = new_w(e);
+	n = new_w(e);
+	lead = new_p(e);
+	emitf(e, "\tadd.s64 %%t%u, %%r%u, %d;\n", a, insn->dst_reg, insn->off);
+	emitf(e, "\tactivemask.b32 %%w%u;\n", m);
+	emitf(e, "\tmatch.any.sync.b64 %%w%u, %%t%u, %%w%u;\n", peers, a, m);
+	emitf(e, "\tmov.u32 %%w%u, %%lanemask_lt;\n", lt);
+	emitf(e, "\tand.b32 %%w%u, %%w%u, %%w%u;\n", lt, lt, peers);
+	emitf(e, "\tsetp.eq.u32 %%p%u, %%w%u, 0;\n", lead, lt);
+	emitf(e, "\tpopc.b32 %%w%u, %%w%u;\n", n, peers);
+	if (op == BPF_OR || op == BPF_AND) { /* idempotent: once is all of them */
+		emitf(e, "\t@%%p%u red.global.%s.b%s [%%t%u], 0x%llx;\n", lead,
+		      op == BPF_OR ? "or" : "and", sz, a, (unsigned long long)c);
+		return true;
+	}
+	if (op == BPF_XOR) { /* c an odd number of times is c, an even number 0 */
+		odd = new_p(e);
+		v = new_w(e);
+		emitf(e, "\tand.b32 %%w%u, %%w%u, 1;\n", v, n);
+		emitf(e, "\tsetp.ne.u32 %%p%u, %%w%u, 0;\n", odd, v);
+		emitf(e, "\tand.pred %%p%u, %%p%u, %%p%u;\n", lead, lead, odd);
+		emitf(e, "\t@%%p%u red.global.xor.b%s [%%t%u], 0x%llx;\n", lead, sz, a,
+		      (unsigned long long)c);
+		return true;
+	}
+	if (size == 8) {
+		v = new_t(e);
+		emitf(e, "\tcvt.u64.u32 %%t%u, %%w%u;\n", v, n);
+		emitf(e, "\tmul.lo.u64 %%t%u, %%t%u, 0x%llx;\n", v, v, (unsigned long long)c);
+		emitf(e, "\t@%%p%u red.global.add.u64 [%%t%u], %%t%u;\n", lead, a, v);
+	} else {
+		v = new_w(e);
+		emitf(e, "\tmul.lo.u32 %%w%u, %%w%u, 0x%llx;\n", v, n, (unsigned long long)c);
+		emitf(e, "\t@%%p%u red.global.add.u32 [%%t%u], %%w%u;\n", lead, a, v);
+	}
+	return true;
+}
+
 static int emit_global_atomic(struct emit *e, const struct bpf_insn *insn, const char *addr,
 			      unsigned size)
 {
@@ -575,7 +632,8 @@ static int emit_global_atomic(struct emit *e, const struct bpf_insn *insn, const
 		}
 	}
 	if (!fetch) {
-		emitf(e, "\tred.global.%s%s [%s], %s;\n", kind, sz, addr, src);
+		if (!emit_warp_combined(e, insn, size))
+			emitf(e, "\tred.global.%s%s [%s], %s;\n", kind, sz, addr, src);
 		return 0;
 	}
 	if (size == 4) {

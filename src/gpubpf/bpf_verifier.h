@@ -32,6 +32,9 @@ struct gpubpf_insn_info {
 	int16_t map;		       /* LD_IMM64 map reference, or a call's map argument; -1: none */
 	struct gpubpf_ptr_info arg[5]; /* helper calls: pointer arguments */
 	uint32_t size;		       /* helper calls: the constant size argument */
+	/* atomics: whether the operand is the same constant on every path (then src_value) */
+	enum { GPUBPF_SRC_UNSEEN, GPUBPF_SRC_CONST, GPUBPF_SRC_VARIES } src_known;
+	uint64_t src_value;
 };
 
 struct gpubpf_verified {

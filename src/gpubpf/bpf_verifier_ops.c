@@ -567,6 +567,18 @@ static int check_atomic(struct verifier *v, struct vstate *st, const struct bpf_
 	if (base->kind == REG_STACK && check_access(v, st, insn->dst_reg, insn->off, size, false,
 						    NULL, &old, false))
 		return -EINVAL;
+	{
+		struct gpubpf_insn_info *info = &v->out->info[v->pc];
+		const struct reg *src = &st->r[insn->src_reg];
+		bool known = scalar_is_const(&src->v);
+
+		if (info->src_known == GPUBPF_SRC_UNSEEN && known) {
+			info->src_known = GPUBPF_SRC_CONST;
+			info->src_value = src->v.t.value;
+		} else if (!known || info->src_value != src->v.t.value) {
+			info->src_known = GPUBPF_SRC_VARIES;
+		}
+	}
 	/* the stored result is a number nobody tracks */
 	if (check_access(v, st, insn->dst_reg, insn->off, size, true, NULL, NULL, false))
 		return -EINVAL;
