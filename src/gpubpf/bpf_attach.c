@@ -554,70 +554,90 @@ static int attach_error(struct gpubpf_attach_result *res, int err, const char *m
 	return err;
 }
 
+/* Decides kernel i: its result and sites, and its memory sites in *mem; false when left alone. */
+static int decide_kernel(struct attach *a, size_t i, unsigned sm, struct mem_site **mem,
+			 size_t *nr_mem)
+{
+	const struct ptx_module *m = a->m;
+	const struct ptx_entry *e = &m->entries[i];
+	struct ptx_kernel_result *k = &a->res->rw.kernels[i];
+	struct gpubpf_kernel_sites *s = &a->res->sites[i];
+	bool has_mem = false;
+	const char *why;
+
+	*mem = NULL;
+	*nr_mem = 0;
+	k->name = strndup(ptx_tok_text(m, e->name), m->toks.v[e->name].len);
+	if (!k->name)
+		return attach_error(a->res, -ENOMEM, "out of memory");
+	a->res->rw.nr_kernels++;
+	k->nr_params = e->nr_params;
+	k->param_index = -1;
+	k->param_offset = (e->args_end + 7) & ~7u;
+	k->param_size = k->param_offset + 8;
+	for (size_t p = 0; p < a->o->nr_progs; p++) {
+		const struct gpubpf_attach_prog *pr = &a->o->progs[p];
+
+		if (!prog_matches(pr, k->name))
+			continue;
+		s->entry += pr->attach == GRT_BPF_ATTACH_ENTRY;
+		s->exit += pr->attach == GRT_BPF_ATTACH_EXIT;
+		has_mem |= pr->attach == GRT_BPF_ATTACH_MEMCAPTURE;
+	}
+	why = !s->entry && !s->exit && !has_mem ? "no GPU eBPF program matches"
+						: refusal(a, e, s->exit > 0, k, sm);
+	if (!why && has_mem && collect_mem_sites(m, e, mem, nr_mem, &s->mem_skipped))
+		return attach_error(a->res, -ENOMEM, "out of memory");
+	if (!why && !s->entry && !s->exit && !*nr_mem)
+		why = "no global memory access to probe";
+	if (why) {
+		if (why != k->reason)
+			snprintf(k->reason, sizeof(k->reason), "%s", why);
+		memset(s, 0, sizeof(*s));
+		free(*mem);
+		*mem = NULL;
+		*nr_mem = 0;
+		return 0;
+	}
+	s->mem = (unsigned)*nr_mem;
+	k->instrumented = true;
+	k->param_index = (int)e->nr_params;
+	a->res->rw.nr_instrumented++;
+	return 0;
+}
+
 static int attach_kernels(struct attach *a)
 {
 	const struct ptx_module *m = a->m;
-	struct gpubpf_attach_result *res = a->res;
 	size_t limit = a->o->inline_limit ? a->o->inline_limit : DEFAULT_INLINE_LIMIT;
+	size_t total_mem = 0, n = m->nr_entries;
+	struct mem_site **mem = calloc(n ? n : 1, sizeof(*mem));
+	size_t *nr_mem = calloc(n ? n : 1, sizeof(*nr_mem));
 	unsigned sm = module_sm(m);
-	bool scope_done = false;
+	int err = mem && nr_mem ? 0 : attach_error(a->res, -ENOMEM, "out of memory");
 
-	for (size_t i = 0; i < m->nr_entries; i++) {
-		const struct ptx_entry *e = &m->entries[i];
-		struct ptx_kernel_result *k = &res->rw.kernels[i];
-		struct gpubpf_kernel_sites *s = &res->sites[i];
-		struct mem_site *mem = NULL;
-		size_t nr_mem = 0;
-		bool has_mem = false;
-		const char *why;
-
-		k->name = strndup(ptx_tok_text(m, e->name), m->toks.v[e->name].len);
-		if (!k->name)
-			return attach_error(res, -ENOMEM, "out of memory");
-		res->rw.nr_kernels++;
-		k->nr_params = e->nr_params;
-		k->param_index = -1;
-		k->param_offset = (e->args_end + 7) & ~7u;
-		k->param_size = k->param_offset + 8;
-		for (size_t p = 0; p < a->o->nr_progs; p++) {
-			const struct gpubpf_attach_prog *pr = &a->o->progs[p];
-
-			if (!prog_matches(pr, k->name))
-				continue;
-			s->entry += pr->attach == GRT_BPF_ATTACH_ENTRY;
-			s->exit += pr->attach == GRT_BPF_ATTACH_EXIT;
-			has_mem |= pr->attach == GRT_BPF_ATTACH_MEMCAPTURE;
-		}
-		why = !s->entry && !s->exit && !has_mem ? "no GPU eBPF program matches"
-							: refusal(a, e, s->exit > 0, k, sm);
-		if (!why && has_mem && collect_mem_sites(m, e, &mem, &nr_mem, &s->mem_skipped))
-			return attach_error(res, -ENOMEM, "out of memory");
-		if (!why && !s->entry && !s->exit && !nr_mem)
-			why = "no global memory access to probe";
-		if (why) {
-			if (why != k->reason)
-				snprintf(k->reason, sizeof(k->reason), "%s", why);
-			memset(s, 0, sizeof(*s));
-			free(mem);
-			continue;
-		}
-		s->mem = (unsigned)nr_mem;
-		s->mem_called = nr_mem * mem_prog_insns(a->o) > limit;
-		if (!scope_done) {
-			/* calls or pastes are decided for the whole module: one .func serves all */
-			a->call_mem = s->mem_called;
-			emit_module_scope(a);
-			scope_done = true;
-		}
-		s->mem_called = a->call_mem && nr_mem;
-		k->instrumented = true;
-		k->param_index = (int)e->nr_params;
-		res->rw.nr_instrumented++;
-		rewrite_kernel(a, e, k->name, a->o->first_kernel_id + (uint32_t)i, mem, nr_mem, s,
-			       s->exit > 0);
-		free(mem);
+	for (size_t i = 0; !err && i < n; i++) {
+		err = decide_kernel(a, i, sm, &mem[i], &nr_mem[i]);
+		total_mem += nr_mem[i];
 	}
-	return 0;
+	/* pasting or calling is decided for the whole module: one .func serves all */
+	a->call_mem = total_mem * mem_prog_insns(a->o) > limit;
+	if (!err && a->res->rw.nr_instrumented)
+		emit_module_scope(a);
+	for (size_t i = 0; !err && i < n; i++) {
+		struct gpubpf_kernel_sites *s = &a->res->sites[i];
+
+		if (!a->res->rw.kernels[i].instrumented)
+			continue;
+		s->mem_called = a->call_mem && nr_mem[i];
+		rewrite_kernel(a, &m->entries[i], a->res->rw.kernels[i].name,
+			       a->o->first_kernel_id + (uint32_t)i, mem[i], nr_mem[i], s, s->exit > 0);
+	}
+	for (size_t i = 0; mem && i < n; i++)
+		free(mem[i]);
+	free(mem);
+	free(nr_mem);
+	return err;
 }
 
 int gpubpf_attach(const char *ptx, size_t len, const struct gpubpf_attach_opts *opts,
