@@ -15,10 +15,11 @@ fi
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 mkdir -p "$out/samples" "$out/bench"
 cp "$build"/gpubpf/samples/*.bpf.o "$out/samples/"
+bpf_cc() { clang -g -O2 -target bpf -I"$build/gen" -Isamples/gpu-bpf -c "$@"; }
 for f in bench/gpubpf/*.bpf.c; do
-	clang -g -O2 -target bpf -I"$build/gen" -Isamples/gpu-bpf -c "$f" \
-		-o "$out/bench/$(basename "$f" .c).o"
+	bpf_cc "$f" -o "$out/bench/$(basename "$f" .c).o"
 done
+bpf_cc -DPER_SM bench/gpubpf/memcount.bpf.c -o "$out/bench/memcount_sm.bpf.o"
 "$nvcc" -ptx -arch=sm_90 -o "$out/vec_add.sm_90.ptx" samples/gpu-bpf/vec_add.cu
 objs=$(find "$build/obj/src" -name '*.o' ! -path '*/cli/main.o')
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \

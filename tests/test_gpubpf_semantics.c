@@ -20,15 +20,6 @@
 #define N(a) (sizeof(a) / sizeof(a[0]))
 #define MAX_INSNS 1024
 
-static const struct gpubpf_map full_maps[] = {
-	{.name = "values", .type = GRT_BPF_MAP_GPU_ARRAY, .key_size = 4, .value_size = 64,
-	 .max_entries = 4},
-	{.name = "events", .type = GRT_BPF_MAP_GPU_RINGBUF, .key_size = 4, .value_size = 32,
-	 .max_entries = 16},
-	{.name = "table", .type = BPF_MAP_TYPE_HASH, .key_size = 8, .value_size = 8,
-	 .max_entries = 32},
-};
-
 static int kernel_run(const struct bpf_insn *insns, size_t n, uint32_t *ret)
 {
 	static char log[65536];
@@ -213,7 +204,7 @@ static void test_random_programs_translate(void)
 			uint64_t ret;
 
 			memcpy(copy, insns, n * sizeof(*copy));
-			if (one_prepare(&progs[n_ok], copy, n, full_maps, N(full_maps), true,
+			if (one_prepare(&progs[n_ok], copy, n, gpubpf_test_maps, GPUBPF_TEST_NR_MAPS, true,
 					(unsigned)(batch * 40 + i), err, sizeof(err))) {
 				refused++;
 				one_free(&progs[n_ok]);

@@ -226,6 +226,17 @@ static const struct verifier_case cases[] = {
 	 11, "kprobe/k insn 8: 1-byte atomic (4 or 8 bytes)"},
 };
 
+/* Verifies insns as program `sec` over the fixture maps: 0 or -EINVAL with err. */
+static int verify(const char *sec, const struct bpf_insn *insns, size_t n,
+		  struct gpubpf_verified *ver, char *err, size_t err_len)
+{
+	struct gpubpf_object obj;
+	struct gpubpf_prog prog;
+
+	test_object(&obj, &prog, sec, insns, n, maps, N(maps));
+	return gpubpf_verify(&obj, &prog, ver, err, err_len);
+}
+
 /* 18 diamonds that each leave a different constant on the stack: 2^18 paths, none alike. */
 static size_t complex_program(struct bpf_insn *insns)
 {
@@ -247,14 +258,10 @@ static void test_each_rule(void)
 {
 	for (size_t i = 0; i < N(cases); i++) {
 		const struct verifier_case *c = &cases[i];
-		struct gpubpf_object obj;
-		struct gpubpf_prog prog;
 		struct gpubpf_verified ver;
 		char err[512] = "";
-		int rc;
+		int rc = verify(c->section, c->insns, c->n, &ver, err, sizeof(err));
 
-		test_object(&obj, &prog, c->section, c->insns, c->n, maps, N(maps));
-		rc = gpubpf_verify(&obj, &prog, &ver, err, sizeof(err));
 		if (c->error) {
 			if (rc != -EINVAL || strcmp(err, c->error))
 				printf("  case '%s': rc %d, message \"%s\"\n", c->name, rc, err);
@@ -273,13 +280,10 @@ static void test_too_complex(void)
 {
 	struct bpf_insn insns[128];
 	size_t n = complex_program(insns);
-	struct gpubpf_object obj;
-	struct gpubpf_prog prog;
 	struct gpubpf_verified ver;
 	char err[512] = "";
 
-	test_object(&obj, &prog, "kprobe/k", insns, n, maps, N(maps));
-	CHECK_EQ_U64(gpubpf_verify(&obj, &prog, &ver, err, sizeof(err)), -EINVAL);
+	CHECK_EQ_U64(verify("kprobe/k", insns, n, &ver, err, sizeof(err)), -EINVAL);
 	CHECK_STR(err, "kprobe/k: program too complex: more than 262144 instructions explored");
 	gpubpf_verified_free(&ver);
 }
@@ -290,13 +294,10 @@ static void test_facts_for_the_translator(void)
 	const struct bpf_insn insns[] = {
 	    LDX(BPF_W, 6, 1, 16), LOOKUP(0), JMP_IMM(BPF_JEQ, 0, 0, 1), ST(BPF_DW, 0, 0, 1),
 	    MOV64_IMM(0, 0), EXIT()};
-	struct gpubpf_object obj;
-	struct gpubpf_prog prog;
 	struct gpubpf_verified ver;
 	char err[512] = "";
 
-	test_object(&obj, &prog, "kretprobe/k", insns, N(insns), maps, N(maps));
-	CHECK_EQ_U64(gpubpf_verify(&obj, &prog, &ver, err, sizeof(err)), 0);
+	CHECK_EQ_U64(verify("kretprobe/k", insns, N(insns), &ver, err, sizeof(err)), 0);
 	CHECK(ver.stack_fixed);
 	CHECK_EQ_U64(ver.stack_low, -4);
 	CHECK_EQ_U64(ver.ctx_fields, 1u << 2); /* param[2] */
@@ -319,13 +320,10 @@ static void test_stack_offset_varies(void)
 	    ST(BPF_DW, 10, -8, 1), ST(BPF_DW, 10, -16, 2), CALL(502), MOV64_REG(1, 10),
 	    ALU64_IMM(BPF_ADD, 1, -8), JMP_IMM(BPF_JGT, 0, 5, 1), ALU64_IMM(BPF_ADD, 1, -8),
 	    LDX(BPF_DW, 0, 1, 0), EXIT()};
-	struct gpubpf_object obj;
-	struct gpubpf_prog prog;
 	struct gpubpf_verified ver;
 	char err[512] = "";
 
-	test_object(&obj, &prog, "kprobe/k", insns, N(insns), maps, N(maps));
-	CHECK_EQ_U64(gpubpf_verify(&obj, &prog, &ver, err, sizeof(err)), 0);
+	CHECK_EQ_U64(verify("kprobe/k", insns, N(insns), &ver, err, sizeof(err)), 0);
 	CHECK(!ver.stack_fixed);
 	CHECK_EQ_U64(ver.stack_low, -16);
 	CHECK_EQ_U64(ver.info[7].mem.stack_off, GPUBPF_OFF_VARIES);
@@ -337,13 +335,10 @@ static void test_stack_zeroed_for_helpers(void)
 {
 	const struct bpf_insn insns[] = {MOV64_REG(2, 10), ALU64_IMM(BPF_ADD, 2, -16), LD_MAP(1, 1),
 					 CALL(1), MOV64_IMM(0, 0), EXIT()};
-	struct gpubpf_object obj;
-	struct gpubpf_prog prog;
 	struct gpubpf_verified ver;
 	char err[512] = "";
 
-	test_object(&obj, &prog, "kprobe/k", insns, N(insns), maps, N(maps));
-	CHECK_EQ_U64(gpubpf_verify(&obj, &prog, &ver, err, sizeof(err)), 0);
+	CHECK_EQ_U64(verify("kprobe/k", insns, N(insns), &ver, err, sizeof(err)), 0);
 	CHECK_EQ_U64(ver.stack_zeroed, 1u << 1); /* fp-16..fp-9: slot 1 */
 	gpubpf_verified_free(&ver);
 }

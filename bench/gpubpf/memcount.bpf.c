@@ -1,10 +1,15 @@
 /* Overhead benchmark: every global memory access counted (bpftime's mem_trace, with an atomic). */
+/* Built twice: one counter shared by all threads, and with -DPER_SM one per SM. */
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include "gpu_bpf.h"
 
 struct {
+#ifdef PER_SM
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+#else
 	__uint(type, BPF_MAP_TYPE_GPU_ARRAY);
+#endif
 	__uint(max_entries, 1);
 	__type(key, u32);
 	__type(value, u64);

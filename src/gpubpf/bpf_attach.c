@@ -66,16 +66,6 @@ static void copy_to(struct attach *a, size_t off)
 	}
 }
 
-static size_t tok_off(const struct ptx_module *m, size_t tok)
-{
-	return m->toks.v[tok].off;
-}
-
-static size_t tok_end(const struct ptx_module *m, size_t tok)
-{
-	return m->toks.v[tok].off + m->toks.v[tok].len;
-}
-
 static bool tok_starts(const struct ptx_module *m, size_t tok, const char *s)
 {
 	size_t n = strlen(s);
@@ -120,7 +110,7 @@ static size_t header_end(const struct ptx_module *m)
 			break;
 		}
 	}
-	return i < m->toks.n ? tok_off(m, i) : m->toks.len;
+	return i < m->toks.n ? ptx_tok_off(m, i) : m->toks.len;
 }
 
 static long long parse_number(const struct ptx_module *m, size_t tok, bool *ok)
@@ -375,13 +365,13 @@ static void emit_param(struct attach *a, const struct ptx_entry *e)
 	const struct ptx_module *m = a->m;
 
 	if (e->lparen == PTX_NO_TOK) {
-		copy_to(a, tok_end(m, e->name));
+		copy_to(a, ptx_tok_end(m, e->name));
 		strbuf_printf(&a->b, "(\n\t.param .u64 %sbpf_env)", a->p);
 	} else if (e->nr_params) {
-		copy_to(a, tok_end(m, e->rparen - 1));
+		copy_to(a, ptx_tok_end(m, e->rparen - 1));
 		strbuf_printf(&a->b, ",\n\t.param .u64 %sbpf_env", a->p);
 	} else {
-		copy_to(a, tok_off(m, e->rparen));
+		copy_to(a, ptx_tok_off(m, e->rparen));
 		strbuf_printf(&a->b, "\n\t.param .u64 %sbpf_env\n", a->p);
 	}
 }
@@ -395,10 +385,10 @@ static void rewrite_kernel(struct attach *a, const struct ptx_entry *e, const ch
 	size_t x = 0, k = 0;
 
 	emit_param(a, e);
-	copy_to(a, tok_end(m, e->body_open));
+	copy_to(a, ptx_tok_end(m, e->body_open));
 	emit_decls(a, nr_mem > 0);
-	copy_to(a, e->first_stmt == e->body_close ? tok_off(m, e->body_close)
-						  : tok_off(m, e->first_stmt));
+	copy_to(a, e->first_stmt == e->body_close ? ptx_tok_off(m, e->body_close)
+						  : ptx_tok_off(m, e->first_stmt));
 	strbuf_printf(&a->b,
 		      "\n\t// grtrace GPU eBPF: the environment (0: programs off)\n"
 		      "\tld.param.u64 %%%se, [%sbpf_env];\n"
@@ -417,18 +407,18 @@ static void rewrite_kernel(struct attach *a, const struct ptx_entry *e, const ch
 					       mem[k].stmt < e->exits[x].op);
 
 		if (take_mem) {
-			copy_to(a, tok_off(m, mem[k].stmt));
+			copy_to(a, ptx_tok_off(m, mem[k].stmt));
 			emit_mem_site(a, &mem[k], kernel_id, (unsigned)k);
 			k++;
 		} else {
-			copy_to(a, tok_off(m, e->exits[x].op));
+			copy_to(a, ptx_tok_off(m, e->exits[x].op));
 			strbuf_printf(&a->b, "bra $%sbpf_exit", a->p);
-			a->copied = tok_off(m, e->exits[x].semicolon);
+			a->copied = ptx_tok_off(m, e->exits[x].semicolon);
 			x++;
 		}
 	}
 	sites->exits = has_exit ? (unsigned)e->nr_exits : 0;
-	copy_to(a, tok_off(m, e->body_close));
+	copy_to(a, ptx_tok_off(m, e->body_close));
 	if (has_exit) {
 		strbuf_printf(&a->b, "\n$%sbpf_exit:\n\t@%%%soff bra $%sbpf_exit_done;\n", a->p, a->p,
 			      a->p);

@@ -39,11 +39,9 @@ void emitf(struct emit *e, const char *fmt, ...)
 int emit_err(struct emit *e, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(e->err, e->err_len, "%s insn %zu: ", e->prog->section, e->pc);
 
 	va_start(ap, fmt);
-	if (n >= 0 && (size_t)n < e->err_len)
-		vsnprintf(e->err + n, e->err_len - (size_t)n, fmt, ap);
+	gpubpf_insn_error(e->err, e->err_len, e->prog->section, e->pc, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }

@@ -298,41 +298,59 @@ static void alu_shift(struct bpf_scalar *d, const struct bpf_scalar *s, uint8_t 
 	}
 }
 
-/* The operation on two known values, with BPF's rules for division by zero and shifts. */
-static uint64_t const_alu(uint64_t a, uint64_t b, uint8_t op, bool is64)
+uint64_t bpf_alu_eval(uint8_t op, uint64_t a, uint64_t b, bool is64, bool is_signed)
 {
-	unsigned bits = is64 ? 64 : 32;
+	uint64_t r = 0;
+	int64_t x, y;
 
+	if (!is64) {
+		a = (uint32_t)a;
+		b = (uint32_t)b;
+	}
+	x = is64 ? (int64_t)a : (int32_t)a;
+	y = is64 ? (int64_t)b : (int32_t)b;
 	switch (op) {
 	case BPF_ADD:
-		return a + b;
+		r = a + b;
+		break;
 	case BPF_SUB:
-		return a - b;
+		r = a - b;
+		break;
 	case BPF_MUL:
-		return a * b;
-	case BPF_DIV:
-		return b ? a / b : 0;
-	case BPF_MOD:
-		return b ? a % b : a;
+		r = a * b;
+		break;
+	case BPF_DIV: /* x / 0 = 0; signed: x / -1 = -x (no trap on the minimum) */
+		r = is_signed ? (!y ? 0 : y == -1 ? (uint64_t)-x : (uint64_t)(x / y)) : b ? a / b : 0;
+		break;
+	case BPF_MOD: /* x % 0 = x; signed: x % -1 = 0 */
+		r = is_signed ? (!y ? (uint64_t)x : y == -1 ? 0 : (uint64_t)(x % y)) : b ? a % b : a;
+		break;
 	case BPF_OR:
-		return a | b;
+		r = a | b;
+		break;
 	case BPF_AND:
-		return a & b;
+		r = a & b;
+		break;
 	case BPF_XOR:
-		return a ^ b;
-	case BPF_LSH:
-		return a << (b & (bits - 1));
+		r = a ^ b;
+		break;
+	case BPF_LSH: /* amounts masked to the width */
+		r = a << (b & (is64 ? 63 : 31));
+		break;
 	case BPF_RSH:
-		return a >> (b & (bits - 1));
+		r = a >> (b & (is64 ? 63 : 31));
+		break;
 	case BPF_ARSH:
-		return is64 ? (uint64_t)((int64_t)a >> (b & 63))
-			    : (uint64_t)(uint32_t)((int32_t)(uint32_t)a >> (b & 31));
+		r = is64 ? (uint64_t)(x >> (b & 63)) : (uint64_t)(uint32_t)((int32_t)x >> (b & 31));
+		break;
 	case BPF_NEG:
-		return -a;
+		r = -a;
+		break;
 	case BPF_MOV:
-		return b;
+		r = b;
+		break;
 	}
-	return 0;
+	return is64 ? r : (uint32_t)r;
 }
 
 void scalar_alu(struct bpf_scalar *dst, const struct bpf_scalar *src_in, uint8_t op, bool is64)
@@ -344,9 +362,7 @@ void scalar_alu(struct bpf_scalar *dst, const struct bpf_scalar *src_in, uint8_t
 		scalar_truncate(&src, 4);
 	}
 	if (scalar_is_const(dst) && scalar_is_const(&src)) {
-		*dst = scalar_const(const_alu(dst->t.value, src.t.value, op, is64));
-		if (!is64)
-			scalar_truncate(dst, 4);
+		*dst = scalar_const(bpf_alu_eval(op, dst->t.value, src.t.value, is64, false));
 		return;
 	}
 	switch (op) {

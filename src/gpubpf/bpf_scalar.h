@@ -24,6 +24,15 @@ struct bpf_scalar scalar_of_size(unsigned bytes);
 bool scalar_is_const(const struct bpf_scalar *s);
 
 /*
+ * BPF's arithmetic on two values: op BPF_ADD..BPF_ARSH as in the opcode;
+ * 32-bit operations truncate their operands and zero-extend the result;
+ * division by zero gives 0, modulo by zero the dividend; shift amounts are
+ * masked to the width. The verifier folds constants with it, the reference
+ * interpreter executes with it, and the kernel's own runs check both.
+ */
+uint64_t bpf_alu_eval(uint8_t op, uint64_t a, uint64_t b, bool is64, bool is_signed);
+
+/*
  * Applies the ALU operation `op` (BPF_ADD ... BPF_ARSH, as in the opcode) to
  * dst with src; is64 false for ALU32 (operands truncated, result
  * zero-extended). Sound: the result holds every value the operation can give.

@@ -19,14 +19,22 @@
 #define MAX_SAVED 16	    /* states remembered per jump target */
 #define MAX_PENDING 1024    /* branches waiting to be walked */
 
+int gpubpf_insn_error(char *err, size_t err_len, const char *section, size_t pc, const char *fmt,
+		      va_list ap)
+{
+	int n = snprintf(err, err_len, "%s insn %zu: ", section, pc);
+
+	if (n >= 0 && (size_t)n < err_len)
+		vsnprintf(err + n, err_len - (size_t)n, fmt, ap);
+	return -EINVAL;
+}
+
 int verr(struct verifier *v, const char *fmt, ...)
 {
 	va_list ap;
-	int n = snprintf(v->err, v->err_len, "%s insn %zu: ", v->prog->section, v->pc);
 
 	va_start(ap, fmt);
-	if (n >= 0 && (size_t)n < v->err_len)
-		vsnprintf(v->err + n, v->err_len - (size_t)n, fmt, ap);
+	gpubpf_insn_error(v->err, v->err_len, v->prog->section, v->pc, fmt, ap);
 	va_end(ap);
 	return -EINVAL;
 }

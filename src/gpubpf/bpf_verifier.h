@@ -2,6 +2,7 @@
 #ifndef GRT_GPUBPF_BPF_VERIFIER_H
 #define GRT_GPUBPF_BPF_VERIFIER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,6 +60,10 @@ struct gpubpf_verified {
 int gpubpf_verify(const struct gpubpf_object *obj, const struct gpubpf_prog *prog,
 		  struct gpubpf_verified *out, char *err, size_t err_len);
 void gpubpf_verified_free(struct gpubpf_verified *v);
+
+/* "<section> insn <pc>: <message>" into err: the one format of every refusal. Returns -EINVAL. */
+int gpubpf_insn_error(char *err, size_t err_len, const char *section, size_t pc, const char *fmt,
+		      va_list ap);
 
 /* The size in bytes of the context of an attach kind. */
 uint32_t gpubpf_ctx_size(enum grt_bpf_attach attach);

@@ -68,4 +68,15 @@ static inline const char *ptx_tok_text(const struct ptx_module *m, size_t i)
 	return m->toks.text + m->toks.v[i].off;
 }
 
+/* Byte offsets of token i's first byte and of the byte after it. */
+static inline size_t ptx_tok_off(const struct ptx_module *m, size_t i)
+{
+	return m->toks.v[i].off;
+}
+
+static inline size_t ptx_tok_end(const struct ptx_module *m, size_t i)
+{
+	return m->toks.v[i].off + m->toks.v[i].len;
+}
+
 #endif

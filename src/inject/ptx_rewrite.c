@@ -28,16 +28,6 @@ static void copy_to(struct rewrite_out *o, size_t off)
 	}
 }
 
-static size_t tok_off(const struct ptx_module *m, size_t tok)
-{
-	return m->toks.v[tok].off;
-}
-
-static size_t tok_end(const struct ptx_module *m, size_t tok)
-{
-	return m->toks.v[tok].off + m->toks.v[tok].len;
-}
-
 static bool version_at_least(const struct ptx_module *m, unsigned major, unsigned minor)
 {
 	return m->version_major > major || (m->version_major == major && m->version_minor >= minor);
@@ -78,30 +68,30 @@ static void rewrite_entry(struct rewrite_out *o, const struct ptx_entry *e,
 	const struct ptx_module *m = o->m;
 
 	if (e->lparen == PTX_NO_TOK) {
-		copy_to(o, tok_end(m, e->name));
+		copy_to(o, ptx_tok_end(m, e->name));
 		strbuf_puts(&o->b, "(");
 		probe_emit_param(&o->b, s);
 		strbuf_puts(&o->b, ")");
 	} else if (e->nr_params) {
-		copy_to(o, tok_end(m, e->rparen - 1));
+		copy_to(o, ptx_tok_end(m, e->rparen - 1));
 		strbuf_puts(&o->b, ",");
 		probe_emit_param(&o->b, s);
 	} else {
-		copy_to(o, tok_off(m, e->rparen));
+		copy_to(o, ptx_tok_off(m, e->rparen));
 		probe_emit_param(&o->b, s);
 		strbuf_puts(&o->b, "\n");
 	}
-	copy_to(o, tok_end(m, e->body_open));
+	copy_to(o, ptx_tok_end(m, e->body_open));
 	probe_emit_decls(&o->b, s);
-	copy_to(o, e->first_stmt == e->body_close ? tok_off(m, e->body_close)
-						  : tok_off(m, e->first_stmt));
+	copy_to(o, e->first_stmt == e->body_close ? ptx_tok_off(m, e->body_close)
+						  : ptx_tok_off(m, e->first_stmt));
 	probe_emit_entry(&o->b, s);
 	for (size_t i = 0; i < e->nr_exits; i++) {
-		copy_to(o, tok_off(m, e->exits[i].op));
+		copy_to(o, ptx_tok_off(m, e->exits[i].op));
 		probe_emit_exit_branch(&o->b, s);
-		o->copied = tok_off(m, e->exits[i].semicolon);
+		o->copied = ptx_tok_off(m, e->exits[i].semicolon);
 	}
-	copy_to(o, tok_off(m, e->body_close));
+	copy_to(o, ptx_tok_off(m, e->body_close));
 	probe_emit_exit(&o->b, s);
 }
 

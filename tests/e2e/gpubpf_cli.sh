@@ -6,15 +6,9 @@ G=$BUILD/grtrace
 P=$BUILD/gpubpf/progs
 S=$BUILD/gpubpf/samples
 SIM=$BUILD/fixtures/gpubpf_sim
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fails=0
+. "$(dirname "$0")/lib/cases.bash"
+T=$tmp
 
-ok() { echo "ok - $1"; }
-fail() {
-	echo "FAIL - $1${2:+ ($2)}"
-	fails=$((fails + 1))
-}
 # expect_rc NAME RC [STDERR-LINE] -- COMMAND...: exit status and, when given, the exact stderr
 expect_rc() {
 	local name=$1 rc=$2 want=$3 got
@@ -22,9 +16,9 @@ expect_rc() {
 	"$@" >"$T/out" 2>"$T/err"
 	got=$?
 	if [ "$got" != "$rc" ]; then
-		fail "$name" "exit $got, stderr: $(head -c 300 "$T/err")"
+		fail "$name: exit $got, stderr: $(head -c 300 "$T/err")"
 	elif [ -n "$want" ] && [ "$(cat "$T/err")" != "$want" ]; then
-		fail "$name" "stderr: $(cat "$T/err")"
+		fail "$name: stderr: $(cat "$T/err")"
 	else
 		ok "$name"
 	fi
@@ -33,10 +27,10 @@ ptxas=$(command -v ptxas || { [ -x /usr/local/cuda/bin/ptxas ] && echo /usr/loca
 
 expect_rc check_accepts 0 "" -- "$G" bpf check "$P/bpftime_cuda_counter.bpf.o"
 grep -q "kretprobe/_Z9vectorAddPKfS0_Pf (on_exit): exit probe, 99 eBPF instructions verified" "$T/out" &&
-	ok check_summary || fail check_summary "$(cat "$T/out")"
+	ok check_summary || fail "check_summary: $(cat "$T/out")"
 if [ -n "$ptxas" ]; then
 	grep -qE "ptxas sm_90: kprobe/_Z9vectorAddPKfS0_Pf: [0-9]+ registers, [0-9]+ SASS instructions" \
-		"$T/out" && ok check_ptxas_stats || fail check_ptxas_stats "$(cat "$T/out")"
+		"$T/out" && ok check_ptxas_stats || fail "check_ptxas_stats: $(cat "$T/out")"
 	expect_rc check_sm75_ptx_out 0 "" -- "$G" bpf check "$S/block_hist.bpf.o" --arch sm_75 \
 		--ptx "$T/bh.ptx"
 	"$ptxas" -arch=sm_75 "$T/bh.ptx" -o /dev/null && ok ptx_out_compiles || fail ptx_out_compiles
@@ -50,7 +44,7 @@ fi
 PTXAS=/nonexistent/ptxas "$G" bpf check "$P/bpftime_threadhist.bpf.o" >/dev/null 2>"$T/err"
 rc=$?
 [ $rc = 0 ] && [ "$(cat "$T/err")" = "grtrace: note: ptxas not found (install the CUDA toolkit or set PTXAS): the PTX was not compiled for sm_90" ] &&
-	ok check_notes_missing_ptxas || fail check_notes_missing_ptxas "rc $rc: $(cat "$T/err")"
+	ok check_notes_missing_ptxas || fail "check_notes_missing_ptxas: rc $rc: $(cat "$T/err")"
 
 expect_rc refused_loop 1 "grtrace: $P/refuse_loop.bpf.o: kprobe/loop_kernel insn 17: jumps back to insn 13 (loops do not run on the GPU: unroll them with #pragma unroll)" \
 	-- "$G" bpf check "$P/refuse_loop.bpf.o"
@@ -74,7 +68,7 @@ if [ -f "$S/vec_add.sm_90.ptx" ]; then
 	expect_rc kernel_ptx 0 "" -- "$G" bpf check "$S/sm_placement.bpf.o" --kernel-ptx "$S/vec_add.sm_90.ptx" \
 		--kernel-out "$T/vec_add.ptx"
 	grep -q "kernel vec_add: 1 entry, 0 exit program(s) (0 exits), 0 memory accesses probed, 0 not understood; environment is parameter 4" \
-		"$T/err" && ok kernel_ptx_summary || fail kernel_ptx_summary "$(cat "$T/err")"
+		"$T/err" && ok kernel_ptx_summary || fail "kernel_ptx_summary: $(cat "$T/err")"
 	if [ -n "$ptxas" ]; then
 		"$ptxas" -arch=sm_90 "$T/vec_add.ptx" -o /dev/null && ok kernel_ptx_compiles || fail kernel_ptx_compiles
 	fi
@@ -86,12 +80,12 @@ fi
 "$SIM" -o "$T/sim.grt" --kernel vec_add --grid 4 --block 256 --params 0x10000,0x20000,0x30000,1000 \
 	--access ld,0,4 --access ld,1,4 --access st,2,4 --guard 3 --launches 2 \
 	"$S/sm_placement.bpf.o" "$S/mem_counts.bpf.o" >/dev/null 2>"$T/sim.err" &&
-	ok simulated_run || fail simulated_run "$(cat "$T/sim.err")"
+	ok simulated_run || fail "simulated_run: $(cat "$T/sim.err")"
 n=$("$G" parse "$T/sim.grt" --filter type=bpf_event --format json | python3 -c "
 import json, sys
 ev = [json.loads(l) for l in sys.stdin]
 print(len(ev), sorted({e['block'] for e in ev}), {e['map'] for e in ev}, all(e['sm'] == e['block'] % 132 and e['start_ns'] > 0 for e in ev))")
-[ "$n" = "8 [0, 1, 2, 3] {'placements'} True" ] && ok events_named_from_btf || fail events_named_from_btf "$n"
+[ "$n" = "8 [0, 1, 2, 3] {'placements'} True" ] && ok events_named_from_btf || fail "events_named_from_btf: $n"
 n=$("$G" report "$T/sim.grt" --bpf --format json --top 0 | python3 -c "
 import json, sys
 r = json.load(sys.stdin)['bpf']
@@ -99,12 +93,11 @@ maps = {m['name']: m for m in r['maps']}
 t = maps['totals']['entries'][0]['value']
 print(len(r['programs']), maps['placements']['events'], maps['placements']['lost'], t['loads'], t['stores'], t['bytes'], t['generic'],
       sum(e['value']['value'] for e in maps['blocks_per_sm']['entries']))")
-[ "$n" = "2 8 0 4000 2000 24000 0 8" ] && ok report_decodes_maps || fail report_decodes_maps "$n"
+[ "$n" = "2 8 0 4000 2000 24000 0 8" ] && ok report_decodes_maps || fail "report_decodes_maps: $n"
 "$G" report "$T/sim.grt" --bpf >"$T/report.txt"
 grep -q "key=0 -> loads=4000 stores=2000 bytes=24000 generic=0" "$T/report.txt" && ok report_text ||
-	fail report_text "$(cat "$T/report.txt")"
+	fail "report_text: $(cat "$T/report.txt")"
 "$G" report "$T/sim.grt" >"$T/default.txt"
 ! grep -q "GPU eBPF" "$T/default.txt" && ok report_bpf_off_by_default || fail report_bpf_off_by_default
 
-echo "$fails failed"
-[ $fails = 0 ]
+exit $failed

@@ -17,18 +17,6 @@
  * Nothing may crash, and an accepted program must translate.
  */
 
-static const struct gpubpf_map maps[] = {
-	{.name = "values", .type = GRT_BPF_MAP_GPU_ARRAY, .key_size = 4, .value_size = 64,
-	 .max_entries = 4},
-	{.name = "events", .type = GRT_BPF_MAP_GPU_RINGBUF, .key_size = 4, .value_size = 32,
-	 .max_entries = 16},
-	{.name = "table", .type = BPF_MAP_TYPE_HASH, .key_size = 8, .value_size = 8,
-	 .max_entries = 32},
-	{.name = "threads", .type = GRT_BPF_MAP_PERGPUTD_ARRAY, .key_size = 4, .value_size = 16,
-	 .max_entries = 2},
-	{.name = "rb", .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 4096},
-};
-
 static void fuzz_object(const uint8_t *data, size_t size)
 {
 	struct gpubpf_bundle b;
@@ -56,7 +44,7 @@ static void fuzz_insns(const uint8_t *data, size_t size, const char *section)
 		return;
 	insns = malloc(n * sizeof(*insns));
 	memcpy(insns, data, n * sizeof(*insns));
-	test_object(&b.obj, &prog, section, insns, n, maps, sizeof(maps) / sizeof(maps[0]));
+	test_object(&b.obj, &prog, section, insns, n, gpubpf_test_maps, GPUBPF_TEST_NR_MAPS);
 	p.prog = &prog;
 	b.progs = &p;
 	b.nr_progs = 1;

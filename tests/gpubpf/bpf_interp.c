@@ -7,6 +7,7 @@
 #include "bpf_interp.h"
 #include "gpubpf/bpf_device.h"
 #include "gpubpf/bpf_helpers.h"
+#include "gpubpf/bpf_scalar.h"
 
 /* What a thread knows of itself while its programs run. */
 struct thread {
@@ -263,52 +264,6 @@ static int fault(struct run *r, size_t pc, const char *what)
 	return -EFAULT;
 }
 
-static uint64_t alu(uint64_t a, uint64_t b, uint8_t op, bool is64, int16_t off)
-{
-	if (!is64) {
-		a = (uint32_t)a;
-		b = (uint32_t)b;
-	}
-	switch (op) {
-	case BPF_ADD:
-		return a + b;
-	case BPF_SUB:
-		return a - b;
-	case BPF_MUL:
-		return a * b;
-	case BPF_DIV:
-		if (off == 1) { /* signed */
-			int64_t x = is64 ? (int64_t)a : (int32_t)a, y = is64 ? (int64_t)b : (int32_t)b;
-
-			return !y ? 0 : y == -1 ? (uint64_t)-x : (uint64_t)(x / y);
-		}
-		return b ? a / b : 0;
-	case BPF_MOD:
-		if (off == 1) {
-			int64_t x = is64 ? (int64_t)a : (int32_t)a, y = is64 ? (int64_t)b : (int32_t)b;
-
-			return !y ? (uint64_t)x : y == -1 ? 0 : (uint64_t)(x % y);
-		}
-		return b ? a % b : a;
-	case BPF_OR:
-		return a | b;
-	case BPF_AND:
-		return a & b;
-	case BPF_XOR:
-		return a ^ b;
-	case BPF_LSH:
-		return a << (b & (is64 ? 63 : 31));
-	case BPF_RSH:
-		return a >> (b & (is64 ? 63 : 31));
-	case BPF_ARSH:
-		return is64 ? (uint64_t)((int64_t)a >> (b & 63))
-			    : (uint64_t)(uint32_t)((int32_t)a >> (b & 31));
-	case BPF_NEG:
-		return -a;
-	}
-	return 0;
-}
-
 static uint64_t byte_swap(uint64_t v, unsigned bits, bool to_le)
 {
 	if (to_le)
@@ -462,7 +417,8 @@ static int execute(struct run *r, const void *ctx, uint64_t *ret)
 			else if (op == BPF_MOV)
 				reg[insn->dst_reg] = src;
 			else
-				reg[insn->dst_reg] = alu(reg[insn->dst_reg], src, op, is64, insn->off);
+				reg[insn->dst_reg] = bpf_alu_eval(op, reg[insn->dst_reg], src, is64,
+								   insn->off == 1);
 			if (cls == BPF_ALU && op != BPF_END) /* a byte swap's width is its own */
 				reg[insn->dst_reg] = (uint32_t)reg[insn->dst_reg];
 			pc++;

@@ -35,6 +35,21 @@
 
 /* --- in-memory objects ------------------------------------------------------------------ */
 
+/* Maps of the generated programs (random_prog.h) and the fuzzer: 0 values, 1 events, 2 table. */
+static const struct gpubpf_map gpubpf_test_maps[] = {
+	{.name = "values", .type = GRT_BPF_MAP_GPU_ARRAY, .key_size = 4, .value_size = 64,
+	 .max_entries = 4},
+	{.name = "events", .type = GRT_BPF_MAP_GPU_RINGBUF, .key_size = 4, .value_size = 32,
+	 .max_entries = 16},
+	{.name = "table", .type = BPF_MAP_TYPE_HASH, .key_size = 8, .value_size = 8,
+	 .max_entries = 32},
+	{.name = "threads", .type = GRT_BPF_MAP_PERGPUTD_ARRAY, .key_size = 4, .value_size = 16,
+	 .max_entries = 2},
+	{.name = "rb", .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 4096},
+};
+
+#define GPUBPF_TEST_NR_MAPS (sizeof(gpubpf_test_maps) / sizeof(gpubpf_test_maps[0]))
+
 /* An object of one program (section sec) and the given maps, for the table-driven tests. */
 static inline void test_object(struct gpubpf_object *obj, struct gpubpf_prog *prog,
 			       const char *sec, const struct bpf_insn *insns, size_t n,

@@ -4,25 +4,12 @@
 
 #include <stdint.h>
 #include "gpubpf/gpubpf_test.h"
+#include "trace_gen.h"
 
-struct rprog_rng {
-	uint64_t state;
-};
-
-/* splitmix64 */
-static inline uint64_t rprog_next(struct rprog_rng *r)
-{
-	uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static inline uint32_t rprog_below(struct rprog_rng *r, uint32_t n)
-{
-	return (uint32_t)(rprog_next(r) % n);
-}
+/* The tests' one seeded generator (trace_gen.h). */
+#define rprog_rng gen_rng
+#define rprog_next gen_next
+#define rprog_below gen_below
 
 /* Values where arithmetic has edges: zero, one, signs, widths, carries. */
 static inline uint64_t rprog_value(struct rprog_rng *r)
