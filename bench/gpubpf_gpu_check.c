@@ -24,7 +24,11 @@
  * it times 10,000 launches of a 1M-element vec_add bare and with the four
  * programs of the design's overhead targets.
  *
- * Usage: gpubpf_gpu_check DIR [OUTDIR]   (DIR as bench/gpubpf_gpu_check.sh builds it)
+ * It also runs the coverage programs of tests/gpubpf/progs (every ALU operation,
+ * the atomics, hashes, rings, per-SM maps, the stack in local memory) in
+ * kernels of their own and compares their maps with the interpreter's.
+ *
+ * Usage: gpubpf_gpu_check DIR [OUTDIR]   (DIR as bench/gpubpf_h100.sh builds it)
  */
 
 #define CK(call)                                                                                   \
@@ -92,7 +96,7 @@ static void ring_init(CUdeviceptr ring, size_t len)
 }
 
 static bool run_open(struct run *r, const char *object, const char *ptx, size_t ptx_len,
-		     uint32_t thread_capacity, size_t ring_bytes)
+		     const char *kernel, uint32_t thread_capacity, size_t ring_bytes)
 {
 	struct gpubpf_attach_result res;
 	char err[512];
@@ -106,7 +110,7 @@ static bool run_open(struct run *r, const char *object, const char *ptx, size_t 
 	r->prepare_ms = now_ms() - t0;
 	t0 = now_ms();
 	if (gpubpf_attach_bundle(ptx, ptx_len, &r->b, &res) || res.rw.nr_instrumented != 1) {
-		verdict(false, "%s: vec_add not instrumented: %s", object,
+		verdict(false, "%s: %s not instrumented: %s", object, kernel,
 			res.rw.nr_kernels ? res.rw.kernels[0].reason : res.rw.error);
 		gpubpf_attach_result_free(&res);
 		return false;
@@ -116,11 +120,11 @@ static bool run_open(struct run *r, const char *object, const char *ptx, size_t 
 	CK(cuModuleLoadData(&r->mod, res.rw.ptx));
 	r->jit_ms = now_ms() - t0;
 	gpubpf_attach_result_free(&res);
-	CK(cuModuleGetFunction(&r->fn, r->mod, "vec_add"));
+	CK(cuModuleGetFunction(&r->fn, r->mod, kernel));
 	r->host_env.magic = GRT_BPF_ENV_MAGIC;
 	r->host_env.version = GRT_BPF_ENV_VERSION;
 	r->host_env.thread_capacity = thread_capacity;
-	r->host_env.pid_tgid = (uint64_t)getpid() << 32 | (uint64_t)getpid();
+	r->host_env.pid_tgid = (4242ull << 32) | 4243; /* the interpreter's, for equal maps */
 	r->host_env.clock_mult = 1ull << 32; /* ktime = globaltimer here: no calibration */
 	for (size_t i = 0; i < r->b.obj.nr_maps; i++) {
 		const struct gpubpf_map *m = &r->b.obj.maps[i];
@@ -363,7 +367,7 @@ static void check_sample(const char *sample, const char *ptx, size_t ptx_len, CU
 	snprintf(object, sizeof(object), "%s/samples/%s.bpf.o", dir, sample);
 	vec_init(&v, 10000);
 	cap = (uint32_t)v.blocks * 256;
-	if (!run_open(&r, object, ptx, ptx_len, cap, 1 << 20)) {
+	if (!run_open(&r, object, ptx, ptx_len, "vec_add", cap, 1 << 20)) {
 		vec_free(&v);
 		return;
 	}
@@ -400,6 +404,123 @@ static void check_sample(const char *sample, const char *ptx, size_t ptx_len, CU
 	free(got);
 	run_close(&r);
 	vec_free(&v);
+}
+
+/* --- the translation's semantics, executed -------------------------------------------------- */
+
+/*
+ * The coverage programs of tests/gpubpf/progs attach to kernels named
+ * alu_kernel, atomic_kernel, ...: a module of such kernels with four u64
+ * parameters and no body of their own runs nothing but the programs. Each
+ * runs on 2 blocks of 64 threads; maps that do not depend on timing must
+ * equal the interpreter's, word for word where the program is deterministic.
+ */
+static const char *const empty_kernels[] = {"alu_kernel", "atomic_kernel", "hash_kernel",
+					    "ring_kernel", "percpu_kernel", "stack_kernel"};
+
+static char *empty_kernel_module(void)
+{
+	static char ptx[8192];
+	size_t at = (size_t)snprintf(ptx, sizeof(ptx), ".version 7.8\n.target sm_90\n.address_size 64\n");
+
+	for (size_t i = 0; i < sizeof(empty_kernels) / sizeof(empty_kernels[0]); i++)
+		at += (size_t)snprintf(ptx + at, sizeof(ptx) - at,
+				       ".visible .entry %s(.param .u64 %s_a, .param .u64 %s_b, "
+				       ".param .u64 %s_c, .param .u64 %s_d)\n{\n\tret;\n}\n",
+				       empty_kernels[i], empty_kernels[i], empty_kernels[i],
+				       empty_kernels[i], empty_kernels[i]);
+	return ptx;
+}
+
+static bool images_equal(const uint8_t *a, const uint8_t *b, size_t len, const char *what,
+			 const char *map)
+{
+	size_t i = 0;
+
+	while (i < len && a[i] == b[i])
+		i++;
+	verdict(i == len, "%s: map %s equals the interpreter's byte for byte%s", what, map,
+		i == len ? "" : " (differs)");
+	if (i < len)
+		printf("   first difference at byte %zu: GPU 0x%02x, interpreter 0x%02x\n", i, a[i], b[i]);
+	return i == len;
+}
+
+static void semantics(void)
+{
+	static const struct {
+		const char *object, *kernel, *map;
+		size_t exact_bytes; /* bytes compared byte for byte from the map's start; 0: entries */
+		bool sums;	    /* entries: compare the sums of their first words, not their count */
+	} cases[] = {
+	    {"alu_cover", "alu_kernel", "results", 32 * 8, false},
+	    {"atomics", "atomic_kernel", "counters", 5 * 8, false}, /* add .. xor */
+	    {"hash_ops", "hash_kernel", "per_warp", 0, false},
+	    {"ringbuf", "ring_kernel", "samples", 0, false},
+	    {"percpu", "percpu_kernel", "per_sm", 0, true}, /* threads per SM: the SMs vary */
+	    {"stack_paths", "stack_kernel", "out", 0, false},
+	};
+	char *module = empty_kernel_module();
+	uint64_t params[4] = {0x123456789abcdef0ull, 13, 0x80000001u, 7};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		char object[1024], err[512];
+		const char *objects[1] = {object};
+		struct run r;
+		struct sim s;
+		struct sim_config cfg = {
+		    .launch = {.kernel = cases[c].kernel, .grid = {2, 1, 1}, .block = {64, 1, 1},
+			       .params = {params[0], params[1], params[2], params[3]}, .nr_sms = 132},
+		    .guard_param = -1, .thread_capacity = 128, .ring_bytes = 1 << 20};
+		void *args[5] = {&params[0], &params[1], &params[2], &params[3], NULL};
+		CUfunction fn;
+
+		snprintf(object, sizeof(object), "%s/progs/%s.bpf.o", dir, cases[c].object);
+		if (!run_open(&r, object, module, strlen(module), cases[c].kernel, 128, 1 << 20))
+			continue;
+		fn = r.fn;
+		args[4] = &r.env;
+		CK(cuLaunchKernel(fn, 2, 1, 1, 64, 1, 1, 0, NULL, args, NULL));
+		CK(cuCtxSynchronize());
+		if (sim_run(&s, objects, 1, &cfg, err, sizeof(err))) {
+			verdict(false, "%s: interpreter: %s", cases[c].object, err);
+			run_close(&r);
+			continue;
+		}
+		for (size_t i = 0; i < r.b.obj.nr_maps; i++) {
+			const struct gpubpf_map *m = &r.b.obj.maps[i];
+			uint8_t *gpu;
+			struct entries g, want;
+			const uint8_t *gi[GRT_BPF_MAX_MAPS] = {0}, *si[GRT_BPF_MAX_MAPS] = {0};
+
+			if (m->rodata || strcmp(m->name, cases[c].map))
+				continue;
+			gpu = read_back(r.map[i], r.map_len[i]);
+			if (cases[c].exact_bytes) {
+				images_equal(gpu, s.sessions[0].map_mem[i], cases[c].exact_bytes,
+					     cases[c].object, m->name);
+			} else {
+				gi[i] = gpu;
+				si[i] = s.sessions[0].map_mem[i];
+				g = entries_of(&r.b, m->name, gi, r.map_len, 128);
+				want = entries_of(&s.bundles[0], m->name, si, r.map_len, 128);
+				if (cases[c].sums)
+					verdict(g.sum_by_key[0] == want.sum_by_key[0],
+						"%s: map %s sums to %llu (interpreter: %llu)",
+						cases[c].object, m->name,
+						(unsigned long long)g.sum_by_key[0],
+						(unsigned long long)want.sum_by_key[0]);
+				else
+					verdict(g.count == want.count,
+						"%s: map %s has %llu entries (interpreter: %llu)",
+						cases[c].object, m->name, (unsigned long long)g.count,
+						(unsigned long long)want.count);
+			}
+			free(gpu);
+		}
+		sim_free(&s);
+		run_close(&r);
+	}
 }
 
 /* --- overhead --------------------------------------------------------------------------------- */
@@ -463,7 +584,7 @@ static void overhead(const char *ptx, size_t ptx_len, CUfunction orig)
 		uint64_t dropped = 0;
 
 		snprintf(object, sizeof(object), "%s/bench/%s.bpf.o", dir, cases[i].object);
-		if (!run_open(&r, object, ptx, ptx_len, (uint32_t)v.blocks * 256, 64u << 20))
+		if (!run_open(&r, object, ptx, ptx_len, "vec_add", (uint32_t)v.blocks * 256, 64u << 20))
 			continue;
 		ms = time_launches(r.fn, &v, &r.env, cases[i].ring ? r.map[0] : 0);
 		if (cases[i].ring) {
@@ -517,6 +638,7 @@ int main(int argc, char **argv)
 	CK(cuModuleGetFunction(&orig, orig_mod, "vec_add"));
 	for (size_t i = 0; i < sizeof(samples) / sizeof(samples[0]); i++)
 		check_sample(samples[i], ptx, ptx_len, orig);
+	semantics();
 	overhead(ptx, ptx_len, orig);
 	free(ptx);
 	cuModuleUnload(orig_mod);

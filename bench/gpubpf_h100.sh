@@ -13,8 +13,9 @@ if [ "$mode" != build ] || [ -z "$out" ]; then
 	exit 2
 fi
 nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-mkdir -p "$out/samples" "$out/bench"
+mkdir -p "$out/samples" "$out/bench" "$out/progs"
 cp "$build"/gpubpf/samples/*.bpf.o "$out/samples/"
+cp "$build"/gpubpf/progs/*.bpf.o "$out/progs/"
 bpf_cc() { clang -g -O2 -target bpf -I"$build/gen" -Isamples/gpu-bpf -c "$@"; }
 for f in bench/gpubpf/*.bpf.c; do
 	bpf_cc "$f" -o "$out/bench/$(basename "$f" .c).o"
