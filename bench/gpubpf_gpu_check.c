@@ -1,4 +1,4 @@
-/* On a GPU: eBPF programs pasted into vec_add leave what the interpreter predicts, and what they cost. */
+/* On a GPU: eBPF programs pasted into vec_add do what the interpreter predicts; their cost. */
 #include <cuda.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -212,16 +212,19 @@ static void vec_launch(CUfunction fn, const struct vec *v, const CUdeviceptr *en
 
 static struct sim_config sim_of(const struct vec *v, unsigned launches)
 {
-	struct sim_config c = {
-	    .launch = {.kernel = "vec_add", .grid = {(uint32_t)v->blocks, 1, 1},
-		       .block = {256, 1, 1}, .params = {v->a, v->b, v->c, (uint64_t)v->n},
-		       .nr_sms = 132, .t0_ns = 1, .body_ns = 1000},
-	    .launches = launches,
-	    .access = {{false, 0, 4}, {false, 1, 4}, {true, 2, 4}},
-	    .nr_access = 3,
-	    .guard_param = 3,
-	    .thread_capacity = (uint32_t)v->blocks * 256,
-	    .ring_bytes = 1 << 20};
+	struct sim_config c = {.launch = {.kernel = "vec_add",
+					  .grid = {(uint32_t)v->blocks, 1, 1},
+					  .block = {256, 1, 1},
+					  .params = {v->a, v->b, v->c, (uint64_t)v->n},
+					  .nr_sms = 132,
+					  .t0_ns = 1,
+					  .body_ns = 1000},
+			       .launches = launches,
+			       .access = {{false, 0, 4}, {false, 1, 4}, {true, 2, 4}},
+			       .nr_access = 3,
+			       .guard_param = 3,
+			       .thread_capacity = (uint32_t)v->blocks * 256,
+			       .ring_bytes = 1 << 20};
 
 	return c;
 }
@@ -255,7 +258,8 @@ static struct entries entries_of(const struct gpubpf_bundle *b, const char *name
 
 		if (!strcmp(m->name, name)) {
 			if (gpubpf_map_is_ring(m->type))
-				e.count = gpubpf_ring_walk(images[i], lens[i], NULL, NULL, &e.sum_by_key[0]);
+				e.count = gpubpf_ring_walk(images[i], lens[i], NULL, NULL,
+							   &e.sum_by_key[0]);
 			else
 				gpubpf_map_walk(&s, images[i], lens[i], cap, sum_entries, &e);
 		}
@@ -269,7 +273,8 @@ static struct entries entries_of(const struct gpubpf_bundle *b, const char *name
  * by what must hold anyway.
  */
 static void compare_sample(const char *sample, const struct run *r, uint8_t **gpu,
-			   const struct sim *s, uint32_t cap, unsigned launches, const struct vec *v)
+			   const struct sim *s, uint32_t cap, unsigned launches,
+			   const struct vec *v)
 {
 	const uint8_t *sim_images[GRT_BPF_MAX_MAPS];
 	const uint8_t *gpu_images[GRT_BPF_MAX_MAPS];
@@ -278,9 +283,9 @@ static void compare_sample(const char *sample, const struct run *r, uint8_t **gp
 		const char *sample, *map;
 		bool exact; /* else: same number of entries only */
 	} maps[] = {
-	    {"exit_times", "thread_exits", false},  {"block_hist", "threads_per_block", true},
-	    {"block_hist", "entered", false},	    {"launch_latency", "block_start_ns", false},
-	    {"launch_latency", "launches", false},  {"mem_counts", "totals", true},
+	    {"exit_times", "thread_exits", false}, {"block_hist", "threads_per_block", true},
+	    {"block_hist", "entered", false},	   {"launch_latency", "block_start_ns", false},
+	    {"launch_latency", "launches", false}, {"mem_counts", "totals", true},
 	    {"sm_placement", "placements", false},
 	};
 
@@ -297,14 +302,16 @@ static void compare_sample(const char *sample, const struct run *r, uint8_t **gp
 		g = entries_of(&r->b, maps[k].map, gpu_images, lens, cap);
 		want = entries_of(&s->bundles[0], maps[k].map, sim_images, lens, cap);
 		if (maps[k].exact)
-			verdict(g.count == want.count && !memcmp(g.sum_by_key, want.sum_by_key,
-								  sizeof(g.sum_by_key)),
-				"%s: map %s equals the interpreter's (%llu entries, key 0 sum %llu)",
-				sample, maps[k].map, (unsigned long long)g.count,
-				(unsigned long long)g.sum_by_key[0]);
+			verdict(
+			    g.count == want.count &&
+				!memcmp(g.sum_by_key, want.sum_by_key, sizeof(g.sum_by_key)),
+			    "%s: map %s equals the interpreter's (%llu entries, key 0 sum %llu)",
+			    sample, maps[k].map, (unsigned long long)g.count,
+			    (unsigned long long)g.sum_by_key[0]);
 		else
-			verdict(g.count == want.count, "%s: map %s has %llu entries (interpreter: %llu)",
-				sample, maps[k].map, (unsigned long long)g.count,
+			verdict(g.count == want.count,
+				"%s: map %s has %llu entries (interpreter: %llu)", sample,
+				maps[k].map, (unsigned long long)g.count,
 				(unsigned long long)want.count);
 	}
 	if (!strcmp(sample, "exit_times")) { /* key 1: exits per thread, = launches everywhere */
@@ -330,7 +337,8 @@ static void write_trace(const char *name, const struct run *r, uint8_t **gpu, ui
 			uint32_t cap)
 {
 	char path[1024];
-	struct grt_file_header h = {.clock_id = GRT_CLOCK_MONOTONIC, .sources_mask = 1u << GRT_SRC_GPU};
+	struct grt_file_header h = {.clock_id = GRT_CLOCK_MONOTONIC,
+				    .sources_mask = 1u << GRT_SRC_GPU};
 	struct grt_event_origin at = {.ts_ns = 1, .pid = (uint32_t)getpid()};
 	struct gpubpf_clock clk = {0, 0, 1ull << 32};
 	struct grt_writer *w;
@@ -395,8 +403,8 @@ static void check_sample(const char *sample, const char *ptx, size_t ptx_len, CU
 	}
 	sim_free(&s);
 	write_trace(sample, &r, gpu, printk, cap);
-	printf("   %s: verify+translate %.2f ms, attach %.2f ms, JIT %.1f ms\n", sample, r.prepare_ms,
-	       r.attach_ms, r.jit_ms);
+	printf("   %s: verify+translate %.2f ms, attach %.2f ms, JIT %.1f ms\n", sample,
+	       r.prepare_ms, r.attach_ms, r.jit_ms);
 	for (size_t i = 0; i < GRT_BPF_MAX_MAPS; i++)
 		free(gpu[i]);
 	free(printk);
@@ -415,13 +423,14 @@ static void check_sample(const char *sample, const char *ptx, size_t ptx_len, CU
  * runs on 2 blocks of 64 threads; maps that do not depend on timing must
  * equal the interpreter's, word for word where the program is deterministic.
  */
-static const char *const empty_kernels[] = {"alu_kernel", "atomic_kernel", "hash_kernel",
+static const char *const empty_kernels[] = {"alu_kernel",  "atomic_kernel", "hash_kernel",
 					    "ring_kernel", "percpu_kernel", "stack_kernel"};
 
 static char *empty_kernel_module(void)
 {
 	static char ptx[8192];
-	size_t at = (size_t)snprintf(ptx, sizeof(ptx), ".version 7.8\n.target sm_90\n.address_size 64\n");
+	size_t at =
+	    (size_t)snprintf(ptx, sizeof(ptx), ".version 7.8\n.target sm_90\n.address_size 64\n");
 
 	for (size_t i = 0; i < sizeof(empty_kernels) / sizeof(empty_kernels[0]); i++)
 		at += (size_t)snprintf(ptx + at, sizeof(ptx) - at,
@@ -442,7 +451,8 @@ static bool images_equal(const uint8_t *a, const uint8_t *b, size_t len, const c
 	verdict(i == len, "%s: map %s equals the interpreter's byte for byte%s", what, map,
 		i == len ? "" : " (differs)");
 	if (i < len)
-		printf("   first difference at byte %zu: GPU 0x%02x, interpreter 0x%02x\n", i, a[i], b[i]);
+		printf("   first difference at byte %zu: GPU 0x%02x, interpreter 0x%02x\n", i, a[i],
+		       b[i]);
 	return i == len;
 }
 
@@ -450,8 +460,9 @@ static void semantics(void)
 {
 	static const struct {
 		const char *object, *kernel, *map;
-		size_t exact_bytes; /* bytes compared byte for byte from the map's start; 0: entries */
-		bool sums;	    /* entries: compare the sums of their first words, not their count */
+		size_t
+		    exact_bytes; /* bytes compared byte for byte from the map's start; 0: entries */
+		bool sums; /* entries: compare the sums of their first words, not their count */
 	} cases[] = {
 	    {"alu_cover", "alu_kernel", "results", 32 * 8, false},
 	    {"atomics", "atomic_kernel", "counters", 5 * 8, false}, /* add .. xor */
@@ -469,9 +480,14 @@ static void semantics(void)
 		struct run r;
 		struct sim s;
 		struct sim_config cfg = {
-		    .launch = {.kernel = cases[c].kernel, .grid = {2, 1, 1}, .block = {64, 1, 1},
-			       .params = {params[0], params[1], params[2], params[3]}, .nr_sms = 132},
-		    .guard_param = -1, .thread_capacity = 128, .ring_bytes = 1 << 20};
+		    .launch = {.kernel = cases[c].kernel,
+			       .grid = {2, 1, 1},
+			       .block = {64, 1, 1},
+			       .params = {params[0], params[1], params[2], params[3]},
+			       .nr_sms = 132},
+		    .guard_param = -1,
+		    .thread_capacity = 128,
+		    .ring_bytes = 1 << 20};
 		void *args[5] = {&params[0], &params[1], &params[2], &params[3], NULL};
 		CUfunction fn;
 
@@ -513,7 +529,8 @@ static void semantics(void)
 				else
 					verdict(g.count == want.count,
 						"%s: map %s has %llu entries (interpreter: %llu)",
-						cases[c].object, m->name, (unsigned long long)g.count,
+						cases[c].object, m->name,
+						(unsigned long long)g.count,
 						(unsigned long long)want.count);
 			}
 			free(gpu);
@@ -584,16 +601,17 @@ static void overhead(const char *ptx, size_t ptx_len, CUfunction orig)
 		uint64_t dropped = 0;
 
 		snprintf(object, sizeof(object), "%s/bench/%s.bpf.o", dir, cases[i].object);
-		if (!run_open(&r, object, ptx, ptx_len, "vec_add", (uint32_t)v.blocks * 256, 64u << 20))
+		if (!run_open(&r, object, ptx, ptx_len, "vec_add", (uint32_t)v.blocks * 256,
+			      64u << 20))
 			continue;
 		ms = time_launches(r.fn, &v, &r.env, cases[i].ring ? r.map[0] : 0);
 		if (cases[i].ring) {
 			CK(cuMemcpyDtoH(&dropped, r.map[0] + 8, 8));
-			verdict(dropped == 0, "%s: no event lost (ring reset per launch)", cases[i].what);
+			verdict(dropped == 0, "%s: no event lost (ring reset per launch)",
+				cases[i].what);
 		}
-		verdict(ms <= ref * cases[i].target,
-			"%s: %.1f ms, %+.1f%% (target %+.0f%%)", cases[i].what, ms,
-			(ms / ref - 1) * 100, (cases[i].target - 1) * 100);
+		verdict(ms <= ref * cases[i].target, "%s: %.1f ms, %+.1f%% (target %+.0f%%)",
+			cases[i].what, ms, (ms / ref - 1) * 100, (cases[i].target - 1) * 100);
 		run_close(&r);
 	}
 	cuMemFree(scratch);

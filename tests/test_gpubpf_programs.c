@@ -1,4 +1,4 @@
-/* Real clang-built GPU eBPF objects: loading, refusals, translations ptxas accepts, kernels instrumented. */
+/* Real GPU eBPF objects: loading, refusals, translations ptxas accepts, kernels instrumented. */
 #include <dirent.h>
 #include "gpubpf/bpf_attach.h"
 #include "gpubpf/gpubpf_test.h"
@@ -14,37 +14,37 @@ static const struct {
 	uint32_t first_map_type;
 	bool stack_in_registers;
 } accepted[] = {
-	{"bpftime_kernel_trace", 1, GRT_BPF_ATTACH_ENTRY, "_Z9vectorAddPKfS0_Pfi",
-	 GRT_BPF_MAP_GPU_RINGBUF, true},
-	{"bpftime_threadhist", 1, GRT_BPF_ATTACH_EXIT, "_Z9vectorAddPKfS0_Pf",
-	 GRT_BPF_MAP_PERGPUTD_ARRAY, true},
-	{"bpftime_kernelretsnoop", 1, GRT_BPF_ATTACH_EXIT, "_Z9vectorAddPKfS0_Pf",
-	 GRT_BPF_MAP_GPU_RINGBUF, true},
-	{"bpftime_mem_trace", 1, GRT_BPF_ATTACH_MEMCAPTURE, NULL, GRT_BPF_MAP_GPU_ARRAY, true},
-	{"bpftime_cuda_counter", 2, GRT_BPF_ATTACH_ENTRY, "_Z9vectorAddPKfS0_Pf", BPF_MAP_TYPE_HASH,
-	 true},
-	{"alu_cover", 1, GRT_BPF_ATTACH_ENTRY, "alu_kernel", GRT_BPF_MAP_GPU_ARRAY, true},
-	{"atomics", 1, GRT_BPF_ATTACH_ENTRY, "atomic_kernel", GRT_BPF_MAP_GPU_ARRAY, true},
-	{"ringbuf", 1, GRT_BPF_ATTACH_EXIT, "ring_kernel", BPF_MAP_TYPE_RINGBUF, true},
-	{"hash_ops", 1, GRT_BPF_ATTACH_ENTRY, "hash_kernel", BPF_MAP_TYPE_HASH, true},
-	{"percpu", 1, GRT_BPF_ATTACH_EXIT, "percpu_kernel", BPF_MAP_TYPE_PERCPU_ARRAY, true},
-	{"memcap_sites", 1, GRT_BPF_ATTACH_MEMCAPTURE, NULL, BPF_MAP_TYPE_HASH, true},
-	{"stack_paths", 1, GRT_BPF_ATTACH_ENTRY, "stack_kernel", GRT_BPF_MAP_GPU_RINGBUF, false},
+    {"bpftime_kernel_trace", 1, GRT_BPF_ATTACH_ENTRY, "_Z9vectorAddPKfS0_Pfi",
+     GRT_BPF_MAP_GPU_RINGBUF, true},
+    {"bpftime_threadhist", 1, GRT_BPF_ATTACH_EXIT, "_Z9vectorAddPKfS0_Pf",
+     GRT_BPF_MAP_PERGPUTD_ARRAY, true},
+    {"bpftime_kernelretsnoop", 1, GRT_BPF_ATTACH_EXIT, "_Z9vectorAddPKfS0_Pf",
+     GRT_BPF_MAP_GPU_RINGBUF, true},
+    {"bpftime_mem_trace", 1, GRT_BPF_ATTACH_MEMCAPTURE, NULL, GRT_BPF_MAP_GPU_ARRAY, true},
+    {"bpftime_cuda_counter", 2, GRT_BPF_ATTACH_ENTRY, "_Z9vectorAddPKfS0_Pf", BPF_MAP_TYPE_HASH,
+     true},
+    {"alu_cover", 1, GRT_BPF_ATTACH_ENTRY, "alu_kernel", GRT_BPF_MAP_GPU_ARRAY, true},
+    {"atomics", 1, GRT_BPF_ATTACH_ENTRY, "atomic_kernel", GRT_BPF_MAP_GPU_ARRAY, true},
+    {"ringbuf", 1, GRT_BPF_ATTACH_EXIT, "ring_kernel", BPF_MAP_TYPE_RINGBUF, true},
+    {"hash_ops", 1, GRT_BPF_ATTACH_ENTRY, "hash_kernel", BPF_MAP_TYPE_HASH, true},
+    {"percpu", 1, GRT_BPF_ATTACH_EXIT, "percpu_kernel", BPF_MAP_TYPE_PERCPU_ARRAY, true},
+    {"memcap_sites", 1, GRT_BPF_ATTACH_MEMCAPTURE, NULL, BPF_MAP_TYPE_HASH, true},
+    {"stack_paths", 1, GRT_BPF_ATTACH_ENTRY, "stack_kernel", GRT_BPF_MAP_GPU_RINGBUF, false},
 };
 
 static const struct {
 	const char *name;
 	const char *error; /* after "<path>: " */
 } refused[] = {
-	{"refuse_loop",
-	 "kprobe/loop_kernel insn 17: jumps back to insn 13 (loops do not run on the GPU: unroll "
-	 "them with #pragma unroll)"},
-	{"refuse_section",
-	 "section 'tracepoint/sched/sched_switch' is not a GPU program (use SEC(\"kprobe/KERNEL\"), "
-	 "SEC(\"kretprobe/KERNEL\") or SEC(\"kprobe/__memcapture\"))"},
-	{"refuse_global",
-	 "kprobe/global_kernel insn 0: uses 'hits' in section .bss (writable globals do not run on "
-	 "the GPU: keep state in a map, or define BPF_NO_GLOBAL_DATA)"},
+    {"refuse_loop",
+     "kprobe/loop_kernel insn 17: jumps back to insn 13 (loops do not run on the GPU: unroll "
+     "them with #pragma unroll)"},
+    {"refuse_section",
+     "section 'tracepoint/sched/sched_switch' is not a GPU program (use SEC(\"kprobe/KERNEL\"), "
+     "SEC(\"kretprobe/KERNEL\") or SEC(\"kprobe/__memcapture\"))"},
+    {"refuse_global",
+     "kprobe/global_kernel insn 0: uses 'hits' in section .bss (writable globals do not run on "
+     "the GPU: keep state in a map, or define BPF_NO_GLOBAL_DATA)"},
 };
 
 #define N(a) (sizeof(a) / sizeof(a[0]))
@@ -52,8 +52,8 @@ static const struct {
 static int load(const char *name, struct gpubpf_bundle *b, uint32_t slots, uint16_t first_id,
 		const char *prefix, char *err, size_t len)
 {
-	struct gpubpf_bundle_opts o = {.map_slot_base = slots, .first_prog_id = first_id,
-				       .name_prefix = prefix};
+	struct gpubpf_bundle_opts o = {
+	    .map_slot_base = slots, .first_prog_id = first_id, .name_prefix = prefix};
 
 	return gpubpf_bundle_load(gpubpf_test_object("progs", name), &o, b, err, len);
 }
@@ -104,7 +104,8 @@ static void test_bpftime_maps(void)
 		CHECK_EQ_U64(b.obj.maps[i].type, BPF_MAP_TYPE_HASH);
 		CHECK_EQ_U64(b.obj.maps[i].max_entries, 1024);
 		CHECK(!strcmp(b.obj.maps[i].name, "entered_at") ||
-		      !strcmp(b.obj.maps[i].name, "busy_ns") || !strcmp(b.obj.maps[i].name, "calls"));
+		      !strcmp(b.obj.maps[i].name, "busy_ns") ||
+		      !strcmp(b.obj.maps[i].name, "calls"));
 	}
 	CHECK_EQ_U64(b.progs[1].prog->attach, GRT_BPF_ATTACH_EXIT);
 	gpubpf_bundle_free(&b);
@@ -130,16 +131,18 @@ static void test_bad_objects(void)
 	struct gpubpf_bundle b;
 	char err[512] = "";
 
-	CHECK_EQ_U64(gpubpf_bundle_load_mem(not_elf, sizeof(not_elf), "junk.o", NULL, &b, err,
-					    sizeof(err)),
-		     -ENOEXEC);
+	CHECK_EQ_U64(
+	    gpubpf_bundle_load_mem(not_elf, sizeof(not_elf), "junk.o", NULL, &b, err, sizeof(err)),
+	    -ENOEXEC);
 	CHECK_STR(err, "junk.o: not an ELF file");
 	gpubpf_bundle_free(&b);
-	CHECK_EQ_U64(gpubpf_bundle_load("/nonexistent/x.bpf.o", NULL, &b, err, sizeof(err)), -ENOENT);
+	CHECK_EQ_U64(gpubpf_bundle_load("/nonexistent/x.bpf.o", NULL, &b, err, sizeof(err)),
+		     -ENOENT);
 	CHECK_STR(err, "/nonexistent/x.bpf.o: No such file or directory");
 	gpubpf_bundle_free(&b);
 	/* an x86 object is ELF but no eBPF */
-	CHECK_EQ_U64(load("../../obj/src/gpubpf/bpf_scalar", &b, 0, 0, NULL, err, sizeof(err)) < 0, 1);
+	CHECK_EQ_U64(load("../../obj/src/gpubpf/bpf_scalar", &b, 0, 0, NULL, err, sizeof(err)) < 0,
+		     1);
 	gpubpf_bundle_free(&b);
 }
 
@@ -190,7 +193,8 @@ struct all_programs {
 	size_t np;
 };
 
-/* Every accepted program, each bundle with its own names and map slots, attached to every kernel. */
+/* Every accepted program, each bundle with its own names and map slots, attached to every kernel.
+ */
 static bool load_all(struct all_programs *all)
 {
 	uint32_t slots = 0;
@@ -209,7 +213,8 @@ static bool load_all(struct all_programs *all)
 		for (size_t p = 0; p < b->nr_progs; p++, ids++)
 			all->progs[all->np++] = (struct gpubpf_attach_prog){
 			    .attach = b->progs[p].prog->attach,
-			    .kernel = b->progs[p].prog->attach == GRT_BPF_ATTACH_MEMCAPTURE ? NULL : "*",
+			    .kernel =
+				b->progs[p].prog->attach == GRT_BPF_ATTACH_MEMCAPTURE ? NULL : "*",
 			    .ptx = &b->progs[p].ptx};
 	}
 	return true;
@@ -262,7 +267,8 @@ static void test_attach_corpus(void)
 		for (size_t k = 0; k < res.rw.nr_kernels; k++) {
 			kernels++;
 			if (!res.rw.kernels[k].instrumented)
-				CHECK(strstr(res.rw.kernels[k].reason, "device function executes exit") ||
+				CHECK(strstr(res.rw.kernels[k].reason,
+					     "device function executes exit") ||
 				      strstr(res.rw.kernels[k].reason, "without a body"));
 		}
 		CHECK(res.rw.nr_instrumented > 0);
@@ -280,38 +286,37 @@ static void test_attach_corpus(void)
 	CHECK(kernels >= modules);
 }
 
-static const char hand_ptx[] =
-    ".version 7.8\n"
-    ".target sm_90\n"
-    ".address_size 64\n"
-    "\n"
-    ".visible .entry k(\n"
-    "\t.param .u64 k_p0,\n"
-    "\t.param .u32 k_p1,\n"
-    "\t.param .align 8 .b8 k_p2[16]\n"
-    ")\n"
-    "{\n"
-    "\t.reg .pred %p<3>;\n"
-    "\t.reg .b32 %r<5>;\n"
-    "\t.reg .b64 %rd<6>;\n"
-    "\tld.param.u64 %rd1, [k_p0];\n"
-    "\tld.param.u32 %r1, [k_p1];\n"
-    "\tcvta.to.global.u64 %rd2, %rd1;\n"
-    "\tsetp.eq.s32 %p1, %r1, 0;\n"
-    "\t@%p1 ret;\n"
-    "\tld.global.u32 %r2, [%rd2];\n"
-    "\t@!%p1 st.global.u32 [%rd2+8], %r2;\n"
-    "\tld.u32 %r3, [%rd1+-4];\n"
-    "\tst.global.v2.u32 [%rd2+16], {%r2, %r3};\n"
-    "\tld.shared.u32 %r4, [%rd2];\n"
-    "\tld.global.nc.u32 %r4, [%rd2+0x10];\n"
-    "\tret;\n"
-    "}\n"
-    "\n"
-    ".visible .entry untouched()\n"
-    "{\n"
-    "\tret;\n"
-    "}\n";
+static const char hand_ptx[] = ".version 7.8\n"
+			       ".target sm_90\n"
+			       ".address_size 64\n"
+			       "\n"
+			       ".visible .entry k(\n"
+			       "\t.param .u64 k_p0,\n"
+			       "\t.param .u32 k_p1,\n"
+			       "\t.param .align 8 .b8 k_p2[16]\n"
+			       ")\n"
+			       "{\n"
+			       "\t.reg .pred %p<3>;\n"
+			       "\t.reg .b32 %r<5>;\n"
+			       "\t.reg .b64 %rd<6>;\n"
+			       "\tld.param.u64 %rd1, [k_p0];\n"
+			       "\tld.param.u32 %r1, [k_p1];\n"
+			       "\tcvta.to.global.u64 %rd2, %rd1;\n"
+			       "\tsetp.eq.s32 %p1, %r1, 0;\n"
+			       "\t@%p1 ret;\n"
+			       "\tld.global.u32 %r2, [%rd2];\n"
+			       "\t@!%p1 st.global.u32 [%rd2+8], %r2;\n"
+			       "\tld.u32 %r3, [%rd1+-4];\n"
+			       "\tst.global.v2.u32 [%rd2+16], {%r2, %r3};\n"
+			       "\tld.shared.u32 %r4, [%rd2];\n"
+			       "\tld.global.nc.u32 %r4, [%rd2+0x10];\n"
+			       "\tret;\n"
+			       "}\n"
+			       "\n"
+			       ".visible .entry untouched()\n"
+			       "{\n"
+			       "\tret;\n"
+			       "}\n";
 
 static void test_attach_sites(void)
 {
@@ -340,7 +345,8 @@ static void test_attach_sites(void)
 	CHECK_EQ_U64(res.sites[0].entry, 1);
 	CHECK_EQ_U64(res.sites[0].exit, 1);
 	CHECK_EQ_U64(res.sites[0].exits, 2);
-	/* ld.global, guarded st.global, generic ld, vector st.global, ld.global.nc; not ld.shared */
+	/* ld.global, guarded st.global, generic ld, vector st.global, ld.global.nc; not ld.shared
+	 */
 	CHECK_EQ_U64(res.sites[0].mem, 5);
 	CHECK_EQ_U64(res.sites[0].mem_skipped, 0);
 	k = ptx_rewrite_find(&res.rw, "untouched");
@@ -370,7 +376,8 @@ static void test_attach_sites(void)
 
 		CHECK_EQ_U64(gpubpf_attach(res.rw.ptx, res.rw.ptx_len, &o, &again), 0);
 		CHECK_EQ_U64(again.rw.nr_instrumented, 0);
-		CHECK_STR(again.rw.kernels[0].reason, "already instrumented with GPU eBPF programs");
+		CHECK_STR(again.rw.kernels[0].reason,
+			  "already instrumented with GPU eBPF programs");
 		gpubpf_attach_result_free(&again);
 	}
 	gpubpf_attach_result_free(&res);

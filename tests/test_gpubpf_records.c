@@ -1,4 +1,4 @@
-/* GPU eBPF output: layouts from BTF, decoding, device read-back, printk formatting, the trace records. */
+/* GPU eBPF output: BTF layouts, decoding, device read-back, printk, the trace records. */
 #include <unistd.h>
 #include "gpubpf/bpf_device.h"
 #include "gpubpf/bpf_layout.h"
@@ -21,7 +21,8 @@ struct collected {
 
 static void put(struct collected *c, const char *k, const char *v)
 {
-	int n = snprintf(c->text + c->at, sizeof(c->text) - c->at, "%s%s=%s", c->at ? " " : "", k, v);
+	int n =
+	    snprintf(c->text + c->at, sizeof(c->text) - c->at, "%s%s=%s", c->at ? " " : "", k, v);
 
 	if (n > 0 && c->at + (size_t)n < sizeof(c->text))
 		c->at += (size_t)n;
@@ -85,7 +86,7 @@ static void c_list(struct grt_fields *f, const char *k, const uint64_t *v, uint3
 	put((struct collected *)f, k, s);
 }
 
-static const struct grt_fields_ops collect_ops = {c_u64, c_i64, c_hex, c_f64,
+static const struct grt_fields_ops collect_ops = {c_u64, c_i64,	 c_hex, c_f64,
 						  c_str, c_dim3, c_list};
 
 static const char *describe(const char *layout, const void *data, uint32_t len)
@@ -118,7 +119,8 @@ static void test_layouts_from_btf(void)
 	     "fetched_sum:u64@56;add32:u32@64;cas32:u32@68"},
 	    /* "pid" is one of the printers' keys */
 	    {"percpu", "per_sm", false, "threads:u64@0;last_ns:u64@8;v_pid:u64@16"},
-	    {"memcap_sites", "sites", false, "loads:u64@0;stores:u64@8;bytes:u64@16;last_addr:u64@24"},
+	    {"memcap_sites", "sites", false,
+	     "loads:u64@0;stores:u64@8;bytes:u64@16;last_addr:u64@24"},
 	};
 
 	for (size_t i = 0; i < N(cases); i++) {
@@ -126,8 +128,8 @@ static void test_layouts_from_btf(void)
 		char err[512];
 		bool found = false;
 
-		CHECK_EQ_U64(gpubpf_bundle_load(gpubpf_test_object("progs", cases[i].object), NULL, &b,
-						err, sizeof(err)),
+		CHECK_EQ_U64(gpubpf_bundle_load(gpubpf_test_object("progs", cases[i].object), NULL,
+						&b, err, sizeof(err)),
 			     0);
 		for (size_t m = 0; m < b.obj.nr_maps; m++) {
 			char *layout;
@@ -161,8 +163,9 @@ static void test_layout_decoding(void)
 	const char *layout =
 	    "v_pid:u32@0;delta:s16@4;comm:str8@8;args:u64[3]@16;load:f64@40;ptr:x64@48";
 
-	CHECK_STR(describe(layout, &v, sizeof(v)),
-		  "v_pid=4242 delta=-3 comm='app' args_0=1 args_1=2 args_2=3 load=0.5 ptr=0xdeadbeef");
+	CHECK_STR(
+	    describe(layout, &v, sizeof(v)),
+	    "v_pid=4242 delta=-3 comm='app' args_0=1 args_1=2 args_2=3 load=0.5 ptr=0xdeadbeef");
 	/* fields past the data are left out */
 	CHECK_STR(describe(layout, &v, 20), "v_pid=4242 delta=-3 comm='app'");
 	/* malformed layouts emit what came before the fault, never read past the data */
@@ -247,7 +250,8 @@ static void test_map_walk(void)
 	CHECK_EQ_U64(gpubpf_map_bytes(&per_thread, 4, 0), 64);
 	image[1] = 5; /* key 0 thread 1 */
 	image[6] = 7; /* key 1 thread 2 */
-	CHECK_EQ_U64(gpubpf_map_walk(&per_thread, (uint8_t *)image, 64, 4, collect_entries, out), 2);
+	CHECK_EQ_U64(gpubpf_map_walk(&per_thread, (uint8_t *)image, 64, 4, collect_entries, out),
+		     2);
 	CHECK_STR(out, "1:0=5 2:1=7 ");
 	CHECK_EQ_U64(gpubpf_map_walk(&per_thread, (uint8_t *)image, 63, 4, NULL, NULL), -1);
 	/* hash: 4 slots of 24 bytes; only FULL ones count */
@@ -297,15 +301,24 @@ static void test_printk_format(void)
 
 /* --- the trace ----------------------------------------------------------------------------- */
 
-/* A simulated vector add with several objects: the trace's records, counted and checked. */
+/* A simulated run of three objects: the trace's records, counted and checked. */
 static void test_trace_of_a_run(void)
 {
-	const char *objects[] = {gpubpf_test_object("progs", "bpftime_threadhist"),
-				 gpubpf_test_object("progs", "ringbuf")};
-	struct sim_config c = {
-	    .launch = {.kernel = "ring_kernel", .grid = {2, 1, 1}, .block = {4, 1, 1}, .nr_sms = 2,
-		       .t0_ns = 1000, .block_ns = 100, .thread_ns = 10, .body_ns = 50},
-	    .guard_param = -1, .thread_capacity = 16, .ring_bytes = 1 << 16};
+	static const char *const names[] = {"bpftime_threadhist", "ringbuf", "bpftime_mem_trace"};
+	const char *objects[3];
+	struct sim_config c = {.launch = {.kernel = "ring_kernel",
+					  .grid = {2, 1, 1},
+					  .block = {4, 1, 1},
+					  .nr_sms = 2,
+					  .t0_ns = 1000,
+					  .block_ns = 100,
+					  .thread_ns = 10,
+					  .body_ns = 50},
+			       .access = {{false, 0, 4}, {true, 1, 8}},
+			       .nr_access = 2,
+			       .guard_param = -1,
+			       .thread_capacity = 16,
+			       .ring_bytes = 1 << 16};
 	char path[] = "/tmp/grt-gpubpf-XXXXXX", err[512];
 	struct sim s;
 	struct grt_reader *r;
@@ -315,11 +328,13 @@ static void test_trace_of_a_run(void)
 
 	CHECK(fd >= 0);
 	close(fd);
-	objects[0] = strdup(objects[0]);
-	CHECK_EQ_U64(sim_run(&s, objects, 2, &c, err, sizeof(err)), 0);
+	for (int i = 0; i < 3; i++)
+		objects[i] = strdup(gpubpf_test_object("progs", names[i]));
+	CHECK_EQ_U64(sim_run(&s, objects, 3, &c, err, sizeof(err)), 0);
 	CHECK_EQ_U64(sim_write_trace(&s, path, err, sizeof(err)), 0);
 	sim_free(&s);
-	free((char *)objects[0]);
+	for (int i = 0; i < 3; i++)
+		free((char *)objects[i]);
 	r = grt_reader_open(path, err, sizeof(err));
 	CHECK(r != NULL);
 	while (r && grt_reader_next(r, &rec) == GRT_READ_OK) {
@@ -330,13 +345,28 @@ static void test_trace_of_a_run(void)
 
 			CHECK_STR(grt_reader_string(r, e->map_name_str), "samples");
 			CHECK_EQ_U64(e->data_len, 16);
-			CHECK_EQ_U64(rec.hdr.ts_ns, 1000000000ull + e->gpu_ns); /* the calibration */
+			/* the calibration: mono = gpu + 1 s */
+			CHECK_EQ_U64(rec.hdr.ts_ns, 1000000000ull + e->gpu_ns);
+		}
+		if (rec.hdr.type == GRT_REC_BPF_MAP_DUMP &&
+		    ((const struct grt_bpf_map_dump_rec *)rec.payload)->nr_entries) {
+			const struct grt_bpf_map_dump_rec *d = rec.payload;
+			uint64_t key, value;
+
+			/* mem_trace's counter: key 0 (padded to 8), 8 threads x 2 accesses */
+			CHECK_EQ_U64(d->nr_entries, 1);
+			CHECK_EQ_U64(d->entry_size, GRT_BPF_DUMP_ENTRY_HEAD + 8 + 8);
+			memcpy(&key, d->entries + GRT_BPF_DUMP_ENTRY_HEAD, 8);
+			memcpy(&value, d->entries + GRT_BPF_DUMP_ENTRY_HEAD + 8, 8);
+			CHECK_EQ_U64(key, 0);
+			CHECK_EQ_U64(value, 16);
 		}
 	}
-	CHECK_EQ_U64(counts[GRT_REC_BPF_OBJECT - GRT_REC_BPF_OBJECT], 2);
-	CHECK_EQ_U64(counts[GRT_REC_BPF_PROG - GRT_REC_BPF_OBJECT], 2);
-	CHECK_EQ_U64(counts[GRT_REC_BPF_MAP - GRT_REC_BPF_OBJECT], 4); /* exits, samples, 2 rodata */
-	CHECK_EQ_U64(counts[GRT_REC_BPF_MAP_DUMP - GRT_REC_BPF_OBJECT], 1);
+	CHECK_EQ_U64(counts[GRT_REC_BPF_OBJECT - GRT_REC_BPF_OBJECT], 3);
+	CHECK_EQ_U64(counts[GRT_REC_BPF_PROG - GRT_REC_BPF_OBJECT], 3);
+	/* exits, samples, 2 read-only sections, accesses */
+	CHECK_EQ_U64(counts[GRT_REC_BPF_MAP - GRT_REC_BPF_OBJECT], 5);
+	CHECK_EQ_U64(counts[GRT_REC_BPF_MAP_DUMP - GRT_REC_BPF_OBJECT], 2);
 	/* 8 threads: 8 outputs, 4 submitted reservations (even threads), 4 discarded */
 	CHECK_EQ_U64(counts[GRT_REC_BPF_EVENT - GRT_REC_BPF_OBJECT], 12);
 	CHECK_EQ_U64(counts[GRT_REC_BPF_PRINTK - GRT_REC_BPF_OBJECT], 9); /* 8 printk, 1 puts */
@@ -349,9 +379,13 @@ static void test_trace_of_a_run(void)
 static void test_lost_events(void)
 {
 	const char *objects[] = {gpubpf_test_object("progs", "bpftime_kernelretsnoop")};
-	struct sim_config c = {.launch = {.kernel = "_Z9vectorAddPKfS0_Pf", .grid = {4, 1, 1},
-					  .block = {32, 1, 1}, .nr_sms = 1},
-			       .guard_param = -1, .thread_capacity = 128, .ring_bytes = 480};
+	struct sim_config c = {.launch = {.kernel = "_Z9vectorAddPKfS0_Pf",
+					  .grid = {4, 1, 1},
+					  .block = {32, 1, 1},
+					  .nr_sms = 1},
+			       .guard_param = -1,
+			       .thread_capacity = 128,
+			       .ring_bytes = 480};
 	char path[] = "/tmp/grt-gpubpf-XXXXXX", err[512];
 	struct sim s;
 	struct grt_reader *r;

@@ -1,4 +1,4 @@
-/* The five samples (samples/gpu-bpf): their answers for the test program, and their kernels compiled. */
+/* The five samples (samples/gpu-bpf): their answers for the test program, kernels compiled. */
 #include "gpubpf/bpf_attach.h"
 #include "gpubpf/bpf_device.h"
 #include "gpubpf/bpf_sim.h"
@@ -19,10 +19,15 @@
 static struct sim_config vec_add(unsigned launches)
 {
 	struct sim_config c = {
-	    .launch = {.kernel = "vec_add", .kernel_id = 1, .grid = {BLOCKS, 1, 1},
-		       .block = {THREADS, 1, 1}, .params = {0x7f0000000000ull, 0x7f0000100000ull,
-							    0x7f0000200000ull, N_ELEMS},
-		       .nr_sms = 132, .t0_ns = 5000000, .block_ns = 700, .thread_ns = 3,
+	    .launch = {.kernel = "vec_add",
+		       .kernel_id = 1,
+		       .grid = {BLOCKS, 1, 1},
+		       .block = {THREADS, 1, 1},
+		       .params = {0x7f0000000000ull, 0x7f0000100000ull, 0x7f0000200000ull, N_ELEMS},
+		       .nr_sms = 132,
+		       .t0_ns = 5000000,
+		       .block_ns = 700,
+		       .thread_ns = 3,
 		       .body_ns = 900},
 	    .launches = launches,
 	    .access = {{false, 0, 4}, {false, 1, 4}, {true, 2, 4}},
@@ -59,7 +64,8 @@ static const uint8_t *map_of(const struct sim *s, const char *name, struct gpubp
 
 		if (strcmp(m->name, name))
 			continue;
-		*shape = (struct gpubpf_map_shape){m->type, m->key_size, m->value_size, m->max_entries};
+		*shape =
+		    (struct gpubpf_map_shape){m->type, m->key_size, m->value_size, m->max_entries};
 		*len = s->sessions[0].map_len[b->map_slot_base + i];
 		return s->sessions[0].map_mem[b->map_slot_base + i];
 	}
@@ -196,7 +202,8 @@ static void test_samples_instrument_vec_add(void)
 		char *ptx;
 		struct ptxas_result base;
 
-		snprintf(file, sizeof(file), "%s/gpubpf/samples/vec_add.%s.ptx", gpubpf_test_build, arch);
+		snprintf(file, sizeof(file), "%s/gpubpf/samples/vec_add.%s.ptx", gpubpf_test_build,
+			 arch);
 		ptx = gpubpf_read_file(file, &len);
 		if (!ptx || !ptxas) {
 			printf("  no nvcc-built test program or no ptxas: skipped\n");
@@ -212,16 +219,16 @@ static void test_samples_instrument_vec_add(void)
 			struct ptxas_result pr;
 			char err[512];
 
-			CHECK_EQ_U64(gpubpf_bundle_load(gpubpf_test_object("samples", samples[i]), NULL,
-							&b, err, sizeof(err)),
+			CHECK_EQ_U64(gpubpf_bundle_load(gpubpf_test_object("samples", samples[i]),
+							NULL, &b, err, sizeof(err)),
 				     0);
 			CHECK_EQ_U64(gpubpf_attach_bundle(ptx, len, &b, &res), 0);
 			CHECK_EQ_U64(res.rw.nr_instrumented, 1);
 			CHECK_EQ_U64(res.rw.kernels[0].param_index, 4);
 			CHECK_EQ_U64(ptxas_compile(ptxas, res.rw.ptx, arch, &pr), 0);
 			CHECK_EQ_U64(pr.exit_status, 0);
-			printf("  %s vec_add + %s: %u registers, %u SASS instructions\n", arch, samples[i],
-			       pr.entries[0].registers, pr.entries[0].instructions);
+			printf("  %s vec_add + %s: %u registers, %u SASS instructions\n", arch,
+			       samples[i], pr.entries[0].registers, pr.entries[0].instructions);
 			gpubpf_attach_result_free(&res);
 			gpubpf_bundle_free(&b);
 		}

@@ -1,4 +1,4 @@
-/* eBPF semantics three ways: the kernel's own test runs, the reference interpreter, the translator. */
+/* eBPF semantics three ways: the kernel's test runs, the reference interpreter, the translator. */
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "gpubpf/bpf_interp.h"
@@ -124,10 +124,12 @@ static void check_against_kernel(const struct bpf_insn *insns, size_t n, unsigne
 	} else {
 		CHECK_EQ_U64(rc, 0);
 		if ((uint32_t)interp_ret != kernel_ret) {
-			printf("  interpreter 0x%x, kernel 0x%x for:\n", (uint32_t)interp_ret, kernel_ret);
+			printf("  interpreter 0x%x, kernel 0x%x for:\n", (uint32_t)interp_ret,
+			       kernel_ret);
 			for (size_t i = 0; i < n; i++)
-				printf("    %zu: code 0x%02x dst %u src %u off %d imm %d\n", i, insns[i].code,
-				       insns[i].dst_reg, insns[i].src_reg, insns[i].off, insns[i].imm);
+				printf("    %zu: code 0x%02x dst %u src %u off %d imm %d\n", i,
+				       insns[i].code, insns[i].dst_reg, insns[i].src_reg,
+				       insns[i].off, insns[i].imm);
 			CHECK(0);
 		}
 		(*compared)++;
@@ -138,22 +140,40 @@ static void check_against_kernel(const struct bpf_insn *insns, size_t n, unsigne
 /* Edge cases of every operation, 64- and 32-bit, register and immediate operands. */
 static void test_alu_edges_against_kernel(void)
 {
-	static const uint64_t values[] = {0, 1, ~0ull, 0x8000000000000000ull, 0x7fffffffffffffffull,
-					  0x80000000, 0xffffffff, 63, 64, 65, 31, 32, 33};
+	static const uint64_t values[] = {0,
+					  1,
+					  ~0ull,
+					  0x8000000000000000ull,
+					  0x7fffffffffffffffull,
+					  0x80000000,
+					  0xffffffff,
+					  63,
+					  64,
+					  65,
+					  31,
+					  32,
+					  33};
 	unsigned compared = 0, skipped = 0;
 
 	for (size_t op = 0; op < N(rprog_alu_ops); op++)
 		for (int cls = 0; cls < 2; cls++)
 			for (size_t a = 0; a < N(values); a++)
 				for (size_t b = 0; b < N(values); b++) {
-					uint8_t c = (cls ? BPF_ALU64 : BPF_ALU) | rprog_alu_ops[op] |
+					uint8_t c = (cls ? BPF_ALU64 : BPF_ALU) |
+						    rprog_alu_ops[op] |
 						    (rprog_alu_ops[op] == BPF_NEG ? BPF_K : BPF_X);
 					struct bpf_insn insns[] = {
-					    LD_IMM64(6, values[a]), LD_IMM64(7, values[b]),
-					    LD_IMM64(8, 0), LD_IMM64(9, 0),
+					    LD_IMM64(6, values[a]),
+					    LD_IMM64(7, values[b]),
+					    LD_IMM64(8, 0),
+					    LD_IMM64(9, 0),
 					    I(c, 6, rprog_alu_ops[op] == BPF_NEG ? 0 : 7, 0, 0),
-					    MOV64_REG(0, 6), MOV64_REG(1, 0), ALU64_IMM(BPF_RSH, 1, 32),
-					    ALU64_REG(BPF_XOR, 0, 1), ALU32_REG(BPF_MOV, 0, 0), EXIT()};
+					    MOV64_REG(0, 6),
+					    MOV64_REG(1, 0),
+					    ALU64_IMM(BPF_RSH, 1, 32),
+					    ALU64_REG(BPF_XOR, 0, 1),
+					    ALU32_REG(BPF_MOV, 0, 0),
+					    EXIT()};
 
 					check_against_kernel(insns, N(insns), &compared, &skipped);
 				}
@@ -204,8 +224,9 @@ static void test_random_programs_translate(void)
 			uint64_t ret;
 
 			memcpy(copy, insns, n * sizeof(*copy));
-			if (one_prepare(&progs[n_ok], copy, n, gpubpf_test_maps, GPUBPF_TEST_NR_MAPS, true,
-					(unsigned)(batch * 40 + i), err, sizeof(err))) {
+			if (one_prepare(&progs[n_ok], copy, n, gpubpf_test_maps,
+					GPUBPF_TEST_NR_MAPS, true, (unsigned)(batch * 40 + i), err,
+					sizeof(err))) {
 				refused++;
 				one_free(&progs[n_ok]);
 				free(copy);

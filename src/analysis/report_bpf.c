@@ -166,7 +166,8 @@ static void on_event(struct bpf_report *r, const struct grt_bpf_event_rec *e)
 	if (row->nr_last == LAST_EVENTS) {
 		free(row->last[0]);
 		memmove(row->last, row->last + 1, sizeof(row->last[0]) * (LAST_EVENTS - 1));
-		memmove(row->last_len, row->last_len + 1, sizeof(row->last_len[0]) * (LAST_EVENTS - 1));
+		memmove(row->last_len, row->last_len + 1,
+			sizeof(row->last_len[0]) * (LAST_EVENTS - 1));
 		row->nr_last--;
 	}
 	row->last[row->nr_last] = copy;
@@ -297,7 +298,7 @@ static void tf_hex_list(struct grt_fields *f, const char *k, const uint64_t *v, 
 	tf_put((struct text_fields *)f, k, s);
 }
 
-static const struct grt_fields_ops text_ops = {tf_u64, tf_i64, tf_hex, tf_f64,
+static const struct grt_fields_ops text_ops = {tf_u64, tf_i64,	tf_hex,	    tf_f64,
 					       tf_str, tf_dim3, tf_hex_list};
 
 /* "a=1 b=2" of data decoded with layout; raw words when there is no layout. */
@@ -373,7 +374,7 @@ static void jf_hex_list(struct grt_fields *f, const char *k, const uint64_t *v, 
 	jw_end_array(w);
 }
 
-static const struct grt_fields_ops json_ops = {jf_u64, jf_i64, jf_u64, jf_f64,
+static const struct grt_fields_ops json_ops = {jf_u64, jf_i64,	jf_u64,	    jf_f64,
 					       jf_str, jf_dim3, jf_hex_list};
 
 static void decode_json(struct json_writer *w, const char *layout, const uint8_t *data,
@@ -487,11 +488,12 @@ static void bpf_print_text(void *state, FILE *out)
 
 		if (!m->described || !is_ring(m->type))
 			continue;
-		fprintf(out, "  ring %s: %" PRIu64 " events, %" PRIu64 " lost\n", m->name ? m->name : "?",
-			m->events, m->lost);
+		fprintf(out, "  ring %s: %" PRIu64 " events, %" PRIu64 " lost\n",
+			m->name ? m->name : "?", m->events, m->lost);
 		for (unsigned i = 0; i < m->nr_last; i++)
 			fprintf(out, "    %s\n",
-				decode_text(m->value_layout, m->last[i], m->last_len[i], buf, sizeof(buf)));
+				decode_text(m->value_layout, m->last[i], m->last_len[i], buf,
+					    sizeof(buf)));
 	}
 	if (r->printk_lines || r->printk_lost) {
 		fprintf(out, "  printk: %" PRIu64 " lines, %" PRIu64 " lost\n", r->printk_lines,
@@ -610,14 +612,14 @@ static void bpf_destroy(void *state)
 }
 
 GRT_REPORT_SECTION(bpf_section) = {
-	.name = "bpf",
-	.summary = "GPU eBPF programs: final map contents decoded from BTF, ring events, printk",
-	.default_on = false,
-	.sources = 1u << GRT_SRC_GPU,
-	.order = 72,
-	.create = bpf_create,
-	.on_record = bpf_on_record,
-	.print_text = bpf_print_text,
-	.print_json = bpf_print_json,
-	.destroy = bpf_destroy,
+    .name = "bpf",
+    .summary = "GPU eBPF programs: final map contents decoded from BTF, ring events, printk",
+    .default_on = false,
+    .sources = 1u << GRT_SRC_GPU,
+    .order = 72,
+    .create = bpf_create,
+    .on_record = bpf_on_record,
+    .print_text = bpf_print_text,
+    .print_json = bpf_print_json,
+    .destroy = bpf_destroy,
 };

@@ -21,14 +21,16 @@ struct check_opts {
 
 static void bpf_usage(FILE *out)
 {
-	fprintf(out,
-		"usage: grtrace bpf check FILE.bpf.o [--ptx OUT.ptx] [--arch sm_NN]\n"
-		"                         [--kernel-ptx KERNELS.ptx [--kernel-out OUT.ptx]]\n"
-		"  verifies every program of a clang -target bpf object for the GPU, translates it\n"
-		"  to PTX and, when ptxas is installed, compiles the result for --arch (default sm_90)\n"
-		"  --ptx         write the translated device functions (a compilable module)\n"
-		"  --kernel-ptx  instrument the kernels of a PTX module with the programs that match\n"
-		"  --kernel-out  where the instrumented module goes (default: stdout)\n");
+	fprintf(
+	    out,
+	    "usage: grtrace bpf check FILE.bpf.o [--ptx OUT.ptx] [--arch sm_NN]\n"
+	    "                         [--kernel-ptx KERNELS.ptx [--kernel-out OUT.ptx]]\n"
+	    "  verifies every program of a clang -target bpf object for the GPU, translates it\n"
+	    "  to PTX and, when ptxas is installed, compiles the result for --arch (default "
+	    "sm_90)\n"
+	    "  --ptx         write the translated device functions (a compilable module)\n"
+	    "  --kernel-ptx  instrument the kernels of a PTX module with the programs that match\n"
+	    "  --kernel-out  where the instrumented module goes (default: stdout)\n");
 }
 
 static int write_file(const char *path, const char *text)
@@ -55,8 +57,8 @@ static const char *attach_name(enum grt_bpf_attach a)
 
 static void print_summary(const struct gpubpf_bundle *b)
 {
-	printf("%s: %zu program%s, %zu map%s\n", b->obj.name, b->nr_progs, b->nr_progs == 1 ? "" : "s",
-	       b->obj.nr_maps, b->obj.nr_maps == 1 ? "" : "s");
+	printf("%s: %zu program%s, %zu map%s\n", b->obj.name, b->nr_progs,
+	       b->nr_progs == 1 ? "" : "s", b->obj.nr_maps, b->obj.nr_maps == 1 ? "" : "s");
 	for (size_t i = 0; i < b->obj.nr_maps; i++) {
 		const struct gpubpf_map *m = &b->obj.maps[i];
 
@@ -89,9 +91,10 @@ static int check_with_ptxas(const struct gpubpf_bundle *b, const char *arch)
 	int rc;
 
 	if (!ptxas) {
-		grt_notice("ptxas not found (install the CUDA toolkit or set PTXAS): the PTX was not "
-			   "compiled for %s",
-			   arch);
+		grt_notice(
+		    "ptxas not found (install the CUDA toolkit or set PTXAS): the PTX was not "
+		    "compiled for %s",
+		    arch);
 		return GRT_EXIT_OK;
 	}
 	module = gpubpf_bundle_module(b, arch, true);
@@ -134,7 +137,8 @@ static int instrument_kernels(const struct gpubpf_bundle *b, const struct check_
 	int rc;
 
 	if (!ptx) {
-		grt_error("bpf check: cannot read %s: %s", o->kernel_ptx, strerror(errno ? errno : EIO));
+		grt_error("bpf check: cannot read %s: %s", o->kernel_ptx,
+			  strerror(errno ? errno : EIO));
 		return GRT_EXIT_FAILURE;
 	}
 	rc = gpubpf_attach_bundle(ptx, len, b, &res);
@@ -151,11 +155,12 @@ static int instrument_kernels(const struct gpubpf_bundle *b, const struct check_
 		if (!k->instrumented)
 			fprintf(stderr, "  kernel %s: left unchanged: %s\n", k->name, k->reason);
 		else
-			fprintf(stderr,
-				"  kernel %s: %u entry, %u exit program(s) (%u exits), %u memory "
-				"accesses probed%s, %u not understood; environment is parameter %d\n",
-				k->name, s->entry, s->exit, s->exits, s->mem,
-				s->mem_called ? " by calls" : "", s->mem_skipped, k->param_index);
+			fprintf(
+			    stderr,
+			    "  kernel %s: %u entry, %u exit program(s) (%u exits), %u memory "
+			    "accesses probed%s, %u not understood; environment is parameter %d\n",
+			    k->name, s->entry, s->exit, s->exits, s->mem,
+			    s->mem_called ? " by calls" : "", s->mem_skipped, k->param_index);
 	}
 	rc = o->kernel_out ? write_file(o->kernel_out, res.rw.ptx)
 			   : (fputs(res.rw.ptx, stdout) < 0 ? GRT_EXIT_FAILURE : GRT_EXIT_OK);
@@ -192,12 +197,12 @@ static int bpf_check(const struct check_opts *o)
 int cmd_bpf(int argc, char **argv)
 {
 	static const struct option options[] = {
-		{"ptx", required_argument, NULL, 'p'},
-		{"arch", required_argument, NULL, 'a'},
-		{"kernel-ptx", required_argument, NULL, 'k'},
-		{"kernel-out", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
+	    {"ptx", required_argument, NULL, 'p'},
+	    {"arch", required_argument, NULL, 'a'},
+	    {"kernel-ptx", required_argument, NULL, 'k'},
+	    {"kernel-out", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	struct check_opts o = {.arch = "sm_90"};
 	int opt;
@@ -207,8 +212,8 @@ int cmd_bpf(int argc, char **argv)
 		return GRT_EXIT_OK;
 	}
 	if (argc < 2 || strcmp(argv[1], "check")) {
-		grt_error("bpf: %s", argc < 2 ? "no subcommand given (check)"
-					      : "unknown subcommand (check)");
+		grt_error("bpf: %s",
+			  argc < 2 ? "no subcommand given (check)" : "unknown subcommand (check)");
 		bpf_usage(stderr);
 		return GRT_EXIT_USAGE;
 	}
@@ -242,8 +247,8 @@ int cmd_bpf(int argc, char **argv)
 		}
 	}
 	if (optind != argc - 2) {
-		grt_error("bpf check: %s", optind >= argc - 1 ? "no object file given"
-							       : "one object file only");
+		grt_error("bpf check: %s",
+			  optind >= argc - 1 ? "no object file given" : "one object file only");
 		bpf_usage(stderr);
 		return GRT_EXIT_USAGE;
 	}

@@ -1,4 +1,4 @@
-/* Pasting translated GPU eBPF programs into a module's kernels: at entry, exits, memory accesses. */
+/* Pasting translated GPU eBPF programs into kernels: at entry, at exits, at memory accesses. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdio.h>
@@ -37,13 +37,13 @@
 #define DEFAULT_INLINE_LIMIT 20000
 
 struct mem_site {
-	size_t stmt;	   /* first token: the guard or the opcode */
-	size_t guard;	   /* the guard's predicate token, PTX_NO_TOK when unguarded */
-	bool guard_neg;	   /* @!%p */
+	size_t stmt;	/* first token: the guard or the opcode */
+	size_t guard;	/* the guard's predicate token, PTX_NO_TOK when unguarded */
+	bool guard_neg; /* @!%p */
 	bool store;
-	bool generic;	   /* no state space: probed when the address is global */
+	bool generic; /* no state space: probed when the address is global */
 	uint32_t size;
-	size_t base;	   /* register or variable token, PTX_NO_TOK for an absolute address */
+	size_t base; /* register or variable token, PTX_NO_TOK for an absolute address */
 	long long disp;
 };
 
@@ -82,7 +82,8 @@ static bool version_at_least(const struct ptx_module *m, unsigned major, unsigne
 
 static bool prog_matches(const struct gpubpf_attach_prog *p, const char *kernel)
 {
-	return p->attach == GRT_BPF_ATTACH_MEMCAPTURE || (p->kernel && !fnmatch(p->kernel, kernel, 0));
+	return p->attach == GRT_BPF_ATTACH_MEMCAPTURE ||
+	       (p->kernel && !fnmatch(p->kernel, kernel, 0));
 }
 
 /* The sm number of the module's .target (0 when absent). */
@@ -100,7 +101,8 @@ static size_t header_end(const struct ptx_module *m)
 	size_t i = 0;
 
 	while (i < m->toks.n) {
-		if (ptx_tok_is(&m->toks, i, ".version") || ptx_tok_is(&m->toks, i, ".address_size")) {
+		if (ptx_tok_is(&m->toks, i, ".version") ||
+		    ptx_tok_is(&m->toks, i, ".address_size")) {
 			i += 2;
 		} else if (ptx_tok_is(&m->toks, i, ".target")) {
 			i += 2;
@@ -158,7 +160,8 @@ static bool parse_address(const struct ptx_module *m, size_t i, struct mem_site 
 	return false;
 }
 
-/* 1: a global/generic ld/st to probe; 0: another statement; -1: one whose form is not understood. */
+/* 1: a global/generic ld/st to probe; 0: another statement; -1: one whose form is not understood.
+ */
 static int parse_mem_site(const struct ptx_module *m, size_t close, size_t stmt, struct mem_site *s)
 {
 	const struct ptx_toks *t = &m->toks;
@@ -174,7 +177,8 @@ static int parse_mem_site(const struct ptx_module *m, size_t close, size_t stmt,
 		s->guard = i + 1 + s->guard_neg;
 		i = s->guard + 1;
 	}
-	if (i >= close || !(ptx_tok_is(t, i, "ld") || ptx_tok_is(t, i, "ldu") || ptx_tok_is(t, i, "st")))
+	if (i >= close ||
+	    !(ptx_tok_is(t, i, "ld") || ptx_tok_is(t, i, "ldu") || ptx_tok_is(t, i, "st")))
 		return 0;
 	s->store = ptx_tok_is(t, i, "st");
 	for (i++; i < close; i++) {
@@ -252,8 +256,9 @@ static void stage_params(struct attach *a, const struct ptx_entry *e, uint32_t f
 			continue;
 		if (pp && pp->scalar && pp->name != PTX_NO_TOK &&
 		    (pp->size == 1 || pp->size == 2 || pp->size == 4 || pp->size == 8))
-			strbuf_printf(&a->b, "\tld.param.u%u %%%sa%u, [%.*s];\n", 8 * pp->size, a->p, i,
-				      (int)a->m->toks.v[pp->name].len, ptx_tok_text(a->m, pp->name));
+			strbuf_printf(&a->b, "\tld.param.u%u %%%sa%u, [%.*s];\n", 8 * pp->size,
+				      a->p, i, (int)a->m->toks.v[pp->name].len,
+				      ptx_tok_text(a->m, pp->name));
 		else
 			strbuf_printf(&a->b, "\tmov.b64 %%%sa%u, 0;\n", a->p, i);
 	}
@@ -313,8 +318,8 @@ static void emit_mem_site(struct attach *a, const struct mem_site *s, uint32_t k
 	if (s->base != PTX_NO_TOK && s->disp)
 		strbuf_printf(&a->b, "\tadd.s64 %%%sm, %%%sm, %lld;\n", a->p, a->p, s->disp);
 	if (s->generic)
-		strbuf_printf(&a->b, "\tisspacep.global %%%sg, %%%sm;\n\t@!%%%sg bra $%sms%u;\n", a->p,
-			      a->p, a->p, a->p, label);
+		strbuf_printf(&a->b, "\tisspacep.global %%%sg, %%%sm;\n\t@!%%%sg bra $%sms%u;\n",
+			      a->p, a->p, a->p, a->p, label);
 	for (size_t i = 0; i < a->o->nr_progs; i++) {
 		const struct gpubpf_attach_prog *p = &a->o->progs[i];
 		char names[1 + GRT_BPF_MCTX_NR_FIELDS][40];
@@ -327,9 +332,10 @@ static void emit_mem_site(struct attach *a, const struct mem_site *s, uint32_t k
 		args[k] = names[k];
 		k++;
 		for (unsigned f = 0; f < GRT_BPF_MCTX_NR_FIELDS; f++) {
-			uint32_t v = f == GRT_BPF_MCTX_SIZE	 ? s->size
-				     : f == GRT_BPF_MCTX_FLAGS ? (s->store ? GRT_BPF_MEM_STORE : 0) |
-								   (s->generic ? GRT_BPF_MEM_GENERIC : 0)
+			uint32_t v = f == GRT_BPF_MCTX_SIZE ? s->size
+				     : f == GRT_BPF_MCTX_FLAGS
+					 ? (s->store ? GRT_BPF_MEM_STORE : 0) |
+					       (s->generic ? GRT_BPF_MEM_GENERIC : 0)
 				     : f == GRT_BPF_MCTX_KERNEL_ID ? kernel_id
 								   : site_no;
 
@@ -403,8 +409,8 @@ static void rewrite_kernel(struct attach *a, const struct ptx_entry *e, const ch
 	strbuf_puts(&a->b, "\t");
 	/* memory sites and exits, in text order */
 	while (k < nr_mem || (has_exit && x < e->nr_exits)) {
-		bool take_mem = k < nr_mem && (!has_exit || x >= e->nr_exits ||
-					       mem[k].stmt < e->exits[x].op);
+		bool take_mem =
+		    k < nr_mem && (!has_exit || x >= e->nr_exits || mem[k].stmt < e->exits[x].op);
 
 		if (take_mem) {
 			copy_to(a, ptx_tok_off(m, mem[k].stmt));
@@ -420,8 +426,8 @@ static void rewrite_kernel(struct attach *a, const struct ptx_entry *e, const ch
 	sites->exits = has_exit ? (unsigned)e->nr_exits : 0;
 	copy_to(a, ptx_tok_off(m, e->body_close));
 	if (has_exit) {
-		strbuf_printf(&a->b, "\n$%sbpf_exit:\n\t@%%%soff bra $%sbpf_exit_done;\n", a->p, a->p,
-			      a->p);
+		strbuf_printf(&a->b, "\n$%sbpf_exit:\n\t@%%%soff bra $%sbpf_exit_done;\n", a->p,
+			      a->p, a->p);
 		paste_kernel_progs(a, e, name, GRT_BPF_ATTACH_EXIT, kernel_id);
 		strbuf_printf(&a->b, "$%sbpf_exit_done:\n\tret;\n", a->p);
 	}
@@ -490,8 +496,8 @@ static int collect_mem_sites(const struct ptx_module *m, const struct ptx_entry 
 	return 0;
 }
 
-static bool names_collide(const struct ptx_module *m, const struct gpubpf_attach_opts *o,
-			  char *err, size_t len)
+static bool names_collide(const struct ptx_module *m, const struct gpubpf_attach_opts *o, char *err,
+			  size_t len)
 {
 	for (size_t p = 0; p < o->nr_progs; p++) {
 		const char *name = o->progs[p].ptx->name;
@@ -621,7 +627,8 @@ static int attach_kernels(struct attach *a)
 			continue;
 		s->mem_called = a->call_mem && nr_mem[i];
 		rewrite_kernel(a, &m->entries[i], a->res->rw.kernels[i].name,
-			       a->o->first_kernel_id + (uint32_t)i, mem[i], nr_mem[i], s, s->exit > 0);
+			       a->o->first_kernel_id + (uint32_t)i, mem[i], nr_mem[i], s,
+			       s->exit > 0);
 	}
 	for (size_t i = 0; mem && i < n; i++)
 		free(mem[i]);

@@ -1,4 +1,4 @@
-/* Pasting translated GPU eBPF programs into a module's kernels: at entry, exits, memory accesses. */
+/* Pasting translated GPU eBPF programs into kernels: at entry, at exits, at memory accesses. */
 #ifndef GRT_GPUBPF_BPF_ATTACH_H
 #define GRT_GPUBPF_BPF_ATTACH_H
 
@@ -47,7 +47,7 @@ struct gpubpf_kernel_sites {
 };
 
 struct gpubpf_attach_result {
-	struct ptx_rewrite_result rw;	    /* the module, and every kernel: instrumented or why not */
+	struct ptx_rewrite_result rw; /* the module, and every kernel: instrumented or why not */
 	struct gpubpf_kernel_sites *sites; /* one per rw.kernels */
 };
 

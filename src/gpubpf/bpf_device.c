@@ -10,7 +10,8 @@
 
 static bool is_ring(uint32_t type)
 {
-	return type == MAP_RINGBUF || type == MAP_PERF_EVENT_ARRAY || type == GRT_BPF_MAP_GPU_RINGBUF;
+	return type == MAP_RINGBUF || type == MAP_PERF_EVENT_ARRAY ||
+	       type == GRT_BPF_MAP_GPU_RINGBUF;
 }
 
 size_t gpubpf_map_bytes(const struct gpubpf_map_shape *m, uint32_t thread_capacity,
@@ -62,7 +63,9 @@ size_t gpubpf_ring_walk(const uint8_t *image, size_t len,
 		data_len = r.len & GRT_BPF_RING_LEN_MASK;
 		if (!r.len || data_len > end - at - GRT_BPF_RING_REC_SIZE)
 			break;
-		out = (struct gpubpf_ring_record){.prog = r.prog, .smid = r.smid, .gpu_ns = r.gpu_ns,
+		out = (struct gpubpf_ring_record){.prog = r.prog,
+						  .smid = r.smid,
+						  .gpu_ns = r.gpu_ns,
 						  .data = image + at + GRT_BPF_RING_REC_SIZE,
 						  .len = data_len,
 						  .discarded = r.len & GRT_BPF_RING_DISCARDED};
@@ -117,7 +120,7 @@ long gpubpf_map_walk(const struct gpubpf_map_shape *m, const uint8_t *image, siz
 	for (uint64_t k = 0; k < m->max_entries; k++)
 		for (uint64_t s = 0; s < subs; s++) {
 			const uint8_t *v = image + (k * subs + s) * stride;
-			uint8_t key[4] = {(uint8_t)k, (uint8_t)(k >> 8), (uint8_t)(k >> 16),
+			uint8_t key[8] = {(uint8_t)k, (uint8_t)(k >> 8), (uint8_t)(k >> 16),
 					  (uint8_t)(k >> 24)};
 
 			if (all_zero(v, m->value_size))

@@ -46,7 +46,8 @@ size_t gpubpf_ring_walk(const uint8_t *image, size_t len,
 /*
  * Calls fn for every entry of a map image: the non-zero values of arrays
  * (sub = thread for per-thread arrays, SM for per-SM ones, else 0; key = the
- * index as 4 little-endian bytes) and every present key of a hash. Returns
+ * index as 4 little-endian bytes, zero-padded to 8) and every present key of
+ * a hash (its bytes padded to 8, as stored). Returns
  * the entries walked, or -1 when the image is too short for the map.
  */
 long gpubpf_map_walk(const struct gpubpf_map_shape *m, const uint8_t *image, size_t len,

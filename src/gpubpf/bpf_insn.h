@@ -1,4 +1,4 @@
-/* eBPF instruction encoding: the kernel's uapi names plus the few newer ones its headers may lack. */
+/* eBPF instruction encoding: the kernel's uapi names plus newer ones its headers may lack. */
 #ifndef GRT_GPUBPF_BPF_INSN_H
 #define GRT_GPUBPF_BPF_INSN_H
 
@@ -14,13 +14,13 @@
 #define BPF_FUNC_ringbuf_output 130
 #endif
 
-#define BPF_INSN_CLASS(code) ((code) & 0x07)
-#define BPF_INSN_OP(code) ((code) & 0xf0)
-#define BPF_INSN_SRC(code) ((code) & 0x08)
-#define BPF_INSN_SIZE(code) ((code) & 0x18)
-#define BPF_INSN_MODE(code) ((code) & 0xe0)
+#define BPF_INSN_CLASS(code) ((code)&0x07)
+#define BPF_INSN_OP(code) ((code)&0xf0)
+#define BPF_INSN_SRC(code) ((code)&0x08)
+#define BPF_INSN_SIZE(code) ((code)&0x18)
+#define BPF_INSN_MODE(code) ((code)&0xe0)
 
-#define BPF_MAX_REG 11	 /* R0..R10 */
+#define BPF_MAX_REG 11 /* R0..R10 */
 #define BPF_STACK_SIZE 512
 
 /* Bytes of a load/store size field (BPF_B/H/W/DW). */

@@ -146,7 +146,8 @@ static void walk_array(struct layout *l, const struct btf_type *t, const char *n
 		char elem_name[64];
 
 		snprintf(elem_name, sizeof(elem_name), "%s_%u", name, i);
-		walk(l, elem_id, elem_name, off + (unsigned long)i * (unsigned long)elem_size, depth + 1);
+		walk(l, elem_id, elem_name, off + (unsigned long)i * (unsigned long)elem_size,
+		     depth + 1);
 	}
 }
 
@@ -200,7 +201,8 @@ char *gpubpf_btf_layout(const struct btf *btf, uint32_t type_id, const char *sca
 	l->btf = btf;
 	t = resolve(btf, &id);
 	/* a value that is no struct is one field, named after what it is */
-	walk(l, type_id, t && btf_is_composite(t) ? "" : scalar_name, 0, t && btf_is_composite(t) ? 0 : 1);
+	walk(l, type_id, t && btf_is_composite(t) ? "" : scalar_name, 0,
+	     t && btf_is_composite(t) ? 0 : 1);
 	s = l->b.len ? strbuf_take(&l->b, NULL) : NULL;
 	strbuf_free(&l->b);
 	free(l);

@@ -19,7 +19,7 @@ struct loader {
 	Elf_Data *symbols; /* .symtab */
 	size_t nr_symbols;
 	size_t symbols_strtab;
-	size_t maps_shndx; /* section index of .maps, 0 when none */
+	size_t maps_shndx;		      /* section index of .maps, 0 when none */
 	size_t rodata_shndx[GPUBPF_MAX_MAPS]; /* section of each rodata map, by map index */
 	char *err;
 	size_t err_len;
@@ -131,10 +131,11 @@ static int check_map(struct loader *l, const struct gpubpf_map *m)
 	const char *type = gpubpf_map_type_name(m->type);
 
 	if (!type)
-		return fail(l, -EINVAL,
-			    "map '%s' has type %u, which does not run on the GPU (supported: array, "
-			    "hash, percpu_array, ringbuf, perf_event_array, 1502, 1503, 1527)",
-			    m->name, m->type);
+		return fail(
+		    l, -EINVAL,
+		    "map '%s' has type %u, which does not run on the GPU (supported: array, "
+		    "hash, percpu_array, ringbuf, perf_event_array, 1502, 1503, 1527)",
+		    m->name, m->type);
 	if (!m->max_entries)
 		return fail(l, -EINVAL, "map '%s' has no max_entries", m->name);
 	if (m->type == BPF_MAP_TYPE_RINGBUF) {
@@ -321,14 +322,15 @@ static int relocate(struct loader *l, struct gpubpf_prog *p, uint64_t start, con
 		return fail(l, -EINVAL, "%s insn %zu: relocation against '%s' on a non-ld_imm64",
 			    p->section, idx, name);
 	if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
-		return fail(l, -EINVAL,
-			    "%s insn %zu: uses extern '%s' (externs and kconfig do not run on the GPU)",
-			    p->section, idx, name);
+		return fail(
+		    l, -EINVAL,
+		    "%s insn %zu: uses extern '%s' (externs and kconfig do not run on the GPU)",
+		    p->section, idx, name);
 	if (l->maps_shndx && sym.st_shndx == l->maps_shndx) {
 		map = map_by_name(l->obj, name);
 		if (map < 0)
-			return fail(l, -EINVAL, "%s insn %zu: '%s' is not a map in .maps", p->section,
-				    idx, name);
+			return fail(l, -EINVAL, "%s insn %zu: '%s' is not a map in .maps",
+				    p->section, idx, name);
 		insn->src_reg = BPF_PSEUDO_MAP_FD;
 		insn->imm = map;
 		insn[1].imm = 0;
@@ -346,7 +348,8 @@ static int relocate(struct loader *l, struct gpubpf_prog *p, uint64_t start, con
 
 		if (off >= l->obj->maps[map].value_size)
 			return fail(l, -EINVAL, "%s insn %zu: offset %llu outside section %s",
-				    p->section, idx, (unsigned long long)off, l->obj->maps[map].name);
+				    p->section, idx, (unsigned long long)off,
+				    l->obj->maps[map].name);
 		insn->src_reg = BPF_PSEUDO_MAP_VALUE;
 		insn->imm = map;
 		insn[1].imm = (int32_t)off;
@@ -366,7 +369,8 @@ static int relocate_prog(struct loader *l, struct gpubpf_prog *p, size_t shndx, 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_REL || sh.sh_info != shndx)
 			continue;
 		data = elf_getdata(scn, NULL);
-		n = data && sh.sh_entsize == sizeof(Elf64_Rel) ? data->d_size / sizeof(Elf64_Rel) : 0;
+		n = data && sh.sh_entsize == sizeof(Elf64_Rel) ? data->d_size / sizeof(Elf64_Rel)
+							       : 0;
 		for (size_t i = 0; data && i < n; i++) {
 			GElf_Rel rel;
 			int err;
@@ -384,7 +388,8 @@ static int relocate_prog(struct loader *l, struct gpubpf_prog *p, size_t shndx, 
 			continue;
 		if (p->insns[i].src_reg != 0 && p->insns[i].src_reg != BPF_PSEUDO_MAP_FD &&
 		    p->insns[i].src_reg != BPF_PSEUDO_MAP_VALUE)
-			return fail(l, -EINVAL, "%s insn %zu: ld_imm64 of kind %u does not run on the GPU",
+			return fail(l, -EINVAL,
+				    "%s insn %zu: ld_imm64 of kind %u does not run on the GPU",
 				    p->section, i, p->insns[i].src_reg);
 		i++;
 	}
@@ -491,8 +496,8 @@ static int find_symbols(struct loader *l)
 		l->symbols = elf_getdata(scn, NULL);
 		/* what the section holds, not what its header claims */
 		l->nr_symbols = l->symbols && sh.sh_entsize == sizeof(Elf64_Sym)
-					? l->symbols->d_size / sizeof(Elf64_Sym)
-					: 0;
+				    ? l->symbols->d_size / sizeof(Elf64_Sym)
+				    : 0;
 		if (l->nr_symbols > MAX_SYMBOLS)
 			return fail(l, -EINVAL, "more than %d symbols", MAX_SYMBOLS);
 		l->symbols_strtab = sh.sh_link;
@@ -537,8 +542,9 @@ static int load_data_sections(struct loader *l)
 		if (!strcmp(name, ".maps"))
 			l->maps_shndx = elf_ndxscn(scn);
 		else if (!strcmp(name, "maps"))
-			return fail(l, -EINVAL,
-				    "legacy 'maps' section: declare maps in SEC(\".maps\") with BTF");
+			return fail(
+			    l, -EINVAL,
+			    "legacy 'maps' section: declare maps in SEC(\".maps\") with BTF");
 	}
 	err = load_maps(l);
 	while (!err && (scn = elf_nextscn(l->elf, scn))) {
@@ -600,8 +606,8 @@ static int load(struct loader *l)
 	return err;
 }
 
-int gpubpf_object_open_mem(const void *buf, size_t len, const char *name,
-			   struct gpubpf_object *obj, char *err, size_t err_len)
+int gpubpf_object_open_mem(const void *buf, size_t len, const char *name, struct gpubpf_object *obj,
+			   char *err, size_t err_len)
 {
 	struct loader l = {.obj = obj, .err = err, .err_len = err_len};
 

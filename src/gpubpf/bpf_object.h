@@ -64,8 +64,8 @@ struct gpubpf_object {
  * gpubpf_object_free() in every case.
  */
 int gpubpf_object_open(const char *path, struct gpubpf_object *obj, char *err, size_t err_len);
-int gpubpf_object_open_mem(const void *buf, size_t len, const char *name,
-			   struct gpubpf_object *obj, char *err, size_t err_len);
+int gpubpf_object_open_mem(const void *buf, size_t len, const char *name, struct gpubpf_object *obj,
+			   char *err, size_t err_len);
 void gpubpf_object_free(struct gpubpf_object *obj);
 
 /* A whole file, NUL-terminated, in a malloc'd buffer (at most 64 MiB); NULL with errno set. */

@@ -186,7 +186,8 @@ void load_bytes(struct emit *e, const struct msrc *m, int32_t at, unsigned n, un
 
 		emitf(e, "\tld%s.u8 %%t%u, [%%r%u+%d];\n", sp, dst, m->reg, at);
 		for (unsigned i = 1; i < n; i++) {
-			emitf(e, "\tld%s.u8 %%t%u, [%%r%u+%d];\n", sp, tmp, m->reg, at + (int32_t)i);
+			emitf(e, "\tld%s.u8 %%t%u, [%%r%u+%d];\n", sp, tmp, m->reg,
+			      at + (int32_t)i);
 			emitf(e, "\tshl.b64 %%t%u, %%t%u, %u;\n", tmp, tmp, 8 * i);
 			emitf(e, "\tor.b64 %%t%u, %%t%u, %%t%u;\n", dst, dst, tmp);
 		}
@@ -208,7 +209,8 @@ void store_bytes(struct emit *e, const struct msrc *m, int32_t at, unsigned n, u
 
 		for (unsigned i = 0; i < n; i++) {
 			emitf(e, "\tshr.u64 %%t%u, %%t%u, %u;\n", tmp, src, 8 * i);
-			emitf(e, "\tst%s.u8 [%%r%u+%d], %%t%u;\n", sp, m->reg, at + (int32_t)i, tmp);
+			emitf(e, "\tst%s.u8 [%%r%u+%d], %%t%u;\n", sp, m->reg, at + (int32_t)i,
+			      tmp);
 		}
 	}
 }
@@ -289,15 +291,15 @@ static void emit_div(struct emit *e, const char *sz, const char *d, const char *
 	}
 }
 
-static void emit_alu_op(struct emit *e, uint8_t op, bool is_signed, bool src_is_reg,
-			const char *sz, const char *d, const char *s)
+static void emit_alu_op(struct emit *e, uint8_t op, bool is_signed, bool src_is_reg, const char *sz,
+			const char *d, const char *s)
 {
 	static const struct {
 		uint8_t op;
 		const char *fmt; /* d, d, s with the width */
 	} simple[] = {
-	    {BPF_ADD, "add.s"}, {BPF_SUB, "sub.s"}, {BPF_MUL, "mul.lo.s"}, {BPF_OR, "or.b"},
-	    {BPF_AND, "and.b"}, {BPF_XOR, "xor.b"},
+	    {BPF_ADD, "add.s"}, {BPF_SUB, "sub.s"}, {BPF_MUL, "mul.lo.s"},
+	    {BPF_OR, "or.b"},	{BPF_AND, "and.b"}, {BPF_XOR, "xor.b"},
 	};
 
 	for (size_t i = 0; i < sizeof(simple) / sizeof(simple[0]); i++)
@@ -467,8 +469,8 @@ static void emit_ld_imm64(struct emit *e, const struct bpf_insn *insn)
 		const struct gpubpf_map *m = &e->obj->maps[insn->imm];
 
 		if (!(e->rodata_declared & (1ull << insn->imm))) {
-			strbuf_printf(&e->decls, ".global .align 8 .b8 %s_ro%d[%u] = {", e->opts->name,
-				      insn->imm, grt_bpf_stride(m->value_size));
+			strbuf_printf(&e->decls, ".global .align 8 .b8 %s_ro%d[%u] = {",
+				      e->opts->name, insn->imm, grt_bpf_stride(m->value_size));
 			for (uint32_t i = 0; i < grt_bpf_stride(m->value_size); i++)
 				strbuf_printf(&e->decls, "%s%u", i ? "," : "",
 					      i < m->value_size ? m->data[i] : 0);
@@ -482,8 +484,8 @@ static void emit_ld_imm64(struct emit *e, const struct bpf_insn *insn)
 		return;
 	}
 	emitf(e, "\tmov.b64 %%r%u, 0x%llx;\n", d,
-	      (unsigned long long)((uint64_t)(uint32_t)insn->imm |
-				   (uint64_t)(uint32_t)insn[1].imm << 32));
+	      (unsigned long long)((uint64_t)(uint32_t)insn->imm | (uint64_t)(uint32_t)insn[1].imm
+								       << 32));
 }
 
 /* A read of the context: the matching argument, shifted and masked. */
@@ -520,14 +522,17 @@ static void emit_stack_atomic(struct emit *e, const struct bpf_insn *insn, const
 {
 	int32_t op = insn->imm;
 	unsigned old = new_t(e), val = new_t(e);
-	static const char *const names[16] = {[BPF_ADD >> 4] = "add.s64", [BPF_OR >> 4] = "or.b64",
-					      [BPF_AND >> 4] = "and.b64", [BPF_XOR >> 4] = "xor.b64"};
+	static const char *const names[16] = {[BPF_ADD >> 4] = "add.s64",
+					      [BPF_OR >> 4] = "or.b64",
+					      [BPF_AND >> 4] = "and.b64",
+					      [BPF_XOR >> 4] = "xor.b64"};
 
 	load_bytes(e, m, at, size, old);
 	if (op == BPF_CMPXCHG) {
 		unsigned p = new_p(e), r0 = new_t(e);
 
-		emitf(e, "\tand.b64 %%t%u, %%r0, 0x%llx;\n", r0, (unsigned long long)low_mask(size));
+		emitf(e, "\tand.b64 %%t%u, %%r0, 0x%llx;\n", r0,
+		      (unsigned long long)low_mask(size));
 		emitf(e, "\tsetp.eq.b64 %%p%u, %%t%u, %%t%u;\n", p, old, r0);
 		emitf(e, "\tmov.b64 %%t%u, %%t%u;\n", val, old);
 		emitf(e, "\t@%%p%u mov.b64 %%t%u, %%r%u;\n", p, val, insn->src_reg);
@@ -608,12 +613,12 @@ static int emit_global_atomic(struct emit *e, const struct bpf_insn *insn, const
 	int32_t op = insn->imm;
 	bool fetch = op & BPF_FETCH;
 	const char *sz = size == 8 ? "64" : "32";
-	const char *kind = (op & ~BPF_FETCH) == BPF_ADD ? "add.u"
-			   : (op & ~BPF_FETCH) == BPF_OR ? "or.b"
+	const char *kind = (op & ~BPF_FETCH) == BPF_ADD	  ? "add.u"
+			   : (op & ~BPF_FETCH) == BPF_OR  ? "or.b"
 			   : (op & ~BPF_FETCH) == BPF_AND ? "and.b"
 			   : (op & ~BPF_FETCH) == BPF_XOR ? "xor.b"
-			   : op == BPF_XCHG		 ? "exch.b"
-							 : "cas.b";
+			   : op == BPF_XCHG		  ? "exch.b"
+							  : "cas.b";
 	char src[16], cmp[16], dst[16];
 	unsigned ws = 0, wc = 0, wd = 0;
 
@@ -645,7 +650,8 @@ static int emit_global_atomic(struct emit *e, const struct bpf_insn *insn, const
 	else
 		emitf(e, "\tatom.global.%s%s %s, [%s], %s;\n", kind, sz, dst, addr, src);
 	if (size == 4)
-		emitf(e, "\tcvt.u64.u32 %%r%u, %%w%u;\n", op == BPF_CMPXCHG ? 0 : insn->src_reg, wd);
+		emitf(e, "\tcvt.u64.u32 %%r%u, %%w%u;\n", op == BPF_CMPXCHG ? 0 : insn->src_reg,
+		      wd);
 	return 0;
 }
 
@@ -653,8 +659,8 @@ static int emit_mem(struct emit *e, const struct bpf_insn *insn)
 {
 	const struct gpubpf_ptr_info *p = &e->ver->info[e->pc].mem;
 	uint8_t cls = BPF_INSN_CLASS(insn->code);
-	unsigned size = bpf_size_bytes(insn->code), base = cls == BPF_LDX ? insn->src_reg
-									   : insn->dst_reg;
+	unsigned size = bpf_size_bytes(insn->code),
+		 base = cls == BPF_LDX ? insn->src_reg : insn->dst_reg;
 	bool sx = BPF_INSN_MODE(insn->code) == BPF_MEMSX;
 	bool atomic = cls == BPF_STX && BPF_INSN_MODE(insn->code) == BPF_ATOMIC;
 	const char *sp = p->bases & GPUBPF_BASE_STACK ? "" : ".global";
@@ -673,7 +679,8 @@ static int emit_mem(struct emit *e, const struct bpf_insn *insn)
 		} else if (cls == BPF_LDX) {
 			load_bytes(e, &m, 0, size, t);
 			if (sx)
-				emitf(e, "\tbfe.s64 %%r%u, %%t%u, 0, %u;\n", insn->dst_reg, t, 8 * size);
+				emitf(e, "\tbfe.s64 %%r%u, %%t%u, 0, %u;\n", insn->dst_reg, t,
+				      8 * size);
 			else
 				emitf(e, "\tmov.b64 %%r%u, %%t%u;\n", insn->dst_reg, t);
 		} else {
@@ -739,7 +746,8 @@ static bool *jump_targets(const struct gpubpf_prog *prog)
 		}
 		if ((cls != BPF_JMP && cls != BPF_JMP32) || op == BPF_CALL || op == BPF_EXIT)
 			continue;
-		target = (int64_t)pc + 1 + (cls == BPF_JMP32 && op == BPF_JA ? insn->imm : insn->off);
+		target =
+		    (int64_t)pc + 1 + (cls == BPF_JMP32 && op == BPF_JA ? insn->imm : insn->off);
 		if (target >= 0 && (size_t)target < prog->nr_insns)
 			t[target] = true;
 	}
@@ -808,33 +816,32 @@ static void emit_prologue(struct emit *e, struct strbuf *out, uint32_t local_byt
 		strbuf_puts(out, "\tmov.b64 %r10, 0;\n");
 	}
 	if (e->need_thread_id) { /* block_linear * block_threads + thread_linear (gpu_abi.h) */
-		strbuf_puts(out,
-			    "\tmov.u32 %gw0, %ctaid.z;\n"
-			    "\tmov.u32 %gw1, %nctaid.y;\n"
-			    "\tmul.wide.u32 %gtid, %gw0, %gw1;\n"
-			    "\tmov.u32 %gw0, %ctaid.y;\n"
-			    "\tcvt.u64.u32 %r0, %gw0;\n"
-			    "\tadd.u64 %gtid, %gtid, %r0;\n"
-			    "\tmov.u32 %gw0, %nctaid.x;\n"
-			    "\tcvt.u64.u32 %r0, %gw0;\n"
-			    "\tmul.lo.u64 %gtid, %gtid, %r0;\n"
-			    "\tmov.u32 %gw0, %ctaid.x;\n"
-			    "\tcvt.u64.u32 %r0, %gw0;\n"
-			    "\tadd.u64 %gtid, %gtid, %r0;\n"
-			    "\tmov.u32 %gw0, %ntid.x;\n"
-			    "\tmov.u32 %gw1, %ntid.y;\n"
-			    "\tmov.u32 %gw2, %ntid.z;\n"
-			    "\tmul.lo.u32 %gw3, %gw0, %gw1;\n"
-			    "\tmul.lo.u32 %gw3, %gw3, %gw2;\n"
-			    "\tmov.u32 %gw4, %tid.z;\n"
-			    "\tmov.u32 %gw5, %tid.y;\n"
-			    "\tmad.lo.u32 %gw4, %gw4, %gw1, %gw5;\n"
-			    "\tmov.u32 %gw5, %tid.x;\n"
-			    "\tmad.lo.u32 %gw4, %gw4, %gw0, %gw5;\n"
-			    "\tcvt.u64.u32 %r0, %gw3;\n"
-			    "\tmul.lo.u64 %gtid, %gtid, %r0;\n"
-			    "\tcvt.u64.u32 %r0, %gw4;\n"
-			    "\tadd.u64 %gtid, %gtid, %r0;\n");
+		strbuf_puts(out, "\tmov.u32 %gw0, %ctaid.z;\n"
+				 "\tmov.u32 %gw1, %nctaid.y;\n"
+				 "\tmul.wide.u32 %gtid, %gw0, %gw1;\n"
+				 "\tmov.u32 %gw0, %ctaid.y;\n"
+				 "\tcvt.u64.u32 %r0, %gw0;\n"
+				 "\tadd.u64 %gtid, %gtid, %r0;\n"
+				 "\tmov.u32 %gw0, %nctaid.x;\n"
+				 "\tcvt.u64.u32 %r0, %gw0;\n"
+				 "\tmul.lo.u64 %gtid, %gtid, %r0;\n"
+				 "\tmov.u32 %gw0, %ctaid.x;\n"
+				 "\tcvt.u64.u32 %r0, %gw0;\n"
+				 "\tadd.u64 %gtid, %gtid, %r0;\n"
+				 "\tmov.u32 %gw0, %ntid.x;\n"
+				 "\tmov.u32 %gw1, %ntid.y;\n"
+				 "\tmov.u32 %gw2, %ntid.z;\n"
+				 "\tmul.lo.u32 %gw3, %gw0, %gw1;\n"
+				 "\tmul.lo.u32 %gw3, %gw3, %gw2;\n"
+				 "\tmov.u32 %gw4, %tid.z;\n"
+				 "\tmov.u32 %gw5, %tid.y;\n"
+				 "\tmad.lo.u32 %gw4, %gw4, %gw1, %gw5;\n"
+				 "\tmov.u32 %gw5, %tid.x;\n"
+				 "\tmad.lo.u32 %gw4, %gw4, %gw0, %gw5;\n"
+				 "\tcvt.u64.u32 %r0, %gw3;\n"
+				 "\tmul.lo.u64 %gtid, %gtid, %r0;\n"
+				 "\tcvt.u64.u32 %r0, %gw4;\n"
+				 "\tadd.u64 %gtid, %gtid, %r0;\n");
 	}
 }
 
@@ -842,8 +849,8 @@ int gpubpf_translate(const struct gpubpf_object *obj, const struct gpubpf_prog *
 		     const struct gpubpf_verified *ver, const struct gpubpf_translate_opts *opts,
 		     struct gpubpf_translation *out, char *err, size_t err_len)
 {
-	struct emit e = {.obj = obj, .prog = prog, .ver = ver, .opts = opts, .err = err,
-			 .err_len = err_len};
+	struct emit e = {
+	    .obj = obj, .prog = prog, .ver = ver, .opts = opts, .err = err, .err_len = err_len};
 	struct strbuf body = {0};
 	bool *targets = jump_targets(prog);
 	uint32_t local_bytes = 0;
@@ -932,8 +939,8 @@ const char *gpubpf_ptx_version_for(const char *arch)
 		unsigned sm;
 		const char *version;
 	} table[] = {
-	    {75, "6.3"}, {80, "7.0"}, {86, "7.1"}, {87, "7.4"}, {89, "7.8"}, {90, "7.8"},
-	    {100, "8.6"}, {101, "8.6"}, {120, "8.7"},
+	    {75, "6.3"}, {80, "7.0"},  {86, "7.1"},  {87, "7.4"},  {89, "7.8"},
+	    {90, "7.8"}, {100, "8.6"}, {101, "8.6"}, {120, "8.7"},
 	};
 	unsigned sm;
 

@@ -21,7 +21,7 @@ struct emit {
 	const struct gpubpf_verified *ver;
 	const struct gpubpf_translate_opts *opts;
 	size_t pc;
-	bool promoted;	    /* stack in %s registers */
+	bool promoted;	     /* stack in %s registers */
 	unsigned nt, nw, np; /* scratch used by the current instruction */
 	unsigned max_t, max_w, max_p;
 	unsigned helper_seq; /* numbers helper-local labels */
@@ -45,11 +45,11 @@ unsigned new_p(struct emit *e);
 /* Where helper memory is: the stack at a fixed offset, or an address in a register. */
 struct msrc {
 	enum { MSRC_STACK, MSRC_ADDR, MSRC_RODATA } kind;
-	int32_t off;	 /* MSRC_STACK: fp-relative; MSRC_RODATA: offset into the data */
-	unsigned reg;	 /* MSRC_ADDR: the eBPF register holding the address */
-	bool global;	 /* MSRC_ADDR: a global address (ld.global), else generic */
-	bool aligned8;	 /* MSRC_ADDR: the address is 8-byte aligned */
-	int16_t map;	 /* MSRC_RODATA */
+	int32_t off;   /* MSRC_STACK: fp-relative; MSRC_RODATA: offset into the data */
+	unsigned reg;  /* MSRC_ADDR: the eBPF register holding the address */
+	bool global;   /* MSRC_ADDR: a global address (ld.global), else generic */
+	bool aligned8; /* MSRC_ADDR: the address is 8-byte aligned */
+	int16_t map;   /* MSRC_RODATA */
 };
 
 /* The memory helper argument `argno` (1..5) points to, from the verifier's facts. */

@@ -103,8 +103,8 @@ static void hash_walk(struct emit *e, const struct gpubpf_map *map, int map_idx,
 	emitf(e, "\tmov.b64 %%t%u, 0;\n", hash);
 	for (unsigned i = 0; i < h->nwords; i++) {
 		h->key_words[i] = new_t(e);
-		load_bytes(e, key, (int32_t)(8 * i), map->key_size - 8 * i < 8 ? map->key_size - 8 * i : 8,
-			   h->key_words[i]);
+		load_bytes(e, key, (int32_t)(8 * i),
+			   map->key_size - 8 * i < 8 ? map->key_size - 8 * i : 8, h->key_words[i]);
 		emitf(e, "\txor.b64 %%t%u, %%t%u, %%t%u;\n", hash, hash, h->key_words[i]);
 		emitf(e, "\tmul.lo.u64 %%t%u, %%t%u, 0x%llx;\n", hash, hash,
 		      (unsigned long long)GRT_BPF_HASH_MULT);
@@ -276,10 +276,13 @@ static int emit_map_op(struct emit *e, int32_t fn)
 		/* kernel order: bad flags, then index, then NOEXIST (the last that holds wins) */
 		emitf(e, "\tmov.b64 %%r0, 0;\n");
 		emitf(e, "\tsetp.eq.u64 %%p%u, %%r4, %d;\n", p, BPF_NOEXIST);
-		emitf(e, "\t@%%p%u mov.b64 %%r0, 0x%llx;\n", p, (unsigned long long)-(int64_t)EEXIST);
-		emitf(e, "\t@%%p%u mov.b64 %%r0, 0x%llx;\n", bad, (unsigned long long)-(int64_t)E2BIG);
+		emitf(e, "\t@%%p%u mov.b64 %%r0, 0x%llx;\n", p,
+		      (unsigned long long)-(int64_t)EEXIST);
+		emitf(e, "\t@%%p%u mov.b64 %%r0, 0x%llx;\n", bad,
+		      (unsigned long long)-(int64_t)E2BIG);
 		emitf(e, "\tsetp.gt.u64 %%p%u, %%r4, %d;\n", p, BPF_EXIST);
-		emitf(e, "\t@%%p%u mov.b64 %%r0, 0x%llx;\n", p, (unsigned long long)-(int64_t)EINVAL);
+		emitf(e, "\t@%%p%u mov.b64 %%r0, 0x%llx;\n", p,
+		      (unsigned long long)-(int64_t)EINVAL);
 		emitf(e, "\tsetp.ne.b64 %%p%u, %%r0, 0;\n", p);
 		emitf(e, "\t@%%p%u bra $H%u_done;\n", p, l.n);
 		copy_to_global(e, &val, addr, 0, map->value_size);
@@ -360,7 +363,8 @@ static int emit_output(struct emit *e, int32_t fn)
 	char drop[32];
 
 	if (e->ver->info[e->pc].map < 0 || helper_msrc(e, data_arg, &data))
-		return e->ver->info[e->pc].map < 0 ? emit_err(e, "map of the call unknown") : -EINVAL;
+		return e->ver->info[e->pc].map < 0 ? emit_err(e, "map of the call unknown")
+						   : -EINVAL;
 	snprintf(drop, sizeof(drop), "$H%u_drop", l.n);
 	load_map_base(e, e->ver->info[e->pc].map, ring);
 	ring_reserve(e, ring, rec_size, rec, drop);
@@ -414,8 +418,8 @@ static int emit_printk(struct emit *e, bool puts)
 		return -EINVAL;
 	if (len > GRT_BPF_PRINTK_MAX)
 		len = GRT_BPF_PRINTK_MAX;
-	rec_size = GRT_BPF_RING_REC_SIZE + (uint32_t)sizeof(struct grt_bpf_printk) +
-		   grt_bpf_stride(len);
+	rec_size =
+	    GRT_BPF_RING_REC_SIZE + (uint32_t)sizeof(struct grt_bpf_printk) + grt_bpf_stride(len);
 	snprintf(drop, sizeof(drop), "$H%u_drop", l.n);
 	load_env(e, GRT_BPF_ENV_OFF_PRINTK_RING, ring);
 	emitf(e, "\tsetp.eq.u64 %%p%u, %%t%u, 0;\n", p, ring);
@@ -426,13 +430,14 @@ static int emit_printk(struct emit *e, bool puts)
 	emitf(e, "\tst.global.u64 [%%t%u+%u], %%t%u;\n", rec, GRT_BPF_RING_REC_SIZE, t);
 	for (unsigned i = 0; i < 3; i++) {
 		if (puts)
-			emitf(e, "\tst.global.u64 [%%t%u+%u], 0;\n", rec, GRT_BPF_RING_REC_SIZE + 8 + 8 * i);
+			emitf(e, "\tst.global.u64 [%%t%u+%u], 0;\n", rec,
+			      GRT_BPF_RING_REC_SIZE + 8 + 8 * i);
 		else
 			emitf(e, "\tst.global.u64 [%%t%u+%u], %%r%u;\n", rec,
 			      GRT_BPF_RING_REC_SIZE + 8 + 8 * i, 3 + i);
 	}
-	copy_to_global(e, &fmt, rec, GRT_BPF_RING_REC_SIZE + (uint32_t)sizeof(struct grt_bpf_printk),
-		       len);
+	copy_to_global(e, &fmt, rec,
+		       GRT_BPF_RING_REC_SIZE + (uint32_t)sizeof(struct grt_bpf_printk), len);
 	ring_header(e, rec);
 	ring_commit(e, rec, (uint32_t)sizeof(struct grt_bpf_printk) + len);
 	emitf(e, "\tmov.b64 %%r0, 0;\n\tbra $H%u_done;\n", l.n);

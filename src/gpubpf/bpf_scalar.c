@@ -320,10 +320,18 @@ uint64_t bpf_alu_eval(uint8_t op, uint64_t a, uint64_t b, bool is64, bool is_sig
 		r = a * b;
 		break;
 	case BPF_DIV: /* x / 0 = 0; signed: x / -1 = -x (no trap on the minimum) */
-		r = is_signed ? (!y ? 0 : y == -1 ? (uint64_t)-x : (uint64_t)(x / y)) : b ? a / b : 0;
+		r = is_signed ? (!y	   ? 0
+				 : y == -1 ? (uint64_t)-x
+					   : (uint64_t)(x / y))
+		    : b	      ? a / b
+			      : 0;
 		break;
 	case BPF_MOD: /* x % 0 = x; signed: x % -1 = 0 */
-		r = is_signed ? (!y ? (uint64_t)x : y == -1 ? 0 : (uint64_t)(x % y)) : b ? a % b : a;
+		r = is_signed ? (!y	   ? (uint64_t)x
+				 : y == -1 ? 0
+					   : (uint64_t)(x % y))
+		    : b	      ? a % b
+			      : a;
 		break;
 	case BPF_OR:
 		r = a | b;
@@ -480,8 +488,7 @@ int scalar_branch(const struct bpf_scalar *dst_in, const struct bpf_scalar *src_
 
 		if (scalar_is_const(&a) && scalar_is_const(&b))
 			eq = a.t.value == b.t.value;
-		else if (a.umax < b.umin || a.umin > b.umax || a.smax < b.smin ||
-			 a.smin > b.smax ||
+		else if (a.umax < b.umin || a.umin > b.umax || a.smax < b.smin || a.smin > b.smax ||
 			 ((a.t.value ^ b.t.value) & ~(a.t.mask | b.t.mask)))
 			eq = 0;
 		return eq < 0 ? -1 : op == BPF_JEQ ? eq : !eq;

@@ -82,7 +82,8 @@ int gpubpf_trace_bundle(struct grt_writer *w, const struct gpubpf_bundle *b, uin
 					    .btf_key_type = m->btf_key_type,
 					    .btf_value_type = m->btf_value_type};
 
-		err = intern_layout(w, b->obj.btf, m->btf_key_type, "key", false, &r.key_layout_str);
+		err =
+		    intern_layout(w, b->obj.btf, m->btf_key_type, "key", false, &r.key_layout_str);
 		if (!err)
 			err = intern_layout(w, b->obj.btf, m->btf_value_type, "value",
 					    gpubpf_map_is_ring(m->type), &r.value_layout_str);
@@ -97,9 +98,8 @@ int gpubpf_trace_refusal(struct grt_writer *w, const char *object, uint32_t obje
 {
 	struct grt_bpf_object_rec o = {.object_id = object_id,
 				       .name_str = grt_writer_intern(w, object)};
-	struct grt_bpf_prog_rec p = {.object_id = object_id,
-				     .status = status,
-				     .reason_str = grt_writer_intern(w, reason)};
+	struct grt_bpf_prog_rec p = {
+	    .object_id = object_id, .status = status, .reason_str = grt_writer_intern(w, reason)};
 	int err = grt_writer_append(w, GRT_REC_BPF_OBJECT, at, &o, sizeof(o));
 
 	return err ? err : grt_writer_append(w, GRT_REC_BPF_PROG, at, &p, sizeof(p));
@@ -150,8 +150,8 @@ int gpubpf_trace_map(struct grt_writer *w, const struct gpubpf_bundle *b, size_t
 	/* array keys are the 4-byte index */
 	uint32_t ks = grt_bpf_stride(m->type == BPF_MAP_TYPE_HASH ? m->key_size : 4);
 	uint32_t entry = GRT_BPF_DUMP_ENTRY_HEAD + ks + grt_bpf_stride(m->value_size);
-	struct dump d = {.w = w, .at = at, .key_stride = ks,
-			 .value_stride = grt_bpf_stride(m->value_size)};
+	struct dump d = {
+	    .w = w, .at = at, .key_stride = ks, .value_stride = grt_bpf_stride(m->value_size)};
 	long n;
 
 	if (m->rodata || gpubpf_map_is_ring(m->type))
@@ -199,12 +199,17 @@ static int write_event(void *arg, const struct gpubpf_ring_record *r)
 		return 0;
 	if (r->len > GRT_MAX_PAYLOAD - sizeof(*e))
 		return 0;
-	*e = (struct grt_bpf_event_rec){.slot = o->slot, .prog_id = r->prog, .smid = r->smid,
-					.gpu_ns = r->gpu_ns, .map_name_str = o->name_str,
-					.layout_str = o->layout_str, .data_len = r->len};
+	*e = (struct grt_bpf_event_rec){.slot = o->slot,
+					.prog_id = r->prog,
+					.smid = r->smid,
+					.gpu_ns = r->gpu_ns,
+					.map_name_str = o->name_str,
+					.layout_str = o->layout_str,
+					.data_len = r->len};
 	memcpy(e->data, r->data, r->len);
 	at.ts_ns = gpubpf_clock_mono(o->clk, r->gpu_ns);
-	o->err = grt_writer_append(o->w, GRT_REC_BPF_EVENT, &at, e, (uint32_t)(sizeof(*e) + r->len));
+	o->err =
+	    grt_writer_append(o->w, GRT_REC_BPF_EVENT, &at, e, (uint32_t)(sizeof(*e) + r->len));
 	return o->err;
 }
 
@@ -225,7 +230,10 @@ int gpubpf_trace_ring(struct grt_writer *w, const struct gpubpf_bundle *b, size_
 		      const struct grt_event_origin *at)
 {
 	const struct gpubpf_map *m = &b->obj.maps[map];
-	struct ring_out o = {.w = w, .at = at, .clk = clk, .slot = (uint16_t)(b->map_slot_base + map),
+	struct ring_out o = {.w = w,
+			     .at = at,
+			     .clk = clk,
+			     .slot = (uint16_t)(b->map_slot_base + map),
 			     .name_str = grt_writer_intern(w, m->name)};
 	uint64_t dropped;
 
@@ -299,11 +307,13 @@ void gpubpf_format_printk(char *out, size_t len, const char *fmt, size_t fmt_len
 		}
 		v = args[used++];
 		if (shorts == 1)
-			v = conv == 'd' || conv == 'i' ? (uint64_t)(int64_t)(int16_t)v : (uint16_t)v;
+			v = conv == 'd' || conv == 'i' ? (uint64_t)(int64_t)(int16_t)v
+						       : (uint16_t)v;
 		else if (shorts >= 2)
 			v = conv == 'd' || conv == 'i' ? (uint64_t)(int64_t)(int8_t)v : (uint8_t)v;
 		else if (!longs)
-			v = conv == 'd' || conv == 'i' ? (uint64_t)(int64_t)(int32_t)v : (uint32_t)v;
+			v = conv == 'd' || conv == 'i' ? (uint64_t)(int64_t)(int32_t)v
+						       : (uint32_t)v;
 		spec[s] = 0;
 		switch (conv) {
 		case 'd':

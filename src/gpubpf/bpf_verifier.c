@@ -143,8 +143,9 @@ static int check_cfg(struct verifier *v, uint8_t *prune_point)
 		}
 		if (has_target(insn)) {
 			if (t < 0 || (uint64_t)t >= v->n) {
-				err = verr(v, "jump to insn %lld outside the program (%zu instructions)",
-					   (long long)t, v->n);
+				err = verr(
+				    v, "jump to insn %lld outside the program (%zu instructions)",
+				    (long long)t, v->n);
 				goto out;
 			}
 			prune_point[t] = 1;
@@ -172,7 +173,8 @@ static int check_cfg(struct verifier *v, uint8_t *prune_point)
 		v->pc = pc;
 		for (int i = 0; i < n && !pushed; i++) {
 			if (next[i] >= (int64_t)v->n) {
-				err = verr(v, "the program falls off its end after this instruction");
+				err =
+				    verr(v, "the program falls off its end after this instruction");
 				goto out;
 			}
 			if (color[next[i]] == NODE_OPEN) {
@@ -241,7 +243,8 @@ static bool reg_covers(const struct reg *old, const struct reg *cur, struct idma
 	case REG_MAP:
 		return old->map == cur->map;
 	case REG_MAP_VALUE:
-		return old->map == cur->map && old->off == cur->off && scalar_within(&old->v, &cur->v);
+		return old->map == cur->map && old->off == cur->off &&
+		       scalar_within(&old->v, &cur->v);
 	case REG_MAP_VALUE_OR_NULL:
 		return old->map == cur->map && old->off == cur->off &&
 		       scalar_within(&old->v, &cur->v) && ids_match(m, old->id, cur->id);
@@ -313,7 +316,8 @@ static int push_branch(struct verifier *v, struct walk *w, const struct vstate *
 	struct vstate *copy;
 
 	if (w->nq == MAX_PENDING)
-		return verr(v, "program too complex: more than %d branches open at once", MAX_PENDING);
+		return verr(v, "program too complex: more than %d branches open at once",
+			    MAX_PENDING);
 	copy = malloc(sizeof(*copy));
 	if (!copy)
 		return verr(v, "out of memory");
@@ -391,7 +395,8 @@ static int check_cond_jump(struct verifier *v, struct walk *w, struct vstate *st
 		return -EINVAL;
 	if (BPF_INSN_SRC(insn->code) == BPF_X) {
 		if (insn->imm || check_reg_read(v, st, insn->src_reg))
-			return insn->imm ? verr(v, "reserved fields of a jump are not zero") : -EINVAL;
+			return insn->imm ? verr(v, "reserved fields of a jump are not zero")
+					 : -EINVAL;
 		src = &st->r[insn->src_reg];
 	} else {
 		if (insn->src_reg)
@@ -401,15 +406,19 @@ static int check_cond_jump(struct verifier *v, struct walk *w, struct vstate *st
 		src = &src_imm;
 	}
 	if (dst->kind != REG_SCALAR || src->kind != REG_SCALAR) {
-		struct reg *ptr = dst->kind != REG_SCALAR ? dst : src, *num = ptr == dst ? src : dst;
-		bool eq_null = num->kind == REG_SCALAR && scalar_is_const(&num->v) && !num->v.t.value &&
-			       (op == BPF_JEQ || op == BPF_JNE) && is64;
+		struct reg *ptr = dst->kind != REG_SCALAR ? dst : src,
+			   *num = ptr == dst ? src : dst;
+		bool eq_null = num->kind == REG_SCALAR && scalar_is_const(&num->v) &&
+			       !num->v.t.value && (op == BPF_JEQ || op == BPF_JNE) && is64;
 
-		if (!eq_null || (ptr->kind != REG_MAP_VALUE_OR_NULL && ptr->kind != REG_RING_MEM_OR_NULL &&
-				 ptr->kind != REG_MAP_VALUE && ptr->kind != REG_RING_MEM))
-			return verr(v, "comparison of %s (r%u): only a NULL check of a pointer "
-				       "is allowed",
-				    reg_kind_name(ptr->kind), ptr == dst ? insn->dst_reg : insn->src_reg);
+		if (!eq_null ||
+		    (ptr->kind != REG_MAP_VALUE_OR_NULL && ptr->kind != REG_RING_MEM_OR_NULL &&
+		     ptr->kind != REG_MAP_VALUE && ptr->kind != REG_RING_MEM))
+			return verr(v,
+				    "comparison of %s (r%u): only a NULL check of a pointer "
+				    "is allowed",
+				    reg_kind_name(ptr->kind),
+				    ptr == dst ? insn->dst_reg : insn->src_reg);
 		if (ptr->kind == REG_MAP_VALUE || ptr->kind == REG_RING_MEM) {
 			/* already known not to be NULL */
 			*next = op == BPF_JNE ? taken_pc : fall_pc;
@@ -417,7 +426,7 @@ static int check_cond_jump(struct verifier *v, struct walk *w, struct vstate *st
 		}
 		other = *st;
 		id = ptr->id;
-		mark_null_checked(st, id, op == BPF_JEQ);      /* taken */
+		mark_null_checked(st, id, op == BPF_JEQ);     /* taken */
 		mark_null_checked(&other, id, op != BPF_JEQ); /* fall-through */
 		if (push_branch(v, w, &other, fall_pc))
 			return -EINVAL;
@@ -454,8 +463,9 @@ static int check_cond_jump(struct verifier *v, struct walk *w, struct vstate *st
 static int check_exit(struct verifier *v, const struct vstate *st)
 {
 	if (st->nr_refs)
-		return verr(v, "exits holding the ring reservation made at insn %u (submit or "
-			       "discard it on every path)",
+		return verr(v,
+			    "exits holding the ring reservation made at insn %u (submit or "
+			    "discard it on every path)",
 			    st->ref_insn[0]);
 	if (st->r[BPF_REG_0].kind == REG_NOT_INIT)
 		return verr(v, "exits with r0 not set");
@@ -572,8 +582,13 @@ static int walk_paths(struct verifier *v, struct walk *w)
 int gpubpf_verify(const struct gpubpf_object *obj, const struct gpubpf_prog *prog,
 		  struct gpubpf_verified *out, char *err, size_t err_len)
 {
-	struct verifier v = {.obj = obj, .prog = prog, .insns = prog->insns, .n = prog->nr_insns,
-			     .out = out, .err = err, .err_len = err_len};
+	struct verifier v = {.obj = obj,
+			     .prog = prog,
+			     .insns = prog->insns,
+			     .n = prog->nr_insns,
+			     .out = out,
+			     .err = err,
+			     .err_len = err_len};
 	struct walk *w = calloc(1, sizeof(*w));
 	int rc;
 

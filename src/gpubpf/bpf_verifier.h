@@ -29,8 +29,9 @@ struct gpubpf_ptr_info {
 /* What the translator needs to know of one instruction, merged over every path reaching it. */
 struct gpubpf_insn_info {
 	bool seen;
-	struct gpubpf_ptr_info mem;    /* LDX/STX/ST/atomics: the accessed address (insn.off included) */
-	int16_t map;		       /* LD_IMM64 map reference, or a call's map argument; -1: none */
+	struct gpubpf_ptr_info
+	    mem;     /* LDX/STX/ST/atomics: the accessed address (insn.off included) */
+	int16_t map; /* LD_IMM64 map reference, or a call's map argument; -1: none */
 	struct gpubpf_ptr_info arg[5]; /* helper calls: pointer arguments */
 	uint32_t size;		       /* helper calls: the constant size argument */
 	/* atomics: whether the operand is the same constant on every path (then src_value) */
@@ -46,10 +47,10 @@ struct gpubpf_verified {
 	 * on every path: the stack can live in registers, one per 8-byte slot.
 	 */
 	bool stack_fixed;
-	int32_t stack_low;	 /* lowest fp-relative byte used, 0 when the stack is not used */
-	uint64_t stack_zeroed;	 /* slots (bit i = fp-8*(i+1)) a helper may read before a write */
-	uint32_t ctx_fields;	 /* context fields read (enum grt_bpf_kernel_field / mem_field bits) */
-	uint64_t explored;	 /* instructions explored */
+	int32_t stack_low;     /* lowest fp-relative byte used, 0 when the stack is not used */
+	uint64_t stack_zeroed; /* slots (bit i = fp-8*(i+1)) a helper may read before a write */
+	uint32_t ctx_fields; /* context fields read (enum grt_bpf_kernel_field / mem_field bits) */
+	uint64_t explored;   /* instructions explored */
 };
 
 /*

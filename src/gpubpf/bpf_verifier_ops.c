@@ -57,8 +57,8 @@ static int check_reg_write(struct verifier *v, unsigned r)
 
 static const char *alu_name(uint8_t op)
 {
-	static const char *const names[16] = {"+", "-", "*", "/", "|", "&", "<<", ">>",
-					      "neg", "%", "^", "mov", "s>>", "byte swap"};
+	static const char *const names[16] = {"+",  "-",   "*", "/", "|",   "&",   "<<",
+					      ">>", "neg", "%", "^", "mov", "s>>", "byte swap"};
 
 	return names[op >> 4] ? names[op >> 4] : "?";
 }
@@ -74,8 +74,9 @@ static int pointer_arith(struct verifier *v, struct reg *dst, const struct reg *
 	case REG_STACK:
 	case REG_CTX:
 		if (!known)
-			return verr(v, "r%u: a variable offset into %s (its offsets must be constants)",
-				    dst_no, reg_kind_name(dst->kind));
+			return verr(
+			    v, "r%u: a variable offset into %s (its offsets must be constants)",
+			    dst_no, reg_kind_name(dst->kind));
 		break;
 	case REG_MAP_VALUE:
 	case REG_RING_MEM:
@@ -165,7 +166,8 @@ int check_alu(struct verifier *v, struct vstate *st, const struct bpf_insn *insn
 		}
 		if (is_pointer(&src))
 			return verr(v, "r%u is %s: a %s move of it is not allowed", insn->src_reg,
-				    reg_kind_name(src.kind), insn->off ? "sign-extending" : "32-bit");
+				    reg_kind_name(src.kind),
+				    insn->off ? "sign-extending" : "32-bit");
 		if (insn->off && scalar_is_const(&src.v)) { /* movsx of a known value */
 			unsigned bits = (unsigned)insn->off;
 			uint64_t x = src.v.t.value & ((1ull << bits) - 1);
@@ -189,8 +191,9 @@ int check_alu(struct verifier *v, struct vstate *st, const struct bpf_insn *insn
 				    reg_kind_name(is_pointer(dst) ? dst->kind : src.kind),
 				    alu_name(op));
 		if (is_pointer(dst) && is_pointer(&src))
-			return verr(v, "r%u and r%u are both pointers: '%s' of pointers is not allowed",
-				    insn->dst_reg, insn->src_reg, alu_name(op));
+			return verr(
+			    v, "r%u and r%u are both pointers: '%s' of pointers is not allowed",
+			    insn->dst_reg, insn->src_reg, alu_name(op));
 		if (is_pointer(&src)) { /* number + pointer: the pointer moves */
 			struct reg num = *dst;
 
@@ -258,8 +261,8 @@ int check_load_imm64(struct verifier *v, struct vstate *st, const struct bpf_ins
 static void note_ptr(struct verifier *v, struct gpubpf_ptr_info *p, const struct reg *base,
 		     int32_t extra)
 {
-	uint8_t kind = base->kind == REG_STACK	   ? GPUBPF_BASE_STACK
-		       : base->kind == REG_CTX	   ? GPUBPF_BASE_CTX
+	uint8_t kind = base->kind == REG_STACK	    ? GPUBPF_BASE_STACK
+		       : base->kind == REG_CTX	    ? GPUBPF_BASE_CTX
 		       : base->kind == REG_RING_MEM ? GPUBPF_BASE_RING
 						    : GPUBPF_BASE_MAP;
 	bool first = !p->bases;
@@ -353,8 +356,7 @@ static int stack_read(struct verifier *v, struct vstate *st, int32_t off, unsign
 		return 0;
 	}
 	if (spilled && is_pointer(&s->spill))
-		return verr(v, "%u-byte read of part of a pointer spilled at fp%d", size,
-			    off & ~7);
+		return verr(v, "%u-byte read of part of a pointer spilled at fp%d", size, off & ~7);
 	set_scalar(dst, sign_extend ? scalar_unknown() : scalar_of_size(size));
 	return 0;
 }
@@ -380,9 +382,8 @@ static const char *article(uint32_t n)
 {
 	while (n >= 1000)
 		n /= 1000;
-	return n == 8 || n == 11 || n == 18 || (n >= 80 && n < 90) || (n >= 800 && n < 900)
-		   ? "an"
-		   : "a";
+	return n == 8 || n == 11 || n == 18 || (n >= 80 && n < 90) || (n >= 800 && n < 900) ? "an"
+											    : "a";
 }
 
 /* Checks [off + v, off + v + size) inside an object of `limit` bytes, naturally aligned. */
@@ -405,12 +406,13 @@ static int check_range(struct verifier *v, const struct reg *base, int32_t extra
 		return verr(v, "%u-byte %s at offsets %lld..%lld outside %s %u-byte %s", size,
 			    access, (long long)lo, (long long)hi, article(limit), limit, what);
 	}
-	if (aligned && ((fixed & (size - 1)) || ((base->v.t.value | base->v.t.mask) & (size - 1)))) {
+	if (aligned &&
+	    ((fixed & (size - 1)) || ((base->v.t.value | base->v.t.mask) & (size - 1)))) {
 		if (lo == hi)
-			return verr(v, "%u-byte %s at offset %lld of %s is not %u-byte aligned", size,
-				    access, (long long)lo, what, size);
-		return verr(v, "%u-byte %s at offsets %lld..%lld of %s is not %u-byte aligned", size,
-			    access, (long long)lo, (long long)hi, what, size);
+			return verr(v, "%u-byte %s at offset %lld of %s is not %u-byte aligned",
+				    size, access, (long long)lo, what, size);
+		return verr(v, "%u-byte %s at offsets %lld..%lld of %s is not %u-byte aligned",
+			    size, access, (long long)lo, (long long)hi, what, size);
 	}
 	return 0;
 }
@@ -423,8 +425,8 @@ static int ctx_field(enum grt_bpf_attach attach, int32_t off, unsigned size)
 		unsigned size;
 		int field;
 	} mem_fields[] = {
-	    {0, 8, GRT_BPF_MCTX_ADDR},	     {8, 4, GRT_BPF_MCTX_SIZE},
-	    {12, 4, GRT_BPF_MCTX_FLAGS},     {16, 4, GRT_BPF_MCTX_KERNEL_ID},
+	    {0, 8, GRT_BPF_MCTX_ADDR},	 {8, 4, GRT_BPF_MCTX_SIZE},
+	    {12, 4, GRT_BPF_MCTX_FLAGS}, {16, 4, GRT_BPF_MCTX_KERNEL_ID},
 	    {20, 4, GRT_BPF_MCTX_SITE},
 	};
 
@@ -512,8 +514,9 @@ static int check_access(struct verifier *v, struct vstate *st, unsigned base_no,
 			return verr(v, "%u-byte write into the context (it is read-only)", size);
 		field = ctx_field(v->prog->attach, base->off + extra, size);
 		if (field < 0)
-			return verr(v, "%u-byte read at offset %d of the %u-byte context is not "
-				       "within one of its fields",
+			return verr(v,
+				    "%u-byte read at offset %d of the %u-byte context is not "
+				    "within one of its fields",
 				    size, base->off + extra, gpubpf_ctx_size(v->prog->attach));
 		v->out->ctx_fields |= 1u << field;
 		note_ptr(v, &info->mem, base, extra);
@@ -564,8 +567,8 @@ static int check_atomic(struct verifier *v, struct vstate *st, const struct bpf_
 	}
 	if (base->kind == REG_CTX)
 		return verr(v, "atomic on the context (it is read-only)");
-	if (base->kind == REG_STACK && check_access(v, st, insn->dst_reg, insn->off, size, false,
-						    NULL, &old, false))
+	if (base->kind == REG_STACK &&
+	    check_access(v, st, insn->dst_reg, insn->off, size, false, NULL, &old, false))
 		return -EINVAL;
 	{
 		struct gpubpf_insn_info *info = &v->out->info[v->pc];
@@ -652,7 +655,8 @@ static int check_helper_mem(struct verifier *v, struct vstate *st, unsigned argn
 			if (*byte_at(st, b) == BYTE_SPILL && is_pointer(&s->spill))
 				return verr(v, "%s arg%u would read the pointer spilled at fp%d",
 					    h->name, argno, b & ~7);
-			if (*byte_at(st, b) == BYTE_INVALID) /* read as zero: the stack starts zeroed */
+			if (*byte_at(st, b) ==
+			    BYTE_INVALID) /* read as zero: the stack starts zeroed */
 				v->out->stack_zeroed |= 1ull << ((-b - 1) / 8);
 		}
 		if (write)
@@ -677,8 +681,8 @@ static int check_helper_mem(struct verifier *v, struct vstate *st, unsigned argn
 	case REG_RING_MEM_OR_NULL:
 		return verr(v, "%s arg%u (r%u) may be NULL: check it first", h->name, argno, argno);
 	default:
-		return verr(v, "%s arg%u (r%u) must point to memory, not %s", h->name, argno,
-			    argno, reg_kind_name(r->kind));
+		return verr(v, "%s arg%u (r%u) must point to memory, not %s", h->name, argno, argno,
+			    reg_kind_name(r->kind));
 	}
 }
 
@@ -698,8 +702,8 @@ static int check_size_arg(struct verifier *v, const struct vstate *st, unsigned 
 	return 0;
 }
 
-static int check_map_arg(struct verifier *v, const struct vstate *st,
-			 const struct gpubpf_helper *h, const struct gpubpf_map **map)
+static int check_map_arg(struct verifier *v, const struct vstate *st, const struct gpubpf_helper *h,
+			 const struct gpubpf_map **map)
 {
 	const struct reg *r = &st->r[BPF_REG_1 + (h->args[0] == GPUBPF_ARG_MAP ? 0 : 1)];
 	unsigned argno = h->args[0] == GPUBPF_ARG_MAP ? 1 : 2;
@@ -740,10 +744,12 @@ static int check_str_arg(struct verifier *v, struct vstate *st, const struct gpu
 		if (!avail)
 			return verr(v, "%s arg1 (r1) points to uninitialized stack", h->name);
 	} else if (r->kind == REG_MAP_VALUE && scalar_is_const(&r->v))
-		avail = v->obj->maps[r->map].value_size - (uint32_t)(r->off + (int32_t)r->v.t.value);
+		avail =
+		    v->obj->maps[r->map].value_size - (uint32_t)(r->off + (int32_t)r->v.t.value);
 	else
-		return verr(v, "%s arg1 (r1) must point to a string on the stack or in a "
-			       "read-only section, not %s",
+		return verr(v,
+			    "%s arg1 (r1) must point to a string on the stack or in a "
+			    "read-only section, not %s",
 			    h->name, reg_kind_name(r->kind));
 	if (!avail || avail > (1u << 16))
 		return verr(v, "%s arg1 (r1) points outside its memory", h->name);
@@ -784,7 +790,8 @@ static int check_release(struct verifier *v, struct vstate *st, const struct gpu
 			set_scalar(&st->r[k], scalar_unknown());
 	for (int k = 0; k < STACK_SLOTS; k++)
 		if (st->s[k].bytes[0] == BYTE_SPILL && st->s[k].spill.ref == ref &&
-		    (st->s[k].spill.kind == REG_RING_MEM || st->s[k].spill.kind == REG_RING_MEM_OR_NULL))
+		    (st->s[k].spill.kind == REG_RING_MEM ||
+		     st->s[k].spill.kind == REG_RING_MEM_OR_NULL))
 			memset(st->s[k].bytes, BYTE_MISC, 8);
 	return 0;
 }
@@ -838,8 +845,8 @@ static int check_args(struct verifier *v, struct vstate *st, const struct gpubpf
 		case GPUBPF_ARG_CTX_OR_NULL:
 			if (r->kind != REG_CTX &&
 			    !(r->kind == REG_SCALAR && scalar_is_const(&r->v) && !r->v.t.value))
-				return verr(v, "%s arg%u (r%u) must be the context or NULL", h->name,
-					    argno, argno);
+				return verr(v, "%s arg%u (r%u) must be the context or NULL",
+					    h->name, argno, argno);
 			break;
 		case GPUBPF_ARG_RING_MEM:
 			if (check_release(v, st, h))

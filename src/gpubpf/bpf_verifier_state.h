@@ -12,11 +12,11 @@ enum reg_kind {
 	REG_NOT_INIT,
 	REG_SCALAR,
 	REG_CTX,
-	REG_STACK,		/* off: fp-relative */
-	REG_MAP,		/* &map (map) */
-	REG_MAP_VALUE,		/* map, off + v (variable part) */
-	REG_MAP_VALUE_OR_NULL,	/* the same, until a null check (id) */
-	REG_RING_MEM,		/* a reservation of mem_size bytes (ref) */
+	REG_STACK,	       /* off: fp-relative */
+	REG_MAP,	       /* &map (map) */
+	REG_MAP_VALUE,	       /* map, off + v (variable part) */
+	REG_MAP_VALUE_OR_NULL, /* the same, until a null check (id) */
+	REG_RING_MEM,	       /* a reservation of mem_size bytes (ref) */
 	REG_RING_MEM_OR_NULL,
 };
 
@@ -24,9 +24,9 @@ struct reg {
 	uint8_t kind;
 	int16_t map;
 	int32_t off;
-	uint32_t id;	   /* OR_NULL: registers sharing it become non-NULL together */
-	uint32_t ref;	   /* ring reservation this pointer belongs to */
-	uint32_t mem_size; /* ring reservation's size */
+	uint32_t id;	     /* OR_NULL: registers sharing it become non-NULL together */
+	uint32_t ref;	     /* ring reservation this pointer belongs to */
+	uint32_t mem_size;   /* ring reservation's size */
 	struct bpf_scalar v; /* scalar: its value; pointer: the variable part of its offset */
 };
 

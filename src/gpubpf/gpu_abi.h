@@ -1,4 +1,4 @@
-/* The device ABI of GPU eBPF programs: how they are called, what they read, how maps lie in memory. */
+/* The device ABI of GPU eBPF programs: how they are called, what they read, map layouts. */
 #ifndef GRT_GPUBPF_GPU_ABI_H
 #define GRT_GPUBPF_GPU_ABI_H
 
@@ -18,8 +18,8 @@
 /* --- Program kinds (the object's section names) --------------------------------------- */
 
 enum grt_bpf_attach {
-	GRT_BPF_ATTACH_ENTRY = 1,     /* "kprobe/<kernel>": every thread, at kernel entry */
-	GRT_BPF_ATTACH_EXIT = 2,      /* "kretprobe/<kernel>": every thread, at each ret/exit */
+	GRT_BPF_ATTACH_ENTRY = 1,      /* "kprobe/<kernel>": every thread, at kernel entry */
+	GRT_BPF_ATTACH_EXIT = 2,       /* "kretprobe/<kernel>": every thread, at each ret/exit */
 	GRT_BPF_ATTACH_MEMCAPTURE = 3, /* "kprobe/__memcapture": before every global load/store */
 };
 
@@ -147,15 +147,15 @@ struct grt_bpf_env {
 	uint32_t version;	  /* GRT_BPF_ENV_VERSION */
 	uint32_t thread_capacity; /* threads per-thread maps hold; higher thread ids get NULL */
 	uint32_t reserved;
-	uint64_t pid_tgid;	  /* bpf_get_current_pid_tgid(): tgid << 32 | tid of the host process */
+	uint64_t pid_tgid; /* bpf_get_current_pid_tgid(): tgid << 32 | tid of the host process */
 	/*
-	 * ktime: CLOCK_MONOTONIC = mono_ref + (((int64)(globaltimer - gpu_ref)) * clock_mult >> 32),
-	 * with the 128-bit product's bits 32..95. clock_mult is 1 << 32 for equal rates.
+	 * ktime: CLOCK_MONOTONIC = mono_ref + (((int64)(globaltimer - gpu_ref)) * clock_mult >>
+	 * 32), with the 128-bit product's bits 32..95. clock_mult is 1 << 32 for equal rates.
 	 */
 	uint64_t clock_gpu_ref;
 	uint64_t clock_mono_ref;
 	uint64_t clock_mult;
-	uint64_t printk_ring;	   /* device address of the printk/puts ring, 0: lines are dropped */
+	uint64_t printk_ring; /* device address of the printk/puts ring, 0: lines are dropped */
 	uint64_t map[GRT_BPF_MAX_MAPS]; /* device address of each map's storage, by map slot */
 };
 
@@ -275,8 +275,8 @@ struct grt_bpf_ring {
 #define GRT_BPF_RING_HEAD_SIZE 32u
 
 struct grt_bpf_ring_rec {
-	uint32_t len;	/* bytes of data; 0: not committed yet; GRT_BPF_RING_DISCARDED bit: skip */
-	uint16_t prog;	/* the program's number in the session */
+	uint32_t len;  /* bytes of data; 0: not committed yet; GRT_BPF_RING_DISCARDED bit: skip */
+	uint16_t prog; /* the program's number in the session */
 	uint16_t smid;
 	uint64_t gpu_ns; /* %globaltimer when the record was reserved */
 };

@@ -37,7 +37,8 @@ static int prepare(struct gpubpf_bundle *b, const struct gpubpf_bundle_opts *opt
 		t.prog_id = p->id;
 		rc = gpubpf_verify(&b->obj, p->prog, &p->ver, msg, sizeof(msg));
 		if (!rc)
-			rc = gpubpf_translate(&b->obj, p->prog, &p->ver, &t, &p->ptx, msg, sizeof(msg));
+			rc = gpubpf_translate(&b->obj, p->prog, &p->ver, &t, &p->ptx, msg,
+					      sizeof(msg));
 		if (rc) {
 			snprintf(err, err_len, "%s: %s", b->obj.name, msg);
 			return rc;
@@ -57,8 +58,8 @@ int gpubpf_bundle_load(const char *path, const struct gpubpf_bundle_opts *opts,
 }
 
 int gpubpf_bundle_load_mem(const void *buf, size_t len, const char *name,
-			   const struct gpubpf_bundle_opts *opts, struct gpubpf_bundle *b, char *err,
-			   size_t err_len)
+			   const struct gpubpf_bundle_opts *opts, struct gpubpf_bundle *b,
+			   char *err, size_t err_len)
 {
 	int rc;
 

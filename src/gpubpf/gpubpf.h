@@ -38,8 +38,8 @@ struct gpubpf_bundle_opts {
 int gpubpf_bundle_load(const char *path, const struct gpubpf_bundle_opts *opts,
 		       struct gpubpf_bundle *b, char *err, size_t err_len);
 int gpubpf_bundle_load_mem(const void *buf, size_t len, const char *name,
-			   const struct gpubpf_bundle_opts *opts, struct gpubpf_bundle *b, char *err,
-			   size_t err_len);
+			   const struct gpubpf_bundle_opts *opts, struct gpubpf_bundle *b,
+			   char *err, size_t err_len);
 void gpubpf_bundle_free(struct gpubpf_bundle *b);
 
 /*
@@ -53,7 +53,8 @@ char *gpubpf_bundle_module(const struct gpubpf_bundle *b, const char *arch, bool
 
 struct gpubpf_attach_result;
 
-/* Instruments a PTX module with every program of the bundle (bpf_attach.h); kernels numbered from 0. */
+/* Instruments a PTX module with every program of the bundle (bpf_attach.h); kernels numbered from
+ * 0. */
 int gpubpf_attach_bundle(const char *ptx, size_t len, const struct gpubpf_bundle *b,
 			 struct gpubpf_attach_result *res);
 

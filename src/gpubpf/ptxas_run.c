@@ -91,7 +91,8 @@ static void parse_log(FILE *log, struct ptxas_result *res)
 		char *p;
 
 		if ((p = strstr(line, "Compiling entry function '"))) {
-			char *name = p + strlen("Compiling entry function '"), *end = strchr(name, '\'');
+			char *name = p + strlen("Compiling entry function '"),
+			     *end = strchr(name, '\'');
 
 			if (end) {
 				*end = 0;

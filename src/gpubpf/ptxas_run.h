@@ -12,8 +12,8 @@ struct ptxas_entry_stats {
 };
 
 struct ptxas_result {
-	int exit_status;    /* ptxas's; 0 accepted */
-	char message[256];  /* the first error line when rejected */
+	int exit_status;   /* ptxas's; 0 accepted */
+	char message[256]; /* the first error line when rejected */
 	struct ptxas_entry_stats entries[64];
 	size_t nr_entries;
 };

@@ -8,20 +8,38 @@
 #include "trace/records_bpf.h"
 
 const char *const grt_bpf_reserved_keys[] = {
-	/* the printers' own */
-	"type", "ts_ns", "cpu", "pid", "tid", "seq",
-	/* the bpf records' */
-	"map", "prog", "smid", "gpu_ns", "size", "data", "slot", "kind", "text", "snapshot",
-	"entries", "total_entries", "final", "count", NULL,
+    /* the printers' own */
+    "type",
+    "ts_ns",
+    "cpu",
+    "pid",
+    "tid",
+    "seq",
+    /* the bpf records' */
+    "map",
+    "prog",
+    "smid",
+    "gpu_ns",
+    "size",
+    "data",
+    "slot",
+    "kind",
+    "text",
+    "snapshot",
+    "entries",
+    "total_entries",
+    "final",
+    "count",
+    NULL,
 };
 
 static const struct {
 	uint32_t type;
 	const char *name;
 } map_types[] = {
-	{1, "hash"},	       {2, "array"},	      {4, "perf_event_array"},
-	{6, "percpu_array"},   {27, "ringbuf"},	      {1502, "pergputd_array"},
-	{1503, "gpu_array"},   {1527, "gpu_ringbuf"},
+    {1, "hash"},	 {2, "array"},		{4, "perf_event_array"},
+    {6, "percpu_array"}, {27, "ringbuf"},	{1502, "pergputd_array"},
+    {1503, "gpu_array"}, {1527, "gpu_ringbuf"},
 };
 
 const char *grt_bpf_map_type_name(uint32_t type)
@@ -144,7 +162,8 @@ void grt_bpf_layout_describe(struct grt_fields *out, const char *layout, const u
 			if (f.offset > len || f.count > len - f.offset)
 				return;
 			for (; n < f.count && n < sizeof(text) - 1 && data[f.offset + n]; n++)
-				text[n] = isprint(data[f.offset + n]) ? (char)data[f.offset + n] : '.';
+				text[n] =
+				    isprint(data[f.offset + n]) ? (char)data[f.offset + n] : '.';
 			text[n] = 0;
 			grt_field_str(out, f.name, text);
 			continue;
@@ -167,8 +186,8 @@ void grt_bpf_layout_describe(struct grt_fields *out, const char *layout, const u
 
 static const char *attach_name(uint16_t attach)
 {
-	return attach == GRT_BPF_REC_ENTRY  ? "entry"
-	       : attach == GRT_BPF_REC_EXIT ? "exit"
+	return attach == GRT_BPF_REC_ENTRY    ? "entry"
+	       : attach == GRT_BPF_REC_EXIT   ? "exit"
 	       : attach == GRT_BPF_REC_MEMORY ? "memory"
 					      : "unknown";
 }
@@ -299,7 +318,8 @@ static void describe_event(const struct grt_record *rec, const struct grt_string
 		uint32_t n = 0;
 
 		for (; n < 16 && 8 * n < e->data_len; n++)
-			words[n] = get_le(e->data + 8 * n, e->data_len - 8 * n < 8 ? e->data_len - 8 * n : 8);
+			words[n] = get_le(e->data + 8 * n,
+					  e->data_len - 8 * n < 8 ? e->data_len - 8 * n : 8);
 		grt_field_hex_list(out, "data", words, n);
 	}
 }

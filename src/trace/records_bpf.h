@@ -1,4 +1,4 @@
-/* Payloads of GPU eBPF output: programs, maps and their layouts, map dumps, ring events, printk lines. */
+/* Payloads of GPU eBPF output: programs, maps, layouts, map dumps, ring events, printk. */
 #ifndef GRT_RECORDS_BPF_H
 #define GRT_RECORDS_BPF_H
 
@@ -42,12 +42,12 @@ enum grt_bpf_attach_kind {
 
 struct grt_bpf_prog_rec {
 	uint32_t object_id;
-	uint16_t prog_id;  /* as in the ring records it writes */
-	uint16_t attach;   /* enum grt_bpf_attach_kind */
+	uint16_t prog_id; /* as in the ring records it writes */
+	uint16_t attach;  /* enum grt_bpf_attach_kind */
 	uint32_t section_str;
 	uint32_t name_str;
 	uint32_t nr_insns;
-	int32_t status;	   /* 0 running, negative errno when refused */
+	int32_t status;	     /* 0 running, negative errno when refused */
 	uint32_t reason_str; /* the refusal, one line */
 	uint32_t ptx_insns;
 };
@@ -58,7 +58,7 @@ enum grt_bpf_map_flags {
 
 struct grt_bpf_map_rec {
 	uint32_t object_id;
-	uint16_t slot; /* environment map slot: dumps and events name the map by it */
+	uint16_t slot;	/* environment map slot: dumps and events name the map by it */
 	uint16_t flags; /* enum grt_bpf_map_flags */
 	uint32_t name_str;
 	uint32_t type; /* BPF_MAP_TYPE_* or 1502/1503/1527 */
@@ -87,7 +87,7 @@ enum grt_bpf_dump_flags {
  */
 struct grt_bpf_map_dump_rec {
 	uint16_t slot;
-	uint16_t flags; /* enum grt_bpf_dump_flags */
+	uint16_t flags;	   /* enum grt_bpf_dump_flags */
 	uint32_t snapshot; /* 1, 2, ... per map */
 	uint32_t nr_entries;
 	uint32_t entry_size;

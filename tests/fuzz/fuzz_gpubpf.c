@@ -53,7 +53,8 @@ static void fuzz_insns(const uint8_t *data, size_t size, const char *section)
 			abort(); /* an accepted program that does not translate */
 		if (!interp_session_init(&s, &b, 4, 4096)) {
 			interp_run_one(&s, &b, 0,
-				       prog.attach == GRT_BPF_ATTACH_MEMCAPTURE ? (void *)&mctx : (void *)&kctx,
+				       prog.attach == GRT_BPF_ATTACH_MEMCAPTURE ? (void *)&mctx
+										: (void *)&kctx,
 				       &ret, err, sizeof(err));
 		}
 		interp_session_free(&s);

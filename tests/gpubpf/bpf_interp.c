@@ -47,7 +47,8 @@ int interp_session_init(struct interp_session *s, const struct gpubpf_bundle *b,
 	for (size_t i = 0; i < b->obj.nr_maps; i++) {
 		const struct gpubpf_map *m = &b->obj.maps[i];
 		uint32_t slot = b->map_slot_base + (uint32_t)i;
-		struct gpubpf_map_shape shape = {m->type, m->key_size, m->value_size, m->max_entries};
+		struct gpubpf_map_shape shape = {m->type, m->key_size, m->value_size,
+						 m->max_entries};
 		size_t len = m->rodata ? 0 : gpubpf_map_bytes(&shape, thread_capacity, ring_bytes);
 
 		if (!len)
@@ -123,8 +124,8 @@ static uint8_t *hash_find(struct run *r, int map, const uint8_t *key, bool *foun
 {
 	const struct gpubpf_map *m = &r->b->obj.maps[map];
 	uint64_t cap = grt_bpf_hash_capacity(m->max_entries);
-	uint64_t slot_size = GRT_BPF_HASH_SLOT_HEAD + grt_bpf_stride(m->key_size) +
-			     grt_bpf_stride(m->value_size);
+	uint64_t slot_size =
+	    GRT_BPF_HASH_SLOT_HEAD + grt_bpf_stride(m->key_size) + grt_bpf_stride(m->value_size);
 	uint64_t idx = grt_bpf_hash_home(key, m->key_size, cap);
 	uint8_t padded[512 + 8] = {0};
 
@@ -177,8 +178,9 @@ static uint64_t map_op(struct run *r, int32_t fn, int map, const uint8_t *key, c
 	slot = hash_find(r, map, key, &found);
 	switch (fn) {
 	case GRT_BPF_FN_MAP_LOOKUP:
-		return found && get_le(slot, 4) == GRT_BPF_HASH_FULL ? (uint64_t)(uintptr_t)(slot + voff)
-								      : 0;
+		return found && get_le(slot, 4) == GRT_BPF_HASH_FULL
+			   ? (uint64_t)(uintptr_t)(slot + voff)
+			   : 0;
 	case GRT_BPF_FN_MAP_DELETE:
 		if (!found || get_le(slot, 4) != GRT_BPF_HASH_FULL)
 			return (uint64_t)-ENOENT;
@@ -223,7 +225,8 @@ static uint8_t *ring_reserve(struct run *r, uint8_t *ring_mem, uint32_t rec_size
 
 static uint64_t ring_output(struct run *r, int map, const uint8_t *data, uint32_t size, int err)
 {
-	uint8_t *rec = ring_reserve(r, map_base(r, map), GRT_BPF_RING_REC_SIZE + grt_bpf_stride(size));
+	uint8_t *rec =
+	    ring_reserve(r, map_base(r, map), GRT_BPF_RING_REC_SIZE + grt_bpf_stride(size));
 
 	if (!rec)
 		return (uint64_t)-err;
@@ -268,7 +271,7 @@ static uint64_t byte_swap(uint64_t v, unsigned bits, bool to_le)
 {
 	if (to_le)
 		return bits == 64 ? v : v & ((1ull << bits) - 1);
-	return bits == 16 ? __builtin_bswap16((uint16_t)v)
+	return bits == 16   ? __builtin_bswap16((uint16_t)v)
 	       : bits == 32 ? __builtin_bswap32((uint32_t)v)
 			    : __builtin_bswap64(v);
 }
@@ -347,9 +350,11 @@ static uint64_t call(struct run *r, size_t pc, const struct bpf_insn *insn, uint
 	case GRT_BPF_FN_GET_PID_TGID:
 		return r->s->env.pid_tgid;
 	case GRT_BPF_FN_PERF_EVENT_OUTPUT:
-		return ring_output(r, info->map, (const uint8_t *)(uintptr_t)reg[4], info->size, ENOSPC);
+		return ring_output(r, info->map, (const uint8_t *)(uintptr_t)reg[4], info->size,
+				   ENOSPC);
 	case GRT_BPF_FN_RINGBUF_OUTPUT:
-		return ring_output(r, info->map, (const uint8_t *)(uintptr_t)reg[2], info->size, EAGAIN);
+		return ring_output(r, info->map, (const uint8_t *)(uintptr_t)reg[2], info->size,
+				   EAGAIN);
 	case GRT_BPF_FN_RINGBUF_RESERVE: {
 		uint8_t *rec = ring_reserve(r, map_base(r, info->map),
 					    GRT_BPF_RING_REC_SIZE + grt_bpf_stride(info->size));
@@ -359,7 +364,8 @@ static uint64_t call(struct run *r, size_t pc, const struct bpf_insn *insn, uint
 	case GRT_BPF_FN_RINGBUF_SUBMIT:
 	case GRT_BPF_FN_RINGBUF_DISCARD:
 		((struct grt_bpf_ring_rec *)(p1 - GRT_BPF_RING_REC_SIZE))->len =
-		    info->size | (insn->imm == GRT_BPF_FN_RINGBUF_DISCARD ? GRT_BPF_RING_DISCARDED : 0);
+		    info->size |
+		    (insn->imm == GRT_BPF_FN_RINGBUF_DISCARD ? GRT_BPF_RING_DISCARDED : 0);
 		return 0;
 	case GRT_BPF_FN_GLOBALTIMER:
 		return globaltimer(th);
@@ -367,8 +373,8 @@ static uint64_t call(struct run *r, size_t pc, const struct bpf_insn *insn, uint
 	case GRT_BPF_FN_BLOCK_DIM:
 	case GRT_BPF_FN_THREAD_IDX:
 	case GRT_BPF_FN_GRID_DIM: {
-		const uint32_t *src = insn->imm == GRT_BPF_FN_BLOCK_IDX	  ? th->ctaid
-				      : insn->imm == GRT_BPF_FN_BLOCK_DIM ? th->ntid
+		const uint32_t *src = insn->imm == GRT_BPF_FN_BLOCK_IDX	   ? th->ctaid
+				      : insn->imm == GRT_BPF_FN_BLOCK_DIM  ? th->ntid
 				      : insn->imm == GRT_BPF_FN_THREAD_IDX ? th->tid
 									   : th->nctaid;
 
@@ -396,9 +402,11 @@ static int execute(struct run *r, const void *ctx, uint64_t *ret)
 	while (pc < prog->nr_insns) {
 		const struct bpf_insn *insn = &prog->insns[pc];
 		uint8_t cls = BPF_INSN_CLASS(insn->code), op = BPF_INSN_OP(insn->code);
-		bool is64 = cls == BPF_ALU64 || cls == BPF_JMP, x = BPF_INSN_SRC(insn->code) == BPF_X;
-		uint64_t src = x ? reg[insn->src_reg]
-				 : is64 ? (uint64_t)(int64_t)insn->imm : (uint64_t)(uint32_t)insn->imm;
+		bool is64 = cls == BPF_ALU64 || cls == BPF_JMP,
+		     x = BPF_INSN_SRC(insn->code) == BPF_X;
+		uint64_t src = x      ? reg[insn->src_reg]
+			       : is64 ? (uint64_t)(int64_t)insn->imm
+				      : (uint64_t)(uint32_t)insn->imm;
 		unsigned size = bpf_size_bytes(insn->code);
 
 		if (++steps > 1000000)
@@ -410,24 +418,26 @@ static int execute(struct run *r, const void *ctx, uint64_t *ret)
 		case BPF_ALU:
 		case BPF_ALU64:
 			if (op == BPF_END)
-				reg[insn->dst_reg] = byte_swap(reg[insn->dst_reg], (unsigned)insn->imm,
-							       cls == BPF_ALU && !x);
+				reg[insn->dst_reg] = byte_swap(
+				    reg[insn->dst_reg], (unsigned)insn->imm, cls == BPF_ALU && !x);
 			else if (op == BPF_MOV && insn->off && x)
 				reg[insn->dst_reg] = load(&src, (unsigned)insn->off / 8, true);
 			else if (op == BPF_MOV)
 				reg[insn->dst_reg] = src;
 			else
-				reg[insn->dst_reg] = bpf_alu_eval(op, reg[insn->dst_reg], src, is64,
-								   insn->off == 1);
+				reg[insn->dst_reg] =
+				    bpf_alu_eval(op, reg[insn->dst_reg], src, is64, insn->off == 1);
 			if (cls == BPF_ALU && op != BPF_END) /* a byte swap's width is its own */
 				reg[insn->dst_reg] = (uint32_t)reg[insn->dst_reg];
 			pc++;
 			continue;
 		case BPF_LD: {
-			const struct gpubpf_map *m = insn->src_reg ? &r->b->obj.maps[insn->imm] : NULL;
+			const struct gpubpf_map *m =
+			    insn->src_reg ? &r->b->obj.maps[insn->imm] : NULL;
 
 			if (!m)
-				reg[insn->dst_reg] = (uint32_t)insn->imm | (uint64_t)(uint32_t)insn[1].imm << 32;
+				reg[insn->dst_reg] =
+				    (uint32_t)insn->imm | (uint64_t)(uint32_t)insn[1].imm << 32;
 			else if (insn->src_reg == BPF_PSEUDO_MAP_VALUE)
 				reg[insn->dst_reg] = (uint64_t)(uintptr_t)(m->data + insn[1].imm);
 			else
@@ -436,10 +446,11 @@ static int execute(struct run *r, const void *ctx, uint64_t *ret)
 			continue;
 		}
 		case BPF_LDX:
-			reg[insn->dst_reg] = r->p->ver.info[pc].mem.bases == GPUBPF_BASE_CTX && !ctx
-						 ? 0
-						 : load((void *)(uintptr_t)(reg[insn->src_reg] + insn->off),
-							size, BPF_INSN_MODE(insn->code) == BPF_MEMSX);
+			reg[insn->dst_reg] =
+			    r->p->ver.info[pc].mem.bases == GPUBPF_BASE_CTX && !ctx
+				? 0
+				: load((void *)(uintptr_t)(reg[insn->src_reg] + insn->off), size,
+				       BPF_INSN_MODE(insn->code) == BPF_MEMSX);
 			pc++;
 			continue;
 		case BPF_ST:
@@ -449,8 +460,9 @@ static int execute(struct run *r, const void *ctx, uint64_t *ret)
 			continue;
 		case BPF_STX:
 			if (BPF_INSN_MODE(insn->code) == BPF_ATOMIC) {
-				uint64_t old = atomic_op((uint8_t *)(uintptr_t)(reg[insn->dst_reg] + insn->off),
-							 size, insn->imm, reg[insn->src_reg], &reg[0]);
+				uint64_t old = atomic_op(
+				    (uint8_t *)(uintptr_t)(reg[insn->dst_reg] + insn->off), size,
+				    insn->imm, reg[insn->src_reg], &reg[0]);
 
 				if ((insn->imm & BPF_FETCH) && insn->imm != BPF_CMPXCHG)
 					reg[insn->src_reg] = old;
@@ -484,17 +496,39 @@ static int execute(struct run *r, const void *ctx, uint64_t *ret)
 			}
 #define S(v) (cls == BPF_JMP32 ? (int64_t)(int32_t)(v) : (int64_t)(v))
 			switch (op) {
-			case BPF_JEQ: taken = a == b; break;
-			case BPF_JNE: taken = a != b; break;
-			case BPF_JGT: taken = a > b; break;
-			case BPF_JGE: taken = a >= b; break;
-			case BPF_JLT: taken = a < b; break;
-			case BPF_JLE: taken = a <= b; break;
-			case BPF_JSGT: taken = S(a) > S(b); break;
-			case BPF_JSGE: taken = S(a) >= S(b); break;
-			case BPF_JSLT: taken = S(a) < S(b); break;
-			case BPF_JSLE: taken = S(a) <= S(b); break;
-			default: taken = (a & b) != 0; break; /* BPF_JSET */
+			case BPF_JEQ:
+				taken = a == b;
+				break;
+			case BPF_JNE:
+				taken = a != b;
+				break;
+			case BPF_JGT:
+				taken = a > b;
+				break;
+			case BPF_JGE:
+				taken = a >= b;
+				break;
+			case BPF_JLT:
+				taken = a < b;
+				break;
+			case BPF_JLE:
+				taken = a <= b;
+				break;
+			case BPF_JSGT:
+				taken = S(a) > S(b);
+				break;
+			case BPF_JSGE:
+				taken = S(a) >= S(b);
+				break;
+			case BPF_JSLT:
+				taken = S(a) < S(b);
+				break;
+			case BPF_JSLE:
+				taken = S(a) <= S(b);
+				break;
+			default:
+				taken = (a & b) != 0;
+				break; /* BPF_JSET */
 			}
 #undef S
 			pc += 1 + (taken ? (size_t)(int64_t)insn->off : 0);
@@ -583,8 +617,8 @@ int interp_run_one(struct interp_session *s, const struct gpubpf_bundle *b, size
 		   const void *ctx, uint64_t *ret, char *err, size_t err_len)
 {
 	struct thread th = {.ntid = {1, 1, 1}, .nctaid = {1, 1, 1}};
-	struct run r = {.s = s, .b = b, .p = &b->progs[prog], .th = &th, .err = err,
-			.err_len = err_len};
+	struct run r = {
+	    .s = s, .b = b, .p = &b->progs[prog], .th = &th, .err = err, .err_len = err_len};
 
 	return execute(&r, ctx, ret);
 }

@@ -51,7 +51,8 @@ int sim_run(struct sim *s, const char *const *objects, size_t nr_objects,
 			return rc;
 		slots += (uint32_t)b->obj.nr_maps;
 		ids += (uint16_t)b->nr_progs;
-		if (interp_session_init(&s->sessions[i], b, cfg->thread_capacity, cfg->ring_bytes)) {
+		if (interp_session_init(&s->sessions[i], b, cfg->thread_capacity,
+					cfg->ring_bytes)) {
 			snprintf(err, err_len, "out of memory");
 			return -ENOMEM;
 		}
@@ -96,8 +97,8 @@ int sim_write_trace(const struct sim *s, const char *path, char *err, size_t err
 			if (b->obj.maps[m].rodata)
 				continue;
 			if (gpubpf_map_is_ring(b->obj.maps[m].type))
-				rc = gpubpf_trace_ring(w, b, m, ss->map_mem[slot], ss->map_len[slot], &clk,
-						       &at);
+				rc = gpubpf_trace_ring(w, b, m, ss->map_mem[slot],
+						       ss->map_len[slot], &clk, &at);
 			else
 				rc = gpubpf_trace_map(w, b, m, ss->map_mem[slot], ss->map_len[slot],
 						      ss->env.thread_capacity, 1, true, &at);

@@ -1,4 +1,4 @@
-/* gpubpf_sim: runs GPU eBPF objects over a simulated launch and writes the trace a GPU run must match. */
+/* gpubpf_sim: GPU eBPF objects over a simulated launch, as the trace a GPU run must match. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -8,15 +8,19 @@
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: gpubpf_sim -o OUT.grt --kernel NAME --grid X[,Y,Z] --block X[,Y,Z]\n"
-		"                  [--params P0,P1,...] [--access ld|st,PARAM,SIZE]... [--guard PARAM]\n"
-		"                  [--capacity THREADS] [--ring BYTES] [--sms N] [--launches N] OBJ.bpf.o...\n"
-		"  Runs the objects' programs in the reference interpreter as a launch of kernel NAME\n"
-		"  would run them on the GPU, then writes descriptions, final map contents, ring events\n"
-		"  and printk lines as `grtrace record --bpf` does: compare `grtrace report --bpf`.\n"
-		"  --access  a global access of every thread at PARAM + thread_index * SIZE, in order\n"
-		"  --guard   only threads whose index is below the value of parameter PARAM access\n");
+	fprintf(
+	    out,
+	    "usage: gpubpf_sim -o OUT.grt --kernel NAME --grid X[,Y,Z] --block X[,Y,Z]\n"
+	    "                  [--params P0,P1,...] [--access ld|st,PARAM,SIZE]... [--guard "
+	    "PARAM]\n"
+	    "                  [--capacity THREADS] [--ring BYTES] [--sms N] [--launches N] "
+	    "OBJ.bpf.o...\n"
+	    "  Runs the objects' programs in the reference interpreter as a launch of kernel NAME\n"
+	    "  would run them on the GPU, then writes descriptions, final map contents, ring "
+	    "events\n"
+	    "  and printk lines as `grtrace record --bpf` does: compare `grtrace report --bpf`.\n"
+	    "  --access  a global access of every thread at PARAM + thread_index * SIZE, in order\n"
+	    "  --guard   only threads whose index is below the value of parameter PARAM access\n");
 }
 
 static int parse_list(const char *s, uint64_t *v, unsigned max, unsigned *n)
@@ -52,17 +56,23 @@ static int parse_dim3(const char *s, uint32_t d[3])
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{"kernel", required_argument, NULL, 'k'}, {"grid", required_argument, NULL, 'g'},
-		{"block", required_argument, NULL, 'b'},  {"params", required_argument, NULL, 'p'},
-		{"access", required_argument, NULL, 'a'}, {"guard", required_argument, NULL, 'G'},
-		{"capacity", required_argument, NULL, 'c'}, {"ring", required_argument, NULL, 'r'},
-		{"sms", required_argument, NULL, 's'},	  {"launches", required_argument, NULL, 'l'},
-		{"help", no_argument, NULL, 'h'},	  {0},
+	    {"kernel", required_argument, NULL, 'k'},	{"grid", required_argument, NULL, 'g'},
+	    {"block", required_argument, NULL, 'b'},	{"params", required_argument, NULL, 'p'},
+	    {"access", required_argument, NULL, 'a'},	{"guard", required_argument, NULL, 'G'},
+	    {"capacity", required_argument, NULL, 'c'}, {"ring", required_argument, NULL, 'r'},
+	    {"sms", required_argument, NULL, 's'},	{"launches", required_argument, NULL, 'l'},
+	    {"help", no_argument, NULL, 'h'},		{0},
 	};
-	struct sim_config c = {.launch = {.grid = {1, 1, 1}, .block = {1, 1, 1}, .nr_sms = 132,
-					  .t0_ns = 1000000, .block_ns = 1000, .thread_ns = 10,
+	struct sim_config c = {.launch = {.grid = {1, 1, 1},
+					  .block = {1, 1, 1},
+					  .nr_sms = 132,
+					  .t0_ns = 1000000,
+					  .block_ns = 1000,
+					  .thread_ns = 10,
 					  .body_ns = 5000},
-			       .guard_param = -1, .thread_capacity = 1 << 20, .ring_bytes = 16 << 20};
+			       .guard_param = -1,
+			       .thread_capacity = 1 << 20,
+			       .ring_bytes = 16 << 20};
 	const char *out = NULL;
 	struct sim s;
 	char err[512];
@@ -80,7 +90,8 @@ int main(int argc, char **argv)
 		case 'g':
 		case 'b':
 			if (parse_dim3(optarg, opt == 'g' ? c.launch.grid : c.launch.block)) {
-				fprintf(stderr, "gpubpf_sim: bad --%s '%s'\n", opt == 'g' ? "grid" : "block", optarg);
+				fprintf(stderr, "gpubpf_sim: bad --%s '%s'\n",
+					opt == 'g' ? "grid" : "block", optarg);
 				return 2;
 			}
 			break;
@@ -94,12 +105,16 @@ int main(int argc, char **argv)
 			uint64_t v[2];
 			bool store = !strncmp(optarg, "st,", 3);
 
-			if ((!store && strncmp(optarg, "ld,", 3)) || parse_list(optarg + 3, v, 2, &n) ||
-			    n != 2 || v[0] >= GRT_BPF_CTX_PARAMS || c.nr_access == SIM_MAX_ACCESSES) {
-				fprintf(stderr, "gpubpf_sim: bad --access '%s' (ld|st,PARAM,SIZE)\n", optarg);
+			if ((!store && strncmp(optarg, "ld,", 3)) ||
+			    parse_list(optarg + 3, v, 2, &n) || n != 2 ||
+			    v[0] >= GRT_BPF_CTX_PARAMS || c.nr_access == SIM_MAX_ACCESSES) {
+				fprintf(stderr,
+					"gpubpf_sim: bad --access '%s' (ld|st,PARAM,SIZE)\n",
+					optarg);
 				return 2;
 			}
-			c.access[c.nr_access++] = (struct sim_access){store, (unsigned)v[0], (uint32_t)v[1]};
+			c.access[c.nr_access++] =
+			    (struct sim_access){store, (unsigned)v[0], (uint32_t)v[1]};
 			break;
 		}
 		case 'G':

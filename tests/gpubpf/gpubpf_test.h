@@ -1,4 +1,4 @@
-/* Shared by the GPU eBPF tests: instruction macros, in-memory objects, the build's test programs. */
+/* Shared by the GPU eBPF tests: instruction macros, in-memory objects, the test programs. */
 #ifndef GRT_TESTS_GPUBPF_TEST_H
 #define GRT_TESTS_GPUBPF_TEST_H
 
@@ -11,7 +11,8 @@
 
 /* --- instructions, written as the kernel's samples/bpf macros name them ------------------ */
 
-#define I(c, d, s, o, i) ((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
+#define I(c, d, s, o, i)                                                                           \
+	((struct bpf_insn){.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i)})
 #define ALU64_IMM(op, d, i) I(BPF_ALU64 | (op) | BPF_K, d, 0, 0, i)
 #define ALU64_REG(op, d, s) I(BPF_ALU64 | (op) | BPF_X, d, s, 0, 0)
 #define ALU32_IMM(op, d, i) I(BPF_ALU | (op) | BPF_K, d, 0, 0, i)
@@ -30,29 +31,38 @@
 #define EXIT() I(BPF_JMP | BPF_EXIT, 0, 0, 0, 0)
 /* ld_imm64 of a map (two instructions) */
 #define LD_MAP(d, m) I(BPF_LD | BPF_IMM | BPF_DW, d, BPF_PSEUDO_MAP_FD, 0, m), I(0, 0, 0, 0, 0)
-#define LD_IMM64(d, v) I(BPF_LD | BPF_IMM | BPF_DW, d, 0, 0, (int32_t)(uint32_t)(v)), \
-	I(0, 0, 0, 0, (int32_t)(uint32_t)((uint64_t)(v) >> 32))
+#define LD_IMM64(d, v)                                                                             \
+	I(BPF_LD | BPF_IMM | BPF_DW, d, 0, 0, (int32_t)(uint32_t)(v)),                             \
+	    I(0, 0, 0, 0, (int32_t)(uint32_t)((uint64_t)(v) >> 32))
 
 /* --- in-memory objects ------------------------------------------------------------------ */
 
 /* Maps of the generated programs (random_prog.h) and the fuzzer: 0 values, 1 events, 2 table. */
 static const struct gpubpf_map gpubpf_test_maps[] = {
-	{.name = "values", .type = GRT_BPF_MAP_GPU_ARRAY, .key_size = 4, .value_size = 64,
-	 .max_entries = 4},
-	{.name = "events", .type = GRT_BPF_MAP_GPU_RINGBUF, .key_size = 4, .value_size = 32,
-	 .max_entries = 16},
-	{.name = "table", .type = BPF_MAP_TYPE_HASH, .key_size = 8, .value_size = 8,
-	 .max_entries = 32},
-	{.name = "threads", .type = GRT_BPF_MAP_PERGPUTD_ARRAY, .key_size = 4, .value_size = 16,
-	 .max_entries = 2},
-	{.name = "rb", .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 4096},
+    {.name = "values",
+     .type = GRT_BPF_MAP_GPU_ARRAY,
+     .key_size = 4,
+     .value_size = 64,
+     .max_entries = 4},
+    {.name = "events",
+     .type = GRT_BPF_MAP_GPU_RINGBUF,
+     .key_size = 4,
+     .value_size = 32,
+     .max_entries = 16},
+    {.name = "table", .type = BPF_MAP_TYPE_HASH, .key_size = 8, .value_size = 8, .max_entries = 32},
+    {.name = "threads",
+     .type = GRT_BPF_MAP_PERGPUTD_ARRAY,
+     .key_size = 4,
+     .value_size = 16,
+     .max_entries = 2},
+    {.name = "rb", .type = BPF_MAP_TYPE_RINGBUF, .max_entries = 4096},
 };
 
 #define GPUBPF_TEST_NR_MAPS (sizeof(gpubpf_test_maps) / sizeof(gpubpf_test_maps[0]))
 
 /* An object of one program (section sec) and the given maps, for the table-driven tests. */
-static inline void test_object(struct gpubpf_object *obj, struct gpubpf_prog *prog,
-			       const char *sec, const struct bpf_insn *insns, size_t n,
+static inline void test_object(struct gpubpf_object *obj, struct gpubpf_prog *prog, const char *sec,
+			       const struct bpf_insn *insns, size_t n,
 			       const struct gpubpf_map *maps, size_t nr_maps)
 {
 	const char *kernel;

@@ -14,19 +14,36 @@
 /* Values where arithmetic has edges: zero, one, signs, widths, carries. */
 static inline uint64_t rprog_value(struct rprog_rng *r)
 {
-	static const uint64_t edges[] = {0, 1, 2, 3, 7, 31, 32, 63, 64, 0xff, 0x8000, 0xffff,
-					 0x7fffffff, 0x80000000, 0xffffffff, 0x100000000ull,
-					 0x7fffffffffffffffull, 0x8000000000000000ull, ~0ull,
-					 ~0ull - 1, 0x123456789abcdef0ull};
+	static const uint64_t edges[] = {0,
+					 1,
+					 2,
+					 3,
+					 7,
+					 31,
+					 32,
+					 63,
+					 64,
+					 0xff,
+					 0x8000,
+					 0xffff,
+					 0x7fffffff,
+					 0x80000000,
+					 0xffffffff,
+					 0x100000000ull,
+					 0x7fffffffffffffffull,
+					 0x8000000000000000ull,
+					 ~0ull,
+					 ~0ull - 1,
+					 0x123456789abcdef0ull};
 
 	return rprog_below(r, 3) ? edges[rprog_below(r, sizeof(edges) / sizeof(edges[0]))]
 				 : rprog_next(r);
 }
 
-static const uint8_t rprog_alu_ops[] = {BPF_ADD, BPF_SUB, BPF_MUL, BPF_DIV, BPF_OR, BPF_AND,
-					BPF_LSH, BPF_RSH, BPF_NEG, BPF_MOD, BPF_XOR, BPF_MOV,
-					BPF_ARSH};
-static const uint8_t rprog_jmp_ops[] = {BPF_JEQ, BPF_JGT, BPF_JGE, BPF_JSET, BPF_JNE, BPF_JSGT,
+static const uint8_t rprog_alu_ops[] = {BPF_ADD, BPF_SUB, BPF_MUL, BPF_DIV, BPF_OR,
+					BPF_AND, BPF_LSH, BPF_RSH, BPF_NEG, BPF_MOD,
+					BPF_XOR, BPF_MOV, BPF_ARSH};
+static const uint8_t rprog_jmp_ops[] = {BPF_JEQ,  BPF_JGT, BPF_JGE, BPF_JSET, BPF_JNE, BPF_JSGT,
 					BPF_JSGE, BPF_JLT, BPF_JLE, BPF_JSLT, BPF_JSLE};
 
 /* One arithmetic instruction on r6..r9 (with v4: sign-extending moves, signed division, bswap). */
@@ -34,7 +51,8 @@ static inline struct bpf_insn rprog_alu_insn(struct rprog_rng *r, bool v4)
 {
 	uint8_t cls = rprog_below(r, 2) ? BPF_ALU64 : BPF_ALU;
 	uint8_t op = rprog_alu_ops[rprog_below(r, sizeof(rprog_alu_ops))];
-	unsigned dst = 6 + rprog_below(r, 4), src = 6 + rprog_below(r, 4), bits = cls == BPF_ALU64 ? 64 : 32;
+	unsigned dst = 6 + rprog_below(r, 4), src = 6 + rprog_below(r, 4),
+		 bits = cls == BPF_ALU64 ? 64 : 32;
 	int32_t imm = (int32_t)rprog_value(r);
 	uint32_t pick = rprog_below(r, 10);
 
@@ -43,7 +61,9 @@ static inline struct bpf_insn rprog_alu_insn(struct rprog_rng *r, bool v4)
 		bool bswap = v4 && rprog_below(r, 3) == 0;
 
 		return I((bswap ? BPF_ALU64 : BPF_ALU) | BPF_END |
-			     (bswap ? BPF_TO_LE : rprog_below(r, 2) ? BPF_TO_BE : BPF_TO_LE),
+			     (bswap		  ? BPF_TO_LE
+			      : rprog_below(r, 2) ? BPF_TO_BE
+						  : BPF_TO_LE),
 			 dst, 0, 0, widths[rprog_below(r, 3)]);
 	}
 	if (v4 && pick == 1) { /* movsx */
@@ -90,8 +110,9 @@ static inline size_t rprog_alu(struct rprog_rng *r, struct bpf_insn *out, unsign
 			uint8_t op = rprog_jmp_ops[rprog_below(r, sizeof(rprog_jmp_ops))];
 			unsigned dst = 6 + rprog_below(r, 4), src = 6 + rprog_below(r, 4);
 
-			out[n++] = rprog_below(r, 2) ? I(cls | op | BPF_X, dst, src, 1, 0)
-						     : I(cls | op | BPF_K, dst, 0, 1, (int32_t)rprog_value(r));
+			out[n++] = rprog_below(r, 2)
+				       ? I(cls | op | BPF_X, dst, src, 1, 0)
+				       : I(cls | op | BPF_K, dst, 0, 1, (int32_t)rprog_value(r));
 		}
 		out[n++] = rprog_alu_insn(r, v4);
 	}
@@ -155,18 +176,26 @@ static inline size_t rprog_full(struct rprog_rng *r, struct bpf_insn *out, unsig
 		}
 		case 2: /* stack store of a register, then a load back at another size */
 			out[n++] = STX(BPF_DW, 10, 8 + rprog_below(r, 2), soff);
-			out[n++] = LDX(sz, 9, 10, (int16_t)(soff + (int16_t)(8 - bpf_size_bytes(sz)) *
-								  (int16_t)rprog_below(r, 2)));
+			out[n++] = LDX(sz, 9, 10,
+				       (int16_t)(soff + (int16_t)(8 - bpf_size_bytes(sz)) *
+							    (int16_t)rprog_below(r, 2)));
 			break;
 		case 3: /* map value load and store */
-			out[n++] = LDX(sz, 8, 7, (int16_t)(voff + (int16_t)(8 - bpf_size_bytes(sz))));
+			out[n++] =
+			    LDX(sz, 8, 7, (int16_t)(voff + (int16_t)(8 - bpf_size_bytes(sz))));
 			out[n++] = STX(sz, 7, 9, voff);
 			break;
 		case 4: { /* atomics */
-			static const int32_t ops[] = {BPF_ADD, BPF_OR, BPF_AND, BPF_XOR,
-						      BPF_ADD | BPF_FETCH, BPF_OR | BPF_FETCH,
-						      BPF_AND | BPF_FETCH, BPF_XOR | BPF_FETCH,
-						      BPF_XCHG, BPF_CMPXCHG};
+			static const int32_t ops[] = {BPF_ADD,
+						      BPF_OR,
+						      BPF_AND,
+						      BPF_XOR,
+						      BPF_ADD | BPF_FETCH,
+						      BPF_OR | BPF_FETCH,
+						      BPF_AND | BPF_FETCH,
+						      BPF_XOR | BPF_FETCH,
+						      BPF_XCHG,
+						      BPF_CMPXCHG};
 			int32_t op = ops[rprog_below(r, 10)];
 
 			if (op == BPF_CMPXCHG)
@@ -175,10 +204,12 @@ static inline size_t rprog_full(struct rprog_rng *r, struct bpf_insn *out, unsig
 			break;
 		}
 		case 5: /* a forward branch over the next instruction */
-			out[n++] = rprog_below(r, 2)
-				       ? JMP_REG(rprog_jmp_ops[rprog_below(r, sizeof(rprog_jmp_ops))], 8, 9, 1)
-				       : JMP32_IMM(rprog_jmp_ops[rprog_below(r, sizeof(rprog_jmp_ops))], 9,
-						   (int32_t)rprog_value(r), 1);
+			out[n++] =
+			    rprog_below(r, 2)
+				? JMP_REG(rprog_jmp_ops[rprog_below(r, sizeof(rprog_jmp_ops))], 8,
+					  9, 1)
+				: JMP32_IMM(rprog_jmp_ops[rprog_below(r, sizeof(rprog_jmp_ops))], 9,
+					    (int32_t)rprog_value(r), 1);
 			out[n++] = ALU64_IMM(BPF_ADD, 8, 1);
 			break;
 		case 6: { /* helpers without arguments */
@@ -192,7 +223,8 @@ static inline size_t rprog_full(struct rprog_rng *r, struct bpf_insn *out, unsig
 			out[n++] = MOV64_REG(1, 10);
 			out[n++] = ALU64_IMM(BPF_ADD, 1, soff);
 			out[n++] = MOV64_REG(2, 10);
-			out[n++] = ALU64_IMM(BPF_ADD, 2, -8 * (int)(1 + rprog_below(r, stack_slots)));
+			out[n++] =
+			    ALU64_IMM(BPF_ADD, 2, -8 * (int)(1 + rprog_below(r, stack_slots)));
 			out[n++] = MOV64_REG(3, 7);
 			out[n++] = ALU64_IMM(BPF_ADD, 3, voff);
 			out[n++] = CALL(503 + 2 * (int32_t)rprog_below(r, 2));
@@ -227,8 +259,8 @@ static inline size_t rprog_full(struct rprog_rng *r, struct bpf_insn *out, unsig
 			out[n++] = LDX(BPF_DW, 9, 0, 0);
 			break;
 		default: /* a context field */
-			out[n++] = LDX(sz, 9, 6,
-				       (int16_t)(8 * rprog_below(r, 16) + (8 - bpf_size_bytes(sz))));
+			out[n++] = LDX(
+			    sz, 9, 6, (int16_t)(8 * rprog_below(r, 16) + (8 - bpf_size_bytes(sz))));
 			break;
 		}
 	}
