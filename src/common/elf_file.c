@@ -1,4 +1,4 @@
-/* Opening ELF files and walking their sections and function symbols (uprobes, symbols, BPF objects). */
+/* Opening ELF files and walking their sections and functions: uprobes, symbols, BPF objects. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>

@@ -1,4 +1,4 @@
-/* Opening ELF files and walking their sections and function symbols (uprobes, symbols, BPF objects). */
+/* Opening ELF files and walking their sections and functions: uprobes, symbols, BPF objects. */
 #ifndef GRT_ELF_FILE_H
 #define GRT_ELF_FILE_H
 

@@ -32,8 +32,6 @@
  * are not probed.
  */
 
-#define PARAM_SPACE_OLD 4096u
-#define PARAM_SPACE_NEW 32764u
 #define DEFAULT_INLINE_LIMIT 20000
 
 struct mem_site {
@@ -71,11 +69,6 @@ static bool tok_starts(const struct ptx_module *m, size_t tok, const char *s)
 	size_t n = strlen(s);
 
 	return m->toks.v[tok].len >= n && !memcmp(ptx_tok_text(m, tok), s, n);
-}
-
-static bool version_at_least(const struct ptx_module *m, unsigned major, unsigned minor)
-{
-	return m->version_major > major || (m->version_major == major && m->version_minor >= minor);
 }
 
 /* --- what applies where ----------------------------------------------------------------- */
@@ -439,8 +432,6 @@ static const char *refusal(const struct attach *a, const struct ptx_entry *e, bo
 			   struct ptx_kernel_result *k, unsigned sm)
 {
 	const struct ptx_module *m = a->m;
-	uint32_t space = version_at_least(m, 8, 1) ? PARAM_SPACE_NEW : PARAM_SPACE_OLD;
-
 	if (e->body_open == PTX_NO_TOK)
 		return "declaration without a body";
 	if (e->last_param_name != PTX_NO_TOK && tok_starts(m, e->last_param_name, "grt_p") &&
@@ -450,24 +441,16 @@ static const char *refusal(const struct attach *a, const struct ptx_entry *e, bo
 		return "already instrumented with GPU eBPF programs";
 	if (m->address_size != 64)
 		return "32-bit PTX (.address_size 32)";
-	if (!version_at_least(m, 6, 2))
+	if (!ptx_version_at_least(m, 6, 2))
 		return "PTX ISA older than 6.2 (GPU eBPF programs need activemask and shfl.sync)";
 	if (sm && sm < 70) {
 		snprintf(k->reason, sizeof(k->reason),
 			 "PTX for sm_%u: GPU eBPF programs need sm_70 or newer", sm);
 		return k->reason;
 	}
-	if (e->unsized_param >= 0) {
-		snprintf(k->reason, sizeof(k->reason),
-			 "parameter %d has a type that cannot be sized", e->unsized_param);
+	if (ptx_param_refusal(m, e, k->param_size, "environment parameter", k->reason,
+			      sizeof(k->reason)))
 		return k->reason;
-	}
-	if (k->param_size > space) {
-		snprintf(k->reason, sizeof(k->reason),
-			 "no room for the environment parameter (%u of %u bytes)", k->param_size,
-			 space);
-		return k->reason;
-	}
 	if (has_exit && m->func_exits && e->has_call)
 		return "calls device functions and some device function executes exit";
 	if (!a->p[0])

@@ -142,8 +142,8 @@ static int scan_params(const struct ptx_module *m, struct ptx_entry *e)
 			e->unsized_param = (int)e->nr_params;
 		p.name = e->last_param_name;
 		if ((e->nr_params & (e->nr_params - 1)) == 0) { /* grow at powers of two */
-			struct ptx_param *v = realloc(e->params, (e->nr_params ? e->nr_params * 2 : 1) *
-								     sizeof(*v));
+			struct ptx_param *v =
+			    realloc(e->params, (e->nr_params ? e->nr_params * 2 : 1) * sizeof(*v));
 
 			if (!v)
 				return -ENOMEM;
@@ -153,6 +153,24 @@ static int scan_params(const struct ptx_module *m, struct ptx_entry *e)
 		start = i + 1;
 	}
 	return 0;
+}
+
+const char *ptx_param_refusal(const struct ptx_module *m, const struct ptx_entry *e,
+			      uint32_t param_size, const char *what, char *buf, size_t len)
+{
+	/* Parameter space: 4 KiB, or 32764 bytes from PTX ISA 8.1 (CUDA 12.1) on. */
+	uint32_t space = ptx_version_at_least(m, 8, 1) ? 32764u : 4096u;
+
+	if (e->unsized_param >= 0) {
+		snprintf(buf, len, "parameter %d has a type that cannot be sized",
+			 e->unsized_param);
+		return buf;
+	}
+	if (param_size > space) {
+		snprintf(buf, len, "no room for the %s (%u of %u bytes)", what, param_size, space);
+		return buf;
+	}
+	return NULL;
 }
 
 static int add_stmt(struct ptx_entry *e, size_t tok)

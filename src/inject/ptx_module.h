@@ -59,6 +59,21 @@ struct ptx_module {
 int ptx_module_scan(const char *text, size_t len, struct ptx_module *m);
 void ptx_module_free(struct ptx_module *m);
 
+/* The module's .version is at least major.minor. */
+static inline bool ptx_version_at_least(const struct ptx_module *m, unsigned major, unsigned minor)
+{
+	return m->version_major > major || (m->version_major == major && m->version_minor >= minor);
+}
+
+/*
+ * Why kernel e cannot take one more parameter (its `what`, making the
+ * argument buffer param_size bytes), written into buf: a parameter of
+ * unknown size, or the parameter space full (4 KiB, 32764 bytes from PTX ISA
+ * 8.1). NULL when it can.
+ */
+const char *ptx_param_refusal(const struct ptx_module *m, const struct ptx_entry *e,
+			      uint32_t param_size, const char *what, char *buf, size_t len);
+
 /* Bytes of a scalar PTX type directive at token i (".u32" -> 4), 0 when it is not one. */
 uint32_t ptx_type_size(const struct ptx_module *m, size_t i);
 

@@ -9,10 +9,6 @@
 #include "ptx_probe.h"
 #include "ptx_rewrite.h"
 
-/* Parameter space: 4 KiB, or 32764 bytes from PTX ISA 8.1 (CUDA 12.1) on. */
-#define PARAM_SPACE_OLD 4096u
-#define PARAM_SPACE_NEW 32764u
-
 /* The output being assembled: the input copied up to `copied`, plus insertions. */
 struct rewrite_out {
 	const struct ptx_module *m;
@@ -28,35 +24,20 @@ static void copy_to(struct rewrite_out *o, size_t off)
 	}
 }
 
-static bool version_at_least(const struct ptx_module *m, unsigned major, unsigned minor)
-{
-	return m->version_major > major || (m->version_major == major && m->version_minor >= minor);
-}
-
 /* Why kernel `e` cannot be instrumented, or NULL. */
 static const char *refusal(const struct ptx_module *m, const struct ptx_entry *e,
 			   struct ptx_kernel_result *k)
 {
-	uint32_t space = version_at_least(m, 8, 1) ? PARAM_SPACE_NEW : PARAM_SPACE_OLD;
-
 	if (e->body_open == PTX_NO_TOK)
 		return "declaration without a body";
 	if (e->last_param_name != PTX_NO_TOK && ptx_is_probe_param(m, e->last_param_name))
 		return "already instrumented";
 	if (m->address_size != 64)
 		return "32-bit PTX (.address_size 32)";
-	if (!version_at_least(m, 3, 1))
+	if (!ptx_version_at_least(m, 3, 1))
 		return "PTX ISA older than 3.1 has no %globaltimer";
-	if (e->unsized_param >= 0) {
-		snprintf(k->reason, sizeof(k->reason),
-			 "parameter %d has a type that cannot be sized", e->unsized_param);
+	if (ptx_param_refusal(m, e, k->param_size, "probe parameter", k->reason, sizeof(k->reason)))
 		return k->reason;
-	}
-	if (k->param_size > space) {
-		snprintf(k->reason, sizeof(k->reason),
-			 "no room for the probe parameter (%u of %u bytes)", k->param_size, space);
-		return k->reason;
-	}
 	if (m->func_exits && e->has_call)
 		return "calls device functions and some device function executes exit";
 	return NULL;
