@@ -20,12 +20,18 @@ SAN_LDFLAGS := -fsanitize=address,undefined
 endif
 # libbpf and its ELF/compression helpers are linked statically so the binary
 # runs unchanged on machines (the GPU host) that lack them.
-STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -Wl,-Bdynamic
-LDLIBS := $(STATIC_LIBS) -lpthread -ldl -lm
+# libmicrohttpd (serve's HTTP endpoint) and ncurses (top) are static too; libmicrohttpd's TLS
+# half needs GnuTLS, which stays shared: every Debian and Ubuntu system has libgnutls.so.30.
+STATIC_LIBS := -Wl,-Bstatic -lbpf -lelf -lz -lzstd -lmicrohttpd -lncursesw -ltinfo -Wl,-Bdynamic
+LDLIBS := $(STATIC_LIBS) -lgnutls -lpthread -ldl -lm
 
-BPF_SRCS := $(wildcard src/sources/*.bpf.c)
-SKELS := $(patsubst src/sources/%.bpf.c,$(BUILD)/gen/%.skel.h,$(BPF_SRCS))
-LIB_SRCS := $(filter-out %.bpf.c src/cli/main.c,$(wildcard src/common/*.c src/trace/*.c src/sources/*.c src/analysis/*.c src/export/*.c src/cli/*.c))
+# Every directory with BPF programs: NAME.bpf.c beside NAME.c, one skeleton each.
+BPF_DIRS := src/sources src/serve
+BPF_SRCS := $(foreach d,$(BPF_DIRS),$(wildcard $(d)/*.bpf.c))
+BPF_HDRS := $(foreach d,$(BPF_DIRS),$(wildcard $(d)/*.h))
+SKELS := $(patsubst %.bpf.c,$(BUILD)/gen/%.skel.h,$(notdir $(BPF_SRCS)))
+vpath %.bpf.c $(BPF_DIRS)
+LIB_SRCS := $(filter-out %.bpf.c src/cli/main.c,$(wildcard src/common/*.c src/trace/*.c src/sources/*.c src/serve/*.c src/analysis/*.c src/analysis/jobs/*.c src/export/*.c src/cli/*.c))
 LIB_SRCS += $(wildcard src/gpubpf/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/src/cli/main.o
@@ -48,10 +54,10 @@ $(BUILD)/gen/vmlinux.h:
 	$(Q)mkdir -p $(@D)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(BUILD)/bpf/%.bpf.o: src/sources/%.bpf.c $(BUILD)/gen/vmlinux.h $(wildcard src/sources/*.h src/sources/*.bpf.h)
+$(BUILD)/bpf/%.bpf.o: %.bpf.c $(BUILD)/gen/vmlinux.h $(BPF_HDRS)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Isrc -Isrc/sources -I$(BUILD)/gen -c $< -o $@
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Isrc -I$(<D) -Isrc/sources -I$(BUILD)/gen -c $< -o $@
 
 $(BUILD)/gen/%.skel.h: $(BUILD)/bpf/%.bpf.o
 	$(call msg,SKEL,$@)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Times `report --jobs` and `export --perfetto` on a generated 10-million-record trace and prints
+# Times `report --jobs` and `export` on a generated 10-million-record trace and prints
 # wall time and max RSS of each (target: <= 10 s, memory flat in the trace size), then the export
 # into /dev/null and dd writing as many bytes, to tell computing from writing.
 # usage: bench/jobs_scale.sh [BUILD_DIR] [RECORDS] [WORKDIR]
@@ -28,12 +28,15 @@ run "report --jobs (text)" "$build/grtrace" report "$trace" --jobs
 head -12 "$work/out" | sed -n '/^== jobs ==/,$p' | head -3
 run "report --jobs --format json" "$build/grtrace" report "$trace" --jobs --format json
 echo "  json: $(du -h "$work/out" | cut -f1)"
-run "export --perfetto" "$build/grtrace" export "$trace" --perfetto "$work/timeline.json"
+run "export (protobuf)" "$build/grtrace" export "$trace" -o "$work/timeline.pftrace"
+echo "  timeline: $(du -h "$work/timeline.pftrace" | cut -f1)"
+rm -f "$work/timeline.pftrace"
+run "export --format json" "$build/grtrace" export "$trace" --format json -o "$work/timeline.json"
 echo "  timeline: $(du -h "$work/timeline.json" | cut -f1)"
 # what writing costs here: the same export into /dev/null, and dd writing as many bytes
 bytes=$(stat -c %s "$work/timeline.json")
 rm -f "$work/timeline.json" "$work/out"
-run "export --perfetto /dev/null" "$build/grtrace" export "$trace" --perfetto /dev/null
+run "export --format json /dev/null" "$build/grtrace" export "$trace" --format json -o /dev/null
 start=$(date +%s.%N)
 dd if=/dev/zero of="$work/dd.out" bs=1M count=$((bytes >> 20)) 2>/dev/null
 printf '%-28s %8s s for %s MiB (page cache, no sync)\n' "dd to a file" \

@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "analysis/idle_gaps.h"
-#include "analysis/job_pipeline.h"
-#include "analysis/job_summary.h"
-#include "analysis/threshold_list.h"
-#include "analysis/verdict.h"
+#include "analysis/jobs/idle_gaps.h"
+#include "analysis/jobs/pipeline.h"
+#include "analysis/jobs/summary.h"
+#include "analysis/jobs/threshold_list.h"
+#include "analysis/jobs/verdict.h"
 #include "trace/grt_writer.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
@@ -112,6 +112,82 @@ static inline void tw_gpu_kernel(struct tw *t, uint32_t pid, uint32_t tid, uint6
 	tw_rec(t, GRT_REC_GPU_KERNEL, pid, tid, end, &k, sizeof(k));
 }
 
+/* A launch of any launch API (cuLaunchKernelEx, ...) with call flags (GRT_CUDA_F_OWN). */
+static inline void tw_launch_api(struct tw *t, uint32_t pid, uint32_t tid, uint64_t enter,
+				 uint64_t ret_ns, uint64_t stream, const char *kernel, uint16_t api,
+				 uint16_t flags)
+{
+	struct grt_cuda_launch_rec l = { .call = tw_call(api, ret_ns, 0), .function = 0xf00,
+					 .stream = stream,
+					 .kernel_str = grt_writer_intern(t->w, kernel),
+					 .user_stack_id = -1 };
+
+	l.call.flags |= flags;
+	tw_rec(t, GRT_REC_CUDA_LAUNCH, pid, tid, enter, &l, sizeof(l));
+}
+
+/*
+ * The host call a device record names (format 1.1): thread tid entered the
+ * driver at enter and returned at ret, as the injected library stamped them.
+ */
+struct tw_call_id {
+	uint32_t tid;
+	uint64_t enter;
+	uint64_t ret;
+	uint32_t flags;		/* GRT_GPU_F_OWN */
+};
+
+/* A CUPTI kernel record naming its call; written by thread rec_tid (CUPTI's, not the caller). */
+static inline void tw_gpu_kernel_id(struct tw *t, uint32_t pid, uint32_t rec_tid,
+				    struct tw_call_id id, uint64_t start, uint64_t end,
+				    uint64_t stream, uint32_t device, const char *kernel,
+				    uint64_t graph_id)
+{
+	struct grt_gpu_kernel_rec k = { .start_ns = start, .end_ns = end, .api_enter_ns = id.enter,
+					.stream = stream, .device = device,
+					.kernel_str = kernel ? grt_writer_intern(t->w, kernel) : 0,
+					.graph_id = graph_id, .api_return_ns = id.ret,
+					.host_tid = id.tid, .flags = id.flags };
+
+	tw_rec(t, GRT_REC_GPU_KERNEL, pid, rec_tid, end, &k, sizeof(k));
+}
+
+/* The block probes' per-launch record naming its call. */
+static inline void tw_gpu_probe_id(struct tw *t, uint32_t pid, uint32_t rec_tid,
+				   struct tw_call_id id, uint64_t start, uint64_t end,
+				   uint64_t stream, const char *kernel)
+{
+	struct grt_gpu_launch_rec l = { .launch_id = 1, .start_ns = start, .end_ns = end,
+					.api_enter_ns = id.enter, .stream = stream,
+					.kernel_str = grt_writer_intern(t->w, kernel), .blocks = 1,
+					.api_return_ns = id.ret, .host_tid = id.tid,
+					.flags = id.flags };
+
+	tw_rec(t, GRT_REC_GPU_LAUNCH, pid, rec_tid, end, &l, sizeof(l));
+}
+
+/* A kernel record as format 1.0 wrote it: 80 bytes, no call identity, no flags. */
+static inline void tw_gpu_kernel_v1_0(struct tw *t, uint32_t pid, uint32_t tid, uint64_t api_enter,
+				      uint64_t start, uint64_t end, uint64_t stream,
+				      const char *kernel)
+{
+	struct grt_gpu_kernel_rec k = { .start_ns = start, .end_ns = end, .api_enter_ns = api_enter,
+					.stream = stream,
+					.kernel_str = grt_writer_intern(t->w, kernel) };
+
+	tw_rec(t, GRT_REC_GPU_KERNEL, pid, tid, end, &k, GRT_GPU_KERNEL_REC_V1_0_LEN);
+}
+
+/* A status record of the gpu source; tid 0 is the recorder's, others the injected library's. */
+static inline void tw_gpu_status(struct tw *t, uint32_t pid, uint32_t tid, uint64_t ts,
+				 int32_t status, const char *message)
+{
+	struct grt_source_status_rec s = { .source = GRT_SRC_GPU, .status = status,
+					   .message_str = grt_writer_intern(t->w, message) };
+
+	tw_rec(t, GRT_REC_SOURCE_STATUS, pid, tid, ts, &s, sizeof(s));
+}
+
 static inline void tw_gpu_probe(struct tw *t, uint32_t pid, uint32_t tid, uint64_t api_enter,
 			 uint64_t start, uint64_t end, uint64_t stream, const char *kernel)
 {
@@ -144,6 +220,19 @@ static inline void tw_sync(struct tw *t, uint32_t pid, uint32_t tid, uint64_t en
 	tw_rec(t, GRT_REC_CUDA_SYNC, pid, tid, enter, &s, sizeof(s));
 }
 
+/* A stream or context sync with call flags (GRT_CUDA_F_OWN). */
+static inline void tw_sync_flagged(struct tw *t, uint32_t pid, uint32_t tid, uint64_t enter,
+				   uint64_t ret_ns, uint32_t kind, uint16_t flags)
+{
+	struct grt_cuda_sync_rec s = { .call = tw_call(kind == GRT_SYNC_CTX ? GRT_CUDA_CTX_SYNCHRONIZE
+									   : GRT_CUDA_STREAM_SYNCHRONIZE,
+						       ret_ns, 0),
+				       .kind = kind };
+
+	s.call.flags |= flags;
+	tw_rec(t, GRT_REC_CUDA_SYNC, pid, tid, enter, &s, sizeof(s));
+}
+
 static inline void tw_ctx_sync(struct tw *t, uint32_t pid, uint32_t tid, uint64_t enter, uint64_t ret_ns)
 {
 	tw_sync(t, pid, tid, enter, ret_ns, GRT_SYNC_CTX, 0, 0, 0);
@@ -170,6 +259,16 @@ static inline void tw_offcpu(struct tw *t, uint32_t pid, uint32_t tid, uint64_t 
 static inline void tw_uvm(struct tw *t, uint32_t pid, uint64_t ts, uint64_t end, uint32_t kind)
 {
 	struct grt_uvm_event_rec u = { .bytes = 4096, .end_ns = end, .kind = kind };
+
+	tw_rec(t, GRT_REC_UVM_EVENT, pid, pid, ts, &u, sizeof(u));
+}
+
+/* A UVM event with its bytes and the processors it moved them between (GRT_UVM_PROC_CPU is 0). */
+static inline void tw_uvm_move(struct tw *t, uint32_t pid, uint64_t ts, uint64_t end, uint32_t kind,
+			       uint64_t bytes, uint32_t src, uint32_t dst)
+{
+	struct grt_uvm_event_rec u = { .bytes = bytes, .end_ns = end, .kind = kind,
+				       .src_processor = src, .dst_processor = dst };
 
 	tw_rec(t, GRT_REC_UVM_EVENT, pid, pid, ts, &u, sizeof(u));
 }
@@ -213,10 +312,27 @@ static inline void run_on_advance(void *ctx, uint64_t f)
 	idle_gaps_advance(((struct jobs_run *)ctx)->gaps, f);
 }
 
+static inline void run_on_settled(void *ctx, uint64_t point)
+{
+	job_summary_settle(&((struct jobs_run *)ctx)->summary, point);
+}
+
+static inline void run_on_uvm(void *ctx, uint32_t pid, uint64_t ts, const struct grt_uvm_event_rec *u)
+{
+	idle_gaps_uvm(((struct jobs_run *)ctx)->gaps, pid, ts, u);
+}
+
+static inline void run_on_busy(void *ctx, uint32_t device, uint64_t start, uint64_t end)
+{
+	idle_gaps_busy(((struct jobs_run *)ctx)->gaps, device, start, end);
+}
+
 /* Runs the two-pass analysis over path (one pass when two_pass is false). */
 static inline void jobs_run(struct jobs_run *r, const char *path, const char *thresholds, bool two_pass)
 {
-	static const struct job_builder_ops ops = { run_on_job, run_on_wait, run_on_advance };
+	static const struct job_builder_ops ops = { .job = run_on_job, .host_wait = run_on_wait,
+						    .advance = run_on_advance, .busy = run_on_busy,
+						    .settled = run_on_settled, .uvm = run_on_uvm };
 	struct grt_reader *rd;
 	struct grt_record rec;
 

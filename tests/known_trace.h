@@ -2,6 +2,7 @@
 #ifndef GRT_KNOWN_TRACE_H
 #define GRT_KNOWN_TRACE_H
 
+#include <stdbool.h>
 #include <errno.h>
 #include <string.h>
 #include "trace/grt_writer.h"
@@ -60,8 +61,11 @@ static inline void known_memcpy(struct grt_writer *w, struct grt_event_origin *o
 	grt_writer_append(w, GRT_REC_CUDA_MEMCPY, o, &m, sizeof(m));
 }
 
-/* Writes the known trace; returns 0 or a negative errno. */
-static inline int known_trace_write(const char *path)
+/*
+ * Writes the known trace, with checksum records (format 1.2) or in the format
+ * 1.1 layout; returns 0 or a negative errno.
+ */
+static inline int known_trace_write_layout(const char *path, bool checksums)
 {
 	struct grt_file_header h = {
 	    .start_monotonic_ns = KNOWN_T0,
@@ -103,6 +107,7 @@ static inline int known_trace_write(const char *path)
 
 	if (!w)
 		return -errno;
+	grt_writer_set_checksums(w, checksums);
 	grt_writer_intern(w, "vecadd");
 	grt_writer_intern(w, "/usr/bin/vecadd");
 	grt_writer_intern(w, "vecAdd");
@@ -149,6 +154,12 @@ static inline int known_trace_write(const char *path)
 	grt_writer_append(w, GRT_REC_CUDA_LAUNCH, &o, &launch, sizeof(launch));
 	grt_writer_drop(w, GRT_SRC_CUDA, 3, KNOWN_T0 + 12000);
 	return grt_writer_close(w, GRT_END_TARGET_EXIT, KNOWN_T0 + 20000);
+}
+
+/* Writes the known trace as the recorder does (format 1.2); returns 0 or a negative errno. */
+static inline int known_trace_write(const char *path)
+{
+	return known_trace_write_layout(path, true);
 }
 
 #endif

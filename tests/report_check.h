@@ -13,18 +13,20 @@
 
 /*
  * Runs the report over path with the sections named in a comma list (NULL:
- * the default ones) and returns its output (caller frees); *rc gets the exit code.
+ * the default ones) and the options of base (format, --top, --threshold,
+ * --own), and returns its output (caller frees); *rc gets the exit code.
  */
-static inline char *report_capture(const char *path, const char *sections, unsigned top,
-				   const char *thresholds, bool json, int *rc)
+static inline char *report_capture_with(const char *path, const char *sections,
+					struct report_options base, int *rc)
 {
 	const struct report_section *chosen[32];
-	struct report_options opt = { .sections = chosen, .top_n = top, .thresholds = thresholds,
-				      .json = json };
+	struct report_options opt = base;
 	char *text = NULL, names[256];
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
 
+	opt.sections = chosen;
+	opt.nsections = 0;
 	if (sections) {
 		snprintf(names, sizeof(names), "%s", sections);
 		for (char *save, *n = strtok_r(names, ",", &save); n; n = strtok_r(NULL, ",", &save))
@@ -39,6 +41,15 @@ static inline char *report_capture(const char *path, const char *sections, unsig
 	*rc = report_run(path, &opt, out);
 	fclose(out);
 	return text;
+}
+
+static inline char *report_capture(const char *path, const char *sections, unsigned top,
+				   const char *thresholds, bool json, int *rc)
+{
+	return report_capture_with(path, sections,
+				   (struct report_options){ .top_n = top, .thresholds = thresholds,
+							    .json = json },
+				   rc);
 }
 
 /* Whether text has a line equal to line once trailing blanks are ignored. */

@@ -21,6 +21,12 @@ run_case() { # label, command...
 	shift
 	"$@" >"$log" 2>&1
 	local rc=$?
+	# A test that replaces /dev/null (a tool unlinking its -o output, say) breaks every later
+	# one and the machine: name the culprit and put the device back.
+	if [ ! -c /dev/null ]; then
+		rm -f /dev/null && mknod -m 666 /dev/null c 1 3
+		echo "FAIL - /dev/null was no longer a character device after this case" >>"$log"
+	fi
 	# '#' as the delimiter: labels contain '/'
 	sed "s#^\(ok\|FAIL\) - #\1 - [$label] #" "$log"
 	if [ $rc -ne 0 ] && ! grep -q '^FAIL - ' "$log"; then

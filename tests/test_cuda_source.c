@@ -471,20 +471,26 @@ static void test_full_length_comm(void)
 	harness_close(&h);
 }
 
-/* Calls from grtrace's own threads inside the target are left out, and counted. */
-static void test_own_threads_left_out(void)
+/* Calls from grtrace's own threads inside the target stay in the trace, flagged own, and counted. */
+static void test_own_threads_flagged(void)
 {
 	struct harness h;
 	struct cuda_event ev = event_of(GRT_CUDA_MEMCPY_DTOH_V2);
+	const struct grt_cuda_memcpy_rec *m;
 
 	harness_open(&h, false);
 	memcpy(ev.comm, GRT_OWN_THREAD_PREFIX "probes", sizeof(GRT_OWN_THREAD_PREFIX "probes"));
 	CHECK(!decode(&h, &ev));
-	CHECK_EQ_U64(h.cap.n, 0);
-	CHECK_EQ_U64(cuda_decoder_own_calls(h.decoder), 1);
-	memcpy(ev.comm, "grtrace", 8); /* an application named grtrace is still traced */
-	CHECK(!decode(&h, &ev));
 	CHECK_EQ_U64(h.cap.n, 1);
+	m = last_of(&h.cap, GRT_REC_CUDA_MEMCPY);
+	CHECK(m && (m->call.flags & GRT_CUDA_F_OWN));
+	CHECK_STR(string_of(&h.cap, m ? m->call.comm_str : 0), GRT_OWN_THREAD_PREFIX "probes");
+	CHECK_EQ_U64(cuda_decoder_own_calls(h.decoder), 1);
+	memcpy(ev.comm, "grtrace", 8); /* an application named grtrace is the application's */
+	CHECK(!decode(&h, &ev));
+	m = last_of(&h.cap, GRT_REC_CUDA_MEMCPY);
+	CHECK(m && !(m->call.flags & GRT_CUDA_F_OWN));
+	CHECK_EQ_U64(cuda_decoder_own_calls(h.decoder), 1);
 	harness_close(&h);
 }
 
@@ -540,7 +546,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_copy_directions_from_memory_types);
 	RUN_TEST(test_malformed_events_are_counted);
 	RUN_TEST(test_full_length_comm);
-	RUN_TEST(test_own_threads_left_out);
+	RUN_TEST(test_own_threads_flagged);
 	RUN_TEST(test_stacks_and_mappings);
 	return TEST_EXIT_STATUS();
 }

@@ -13,6 +13,7 @@
 #include "sources/session.h"
 #include "sources/source.h"
 #include "trace/records_core.h"
+#include "trace/records_cuda.h"
 #include "trace/records_gpu.h"
 #include "test_util.h"
 
@@ -192,10 +193,22 @@ static void test_messages_to_records(void)
 	struct capture_sink c = {.sink = {capture_append, capture_intern, capture_drop}};
 	struct grt_session_config cfg = {.target_pid = 1, .launched = true, .gpu_kernels = "^vec"};
 	struct grt_session *s = grt_session_new(&cfg, &c.sink);
+	/* the call's identity travels with every device record (records_gpu.h) */
 	struct inj_kernel k = {.name_id = 0xabc,
-			       .rec = {.start_ns = 100, .end_ns = 180, .correlation_id = 9}};
-	struct inj_launch l = {.name_id = 0xabc,
-			       .rec = {.launch_id = 5, .blocks = 2, .start_ns = 110}};
+			       .rec = {.start_ns = 100,
+				       .end_ns = 180,
+				       .correlation_id = 9,
+				       .api_enter_ns = 90,
+				       .api_return_ns = 95,
+				       .host_tid = 4244,
+				       .flags = GRT_GPU_F_OWN}};
+	struct inj_launch l = {
+	    .name_id = 0xabc,
+	    .rec = {
+		.launch_id = 5, .blocks = 2, .start_ns = 110, .api_enter_ns = 91, .api_return_ns = 96,
+		.host_tid = 4245}};
+	struct inj_copy cp = {.rec = {.start_ns = 200, .bytes = 64, .api_enter_ns = 92,
+				      .api_return_ns = 97, .host_tid = 4246, .kind = GRT_COPY_HTOD}};
 	struct inj_calib cal = {
 	    .rec = {.clock_id = GRT_CLOCK_GPU_GLOBALTIMER, .gpu_ns = 5000, .host_ns = 1000}};
 	struct inj_drops d = {.kind = INJ_DROP_CUPTI, .count = 3};
@@ -233,6 +246,8 @@ static void test_messages_to_records(void)
 	shm_ring_write(ring, INJ_MSG_KERNEL, &k, sizeof(k));
 	head(&l.head, 110);
 	shm_ring_write(ring, INJ_MSG_LAUNCH, &l, sizeof(l));
+	head(&cp.head, 200);
+	shm_ring_write(ring, INJ_MSG_COPY, &cp, sizeof(cp));
 	b = shm_ring_reserve(ring, INJ_MSG_BLOCKS, sizeof(*b) + 2 * sizeof(b->recs[0]));
 	head(&b->head, 110);
 	b->count = 2;
@@ -255,13 +270,14 @@ static void test_messages_to_records(void)
 	CHECK(gpu()->drain(ctx) == 0);
 	grt_session_poll(s, 0); /* flushes the drop counts into drop records */
 
-	CHECK_EQ_U64(c.n, 8); /* 2 status, kernel, launch, 2 blocks, instrument, calib */
-	if (c.n == 8) {
+	CHECK_EQ_U64(c.n, 9); /* 2 status, kernel, launch, copy, 2 blocks, instrument, calib */
+	if (c.n == 9) {
 		const struct grt_source_status_rec *st = (const void *)c.recs[1].payload;
 		const struct grt_gpu_kernel_rec *kr = (const void *)c.recs[2].payload;
 		const struct grt_gpu_launch_rec *lr = (const void *)c.recs[3].payload;
-		const struct grt_gpu_block_rec *br = (const void *)c.recs[5].payload;
-		const struct grt_gpu_instrument_rec *ir = (const void *)c.recs[6].payload;
+		const struct grt_gpu_copy_rec *cr = (const void *)c.recs[4].payload;
+		const struct grt_gpu_block_rec *br = (const void *)c.recs[6].payload;
+		const struct grt_gpu_instrument_rec *ir = (const void *)c.recs[7].payload;
 
 		CHECK_EQ_U64(c.recs[0].type, GRT_REC_SOURCE_STATUS);
 		CHECK_EQ_U64(st->source, GRT_SRC_GPU);
@@ -275,15 +291,30 @@ static void test_messages_to_records(void)
 		CHECK_EQ_U64(c.recs[2].origin.tid, 4243);
 		CHECK_EQ_U64(c.recs[2].origin.cpu, 3);
 		CHECK_EQ_U64(c.recs[2].origin.ts_ns, 100);
+		CHECK_EQ_U64(c.recs[2].len, sizeof(*kr));
+		CHECK_EQ_U64(kr->api_enter_ns, 90);
+		CHECK_EQ_U64(kr->api_return_ns, 95);
+		CHECK_EQ_U64(kr->host_tid, 4244);
+		CHECK_EQ_U64(kr->flags, GRT_GPU_F_OWN);
 		CHECK_EQ_U64(c.recs[3].type, GRT_REC_GPU_LAUNCH);
 		CHECK_STR(string_of(&c, lr->kernel_str), "vector_add");
-		CHECK_EQ_U64(c.recs[4].type, GRT_REC_GPU_BLOCK);
-		CHECK_EQ_U64(c.recs[5].origin.ts_ns, 120); /* each block at its own start */
+		CHECK_EQ_U64(c.recs[3].len, sizeof(*lr));
+		CHECK_EQ_U64(lr->api_enter_ns, 91);
+		CHECK_EQ_U64(lr->api_return_ns, 96);
+		CHECK_EQ_U64(lr->host_tid, 4245);
+		CHECK_EQ_U64(c.recs[4].type, GRT_REC_GPU_COPY);
+		CHECK_EQ_U64(c.recs[4].len, sizeof(*cr));
+		CHECK_EQ_U64(cr->api_enter_ns, 92);
+		CHECK_EQ_U64(cr->api_return_ns, 97);
+		CHECK_EQ_U64(cr->host_tid, 4246);
+		CHECK_EQ_U64(cr->kind, GRT_COPY_HTOD);
+		CHECK_EQ_U64(c.recs[5].type, GRT_REC_GPU_BLOCK);
+		CHECK_EQ_U64(c.recs[6].origin.ts_ns, 120); /* each block at its own start */
 		CHECK_EQ_U64(br->smid, 2);
-		CHECK_EQ_U64(c.recs[6].type, GRT_REC_GPU_INSTRUMENT);
+		CHECK_EQ_U64(c.recs[7].type, GRT_REC_GPU_INSTRUMENT);
 		CHECK_STR(string_of(&c, ir->kernel_str), "vector_add");
 		CHECK_STR(string_of(&c, ir->reason_str), "no PTX (machine code only: cubin)");
-		CHECK_EQ_U64(c.recs[7].type, GRT_REC_CLOCK_CALIB);
+		CHECK_EQ_U64(c.recs[8].type, GRT_REC_CLOCK_CALIB);
 	}
 	CHECK_EQ_U64(c.drops[GRT_SRC_GPU], 3);
 	/* what did not fit in the ring is counted too */

@@ -1,4 +1,4 @@
-/* Tests of the inject library's pure parts: ring, clock math, launch summaries, cache. */
+/* Tests of the inject library's pure parts: ring, clock, summaries, cache, instrumentation tables. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "inject/clock_math.h"
+#include "inject/cuda_decls.h"
+#include "inject/instr_kernel.h"
 #include "inject/launch_summary.h"
 #include "inject/probe_cache.h"
 #include "inject/shm_ring.h"
@@ -477,6 +479,112 @@ static void test_probe_cache(void)
 	CHECK(system(path) == 0);
 }
 
+/* A rewrite's kernel table entry: instrumented ones appended parameters at offset, size after. */
+static struct ptx_kernel_result kernel_result(const char *name, unsigned nr_params, bool changed,
+					      uint32_t offset, uint32_t size)
+{
+	struct ptx_kernel_result k = {.name = (char *)name, .instrumented = changed,
+				      .nr_params = nr_params, .param_index = changed ? (int)nr_params : -1,
+				      .param_offset = offset, .param_size = size};
+
+	snprintf(k.reason, sizeof(k.reason), "%s", changed ? "" : "not selected by the kernel filter");
+	return k;
+}
+
+/*
+ * Two instrumentations in a row (block probes, then one that appends two
+ * parameters, as GPU eBPF programs will): each kernel's appended parameters
+ * in their order, and where the twin's arguments go.
+ */
+static void test_instrumentations_merged(void)
+{
+	/* a: 3 parameters (24 bytes), changed by both; b: 2 parameters, by the second only; c: none */
+	struct ptx_kernel_result first[] = {
+	    kernel_result("a", 3, true, 24, 32),
+	    kernel_result("b", 2, false, 0, 16),
+	    kernel_result("c", 1, false, 0, 8),
+	};
+	struct ptx_kernel_result second[] = {
+	    kernel_result("a", 4, true, 32, 48),
+	    kernel_result("b", 2, true, 16, 32),
+	    kernel_result("c", 1, false, 0, 8),
+	};
+	struct ptx_rewrite_result rw[2] = {{.kernels = first, .nr_kernels = 3},
+					   {.kernels = second, .nr_kernels = 3}};
+	unsigned nr_params[2] = {1, 2};
+	struct instr_kernel k[3];
+	size_t instrumented = 0;
+
+	CHECK(instr_kernels_merge(rw, 2, nr_params, k, &instrumented) == 0);
+	CHECK_EQ_U64(instrumented, 2);
+	CHECK_STR(k[0].name, "a");
+	CHECK_EQ_U64(k[0].users, 3);
+	CHECK_EQ_U64(k[0].nusers, 2);
+	CHECK_EQ_U64(k[0].user[0], 0);
+	CHECK_EQ_U64(k[0].user[1], 1);
+	CHECK_EQ_U64(k[0].user_param[0], 0);
+	CHECK_EQ_U64(k[0].user_param[1], 1);
+	CHECK_EQ_U64(k[0].nr_params, 3);
+	CHECK_EQ_U64(k[0].nr_extra, 3);
+	CHECK_EQ_U64(k[0].extra_offset, 24);
+	CHECK_EQ_U64(k[0].param_size, 48);
+	CHECK_EQ_U64(k[1].users, 2);
+	CHECK_EQ_U64(k[1].nusers, 1);
+	CHECK_EQ_U64(k[1].user[0], 1);
+	CHECK_EQ_U64(k[1].user_param[0], 0);
+	CHECK_EQ_U64(k[1].nr_extra, 2);
+	CHECK_EQ_U64(k[1].extra_offset, 16);
+	CHECK_EQ_U64(k[2].users, 0);
+	CHECK_STR(k[2].reason, "not selected by the kernel filter");
+
+	/* the second's parameters must follow the first's */
+	second[0] = kernel_result("a", 4, true, 40, 56);
+	CHECK(instr_kernels_merge(rw, 2, nr_params, k, &instrumented) == -EINVAL);
+	/* and all of them fit INSTR_MAX_PARAMS */
+	second[0] = kernel_result("a", 4, true, 32, 64);
+	nr_params[1] = INSTR_MAX_PARAMS;
+	CHECK(instr_kernels_merge(rw, 2, nr_params, k, &instrumented) == -EINVAL);
+}
+
+static void test_twin_arguments(void)
+{
+	struct instr_kernel k = {.nr_params = 3, .nr_extra = 3, .extra_offset = 24, .param_size = 48};
+	uint64_t values[3] = {0x1111, 0x2222, 0x3333}, a = 1, b = 2, c = 3;
+	void *params[] = {&a, &b, &c}, *small[4], **out, *storage[5];
+	uint8_t buffer[20];
+	size_t size = sizeof(buffer), out_size = 0;
+	void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buffer, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
+			 CU_LAUNCH_PARAM_END};
+	void *unknown[] = {(void *)0x7, NULL, CU_LAUNCH_PARAM_END};
+	const uint8_t *copy;
+
+	/* kernelParams: the application's, then one pointer per appended value */
+	out = instr_args_params(params, &k, values, small, 4);
+	CHECK(out && out != small); /* 6 pointers do not fit 4 */
+	if (out) {
+		CHECK(out[0] == &a && out[2] == &c);
+		CHECK(out[3] == &values[0] && out[4] == &values[1] && out[5] == &values[2]);
+		free(out);
+	}
+	k.nr_extra = 1;
+	CHECK(instr_args_params(params, &k, values, small, 4) == small && small[3] == &values[0]);
+
+	/* an argument buffer: the application's bytes, zeros up to the offset, then the values */
+	k.nr_extra = 3;
+	memset(buffer, 0xab, sizeof(buffer));
+	CHECK(instr_args_extra(extra, &k, values, storage, &out_size) == storage);
+	CHECK_EQ_U64(out_size, 48);
+	copy = storage[1];
+	if (copy) {
+		CHECK(copy[0] == 0xab && copy[19] == 0xab && copy[20] == 0 && copy[23] == 0);
+		CHECK(!memcmp(copy + 24, values, sizeof(values)));
+		free(storage[1]);
+	}
+	CHECK(instr_args_extra(unknown, &k, values, storage, &out_size) == NULL);
+	k.param_size = 40; /* no room for the third value */
+	CHECK(instr_args_extra(extra, &k, values, storage, &out_size) == NULL);
+}
+
 int main(void)
 {
 	RUN_TEST(test_ring_rejects_bad_sizes);
@@ -495,5 +603,7 @@ int main(void)
 	RUN_TEST(test_summarize);
 	RUN_TEST(test_summarize_random);
 	RUN_TEST(test_probe_cache);
+	RUN_TEST(test_instrumentations_merged);
+	RUN_TEST(test_twin_arguments);
 	return TEST_EXIT_STATUS();
 }

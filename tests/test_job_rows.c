@@ -1,6 +1,6 @@
 /* Per-job rows: the packed spill gives back every job exactly, and the rows print as before. */
 #include <stdlib.h>
-#include "analysis/job_rows.h"
+#include "analysis/jobs/rows.h"
 #include "test_util.h"
 
 static uint64_t rng_next(uint64_t *s)

@@ -16,7 +16,7 @@ static char *export_trace(const char *path, struct perfetto_stats *st)
 	int rc;
 
 	job_thresholds_default(&t);
-	rc = perfetto_export(path, out, &t, st, err, sizeof(err));
+	rc = perfetto_json_export(path, out, &t, st, err, sizeof(err));
 	fclose(out);
 	CHECK_EQ_U64(rc, 0);
 	return buf;

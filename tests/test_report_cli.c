@@ -159,13 +159,13 @@ static void test_selected_sections(void)
 	r = run_cli((const char *[]){ "--extra", path, "--kernels", "--threshold", "extra_key=5", NULL });
 	CHECK_EQ_U64(r.rc, 0);
 	CHECK(strstr(r.out, "== kernels ==") && strstr(r.out, "== kernels ==") < strstr(r.out, "== extra =="));
-	CHECK_LINE(r.out, "extra saw 22 records, extra_key 5");
+	CHECK_LINE(r.out, "extra saw 23 records, extra_key 5"); /* the checksum record too */
 	CHECK(!strstr(r.out, "== api =="));
 	free_result(&r);
 	r = run_cli((const char *[]){ path, "--extra", "--kernels", "--format", "json", NULL });
 	CHECK_EQ_U64(r.rc, 0);
 	CHECK(!strncmp(r.out, "{\"trace\":{", 10));
-	CHECK_HAS(r.out, "],\"extra\":22}\n");
+	CHECK_HAS(r.out, "],\"extra\":23}\n");
 	CHECK(strstr(r.out, "\"kernels\":[") && !strstr(r.out, "\"api\":"));
 	free_result(&r);
 }
@@ -203,7 +203,8 @@ static void test_threshold_refused_by_section(void)
 	CHECK(scn_write_kernels(path) == 0);
 	r = run_cli((const char *[]){ path, "--extra", "--threshold", "extra_key=13", NULL });
 	CHECK_EQ_U64(r.rc, 2);
-	CHECK_STR(r.err, "grtrace: report: bad --threshold 'extra_key=13' for the extra section\n");
+	CHECK_STR(r.err, "grtrace: report: bad --threshold 'extra_key=13' for the extra section: give KEY=VALUE, "
+		"each number from 0 to 1e+18\n");
 	CHECK_STR(r.out, "");
 	free_result(&r);
 }
@@ -226,7 +227,8 @@ static void test_corrupt_trace(void)
 	r = run_cli((const char *[]){ path, "--format", "json", NULL });
 	CHECK_EQ_U64(r.rc, 1);
 	CHECK_HAS(r.out, "\"complete\":false,\"end_reason\":null,\"write_error\":false,"
-			 "\"error\":\"truncated record at offset 1478: length 112 goes past end of file\"}");
+			 "\"error\":\"truncated record at offset 1478: length 112 goes past end of file\","
+			 "\"checksum_blocks_verified\":0,\"damage\":null}");
 	CHECK_HAS(r.out, "\"launches\":4,");
 	free_result(&r);
 }

@@ -24,7 +24,7 @@ static void test_leaks_by_stack(void)
 	CHECK(scn_write_leaks(path, &fixture) == 0);
 	text = report_capture(path, "leaks", 0, NULL, false, &rc);
 	CHECK_EQ_U64(rc, 0);
-	CHECK_LINE(text, "pid 300 (leaky), exited with 3, left allocated:");
+	CHECK_LINE(text, "pid 300 (leaky), exited with status 3, left allocated:");
 	CHECK_LINE(text, "  device: 2621440 bytes (2.50 MiB), allocations 3");
 	big = strstr(text, "    2097152 bytes in 2 allocations from:");
 	small = strstr(text, "    524288 bytes in 1 allocation from:");
@@ -78,7 +78,7 @@ static void test_leaks_json(void)
 	CHECK(scn_write_leaks(path, &fixture) == 0);
 	text = report_capture(path, "leaks", 0, NULL, true, &rc);
 	snprintf(want, sizeof(want),
-		 "\"leaks\":[{\"pid\":300,\"comm\":\"leaky\",\"exited\":true,\"exit_code\":3,"
+		 "\"leaks\":[{\"pid\":300,\"comm\":\"leaky\",\"exited\":true,\"exit_code\":3,\"signal\":null,\"core_dumped\":false,"
 		 "\"bytes\":2621440,\"allocations\":3,\"stacks\":[{\"bytes\":2097152,\"allocations\":2,"
 		 "\"stack_id\":1,\"frames\":[\"grt_fixture_inner+0x4 (%s)\",\"grt_fixture_outer+0x8 (%s)\"]},"
 		 "{\"bytes\":524288,\"allocations\":1,\"stack_id\":2,\"frames\":[\"grt_fixture_outer+0x8 (%s)\","
@@ -86,7 +86,7 @@ static void test_leaks_json(void)
 		 fixture.path, fixture.path, fixture.path);
 	CHECK_HAS(text, want);
 	CHECK_HAS(text, "\"unknown_frees\":2,\"failed_allocs\":1,\"lost_frees\":0}");
-	CHECK_HAS(text, "{\"pid\":301,\"comm\":\"leaky\",\"exited\":false,\"exit_code\":null,"
+	CHECK_HAS(text, "{\"pid\":301,\"comm\":\"leaky\",\"exited\":false,\"exit_code\":null,\"signal\":null,\"core_dumped\":false,"
 			"\"bytes\":300,\"allocations\":2,");
 	free(text);
 }
@@ -101,6 +101,42 @@ static void test_no_leaks(void)
 	CHECK(scn_write_kernels(path) == 0);
 	text = report_capture(path, "leaks", 0, NULL, false, &rc);
 	CHECK_LINE(text, "no leaks: nothing left allocated (allocations 1, frees 1)");
+	free(text);
+}
+
+/*
+ * The cuda source drains on its own tick: a program that exits right after
+ * its last free may have that free written after its exit record. The free
+ * happened before the exit, so it belongs to the exited process.
+ */
+static void test_calls_written_after_the_exit_record(void)
+{
+	const char *path = report_test_path("late_free");
+	struct grt_writer *w = scn_open(path, "./short");
+	uint64_t t = SCN_START_NS + SCN_MS;
+	int rc;
+	char *text;
+
+	CHECK(w != NULL);
+	if (!w)
+		return;
+	scn_process(w, 400, SCN_START_NS, GRT_PROC_START, "short", 0);
+	scn_alloc(w, 400, t, 0x7000000, 4096, GRT_ALLOC_DEVICE, -1, 0);
+	scn_alloc(w, 400, t + SCN_US * 100, 0x7100000, 8192, GRT_ALLOC_DEVICE, -1, 0);
+	scn_process(w, 400, t + SCN_US * 300, GRT_PROC_EXIT, "short", 0);
+	scn_free(w, 400, t + SCN_US * 200, 0x7100000); /* before the exit, written after it */
+	/* the pid again, later: a new process, starting afresh */
+	scn_process(w, 400, t + SCN_MS, GRT_PROC_START, "short", 0);
+	scn_free(w, 400, t + SCN_MS + SCN_US, 0x7000000);
+	CHECK(scn_close(w, t + 2 * SCN_MS) == 0);
+	text = report_capture(path, "leaks", 0, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "pid 400 (short), exited with status 0, left allocated:");
+	CHECK_LINE(text, "  device: 4096 bytes (4.00 KiB), allocations 1");
+	CHECK_LINE(text, "  allocations 2, frees 1, frees of unknown addresses 0");
+	/* the later process's free is its own (of an address it never allocated) */
+	CHECK_LINE(text, "pid 400 (short), still running at the end of the trace, outstanding:");
+	CHECK_LINE(text, "  allocations 0, frees 1, frees of unknown addresses 1");
 	free(text);
 }
 
@@ -140,6 +176,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_leaks_threshold);
 	RUN_TEST(test_leaks_json);
 	RUN_TEST(test_no_leaks);
+	RUN_TEST(test_calls_written_after_the_exit_record);
 	RUN_TEST(test_elf_symbols);
 	report_test_cleanup();
 	return TEST_EXIT_STATUS();

@@ -3,7 +3,8 @@
 set -e
 need=""
 for pkg in make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libzstd-dev libdw-dev \
-	libclang-rt-14-dev python3 time; do
+	libclang-rt-14-dev python3 time \
+	libmicrohttpd-dev libncurses-dev prometheus tmux curl protobuf-compiler; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need="$need $pkg"
 done
 [ -z "$need" ] && exit 0

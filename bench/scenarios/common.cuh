@@ -30,3 +30,11 @@ __global__ void spin_kernel(unsigned long long ns, int *sink)
 	if (threadIdx.x == 0 && sink)
 		*sink = 1;
 }
+
+// Adds 1 to every word of data (managed memory: touching it faults its pages onto the GPU).
+__global__ void touch_kernel(unsigned int *data, size_t n)
+{
+	size_t stride = (size_t)gridDim.x * blockDim.x;
+	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+		data[i] += 1;
+}

@@ -21,6 +21,7 @@ scenarios=(
 	"sync_bound sync-bound cuda,gpu"
 	"long_tail exec-long-tail cuda,gpu"
 	"uvm_faults vm-fault cuda,gpu,uvm"
+	"uvm_pingpong uvm-bound cuda,gpu,uvm"
 )
 
 nvidia-smi -L 2>/dev/null | head -1 >"$out/device.txt"

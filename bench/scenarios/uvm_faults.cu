@@ -4,13 +4,6 @@
 
 #define BYTES (256ull << 20)
 
-__global__ void touch_kernel(unsigned int *data, size_t n)
-{
-	size_t stride = (size_t)gridDim.x * blockDim.x;
-	for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-		data[i] += 1;
-}
-
 int main()
 {
 	unsigned int *data;

@@ -3,8 +3,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/report.h"
+#include "analysis/own_work.h"
 #include "analysis/report_header.h"
+#include "analysis/report_util.h"
 #include "common/log.h"
+#include "common/text_escape.h"
+#include "trace/records_core.h"
 
 struct running_section {
 	const struct report_section *section;
@@ -35,8 +39,9 @@ static int section_failed(const struct report_section *s, const struct report_op
 	if (why[0])
 		grt_error("report: %s: %s", s->name, why);
 	else if (err == EINVAL)
-		grt_error("report: bad --threshold '%s' for the %s section",
-			  opt->thresholds ? opt->thresholds : "", s->name);
+		grt_error("report: bad --threshold '%s' for the %s section: give KEY=VALUE, each "
+			  "number from 0 to %g", opt->thresholds ? opt->thresholds : "", s->name,
+			  REPORT_THRESHOLD_MAX);
 	else
 		grt_error("report: cannot set up the %s section: %s", s->name,
 			  strerror(err ? err : ENOMEM));
@@ -55,7 +60,8 @@ static int create_sections(const char *path, const struct report_options *opt,
 	char why[256] = "";
 	struct report_input in = {
 		.header = header, .top_n = opt->top_n, .thresholds = opt->thresholds, .json = opt->json,
-		.csv = opt->csv, .path = path, .error = why, .error_len = sizeof(why),
+		.csv = opt->csv, .show_own = opt->show_own, .path = path, .error = why,
+		.error_len = sizeof(why),
 	};
 	struct running_section *run = calloc(opt->nsections ? opt->nsections : 1, sizeof(*run));
 	size_t n = 0;
@@ -86,19 +92,80 @@ static int create_sections(const char *path, const struct report_options *opt,
 	return GRT_EXIT_OK;
 }
 
-/* Returns the reader's status at the end: GRT_READ_END or GRT_READ_ERROR. */
-static enum grt_read_status stream_records(struct grt_reader *r, struct report_header *header,
-					   struct running_section *run, size_t n)
+/*
+ * Text and CSV reach terminals: every string the traced program chose
+ * (kernel names, comm, paths, messages) is shown escaped, as parse shows it.
+ * The sections see the escaped table instead of the reader's, so no section
+ * has to remember; JSON escapes by itself and gets the text as recorded.
+ */
+struct shown_strings {
+	struct grt_strings *escaped;	/* NULL for JSON */
+	char *buf;
+	size_t cap;
+};
+
+static int show_string(struct shown_strings *shown, const struct grt_record *rec)
 {
-	const struct grt_strings *strings = grt_reader_strings(r);
+	const struct grt_string_rec *s = rec->payload;
+	size_t need = text_escape(NULL, 0, s->text, false) + 1;
+
+	if (need > shown->cap) {
+		char *bigger = realloc(shown->buf, need);
+
+		if (!bigger)
+			return -ENOMEM;
+		shown->buf = bigger;
+		shown->cap = need;
+	}
+	text_escape(shown->buf, shown->cap, s->text, false);
+	return grt_strings_set(shown->escaped, s->id, shown->buf);
+}
+
+/* The file header with its texts escaped the same way (cut to their fields' sizes). */
+static void escape_header(struct grt_file_header *h)
+{
+	char buf[sizeof(h->command_line)];
+
+#define ESCAPE_FIELD(f)                                                                            	do {                                                                                       		text_escape(buf, sizeof(h->f), h->f, false);                                       		memcpy(h->f, buf, sizeof(h->f));                                                   	} while (0)
+	ESCAPE_FIELD(hostname);
+	ESCAPE_FIELD(kernel_release);
+	ESCAPE_FIELD(driver_version);
+	ESCAPE_FIELD(cuda_version);
+	ESCAPE_FIELD(command_line);
+#undef ESCAPE_FIELD
+}
+
+/*
+ * Returns the reader's status at the end: GRT_READ_END or GRT_READ_ERROR.
+ * grtrace's own records reach only the sections that keep them apart
+ * themselves, unless --own asked to see them as the program's.
+ */
+static enum grt_read_status stream_records(struct grt_reader *r, struct report_header *header,
+					   struct running_section *run, size_t n,
+					   struct shown_strings *shown, bool show_own)
+{
+	const struct grt_strings *strings = shown->escaped ? shown->escaped : grt_reader_strings(r);
 	struct grt_record rec;
+	struct own_work own;
 	enum grt_read_status st;
 
+	own_work_init(&own);
 	while ((st = grt_reader_next(r, &rec)) == GRT_READ_OK) {
+		bool hide;
+
+		if (shown->escaped && rec.hdr.type == GRT_REC_STRING && show_string(shown, &rec)) {
+			st = GRT_READ_ERROR;
+			break;
+		}
+		hide = own_work_record(&own, &rec, strings) && !show_own;
 		report_header_on_record(header, &rec, strings);
 		for (size_t i = 0; i < n; i++)
-			run[i].section->on_record(run[i].state, &rec, strings);
+			if (!hide || run[i].section->sees_own)
+				run[i].section->on_record(run[i].state, &rec, strings);
 	}
+	header->own_records = own.records;
+	header->own_shown = show_own;
+	own_work_destroy(&own);
 	return st;
 }
 
@@ -151,6 +218,8 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 	char err[256];
 	struct grt_reader *r = grt_reader_open(path, err, sizeof(err));
 	struct running_section *run = NULL;
+	struct shown_strings shown = { 0 };
+	struct grt_file_header file;
 	struct report_header header;
 	size_t nrun = 0;
 	int rc;
@@ -159,14 +228,27 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 		grt_error("%s: %s", path, err);
 		return GRT_EXIT_FAILURE;
 	}
-	rc = create_sections(path, opt, grt_reader_header(r), &run, &nrun);
+	file = *grt_reader_header(r);
+	if (!opt->json) {
+		escape_header(&file);
+		shown.escaped = grt_strings_new();
+		if (!shown.escaped) {
+			grt_reader_close(r);
+			grt_error("out of memory");
+			return GRT_EXIT_FAILURE;
+		}
+	}
+	rc = create_sections(path, opt, &file, &run, &nrun);
 	if (rc != GRT_EXIT_OK) {
+		grt_strings_free(shown.escaped);
 		grt_reader_close(r);
 		return rc;
 	}
-	report_header_init(&header, path, grt_reader_header(r));
-	if (stream_records(r, &header, run, nrun) == GRT_READ_ERROR)
-		header.read_error = grt_reader_error(r);
+	report_header_init(&header, path, &file);
+	if (stream_records(r, &header, run, nrun, &shown, opt->show_own) == GRT_READ_ERROR)
+		header.read_error = grt_reader_error(r)[0] ? grt_reader_error(r) : "out of memory";
+	header.damage = grt_reader_damage(r);
+	header.blocks_verified = grt_reader_blocks_verified(r);
 	if (opt->csv)
 		print_csv(run, nrun, out);
 	else if (opt->json)
@@ -174,12 +256,27 @@ int report_run(const char *path, const struct report_options *opt, FILE *out)
 	else
 		print_text(&header, run, nrun, out);
 	fflush(out);
+	for (size_t i = 0; i < nrun; i++) {
+		const char *why = run[i].section->incomplete ? run[i].section->incomplete(run[i].state)
+							     : NULL;
+
+		if (why) {
+			grt_error("report: the %s section is incomplete: %s", run[i].section->name, why);
+			rc = GRT_EXIT_FAILURE;
+		}
+	}
 	if (header.read_error) {
 		grt_error("%s: %s", path, header.read_error);
+		rc = GRT_EXIT_FAILURE;
+	} else if (header.damage) {
+		/* the report is still printed: what could be read is shown, the damage named */
+		grt_error("%s: damaged trace: %s", path, header.damage);
 		rc = GRT_EXIT_FAILURE;
 	}
 	report_header_destroy(&header);
 	destroy_sections(run, nrun);
+	grt_strings_free(shown.escaped);
+	free(shown.buf);
 	grt_reader_close(r);
 	return rc;
 }

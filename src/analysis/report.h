@@ -15,6 +15,7 @@ struct report_options {
 	bool json;
 	bool csv;		/* sections with a print_csv only */
 	bool chosen;		/* sections were named: show them even without their source */
+	bool show_own;		/* --own: grtrace's own work shown as the program's */
 };
 
 /*

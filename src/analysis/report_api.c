@@ -9,6 +9,8 @@
 #include "trace/records_cuda.h"
 #include "trace/trace_names.h"
 
+#define API_INCOMPLETE "out of memory while counting; some calls are missing"
+
 struct api_row {
 	uint64_t calls;
 	uint64_t errors;
@@ -220,7 +222,7 @@ static void api_print_text(void *state, FILE *out)
 	for (size_t i = 0; i < a->nprocs; i++)
 		print_process(a, a->procs[i], out);
 	if (a->out_of_memory)
-		fprintf(out, "WARNING: out of memory while counting; some calls are missing\n");
+		fprintf(out, "WARNING: %s\n", API_INCOMPLETE);
 }
 
 static void json_process(struct api_report *a, struct api_process *p, struct json_writer *w)
@@ -280,6 +282,13 @@ static void api_print_json(void *state, struct json_writer *w)
 	jw_end_array(w);
 }
 
+static const char *api_incomplete(void *state)
+{
+	const struct api_report *a = state;
+
+	return a->out_of_memory || a->comms.out_of_memory ? API_INCOMPLETE : NULL;
+}
+
 GRT_REPORT_SECTION(api_section) = {
 	.name = "api",
 	.summary = "per process and CUDA driver API: calls, errors, time in the call (mean, P50, P99)",
@@ -289,5 +298,6 @@ GRT_REPORT_SECTION(api_section) = {
 	.on_record = api_on_record,
 	.print_text = api_print_text,
 	.print_json = api_print_json,
+	.incomplete = api_incomplete,
 	.destroy = api_destroy,
 };

@@ -8,6 +8,8 @@
 #include "trace/records_cuda.h"
 #include "trace/trace_names.h"
 
+#define COPIES_INCOMPLETE "out of memory while counting; some call times are missing"
+
 /* enum grt_copy_kind values; anything beyond is counted as GRT_COPY_UNKNOWN */
 #define COPY_KINDS (GRT_COPY_DEFAULT + 1)
 
@@ -131,7 +133,7 @@ static void copies_print_text(void *state, FILE *out)
 	fprintf(out, "  (sync_GB/s: bytes / time in the synchronous call, which includes waiting for "
 		     "earlier work on the stream: a lower bound of the link's bandwidth)\n");
 	if (c->out_of_memory)
-		fprintf(out, "WARNING: out of memory while counting; some call times are missing\n");
+		fprintf(out, "WARNING: %s\n", COPIES_INCOMPLETE);
 }
 
 static void json_totals(struct json_writer *w, struct transfer_totals *t)
@@ -185,6 +187,13 @@ static void copies_print_json(void *state, struct json_writer *w)
 	jw_end_object(w);
 }
 
+static const char *copies_incomplete(void *state)
+{
+	const struct copies_report *c = state;
+
+	return c->out_of_memory ? COPIES_INCOMPLETE : NULL;
+}
+
 GRT_REPORT_SECTION(copies_section) = {
 	.name = "copies",
 	.summary = "memcpy per direction (calls, bytes, sync bandwidth, async) and memsets",
@@ -194,5 +203,6 @@ GRT_REPORT_SECTION(copies_section) = {
 	.on_record = copies_on_record,
 	.print_text = copies_print_text,
 	.print_json = copies_print_json,
+	.incomplete = copies_incomplete,
 	.destroy = copies_destroy,
 };

@@ -9,6 +9,8 @@
 #include "trace/records_core.h"
 #include "trace/trace_names.h"
 
+#define DROPS_INCOMPLETE "out of memory while checking sequences; the gap counts are incomplete"
+
 /* Sequence bookkeeping of one CPU: seq should rise by exactly one per record. */
 struct cpu_sequence {
 	uint32_t cpu;
@@ -16,7 +18,13 @@ struct cpu_sequence {
 	uint64_t records;
 	uint64_t gaps;		/* places where records are missing */
 	uint64_t missing;	/* records missing in those places */
-	uint64_t backwards;	/* seq lower than expected: reordered or duplicated */
+	/*
+	 * A seq below the expected one fills an earlier gap (the record was
+	 * only out of order: no longer missing) or, with no gap open, repeats
+	 * one already seen (duplicated).
+	 */
+	uint64_t reordered;
+	uint64_t duplicated;
 };
 
 struct drops_report {
@@ -88,7 +96,12 @@ static void check_sequence(struct drops_report *d, const struct grt_record_heade
 		c->gaps++;
 		c->missing += ahead;
 	} else if (ahead && !first) {
-		c->backwards++;
+		if (c->missing) {
+			c->missing--;
+			c->reordered++;
+		} else {
+			c->duplicated++;
+		}
 		return;	/* keep expecting the higher number */
 	}
 	c->next_seq = hdr->seq + 1;
@@ -98,7 +111,8 @@ static void drops_on_record(void *state, const struct grt_record *rec, const str
 {
 	struct drops_report *d = state;
 
-	check_sequence(d, &rec->hdr);
+	if (rec->hdr.type != GRT_REC_CHECKSUM) /* outside the per-CPU sequences */
+		check_sequence(d, &rec->hdr);
 	if (rec->hdr.type == GRT_REC_DROP) {
 		const struct grt_drop_rec *drop = rec->payload;
 
@@ -135,6 +149,16 @@ static const char *source_label(int source)
 	return source == GRT_SRC_MAX ? "unknown-source" : grt_source_name((uint32_t)source);
 }
 
+/* Records out of order or repeated, over every CPU. */
+static uint64_t total_irregular(const struct drops_report *d)
+{
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < d->ncpus; i++)
+		total += d->cpus[i].reordered + d->cpus[i].duplicated;
+	return total;
+}
+
 static int compare_cpus(const void *a, const void *b)
 {
 	const struct cpu_sequence *x = a, *y = b;
@@ -160,19 +184,22 @@ static void drops_print_text(void *state, FILE *out)
 	if (d->have_trailer && d->trailer_drops != lost)
 		fprintf(out, "WARNING: the trailer counts %" PRIu64 " lost events, the drop records %" PRIu64
 			"\n", d->trailer_drops, lost);
-	if (!missing)
+	if (!missing && !total_irregular(d))
 		fprintf(out, "record sequence: contiguous (CPUs seen: %zu)\n", d->ncpus);
+	else if (!missing)
+		fprintf(out, "record sequence: nothing missing, but records out of order or duplicated\n");
 	else
 		fprintf(out, "record sequence: records missing from the trace file: %" PRIu64 "\n", missing);
 	for (size_t i = 0; i < d->ncpus; i++) {
 		struct cpu_sequence *c = &d->cpus[i];
 
-		if (c->gaps || c->backwards)
+		if (c->gaps || c->reordered || c->duplicated)
 			fprintf(out, "  cpu %-4u missing %" PRIu64 ", gaps %" PRIu64 ", out of order %" PRIu64
-				"\n", c->cpu, c->missing, c->gaps, c->backwards);
+				", duplicated %" PRIu64 "\n", c->cpu, c->missing, c->gaps, c->reordered,
+				c->duplicated);
 	}
 	if (d->out_of_memory)
-		fprintf(out, "WARNING: out of memory while checking sequences; the gap counts are incomplete\n");
+		fprintf(out, "WARNING: %s\n", DROPS_INCOMPLETE);
 }
 
 static void drops_print_json(void *state, struct json_writer *w)
@@ -209,11 +236,19 @@ static void drops_print_json(void *state, struct json_writer *w)
 		jw_field_u64(w, "records", d->cpus[i].records);
 		jw_field_u64(w, "gaps", d->cpus[i].gaps);
 		jw_field_u64(w, "missing", d->cpus[i].missing);
-		jw_field_u64(w, "out_of_order", d->cpus[i].backwards);
+		jw_field_u64(w, "out_of_order", d->cpus[i].reordered);
+		jw_field_u64(w, "duplicated", d->cpus[i].duplicated);
 		jw_end_object(w);
 	}
 	jw_end_array(w);
 	jw_end_object(w);
+}
+
+static const char *drops_incomplete(void *state)
+{
+	const struct drops_report *d = state;
+
+	return d->out_of_memory ? DROPS_INCOMPLETE : NULL;
 }
 
 GRT_REPORT_SECTION(drops_section) = {
@@ -225,5 +260,6 @@ GRT_REPORT_SECTION(drops_section) = {
 	.on_record = drops_on_record,
 	.print_text = drops_print_text,
 	.print_json = drops_print_json,
+	.incomplete = drops_incomplete,
 	.destroy = drops_destroy,
 };

@@ -10,6 +10,8 @@
 #include "trace/records_gpu.h"
 #include "trace/trace_names.h"
 
+#define GPU_INCOMPLETE "out of memory while counting; some records are missing"
+
 #define MAX_CLOCKS 64	/* (pid, clock) calibration series kept */
 #define MAX_MESSAGES 32 /* distinct gpu source_status lines kept */
 #define NO_SM UINT32_MAX
@@ -358,8 +360,10 @@ static size_t *select_rows(struct gpu_report *g, size_t *n, int what)
 	size_t *order = malloc((rows_count(g) ? rows_count(g) : 1) * sizeof(*order));
 
 	*n = 0;
-	if (!order)
+	if (!order) {
+		g->out_of_memory = true;
 		return NULL;
+	}
 	for (size_t i = 0; i < rows_count(g); i++) {
 		const struct gpu_kernel_row *r = &g->rows[i];
 		bool take = what == 0	? r->device_ns.count > 0
@@ -527,7 +531,7 @@ static void gpu_print_text(void *state, FILE *out)
 	for (unsigned i = 0; i < g->nmessages; i++)
 		fprintf(out, "  %s%s\n", g->message_status[i] ? "problem: " : "", g->messages[i]);
 	if (g->out_of_memory)
-		fprintf(out, "WARNING: out of memory while counting; some records are missing\n");
+		fprintf(out, "WARNING: %s\n", GPU_INCOMPLETE);
 }
 
 static void json_kernels(struct gpu_report *g, struct json_writer *w)
@@ -653,6 +657,13 @@ static void gpu_print_json(void *state, struct json_writer *w)
 	jw_end_object(w);
 }
 
+static const char *gpu_incomplete(void *state)
+{
+	const struct gpu_report *g = state;
+
+	return g->out_of_memory ? GPU_INCOMPLETE : NULL;
+}
+
 GRT_REPORT_SECTION(gpu_section) = {
     .name = "gpu",
     .summary = "device time per kernel (CUPTI), block-probe launches, kernels not instrumented and "
@@ -663,5 +674,6 @@ GRT_REPORT_SECTION(gpu_section) = {
     .on_record = gpu_on_record,
     .print_text = gpu_print_text,
     .print_json = gpu_print_json,
+    .incomplete = gpu_incomplete,
     .destroy = gpu_destroy,
 };

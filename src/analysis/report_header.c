@@ -24,6 +24,8 @@ void report_header_destroy(struct report_header *h)
 void report_header_on_record(struct report_header *h, const struct grt_record *rec,
 			     const struct grt_strings *strings)
 {
+	if (rec->hdr.type == GRT_REC_CHECKSUM) /* about the records, not one of them */
+		return;
 	h->records++;
 	if (rec->hdr.ts_ns > h->last_ts_ns)
 		h->last_ts_ns = rec->hdr.ts_ns;
@@ -34,7 +36,12 @@ void report_header_on_record(struct report_header *h, const struct grt_record *r
 		const struct grt_source_status_rec *s = rec->payload;
 		const char *message = grt_strings_get(strings, s->message_str);
 
-		if (s->source >= GRT_SRC_MAX)
+		/*
+		 * Whether a source ran is the recorder's to say (its status records
+		 * have no thread); the injected library's status records, from a
+		 * thread of the target, are about its parts (CUPTI, probes) only.
+		 */
+		if (s->source >= GRT_SRC_MAX || rec->hdr.tid)
 			return;
 		h->status_seen[s->source] = true;
 		h->status[s->source] = s->status;
@@ -103,6 +110,8 @@ static void print_warnings(const struct report_header *h, FILE *out)
 	if (h->have_trailer && h->trailer.records + 1 != h->records)
 		fprintf(out, "WARNING: the trailer says %" PRIu64 " records were written before it, %" PRIu64
 			" were read\n", h->trailer.records, h->records - 1);
+	if (h->damage)
+		fprintf(out, "WARNING: the trace is damaged: %s\n", h->damage);
 }
 
 void report_header_print_text(const struct report_header *h, FILE *out)
@@ -127,6 +136,16 @@ void report_header_print_text(const struct report_header *h, FILE *out)
 			grt_end_reason_name(h->trailer.reason), h->records);
 	else
 		fprintf(out, "  ended:    no trailer, %" PRIu64 " records\n", h->records);
+	if (h->blocks_verified)
+		fprintf(out, "  integrity: %" PRIu64 " checksum blocks verified%s\n", h->blocks_verified,
+			h->damage ? ", damage found" : "");
+	else
+		fprintf(out, "  integrity: no integrity data (format %u.%u has no checksums)\n",
+			h->file->version_major, h->file->version_minor);
+	if (h->own_records)
+		fprintf(out, "  own work: %" PRIu64 " records of grtrace's own work in the target (calibration, "
+			"probe collection) %s\n", h->own_records,
+			h->own_shown ? "shown as the program's (--own)" : "left out; --own shows them");
 	print_warnings(h, out);
 }
 
@@ -172,6 +191,9 @@ void report_header_print_json(const struct report_header *h, struct json_writer 
 	else
 		jw_null(w);
 	jw_field_u64(w, "records", h->records);
+	jw_field_u64(w, "own_records", h->own_records);
+	jw_key(w, "own_shown");
+	jw_bool(w, h->own_shown);
 	jw_key(w, "trailer_records");
 	if (h->have_trailer)
 		jw_u64(w, h->trailer.records);
@@ -183,5 +205,7 @@ void report_header_print_json(const struct report_header *h, struct json_writer 
 	jw_key(w, "write_error");
 	jw_bool(w, (f->flags & GRT_HDR_WRITE_ERROR) != 0);
 	jw_field_string(w, "error", h->read_error);
+	jw_field_u64(w, "checksum_blocks_verified", h->blocks_verified);
+	jw_field_string(w, "damage", h->damage);
 	jw_end_object(w);
 }

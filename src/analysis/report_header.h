@@ -21,9 +21,14 @@ struct report_header {
 	int32_t status[GRT_SRC_MAX];
 	char *status_message[GRT_SRC_MAX];
 	const char *read_error;	/* the reader's error when reading stopped early, else NULL */
+	const char *damage;	/* the reader's integrity finding (grt_reader_damage), else NULL */
+	uint64_t blocks_verified; /* checksum blocks that matched; 0: no integrity data */
 	/* the cuda source's --launch-returns, when the trace has its settings record */
 	bool have_cuda_config;
 	uint32_t launch_return_every;
+	/* records of grtrace's own work in the target (own_work.h), and whether --own shows them */
+	uint64_t own_records;
+	bool own_shown;
 };
 
 void report_header_init(struct report_header *h, const char *path, const struct grt_file_header *file);

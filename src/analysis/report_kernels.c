@@ -8,6 +8,8 @@
 #include "analysis/stats.h"
 #include "trace/records_cuda.h"
 
+#define KERNELS_INCOMPLETE "out of memory while counting; some launches are missing"
+
 /* Distinct grid/block shapes kept per kernel; launches in further shapes are counted together. */
 #define MAX_SHAPES 8
 
@@ -239,8 +241,10 @@ static size_t *sorted_rows(struct kernels_report *k, size_t *n)
 	size_t *order = malloc((k->names.count ? k->names.count : 1) * sizeof(*order));
 
 	*n = 0;
-	if (!order)
+	if (!order) {
+		k->out_of_memory = true;
 		return NULL;
+	}
 	resolve_late_names(k);
 	for (size_t i = 0; i < rows_count(k); i++)
 		if (k->rows[i].launches)
@@ -308,7 +312,7 @@ static void kernels_print_text(void *state, FILE *out)
 	if (shown < n)
 		fprintf(out, "... %zu more kernels (--top 0 shows all)\n", n - shown);
 	if (k->out_of_memory)
-		fprintf(out, "WARNING: out of memory while counting; some launches are missing\n");
+		fprintf(out, "WARNING: %s\n", KERNELS_INCOMPLETE);
 	free(order);
 }
 
@@ -369,6 +373,13 @@ static void kernels_print_json(void *state, struct json_writer *w)
 	free(order);
 }
 
+static const char *kernels_incomplete(void *state)
+{
+	const struct kernels_report *k = state;
+
+	return k->out_of_memory ? KERNELS_INCOMPLETE : NULL;
+}
+
 GRT_REPORT_SECTION(kernels_section) = {
 	.name = "kernels",
 	.summary = "per kernel: launches, launch API time (mean, P50, P99), grid/block shapes, errors",
@@ -378,5 +389,6 @@ GRT_REPORT_SECTION(kernels_section) = {
 	.on_record = kernels_on_record,
 	.print_text = kernels_print_text,
 	.print_json = kernels_print_json,
+	.incomplete = kernels_incomplete,
 	.destroy = kernels_destroy,
 };

@@ -5,15 +5,22 @@
 #include <string.h>
 #include "analysis/report_section.h"
 #include "analysis/report_util.h"
+#include "trace/trace_names.h"
 #include "analysis/user_stacks.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
+
+#define LEAKS_INCOMPLETE "out of memory while tracking allocations; leaks may be missing"
 
 /*
  * Allocations are tracked per process (device addresses are per process).
  * A process-exit record freezes that process's outstanding allocations as
  * leaked at exit; a later process with the same pid starts afresh. Whatever
  * is still allocated at the end of the trace is reported as outstanding.
+ *
+ * Sources drain on their own ticks, so a process's last cuda calls may be
+ * written after its exit record: a call of a pid with no running process
+ * that happened before that pid's latest exit belongs to the exited one.
  */
 
 enum leak_class {
@@ -36,6 +43,9 @@ struct leak_process {
 	uint32_t pid;
 	bool exited;
 	int32_t exit_code;
+	uint16_t exit_signal;	/* 0: it exited rather than being killed */
+	bool core_dumped;
+	uint64_t exit_ns;
 	struct live_alloc *live;
 	size_t nlive, cap;
 	struct u64_map by_addr;	/* addr -> index in live */
@@ -49,6 +59,7 @@ struct leaks_report {
 	struct leak_process **procs;
 	size_t nprocs, cap;
 	struct u64_map current;	/* pid -> index of its running (not exited) process */
+	struct u64_map exited;	/* pid -> index of its latest exited process */
 	struct user_stacks *stacks;
 	struct pid_comms comms;
 	unsigned top_n;
@@ -73,6 +84,7 @@ static void *leaks_create(const struct report_input *in)
 		return NULL;
 	}
 	u64_map_init(&l->current);
+	u64_map_init(&l->exited);
 	pid_comms_init(&l->comms);
 	l->top_n = in->top_n;
 	l->min_bytes = (uint64_t)min_bytes;
@@ -94,18 +106,21 @@ static void leaks_destroy(void *state)
 		process_free(l->procs[i]);
 	free(l->procs);
 	u64_map_destroy(&l->current);
+	u64_map_destroy(&l->exited);
 	user_stacks_free(l->stacks);
 	pid_comms_destroy(&l->comms);
 	free(l);
 }
 
-/* The running process of pid, created on first use. */
-static struct leak_process *process_for(struct leaks_report *l, uint32_t pid)
+/* The process of pid a call at ts belongs to: running, just exited, or new. */
+static struct leak_process *process_for(struct leaks_report *l, uint32_t pid, uint64_t ts)
 {
 	struct leak_process *p;
 	uint64_t index;
 
 	if (u64_map_get(&l->current, pid, &index))
+		return l->procs[index];
+	if (u64_map_get(&l->exited, pid, &index) && ts <= l->procs[index]->exit_ns)
 		return l->procs[index];
 	if (l->nprocs == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 8;
@@ -181,7 +196,7 @@ static int add_live(struct leak_process *p, const struct grt_cuda_alloc_rec *a)
 static void on_alloc(struct leaks_report *l, const struct grt_record *rec)
 {
 	const struct grt_cuda_alloc_rec *a = rec->payload;
-	struct leak_process *p = process_for(l, rec->hdr.pid);
+	struct leak_process *p = process_for(l, rec->hdr.pid, rec->hdr.ts_ns);
 
 	if (!p) {
 		l->out_of_memory = true;
@@ -200,7 +215,7 @@ static void on_alloc(struct leaks_report *l, const struct grt_record *rec)
 static void on_free(struct leaks_report *l, const struct grt_record *rec)
 {
 	const struct grt_cuda_free_rec *f = rec->payload;
-	struct leak_process *p = process_for(l, rec->hdr.pid);
+	struct leak_process *p = process_for(l, rec->hdr.pid, rec->hdr.ts_ns);
 	uint64_t index;
 
 	if (!p) {
@@ -222,14 +237,21 @@ static void on_process(struct leaks_report *l, const struct grt_record *rec)
 	const struct grt_process_rec *pr = rec->payload;
 	uint64_t index;
 
+	if (pr->event == GRT_PROC_START) {
+		u64_map_remove(&l->exited, rec->hdr.pid, NULL); /* a new process: nothing comes late */
+		return;
+	}
 	if (pr->event != GRT_PROC_EXIT || !u64_map_get(&l->current, rec->hdr.pid, &index))
 		return;
 	l->procs[index]->exited = true;
 	l->procs[index]->exit_code = pr->exit_code;
+	l->procs[index]->exit_signal = pr->exit_signal;
+	l->procs[index]->core_dumped = pr->exit_flags & GRT_PROC_CORE_DUMPED;
+	l->procs[index]->exit_ns = rec->hdr.ts_ns;
 	u64_map_remove(&l->current, rec->hdr.pid, NULL);
-	/* the address table is no longer needed: only the leftovers are */
-	u64_map_destroy(&l->procs[index]->by_addr);
-	u64_map_init(&l->procs[index]->by_addr);
+	/* its address table stays: frees written after the exit record still find their allocation */
+	if (u64_map_put(&l->exited, rec->hdr.pid, index))
+		l->out_of_memory = true;
 }
 
 static void leaks_on_record(void *state, const struct grt_record *rec, const struct grt_strings *strings)
@@ -367,6 +389,7 @@ static void print_class(struct leaks_report *l, struct leak_process *p, enum lea
 
 static void print_process(struct leaks_report *l, struct leak_process *p, FILE *out)
 {
+	char how[64];
 	struct leak_class_totals totals[LEAK_CLASSES];
 
 	if (group_leaks(p, totals)) {
@@ -375,8 +398,10 @@ static void print_process(struct leaks_report *l, struct leak_process *p, FILE *
 		return;
 	}
 	if (p->exited)
-		fprintf(out, "pid %u (%s), exited with %d, left allocated:\n", p->pid,
-			pid_comms_get(&l->comms, p->pid), p->exit_code);
+		fprintf(out, "pid %u (%s), %s, left allocated:\n", p->pid,
+			pid_comms_get(&l->comms, p->pid),
+			grt_describe_exit(p->exit_code, p->exit_signal, p->core_dumped, how,
+					  sizeof(how)));
 	else
 		fprintf(out, "pid %u (%s), still running at the end of the trace, outstanding:\n", p->pid,
 			pid_comms_get(&l->comms, p->pid));
@@ -421,7 +446,7 @@ static void leaks_print_text(void *state, FILE *out)
 			")\n", allocs, frees);
 	}
 	if (l->out_of_memory)
-		fprintf(out, "WARNING: out of memory while tracking allocations; leaks may be missing\n");
+		fprintf(out, "WARNING: %s\n", LEAKS_INCOMPLETE);
 }
 
 static void json_stack(struct leaks_report *l, uint32_t pid, const struct leak_group *g,
@@ -474,6 +499,13 @@ static void json_process(struct leaks_report *l, struct leak_process *p, struct 
 		jw_i64(w, p->exit_code);
 	else
 		jw_null(w);
+	jw_key(w, "signal");
+	if (p->exited && p->exit_signal)
+		jw_u64(w, p->exit_signal);
+	else
+		jw_null(w);
+	jw_key(w, "core_dumped");
+	jw_bool(w, p->core_dumped);
 	/* the top level is the device class; managed and host memory follow as their own objects */
 	json_class_fields(l, p->pid, &totals[LEAK_DEVICE], w);
 	for (int c = LEAK_MANAGED; c < LEAK_CLASSES; c++) {
@@ -502,6 +534,13 @@ static void leaks_print_json(void *state, struct json_writer *w)
 	jw_end_array(w);
 }
 
+static const char *leaks_incomplete(void *state)
+{
+	const struct leaks_report *l = state;
+
+	return l->out_of_memory || l->comms.out_of_memory ? LEAKS_INCOMPLETE : NULL;
+}
+
 GRT_REPORT_SECTION(leaks_section) = {
 	.name = "leaks",
 	.summary = "GPU memory left allocated at process exit or trace end, by allocation stack",
@@ -511,5 +550,6 @@ GRT_REPORT_SECTION(leaks_section) = {
 	.on_record = leaks_on_record,
 	.print_text = leaks_print_text,
 	.print_json = leaks_print_json,
+	.incomplete = leaks_incomplete,
 	.destroy = leaks_destroy,
 };

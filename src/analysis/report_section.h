@@ -14,6 +14,12 @@ struct report_input {
 	const char *thresholds;	 /* --threshold list, NULL for defaults; sections parse their own keys */
 	bool json;
 	bool csv;
+	/*
+	 * --own: show grtrace's own work (calibration, probe collection) as the
+	 * application's. Without it, sections never see own records (see
+	 * sees_own), and the jobs section leaves own jobs out.
+	 */
+	bool show_own;
 	const char *path;	 /* the trace, for sections that read it more than once; may be NULL */
 	char *error;		 /* create() may explain a failure here (one line); may be NULL */
 	size_t error_len;
@@ -34,6 +40,11 @@ struct report_section {
 	 */
 	uint32_t sources;
 	int order;		/* print order, low first */
+	/*
+	 * The section gets grtrace's own records too and keeps them apart
+	 * itself (the jobs section: own device work still keeps the GPU busy).
+	 */
+	bool sees_own;
 	/* Returns the section's state, or NULL with errno set (bad threshold: EINVAL). */
 	void *(*create)(const struct report_input *in);
 	void (*on_record)(void *state, const struct grt_record *rec, const struct grt_strings *strings);
@@ -42,6 +53,13 @@ struct report_section {
 	void (*print_json)(void *state, struct json_writer *w);
 	/* Optional: CSV rows for --format csv (header line first); sections without one are skipped. */
 	void (*print_csv)(void *state, FILE *out);
+	/*
+	 * Optional, asked after printing: NULL when the section is whole, else
+	 * one line on what it lacks ("out of memory while counting; some
+	 * launches are missing"). The report then exits 1 with that line, in
+	 * every format.
+	 */
+	const char *(*incomplete)(void *state);
 	void (*destroy)(void *state);
 };
 

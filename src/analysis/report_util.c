@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/report_util.h"
+#include "common/num_parse.h"
 #include "trace/grt_format.h"
 #include "trace/records_core.h"
 
@@ -83,7 +84,7 @@ static int threshold_walk(const char *list, const char *want, double *found, int
 	while (*at) {
 		const char *end = strchr(at, ','), *eq;
 		size_t item_len = end ? (size_t)(end - at) : strlen(at);
-		char value[64], *parsed_end;
+		char value[64];
 		double v;
 
 		eq = memchr(at, '=', item_len);
@@ -95,9 +96,7 @@ static int threshold_walk(const char *list, const char *want, double *found, int
 				return -EINVAL;
 			memcpy(value, eq + 1, (size_t)(at + item_len - eq - 1));
 			value[at + item_len - eq - 1] = 0;
-			errno = 0;
-			v = strtod(value, &parsed_end);
-			if (errno || *parsed_end || v < 0)
+			if (num_parse_double(value, 0, REPORT_THRESHOLD_MAX, &v))
 				return -EINVAL;
 			*found = v;
 			*hit = 1;
@@ -229,10 +228,9 @@ static void pid_comms_set(struct pid_comms *c, uint32_t pid, const char *name, b
 	    (!replace || !strcmp((const char *)(uintptr_t)old, name)))
 		return;
 	copy = strdup(name);
-	if (!copy)
-		return;	/* the name is cosmetic: a report without it is still right */
-	if (u64_map_put(&c->by_pid, pid, (uintptr_t)copy)) {
+	if (!copy || u64_map_put(&c->by_pid, pid, (uintptr_t)copy)) {
 		free(copy);
+		c->out_of_memory = true; /* the report would print "?": not the whole answer */
 		return;
 	}
 	free((char *)(uintptr_t)old);

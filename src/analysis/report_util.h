@@ -36,10 +36,14 @@ static inline double report_ns_to_us(uint64_t ns)
 	return (double)ns / 1000.0;
 }
 
+/* Largest --threshold number: every section's cast to a 64-bit integer stays defined. */
+#define REPORT_THRESHOLD_MAX 1e18
+
 /*
  * Looks key up in a --threshold list ("key=value,key=value"). Returns 1 and
  * sets *value when present, 0 when absent, -EINVAL when the list is malformed
- * or key's value is not a number (sections document their keys' units).
+ * or key's value is not a number from 0 to REPORT_THRESHOLD_MAX (sections
+ * document their keys' units).
  */
 int report_threshold(const char *list, const char *key, double *value);
 /* 0 when every item of the list has the KEY=NUMBER shape, else -EINVAL. */
@@ -63,6 +67,7 @@ long name_table_find(const struct name_table *t, const char *name);
 /* pid -> process name, from process records and cuda calls' comm. */
 struct pid_comms {
 	struct u64_map by_pid;	/* pid -> char * */
+	bool out_of_memory;	/* a name could not be kept: some processes print as "?" */
 };
 
 void pid_comms_init(struct pid_comms *c);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "cli/event_filter.h"
 #include "common/log.h"
 #include "export/event_printer.h"
@@ -22,14 +23,15 @@ static void parse_usage(FILE *out)
 }
 
 /*
- * Strings, stacks and mappings exist for other records' sake: hidden unless
+ * Strings, stacks, mappings and checksums exist for other records' sake: hidden unless
  * --all, or unless a type filter asks for them by name.
  */
 static bool is_hidden(uint16_t type, bool all, const struct event_filter *filter)
 {
 	if (all || (filter->ntypes && event_filter_match_type(filter, type)))
 		return false;
-	return type == GRT_REC_STRING || type == GRT_REC_STACK || type == GRT_REC_MAPPING;
+	return type == GRT_REC_STRING || type == GRT_REC_STACK || type == GRT_REC_MAPPING ||
+	       type == GRT_REC_CHECKSUM;
 }
 
 static int print_trace(const char *path, enum grt_event_format format,
@@ -57,12 +59,13 @@ static int print_trace(const char *path, enum grt_event_format format,
 			continue;
 		grt_event_printer_print(printer, &rec, grt_reader_strings(r));
 	}
-	/* a full disk or closed pipe under stdout must not pass for a complete listing */
-	if (fflush(stdout) || ferror(stdout)) {
-		grt_error("%s: writing the output failed: %s", path, strerror(errno ? errno : EIO));
-		rc = GRT_EXIT_FAILURE;
-	} else if (st == GRT_READ_ERROR) {
+	/* a write error on stdout is caught once, for every command, by main */
+	if (st == GRT_READ_ERROR) {
 		grt_error("%s: %s", path, grt_reader_error(r));
+		rc = GRT_EXIT_FAILURE;
+	} else if (grt_reader_damage(r)) {
+		/* every readable event was printed; the damage is named once */
+		grt_error("%s: damaged trace: %s", path, grt_reader_damage(r));
 		rc = GRT_EXIT_FAILURE;
 	} else if (!grt_reader_trailer(r, NULL)) {
 		grt_notice("%s: %s", path,
@@ -75,7 +78,16 @@ static int print_trace(const char *path, enum grt_event_format format,
 	return rc;
 }
 
-int cmd_parse(int argc, char **argv)
+struct parse_args {
+	struct event_filter filter;
+	int format;
+	bool all;
+	bool help;
+	const char *path;
+};
+
+/* GRT_EXIT_OK with args filled (the filter to destroy), or the exit code after printing why. */
+static int parse_options(int argc, char **argv, struct parse_args *a)
 {
 	static const struct option options[] = {
 		{ "format", required_argument, NULL, 'f' },
@@ -84,55 +96,66 @@ int cmd_parse(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct event_filter filter;
-	int format = GRT_FORMAT_TEXT, opt, rc;
-	bool all = false;
+	int opt;
 
-	event_filter_init(&filter);
-	optind = 1;
+	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0; /* getopt's own message would not be the one-line "grtrace: ..." */
 	while ((opt = getopt_long(argc, argv, ":f:F:ah", options, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
-			format = grt_event_format_parse(optarg);
-			if (format < 0) {
-				grt_error("unknown format '%s' (text, csv or json)", optarg);
+			a->format = grt_event_format_parse(optarg);
+			if (a->format < 0) {
+				grt_error("parse: unknown format '%s' (text, csv or json)", optarg);
 				return GRT_EXIT_USAGE;
 			}
 			break;
 		case 'F':
-			if (event_filter_add(&filter, optarg)) {
-				grt_error("bad filter '%s' (type=NAME[,NAME] pid=N tid=N)", optarg);
-				event_filter_destroy(&filter);
+			if (event_filter_add(&a->filter, optarg)) {
+				grt_error("parse: bad filter '%s' (type=NAME[,NAME] pid=N tid=N)", optarg);
 				return GRT_EXIT_USAGE;
 			}
 			break;
 		case 'a':
-			all = true;
+			a->all = true;
 			break;
 		case 'h':
-			parse_usage(stdout);
-			event_filter_destroy(&filter);
+			a->help = true;
 			return GRT_EXIT_OK;
-		case ':':
-			grt_error("parse: option '%s' needs a value", argv[optind - 1]);
-			parse_usage(stderr);
-			event_filter_destroy(&filter);
-			return GRT_EXIT_USAGE;
-		default:
-			grt_error("parse: unknown option '%s'", argv[optind - 1]);
-			parse_usage(stderr);
-			event_filter_destroy(&filter);
-			return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("parse", opt, argv);
 		}
 	}
 	if (optind != argc - 1) {
-		grt_error("parse: %s", optind == argc ? "no trace file given" : "one trace file only");
-		parse_usage(stderr);
-		event_filter_destroy(&filter);
+		grt_error("parse: %s; see grtrace parse --help",
+			  optind == argc ? "no trace file given" : "one trace file only");
 		return GRT_EXIT_USAGE;
 	}
-	rc = print_trace(argv[optind], format, &filter, all);
-	event_filter_destroy(&filter);
+	a->path = argv[optind];
+	return GRT_EXIT_OK;
+}
+
+int parse_parse_args(int argc, char **argv)
+{
+	struct parse_args a = { .format = GRT_FORMAT_TEXT };
+	int rc;
+
+	event_filter_init(&a.filter);
+	rc = parse_options(argc, argv, &a);
+	event_filter_destroy(&a.filter);
+	return rc;
+}
+
+int cmd_parse(int argc, char **argv)
+{
+	struct parse_args a = { .format = GRT_FORMAT_TEXT };
+	int rc;
+
+	event_filter_init(&a.filter);
+	rc = parse_options(argc, argv, &a);
+	if (rc == GRT_EXIT_OK && a.help)
+		parse_usage(stdout);
+	else if (rc == GRT_EXIT_OK)
+		rc = print_trace(a.path, a.format, &a.filter, a.all);
+	event_filter_destroy(&a.filter);
 	return rc;
 }

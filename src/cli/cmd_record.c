@@ -1,6 +1,7 @@
 /* `grtrace record`: attach the chosen sources to a command or pid and write a .grt trace. */
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,8 +12,12 @@
 #include <unistd.h>
 #include "common/clock.h"
 #include "cli/commands.h"
+#include "cli/option_error.h"
+#include "cli/output_check.h"
 #include "cli/record_header.h"
 #include "cli/target.h"
+#include "common/num_parse.h"
+#include "common/regular_file.h"
 #include "common/log.h"
 #include "sources/bpf_util.h"
 #include "sources/libcuda_locate.h"
@@ -37,6 +42,7 @@ struct record_options {
 	bool launch_stacks;
 	bool launch_returns_set;
 	uint32_t launch_returns;
+	bool all;		/* -a: every process (system-wide), until stopped */
 	char *const *command;	/* after --, NULL when attaching */
 };
 
@@ -51,7 +57,7 @@ static void on_stop_signal(int sig)
 static void record_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: grtrace record [-o FILE] [-s SOURCES] [-p PID | -- CMD ARGS]\n"
+		"usage: grtrace record [-o FILE] [-s SOURCES] [-a | -p PID | -- CMD ARGS]\n"
 		"                      [--duration S] [--idle-timeout S] [--libcuda PATH]\n"
 		"                      [--syscalls LIST] [--gpu-kernels REGEX] [--launch-stacks]\n"
 		"                      [--launch-returns N]\n"
@@ -61,7 +67,10 @@ static void record_usage(FILE *out)
 		if (!s->implicit)
 			fprintf(out, " %s", s->name);
 	fprintf(out,
-		"\n  -p PID             attach to a running process (and its future children)\n"
+		"\n                     (each once; -s none: process starts and exits only)\n"
+		"  -a                 every process, system-wide (every libcuda file mapped now or\n"
+		"                     later is probed); stops on Ctrl-C, --duration or --idle-timeout\n"
+		"  -p PID             attach to a running process (and its future children)\n"
 		"  -- CMD ARGS        launch CMD, held until every probe is attached\n"
 		"  --duration S       stop after S seconds\n"
 		"  --idle-timeout S   stop after S seconds without events\n"
@@ -75,40 +84,35 @@ static void record_usage(FILE *out)
 		"                     a launch without needs one trap instead of two\n");
 }
 
-static int parse_seconds(const char *text, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(text, &end);
-	return errno || end == text || *end || *out <= 0 ? -EINVAL : 0;
-}
-
 /* A count from 0 to 1e9: --launch-returns. */
 static int parse_count(const char *text, uint32_t *out)
 {
-	char *end;
-	long v;
+	uint64_t v;
+	int err = num_parse_u64(text, 0, 1000000000, &v);
 
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v < 0 || v > 1000000000)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
+	if (!err)
+		*out = (uint32_t)v;
+	return err;
 }
 
 static int parse_pid(const char *text, pid_t *out)
 {
-	char *end;
-	long v;
+	uint64_t v;
+	int err = num_parse_u64(text, 1, INT_MAX, &v);
 
-	errno = 0;
-	v = strtol(text, &end, 10);
-	if (errno || end == text || *end || v <= 0 || v > INT_MAX)
-		return -EINVAL;
-	*out = (pid_t)v;
-	return 0;
+	if (!err)
+		*out = (pid_t)v;
+	return err;
+}
+
+/* The allowed range of each numeric option, for the error line. */
+static const char *range_of(int letter)
+{
+	switch (letter) {
+	case 'p': return "a process id from 1 to 2147483647";
+	case 'R': return "a whole number from 0 to 1000000000";
+	default: return "seconds, more than 0 and at most 31536000 (a year)";
+	}
 }
 
 /* The long name of an option's short letter (every option here has one). */
@@ -134,23 +138,25 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{ "gpu-kernels", required_argument, NULL, 'k' },
 		{ "launch-stacks", no_argument, NULL, 'L' },
 		{ "launch-returns", required_argument, NULL, 'R' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	int opt;
 
 	*o = (struct record_options){ .output = "grtrace.grt", .sources = "cuda" };
-	optind = 1;
-	/* "+": stop at the command, whose own flags are not ours */
-	while ((opt = getopt_long(argc, argv, "+o:s:p:h", options, NULL)) != -1) {
+	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
+	opterr = 0; /* getopt's own message would not be the one-line "grtrace: record: ..." */
+	/* "+": stop at the command, whose own flags are not ours; ":": tell a missing value apart */
+	while ((opt = getopt_long(argc, argv, "+:o:s:p:ha", options, NULL)) != -1) {
 		int bad = 0;
 
 		switch (opt) {
 		case 'o': o->output = optarg; break;
 		case 's': o->sources = optarg; break;
 		case 'p': bad = parse_pid(optarg, &o->pid); break;
-		case 'd': bad = parse_seconds(optarg, &o->duration_s); break;
-		case 'i': bad = parse_seconds(optarg, &o->idle_timeout_s); break;
+		case 'd': bad = num_parse_seconds(optarg, &o->duration_s); break;
+		case 'i': bad = num_parse_seconds(optarg, &o->idle_timeout_s); break;
 		case 'l': o->libcuda = optarg; break;
 		case 'S': o->syscalls = optarg; break;
 		case 'k': o->gpu_kernels = optarg; break;
@@ -159,17 +165,25 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 			bad = parse_count(optarg, &o->launch_returns);
 			o->launch_returns_set = true;
 			break;
+		case 'a': o->all = true; break;
 		case 'h': record_usage(stdout); return -1;
-		default: record_usage(stderr); return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("record", opt, argv);
 		}
 		if (bad) {
-			grt_error("record: bad value '%s' for --%s", optarg, long_name(options, opt));
+			grt_error("record: bad value '%s' for --%s: %sgive %s", optarg,
+				  long_name(options, opt), bad == -ERANGE ? "out of range; " : "",
+				  range_of(opt));
 			return GRT_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
 		o->command = argv + optind;
-	if (!o->command == !o->pid) {
+	if (o->all && (o->command || o->pid)) {
+		grt_error("record: -a traces every process; give it without -p PID or a command");
+		return GRT_EXIT_USAGE;
+	}
+	if (!o->all && !o->command == !o->pid) {
 		grt_error("record: give either -p PID or -- CMD ARGS");
 		record_usage(stderr);
 		return GRT_EXIT_USAGE;
@@ -177,26 +191,61 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 	return 0;
 }
 
-/* Checks -s before anything starts, so typos fail fast with exit 2. */
-static int check_sources(const char *list, uint32_t *mask)
+/*
+ * Checks -s before anything starts, so typos fail fast with exit 2, and
+ * writes the list each source once into out: a name given twice would attach
+ * the source twice and record every event twice. "none" alone records
+ * process starts and exits only.
+ */
+static int check_sources(const char *list, uint32_t *mask, char *out, size_t out_len)
 {
 	char *copy = strdup(list), *name, *save = NULL;
+	size_t used = 0;
 	int err = copy ? 0 : -ENOMEM;
 
 	*mask = 0;
+	out[0] = 0;
+	if (!err && !strcmp(list, "none")) {
+		free(copy);
+		return 0;
+	}
 	for (name = copy ? strtok_r(copy, ",", &save) : NULL; name && !err;
 	     name = strtok_r(NULL, ",", &save)) {
 		const struct grt_source *src = grt_source_find(name);
 
 		if (!src) {
-			grt_error("record: unknown source '%s' (see grtrace record --help)", name);
+			grt_error("record: unknown source '%s'; see grtrace record --help", name);
 			err = -EINVAL;
-		} else {
+		} else if (!(*mask & 1u << src->id)) {
 			*mask |= 1u << src->id;
+			used += (size_t)snprintf(out + used, out_len - used, "%s%s", used ? "," : "", name);
+			if (used >= out_len)
+				err = -ENAMETOOLONG;
 		}
+	}
+	if (!err && !*mask) {
+		grt_error("record: -s '%s' names no source; give a comma-separated list (see grtrace "
+			  "record --help) or -s none", list);
+		err = -EINVAL;
 	}
 	free(copy);
 	return err;
+}
+
+/* Checks --gpu-kernels before anything starts: the injected library compiles it the same way. */
+static int check_gpu_kernels(const char *regex)
+{
+	char why[128];
+	regex_t re;
+	int rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB);
+
+	if (!rc) {
+		regfree(&re);
+		return 0;
+	}
+	regerror(rc, &re, why, sizeof(why));
+	grt_error("record: bad --gpu-kernels regular expression '%s': %s", regex, why);
+	return -EINVAL;
 }
 
 /* Checks --syscalls before anything starts: an unknown name is a usage error (exit 2). */
@@ -211,26 +260,21 @@ static int check_syscalls(const char *list)
 	return rc;
 }
 
-static bool wants_source(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = list; (p = strstr(p, name)); p += n)
-		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
-			return true;
-	return false;
-}
-
 /* The libcuda.so.1 to probe: --libcuda, the one mapped in the pid, or the loader's choice. */
 static int resolve_libcuda(const struct record_options *o, char *out, size_t len)
 {
 	int err;
 
 	if (o->libcuda) {
-		if (access(o->libcuda, R_OK)) {
-			grt_error("record: cannot read --libcuda %s: %s", o->libcuda, strerror(errno));
-			return -errno;
+		/* a FIFO would block the ELF reader forever; a device is no library */
+		int fd = regular_file_open(o->libcuda, NULL);
+
+		if (fd < 0) {
+			grt_error("record: cannot read --libcuda %s: %s", o->libcuda,
+				  regular_file_error(fd));
+			return fd;
 		}
+		close(fd);
 		snprintf(out, len, "%s", o->libcuda);
 		return 0;
 	}
@@ -300,6 +344,7 @@ struct recording {
 	struct writer_sink sink;
 	struct grt_session *session;
 	char libcuda[PATH_MAX];
+	char sources[256];	/* -s with each source once */
 	uint32_t sources_mask;
 };
 
@@ -324,7 +369,7 @@ static uint32_t run_loop(struct recording *rec)
 			return GRT_END_WRITE_ERROR;
 		if (stop_signal)
 			return GRT_END_SIGNAL;
-		if (!target_alive(&rec->target))
+		if (!rec->opts.all && !target_alive(&rec->target))
 			return GRT_END_TARGET_EXIT;
 		if (duration_ns && now - start >= duration_ns)
 			return GRT_END_DURATION;
@@ -351,18 +396,26 @@ static int open_session(struct recording *rec)
 {
 	struct grt_session_config cfg = {
 		.target_pid = rec->target.pid,
-		.libcuda_path = rec->libcuda[0] ? rec->libcuda : NULL,
+		/*
+		 * For -p without --libcuda the cuda source finds the copies the
+		 * process maps itself, through their map_files links: the very
+		 * inodes mapped, whatever their paths name now.
+		 */
+		.libcuda_path = rec->libcuda[0] && (rec->opts.libcuda || rec->opts.command)
+					? rec->libcuda
+					: NULL,
 		.syscall_filter = rec->opts.syscalls,
 		.gpu_kernels = rec->opts.gpu_kernels,
 		.launch_stacks = rec->opts.launch_stacks,
 		.launch_returns_set = rec->opts.launch_returns_set,
 		.launch_returns = rec->opts.launch_returns,
 		.launched = rec->target.launched,
+		.system_wide = rec->opts.all,
 	};
 	struct grt_file_header header;
 
-	record_header_fill(&header, cfg.libcuda_path, rec->target.pid, rec->opts.command,
-			   rec->sources_mask);
+	record_header_fill(&header, rec->libcuda[0] ? rec->libcuda : NULL, rec->target.pid,
+			   rec->opts.command, rec->sources_mask);
 	rec->writer = grt_writer_open(rec->opts.output, &header);
 	if (!rec->writer) {
 		grt_error("record: cannot create %s: %s", rec->opts.output, strerror(errno));
@@ -375,12 +428,14 @@ static int open_session(struct recording *rec)
 		return -ENOMEM;
 	}
 	grt_bpf_capture_messages();
-	if (grt_session_attach(rec->session, rec->opts.sources)) {
+	if (grt_session_attach(rec->session, rec->sources[0] ? rec->sources : "")) {
 		grt_error("record: %s", grt_session_error(rec->session));
 		return -EINVAL;
 	}
-	if (!rec->target.launched)
+	if (!rec->target.launched && !rec->opts.all)
 		write_target_process(rec->writer, &rec->target, grt_monotonic_ns());
+	if (rec->opts.all)
+		grt_notice("recording every process to %s; Ctrl-C to stop", rec->opts.output);
 	return 0;
 }
 
@@ -399,9 +454,15 @@ static int release_target(struct recording *rec)
 	return 0;
 }
 
+/*
+ * Installed before anything else: a Ctrl-C while probes attach (which takes
+ * a while) must stop the recording in order, trailer written, not kill it.
+ * SA_RESTART keeps the setup's own system calls from failing with EINTR; the
+ * poll loop waits with a timeout and checks the flag each tick.
+ */
 static void install_signal_handlers(void)
 {
-	struct sigaction sa = { .sa_handler = on_stop_signal };
+	struct sigaction sa = { .sa_handler = on_stop_signal, .sa_flags = SA_RESTART };
 
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
@@ -409,11 +470,47 @@ static void install_signal_handlers(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/* How a launched target ended, for the closing line: "" when it exited with 0. */
+static void describe_target_end(const struct target *t, char *out, size_t len)
+{
+	char how[64];
+	int st = t->exit_status;
+
+	out[0] = 0;
+	if (!t->launched || !t->exited || (WIFEXITED(st) && !WEXITSTATUS(st)))
+		return;
+	snprintf(out, len, ", target %s",
+		 grt_describe_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 0,
+				   WIFSIGNALED(st) ? (uint32_t)WTERMSIG(st) : 0,
+				   WIFSIGNALED(st) && WCOREDUMP(st), how, sizeof(how)));
+}
+
+/*
+ * record's exit status: a launched command's own, as time and strace give it
+ * (its exit code, 128 + the signal that killed it), so a failing job still
+ * fails its script; otherwise 0.
+ */
+static int target_exit_status(const struct target *t)
+{
+	if (!t->launched || !t->exited)
+		return GRT_EXIT_OK;
+	if (WIFSIGNALED(t->exit_status))
+		return 128 + WTERMSIG(t->exit_status);
+	return WIFEXITED(t->exit_status) ? WEXITSTATUS(t->exit_status) : GRT_EXIT_OK;
+}
+
 static int finish(struct recording *rec, uint32_t reason)
 {
 	uint64_t records, drops;
+	char how[96];
 	int err;
 
+	/*
+	 * The target is reaped before the last drain: its exit record was
+	 * queued before its parent could see it exit, so the drain below finds
+	 * it, however quickly the target ended.
+	 */
+	target_alive(&rec->target);
 	grt_session_detach_all(rec->session);
 	if (grt_writer_error(rec->writer))
 		reason = GRT_END_WRITE_ERROR;
@@ -426,10 +523,11 @@ static int finish(struct recording *rec, uint32_t reason)
 			  "records before the failure are readable", rec->opts.output, strerror(-err));
 		return GRT_EXIT_FAILURE;
 	}
-	fprintf(stderr, "grtrace: recorded %llu records to %s (%llu events lost), stopped: %s\n",
+	describe_target_end(&rec->target, how, sizeof(how));
+	fprintf(stderr, "grtrace: recorded %llu records to %s (%llu events lost), stopped: %s%s\n",
 		(unsigned long long)records, rec->opts.output, (unsigned long long)drops,
-		grt_end_reason_name(reason));
-	return GRT_EXIT_OK;
+		grt_end_reason_name(reason), how);
+	return target_exit_status(&rec->target);
 }
 
 static void cleanup(struct recording *rec)
@@ -442,32 +540,69 @@ static void cleanup(struct recording *rec)
 	target_close(&rec->target);
 }
 
+/* The checks that need nothing started: exit 2 for bad usage before any side effect. */
+static int check_request(struct recording *rec)
+{
+	if (check_sources(rec->opts.sources, &rec->sources_mask, rec->sources, sizeof(rec->sources)))
+		return GRT_EXIT_USAGE;
+	if (rec->opts.syscalls && check_syscalls(rec->opts.syscalls))
+		return GRT_EXIT_USAGE;
+	if (rec->opts.gpu_kernels && check_gpu_kernels(rec->opts.gpu_kernels))
+		return GRT_EXIT_USAGE;
+	if (rec->opts.libcuda && output_is_input(rec->opts.output, rec->opts.libcuda)) {
+		grt_error("record: -o %s is the --libcuda library itself: name another output file",
+			  rec->opts.output);
+		return GRT_EXIT_USAGE;
+	}
+	return GRT_EXIT_OK;
+}
+
+int record_parse_args(int argc, char **argv)
+{
+	struct recording rec = { 0 };
+	int rc = parse_record_options(argc, argv, &rec.opts);
+
+	if (rc)
+		return rc < 0 ? GRT_EXIT_OK : rc;
+	return check_request(&rec);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct recording rec = { .target = { .barrier_fd = -1, .exec_fd = -1 } };
 	char why[256];
 	int rc;
 
+	install_signal_handlers();
 	rc = parse_record_options(argc, argv, &rec.opts);
 	if (rc)
 		return rc < 0 ? GRT_EXIT_OK : rc;
-	if (check_sources(rec.opts.sources, &rec.sources_mask))
-		return GRT_EXIT_USAGE;
-	if (rec.opts.syscalls && check_syscalls(rec.opts.syscalls))
-		return GRT_EXIT_USAGE;
+	rc = check_request(&rec);
+	if (rc)
+		return rc;
 	if (grt_bpf_probe(why, sizeof(why))) {
 		grt_error("record: %s", why);
 		return GRT_EXIT_FAILURE;
 	}
 	if (rec.opts.pid && start_target(&rec))
 		return GRT_EXIT_FAILURE;
-	if (wants_source(rec.opts.sources, "cuda") && resolve_libcuda(&rec.opts, rec.libcuda, sizeof(rec.libcuda)))
+	if ((!rec.opts.all || rec.opts.libcuda) && (rec.sources_mask & 1u << GRT_SRC_CUDA) &&
+	    resolve_libcuda(&rec.opts, rec.libcuda, sizeof(rec.libcuda)))
 		return GRT_EXIT_FAILURE;
-	if ((rec.opts.command && start_target(&rec)) || open_session(&rec) || release_target(&rec)) {
+	if ((rec.opts.command && start_target(&rec)) || open_session(&rec)) {
 		cleanup(&rec);
 		return GRT_EXIT_FAILURE;
 	}
-	install_signal_handlers();
+	/* a stop asked for while probes attached: the held command never runs */
+	if (stop_signal) {
+		rc = finish(&rec, GRT_END_SIGNAL);
+		cleanup(&rec);
+		return rc;
+	}
+	if (release_target(&rec)) {
+		cleanup(&rec);
+		return GRT_EXIT_FAILURE;
+	}
 	rc = finish(&rec, run_loop(&rec));
 	cleanup(&rec);
 	return rc;

@@ -8,7 +8,9 @@
 #include "analysis/report_section.h"
 #include "analysis/report_util.h"
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "common/log.h"
+#include "common/num_parse.h"
 
 /* getopt values of the per-section flags: SECTION_FLAG_BASE + index in the registry */
 #define SECTION_FLAG_BASE 256
@@ -17,12 +19,13 @@ enum report_flag {
 	FLAG_FORMAT = 'f',
 	FLAG_TOP = 't',
 	FLAG_THRESHOLD = 'T',
+	FLAG_OWN = 'o',
 	FLAG_HELP = 'h',
 };
 
 static void report_usage(FILE *out)
 {
-	fprintf(out, "usage: grtrace report FILE [--format text|json|csv] [--top N] [--threshold LIST]");
+	fprintf(out, "usage: grtrace report FILE [--format text|json|csv] [--top N] [--threshold LIST] [--own]");
 	for (const struct report_section *s = report_section_next(NULL); s; s = report_section_next(s))
 		fprintf(out, " [--%s]", s->name);
 	fprintf(out,
@@ -31,6 +34,8 @@ static void report_usage(FILE *out)
 		"               or csv (tables of the sections that have them, e.g. --jobs rows)\n"
 		"  --top N      rows per list in text output (default %d, 0 for all)\n"
 		"  --threshold  KEY=VALUE[,KEY=VALUE] passed to the sections (see docs/report.md)\n"
+		"  --own        count grtrace's own work in the target (calibration, probe collection)\n"
+		"               as the program's; by default it is left out\n"
 		"sections (default: those marked *; naming any shows only the named ones):\n",
 		REPORT_DEFAULT_TOP);
 	for (const struct report_section *s = report_section_next(NULL); s; s = report_section_next(s))
@@ -53,6 +58,7 @@ static struct option *build_options(size_t nsections)
 		{ "format", required_argument, NULL, FLAG_FORMAT },
 		{ "top", required_argument, NULL, FLAG_TOP },
 		{ "threshold", required_argument, NULL, FLAG_THRESHOLD },
+		{ "own", no_argument, NULL, FLAG_OWN },
 		{ "help", no_argument, NULL, FLAG_HELP },
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), i = 0;
@@ -70,15 +76,12 @@ static struct option *build_options(size_t nsections)
 
 static int parse_top(const char *text, unsigned *top)
 {
-	char *end;
-	unsigned long v;
+	uint64_t v;
+	int err = num_parse_u64(text, 0, 1000000, &v);
 
-	errno = 0;
-	v = strtoul(text, &end, 10);
-	if (errno || end == text || *end || *text == '-' || v > 1000000)
-		return -EINVAL;
-	*top = (unsigned)v;
-	return 0;
+	if (!err)
+		*top = (unsigned)v;
+	return err;
 }
 
 /* Fills opt->sections: the flagged ones, or every default one when none was flagged. */
@@ -113,9 +116,9 @@ static int parse_args(int argc, char **argv, struct option *options, size_t nsec
 {
 	int opt;
 
-	optind = 1;
+	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
 		if (opt >= SECTION_FLAG_BASE && (size_t)(opt - SECTION_FLAG_BASE) < nsections) {
 			args->flagged[opt - SECTION_FLAG_BASE] = true;
 			continue;
@@ -131,33 +134,51 @@ static int parse_args(int argc, char **argv, struct option *options, size_t nsec
 			break;
 		case FLAG_TOP:
 			if (parse_top(optarg, &args->opt.top_n)) {
-				grt_error("report: --top needs a number of rows, got '%s'", optarg);
+				grt_error("report: bad value '%s' for --top: give a number of rows from 0 "
+					  "to 1000000", optarg);
 				return GRT_EXIT_USAGE;
 			}
 			break;
 		case FLAG_THRESHOLD:
 			if (report_threshold_check(optarg)) {
-				grt_error("report: bad --threshold '%s' (KEY=VALUE[,VALUE][,KEY=VALUE])", optarg);
+				grt_error("report: bad --threshold '%s': give KEY=VALUE[,VALUE][,KEY=VALUE], "
+					  "each number from 0 to %g", optarg, REPORT_THRESHOLD_MAX);
 				return GRT_EXIT_USAGE;
 			}
 			args->opt.thresholds = optarg;
 			break;
+		case FLAG_OWN:
+			args->opt.show_own = true;
+			break;
 		case FLAG_HELP:
 			args->help = true;
 			return GRT_EXIT_OK;
-		default:
-			grt_error("report: unknown or incomplete option '%s'", argv[optind - 1]);
-			report_usage(stderr);
-			return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("report", opt, argv);
 		}
 	}
 	if (optind != argc - 1) {
-		grt_error("report: %s", optind == argc ? "no trace file given" : "one trace file only");
-		report_usage(stderr);
+		grt_error("report: %s; see grtrace report --help",
+			  optind == argc ? "no trace file given" : "one trace file only");
 		return GRT_EXIT_USAGE;
 	}
 	args->path = argv[optind];
 	return GRT_EXIT_OK;
+}
+
+int report_parse_args(int argc, char **argv)
+{
+	size_t nsections = count_sections();
+	struct option *options = build_options(nsections);
+	struct report_args args = { .opt = { .top_n = REPORT_DEFAULT_TOP } };
+	int rc = GRT_EXIT_FAILURE;
+
+	args.flagged = calloc(nsections ? nsections : 1, sizeof(*args.flagged));
+	if (options && args.flagged)
+		rc = parse_args(argc, argv, options, nsections, &args);
+	free(args.flagged);
+	free(options);
+	return rc;
 }
 
 int cmd_report(int argc, char **argv)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -9,14 +10,20 @@
 #include <time.h>
 #include "common/clock.h"
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "cli/live_sink.h"
 #include "cli/snoop.h"
 #include "common/log.h"
+#include "common/num_parse.h"
 #include "export/event_printer.h"
 #include "sources/session.h"
 #include "sources/source.h"
 
-#define SNOOP_TICK_MS 100
+/*
+ * Sources wake the reader only in batches (cheaper at syscall rates); every
+ * tick drains them, so a line shows within one tick of its event.
+ */
+#define SNOOP_TICK_MS 40
 
 extern const struct snoop_view *const __start_grt_snoop_views[];
 extern const struct snoop_view *const __stop_grt_snoop_views[];
@@ -103,7 +110,7 @@ struct snoop_args {
 	bool launch_stacks;
 };
 
-/* 0, or GRT_EXIT_USAGE after printing why. */
+/* 0, -1 for --help (printed), or GRT_EXIT_USAGE after printing why. */
 static int parse_args(int argc, char **argv, struct snoop_args *a)
 {
 	static const struct option options[] = {
@@ -112,25 +119,28 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 	    {"csv", no_argument, NULL, 'c'},	       {"launch-stacks", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},	       {0},
 	};
-	char *end;
-	int opt;
+	uint64_t pid;
+	int opt, err;
 
-	while ((opt = getopt_long(argc, argv, "p:d:h", options, NULL)) != -1) {
+	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
+	opterr = 0; /* getopt's own message would not be the one-line "grtrace: snoop: ..." */
+	while ((opt = getopt_long(argc, argv, ":p:d:h", options, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			errno = 0;
-			a->pid = (pid_t)strtol(optarg, &end, 10);
-			if (errno || *end || a->pid <= 0) {
-				grt_error("snoop: -p needs a process id, not '%s'", optarg);
+			err = num_parse_u64(optarg, 1, INT_MAX, &pid);
+			if (err) {
+				grt_error("snoop: bad value '%s' for -p: %sgive a process id from 1 to "
+					  "2147483647", optarg, err == -ERANGE ? "out of range; " : "");
 				return GRT_EXIT_USAGE;
 			}
+			a->pid = (pid_t)pid;
 			break;
 		case 'd':
-			a->duration = strtod(optarg, &end);
-			if (*end || !(a->duration > 0)) {
-				grt_error("snoop: --duration needs a positive number of seconds, "
-					  "not '%s'",
-					  optarg);
+			err = num_parse_seconds(optarg, &a->duration);
+			if (err) {
+				grt_error("snoop: bad value '%s' for --duration: %sgive seconds, more "
+					  "than 0 and at most 31536000 (a year)",
+					  optarg, err == -ERANGE ? "out of range; " : "");
 				return GRT_EXIT_USAGE;
 			}
 			break;
@@ -148,22 +158,20 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 			break;
 		case 'h':
 			snoop_usage(stdout);
-			exit(GRT_EXIT_OK);
-		default:
-			snoop_usage(stderr);
-			return GRT_EXIT_USAGE;
+			return -1;
+		default: /* ':' and '?' */
+			return option_error("snoop", opt, argv);
 		}
 	}
 	if (optind != argc - 1) {
-		grt_error(optind == argc ? "snoop: which source? (e.g. grtrace snoop cuda)"
+		grt_error(optind == argc ? "snoop: which source? (e.g. grtrace snoop cuda; see "
+					   "grtrace snoop --help)"
 					 : "snoop: one source at a time");
-		snoop_usage(stderr);
 		return GRT_EXIT_USAGE;
 	}
 	a->view = find_view(argv[optind]);
 	if (!a->view) {
-		grt_error("snoop: unknown source '%s'", argv[optind]);
-		snoop_usage(stderr);
+		grt_error("snoop: unknown source '%s'; see grtrace snoop --help", argv[optind]);
 		return GRT_EXIT_USAGE;
 	}
 	if (a->csv && (!a->view->has_csv || a->json)) {
@@ -212,7 +220,7 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 	if (!sn->json && a->view->open)
 		sn->view_state = a->view->open(stdout, a->csv);
 	if (grt_session_attach(s, a->view->sources)) {
-		grt_error("%s", grt_session_error(s));
+		grt_error("snoop: %s", grt_session_error(s));
 		grt_session_free(s);
 		if (sn->view_state)
 			a->view->close(sn->view_state);
@@ -242,6 +250,14 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 	return rc;
 }
 
+int snoop_parse_args(int argc, char **argv)
+{
+	struct snoop_args a = {0};
+	int rc = parse_args(argc, argv, &a);
+
+	return rc < 0 ? GRT_EXIT_OK : rc;
+}
+
 int cmd_snoop(int argc, char **argv)
 {
 	struct snoop_args a = {0};
@@ -250,7 +266,7 @@ int cmd_snoop(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 
 	if (rc)
-		return rc;
+		return rc < 0 ? GRT_EXIT_OK : rc;
 	rc = probe_sources(a.view);
 	if (rc)
 		return rc;

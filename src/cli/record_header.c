@@ -1,5 +1,4 @@
 /* Fills the .grt header with what describes the machine and the recording. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -7,35 +6,7 @@
 #include <unistd.h>
 #include "common/clock.h"
 #include "cli/record_header.h"
-
-/* The loaded NVIDIA kernel module's version, "" without one. */
-static void read_driver_version(char *out, size_t len)
-{
-	FILE *f = fopen("/sys/module/nvidia/version", "re");
-
-	out[0] = 0;
-	if (!f)
-		return;
-	if (fgets(out, (int)len, f))
-		out[strcspn(out, "\n")] = 0;
-	fclose(f);
-}
-
-/* cuDriverGetVersion needs no GPU and no cuInit, so asking libcuda itself is safe. */
-static void read_cuda_version(const char *libcuda_path, char *out, size_t len)
-{
-	int (*get_version)(int *);
-	void *lib;
-	int version = 0;
-
-	out[0] = 0;
-	if (!libcuda_path || !(lib = dlopen(libcuda_path, RTLD_LAZY | RTLD_LOCAL)))
-		return;
-	get_version = (int (*)(int *))dlsym(lib, "cuDriverGetVersion");
-	if (get_version && get_version(&version) == 0 && version > 0)
-		snprintf(out, len, "%d.%d", version / 1000, (version % 1000) / 10);
-	dlclose(lib);
-}
+#include "sources/libcuda_version.h"
 
 static void join_command(char *out, size_t len, pid_t pid, char *const *argv)
 {
@@ -70,7 +41,8 @@ void record_header_fill(struct grt_file_header *h, const char *libcuda_path, pid
 		snprintf(h->hostname, sizeof(h->hostname), "%.63s", uts.nodename);
 		snprintf(h->kernel_release, sizeof(h->kernel_release), "%.63s", uts.release);
 	}
-	read_driver_version(h->driver_version, sizeof(h->driver_version));
-	read_cuda_version(libcuda_path, h->cuda_version, sizeof(h->cuda_version));
+	/* as data only: loading the target's libcuda would run its constructors as root */
+	versions_read(libcuda_path, h->driver_version, sizeof(h->driver_version), h->cuda_version,
+		      sizeof(h->cuda_version));
 	join_command(h->command_line, sizeof(h->command_line), pid, argv);
 }

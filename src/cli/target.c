@@ -137,17 +137,50 @@ int target_release(struct target *t, const char *const *extra_env, char *err, si
 	return 0;
 }
 
+/* The kernel's task flag for its own threads (include/linux/sched.h). */
+#define PF_KTHREAD 0x00200000u
+
+/*
+ * State (field 3) and flags (field 9) of /proc/PID/stat, read after the
+ * parenthesised comm, which may hold spaces and parentheses itself.
+ */
+static int read_state_flags(pid_t pid, char *state, unsigned *flags)
+{
+	char path[64], line[1024], *close_paren;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	ok = fgets(line, sizeof(line), f) && (close_paren = strrchr(line, ')')) &&
+	     sscanf(close_paren + 1, " %c %*d %*d %*d %*d %*d %u", state, flags) == 2;
+	fclose(f);
+	return ok ? 0 : -EIO;
+}
+
 int target_attach(struct target *t, pid_t pid, char *err, size_t err_len)
 {
-	char proc[64];
+	unsigned flags = 0;
+	char state = 0;
 
 	memset(t, 0, sizeof(*t));
 	t->barrier_fd = t->exec_fd = -1;
 	t->pid = pid;
-	snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
-	if (pid <= 0 || access(proc, F_OK)) {
+	if (pid <= 0 || read_state_flags(pid, &state, &flags)) {
 		snprintf(err, err_len, "no process with pid %d", (int)pid);
 		return -ESRCH;
+	}
+	/* neither runs user code any more, or ever: the recording would be empty */
+	if (state == 'Z' || state == 'X') {
+		snprintf(err, err_len, "pid %d has exited (a zombie its parent has not reaped): "
+			 "nothing left to trace", (int)pid);
+		return -ESRCH;
+	}
+	if (flags & PF_KTHREAD) {
+		snprintf(err, err_len, "pid %d is a kernel thread: it runs no user code to trace; "
+			 "give the pid of a user process", (int)pid);
+		return -EINVAL;
 	}
 	return 0;
 }

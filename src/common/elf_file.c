@@ -3,19 +3,57 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "common/elf_file.h"
+#include "common/regular_file.h"
+
+/*
+ * The tables libelf reads later (section and program headers) must lie inside
+ * the file, so a file cut short is "not valid" here rather than a fault or an
+ * empty symbol list later.
+ */
+static bool tables_inside_file(Elf *elf, uint64_t file_size)
+{
+	GElf_Ehdr eh;
+	size_t nsections, nsegments;
+
+	if (!gelf_getehdr(elf, &eh) || elf_getshdrnum(elf, &nsections) ||
+	    elf_getphdrnum(elf, &nsegments))
+		return false;
+	if (eh.e_shoff > file_size || nsections * (uint64_t)eh.e_shentsize > file_size - eh.e_shoff)
+		return false;
+	if (eh.e_phoff > file_size || nsegments * (uint64_t)eh.e_phentsize > file_size - eh.e_phoff)
+		return false;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			return false;
+		if (sh.sh_type != SHT_NOBITS &&
+		    (sh.sh_offset > file_size || sh.sh_size > file_size - sh.sh_offset))
+			return false;
+	}
+	return nsections > 0 || nsegments > 0;
+}
 
 int elf_handle_open(const char *path, struct elf_handle *h)
 {
+	struct stat st;
+
 	h->elf = NULL;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
-	h->fd = open(path, O_RDONLY | O_CLOEXEC);
+	h->fd = regular_file_open(path, &st);
 	if (h->fd < 0)
-		return -errno;
-	h->elf = elf_begin(h->fd, ELF_C_READ_MMAP, NULL);
-	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF) {
+		return h->fd == REGULAR_FILE_NOT_REGULAR ? -ENOEXEC : h->fd;
+	/*
+	 * ELF_C_READ, not ELF_C_READ_MMAP: libelf then reads with pread, so a
+	 * file that is cut short (or truncated by its owner while we read it)
+	 * gives a read error instead of SIGBUS on a mapped page past its end.
+	 */
+	h->elf = elf_begin(h->fd, ELF_C_READ, NULL);
+	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF || !tables_inside_file(h->elf, (uint64_t)st.st_size)) {
 		elf_handle_close(h);
 		return -ENOEXEC;
 	}
@@ -29,7 +67,7 @@ int elf_handle_open_memory(void *image, size_t len, struct elf_handle *h)
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
 	h->elf = elf_memory(image, len);
-	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF) {
+	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF || !tables_inside_file(h->elf, len)) {
 		elf_handle_close(h);
 		return -ENOEXEC;
 	}

@@ -10,7 +10,11 @@ struct elf_handle {
 	Elf *elf;
 };
 
-/* 0, or -errno (open), -ENOSYS (libelf unusable), -ENOEXEC (not an ELF file). */
+/*
+ * Opens a regular file and checks it is an ELF file whose header tables lie
+ * inside it. 0, or -errno (open), -ENOSYS (libelf unusable), -ENOEXEC (not a
+ * regular file, not ELF, or cut short). Reads with pread, never a mapping.
+ */
 int elf_handle_open(const char *path, struct elf_handle *h);
 /* Same over an image in memory (fd -1); image must outlive the handle. */
 int elf_handle_open_memory(void *image, size_t len, struct elf_handle *h);

@@ -1,29 +1,12 @@
 /* Streaming JSON writer. */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <inttypes.h>
 #include <string.h>
-#include <unistd.h>
+#include "common/async_output.h"
 #include "common/json_writer.h"
-
-/* A writer's background writing (jw_begin_async): one full buffer in flight at a time. */
-struct jw_async {
-	pthread_t thread;
-	bool threaded;		/* false: the fallback, buffers go out through the FILE */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	int fd;
-	char *bufs[2];
-	const char *pending;	/* a full buffer the thread is writing or is to write */
-	size_t pending_len;
-	bool stop;
-	int error;		/* first write error, negative errno */
-};
-
-static void async_hand_over(struct json_writer *w);
 
 /*
  * Output goes either straight to the FILE (unlocked: one writer has one
@@ -35,8 +18,14 @@ static void out_flush(struct json_writer *w)
 {
 	if (!w->buf || !w->buf_len)
 		return;
-	if (w->async && w->async->threaded) {
-		async_hand_over(w);
+	if (w->async) {
+		char *full = w->buf;
+
+		/* the thread takes this buffer; the other one is free once the call returns */
+		async_output_write(w->async, full, w->buf_len);
+		w->buf = w->spare;
+		w->spare = full;
+		w->buf_len = 0;
 		return;
 	}
 	fwrite_unlocked(w->buf, 1, w->buf_len, w->out);
@@ -385,111 +374,28 @@ static inline void out_string(struct json_writer *w, const char *s, size_t n, ch
 	w->buf_len += n + 2 + (suffix != 0);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	while (n) {
-		ssize_t done = write(fd, p, n);
-
-		if (done < 0 && errno == EINTR)
-			continue;
-		if (done <= 0)
-			return done < 0 ? -errno : -EIO;
-		p += done;
-		n -= (size_t)done;
-	}
-	return 0;
-}
-
-static void *async_main(void *arg)
-{
-	struct jw_async *a = arg;
-	const char *p;
-	size_t n;
-	int err;
-
-	pthread_mutex_lock(&a->lock);
-	for (;;) {
-		while (!a->pending && !a->stop)
-			pthread_cond_wait(&a->cond, &a->lock);
-		if (!a->pending)
-			break;
-		p = a->pending;
-		n = a->pending_len;
-		pthread_mutex_unlock(&a->lock);
-		/* after an error the rest is dropped: the output is broken anyway */
-		err = a->error ? 0 : write_all(a->fd, p, n);
-		pthread_mutex_lock(&a->lock);
-		if (err && !a->error)
-			a->error = err;
-		a->pending = NULL;
-		pthread_cond_broadcast(&a->cond);
-	}
-	pthread_mutex_unlock(&a->lock);
-	return NULL;
-}
-
-/* Waits for the thread to finish the other buffer, gives it this one and fills the other. */
-static void async_hand_over(struct json_writer *w)
-{
-	struct jw_async *a = w->async;
-
-	pthread_mutex_lock(&a->lock);
-	while (a->pending)
-		pthread_cond_wait(&a->cond, &a->lock);
-	a->pending = w->buf;
-	a->pending_len = w->buf_len;
-	pthread_cond_broadcast(&a->cond);
-	pthread_mutex_unlock(&a->lock);
-	w->buf = w->buf == a->bufs[0] ? a->bufs[1] : a->bufs[0];
-	w->buf_len = 0;
-}
-
-static void async_free(struct jw_async *a)
-{
-	if (a->threaded) {
-		pthread_cond_destroy(&a->cond);
-		pthread_mutex_destroy(&a->lock);
-	}
-	free(a->bufs[0]);
-	free(a->bufs[1]);
-	free(a);
-}
-
-/* Starts the thread; false, with nothing left to undo, when it cannot. */
-static bool async_start(struct jw_async *a)
-{
-	if (pthread_mutex_init(&a->lock, NULL))
-		return false;
-	if (pthread_cond_init(&a->cond, NULL)) {
-		pthread_mutex_destroy(&a->lock);
-		return false;
-	}
-	if (pthread_create(&a->thread, NULL, async_main, a)) {
-		pthread_cond_destroy(&a->cond);
-		pthread_mutex_destroy(&a->lock);
-		return false;
-	}
-	return true;
-}
-
 int jw_begin_async(struct json_writer *w, size_t cap)
 {
-	struct jw_async *a;
+	char *bufs[2];
 
 	if (w->async || !cap)
 		return -EINVAL;
-	a = calloc(1, sizeof(*a));
-	if (!a || !(a->bufs[0] = malloc(cap))) {
-		free(a);
+	bufs[0] = malloc(cap);
+	bufs[1] = malloc(cap);
+	if (!bufs[0] || !bufs[1]) {
+		free(bufs[0]);
+		free(bufs[1]);
 		return -ENOMEM;
 	}
 	out_flush(w);
-	fflush(w->out); /* what went through the FILE comes first */
-	a->fd = fileno(w->out);
-	if (a->fd >= 0 && (a->bufs[1] = malloc(cap)))
-		a->threaded = async_start(a);
-	w->async = a;
-	w->buf = a->bufs[0];
+	w->async = async_output_start(w->out);
+	if (!w->async) {
+		free(bufs[0]);
+		free(bufs[1]);
+		return -ENOMEM;
+	}
+	w->buf = bufs[0];
+	w->spare = bufs[1];
 	w->buf_cap = cap;
 	w->buf_len = 0;
 	return 0;
@@ -497,25 +403,19 @@ int jw_begin_async(struct json_writer *w, size_t cap)
 
 int jw_end_async(struct json_writer *w)
 {
-	struct jw_async *a = w->async;
 	int err;
 
-	if (!a)
+	if (!w->async)
 		return 0;
 	out_flush(w);
-	if (a->threaded) {
-		pthread_mutex_lock(&a->lock);
-		a->stop = true;
-		pthread_cond_broadcast(&a->cond);
-		pthread_mutex_unlock(&a->lock);
-		pthread_join(a->thread, NULL);
-	}
-	err = a->error;
+	err = async_output_finish(w->async);
+	free(w->buf);
+	free(w->spare);
 	w->async = NULL;
 	w->buf = NULL;
+	w->spare = NULL;
 	w->buf_cap = 0;
 	w->buf_len = 0;
-	async_free(a);
 	return err;
 }
 

@@ -8,7 +8,7 @@
 
 #define JSON_MAX_DEPTH 32
 
-struct jw_async;
+struct async_output;
 
 struct json_writer {
 	FILE *out;
@@ -18,7 +18,8 @@ struct json_writer {
 	char *buf;		/* jw_init_buffered: output collects here, goes to out when full */
 	size_t buf_len;
 	size_t buf_cap;
-	struct jw_async *async;	/* jw_begin_async: a thread writes full buffers */
+	struct async_output *async; /* jw_begin_async: a thread writes full buffers */
+	char *spare;		/* jw_begin_async: the buffer the thread has or had */
 };
 
 void jw_init(struct json_writer *w, FILE *out);

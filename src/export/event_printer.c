@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "common/json_writer.h"
+#include "common/text_escape.h"
 #include "export/event_printer.h"
 #include "trace/record_desc.h"
 
@@ -57,30 +58,14 @@ static bool needs_quotes(const char *s)
 {
 	if (!*s || !strcmp(s, "-")) /* "-" alone is how a missing value prints */
 		return true;
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++)
-		if (*c <= ' ' || *c == '"' || *c == '\\' || *c == '=' || *c == 0x7f)
-			return true;
-	return false;
+	return strpbrk(s, " =") || text_needs_escape(s, true);
 }
 
 /* C-style escapes keep a value with quotes or line breaks on its line and in its token. */
 static void write_quoted(FILE *out, const char *s)
 {
 	fputc('"', out);
-	for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-		if (*c == '"' || *c == '\\')
-			fprintf(out, "\\%c", *c);
-		else if (*c == '\n')
-			fputs("\\n", out);
-		else if (*c == '\t')
-			fputs("\\t", out);
-		else if (*c == '\r')
-			fputs("\\r", out);
-		else if (*c < 0x20 || *c == 0x7f)
-			fprintf(out, "\\x%02x", *c);
-		else
-			fputc(*c, out);
-	}
+	text_escape_write(out, s, true);
 	fputc('"', out);
 }
 

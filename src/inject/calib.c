@@ -5,12 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "inject/calib.h"
+#include "inject/channel.h"
 #include "inject/inject.h"
 
 #define CALIB_ROUNDS 32
 #define REFRESH_ROUNDS 8
 #define START_TIMEOUT_NS 2000000000ULL /* the kernel may queue behind the application's work */
-#define REFRESH_START_TIMEOUT_NS 20000000ULL /* the drain thread does not wait long */
+#define REFRESH_START_TIMEOUT_NS 20000000ULL /* the collection thread does not wait long */
 #define ROUND_TIMEOUT_NS 50000000ULL
 #define CALIB_ABORT 0xffffffffu
 #define FIT_HISTORY 256
@@ -296,4 +298,34 @@ int calib_bracket(struct inject_state *st, uint64_t clock_ns, struct clock_fit *
 	*b = lo + 1 < c->nfits ? c->fits[(c->fit_first + lo + 1) % FIT_HISTORY] : *a;
 	pthread_mutex_unlock(&c->lock);
 	return 0;
+}
+
+void calib_opening_done(struct inject_state *st)
+{
+	pthread_mutex_lock(&st->calib_lock);
+	st->calib_opened = true;
+	pthread_cond_broadcast(&st->calib_cond);
+	pthread_mutex_unlock(&st->calib_lock);
+}
+
+bool calib_opening_finished(struct inject_state *st)
+{
+	bool done;
+
+	if (!atomic_load_explicit(&st->calib_started, memory_order_acquire))
+		return true;
+	pthread_mutex_lock(&st->calib_lock);
+	done = st->calib_opened;
+	pthread_mutex_unlock(&st->calib_lock);
+	return done;
+}
+
+void calib_wait_opening(struct inject_state *st)
+{
+	if (!atomic_load_explicit(&st->calib_started, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&st->calib_lock);
+	while (!st->calib_opened)
+		pthread_cond_wait(&st->calib_cond, &st->calib_lock);
+	pthread_mutex_unlock(&st->calib_lock);
 }

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "inject/channel.h"
 #include "inject/inject.h"
 
 #define NAMES_INITIAL 1024
@@ -156,16 +157,14 @@ uint64_t channel_name(struct inject_channel *ch, const char *name)
 	return id;
 }
 
-void channel_status(struct inject_channel *ch, uint32_t part, int status, const char *fmt, ...)
+static void vstatus(struct inject_channel *ch, uint32_t part, int status, uint64_t ts_ns,
+		    const char *fmt, va_list ap)
 {
 	char text[512];
 	struct inj_status *msg;
-	va_list ap;
 	int n;
 
-	va_start(ap, fmt);
 	n = vsnprintf(text, sizeof(text), fmt, ap);
-	va_end(ap);
 	if (n < 0)
 		return;
 	if (n >= (int)sizeof(text))
@@ -177,11 +176,30 @@ void channel_status(struct inject_channel *ch, uint32_t part, int status, const 
 	msg = shm_ring_reserve(ch->ring, INJ_MSG_STATUS, (uint32_t)(sizeof(*msg) + (size_t)n + 1));
 	if (!msg)
 		return;
-	channel_fill_head(&msg->head, inject_now_ns());
+	channel_fill_head(&msg->head, ts_ns);
 	msg->part = part;
 	msg->status = status;
 	memcpy(msg->text, text, (size_t)n + 1);
 	shm_ring_commit(ch->ring, msg);
+}
+
+void channel_status(struct inject_channel *ch, uint32_t part, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vstatus(ch, part, status, inject_now_ns(), fmt, ap);
+	va_end(ap);
+}
+
+void channel_status_at(struct inject_channel *ch, uint32_t part, int status, uint64_t ts_ns,
+		       const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vstatus(ch, part, status, ts_ns, fmt, ap);
+	va_end(ap);
 }
 
 void channel_drops(struct inject_channel *ch, uint32_t kind, uint64_t count)

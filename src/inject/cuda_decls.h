@@ -38,6 +38,7 @@ typedef int CUdriverProcAddressQueryResult;
 #define CU_MEMHOSTALLOC_PORTABLE 0x01
 #define CU_MEMHOSTALLOC_DEVICEMAP 0x02
 #define CU_STREAM_NON_BLOCKING 0x1
+#define CU_STREAM_PER_THREAD ((CUstream)0x2) /* the calling thread's default stream */
 #define CU_EVENT_BLOCKING_SYNC 0x1
 #define CU_EVENT_DISABLE_TIMING 0x2
 #define CU_JIT_INFO_LOG_BUFFER 3

@@ -3,14 +3,18 @@
 #include <errno.h>
 #include <link.h>
 #include <pthread.h>
-#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include "inject/call_bracket.h"
+#include "inject/channel.h"
+#include "inject/cupti.h"
 #include "inject/cupti_decls.h"
 #include "inject/inject.h"
-#include "sources/source.h"
+#include "inject/interpose.h"
+#include "inject/own_thread.h"
 #include "trace/records_cuda.h"
 
 #define ACTIVITY_BUFFER_BYTES (4u << 20)
@@ -18,23 +22,37 @@
 #define FLUSH_NUDGE_NS 5000000ULL /* sync points wake it at most this often */
 #define NAME_CACHE 1024		  /* CUPTI's kernel name pointers -> name ids */
 #define CORR_SLOTS 65536u	  /* API calls remembered until their activity arrives */
-#define TOOL_TID UINT32_MAX	  /* marks calls the library itself made */
+#define OWN_CALL 0x80000000u	  /* in a slot's tid: a call the library itself made */
+#define RETURN_WAIT_NS 200000000ULL /* a record waits this long for its call's return time */
+#define NO_WRAPPER UINT64_MAX	  /* a call no wrapper of ours made: its return is not known */
 
 /*
- * The driver API ENTER callback of a launch/copy stores (api_enter_ns, tid,
- * stream) under the call's correlation id; the activity record, which
- * arrives later on another thread, looks it up. Ids grow by one per call, so
- * a direct-mapped table keyed by id works as long as fewer than CORR_SLOTS
- * calls happen between a launch and the flush of its record; an overwritten
- * slot just leaves api_enter_ns 0 ("unknown"). Writers invalidate, fill, then
- * publish the id; readers check the id before and after.
+ * The driver API ENTER callback of a launch/copy stores the call's bracket
+ * start, thread and stream under its correlation id; the wrapper that made
+ * the call writes the return time into the slot when the call returns
+ * (call_bracket.h: a slot reused in between would take a wrong return time,
+ * which would need CORR_SLOTS calls inside one call); the activity record,
+ * which arrives later on another thread, looks them up. Ids grow by one per
+ * call, so a direct-mapped table keyed by id works as long as
+ * fewer than CORR_SLOTS calls happen between a launch and the flush of its
+ * record; an overwritten slot just leaves the bracket 0 ("unknown"). Writers
+ * invalidate, fill, then publish the id; readers check the id before and
+ * after.
  */
 struct corr_slot {
 	_Atomic uint32_t corr;
 	uint32_t tid;
 	uint64_t api_enter_ns;
 	uint64_t stream;
-	uint64_t pad;
+	_Atomic uint64_t api_return_ns; /* 0 until the wrapper's call returned; NO_WRAPPER */
+};
+
+/* What the activity record of a call is told about the call. */
+struct host_call {
+	uint64_t enter_ns, return_ns; /* 0: unknown */
+	uint64_t stream;
+	uint32_t tid;
+	bool own; /* made by the library itself */
 };
 
 struct cupti_api {
@@ -50,6 +68,8 @@ struct cupti_api {
 	CUptiResult (*register_timestamp)(uint64_t (*)(void));
 	CUptiResult (*result_string)(CUptiResult, const char **);
 	CUptiResult (*enable_hw_trace)(uint8_t);
+	CUptiResult (*unsubscribe)(CUpti_SubscriberHandle);
+	CUptiResult (*activity_disable)(int);
 };
 
 struct cupti_state {
@@ -59,11 +79,16 @@ struct cupti_state {
 	uintptr_t lo, hi; /* libcupti's mapped address range */
 	struct corr_slot *corr;
 	bool own_clock; /* CUPTI timestamps are CLOCK_MONOTONIC (our callback) */
+	bool hw_trace;	/* we turned on hardware kernel timestamps */
+	atomic_bool released; /* handed over to the application's CUPTI client: hands off */
 	_Atomic uint64_t last_flush_ns;
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t kernels, copies;
+	_Atomic uint64_t own_records; /* of them grtrace's own work, flagged GRT_GPU_F_OWN */
 	_Atomic uint64_t launch_calls; /* launch API calls of the application */
 	_Atomic uint64_t unmatched;    /* records whose call was no longer in the table */
+	_Atomic uint64_t open_brackets; /* records whose call's return time was not known */
+	_Atomic uint64_t no_wait_until; /* records do not wait for return times before this */
 	/* buffers are flushed and turned into messages on this thread, never the application's */
 	pthread_t flusher;
 	bool flusher_started;
@@ -147,6 +172,8 @@ static int resolve_api(struct cupti_state *c, char *why, size_t why_len)
 	     offsetof(struct cupti_api, register_timestamp), true},
 	    {"cuptiGetResultString", offsetof(struct cupti_api, result_string), true},
 	    {"cuptiActivityEnableHWTrace", offsetof(struct cupti_api, enable_hw_trace), true},
+	    {"cuptiUnsubscribe", offsetof(struct cupti_api, unsubscribe), false},
+	    {"cuptiActivityDisable", offsetof(struct cupti_api, activity_disable), false},
 	};
 
 	for (size_t i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
@@ -240,39 +267,112 @@ static void on_driver_call(void *userdata, int domain, uint32_t cbid, const void
 	slot = &c->corr[corr & (CORR_SLOTS - 1)];
 	atomic_store_explicit(&slot->corr, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
-	/* a launch wrapper already took the time: use it, so both records agree exactly */
-	slot->api_enter_ns = inject_api_enter_ns ? inject_api_enter_ns : inject_now_ns();
-	slot->tid = inject_in_tool ? TOOL_TID : inject_tid();
+	/*
+	 * A wrapper took the time right before the real call: use it, so the
+	 * records of the call (CUPTI's, the probes') carry the same bracket, and
+	 * tell the wrapper which id to give the return time to. Without a
+	 * wrapper (a call we do not interpose) the time is taken here and the
+	 * return stays unknown.
+	 */
+	slot->api_enter_ns = inject_call.enter_ns ? inject_call.enter_ns : inject_now_ns();
+	atomic_store_explicit(&slot->api_return_ns, inject_call.enter_ns ? 0 : NO_WRAPPER,
+			      memory_order_relaxed);
+	slot->tid = inject_tid() | (inject_in_tool ? OWN_CALL : 0);
 	slot->stream = stream_of_call(cbid, *(const void *const *)(d + CUPTI_CB_OFF_PARAMS));
 	atomic_store_explicit(&slot->corr, corr, memory_order_release);
+	if (inject_call.enter_ns)
+		inject_call.return_ns = &slot->api_return_ns;
 	if (!inject_in_tool && is_launch(cbid))
 		atomic_fetch_add_explicit(&c->launch_calls, 1, memory_order_relaxed);
 }
 
-/* The host side of call corr: false when it was the library's own call (skip its activity). */
-static bool host_call(struct cupti_state *c, uint32_t corr, uint64_t *enter_ns, uint32_t *tid,
-		      uint64_t *stream)
+/*
+ * A record can be flushed before the wrapper that made its call wrote the
+ * return time (a synchronous copy completes inside the call): the wrapper
+ * does so right after the call returns, so wait for it a little. The
+ * flusher is the library's thread, never the application's.
+ */
+static uint64_t return_of(struct cupti_state *c, struct corr_slot *slot, uint32_t corr)
+{
+	uint64_t ns = atomic_load_explicit(&slot->api_return_ns, memory_order_acquire);
+
+	if (ns == NO_WRAPPER)
+		return 0;
+	/*
+	 * The calling thread may be off the CPU on a busy machine: wait by time,
+	 * not by tries. A call that is still running after that (a thread stuck
+	 * in the driver at exit) stops the waiting for a while, so that a flush
+	 * never waits on many such records in a row.
+	 */
+	for (uint64_t now = inject_now_ns(), deadline = now + RETURN_WAIT_NS; !ns;) {
+		struct timespec pause = {0, 20000};
+
+		if (now < atomic_load_explicit(&c->no_wait_until, memory_order_relaxed))
+			return 0;
+		if (now > deadline) {
+			atomic_store_explicit(&c->no_wait_until, now + 5 * RETURN_WAIT_NS,
+					      memory_order_relaxed);
+			return 0;
+		}
+		if (atomic_load_explicit(&slot->corr, memory_order_acquire) != corr)
+			return 0;
+		nanosleep(&pause, NULL);
+		ns = atomic_load_explicit(&slot->api_return_ns, memory_order_acquire);
+		now = inject_now_ns();
+	}
+	return ns;
+}
+
+/* The slot of call corr, read consistently; false when it holds another call now. */
+static bool host_call_lookup(struct cupti_state *c, uint32_t corr, struct host_call *hc)
 {
 	struct corr_slot *slot = &c->corr[corr & (CORR_SLOTS - 1)];
-	uint32_t before = atomic_load_explicit(&slot->corr, memory_order_acquire), t;
-	uint64_t ns = slot->api_enter_ns, s = slot->stream;
+	uint32_t before = atomic_load_explicit(&slot->corr, memory_order_acquire);
+	struct host_call got = {
+	    .enter_ns = slot->api_enter_ns,
+	    .stream = slot->stream,
+	    .tid = slot->tid,
+	};
 
-	t = slot->tid;
 	atomic_thread_fence(memory_order_acquire);
+	memset(hc, 0, sizeof(*hc));
 	if (before != corr || atomic_load_explicit(&slot->corr, memory_order_relaxed) != corr) {
 		atomic_fetch_add_explicit(&c->unmatched, 1, memory_order_relaxed);
-		*enter_ns = 0;
-		*tid = 0;
-		*stream = 0;
+		return false;
+	}
+	*hc = got;
+	if (got.tid & OWN_CALL) {
+		/* grtrace's own work: no wrapper made the call, so no return time */
+		hc->own = true;
+		hc->tid = got.tid & ~OWN_CALL;
 		return true;
 	}
-	if (t == TOOL_TID)
-		return false;
-	*enter_ns = ns;
-	*tid = t;
-	*stream = s;
+	hc->return_ns = return_of(c, slot, corr);
+	if (!hc->return_ns)
+		atomic_fetch_add_explicit(&c->open_brackets, 1, memory_order_relaxed);
 	return true;
 }
+
+/*
+ * The host side of call corr; false when it is no longer known (enter_ns etc.
+ * are then 0). Own: grtrace's work (its threads' calls, or own_kernel), counted.
+ */
+static bool host_call_of(struct cupti_state *c, uint32_t corr, bool own_kernel,
+			 struct host_call *hc)
+{
+	bool known = host_call_lookup(c, corr, hc);
+
+	hc->own |= own_kernel;
+	if (hc->own)
+		atomic_fetch_add_explicit(&c->own_records, 1, memory_order_relaxed);
+	return known;
+}
+
+/* A kernel or copy record's call identity and own flag (both records have these fields). */
+#define SET_CALL(rec, hc)                                                                          \
+	((rec).api_enter_ns = (hc).enter_ns, (rec).api_return_ns = (hc).return_ns,                 \
+	 (rec).host_tid = (hc).tid, (rec).stream = (hc).stream,                                    \
+	 (rec).flags = (hc).own ? GRT_GPU_F_OWN : 0)
 
 static uint64_t to_monotonic(const struct inject_state *st, uint64_t cupti_ns)
 {
@@ -308,13 +408,14 @@ static void emit_kernel(struct inject_state *st, struct cupti_state *c, const ui
 	const int32_t *grid = (const int32_t *)(r + CUPTI_KERNEL_OFF_GRID);
 	const int32_t *block = (const int32_t *)(r + CUPTI_KERNEL_OFF_BLOCK);
 	struct inj_kernel msg = {0};
-	uint32_t tid;
+	struct host_call hc;
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_CORRELATION);
-	if (name && !strncmp(name, "__grt_", 6))
-		return; /* the library's own calibration kernel */
-	if (!host_call(c, msg.rec.correlation_id, &msg.rec.api_enter_ns, &tid, &msg.rec.stream))
-		return;
+	/* the library's kernels (calibration, summarizer) are its own whoever launched them */
+	host_call_of(c, msg.rec.correlation_id,
+		     name && !strncmp(name, GRT_OWN_KERNEL_PREFIX, strlen(GRT_OWN_KERNEL_PREFIX)),
+		     &hc);
+	SET_CALL(msg.rec, hc);
 	msg.rec.start_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_KERNEL_OFF_START));
 	msg.rec.end_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_KERNEL_OFF_END));
 	msg.rec.device = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_DEVICE);
@@ -326,8 +427,8 @@ static void emit_kernel(struct inject_state *st, struct cupti_state *c, const ui
 	msg.rec.graph_id = *(const uint32_t *)(r + CUPTI_KERNEL_OFF_GRAPH);
 	msg.name_id = kernel_name_id(st, c, name);
 	channel_fill_head(&msg.head, msg.rec.start_ns);
-	if (tid)
-		msg.head.tid = tid;
+	if (hc.tid)
+		msg.head.tid = hc.tid;
 	channel_send(&st->chan, INJ_MSG_KERNEL, &msg, sizeof(msg));
 	atomic_fetch_add_explicit(&c->kernels, 1, memory_order_relaxed);
 }
@@ -354,11 +455,11 @@ static void emit_copy(struct inject_state *st, struct cupti_state *c, const uint
 		      bool memset_op)
 {
 	struct inj_copy msg = {0};
-	uint32_t tid;
+	struct host_call hc;
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_COPY_OFF_CORRELATION);
-	if (!host_call(c, msg.rec.correlation_id, &msg.rec.api_enter_ns, &tid, &msg.rec.stream))
-		return;
+	host_call_of(c, msg.rec.correlation_id, false, &hc);
+	SET_CALL(msg.rec, hc);
 	msg.rec.start_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_COPY_OFF_START));
 	msg.rec.end_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_COPY_OFF_END));
 	msg.rec.bytes = *(const uint64_t *)(r + CUPTI_COPY_OFF_BYTES);
@@ -366,8 +467,8 @@ static void emit_copy(struct inject_state *st, struct cupti_state *c, const uint
 	msg.rec.stream_id = *(const uint32_t *)(r + CUPTI_COPY_OFF_STREAM);
 	msg.rec.kind = memset_op ? GRT_GPU_COPY_MEMSET : copy_kind(r[CUPTI_COPY_OFF_KIND]);
 	channel_fill_head(&msg.head, msg.rec.start_ns);
-	if (tid)
-		msg.head.tid = tid;
+	if (hc.tid)
+		msg.head.tid = hc.tid;
 	channel_send(&st->chan, INJ_MSG_COPY, &msg, sizeof(msg));
 	atomic_fetch_add_explicit(&c->copies, 1, memory_order_relaxed);
 }
@@ -392,6 +493,9 @@ static void on_buffer_complete(CUcontext ctx, uint32_t stream_id, uint8_t *buffe
 	size_t dropped = 0;
 
 	inject_enter_tool();
+	/* after the handover nothing of CUPTI's is ours: a buffer we lent is only freed */
+	if (c && atomic_load(&c->released))
+		valid = 0;
 	while (c && valid && c->api.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) {
 		int kind = *(const int *)rec;
 
@@ -401,7 +505,8 @@ static void on_buffer_complete(CUcontext ctx, uint32_t stream_id, uint8_t *buffe
 		else if (kind == CUPTI_ACTIVITY_KIND_MEMCPY || kind == CUPTI_ACTIVITY_KIND_MEMSET)
 			emit_copy(st, c, rec, kind == CUPTI_ACTIVITY_KIND_MEMSET);
 	}
-	if (c && c->api.num_dropped(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped) {
+	if (c && !atomic_load(&c->released) &&
+	    c->api.num_dropped(ctx, stream_id, &dropped) == CUPTI_SUCCESS && dropped) {
 		atomic_fetch_add(&c->dropped, dropped);
 		channel_drops(&st->chan, INJ_DROP_CUPTI, dropped);
 	}
@@ -439,7 +544,10 @@ void cupti_try_hw_trace(struct inject_state *st)
 
 	if (!c)
 		return;
+	if (atomic_load(&c->released))
+		return;
 	r = c->api.enable_hw_trace ? c->api.enable_hw_trace(1) : CUPTI_ERROR_NOT_SUPPORTED;
+	c->hw_trace = r == CUPTI_SUCCESS;
 	if (r == CUPTI_SUCCESS)
 		channel_status(&st->chan, INJ_PART_CUPTI, 0,
 			       "CUPTI kernel timestamps from the hardware event system");
@@ -450,20 +558,23 @@ void cupti_try_hw_trace(struct inject_state *st)
 			       c->api.enable_hw_trace ? cupti_error(c, r) : "not in this libcupti");
 }
 
+/* The activity kinds grtrace records. */
+static const int activity_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+    CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET,
+};
+
 static int enable_activity(struct cupti_state *c, char *why, size_t why_len)
 {
-	static const int kinds[] = {
-	    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-	    CUPTI_ACTIVITY_KIND_MEMCPY,
-	    CUPTI_ACTIVITY_KIND_MEMSET,
-	};
+	const int *kinds = activity_kinds;
 	CUptiResult r;
 
 	if ((r = c->api.register_callbacks(on_buffer_request, on_buffer_complete))) {
 		snprintf(why, why_len, "cuptiActivityRegisterCallbacks: %s", cupti_error(c, r));
 		return -EIO;
 	}
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+	for (size_t i = 0; i < sizeof(activity_kinds) / sizeof(activity_kinds[0]); i++)
 		if ((r = c->api.activity_enable(kinds[i]))) {
 			snprintf(why, why_len, "cuptiActivityEnable(%d): %s", kinds[i],
 				 cupti_error(c, r));
@@ -511,8 +622,6 @@ static void *flusher_main(void *arg)
 {
 	struct cupti_state *c = arg;
 
-	inject_enter_tool();
-	prctl(PR_SET_NAME, GRT_OWN_THREAD_PREFIX "cupti");
 	pthread_mutex_lock(&c->lock);
 	while (!c->stop) {
 		struct timespec ts;
@@ -581,24 +690,21 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len)
 	if ((st->cfg.cupti_callbacks && (err = enable_callbacks(c, why, why_len))) ||
 	    (err = enable_activity(c, why, why_len)))
 		return err; /* subscribed: keep the state, CUPTI may still call back */
-	c->flusher_started = !pthread_create(&c->flusher, NULL, flusher_main, c);
+	/* buffers are flushed on a thread named as grtrace's, never on the application's */
+	c->flusher_started = !own_thread_start(&c->flusher, "cupti", flusher_main, c);
 	send_cupti_calibration(st);
 	return 0;
 }
 
-void cupti_flush(struct inject_state *st, bool forced)
+void cupti_flush(struct inject_state *st)
 {
 	struct cupti_state *c = st->cupti;
 	uint64_t now, last;
 
 	if (!c || atomic_load(&st->finished))
 		return;
-	if (forced || !c->flusher_started) {
-		inject_enter_tool();
-		c->api.flush_all(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
-		inject_leave_tool();
-		return;
-	}
+	if (!c->flusher_started || atomic_load(&c->released))
+		return; /* not on the application's thread: its records come at exit */
 	/* a sync point: the records are complete; let the flusher turn them into messages */
 	now = inject_now_ns();
 	last = atomic_load_explicit(&c->last_flush_ns, memory_order_relaxed);
@@ -610,30 +716,93 @@ void cupti_flush(struct inject_state *st, bool forced)
 	pthread_mutex_unlock(&c->lock);
 }
 
+static void stop_flusher(struct cupti_state *c)
+{
+	if (!c->flusher_started)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->flusher, NULL);
+	c->flusher_started = false;
+}
+
+/* CUPTI's default clock (Linux: CLOCK_REALTIME), for the application's client after us. */
+static uint64_t realtime_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* cupti_release() and cupti_stop() do not overlap (a handover while the process exits). */
+static pthread_mutex_t release_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void cupti_release(struct inject_state *st)
+{
+	struct cupti_state *c = st->cupti;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&release_lock);
+	if (atomic_load(&c->released)) {
+		pthread_mutex_unlock(&release_lock);
+		return;
+	}
+	inject_enter_tool();
+	stop_flusher(c);
+	/* no more records of ours, then everything CUPTI holds for us, then hands off */
+	for (size_t i = 0; i < sizeof(activity_kinds) / sizeof(activity_kinds[0]); i++)
+		c->api.activity_disable(activity_kinds[i]);
+	c->api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	atomic_store(&c->released, true);
+	/* what we changed for every client goes back to CUPTI's defaults */
+	if (c->own_clock)
+		c->api.register_timestamp(realtime_clock);
+	if (c->hw_trace && c->api.enable_hw_trace)
+		c->api.enable_hw_trace(0);
+	c->api.unsubscribe(c->subscriber);
+	inject_leave_tool();
+	pthread_mutex_unlock(&release_lock);
+}
+
+void *cupti_handle(const struct inject_state *st)
+{
+	return st->cupti ? st->cupti->handle : NULL;
+}
+
+bool cupti_released(const struct inject_state *st)
+{
+	return st->cupti && atomic_load(&st->cupti->released);
+}
+
 void cupti_stop(struct inject_state *st)
 {
 	struct cupti_state *c = st->cupti;
 
 	if (!c)
 		return;
+	pthread_mutex_lock(&release_lock);
 	inject_enter_tool();
-	if (c->flusher_started) {
-		pthread_mutex_lock(&c->lock);
-		c->stop = true;
-		pthread_cond_signal(&c->wake);
-		pthread_mutex_unlock(&c->lock);
-		pthread_join(c->flusher, NULL);
-		c->flusher_started = false;
+	stop_flusher(c);
+	/* handed over: CUPTI is the application's now, its last flush too */
+	if (!atomic_load(&c->released)) {
+		c->api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		send_cupti_calibration(st);
 	}
-	c->api.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-	send_cupti_calibration(st);
 	channel_status(&st->chan, INJ_PART_CUPTI, 0,
-		       "CUPTI: %llu launch calls, %llu kernel records, %llu copy/memset records, "
-		       "%llu records without their call, %llu dropped",
+		       "CUPTI: %llu launch calls, %llu kernel records, %llu copy/memset records "
+		       "(%llu of them grtrace's own), %llu records without their call, %llu without "
+		       "its return time, %llu dropped",
 		       (unsigned long long)atomic_load(&c->launch_calls),
 		       (unsigned long long)atomic_load(&c->kernels),
 		       (unsigned long long)atomic_load(&c->copies),
+		       (unsigned long long)atomic_load(&c->own_records),
 		       (unsigned long long)atomic_load(&c->unmatched),
+		       (unsigned long long)atomic_load(&c->open_brackets),
 		       (unsigned long long)atomic_load(&c->dropped));
 	inject_leave_tool();
+	pthread_mutex_unlock(&release_lock);
 }

@@ -2,15 +2,16 @@
 #ifndef GRT_INJECT_H
 #define GRT_INJECT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include "inject/clock_math.h"
+#include "inject/channel.h"
 #include "inject/cuda_decls.h"
-#include "inject/inject_proto.h"
-#include "inject/probe_buffer.h"
-#include "inject/shm_ring.h"
+#include "inject/cupti_handover.h"
+#include "inject/now.h"
 
 /*
  * The real driver entry points. The interposed ones are resolved from
@@ -72,20 +73,13 @@ struct inject_config {
 	bool pool_wait;
 	unsigned drain_ms; /* longest gap between collections when the application does not sync */
 	char cupti_path[256];
+	char other_injection[256]; /* another tool's CUDA_INJECTION64_PATH: CUPTI is its */
 	char cache_dir[512];
 	int block_launches; /* launches per kernel with per-block records; -1 all */
 	uint64_t pool_bytes;
 	uint64_t max_ptx_bytes; /* larger modules are not rewritten (JIT time) */
 };
 
-struct inject_channel {
-	struct shm_ring *ring; /* NULL: not recording (messages are discarded) */
-	uint64_t map_len;
-	pthread_mutex_t names_lock;
-	uint64_t *names_sent; /* open-addressing set of name ids already sent */
-	uint32_t names_cap;
-	uint32_t names_used;
-};
 
 /* One host/device clock mapping (clock_math.h) and whether it was measured. */
 struct inject_clock {
@@ -114,16 +108,22 @@ struct inject_state {
 	struct inject_channel chan;
 	atomic_int driver_ready; /* 0 not tried, 1 resolved, -1 no libcuda */
 	atomic_int started;
-	atomic_int calibrated;
+	atomic_int calib_started; /* the opening calibration was started (or given up) */
 	atomic_int finished;
 	pid_t pid;
 	struct inject_clock globaltimer;     /* %globaltimer, opening calibration */
 	struct inject_clock globaltimer_end; /* closing calibration */
 	struct inject_clock cupti_clock;
 	CUcontext calib_ctx;
+	pthread_t calib_thread; /* the opening calibration's (grtrace-calib) */
+	bool calib_thread_started;
+	pthread_mutex_t calib_lock; /* with calib_cond: the opening calibration finished */
+	pthread_cond_t calib_cond;
+	bool calib_opened;
 	struct cupti_state *cupti;
+	struct cupti_handover handover;
 	struct calib_state *calib;
-	struct probe_state *probes;
+	struct instr_state *instr;
 	struct inject_stats stats;
 	pthread_mutex_t init_lock;
 };
@@ -134,14 +134,16 @@ static inline void stat_add(atomic_ullong *counter, unsigned long long v)
 }
 
 /* The process's one context (the library is loaded once per process). */
-struct inject_state *inject(void);
+extern struct inject_state inject_process_state;
+
+static inline struct inject_state *inject(void)
+{
+	return &inject_process_state;
+}
 
 /* Per-thread: inside the library's own driver/CUPTI calls, interposition passes straight through.
  */
 extern __thread int inject_in_tool __attribute__((tls_model("initial-exec")));
-/* Set by a launch wrapper at entry: CUPTI's record and the probes' record then carry the same time.
- */
-extern __thread uint64_t inject_api_enter_ns __attribute__((tls_model("initial-exec")));
 
 static inline void inject_enter_tool(void)
 {
@@ -152,12 +154,21 @@ static inline void inject_leave_tool(void)
 	inject_in_tool--;
 }
 
-uint64_t inject_now_ns(void);
 uint32_t inject_tid(void);
 void inject_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The slow path of inject_driver_ready(): resolves the real driver, once. */
+int inject_driver_resolve(void);
+
 /* Resolves the real driver once (loading libcuda.so.1); 0 or -ENOENT when there is none. */
-int inject_driver_ready(void);
+static inline int inject_driver_ready(void)
+{
+	int ready = atomic_load_explicit(&inject()->driver_ready, memory_order_acquire);
+
+	if (ready)
+		return ready > 0 ? 0 : -ENOENT;
+	return inject_driver_resolve();
+}
 /* The first driver entry point the library needs that libcuda lacks, or NULL. */
 const char *inject_driver_missing(void);
 /* Same, but never loads libcuda: -ENOENT while the process has not loaded it. */
@@ -166,79 +177,5 @@ int inject_driver_if_loaded(void);
 void inject_start(void);
 /* Called at the first launch or module load that has a current context. */
 void inject_start_with_context(void);
-
-/* channel.c: messages to the recorder; all return silently when not recording or full. */
-int channel_open(struct inject_channel *ch, const char *path);
-void channel_close(struct inject_channel *ch);
-void channel_fill_head(struct inj_head *h, uint64_t ts_ns);
-/* Sends name once per process; returns its id (0 for NULL). */
-uint64_t channel_name(struct inject_channel *ch, const char *name);
-void channel_status(struct inject_channel *ch, uint32_t part, int status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-void channel_send(struct inject_channel *ch, uint32_t type, const void *msg, uint32_t len);
-void channel_drops(struct inject_channel *ch, uint32_t kind, uint64_t count);
-void channel_instrument(struct inject_channel *ch, const char *kernel, int status,
-			const char *reason);
-
-/* cupti.c */
-int cupti_start(struct inject_state *st, char *why, size_t why_len);
-void cupti_flush(struct inject_state *st, bool forced);
-/* Asks CUPTI for hardware kernel timestamps (Blackwell); with a context. Says how it went. */
-void cupti_try_hw_trace(struct inject_state *st);
-void cupti_stop(struct inject_state *st);
-/* Whether addr lies in libcupti (its calls into the driver must reach the real one). */
-bool cupti_owns(const struct inject_state *st, const void *addr);
-/* CUPTI's clock against CLOCK_MONOTONIC; 0 or negative errno. */
-int cupti_calibrate(struct inject_state *st, struct clock_fit *out);
-
-/* calib.c: the globaltimer handshake. at_end: the closing measurement. */
-int calib_globaltimer(struct inject_state *st, bool at_end, char *why, size_t why_len);
-/*
- * A new (shorter) measurement when the last is older than max_age_ns, so
- * device times are interpolated between close fits (the clocks drift ~10 ppm).
- * 0, or a negative errno when none could be taken now.
- */
-int calib_refresh(struct inject_state *st, uint64_t max_age_ns);
-/* The fits around a device time (a at or before it, b after; b == a at the end). */
-int calib_bracket(struct inject_state *st, uint64_t clock_ns, struct clock_fit *a,
-		  struct clock_fit *b);
-
-/* probes.c */
-int probes_start(struct inject_state *st, char *why, size_t why_len);
-void probes_module_loaded(CUmodule mod, const void *image, const char *path);
-void probes_library_loaded(CUlibrary lib, const void *image, const char *path);
-void probes_module_unloaded(CUmodule mod);
-void probes_library_unloaded(CUlibrary lib);
-void probes_library_module(CUlibrary lib, CUmodule mod);
-void probes_function(CUmodule mod, CUfunction f, const char *name);
-void probes_kernel(CUlibrary lib, CUkernel k, const char *name);
-void probes_kernel_function(CUkernel k, CUfunction f);
-/* Launch redirection: returns true and sets *ret when it launched (instrumented or not). */
-bool probes_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, void **extra, bool ex,
-		   bool ptsz, CUresult *ret);
-/*
- * Before a synchronizing call: launches up to the returned token are covered
- * when it returns. Every probes_sync_begin() is followed by probes_sync_end(),
- * whatever the call returned (after probes_synchronized() on success): then
- * the collection runs.
- */
-uint64_t probes_sync_begin(void);
-void probes_sync_end(void);
-/* A sync returned: launches up to token on stream s (every stream with all) are complete. */
-void probes_synchronized(CUstream s, bool all, bool ptsz, uint64_t token);
-/* cuFuncSetAttribute on a function: mirrored onto its instrumented twin. */
-void probes_attribute(CUfunction f, int attr, int value);
-/* Stream capture began (+1) or ended (-1): no redirection or collection while any is open. */
-void probes_capture(int delta);
-void probes_stop(struct inject_state *st);
-
-/* interpose.c: libc's dlsym (ours swaps driver addresses); the real function behind an export. */
-void *inject_real_dlsym(void *handle, const char *name);
-void *interpose_real_for(const char *name);
-/* Fills the interposed exports' real addresses from libcuda. */
-void interpose_resolve(void *libcuda);
-/* The real cuLaunchKernel[Ex][_ptsz]. */
-CUresult interpose_launch_real(bool ex, bool ptsz, CUfunction f, const CUlaunchConfig *cfg,
-			       void **params, void **extra);
 
 #endif

@@ -8,7 +8,15 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "inject/calib.h"
+#include "inject/call_bracket.h"
+#include "inject/channel.h"
+#include "inject/cupti.h"
 #include "inject/inject.h"
+#include "inject/instrument.h"
+#include "inject/own_thread.h"
+#include "inject/interpose.h"
+#include "inject/probe_buffer.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -16,32 +24,22 @@
  * One per process: the library is loaded once (LD_PRELOAD, or by the driver
  * through CUDA_INJECTION64_PATH, which dlopen()s the same file).
  */
-static struct inject_state state = {
+struct inject_state inject_process_state = {
     .init_lock = PTHREAD_MUTEX_INITIALIZER,
+    .calib_lock = PTHREAD_MUTEX_INITIALIZER,
+    .calib_cond = PTHREAD_COND_INITIALIZER,
     .chan = {.names_lock = PTHREAD_MUTEX_INITIALIZER},
 };
 
 __thread int inject_in_tool __attribute__((tls_model("initial-exec")));
-__thread uint64_t inject_api_enter_ns __attribute__((tls_model("initial-exec")));
+__thread struct inject_call inject_call __attribute__((tls_model("initial-exec")));
 /* bumped in a forked child so cached thread ids are looked up again */
 static atomic_uint fork_generation;
 
-struct inject_state *inject(void)
-{
-	return &state;
-}
-
-uint64_t inject_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 uint32_t inject_tid(void)
 {
-	static __thread uint32_t tid, generation;
+	static __thread uint32_t tid __attribute__((tls_model("initial-exec")));
+	static __thread uint32_t generation __attribute__((tls_model("initial-exec")));
 	unsigned now = atomic_load_explicit(&fork_generation, memory_order_relaxed);
 
 	if (!tid || generation != now) {
@@ -111,6 +109,8 @@ static void read_config(struct inject_config *c)
 	else if (probes && !strcmp(probes, "thread"))
 		c->probe_mode = GRT_PROBE_THREAD;
 	c->cupti = !(cupti && !strcmp(cupti, "0"));
+	if (!cupti_handover_other_injection(c->other_injection, sizeof(c->other_injection)))
+		c->other_injection[0] = 0;
 	c->cupti_callbacks = !(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS) &&
 			       !strcmp(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS), "0"));
 	c->collect_at_exit =
@@ -128,25 +128,26 @@ static void read_config(struct inject_config *c)
 /* Whether this process records at all: only under `grtrace record` (the ring is named). */
 static bool recording(void)
 {
-	return state.cfg.shm_path[0] != 0;
+	return inject_process_state.cfg.shm_path[0] != 0;
 }
 
 static void on_fork_child(void)
 {
 	atomic_fetch_add(&fork_generation, 1);
-	state.pid = getpid();
+	own_thread_after_fork();
+	inject_process_state.pid = getpid();
 	/*
 	 * A child forked after CUDA started cannot use the parent's driver state;
 	 * stay quiet in it. One forked before keeps the library fresh.
 	 */
-	if (atomic_load(&state.started))
-		atomic_store(&state.finished, 1);
+	if (atomic_load(&inject_process_state.started))
+		atomic_store(&inject_process_state.finished, 1);
 }
 
 __attribute__((constructor)) static void inject_load(void)
 {
-	read_config(&state.cfg);
-	state.pid = getpid();
+	read_config(&inject_process_state.cfg);
+	inject_process_state.pid = getpid();
 	pthread_atfork(NULL, NULL, on_fork_child);
 }
 
@@ -155,10 +156,10 @@ static int resolve_driver(bool may_load)
 	void *h;
 	int ready;
 
-	pthread_mutex_lock(&state.init_lock);
-	ready = atomic_load(&state.driver_ready);
+	pthread_mutex_lock(&inject_process_state.init_lock);
+	ready = atomic_load(&inject_process_state.driver_ready);
 	if (ready) {
-		pthread_mutex_unlock(&state.init_lock);
+		pthread_mutex_unlock(&inject_process_state.init_lock);
 		return ready > 0 ? 0 : -ENOENT;
 	}
 	h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
@@ -166,42 +167,38 @@ static int resolve_driver(bool may_load)
 		h = dlopen("libcuda.so.1", RTLD_NOW);
 	if (!h) {
 		if (may_load)
-			atomic_store(&state.driver_ready, -1);
-		pthread_mutex_unlock(&state.init_lock);
+			atomic_store(&inject_process_state.driver_ready, -1);
+		pthread_mutex_unlock(&inject_process_state.init_lock);
 		return -ENOENT;
 	}
-	state.drv.handle = h;
-#define RESOLVE(name, args) state.drv.name = inject_real_dlsym(h, #name);
+	inject_process_state.drv.handle = h;
+#define RESOLVE(name, args) inject_process_state.drv.name = inject_real_dlsym(h, #name);
 	INJECT_DRIVER_FNS(RESOLVE)
 #undef RESOLVE
 	interpose_resolve(h);
-	atomic_store(&state.driver_ready, 1);
-	pthread_mutex_unlock(&state.init_lock);
+	atomic_store(&inject_process_state.driver_ready, 1);
+	pthread_mutex_unlock(&inject_process_state.init_lock);
 	return 0;
 }
 
 const char *inject_driver_missing(void)
 {
 #define CHECK_PRESENT(name, args)                                                                  \
-	if (!state.drv.name)                                                                       \
+	if (!inject_process_state.drv.name)                                                                       \
 		return #name;
 	INJECT_DRIVER_FNS(CHECK_PRESENT)
 #undef CHECK_PRESENT
 	return NULL;
 }
 
-int inject_driver_ready(void)
+int inject_driver_resolve(void)
 {
-	int ready = atomic_load_explicit(&state.driver_ready, memory_order_acquire);
-
-	if (ready)
-		return ready > 0 ? 0 : -ENOENT;
 	return resolve_driver(true);
 }
 
 int inject_driver_if_loaded(void)
 {
-	int ready = atomic_load_explicit(&state.driver_ready, memory_order_acquire);
+	int ready = atomic_load_explicit(&inject_process_state.driver_ready, memory_order_acquire);
 
 	if (ready)
 		return ready > 0 ? 0 : -ENOENT;
@@ -227,62 +224,89 @@ void inject_start(void)
 	char why[256] = "", comm[32];
 	int err;
 
-	if (!recording() || atomic_load(&state.finished) || atomic_exchange(&state.started, 1))
+	if (!recording() || atomic_load(&inject_process_state.finished) || atomic_exchange(&inject_process_state.started, 1))
 		return;
 	inject_enter_tool();
-	err = channel_open(&state.chan, state.cfg.shm_path);
-	if (err && state.cfg.debug)
-		inject_debug("cannot open the recorder's ring %s: %s", state.cfg.shm_path,
+	err = channel_open(&inject_process_state.chan, inject_process_state.cfg.shm_path);
+	if (err && inject_process_state.cfg.debug)
+		inject_debug("cannot open the recorder's ring %s: %s", inject_process_state.cfg.shm_path,
 			     strerror(-err));
 	read_comm(comm, sizeof(comm));
-	channel_status(&state.chan, INJ_PART_LIBRARY, 0,
-		       "libgrtrace-inject attached to %s (pid %d)", comm, (int)state.pid);
-	if (!state.cfg.cupti)
-		channel_status(&state.chan, INJ_PART_CUPTI, -ECANCELED,
+	channel_status(&inject_process_state.chan, INJ_PART_LIBRARY, 0,
+		       "libgrtrace-inject attached to %s (pid %d)", comm, (int)inject_process_state.pid);
+	if (inject_process_state.cfg.cupti)
+		err = cupti_start_unless_taken(&inject_process_state, why, sizeof(why));
+	if (!inject_process_state.cfg.cupti)
+		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, -ECANCELED,
 			       "CUPTI kernel timing off (GRTRACE_GPU_CUPTI=0)");
-	else if ((err = cupti_start(&state, why, sizeof(why))))
-		channel_status(&state.chan, INJ_PART_CUPTI, err,
+	else if (err && err != -EALREADY) /* -EALREADY: another client's, its line went out */
+		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, err,
 			       "CUPTI kernel timing unavailable: %s", why);
-	else
-		channel_status(&state.chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on");
-	if (!state.cfg.probe_mode)
-		channel_status(&state.chan, INJ_PART_PROBES, -ECANCELED,
+	else if (!err)
+		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on");
+	if (!inject_process_state.cfg.probe_mode)
+		channel_status(&inject_process_state.chan, INJ_PART_PROBES, -ECANCELED,
 			       "block probes off (GRTRACE_GPU_PROBES=off)");
-	else if ((err = probes_start(&state, why, sizeof(why))))
-		channel_status(&state.chan, INJ_PART_PROBES, err, "block probes unavailable: %s",
+	else if ((err = instr_start(&inject_process_state, why, sizeof(why))))
+		channel_status(&inject_process_state.chan, INJ_PART_PROBES, err, "block probes unavailable: %s",
 			       why);
 	atexit(inject_finish);
 	inject_leave_tool();
 }
 
-void inject_start_with_context(void)
+/*
+ * The opening calibration, on the library's own thread with the application's
+ * first context made current there: its driver calls (a module, mapped
+ * memory, the handshake kernel) are grtrace's, and the application does not
+ * wait for it. The collection waits for it (calib_wait_opening()).
+ */
+static void *calibrate_main(void *unused)
 {
 	char why[256] = "";
-	CUcontext ctx = NULL;
-	int err;
+	CUcontext popped;
+	int err = -EIO;
 
-	if (atomic_load_explicit(&state.calibrated, memory_order_acquire) || !recording())
-		return;
-	inject_start();
-	if (inject_driver_ready() || !state.drv.cuCtxGetCurrent)
-		return;
-	pthread_mutex_lock(&state.init_lock);
-	if (atomic_load(&state.calibrated) || atomic_load(&state.finished) ||
-	    inject_driver_missing() || state.drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
-		pthread_mutex_unlock(&state.init_lock);
-		return; /* no context yet: the next launch or load tries again */
+	if (inject_process_state.drv.cuCtxPushCurrent_v2(inject_process_state.calib_ctx) == CUDA_SUCCESS) {
+		err = calib_globaltimer(&inject_process_state, false, why, sizeof(why));
+		cupti_try_hw_trace(&inject_process_state);
+		inject_process_state.drv.cuCtxPopCurrent_v2(&popped);
+	} else {
+		snprintf(why, sizeof(why), "its context could not be made current");
 	}
-	inject_enter_tool();
-	state.calib_ctx = ctx;
-	err = calib_globaltimer(&state, false, why, sizeof(why));
 	if (err)
-		channel_status(&state.chan, INJ_PART_CALIB, err,
+		channel_status(&inject_process_state.chan, INJ_PART_CALIB, err,
 			       "GPU clock calibration failed: %s; block-probe times are not mapped",
 			       why);
-	cupti_try_hw_trace(&state);
-	inject_leave_tool();
-	atomic_store_explicit(&state.calibrated, 1, memory_order_release);
-	pthread_mutex_unlock(&state.init_lock);
+	calib_opening_done(&inject_process_state);
+	return unused;
+}
+
+void inject_start_with_context(void)
+{
+	CUcontext ctx = NULL;
+
+	if (atomic_load_explicit(&inject_process_state.calib_started, memory_order_acquire) || !recording())
+		return;
+	inject_start();
+	if (inject_driver_ready() || !inject_process_state.drv.cuCtxGetCurrent)
+		return;
+	pthread_mutex_lock(&inject_process_state.init_lock);
+	if (atomic_load(&inject_process_state.calib_started) || atomic_load(&inject_process_state.finished) ||
+	    inject_driver_missing() || inject_process_state.drv.cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || !ctx) {
+		pthread_mutex_unlock(&inject_process_state.init_lock);
+		return; /* no context yet: the next launch or load tries again */
+	}
+	inject_process_state.calib_ctx = ctx;
+	if (own_thread_start(&inject_process_state.calib_thread, "calib", calibrate_main, NULL)) {
+		channel_status(&inject_process_state.chan, INJ_PART_CALIB, -EAGAIN,
+			       "GPU clock calibration failed: no thread for it; block-probe times "
+			       "are not mapped");
+		calib_opening_done(&inject_process_state);
+	} else {
+		inject_process_state.calib_thread_started = true;
+	}
+	atomic_store_explicit(&inject_process_state.calib_started, 1, memory_order_release);
+	pthread_mutex_unlock(&inject_process_state.init_lock);
 }
 
 static double per(unsigned long long ns, unsigned long long n)
@@ -315,24 +339,42 @@ static void report_stats(struct inject_state *st)
 	    atomic_load(&s->drain_topup_ns) / 1e6);
 }
 
-/* Final collection: probe buffers, the closing calibration, CUPTI's last buffers. Once. */
-static void inject_finish(void)
+/*
+ * Final collection: probe buffers, the closing calibration, CUPTI's last
+ * buffers, the cost line. On a thread of the library's: the driver calls are
+ * grtrace's, whichever application thread is exiting.
+ */
+static void *finish_main(void *unused)
 {
 	char why[256] = "";
 	int err;
 
-	if (!atomic_load(&state.started) || atomic_exchange(&state.finished, 1))
-		return;
-	inject_enter_tool();
-	probes_stop(&state);
-	if (atomic_load(&state.calibrated) && state.globaltimer.valid) {
-		err = calib_globaltimer(&state, true, why, sizeof(why));
+	if (inject_process_state.calib_thread_started)
+		pthread_join(inject_process_state.calib_thread, NULL);
+	instr_stop(&inject_process_state);
+	if (atomic_load(&inject_process_state.calib_started) && inject_process_state.globaltimer.valid) {
+		err = calib_globaltimer(&inject_process_state, true, why, sizeof(why));
 		if (err)
-			channel_status(&state.chan, INJ_PART_CALIB, err,
+			channel_status(&inject_process_state.chan, INJ_PART_CALIB, err,
 				       "closing GPU clock calibration failed: %s", why);
 	}
-	cupti_stop(&state);
-	report_stats(&state);
+	cupti_stop(&inject_process_state);
+	report_stats(&inject_process_state);
+	return unused;
+}
+
+/* Once, at exit (or unload). */
+static void inject_finish(void)
+{
+	pthread_t finisher;
+
+	if (!atomic_load(&inject_process_state.started) || atomic_exchange(&inject_process_state.finished, 1))
+		return;
+	inject_enter_tool();
+	if (own_thread_start(&finisher, "exit", finish_main, NULL))
+		finish_main(NULL); /* no thread to be had: done here rather than lost */
+	else
+		pthread_join(finisher, NULL);
 	inject_leave_tool();
 }
 

@@ -30,6 +30,8 @@
 #define GRT_INJECT_ENV_DEBUG "GRTRACE_INJECT_DEBUG" /* "1": one stderr line per interposed call */
 
 #define GRT_INJECT_MAX_NAME 4096 /* kernel names longer than this are cut */
+/* The library's own kernels (calibration, summarizer) are named with this prefix. */
+#define GRT_OWN_KERNEL_PREFIX "__grt_"
 
 enum inject_msg_type {
 	INJ_MSG_NAME =
@@ -66,6 +68,8 @@ enum inj_status_part {
 	INJ_PART_PROBES = 3,	/* PTX block probes */
 	INJ_PART_CALIB = 4,	/* clock calibration */
 	INJ_PART_INTERPOSE = 5, /* driver interposition */
+	/* CUPTI left to the application's own client (or another tool): the user must know */
+	INJ_PART_CUPTI_HANDOVER = 6,
 };
 
 struct inj_status {

@@ -2,7 +2,15 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
+#include "inject/call_bracket.h"
+#include "inject/cupti.h"
+#include "inject/cupti_handover.h"
 #include "inject/inject.h"
+#include "inject/interpose.h"
+#include "inject/launch_redirect.h"
+#include "inject/module_jit.h"
+#include "inject/twin.h"
+#include "inject/work_calls.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -63,6 +71,11 @@ enum interposed_id {
 	IP_cuStreamBeginCaptureToGraph_ptsz,
 	IP_cuStreamEndCapture,
 	IP_cuStreamEndCapture_ptsz,
+	IP_cuLaunchCooperativeKernel,
+	IP_cuLaunchCooperativeKernel_ptsz,
+#define WORK_ID(name, nargs) IP_##name,
+	INJECT_WORK_CALLS(WORK_ID)
+#undef WORK_ID
 	IP_COUNT,
 };
 
@@ -137,6 +150,9 @@ __attribute__((used)) DLSYM_PATH void *grt_dlsym_lookup(void *handle, const char
 {
 	void *p = inject_real_dlsym(handle, name);
 
+	/* a CUPTI client that looks CUPTI up itself still hands grtrace's CUPTI over first */
+	if (p && name && !strncmp(name, "cupti", 5))
+		return cupti_handover_swap(name, p, __builtin_return_address(0));
 	/* only a loaded libcuda can have handed out a driver address */
 	if (!p || !name || name[0] != 'c' || name[1] != 'u' || inject_driver_if_loaded())
 		return p;
@@ -225,7 +241,7 @@ static void after_module_load(CUmodule mod, const void *image, const char *path)
 	if (inject_in_tool)
 		return;
 	inject_start_with_context();
-	probes_module_loaded(mod, image, path);
+	module_jit_loaded(mod, false, image, path);
 }
 
 EXPORT CUresult cuModuleLoad(CUmodule *mod, const char *fname)
@@ -279,7 +295,7 @@ EXPORT CUresult cuModuleUnload(CUmodule mod)
 {
 	ENTER(cuModuleUnload);
 	if (!inject_in_tool)
-		probes_module_unloaded(mod);
+		module_jit_unloaded((uint64_t)(uintptr_t)mod);
 	return CALL_REAL(cuModuleUnload, CUresult(*)(CUmodule), mod);
 }
 
@@ -291,7 +307,7 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *f, CUmodule mod, const char *nam
 	r = CALL_REAL(cuModuleGetFunction, CUresult(*)(CUfunction *, CUmodule, const char *), f,
 		      mod, name);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_function(mod, *f, name);
+		twin_function_seen((uint64_t)(uintptr_t)mod, (uint64_t)(uintptr_t)*f, name);
 	return r;
 }
 
@@ -311,7 +327,7 @@ EXPORT CUresult cuLibraryLoadData(CUlibrary *lib, const void *code, CUjit_option
 	r = CALL_REAL(cuLibraryLoadData, library_load_data_fn, lib, code, jit_options, jit_values,
 		      njit, lib_options, lib_values, nlib);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_library_loaded(*lib, code, NULL);
+		module_jit_loaded((CUmodule)*lib, true, code, NULL);
 	return r;
 }
 
@@ -326,7 +342,7 @@ EXPORT CUresult cuLibraryLoadFromFile(CUlibrary *lib, const char *path, CUjit_op
 	r = CALL_REAL(cuLibraryLoadFromFile, library_load_file_fn, lib, path, jit_options,
 		      jit_values, njit, lib_options, lib_values, nlib);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_library_loaded(*lib, NULL, path);
+		module_jit_loaded((CUmodule)*lib, true, NULL, path);
 	return r;
 }
 
@@ -334,7 +350,7 @@ EXPORT CUresult cuLibraryUnload(CUlibrary lib)
 {
 	ENTER(cuLibraryUnload);
 	if (!inject_in_tool)
-		probes_library_unloaded(lib);
+		module_jit_unloaded((uint64_t)(uintptr_t)lib);
 	return CALL_REAL(cuLibraryUnload, CUresult(*)(CUlibrary), lib);
 }
 
@@ -346,7 +362,7 @@ EXPORT CUresult cuLibraryGetKernel(CUkernel *k, CUlibrary lib, const char *name)
 	r = CALL_REAL(cuLibraryGetKernel, CUresult(*)(CUkernel *, CUlibrary, const char *), k, lib,
 		      name);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_kernel(lib, *k, name);
+		twin_function_seen((uint64_t)(uintptr_t)lib, (uint64_t)(uintptr_t)*k, name);
 	return r;
 }
 
@@ -357,7 +373,7 @@ EXPORT CUresult cuLibraryGetModule(CUmodule *mod, CUlibrary lib)
 	ENTER(cuLibraryGetModule);
 	r = CALL_REAL(cuLibraryGetModule, CUresult(*)(CUmodule *, CUlibrary), mod, lib);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_library_module(lib, *mod);
+		module_jit_library_module(lib, *mod);
 	return r;
 }
 
@@ -368,45 +384,53 @@ EXPORT CUresult cuKernelGetFunction(CUfunction *f, CUkernel k)
 	ENTER(cuKernelGetFunction);
 	r = CALL_REAL(cuKernelGetFunction, CUresult(*)(CUfunction *, CUkernel), f, k);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_kernel_function(k, *f);
+		twin_kernel_function(k, *f);
 	return r;
 }
 
-/* An uninstrumented launch through the wrapper: counted with its time in the driver (and ours). */
-static void count_launch(uint64_t enter_ns)
+/* A launch through the wrapper that was not redirected: its time in the driver. */
+static void count_launch(uint64_t enter_ns, uint64_t return_ns)
 {
 	struct inject_stats *s = &inject()->stats;
 
 	stat_add(&s->launches, 1);
-	stat_add(&s->launch_real_ns, inject_now_ns() - enter_ns);
+	stat_add(&s->launch_real_ns, return_ns - enter_ns);
 }
 
 typedef CUresult (*launch_fn)(CUfunction, unsigned int, unsigned int, unsigned int, unsigned int,
 			      unsigned int, unsigned int, unsigned int, CUstream, void **, void **);
 typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
+typedef CUresult (*launch_cooperative_fn)(CUfunction, unsigned int, unsigned int, unsigned int,
+					  unsigned int, unsigned int, unsigned int, unsigned int,
+					  CUstream, void **);
 
+/*
+ * A kernel launch: redirected to its instrumented twin when it has one
+ * (launch_redirect.c stamps the bracket there), else forwarded, bracketed.
+ * The library's own launches pass straight through.
+ */
 static CUresult launch(enum interposed_id id, bool ptsz, CUfunction f, unsigned int gx,
 		       unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
 		       unsigned int bz, unsigned int shmem, CUstream s, void **params, void **extra)
 {
 	CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, s, NULL, 0};
+	uint64_t entry_ns;
 	CUresult r;
 
-	if (!inject_in_tool) {
-		inject_api_enter_ns = inject_now_ns();
-		inject_start_with_context();
-		if (probes_launch(f, &cfg, params, extra, false, ptsz, &r)) {
-			stat_add(&inject()->stats.launches, 1);
-			inject_api_enter_ns = 0;
-			return r;
-		}
+	if (!table[id].real)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_in_tool)
+		return ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+	entry_ns = redirect_entry_if_timed();
+	inject_start_with_context();
+	if (redirect_launch(f, &cfg, params, extra, false, ptsz, entry_ns, &r)) {
+		stat_add(&inject()->stats.launches, 1);
+		return r;
 	}
-	r = table[id].real
-		? ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra)
-		: CUDA_ERROR_NOT_INITIALIZED;
-	if (inject_api_enter_ns)
-		count_launch(inject_api_enter_ns);
-	inject_api_enter_ns = 0;
+	inject_call_begin();
+	entry_ns = inject_call.enter_ns;
+	r = ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+	count_launch(entry_ns, inject_call_end());
 	return r;
 }
 
@@ -430,22 +454,23 @@ EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int 
 static CUresult launch_ex(enum interposed_id id, bool ptsz, const CUlaunchConfig *cfg, CUfunction f,
 			  void **params, void **extra)
 {
+	uint64_t entry_ns;
 	CUresult r;
 
-	if (!inject_in_tool && cfg) {
-		inject_api_enter_ns = inject_now_ns();
-		inject_start_with_context();
-		if (probes_launch(f, cfg, params, extra, true, ptsz, &r)) {
-			stat_add(&inject()->stats.launches, 1);
-			inject_api_enter_ns = 0;
-			return r;
-		}
+	if (!table[id].real)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_in_tool || !cfg)
+		return ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
+	entry_ns = redirect_entry_if_timed();
+	inject_start_with_context();
+	if (redirect_launch(f, cfg, params, extra, true, ptsz, entry_ns, &r)) {
+		stat_add(&inject()->stats.launches, 1);
+		return r;
 	}
-	r = table[id].real ? ((launch_ex_fn)table[id].real)(cfg, f, params, extra)
-			   : CUDA_ERROR_NOT_INITIALIZED;
-	if (inject_api_enter_ns)
-		count_launch(inject_api_enter_ns);
-	inject_api_enter_ns = 0;
+	inject_call_begin();
+	entry_ns = inject_call.enter_ns;
+	r = ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
+	count_launch(entry_ns, inject_call_end());
 	return r;
 }
 
@@ -463,16 +488,106 @@ EXPORT CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *cfg, CUfunction f, v
 	return launch_ex(IP_cuLaunchKernelEx_ptsz, true, cfg, f, params, extra);
 }
 
+/* Cooperative launches run unchanged (docs/gpu.md, Limits): only bracketed. */
+static CUresult launch_cooperative(enum interposed_id id, CUfunction f, unsigned int gx,
+				   unsigned int gy, unsigned int gz, unsigned int bx,
+				   unsigned int by, unsigned int bz, unsigned int shmem, CUstream s,
+				   void **params)
+{
+	launch_cooperative_fn real = (launch_cooperative_fn)table[id].real;
+	uint64_t enter_ns;
+	CUresult r;
+
+	if (!real)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_in_tool)
+		return real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
+	inject_start_with_context();
+	inject_call_begin();
+	enter_ns = inject_call.enter_ns;
+	r = real(f, gx, gy, gz, bx, by, bz, shmem, s, params);
+	count_launch(enter_ns, inject_call_end());
+	return r;
+}
+
+EXPORT CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy,
+					  unsigned int gz, unsigned int bx, unsigned int by,
+					  unsigned int bz, unsigned int shmem, CUstream s,
+					  void **params)
+{
+	ENTER(cuLaunchCooperativeKernel);
+	return launch_cooperative(IP_cuLaunchCooperativeKernel, f, gx, gy, gz, bx, by, bz, shmem, s,
+				  params);
+}
+
+EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, unsigned int gy,
+					       unsigned int gz, unsigned int bx, unsigned int by,
+					       unsigned int bz, unsigned int shmem, CUstream s,
+					       void **params)
+{
+	ENTER(cuLaunchCooperativeKernel_ptsz);
+	return launch_cooperative(IP_cuLaunchCooperativeKernel_ptsz, f, gx, gy, gz, bx, by, bz,
+				  shmem, s, params);
+}
+
+/* Copies, memsets, graph launches: forwarded, bracketed (work_calls.h). */
+#define WORK_PARAMS_1 uint64_t a0
+#define WORK_PARAMS_2 WORK_PARAMS_1, uint64_t a1
+#define WORK_PARAMS_3 WORK_PARAMS_2, uint64_t a2
+#define WORK_PARAMS_4 WORK_PARAMS_3, uint64_t a3
+#define WORK_PARAMS_5 WORK_PARAMS_4, uint64_t a4
+#define WORK_PARAMS_6 WORK_PARAMS_5, uint64_t a5
+#define WORK_PARAMS_7 WORK_PARAMS_6, uint64_t a6
+#define WORK_PARAMS_8 WORK_PARAMS_7, uint64_t a7
+#define WORK_PARAMS_9 WORK_PARAMS_8, uint64_t a8
+#define WORK_ARGS_1 a0
+#define WORK_ARGS_2 WORK_ARGS_1, a1
+#define WORK_ARGS_3 WORK_ARGS_2, a2
+#define WORK_ARGS_4 WORK_ARGS_3, a3
+#define WORK_ARGS_5 WORK_ARGS_4, a4
+#define WORK_ARGS_6 WORK_ARGS_5, a5
+#define WORK_ARGS_7 WORK_ARGS_6, a6
+#define WORK_ARGS_8 WORK_ARGS_7, a7
+#define WORK_ARGS_9 WORK_ARGS_8, a8
+#define WORK_TYPES_1 uint64_t
+#define WORK_TYPES_2 WORK_TYPES_1, uint64_t
+#define WORK_TYPES_3 WORK_TYPES_2, uint64_t
+#define WORK_TYPES_4 WORK_TYPES_3, uint64_t
+#define WORK_TYPES_5 WORK_TYPES_4, uint64_t
+#define WORK_TYPES_6 WORK_TYPES_5, uint64_t
+#define WORK_TYPES_7 WORK_TYPES_6, uint64_t
+#define WORK_TYPES_8 WORK_TYPES_7, uint64_t
+#define WORK_TYPES_9 WORK_TYPES_8, uint64_t
+
+#define WORK_WRAPPER(name, nargs)                                                                  \
+	EXPORT CUresult name(WORK_PARAMS_##nargs)                                                  \
+	{                                                                                          \
+		CUresult (*real)(WORK_TYPES_##nargs) = table[IP_##name].real;                      \
+		CUresult r;                                                                        \
+                                                                                                   \
+		ENTER(name);                                                                       \
+		if (!real)                                                                         \
+			return CUDA_ERROR_NOT_INITIALIZED;                                         \
+		if (inject_in_tool)                                                                \
+			return real(WORK_ARGS_##nargs);                                            \
+		inject_call_begin();                                                               \
+		r = real(WORK_ARGS_##nargs);                                                       \
+		inject_call_end();                                                                 \
+		return r;                                                                          \
+	}
+
+INJECT_WORK_CALLS(WORK_WRAPPER)
+
 /* The application waited: what it waited for is complete, so results can be collected. */
 static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t token)
 {
 	bool ok = r == CUDA_SUCCESS && !inject_in_tool;
 
 	if (ok)
-		probes_synchronized(s, all, ptsz, token);
-	probes_sync_end(); /* then the collection, which finds them complete */
+		redirect_synchronized(s, all, ptsz, token);
+	redirect_sync_end(); /* then the collection, which finds them complete */
 	if (ok)
-		cupti_flush(inject(), false);
+		cupti_flush(inject());
 }
 
 /*
@@ -486,7 +601,7 @@ static void after_sync(CUresult r, CUstream s, bool all, bool ptsz, uint64_t tok
 		CUresult r;                                                                        \
                                                                                                    \
 		ENTER(id);                                                                         \
-		token = probes_sync_begin();                                                       \
+		token = redirect_sync_begin();                                                       \
 		r = CALL_REAL args;                                                                \
 		after_sync(r, stream, all, ptsz, token);                                           \
 		return r;                                                                          \
@@ -507,7 +622,7 @@ EXPORT CUresult cuEventSynchronize(CUevent e)
 	ENTER(cuEventSynchronize);
 	r = CALL_REAL(cuEventSynchronize, CUresult(*)(CUevent), e);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		cupti_flush(inject(), false);
+		cupti_flush(inject());
 	return r;
 }
 
@@ -518,7 +633,7 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction f, int attr, int value)
 	ENTER(cuFuncSetAttribute);
 	r = CALL_REAL(cuFuncSetAttribute, CUresult(*)(CUfunction, int, int), f, attr, value);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_attribute(f, attr, value);
+		twin_attribute(f, attr, value);
 	return r;
 }
 
@@ -530,7 +645,7 @@ EXPORT CUresult cuKernelSetAttribute(int attr, int value, CUkernel k, CUdevice d
 	r = CALL_REAL(cuKernelSetAttribute, CUresult(*)(int, int, CUkernel, CUdevice), attr, value,
 		      k, dev);
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_attribute((CUfunction)k, attr, value);
+		twin_attribute((CUfunction)k, attr, value);
 	return r;
 }
 
@@ -542,7 +657,7 @@ EXPORT CUresult cuKernelSetAttribute(int attr, int value, CUkernel k, CUdevice d
 static CUresult begin_capture(CUresult r)
 {
 	if (r == CUDA_SUCCESS && !inject_in_tool)
-		probes_capture(+1);
+		redirect_capture(+1);
 	return r;
 }
 
@@ -594,7 +709,7 @@ EXPORT CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream s, void *graph, const 
 static CUresult end_capture(CUresult r)
 {
 	if (r != CUDA_ERROR_INVALID_VALUE && !inject_in_tool)
-		probes_capture(-1);
+		redirect_capture(-1);
 	return r;
 }
 
@@ -662,5 +777,10 @@ static struct interposed table[IP_COUNT] = {
     ENTRY(cuStreamBeginCaptureToGraph_ptsz),
     ENTRY(cuStreamEndCapture),
     ENTRY(cuStreamEndCapture_ptsz),
+    ENTRY(cuLaunchCooperativeKernel),
+    ENTRY(cuLaunchCooperativeKernel_ptsz),
+#define WORK_ENTRY(name, nargs) ENTRY(name),
+    INJECT_WORK_CALLS(WORK_ENTRY)
+#undef WORK_ENTRY
 #undef ENTRY
 };

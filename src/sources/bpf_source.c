@@ -24,6 +24,13 @@ void grt_bpf_source_flush(struct grt_bpf_source *b)
 		ring_buffer__consume(b->ring);
 }
 
+void grt_bpf_source_drain(struct grt_bpf_source *b)
+{
+	/* wakeups come in batches (ringbuf_wakeup.bpf.h): each tick takes what the last left */
+	grt_bpf_source_flush(b);
+	grt_bpf_source_count_drops(b);
+}
+
 void grt_bpf_source_count_drops(struct grt_bpf_source *b)
 {
 	if (b->session && b->drops_fd >= 0)

@@ -22,6 +22,11 @@ int grt_bpf_source_start(struct grt_bpf_source *b, struct grt_session *s, enum g
 			 void *ctx);
 /* Consumes what is left in the ring buffer (call after detaching the programs). */
 void grt_bpf_source_flush(struct grt_bpf_source *b);
+/*
+ * A tick's work: consumes what the ring holds (a source that suppresses
+ * wakeups is only read here) and reports drops.
+ */
+void grt_bpf_source_drain(struct grt_bpf_source *b);
 /* Reports drops since the last call to the session. */
 void grt_bpf_source_count_drops(struct grt_bpf_source *b);
 void grt_bpf_source_stop(struct grt_bpf_source *b);

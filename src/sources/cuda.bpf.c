@@ -8,6 +8,7 @@
 #include "pid_filter.bpf.h"
 #include "drop_counter.bpf.h"
 #include "cuda.h"
+#include "cuda_abi.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -51,81 +52,13 @@ struct {
 	__uint(value_size, CUDA_STACK_DEPTH * sizeof(__u64));
 } stack_traces SEC(".maps");
 
-/* CUmemorytype */
-#define CU_MEMORYTYPE_HOST 1
-#define CU_MEMORYTYPE_DEVICE 2
-#define CU_MEMORYTYPE_ARRAY 3
-#define CU_MEMORYTYPE_UNIFIED 4
-
-/* CUlaunchConfig as cuda.h lays it out (x86-64): seven u32, then hStream at 32. */
-struct cu_launch_config {
-	__u32 grid[3];
-	__u32 block[3];
-	__u32 shared_mem;
-	__u32 pad;
-	__u64 stream;
-};
-
-/* One side (source or destination) of CUDA_MEMCPY2D (the _v2 layout). */
-struct cu_copy2d_side {
-	__u64 x_bytes;
-	__u64 y;
-	__u32 memory_type;
-	__u32 pad;
-	__u64 host;
-	__u64 device;
-	__u64 array;
-	__u64 pitch;
-};
-
-struct cu_memcpy2d {
-	struct cu_copy2d_side src;
-	struct cu_copy2d_side dst;
-	__u64 width_bytes;
-	__u64 height;
-};
-
-/* One side of CUDA_MEMCPY3D (the _v2 layout). */
-struct cu_copy3d_side {
-	__u64 x_bytes;
-	__u64 y;
-	__u64 z;
-	__u64 lod;
-	__u32 memory_type;
-	__u32 pad;
-	__u64 host;
-	__u64 device;
-	__u64 array;
-	__u64 reserved;
-	__u64 pitch;
-	__u64 height;
-};
-
-struct cu_memcpy3d {
-	struct cu_copy3d_side src;
-	struct cu_copy3d_side dst;
-	__u64 width_bytes;
-	__u64 height;
-	__u64 depth;
-};
-
-_Static_assert(sizeof(struct cu_launch_config) == 40, "CUlaunchConfig layout");
-_Static_assert(sizeof(struct cu_memcpy2d) == 128, "CUDA_MEMCPY2D layout");
-_Static_assert(sizeof(struct cu_memcpy3d) == 200, "CUDA_MEMCPY3D layout");
-
-#define ARG1(ctx) PT_REGS_PARM1(ctx)
-#define ARG2(ctx) PT_REGS_PARM2(ctx)
-#define ARG3(ctx) PT_REGS_PARM3(ctx)
-#define ARG4(ctx) PT_REGS_PARM4(ctx)
-#define ARG5(ctx) PT_REGS_PARM5(ctx)
-/* this libbpf has no PT_REGS_PARM6; x86-64 passes the sixth argument in r9 */
-#define ARG6(ctx) ((ctx)->r9)
-
-/* x86-64: arguments after the sixth sit above the return address, 8 bytes each. */
-static __always_inline void *stack_args(struct pt_regs *ctx)
-{
-	return (void *)(PT_REGS_SP(ctx) + 8);
-}
+/* (tgid << 32 | stack id) of stacks sent: a new one wakes the reader (new_stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, __u8);
+} stacks_sent SEC(".maps");
 
 static __always_inline bool call_traced(void)
 {
@@ -319,20 +252,33 @@ static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, _
 	return ev;
 }
 
+/*
+ * Whether the event carries a stack this process has not sent before. User
+ * space symbolizes stacks with the memory map it reads from /proc while the
+ * process runs; a program that exits before the next drain tick would leave
+ * its stacks as bare addresses. Such an event wakes the reader at once: a new
+ * stack of a process is rare (allocation sites), so this costs little.
+ */
+static __always_inline bool new_stack(const struct cuda_event *ev)
+{
+	__u64 key;
+	__u8 one = 1;
+
+	if (ev->stack_id < 0)
+		return false;
+	key = ((__u64)ev->pid << 32) | (__u32)ev->stack_id;
+	if (bpf_map_lookup_elem(&stacks_sent, &key))
+		return false;
+	bpf_map_update_elem(&stacks_sent, &key, &one, BPF_ANY);
+	return true;
+}
+
 static __always_inline void event_submit(void *ev)
 {
 	__u64 queued = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	bool wake = queued >= wakeup_bytes || new_stack(ev);
 
-	bpf_ringbuf_submit(ev, queued >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
-}
-
-static __always_inline __u64 read_user_u64(__u64 addr)
-{
-	__u64 v = 0;
-
-	if (addr)
-		bpf_probe_read_user(&v, sizeof(v), (void *)addr);
-	return v;
+	bpf_ringbuf_submit(ev, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
 
 static __always_inline void read_text(struct cuda_text_event *t, __u64 str)
@@ -483,14 +429,6 @@ enum launch_kind {
 	LAUNCH_KERNEL, /* cuLaunchKernel, cuLaunchCooperativeKernel */
 	LAUNCH_KERNEL_EX,
 	LAUNCH_GRAPH,
-};
-
-/* cuLaunchKernel(f, gx, gy, gz, bx, by, | bz, shmem, stream, params, extra) */
-struct launch_stack_args {
-	__u64 block_z;
-	__u64 shared_mem;
-	__u64 stream;
-	__u64 params;
 };
 
 /* cuLaunchCooperativeKernel shares cuLaunchKernel's first ten arguments. */
@@ -863,17 +801,6 @@ EXIT(memcpy_peer_async)
 	return finish_plain(ctx);
 }
 
-/* Where a 2D/3D copy side starts: the pointer its memory type selects, plus its offset. */
-static __always_inline __u64 copy_side_start(__u32 type, __u64 host, __u64 device, __u64 array,
-					     __u64 offset)
-{
-	if (type == CU_MEMORYTYPE_HOST)
-		return host + offset;
-	if (type == CU_MEMORYTYPE_ARRAY)
-		return array;
-	return device + offset;
-}
-
 /* cuMemcpy2D*(const CUDA_MEMCPY2D *p[, stream]); pre-3.2 layouts are not decoded */
 static __always_inline int save_copy_2d(struct pt_regs *ctx, bool has_stream)
 {
@@ -913,11 +840,6 @@ ENTER(memcpy_2d_async)
 EXIT(memcpy_2d_async)
 {
 	return finish_plain(ctx);
-}
-
-static __always_inline __u64 copy3d_offset(const struct cu_copy3d_side *s)
-{
-	return (s->z * s->height + s->y) * s->pitch + s->x_bytes;
 }
 
 /* cuMemcpy3D*(const CUDA_MEMCPY3D *p[, stream]) */

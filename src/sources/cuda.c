@@ -17,7 +17,9 @@
 #include "sources/cuda_events.h"
 #include "sources/cuda_locate.h"
 #include "sources/elf_symbols.h"
+#include "common/regular_file.h"
 #include "sources/libcuda_locate.h"
+#include "sources/libcuda_watch.h"
 #include "sources/session.h"
 #include "sources/source.h"
 #include "sources/uprobe_multi.h"
@@ -61,6 +63,7 @@ struct cuda_tracer {
 	struct bpf_program *both[CUDA_CLASS_COUNT]; /* session programs, launch classes only */
 	struct cuda_library libs[CUDA_MAX_LIBRARIES];
 	unsigned nlibs;
+	struct libcuda_watch *watch; /* system-wide: libcuda files as processes map them */
 	uint64_t next_rescan_ns;
 	char why[PATH_MAX + 128]; /* why the last library could not be probed */
 	unsigned batch;
@@ -217,11 +220,7 @@ static int attach_multi(struct cuda_tracer *t, struct cuda_library *lib, const c
 
 static void library_release(struct cuda_library *lib)
 {
-	grt_close_links_parallel(lib->link_fds, lib->nfds);
-	free(lib->link_fds);
-	for (unsigned i = 0; i < lib->nlinks; i++)
-		bpf_link__destroy(lib->links[i]);
-	free(lib->links);
+	grt_release_file_links(lib->link_fds, lib->nfds, lib->links, lib->nlinks);
 	memset(lib, 0, sizeof(*lib));
 }
 
@@ -299,18 +298,16 @@ static int library_failed(struct cuda_tracer *t, int err, const char *fmt, ...)
  * this process reaches it). Entry points the library lacks are skipped. A
  * file already probed (same inode) is a no-op returning 0.
  */
-static int attach_library(struct cuda_tracer *t, const char *open_path, const char *shown_path)
+static int attach_library_fd(struct cuda_tracer *t, const char *open_path, const char *shown_path,
+			     const struct stat *st)
 {
 	const char *names[GRT_CUDA_API_COUNT];
 	uint64_t offsets[GRT_CUDA_API_COUNT];
 	struct cuda_library *lib;
-	struct stat st;
 	int found, err;
 
-	if (stat(open_path, &st))
-		return library_failed(t, -errno, "libcuda %s: %s", shown_path, strerror(errno));
 	for (unsigned i = 0; i < t->nlibs; i++)
-		if (t->libs[i].dev == st.st_dev && t->libs[i].ino == st.st_ino)
+		if (t->libs[i].dev == st->st_dev && t->libs[i].ino == st->st_ino)
 			return 0;
 	if (t->nlibs == CUDA_MAX_LIBRARIES)
 		return library_failed(t, -ENOSPC, "more than %d copies of libcuda to probe",
@@ -323,7 +320,9 @@ static int attach_library(struct cuda_tracer *t, const char *open_path, const ch
 	if (found > 0)
 		elf_skip_landing_pads(open_path, offsets + 1, GRT_CUDA_API_COUNT - 1);
 	if (found == -ENOEXEC)
-		return library_failed(t, found, "%s is not an ELF shared object", shown_path);
+		return library_failed(t, found,
+				      "%s is not a valid shared library (not ELF, or cut short)",
+				      shown_path);
 	if (found < 0)
 		return library_failed(t, found, "libcuda %s: %s", shown_path, strerror(-found));
 	if (!found)
@@ -336,11 +335,34 @@ static int attach_library(struct cuda_tracer *t, const char *open_path, const ch
 		return library_failed(t, err, "cannot attach uprobes to %s: %s", shown_path,
 				      libbpf_reason(err));
 	}
-	lib->dev = st.st_dev;
-	lib->ino = st.st_ino;
+	lib->dev = st->st_dev;
+	lib->ino = st->st_ino;
 	t->nlibs++;
 	note_library(t, shown_path, found, lib->refused);
 	return 0;
+}
+
+static int attach_library(struct cuda_tracer *t, const char *open_path, const char *shown_path)
+{
+	char fd_path[64];
+	struct stat st;
+	int err, fd;
+
+	/*
+	 * One open file for everything that follows: its symbols are read and
+	 * its uprobes attached through /proc/self/fd, so they are the same inode
+	 * even if the path is swapped meanwhile; a FIFO or device is refused.
+	 */
+	fd = regular_file_open(open_path, &st);
+	if (fd == REGULAR_FILE_NOT_REGULAR)
+		return library_failed(t, -ENOEXEC, "%s is not a valid shared library (not a regular file)",
+				      shown_path);
+	if (fd < 0)
+		return library_failed(t, fd, "libcuda %s: %s", shown_path, strerror(-fd));
+	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+	err = attach_library_fd(t, fd_path, shown_path, &st);
+	close(fd);
+	return err;
 }
 
 /* ---- finding libraries ---- */
@@ -399,6 +421,48 @@ static int attach_initial(struct cuda_tracer *t)
 	return grt_session_fail(t->session, -ENOENT,
 				"no libcuda.so.1 in %s (name it with --libcuda PATH)",
 				libcuda_search_description());
+}
+
+/* ---- system-wide discovery ---- */
+
+static int watch_found(void *ctx, const char *open_path, const char *shown_path)
+{
+	return attach_library(ctx, open_path, shown_path);
+}
+
+static int watch_ready(void *ctx)
+{
+	libcuda_watch_poll(ctx);
+	return 0;
+}
+
+/* record -a: every libcuda file mapped now or later is probed (libcuda_watch.h). */
+static int watch_everything(struct cuda_tracer *t)
+{
+	const char *given = grt_session_config(t->session)->libcuda_path;
+	const struct libcuda_watch_config wc = {
+	    .pid_map_fd = -1,
+	    .extra_paths = &given,
+	    .nextra = given ? 1 : 0,
+	    .found = watch_found,
+	    .ctx = t,
+	};
+	char why[512];
+	int err;
+
+	t->why[0] = 0;
+	err = libcuda_watch_start(&t->watch, &wc, why, sizeof(why));
+	if (err)
+		return grt_session_fail(t->session, err, "cuda: %s", why);
+	if (!t->nlibs && t->why[0])
+		return grt_session_fail(t->session, -ENOENT, "%s", t->why);
+	if (!t->nlibs)
+		return grt_session_fail(t->session, -ENOENT,
+					"no process maps a libcuda.so.1 and none is in %s (name it "
+					"with --libcuda PATH)",
+					libcuda_search_description());
+	err = grt_session_watch_fd(t->session, libcuda_watch_fd(t->watch), watch_ready, t->watch);
+	return err ? grt_session_fail(t->session, err, "cuda: %s", strerror(-err)) : 0;
 }
 
 /* ---- events ---- */
@@ -499,6 +563,23 @@ static void release_libraries(struct cuda_tracer *t)
 	t->nlibs = 0;
 }
 
+/* How many calls came from grtrace's own threads in the target (kept, flagged own). */
+static void note_own_calls(struct cuda_tracer *t)
+{
+	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
+	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
+	uint64_t own = cuda_decoder_own_calls(t->decoder);
+	char message[160];
+
+	if (!own)
+		return;
+	snprintf(message, sizeof(message),
+		 "%llu calls from grtrace's own threads in the target, flagged own (left out of reports)",
+		 (unsigned long long)own);
+	rec.message_str = grt_session_intern(t->session, message);
+	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+}
+
 static void cuda_detach(void *ctx)
 {
 	struct cuda_tracer *t = ctx;
@@ -506,12 +587,15 @@ static void cuda_detach(void *ctx)
 	if (!t)
 		return;
 	/* no new events first, then everything still queued, then the calls that never returned */
+	libcuda_watch_stop(t->watch);
 	release_libraries(t);
 	if (t->ring)
 		while (ring_buffer__consume(t->ring) == -EAGAIN)
 			;
 	if (t->skel && t->decoder)
 		flush_unreturned(t);
+	if (t->decoder)
+		note_own_calls(t);
 	ring_buffer__free(t->ring);
 	cuda_decoder_free(t->decoder);
 	cuda_bpf__destroy(t->skel);
@@ -633,7 +717,7 @@ static int cuda_attach(struct grt_session *s, void **ctx)
 		err = t->decoder ? 0 : grt_session_fail(s, -ENOMEM, "cuda: out of memory");
 	}
 	if (!err)
-		err = attach_initial(t);
+		err = grt_session_config(s)->system_wide ? watch_everything(t) : attach_initial(t);
 	/* last: the session keeps calling a watched fd's handler even after a failed attach */
 	if (!err) {
 		t->ring =
@@ -664,6 +748,8 @@ static int cuda_drain(void *ctx)
 	grt_session_count_drop(
 	    t->session, GRT_SRC_CUDA,
 	    grt_bpf_new_drops(bpf_map__fd(t->skel->maps.dropped_events), &t->drops_seen));
+	if (t->watch)
+		libcuda_watch_poll(t->watch); /* its periodic rescan */
 	if (grt_session_config(t->session)->target_pid) {
 		now = grt_monotonic_ns();
 		if (now >= t->next_rescan_ns) {

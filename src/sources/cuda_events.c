@@ -43,7 +43,7 @@ struct cuda_decoder {
 	struct u64_map procs;	       /* pid -> struct cuda_proc * */
 	struct u64_map stacks_written; /* stack ids with a stack record */
 	uint64_t malformed;
-	uint64_t own_calls;	       /* calls of grtrace's own threads in the target */
+	uint64_t own_calls;	       /* calls of grtrace's own threads in the target, flagged own */
 	/*
 	 * The last comm seen, as the kernel sent it, and what it decoded to:
 	 * a storm's events come from a few threads, and comparing 16 bytes is
@@ -575,7 +575,7 @@ static uint32_t comm_of(struct cuda_decoder *d, const char raw[CUDA_COMM_LEN], b
 		comm[CUDA_COMM_LEN] = 0;
 		d->last_comm_own =
 		    !strncmp(comm, GRT_OWN_THREAD_PREFIX, strlen(GRT_OWN_THREAD_PREFIX));
-		d->last_comm_str = d->last_comm_own ? 0 : grt_session_intern(d->session, comm);
+		d->last_comm_str = grt_session_intern(d->session, comm);
 		memcpy(d->last_comm, raw, CUDA_COMM_LEN);
 		d->have_last_comm = true;
 	}
@@ -583,11 +583,12 @@ static uint32_t comm_of(struct cuda_decoder *d, const char raw[CUDA_COMM_LEN], b
 	return d->last_comm_str;
 }
 
-static void fill_call(struct decode *x, uint32_t comm_str)
+static void fill_call(struct decode *x, uint32_t comm_str, bool own)
 {
 	const struct cuda_event *ev = x->ev;
 	uint16_t flags = (ev->flags & CUDA_EVENT_NO_RETURN ? GRT_CUDA_F_NO_RETURN : 0) |
-			 (ev->flags & CUDA_EVENT_RETURN_UNSAMPLED ? GRT_CUDA_F_RETURN_UNSAMPLED : 0);
+			 (ev->flags & CUDA_EVENT_RETURN_UNSAMPLED ? GRT_CUDA_F_RETURN_UNSAMPLED : 0) |
+			 (own ? GRT_CUDA_F_OWN : 0);
 
 	x->call = (struct grt_cuda_call){
 	    .api = ev->api,
@@ -621,19 +622,18 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 	}
 	/*
 	 * The gpu source's library runs threads inside the target that call the
-	 * driver (collecting probe buffers, flushing CUPTI); they name themselves
-	 * GRT_OWN_THREAD_PREFIX and are not the application's work.
+	 * driver (calibration, collecting probe buffers, flushing CUPTI); they
+	 * name themselves GRT_OWN_THREAD_PREFIX. Their calls stay in the trace,
+	 * flagged as grtrace's own: the analysis leaves them out of what users
+	 * see, and their device work still matches them.
 	 */
 	comm_str = comm_of(d, ev->comm, &own);
-	if (own) {
-		d->own_calls++;
-		return 0;
-	}
+	d->own_calls += own;
 	x.proc = proc_get(d, ev->pid);
 	if (!x.proc)
 		return -ENOMEM;
 	x.text = event_text(ev, len, text);
-	fill_call(&x, comm_str);
+	fill_call(&x, comm_str, own);
 	if (!x.proc->mapped && d->lookup) {
 		x.proc->mapped = true;
 		err = write_mappings(&x);

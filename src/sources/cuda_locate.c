@@ -18,6 +18,13 @@ bool cuda_is_libcuda_path(const char *path)
 	return !strncmp(base, "libcuda.so", 10) && (base[10] == 0 || base[10] == '.');
 }
 
+void proc_mapping_open_path(pid_t pid, const struct proc_mapping *m, char *out, size_t len)
+{
+	snprintf(out, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, m->start, m->end);
+	if (access(out, R_OK))
+		snprintf(out, len, "%s", m->path);
+}
+
 struct locate_walk {
 	pid_t pid;
 	int (*fn)(const struct cuda_lib_found *lib, void *ctx);
@@ -44,14 +51,7 @@ static int locate_one(const struct proc_mapping *m, void *ctx)
 	if (!lib)
 		return -ENOMEM;
 	snprintf(lib->path, sizeof(lib->path), "%s", m->path);
-	/*
-	 * The map_files link reaches the very file mapped, from any mount
-	 * namespace and even after it was replaced on disk.
-	 */
-	snprintf(lib->open_path, sizeof(lib->open_path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 (int)w->pid, m->start, m->end);
-	if (access(lib->open_path, R_OK))
-		snprintf(lib->open_path, sizeof(lib->open_path), "%s", m->path);
+	proc_mapping_open_path(w->pid, m, lib->open_path, sizeof(lib->open_path));
 	rc = w->fn(lib, w->ctx);
 	free(lib);
 	return rc;

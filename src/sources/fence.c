@@ -132,7 +132,7 @@ fail:
 
 static int fence_drain(void *ctx)
 {
-	grt_bpf_source_count_drops(&((struct fence_source *)ctx)->base);
+	grt_bpf_source_drain(&((struct fence_source *)ctx)->base);
 	return 0;
 }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/u64_map.h"
 #include "inject/inject_proto.h"
 #include "inject/shm_ring.h"
@@ -225,6 +226,21 @@ static int on_name(struct gpu_source *g, const void *payload, uint32_t len)
 	return u64_map_put(&g->names, m->name_id, grt_session_intern(g->session, m->text));
 }
 
+/*
+ * One line from the traced process on the user's terminal: the process wrote
+ * it, so anything but printable ASCII is shown as '?' (no terminal escapes).
+ */
+static void notice_from_target(uint32_t pid, const char *text)
+{
+	char line[512];
+	size_t i;
+
+	for (i = 0; text[i] && i + 1 < sizeof(line); i++)
+		line[i] = text[i] >= 0x20 && text[i] < 0x7f ? text[i] : '?';
+	line[i] = 0;
+	grt_notice("gpu: pid %u: %s", pid, line);
+}
+
 static int on_status(struct gpu_source *g, const void *payload, uint32_t len)
 {
 	const struct inj_status *m = payload;
@@ -235,6 +251,9 @@ static int on_status(struct gpu_source *g, const void *payload, uint32_t len)
 		return -EINVAL;
 	if (m->part == INJ_PART_LIBRARY)
 		g->library_seen = true;
+	/* device timing the user asked for is lost from here on: said where they look */
+	if (m->part == INJ_PART_CUPTI_HANDOVER)
+		notice_from_target(m->head.pid, m->text);
 	o = origin_of(&m->head);
 	rec.status = m->status;
 	rec.message_str = grt_session_intern(g->session, m->text);

@@ -26,12 +26,13 @@ struct first_copy {
 	int err;
 };
 
-/* Keeps the first copy, by the path the process uses when this process can read it too. */
+/* Keeps the first copy, by the path that reaches the very file mapped. */
 static int keep_first(const struct cuda_lib_found *lib, void *ctx)
 {
 	struct first_copy *f = ctx;
 
-	f->err = copy_path(f->out, f->len, access(lib->path, R_OK) == 0 ? lib->path : lib->open_path);
+	/* the map_files link is exactly the mapped inode; the path could name another file by now */
+	f->err = copy_path(f->out, f->len, lib->open_path);
 	return 1; /* one is enough */
 }
 
@@ -57,17 +58,17 @@ static const char *env_value(const char *const *env, const char *name)
 	return NULL;
 }
 
-static int try_dir(const char *dir, char *out, size_t len)
+static int try_dir(const char *dir, const char *soname, char *out, size_t len)
 {
 	char path[PATH_MAX];
 
 	if (!*dir)
 		return -ENOENT;
-	snprintf(path, sizeof(path), "%s/%s", dir, LIBCUDA_SONAME);
+	snprintf(path, sizeof(path), "%s/%s", dir, soname);
 	return access(path, R_OK) == 0 ? copy_path(out, len, path) : -ENOENT;
 }
 
-static int search_library_path(const char *list, char *out, size_t len)
+static int search_library_path(const char *list, const char *soname, char *out, size_t len)
 {
 	char *copy, *dir, *save = NULL;
 	int err = -ENOENT;
@@ -75,13 +76,13 @@ static int search_library_path(const char *list, char *out, size_t len)
 	if (!list || !(copy = strdup(list)))
 		return -ENOENT;
 	for (dir = strtok_r(copy, ":;", &save); dir && err; dir = strtok_r(NULL, ":;", &save))
-		err = try_dir(dir, out, len);
+		err = try_dir(dir, soname, out, len);
 	free(copy);
 	return err;
 }
 
 /* "\tlibcuda.so.1 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcuda.so.1" */
-static int search_loader_cache(char *out, size_t len)
+static int search_loader_cache(const char *soname, char *out, size_t len)
 {
 	static const char *const ldconfig[] = { "/sbin/ldconfig", "/usr/sbin/ldconfig" };
 	char line[PATH_MAX + 128], cmd[64];
@@ -99,7 +100,9 @@ static int search_loader_cache(char *out, size_t len)
 		while (err && fgets(line, sizeof(line), p)) {
 			char *arrow = strstr(line, " => ");
 
-			if (!arrow || !strstr(line, LIBCUDA_SONAME " (") || !strstr(line, "x86-64"))
+			if (!arrow || strncmp(line + strspn(line, " \t"), soname, strlen(soname)) ||
+			    strncmp(line + strspn(line, " \t") + strlen(soname), " (", 2) ||
+			    !strstr(line, "x86-64"))
 				continue;
 			arrow[strcspn(arrow, "\n")] = 0;
 			if (access(arrow + 4, R_OK) == 0)
@@ -112,16 +115,21 @@ static int search_loader_cache(char *out, size_t len)
 	return err;
 }
 
-int libcuda_find_for_launch(const char *const *env, char *out, size_t len)
+int library_find_for_launch(const char *soname, const char *const *env, char *out, size_t len)
 {
-	if (!search_library_path(env_value(env, "LD_LIBRARY_PATH"), out, len))
+	if (!search_library_path(env_value(env, "LD_LIBRARY_PATH"), soname, out, len))
 		return 0;
-	if (!search_loader_cache(out, len))
+	if (!search_loader_cache(soname, out, len))
 		return 0;
 	for (size_t i = 0; i < sizeof(default_dirs) / sizeof(default_dirs[0]); i++)
-		if (!try_dir(default_dirs[i], out, len))
+		if (!try_dir(default_dirs[i], soname, out, len))
 			return 0;
 	return -ENOENT;
+}
+
+int libcuda_find_for_launch(const char *const *env, char *out, size_t len)
+{
+	return library_find_for_launch(LIBCUDA_SONAME, env, out, len);
 }
 
 const char *libcuda_search_description(void)

@@ -24,4 +24,11 @@ int libcuda_find_for_launch(const char *const *env, char *out, size_t len);
 /* Every directory searched by libcuda_find_for_launch, for the error message. */
 const char *libcuda_search_description(void);
 
+/*
+ * Where the dynamic loader would find soname for a program with environment
+ * env (NULL: this process's): LD_LIBRARY_PATH, the loader cache, the default
+ * directories. A path, never a load. 0 or -ENOENT.
+ */
+int library_find_for_launch(const char *soname, const char *const *env, char *out, size_t len);
+
 #endif

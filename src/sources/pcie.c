@@ -4,6 +4,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,8 +12,10 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "common/clock.h"
+#include "common/trusted_file.h"
 #include "sources/bpf_source.h"
 #include "sources/bpf_util.h"
+#include "sources/libcuda_locate.h"
 #include "sources/nvml_sampler.h"
 #include "sources/pcie.h"
 #include "sources/session.h"
@@ -30,12 +33,34 @@ struct pcie_source {
 	struct nvml_sampler *nvml;
 };
 
-/* GRTRACE_NVML_LIBRARY names another libnvidia-ml (a test double, a non-standard install). */
-static const char *nvml_library(void)
+/*
+ * The NVML library to load into grtrace: GRTRACE_NVML_LIBRARY (a test double,
+ * a non-standard install) or where the loader finds libnvidia-ml.so.1 — the
+ * operator's choice, never the traced program's. It runs as root here, so it
+ * must also be a file only root can have changed. 0 with the path, or -errno
+ * with why.
+ */
+static int nvml_library(char *path, size_t len, char *why, size_t why_len)
 {
-	const char *path = getenv("GRTRACE_NVML_LIBRARY");
+	const char *named = getenv("GRTRACE_NVML_LIBRARY");
+	int err;
 
-	return path && *path ? path : NULL;
+	if (named && *named)
+		snprintf(path, len, "%s", named);
+	else if (library_find_for_launch("libnvidia-ml.so.1", NULL, path, len)) {
+		snprintf(why, why_len, "libnvidia-ml.so.1 not found in %s", libcuda_search_description());
+		return -ENOENT;
+	}
+	err = trusted_file_check(path, why, why_len);
+	if (err && err != -EPERM && err != -EINVAL)
+		return err;
+	if (err) {
+		char detail[256];
+
+		snprintf(detail, sizeof(detail), "%s", why);
+		snprintf(why, why_len, "refusing to load NVML: %.200s", detail);
+	}
+	return err;
 }
 
 static unsigned sample_interval_ms(void)
@@ -53,9 +78,12 @@ static bool kprobes_available(void)
 
 static bool nvml_loadable(char *why, size_t why_len)
 {
-	const char *path = nvml_library() ? nvml_library() : "libnvidia-ml.so.1";
-	void *lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+	char path[PATH_MAX];
+	void *lib;
 
+	if (nvml_library(path, sizeof(path), why, why_len))
+		return false;
+	lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
 	if (!lib) {
 		snprintf(why, why_len, "%s", dlerror());
 		return false;
@@ -146,7 +174,7 @@ static void pcie_detach(void *ctx)
 static int pcie_attach(struct grt_session *s, void **ctx)
 {
 	struct pcie_source *ps = calloc(1, sizeof(*ps));
-	char why[256] = "";
+	char why[256] = "", nvml_path[PATH_MAX];
 
 	if (!ps)
 		return -ENOMEM;
@@ -156,7 +184,9 @@ static int pcie_attach(struct grt_session *s, void **ctx)
 	/* NVLink counters come from NVML on every kernel; no kprobe tracer of the nvlink_* functions exists */
 	emit_unsupported(ps, "kprobe:nvlink_*", -ENOTSUP,
 			 "NVLink is not traced through kprobes: its throughput is sampled through NVML");
-	ps->nvml = nvml_sampler_start(nvml_library(), sample_interval_ms(), why, sizeof(why));
+	ps->nvml = nvml_library(nvml_path, sizeof(nvml_path), why, sizeof(why))
+			   ? NULL
+			   : nvml_sampler_start(nvml_path, sample_interval_ms(), why, sizeof(why));
 	if (!ps->nvml) {
 		emit_unsupported(ps, "nvml:pcie,nvlink throughput", -ENOTSUP, why);
 		if (!ps->skel) {

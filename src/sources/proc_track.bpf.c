@@ -66,7 +66,8 @@ int handle_exit(struct bpf_raw_tracepoint_args *ctx)
 
 	if (pid != tgid || !tgid_is_traced(tgid))
 		return 0; /* only the thread-group leader marks the process's end */
+	/* the wait status as is: exit code, or the killing signal and the core-dump bit */
 	emit(GRT_PROC_EXIT, tgid, BPF_CORE_READ(task, real_parent, tgid),
-	     BPF_CORE_READ(task, exit_code) >> 8, task);
+	     BPF_CORE_READ(task, exit_code), task);
 	return 0;
 }

@@ -20,12 +20,18 @@ static int on_proc_event(void *ctx, void *data, size_t len)
 {
 	struct proc_track *pt = ctx;
 	const struct proc_track_event *e = data;
-	struct grt_process_rec rec = { .event = e->kind, .ppid = e->ppid, .exit_code = e->exit_code };
+	struct grt_process_rec rec = { .event = e->kind, .ppid = e->ppid };
 	struct grt_event_origin origin = { .ts_ns = e->ts_ns, .cpu = e->cpu, .pid = e->pid, .tid = e->pid };
 	char comm[PROC_TRACK_COMM_LEN + 1];
 
 	if (len < sizeof(*e))
 		return 0;
+	if (e->kind == GRT_PROC_EXIT) {
+		/* a wait status: the low 7 bits are the signal, 0x80 the core dump, then the code */
+		rec.exit_signal = (uint16_t)(e->exit_code & 0x7f);
+		rec.exit_flags = e->exit_code & 0x80 ? GRT_PROC_CORE_DUMPED : 0;
+		rec.exit_code = rec.exit_signal ? 0 : (e->exit_code >> 8) & 0xff;
+	}
 	memcpy(comm, e->comm, PROC_TRACK_COMM_LEN);
 	comm[PROC_TRACK_COMM_LEN] = 0;
 	rec.comm_str = grt_session_intern(pt->session, comm);

@@ -9,7 +9,7 @@ struct proc_track_event {
 	__u32 kind;		/* enum grt_process_event: START or EXIT */
 	__u32 pid;		/* tgid */
 	__u32 ppid;
-	__s32 exit_code;
+	__s32 exit_code;	/* EXIT: the task's exit_code, a wait status (code << 8, or signal | core bit) */
 	__u32 cpu;
 	__u32 reserved;
 	char comm[PROC_TRACK_COMM_LEN];

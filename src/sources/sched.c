@@ -98,7 +98,7 @@ fail:
 
 static int sched_drain(void *ctx)
 {
-	grt_bpf_source_count_drops(&((struct sched_source *)ctx)->base);
+	grt_bpf_source_drain(&((struct sched_source *)ctx)->base);
 	return 0;
 }
 

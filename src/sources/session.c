@@ -21,6 +21,12 @@ struct fd_watch {
 	int fd;
 	int (*on_ready)(void *ctx);
 	void *ctx;
+	/*
+	 * Process tracking's: read after every other source's in each tick, so
+	 * a process's exit record follows the calls it made just before exiting
+	 * (they reach other rings first, but are read in the same tick).
+	 */
+	bool read_last;
 };
 
 struct attached_source {
@@ -42,6 +48,7 @@ struct grt_session {
 	const struct grt_source *skipped_sources[MAX_SOURCES];
 	uint64_t pending_drops[GRT_SRC_MAX];
 	uint64_t events;
+	bool attaching_implicit;	/* watches added now are read last */
 	char *target_env[MAX_TARGET_ENV + 1];
 	unsigned ntarget_env;
 	char error[512];
@@ -114,7 +121,9 @@ int grt_session_watch_fd(struct grt_session *s, int fd, int (*on_ready)(void *ct
 	ev.data.u32 = s->nwatches;
 	if (epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fd, &ev))
 		return -errno;
-	s->watches[s->nwatches++] = (struct fd_watch){ .fd = fd, .on_ready = on_ready, .ctx = ctx };
+	s->watches[s->nwatches++] = (struct fd_watch){
+		.fd = fd, .on_ready = on_ready, .ctx = ctx, .read_last = s->attaching_implicit
+	};
 	return 0;
 }
 
@@ -202,7 +211,9 @@ static int attach_one(struct grt_session *s, const struct grt_source *src)
 		s->skipped++;
 		return 0;
 	}
+	s->attaching_implicit = src->implicit;
 	err = src->attach(s, &ctx);
+	s->attaching_implicit = false;
 	if (err) {
 		if (!s->error[0])
 			grt_session_fail(s, err, "source %s: attach failed: %s", src->name, strerror(-err));
@@ -284,21 +295,34 @@ int grt_session_poll(struct grt_session *s, int timeout_ms)
 
 	if (n < 0 && errno != EINTR)
 		return -errno;
-	for (int i = 0; i < n; i++) {
-		struct fd_watch *w = &s->watches[ready[i].data.u32];
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < n; i++) {
+			struct fd_watch *w = &s->watches[ready[i].data.u32];
 
-		w->on_ready(w->ctx);
+			if (w->read_last == (pass == 1))
+				w->on_ready(w->ctx);
+		}
+		/* the sources' own tick work (rings read without wakeups) before process exits */
+		if (pass == 0)
+			drain_sources(s);
 	}
-	drain_sources(s);
 	return 0;
 }
 
 void grt_session_detach_all(struct grt_session *s)
 {
-	/* last look at every fd: events that arrived just before the stop */
-	for (unsigned i = 0; i < s->nwatches; i++)
-		s->watches[i].on_ready(s->watches[i].ctx);
-	drain_sources(s);
+	/*
+	 * Last look at every fd: events that arrived just before the stop,
+	 * the sources' own first and process exits after them.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned i = 0; i < s->nwatches; i++)
+			if (s->watches[i].read_last == (pass == 1))
+				s->watches[i].on_ready(s->watches[i].ctx);
+		if (pass == 0)
+			drain_sources(s);
+	}
+	flush_drops(s);
 	while (s->nsources) {
 		struct attached_source *a = &s->sources[--s->nsources];
 

@@ -27,6 +27,11 @@ struct grt_session_config {
 	const char *syscall_filter; /* --syscalls list, NULL for all */
 	const char *gpu_kernels;  /* --gpu-kernels regex, NULL for all */
 	bool launched;		 /* target is a command we started and hold at a barrier */
+	/*
+	 * record -a: every process, and the cuda source probes every libcuda
+	 * file a process maps, at start and whenever one appears.
+	 */
+	bool system_wide;
 	bool launch_stacks;	 /* cuda: user stacks for launches too (allocations always) */
 	/*
 	 * cuda: --launch-returns N, the return of one launch in N per thread

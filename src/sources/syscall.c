@@ -181,7 +181,7 @@ fail:
 
 static int syscall_drain(void *ctx)
 {
-	grt_bpf_source_count_drops(&((struct syscall_source *)ctx)->base);
+	grt_bpf_source_drain(&((struct syscall_source *)ctx)->base);
 	return 0;
 }
 

@@ -4,7 +4,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <stdlib.h>
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include "sources/uprobe_multi.h"
 
 #define BPF_CMD_LINK_CREATE 28
@@ -121,4 +123,13 @@ void grt_close_links_parallel(const int *fds, unsigned n)
 		if (started[t])
 			pthread_join(threads[t], NULL);
 	pthread_attr_destroy(&attr);
+}
+
+void grt_release_file_links(int *fds, unsigned nfds, struct bpf_link **links, unsigned nlinks)
+{
+	grt_close_links_parallel(fds, nfds);
+	free(fds);
+	for (unsigned i = 0; i < nlinks; i++)
+		bpf_link__destroy(links[i]);
+	free(links);
 }

@@ -40,4 +40,12 @@ int grt_uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offse
  */
 void grt_close_links_parallel(const int *fds, unsigned n);
 
+struct bpf_link;
+
+/*
+ * Releases one probed file's links: its uprobe_multi link fds (closed in
+ * parallel) and its perf-event links, and frees both arrays.
+ */
+void grt_release_file_links(int *fds, unsigned nfds, struct bpf_link **links, unsigned nlinks);
+
 #endif

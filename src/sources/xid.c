@@ -123,7 +123,7 @@ fail:
 
 static int xid_drain(void *ctx)
 {
-	grt_bpf_source_count_drops(&((struct xid_source *)ctx)->base);
+	grt_bpf_source_drain(&((struct xid_source *)ctx)->base);
 	return 0;
 }
 

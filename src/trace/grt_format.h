@@ -17,7 +17,9 @@
 
 #define GRT_FILE_MAGIC "GRTRACE\0"
 #define GRT_VERSION_MAJOR 1
-#define GRT_VERSION_MINOR 1
+#define GRT_VERSION_MINOR 2 /* 1.2: checksum records, the trailer's own CRC */
+/* What a writer with checksums off writes: the 1.1 layout. */
+#define GRT_VERSION_MINOR_NO_CHECKSUMS 1
 
 #define GRT_RECORD_MAGIC 0xA7
 #define GRT_RECORD_VERSION 1
@@ -68,7 +70,7 @@ struct grt_file_header {
 	char hostname[64];
 	char kernel_release[64];
 	char driver_version[32]; /* NVIDIA driver, "" when unknown */
-	char cuda_version[32];	 /* libcuda's cuDriverGetVersion as text, "" when unknown */
+	char cuda_version[32];	 /* CUDA driver API version of that driver, "" when unknown */
 	char command_line[512];	 /* the traced command or "pid N"; truncated, NUL-terminated */
 };
 
@@ -98,6 +100,7 @@ enum grt_record_type {
 	GRT_REC_STACK = 6,
 	GRT_REC_CLOCK_CALIB = 7,
 	GRT_REC_SOURCE_STATUS = 8,
+	GRT_REC_CHECKSUM = 9,
 	/* 16..47: records_cuda.h */
 	GRT_REC_CUDA_LAUNCH = 16,
 	GRT_REC_CUDA_ALLOC = 17,

@@ -1,5 +1,6 @@
 /* .grt reader: validates the header and every record before handing it out. */
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "common/crc32c.h"
+#include "common/regular_file.h"
 #include "trace/grt_reader.h"
 #include "trace/record_desc.h"
 #include "trace/records_core.h"
@@ -30,6 +33,14 @@ struct grt_reader {
 	struct grt_trailer_rec trailer;
 	int have_trailer;
 	char error[256];
+	/* integrity (format 1.2): the checksum block being read */
+	uint64_t records_read;		/* records before the current one */
+	uint64_t block_start;
+	uint32_t block_crc;
+	uint32_t block_records;
+	uint64_t blocks_verified;
+	uint64_t blocks_bad;
+	char damage[256];		/* the first problem found, "" while none */
 };
 
 static void set_error(char *buf, size_t len, const char *fmt, ...)
@@ -142,7 +153,7 @@ static int check_header(struct grt_reader *r, char *err, size_t err_len)
 	r->header.driver_version[sizeof(h->driver_version) - 1] = 0;
 	r->header.cuda_version[sizeof(h->cuda_version) - 1] = 0;
 	r->header.command_line[sizeof(h->command_line) - 1] = 0;
-	r->offset = h->header_len;
+	r->offset = r->block_start = h->header_len;
 	return 0;
 }
 
@@ -170,15 +181,12 @@ struct grt_reader *grt_reader_open(const char *path, char *err, size_t err_len)
 		set_error(err, err_len, "out of memory");
 		return NULL;
 	}
-	r->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (r->fd < 0 || fstat(r->fd, &st)) {
+	/* a FIFO with no writer would block a plain open forever */
+	r->fd = regular_file_open(path, &st);
+	if (r->fd < 0) {
 		/* callers name the path: "grtrace: PATH: cannot open: ..." */
-		set_error(err, err_len, "cannot open: %s", strerror(errno));
-		grt_reader_close(r);
-		return NULL;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		set_error(err, err_len, "not a regular file");
+		set_error(err, err_len, "cannot open: %s%s", regular_file_error(r->fd),
+			  r->fd == REGULAR_FILE_NOT_REGULAR ? " (a trace is a .grt file)" : "");
 		grt_reader_close(r);
 		return NULL;
 	}
@@ -251,7 +259,7 @@ static enum grt_read_status fail(struct grt_reader *r, const char *fmt, ...)
  * want bytes, so readers of the appended fields stay in bounds.
  */
 static int load_payload(struct grt_reader *r, uint64_t offset, uint32_t len, uint32_t want,
-			const void **out)
+			const void **out, uint32_t *crc)
 {
 	static const uint64_t empty_payload; /* a valid address for zero-length payloads */
 	uint32_t cap = len > want ? len : want;
@@ -264,6 +272,8 @@ static int load_payload(struct grt_reader *r, uint64_t offset, uint32_t len, uin
 	p = len ? bytes_at(r, offset, len) : (const uint8_t *)&empty_payload;
 	if (!p)
 		return -1;
+	/* the bytes as they are in the file, before any zero-extension */
+	*crc = crc32c_update(*crc, p, len);
 	if ((uintptr_t)p % PAYLOAD_ALIGN == 0 && len >= want) {
 		*out = p;
 		return 0;
@@ -280,6 +290,66 @@ static int load_payload(struct grt_reader *r, uint64_t offset, uint32_t len, uin
 	memset(r->payload + len, 0, cap - len);
 	*out = r->payload;
 	return 0;
+}
+
+static void damaged(struct grt_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Keeps the first integrity problem: one line, naming where. */
+static void damaged(struct grt_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->damage[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->damage, sizeof(r->damage), fmt, ap);
+	va_end(ap);
+}
+
+/* A checksum record closes the block before it: its bytes, records and CRC must match. */
+static void verify_block(struct grt_reader *r, const struct grt_record *rec)
+{
+	const struct grt_checksum_rec *c = rec->payload;
+
+	/* written with a zero origin and no sequence: anything else there is damage too */
+	if (rec->hdr.ts_ns || rec->hdr.cpu || rec->hdr.pid || rec->hdr.tid || rec->hdr.seq ||
+	    c->reserved || c->algo != GRT_CHECKSUM_CRC32C || c->start != r->block_start ||
+	    c->length != rec->offset - r->block_start || c->records != r->block_records ||
+	    c->crc != r->block_crc) {
+		r->blocks_bad++;
+		damaged(r, "checksum mismatch for bytes %" PRIu64 "..%" PRIu64 " (checksum record at "
+			   "offset %" PRIu64 "): records there were changed, deleted or duplicated",
+			r->block_start, rec->offset, rec->offset);
+	} else {
+		r->blocks_verified++;
+	}
+	r->block_start = r->offset;
+	r->block_crc = 0;
+	r->block_records = 0;
+}
+
+static void verify_trailer(struct grt_reader *r, const struct grt_record *rec, uint32_t header_crc)
+{
+	const struct grt_trailer_rec *t = rec->payload;
+
+	if (rec->hdr.payload_len >= sizeof(*t) &&
+	    (t->has_crc != 1 ||
+	     crc32c_update(header_crc, t, offsetof(struct grt_trailer_rec, crc)) != t->crc)) {
+		r->blocks_bad++;
+		damaged(r, "checksum mismatch in the trailer at offset %" PRIu64, rec->offset);
+	}
+	if (t->records != r->records_read)
+		damaged(r, "the trailer at offset %" PRIu64 " counts %" PRIu64 " records before it, "
+			   "the file has %" PRIu64 ": records were deleted or duplicated",
+			rec->offset, t->records, r->records_read);
+	else if (r->block_records && (r->blocks_verified || r->blocks_bad))
+		damaged(r, "bytes %" PRIu64 "..%" PRIu64 " before the trailer are covered by no checksum",
+			r->block_start, rec->offset);
+	else if (!r->blocks_verified && !r->blocks_bad && r->header.version_minor >= 2 &&
+		 r->records_read)
+		damaged(r, "no checksum record before the trailer at offset %" PRIu64
+			   " (format %u.%u writes them)", rec->offset, r->header.version_major,
+			r->header.version_minor);
 }
 
 /* Side effects of core records the reader itself keeps track of. */
@@ -302,9 +372,16 @@ enum grt_read_status grt_reader_next(struct grt_reader *r, struct grt_record *re
 	const struct grt_record_desc *desc;
 	struct grt_record_header *hdr = &rec->hdr;
 	uint64_t at = r->offset;
+	uint32_t header_crc, crc;
+	bool covered;
 
-	if (at == r->size)
+	if (at == r->size) {
+		/* the header is marked finished only after the trailer is on disk */
+		if ((r->header.flags & GRT_HDR_FINISHED) && !r->have_trailer)
+			damaged(r, "the header says the recording finished, but no trailer was found "
+				   "(its record at the end was changed)");
 		return GRT_READ_END;
+	}
 	if (r->size - at < sizeof(*hdr))
 		return fail(r, "truncated record header at offset %" PRIu64 " (%" PRIu64 " bytes left)",
 			    at, r->size - at);
@@ -323,14 +400,39 @@ enum grt_read_status grt_reader_next(struct grt_reader *r, struct grt_record *re
 	if (desc && hdr->payload_len < desc->min_len)
 		return fail(r, "%s record at offset %" PRIu64 " is %u bytes, needs at least %u", desc->name,
 			    at, hdr->payload_len, desc->min_len);
+	/* checksum records and the trailer are outside the blocks; the trailer has its own CRC */
+	covered = hdr->type != GRT_REC_CHECKSUM && hdr->type != GRT_REC_TRAILER;
+	header_crc = crc32c_update(0, hdr, sizeof(*hdr));
+	crc = covered ? crc32c_update(r->block_crc, hdr, sizeof(*hdr)) : header_crc;
 	if (load_payload(r, at + sizeof(*hdr), hdr->payload_len, desc ? desc->full_len : 0,
-			 &rec->payload))
+			 &rec->payload, &crc))
 		return fail(r, "read error at offset %" PRIu64, at);
 	if (desc && desc->validate && desc->validate(rec->payload, hdr->payload_len))
 		return fail(r, "malformed %s record at offset %" PRIu64, desc->name, at);
 	rec->offset = at;
 	r->offset = at + sizeof(*hdr) + hdr->payload_len;
+	if (hdr->type == GRT_REC_CHECKSUM) {
+		verify_block(r, rec);
+	} else if (hdr->type == GRT_REC_TRAILER) {
+		verify_trailer(r, rec, header_crc);
+	} else {
+		/* a block's CRC runs over the raw bytes, as the writer wrote them */
+		r->block_crc = crc;
+		r->block_records++;
+	}
+	if (covered)
+		r->records_read++;
 	return absorb_core(r, rec);
+}
+
+const char *grt_reader_damage(const struct grt_reader *r)
+{
+	return r->damage[0] ? r->damage : NULL;
+}
+
+uint64_t grt_reader_blocks_verified(const struct grt_reader *r)
+{
+	return r->blocks_verified;
 }
 
 const char *grt_reader_error(const struct grt_reader *r)

@@ -46,6 +46,17 @@ const struct grt_strings *grt_reader_strings(const struct grt_reader *r);
 /* Shorthand for grt_strings_get(grt_reader_strings(r), id). */
 const char *grt_reader_string(const struct grt_reader *r, uint32_t id);
 
+/*
+ * Integrity (format 1.2 checksum records, the trailer's CRC and record
+ * count): NULL while nothing is wrong, else the first problem found, one line
+ * naming the byte range. Records are still handed out after a problem: the
+ * caller shows them and reports the damage. Complete once GRT_READ_END was
+ * returned. A file cut short (no trailer) is not damaged by that alone.
+ */
+const char *grt_reader_damage(const struct grt_reader *r);
+/* Checksum blocks that matched; 0 for traces without integrity data (before format 1.2). */
+uint64_t grt_reader_blocks_verified(const struct grt_reader *r);
+
 /* Whether a trailer was read, and its content (valid once GRT_READ_END was returned). */
 int grt_reader_trailer(const struct grt_reader *r, struct grt_trailer_rec *out);
 

@@ -1,9 +1,12 @@
 /* .grt writer: buffered appends, string interning, per-CPU sequences, safe close on write errors. */
 #include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/crc32c.h"
 #include "common/u64_map.h"
 #include "trace/grt_writer.h"
 #include "trace/records_core.h"
@@ -31,6 +34,12 @@ struct grt_writer {
 	struct u64_map seq_by_cpu;	    /* the same for CPU numbers beyond the array */
 	struct u64_map strings_by_hash; /* fnv1a -> struct interned * (chained) */
 	uint32_t next_string_id;
+	/* the current checksum block: records since the last checksum record */
+	uint64_t next_offset;		/* file offset of the next record */
+	uint64_t block_start;
+	uint32_t block_crc;
+	uint32_t block_records;
+	bool no_checksums;		/* format 1.1 layout (grt_writer_set_checksums) */
 };
 
 /* Writes len bytes; on failure *written says how many made it. */
@@ -137,12 +146,21 @@ struct grt_writer *grt_writer_open(const char *path, const struct grt_file_heade
 		return NULL;
 	}
 	w->committed_bytes = sizeof(w->header);
+	w->next_offset = w->block_start = sizeof(w->header);
 	return w;
 }
 
-int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
-		      const void *payload, uint32_t payload_len)
+static int write_checksum(struct grt_writer *w);
+
+/*
+ * Appends one record; covered records go into the current checksum block
+ * (all but the checksum records themselves). The trailer gets its own CRC
+ * here, once its header (and sequence number) is known.
+ */
+static int append_record(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
+			 const void *payload, uint32_t payload_len, bool covered)
 {
+	struct grt_trailer_rec trailer;
 	struct grt_record_header hdr = {
 		.magic = GRT_RECORD_MAGIC,
 		.version = GRT_RECORD_VERSION,
@@ -160,7 +178,9 @@ int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_even
 		return w->error;
 	if (payload_len > GRT_MAX_PAYLOAD)
 		return -EMSGSIZE;
-	if (origin->cpu < SEQ_ARRAY_CPUS) {
+	if (!covered) {
+		/* outside the per-CPU sequences: a checksum is no event of any CPU */
+	} else if (origin->cpu < SEQ_ARRAY_CPUS) {
 		hdr.seq = w->seq_of_cpu[origin->cpu]++;
 	} else {
 		u64_map_get(&w->seq_by_cpu, origin->cpu, &seq);
@@ -168,11 +188,26 @@ int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_even
 		if (u64_map_put(&w->seq_by_cpu, origin->cpu, seq + 1))
 			return -ENOMEM;
 	}
+	if (type == GRT_REC_TRAILER && payload_len == sizeof(trailer) && w->no_checksums) {
+		hdr.payload_len = payload_len = offsetof(struct grt_trailer_rec, crc);
+		need = sizeof(hdr) + payload_len;
+	} else if (type == GRT_REC_TRAILER && payload_len == sizeof(trailer)) {
+		memcpy(&trailer, payload, sizeof(trailer));
+		trailer.crc = crc32c_update(crc32c_update(0, &hdr, sizeof(hdr)), &trailer,
+					    offsetof(struct grt_trailer_rec, crc));
+		trailer.has_crc = 1;
+		payload = &trailer;
+	}
+	covered &= !w->no_checksums;
 	if (w->buf_used + need > WRITE_BUFFER_BYTES && flush_buffer(w))
 		return w->error;
 	if (need > WRITE_BUFFER_BYTES) {
 		/* larger than the buffer: write through, still as one whole record */
 		int err = write_all(w->fd, &hdr, sizeof(hdr));
+
+		if (covered)
+			w->block_crc = crc32c_update(crc32c_update(w->block_crc, &hdr, sizeof(hdr)),
+						     payload, payload_len);
 
 		if (!err)
 			err = write_all(w->fd, payload, payload_len);
@@ -183,10 +218,55 @@ int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_even
 		memcpy(w->buf + w->buf_used, &hdr, sizeof(hdr));
 		if (payload_len) /* an empty payload may come as NULL */
 			memcpy(w->buf + w->buf_used + sizeof(hdr), payload, payload_len);
+		/* one pass over the record as it will be on disk */
+		if (covered)
+			w->block_crc = crc32c_update(w->block_crc, w->buf + w->buf_used, need);
 		w->buf_used += need;
 	}
-	w->records++;
+	w->block_records += covered;
+	w->next_offset += need;
+	if (type != GRT_REC_CHECKSUM) /* about the records, not counted among them */
+		w->records++;
+	if (covered && type != GRT_REC_TRAILER &&
+	    (w->next_offset - w->block_start >= GRT_CHECKSUM_BLOCK_BYTES ||
+	     w->block_records >= GRT_CHECKSUM_BLOCK_RECORDS))
+		return write_checksum(w);
 	return 0;
+}
+
+void grt_writer_set_checksums(struct grt_writer *w, bool on)
+{
+	w->no_checksums = !on;
+	/* the header is rewritten at close: it then names the layout written */
+	w->header.version_minor = on ? GRT_VERSION_MINOR : GRT_VERSION_MINOR_NO_CHECKSUMS;
+}
+
+int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
+		      const void *payload, uint32_t payload_len)
+{
+	return append_record(w, type, origin, payload, payload_len, true);
+}
+
+/* Closes the current checksum block with a checksum record (none for an empty block). */
+static int write_checksum(struct grt_writer *w)
+{
+	struct grt_event_origin origin = { 0 };
+	struct grt_checksum_rec rec = {
+		.algo = GRT_CHECKSUM_CRC32C,
+		.records = w->block_records,
+		.start = w->block_start,
+		.length = w->next_offset - w->block_start,
+		.crc = w->block_crc,
+	};
+	int err;
+
+	if (!w->block_records || w->no_checksums)
+		return 0;
+	err = append_record(w, GRT_REC_CHECKSUM, &origin, &rec, sizeof(rec), false);
+	w->block_start = w->next_offset;
+	w->block_crc = 0;
+	w->block_records = 0;
+	return err;
 }
 
 static uint64_t fnv1a(const char *s, size_t len)
@@ -327,6 +407,9 @@ int grt_writer_close(struct grt_writer *w, uint32_t end_reason, uint64_t end_ns)
 	struct grt_event_origin origin = { .ts_ns = end_ns };
 	int err;
 
+	/* the last block closes before the trailer, which carries its own CRC */
+	if (!w->error)
+		write_checksum(w);
 	trailer.records = w->records;
 	trailer.drops = w->drops;
 	if (!w->error)

@@ -2,6 +2,7 @@
 #ifndef GRT_WRITER_H
 #define GRT_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "grt_format.h"
@@ -21,6 +22,14 @@ struct grt_event_origin {
  * The header's magic, version, header_len are filled in here.
  */
 struct grt_writer *grt_writer_open(const char *path, const struct grt_file_header *header);
+
+/*
+ * Checksum records are on by default. Off (before the first record) writes
+ * the format 1.1 layout, records exactly as appended and a 32-byte trailer:
+ * for tests that check byte offsets, and to make traces as older grtrace
+ * versions wrote them.
+ */
+void grt_writer_set_checksums(struct grt_writer *w, bool on);
 
 /* Appends one record. Returns 0 or a negative errno; after an error the writer refuses further records. */
 int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,

@@ -1,4 +1,5 @@
 /* Descriptions of the core record types (strings, drops, trailer, processes, stacks, clocks). */
+#include <stddef.h>
 #include "trace/grt_format.h"
 #include "trace/record_desc.h"
 #include "trace/records_core.h"
@@ -57,8 +58,28 @@ static void describe_trailer(const struct grt_record *rec, const struct grt_stri
 GRT_RECORD_DESC(trailer_desc) = {
 	.type = GRT_REC_TRAILER,
 	.name = "trailer",
-	.min_len = sizeof(struct grt_trailer_rec),
+	.min_len = offsetof(struct grt_trailer_rec, crc), /* format 1.1 and older */
+	.full_len = sizeof(struct grt_trailer_rec),
 	.describe = describe_trailer,
+};
+
+static void describe_checksum(const struct grt_record *rec, const struct grt_strings *strings,
+			      struct grt_fields *out)
+{
+	const struct grt_checksum_rec *c = rec->payload;
+
+	grt_field_str(out, "algo", c->algo == GRT_CHECKSUM_CRC32C ? "crc32c" : "unknown");
+	grt_field_u64(out, "records", c->records);
+	grt_field_u64(out, "start", c->start);
+	grt_field_u64(out, "length", c->length);
+	grt_field_hex(out, "crc", c->crc);
+}
+
+GRT_RECORD_DESC(checksum_desc) = {
+	.type = GRT_REC_CHECKSUM,
+	.name = "checksum",
+	.min_len = sizeof(struct grt_checksum_rec),
+	.describe = describe_checksum,
 };
 
 static const char *const process_events[] = {
@@ -74,8 +95,11 @@ static void describe_process(const struct grt_record *rec, const struct grt_stri
 	grt_field_u64(out, "ppid", p->ppid);
 	grt_field_str(out, "comm", grt_strings_get(strings, p->comm_str));
 	grt_field_str(out, "exe", grt_strings_get(strings, p->exe_str));
-	if (p->event == GRT_PROC_EXIT)
+	if (p->event == GRT_PROC_EXIT) {
 		grt_field_i64(out, "exit_code", p->exit_code);
+		grt_field_u64(out, "signal", p->exit_signal);
+		grt_field_u64(out, "core_dumped", p->exit_flags & GRT_PROC_CORE_DUMPED ? 1 : 0);
+	}
 }
 
 GRT_RECORD_DESC(process_desc) = {

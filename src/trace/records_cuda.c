@@ -23,6 +23,9 @@ static void describe_call(const struct grt_record *rec, const struct grt_cuda_ca
 		grt_field_u64(out, "api_ns", call->return_ns - rec->hdr.ts_ns);
 	if (call->flags & GRT_CUDA_F_RETURN_UNSAMPLED)
 		grt_field_str(out, "return", "not-sampled");
+	/* parse shows everything; grtrace's own calls say so */
+	if (call->flags & GRT_CUDA_F_OWN)
+		grt_field_u64(out, "own", 1);
 }
 
 static void describe_launch(const struct grt_record *rec, const struct grt_strings *strings,

@@ -27,6 +27,8 @@ static void describe_gpu_kernel(const struct grt_record *rec, const struct grt_s
 	grt_field_dim3(out, "grid", k->grid);
 	grt_field_dim3(out, "block", k->block);
 	grt_field_u64(out, "graph_id", k->graph_id);
+	if (k->flags & GRT_GPU_F_OWN)
+		grt_field_u64(out, "own", 1);
 }
 
 GRT_RECORD_DESC(gpu_kernel_desc) = {
@@ -53,6 +55,8 @@ static void describe_gpu_copy(const struct grt_record *rec, const struct grt_str
 	grt_field_u64(out, "device", c->device);
 	grt_field_hex(out, "stream", c->stream);
 	grt_field_u64(out, "stream_id", c->stream_id);
+	if (c->flags & GRT_GPU_F_OWN)
+		grt_field_u64(out, "own", 1);
 }
 
 GRT_RECORD_DESC(gpu_copy_desc) = {
@@ -106,6 +110,8 @@ static void describe_gpu_launch(const struct grt_record *rec, const struct grt_s
 		      l->block_ns_p50 ? (double)l->block_ns_max / (double)l->block_ns_p50 : 0.0);
 	grt_field_u64(out, "busiest_sm_ns", l->busiest_sm_ns);
 	grt_field_u64(out, "lost_blocks", l->lost_blocks);
+	if (l->flags & GRT_GPU_F_OWN)
+		grt_field_u64(out, "own", 1);
 }
 
 GRT_RECORD_DESC(gpu_launch_desc) = {

@@ -25,6 +25,12 @@ enum grt_gpu_rec_flags {
 };
 
 /*
+ * Kernels of grtrace's own (calibration, probe summaries) are named with this
+ * prefix: traces written before the own flags existed are told apart by it.
+ */
+#define GRT_OWN_KERNEL_PREFIX "__grt_"
+
+/*
  * Identity of the host call behind a device record: the call was made by
  * thread host_tid of the record's pid, entered at api_enter_ns and returned at
  * api_return_ns (both CLOCK_MONOTONIC, taken around the driver call by the

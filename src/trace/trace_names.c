@@ -1,4 +1,5 @@
 /* Names of the format's enumerations. */
+#include <stdio.h>
 #include "trace/grt_format.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
@@ -85,4 +86,28 @@ static const char *const module_kinds[] = {
 const char *grt_module_kind_name(uint32_t kind)
 {
 	return GRT_NAME_OF(module_kinds, kind);
+}
+
+/* Linux's numbers, the same on every architecture grtrace runs on (x86-64, arm64). */
+static const char *const signal_names[] = {
+	[1] = "SIGHUP",	  [2] = "SIGINT",    [3] = "SIGQUIT",	[4] = "SIGILL",	   [5] = "SIGTRAP",
+	[6] = "SIGABRT",  [7] = "SIGBUS",    [8] = "SIGFPE",	[9] = "SIGKILL",   [10] = "SIGUSR1",
+	[11] = "SIGSEGV", [12] = "SIGUSR2",  [13] = "SIGPIPE",	[14] = "SIGALRM",  [15] = "SIGTERM",
+	[16] = "SIGSTKFLT", [17] = "SIGCHLD", [18] = "SIGCONT", [19] = "SIGSTOP",  [20] = "SIGTSTP",
+	[21] = "SIGTTIN", [22] = "SIGTTOU",  [23] = "SIGURG",	[24] = "SIGXCPU",  [25] = "SIGXFSZ",
+	[26] = "SIGVTALRM", [27] = "SIGPROF", [28] = "SIGWINCH", [29] = "SIGIO",	   [30] = "SIGPWR",
+	[31] = "SIGSYS",
+};
+
+const char *grt_describe_exit(int32_t exit_code, uint32_t signal, bool core_dumped, char *buf,
+			      size_t len)
+{
+	if (signal && signal < sizeof(signal_names) / sizeof(signal_names[0]))
+		snprintf(buf, len, "killed by %s%s", signal_names[signal],
+			 core_dumped ? " (core dumped)" : "");
+	else if (signal)
+		snprintf(buf, len, "killed by signal %u%s", signal, core_dumped ? " (core dumped)" : "");
+	else
+		snprintf(buf, len, "exited with status %d", exit_code);
+	return buf;
 }

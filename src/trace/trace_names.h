@@ -2,6 +2,8 @@
 #ifndef GRT_TRACE_NAMES_H
 #define GRT_TRACE_NAMES_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Looks a value up in a sparse name table; "unknown" outside it or for holes. */
@@ -20,5 +22,8 @@ const char *grt_alloc_kind_name(uint32_t kind);
 const char *grt_copy_kind_name(uint32_t kind);
 const char *grt_sync_kind_name(uint32_t kind);
 const char *grt_module_kind_name(uint32_t kind);
+/* "exited with status 7", "killed by SIGSEGV (core dumped)": how a process ended, into buf. */
+const char *grt_describe_exit(int32_t exit_code, uint32_t signal, bool core_dumped, char *buf,
+			      size_t len);
 
 #endif

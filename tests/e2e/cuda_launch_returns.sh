@@ -60,7 +60,7 @@ got = (j["totals"]["jobs"], j["totals"]["no_submit"], len(launches), len(unsampl
 assert got == (48, 0, 29, 21, 8, True), got' "$tmp/j4.json"
 
 # export: a launch without its return is an instant saying so, and the timeline stays valid
-"$GRT" export "$tmp/n4.grt" --perfetto "$tmp/n4.json" 2>/dev/null
+"$GRT" export "$tmp/n4.grt" --format json -o "$tmp/n4.json" 2>/dev/null
 check "export: 20 unsampled launches as instants, valid trace events" python3 -c '
 import json, subprocess, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]

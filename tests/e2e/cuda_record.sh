@@ -23,6 +23,21 @@ import json, sys
 got = (p["bytes"], p["allocations"], p["managed"]["bytes"], p["host"]["bytes"], p["frees"])
 assert got == (2126776, 4, 65536, 12288, 5), got' < <("$GRT" report "$tmp/k.grt" --leaks --format json)
 
+# a program that exits right after its last free, before the recorder's next drain: its exit
+# and its free are both counted, its allocation stack is symbolized from the memory map read
+# while it ran
+"$GRT" record -o "$tmp/s.grt" --libcuda "$FAKE" -- "$WL/cuda_short_leak" 2>"$tmp/err"
+check "record of a short-lived program: status 0" [ $? = 0 ]
+check "report: its leak, exited, stack symbolized" python3 -c '
+import json, sys
+[p] = json.load(sys.stdin)["leaks"]
+assert p["exited"] and p["exit_code"] == 0, p
+assert (p["bytes"], p["allocations"], p["frees"], p["unknown_frees"]) == (4096, 1, 1, 0), p
+frames = p["stacks"][0]["frames"]
+assert frames[0].startswith("cuMemAlloc_v2+") and frames[0].endswith("/libcuda.so.1)"), frames
+assert frames[1].startswith("main+") and frames[1].endswith("/cuda_short_leak)"), frames
+' < <("$GRT" report "$tmp/s.grt" --leaks --format json)
+
 # libcuda found the way the loader will find it (LD_LIBRARY_PATH)
 LD_LIBRARY_PATH=$(dirname "$FAKE") "$GRT" record -o "$tmp/l.grt" -- "$WL/cuda_known" 2>"$tmp/err"
 check "record finds libcuda through LD_LIBRARY_PATH" [ $? = 0 ]

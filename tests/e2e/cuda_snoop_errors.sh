@@ -21,14 +21,14 @@ one_line() { check "$1: exactly one line on stderr" [ "$(wc -l <"$tmp/err")" = 1
 
 expect_fail "no source" 2 "which source" snoop
 expect_fail "unknown source" 2 "unknown source 'nosuch'" snoop nosuch
-expect_fail "unknown flag" 2 "unrecognized option" snoop cuda --nosuch
+expect_fail "unknown flag" 2 "^grtrace: snoop: unknown option '--nosuch'; see grtrace snoop --help$" snoop cuda --nosuch
 expect_fail "two sources" 2 "one source at a time" snoop cuda syscall
-expect_fail "bad pid" 2 "needs a process id" snoop cuda -p abc
-expect_fail "bad duration" 2 "positive number of seconds" snoop cuda --duration -1
-expect_fail "missing libcuda" 1 "^grtrace: libcuda /nonexistent/libcuda.so.1: No such file or directory$" \
+expect_fail "bad pid" 2 "^grtrace: snoop: bad value 'abc' for -p: give a process id" snoop cuda -p abc
+expect_fail "bad duration" 2 "^grtrace: snoop: bad value '-1' for --duration: out of range; give seconds" snoop cuda --duration -1
+expect_fail "missing libcuda" 1 "^grtrace: snoop: libcuda /nonexistent/libcuda.so.1: No such file or directory$" \
 	snoop cuda --libcuda /nonexistent/libcuda.so.1
 one_line "missing libcuda"
-expect_fail "not an ELF file" 1 "^grtrace: /etc/hostname is not an ELF shared object$" \
+expect_fail "not an ELF file" 1 "^grtrace: snoop: /etc/hostname is not a valid shared library (not ELF, or cut short)$" \
 	snoop cuda --libcuda /etc/hostname
 one_line "not an ELF file"
 expect_fail "ELF without CUDA entry points" 1 "exports none of the CUDA driver entry points$" \
@@ -37,7 +37,7 @@ one_line "ELF without CUDA entry points"
 sleep 30 &
 spid=$!
 expect_fail "process without libcuda" 1 \
-	"^grtrace: no libcuda.so.1 mapped in pid $spid nor in LD_LIBRARY_PATH, the loader cache, /lib and /usr/lib (name it with --libcuda PATH)$" \
+	"^grtrace: snoop: no libcuda.so.1 mapped in pid $spid nor in LD_LIBRARY_PATH, the loader cache, /lib and /usr/lib (name it with --libcuda PATH)$" \
 	snoop cuda -p $spid
 one_line "process without libcuda"
 kill $spid

@@ -1,5 +1,5 @@
 #!/bin/bash
-# End-to-end checks of `grtrace report --jobs` and `grtrace export --perfetto` on generated traces.
+# End-to-end checks of `grtrace report --jobs` and `grtrace export --format json` on generated traces.
 set -u
 build=${1:?usage: jobs.sh BUILD_DIR}
 grtrace=$build/grtrace
@@ -55,7 +55,7 @@ check "bad threshold names the value" grep -q "bad value '5parsecs' for queue-wa
 check "bad threshold is one line" test "$(wc -l <"$tmp/err")" -eq 1
 
 # export: a valid timeline
-"$grtrace" export "$tmp/small.grt" --perfetto "$tmp/small.json" 2>"$tmp/err"
+"$grtrace" export "$tmp/small.grt" --format json -o "$tmp/small.json" 2>"$tmp/err"
 check "export exits 0" test $? -eq 0
 if python3 "$check_events" "$tmp/small.json" >"$tmp/check" 2>&1; then
 	ok "export passes the trace-event check ($(cat "$tmp/check"))"
@@ -67,7 +67,7 @@ flows=$(sed -n 's/.* \([0-9]*\) launch flows).*/\1/p' "$tmp/err")
 check "export flows ($flows) all bind launch to execution" \
 	test -n "$flows" -a "$flows" -gt 0 -a "$(sed -n 's/.* \([0-9]*\) flows$/\1/p' "$tmp/check")" = "$flows"
 check "export output is the same on a second run" \
-	sh -c '"$1" export "$2" --perfetto "$3" 2>/dev/null && cmp -s "$3" "$4"' _ "$grtrace" "$tmp/small.grt" \
+	sh -c '"$1" export "$2" --format json -o "$3" 2>/dev/null && cmp -s "$3" "$4"' _ "$grtrace" "$tmp/small.grt" \
 	"$tmp/small2.json" "$tmp/small.json"
 
 # the checker itself rejects what it must
@@ -89,11 +89,11 @@ done
 
 # export errors
 "$grtrace" export "$tmp/small.grt" >/dev/null 2>"$tmp/err"
-check "export without --perfetto exits 2" test $? -eq 2
-"$grtrace" export "$tmp/none.grt" --perfetto "$tmp/x.json" >/dev/null 2>"$tmp/err"
+check "export without -o exits 2" test $? -eq 2
+"$grtrace" export "$tmp/none.grt" --format json -o "$tmp/x.json" >/dev/null 2>"$tmp/err"
 check "export of a missing trace exits 1" test $? -eq 1
 head -c 200000 "$tmp/small.grt" >"$tmp/cut.grt"
-"$grtrace" export "$tmp/cut.grt" --perfetto "$tmp/cut.json" >/dev/null 2>"$tmp/err"
+"$grtrace" export "$tmp/cut.grt" --format json -o "$tmp/cut.json" >/dev/null 2>"$tmp/err"
 rc=$?
 check "export of a cut trace exits 1 with the offset" test $rc -eq 1 -a "$(grep -c 'offset' "$tmp/err")" -eq 1
 if python3 "$check_events" "$tmp/cut.json" >/dev/null 2>&1; then
@@ -108,8 +108,8 @@ case "$build" in
 *)
 	"$gen" -o "$tmp/big.grt" -n 1000000 >/dev/null
 	"$gen" -o "$tmp/mid.grt" -n 100000 >/dev/null
-	/usr/bin/time -f %M -o "$tmp/rss_big" "$grtrace" export "$tmp/big.grt" --perfetto "$tmp/big.json" 2>/dev/null
-	/usr/bin/time -f %M -o "$tmp/rss_mid" "$grtrace" export "$tmp/mid.grt" --perfetto "$tmp/mid.json" 2>/dev/null
+	/usr/bin/time -f %M -o "$tmp/rss_big" "$grtrace" export "$tmp/big.grt" --format json -o "$tmp/big.json" 2>/dev/null
+	/usr/bin/time -f %M -o "$tmp/rss_mid" "$grtrace" export "$tmp/mid.grt" --format json -o "$tmp/mid.json" 2>/dev/null
 	if python3 "$check_events" "$tmp/big.json" >"$tmp/check" 2>&1; then
 		ok "export of 10^6 records passes the check ($(cat "$tmp/check"))"
 	else

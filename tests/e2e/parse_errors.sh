@@ -17,14 +17,15 @@ run_parse() {
 
 "$gen" known "$tmp/known.grt" || { echo "FAIL - gen_trace known"; exit 1; }
 
-# usage errors: exit 2, a one-line "grtrace:" message, then the usage
+# usage errors: exit 2 and one line "grtrace: parse: ...; see grtrace parse --help"
 usage_case() { # name, args...
 	local name=$1
 	shift
 	run_parse "$@"
 	check "$name: exit 2, message and usage" \
 		test "$rc" -eq 2 -a "$(head -c 9 "$tmp/err")" = "grtrace: " -a "$out" -eq 0
-	check "$name: usage shown" grep -q '^usage: grtrace parse' "$tmp/err"
+	check "$name: one line pointing to --help" \
+		test "$err_lines" -eq 1 -a -n "$(grep 'see grtrace parse --help$' "$tmp/err")"
 }
 usage_case "unknown flag" "$tmp/known.grt" --bogus
 usage_case "unknown short flag" -x "$tmp/known.grt"
@@ -32,7 +33,7 @@ usage_case "--format without a value" "$tmp/known.grt" --format
 usage_case "no file" --format json
 usage_case "two files" "$tmp/known.grt" "$tmp/known.grt"
 run_parse "$tmp/known.grt" --bogus
-check "unknown flag is named" grep -qx "grtrace: parse: unknown option '--bogus'" "$tmp/err"
+check "unknown flag is named" grep -qx "grtrace: parse: unknown option '--bogus'; see grtrace parse --help" "$tmp/err"
 
 bad_usage() { # name, args...: exit 2 and exactly one line
 	local name=$1
@@ -58,7 +59,11 @@ one_line_error() { # name, file, extended regex the message must match
 	check "$1: message" grep -Eq "^grtrace: $2: $3\$" "$tmp/err"
 }
 one_line_error "missing file" "$tmp/missing.grt" "cannot open: No such file or directory"
-one_line_error "directory" "$tmp" "not a regular file"
+one_line_error "directory" "$tmp" "cannot open: not a regular file \(a trace is a .grt file\)"
+mkfifo "$tmp/fifo"
+timeout 10 "$grtrace" parse "$tmp/fifo" >/dev/null 2>"$tmp/err"
+check "fifo without a writer: exit 1 at once, not a hang" test $? -eq 1
+check "fifo: message" grep -qx "grtrace: $tmp/fifo: cannot open: not a regular file (a trace is a .grt file)" "$tmp/err"
 : >"$tmp/empty.grt"
 one_line_error "empty file" "$tmp/empty.grt" "truncated header at offset 0: .*"
 echo "hello, not a trace" >"$tmp/text.grt"
@@ -74,7 +79,13 @@ one_line_error "cut record" "$tmp/cut.grt" "truncated record at offset $off: .*"
 
 # a file cut at a record boundary is not an error: events up to the cut and a note
 size=$(stat -c %s "$tmp/known.grt")
-head -c $((size - 64)) "$tmp/known.grt" >"$tmp/no-trailer.grt" # the trailer is 64 bytes
+head -c $((size - 72)) "$tmp/known.grt" >"$tmp/no-trailer.grt" # the trailer is 72 bytes
+cp "$tmp/no-trailer.grt" "$tmp/finished-no-trailer.grt"
+# as a crash leaves it: the header flags (offset 44) never got "finished"
+printf '\0\0\0\0' | dd of="$tmp/no-trailer.grt" bs=1 seek=44 conv=notrunc status=none
+run_parse "$tmp/finished-no-trailer.grt"
+check "finished, trailer gone: exit 1, events shown, damage named" test "$rc" -eq 1 -a "$out" -eq 11
+check "finished, trailer gone: one line" grep -qx "grtrace: $tmp/finished-no-trailer.grt: damaged trace: the header says the recording finished, but no trailer was found .*" "$tmp/err"
 run_parse "$tmp/no-trailer.grt"
 check "no trailer: exit 0, 11 events" test "$rc" -eq 0 -a "$out" -eq 11
 check "no trailer: one note" grep -qx "grtrace: note: $tmp/no-trailer.grt: no trailer: .*" "$tmp/err"

@@ -83,7 +83,7 @@ EOF
 [ $? -eq 0 ] || failed=1
 
 "$grtrace" parse "$tmp/known.grt" --format json --all >"$tmp/all.jsonl"
-check "--all adds 6 strings, the stack and the mapping" test "$(wc -l <"$tmp/all.jsonl")" -eq 20
+check "--all adds 6 strings, the stack, the mapping and the checksum" test "$(wc -l <"$tmp/all.jsonl")" -eq 21
 check "--all: the stack's ips" grep -qx \
 	'{"type":"stack","ts_ns":1000000000050,"cpu":1,"pid":4242,"tid":4243,"seq":0,"stack_id":7,"depth":3,"ips":\[4198400,4202496,139637980925952\]}' \
 	"$tmp/all.jsonl"

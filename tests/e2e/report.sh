@@ -99,9 +99,10 @@ d = r["drops"]
 assert d["lost"] == 8 and d["trailer_lost"] == 8
 assert d["sources"] == [{"source": "cuda", "lost": 5}, {"source": "uvm", "lost": 3}]
 assert d["sequence_missing"] == 1
-assert [c for c in d["cpus"] if c["gaps"]] == [{"cpu": 1, "records": 5, "gaps": 1, "missing": 1, "out_of_order": 0}]
+assert [c for c in d["cpus"] if c["gaps"]] == [{"cpu": 1, "records": 5, "gaps": 1, "missing": 1, "out_of_order": 0, "duplicated": 0}]
 assert r["trace"]["trailer_records"] == 11 and r["trace"]["records"] == 11
-'
+assert r["trace"]["damage"].startswith("checksum mismatch for bytes 752..")
+' 1
 
 check_json "json: no trailer is incomplete but not an error" no_trailer '
 t = r["trace"]
@@ -136,8 +137,8 @@ fi
 
 "$grtrace" report "$tmp/kernels.grt" --no-such-flag >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ $rc -eq 2 ] && grep -q '^usage: grtrace report' "$tmp/err" && [ ! -s "$tmp/out" ]; then
-	ok "unknown flag: usage on stderr, exit 2"
+if [ $rc -eq 2 ] && grep -qx "grtrace: report: unknown option '--no-such-flag'; see grtrace report --help" "$tmp/err" && [ ! -s "$tmp/out" ]; then
+	ok "unknown flag: one line on stderr, exit 2"
 else
 	fail "unknown flag (exit $rc)"
 fi

@@ -25,16 +25,5 @@ if ! "$build/fixtures/gen_trace" corpus "$seeds" >"$log" 2>&1; then
 	exit 1
 fi
 
-UBSAN_OPTIONS=print_stacktrace=1 "$fuzzer" -max_total_time="$seconds" -timeout=10 \
-	-rss_limit_mb=2048 -max_len=16384 -print_final_stats=1 \
-	-artifact_prefix="$build/fuzz/$name-" "$corpus" "$seeds" >"$log" 2>&1
-rc=$?
-runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-if [ $rc -eq 0 ]; then
-	echo "ok - $name (${runs:-?} inputs in ${seconds}s, corpus $(ls "$corpus" | wc -l) files)"
-	exit 0
-fi
-echo "FAIL - $name (exit $rc)"
-grep -m1 -o 'Test unit written to .*' "$log" | sed 's/^/  /'
-grep -m1 -A 25 -E 'ERROR: |fuzz assertion failed|runtime error' "$log" | sed 's/^/  /'
-exit 1
+. tests/fuzz/libfuzzer_run.bash
+libfuzzer_run "$name" "$fuzzer" "$seconds" "$build" "$corpus" "$seeds" -- -max_len=16384

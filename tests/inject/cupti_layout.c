@@ -2,6 +2,15 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <cupti.h>
+
+/* The headers' values, taken before ours (macros of the same names) hide them. */
+static const int headers_invalid_parameter = CUPTI_ERROR_INVALID_PARAMETER;
+static const int headers_invalid_kind = CUPTI_ERROR_INVALID_KIND;
+static const int headers_not_initialized = CUPTI_ERROR_NOT_INITIALIZED;
+static const int headers_multiple_subscribers = CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+static const int headers_kind_memset = CUPTI_ACTIVITY_KIND_MEMSET;
+static const int headers_kind_memcpy = CUPTI_ACTIVITY_KIND_MEMCPY;
+
 #define GRT_CUPTI_CONSTANTS_ONLY
 #include "inject/cupti_decls.h"
 
@@ -64,6 +73,13 @@ int main(void)
 	SAME("cbid cuGraphLaunch", CUPTI_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch);
 	SAME("memcpy kind DtoD", CUPTI_MEMCPY_DTOD, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD);
 	SAME("memcpy kind PtoP", CUPTI_MEMCPY_PTOP, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP);
+	SAME("error invalid parameter", CUPTI_ERROR_INVALID_PARAMETER, headers_invalid_parameter);
+	SAME("error invalid kind", CUPTI_ERROR_INVALID_KIND, headers_invalid_kind);
+	SAME("error not initialized", CUPTI_ERROR_NOT_INITIALIZED, headers_not_initialized);
+	SAME("error multiple subscribers", CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+	     headers_multiple_subscribers);
+	SAME("kind memset", CUPTI_ACTIVITY_KIND_MEMSET, headers_kind_memset);
+	SAME("kind memcpy", CUPTI_ACTIVITY_KIND_MEMCPY, headers_kind_memcpy);
 	if (!failures)
 		printf("ok - cupti_layout\n");
 	return failures ? 1 : 0;

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "inject/cuda_decls.h"
+#include "inject/cupti_decls.h"
 #include "inject/probe_buffer.h"
 #include "inject/ptx_summarize.h"
 
@@ -42,6 +43,7 @@ struct fake_function {
 
 struct fake_calib {
 	pthread_t thread;
+	void *stream; /* where it was launched: synchronizing that stream waits for it */
 	volatile uint32_t *flag;
 	volatile uint64_t *out;
 	unsigned rounds;
@@ -52,6 +54,9 @@ static struct fake_calib calib;
 static __thread void *current_ctx;
 static int ctx_token;
 static atomic_uint launches_plain, launches_probed, launches_calib, launches_summarize;
+static atomic_uint graph_launches, copies, memsets;
+static atomic_int application_launched; /* a kernel not named __grt_* ran */
+static atomic_uint events_legacy, events_per_thread;
 
 static uint64_t mono_ns(void)
 {
@@ -66,9 +71,77 @@ static uint64_t fake_globaltimer(void)
 	return mono_ns() + FAKE_GT_OFFSET;
 }
 
+/* The fake libcupti's hooks, when the inject library loaded it (fake_cupti.c). */
+struct cupti_hooks {
+	uint32_t (*call)(uint32_t cbid, void *stream);
+	void (*kernel)(uint32_t corr, const char *name, const unsigned grid[3],
+		       const unsigned block[3], uint32_t graph);
+	void (*copy)(uint32_t corr, int memset_op, uint8_t copy_kind, uint64_t bytes);
+};
+
+static const struct cupti_hooks *cupti(void)
+{
+	/* the inject library dlopen()s CUPTI privately: find it by soname (once found, kept: a
+	 * lookup per call would make the fake slower than the library it measures) */
+	static struct cupti_hooks found;
+	static atomic_int ready;
+	void *lib;
+
+	if (atomic_load(&ready))
+		return &found;
+	lib = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+	if (!lib)
+		return NULL;
+	found.call = (uint32_t(*)(uint32_t, void *))dlsym(lib, "fake_cupti_call");
+	found.kernel = (void (*)(uint32_t, const char *, const unsigned *, const unsigned *,
+				 uint32_t))dlsym(lib, "fake_cupti_kernel");
+	found.copy = (void (*)(uint32_t, int, uint8_t, uint64_t))dlsym(lib, "fake_cupti_copy");
+	if (!found.call || !found.kernel || !found.copy)
+		return NULL;
+	atomic_store(&ready, 1);
+	return &found;
+}
+
+/* CUPTI hears of a call that makes device work: its correlation id (0 without CUPTI). */
+static uint32_t cupti_call(uint32_t cbid, void *stream)
+{
+	const struct cupti_hooks *h = cupti();
+
+	return h ? h->call(cbid, stream) : 0;
+}
+
+static void cupti_kernel(uint32_t corr, const char *name, const unsigned grid[3],
+			 const unsigned block[3], uint32_t graph)
+{
+	const struct cupti_hooks *h = cupti();
+
+	if (h && corr)
+		h->kernel(corr, name, grid, block, graph);
+}
+
+static void cupti_copy(uint32_t corr, int memset_op, uint8_t copy_kind, uint64_t bytes)
+{
+	const struct cupti_hooks *h = cupti();
+
+	if (h && corr)
+		h->copy(corr, memset_op, copy_kind, bytes);
+}
+
+/* Like the driver: a tool named by CUDA_INJECTION64_PATH is loaded and started at cuInit. */
 EXPORT CUresult cuInit(unsigned flags)
 {
+	static atomic_int injected;
+	const char *path = getenv("CUDA_INJECTION64_PATH");
+	void *tool;
+	int (*init)(void);
+
 	(void)flags;
+	if (!path || !*path || atomic_exchange(&injected, 1))
+		return 0;
+	tool = dlopen(path, RTLD_NOW);
+	init = tool ? (int (*)(void))dlsym(tool, "InitializeInjection") : NULL;
+	if (init)
+		init();
 	return 0;
 }
 EXPORT CUresult cuDriverGetVersion(int *v)
@@ -129,7 +202,11 @@ EXPORT CUresult cuCtxGetDevice(int *dev)
 
 static pthread_mutex_t calib_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Any synchronize waits for the calibration "kernel"; several threads may synchronize at once. */
+/*
+ * A context synchronize, or one of the calibration's stream, waits for the
+ * calibration "kernel" (its stream is non-blocking: no other stream waits
+ * for it); several threads may synchronize at once.
+ */
 static void calib_join(void)
 {
 	pthread_mutex_lock(&calib_lock);
@@ -159,22 +236,22 @@ EXPORT CUresult cuStreamCreate(void **s, unsigned flags)
 }
 EXPORT CUresult cuStreamSynchronize(void *s)
 {
-	(void)s;
-	calib_join();
+	if (s == calib.stream)
+		calib_join();
 	return 0;
 }
 EXPORT CUresult cuStreamSynchronize_ptsz(void *s)
 {
-	(void)s;
-	calib_join();
+	if (s == calib.stream)
+		calib_join();
 	return 0;
 }
 static void *calib_kernel(void *arg);
 
 EXPORT CUresult cuStreamQuery(void *s)
 {
-	(void)s;
-	calib_join(); /* the fake "kernel" finishes quickly once told to abort */
+	if (s == calib.stream)
+		calib_join(); /* the fake "kernel" finishes quickly once told to abort */
 	return 0;
 }
 EXPORT CUresult cuStreamIsCapturing(void *s, int *st)
@@ -191,7 +268,12 @@ EXPORT CUresult cuEventCreate(void **e, unsigned flags)
 }
 EXPORT CUresult cuEventRecord(void *e, void *s)
 {
-	(void)e, (void)s;
+	(void)e;
+	/* which default stream events land on: the legacy one (NULL) or the thread's own (0x2) */
+	if (!s)
+		atomic_fetch_add(&events_legacy, 1);
+	else if (s == (void *)0x2)
+		atomic_fetch_add(&events_per_thread, 1);
 	return 0;
 }
 EXPORT CUresult cuEventQuery(void *e)
@@ -239,16 +321,58 @@ EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned f
 	return 0;
 }
 
+static CUresult copy(void *dst, const void *src, size_t n, void *s, uint32_t cbid, uint8_t kind)
+{
+	uint32_t corr = cupti_call(cbid, s);
+
+	memcpy(dst, src, n);
+	atomic_fetch_add(&copies, 1);
+	cupti_copy(corr, 0, kind, n);
+	return 0;
+}
+
+static CUresult set(CUdeviceptr dst, unsigned v, size_t unit, size_t n, void *s, uint32_t cbid)
+{
+	uint32_t corr = cupti_call(cbid, s);
+
+	for (size_t i = 0; i < n; i++)
+		memcpy((char *)(uintptr_t)dst + i * unit, &v, unit);
+	atomic_fetch_add(&memsets, 1);
+	cupti_copy(corr, 1, 0, n * unit);
+	return 0;
+}
+
+#define HOST(p) ((void *)(uintptr_t)(p))
+
+EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+	return copy(HOST(dst), src, n, NULL, 276, CUPTI_MEMCPY_HTOD);
+}
+
+EXPORT CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+	return copy(dst, HOST(src), n, NULL, 278, CUPTI_MEMCPY_DTOH);
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *s)
+{
+	return copy(HOST(dst), src, n, s, 277, CUPTI_MEMCPY_HTOD);
+}
+
+EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, void *s)
+{
+	return copy(HOST(dst), src, n, s, 421, CUPTI_MEMCPY_HTOD);
+}
+
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s)
 {
-	(void)s;
-	memcpy(dst, (void *)(uintptr_t)src, n);
-	return 0;
+	return copy(dst, HOST(src), n, s, 279, CUPTI_MEMCPY_DTOH);
 }
 
 EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, void *s)
 {
-	(void)s;
+	uint32_t corr = cupti_call(289, s);
+
 	if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE || c->dstMemoryType != CU_MEMORYTYPE_HOST)
 		return CUDA_ERROR_INVALID_VALUE; /* the only direction the library asks for */
 	for (size_t y = 0; y < c->Height; y++)
@@ -256,30 +380,41 @@ EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, void *s)
 		       (const char *)(uintptr_t)c->srcDevice + (c->srcY + y) * c->srcPitch +
 			   c->srcXInBytes,
 		       c->WidthInBytes);
+	atomic_fetch_add(&copies, 1);
+	cupti_copy(corr, 0, CUPTI_MEMCPY_DTOH, c->WidthInBytes * c->Height);
 	return 0;
 }
 
-EXPORT CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, void *s)
+EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
 {
-	(void)s;
-	memcpy((void *)(uintptr_t)dst, src, n);
-	return 0;
+	return set(dst, v, 1, n, NULL, 249);
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char v, size_t n, void *s)
 {
-	(void)s;
-	memset((void *)(uintptr_t)dst, v, n);
-	return 0;
+	return set(dst, v, 1, n, s, 216);
+}
+
+EXPORT CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned v, size_t n, void *s)
+{
+	return set(dst, v, 4, n, s, 220);
+}
+
+EXPORT CUresult cuMemsetD32Async_ptsz(CUdeviceptr dst, unsigned v, size_t n, void *s)
+{
+	return set(dst, v, 4, n, s, 430);
 }
 
 EXPORT CUresult cuMemsetD2D32Async(CUdeviceptr dst, size_t pitch, unsigned v, size_t w, size_t h,
 				   void *s)
 {
-	(void)s;
+	uint32_t corr = cupti_call(226, s);
+
 	for (size_t y = 0; y < h; y++)
 		for (size_t x = 0; x < w; x++)
 			memcpy((char *)(uintptr_t)dst + y * pitch + x * 4, &v, 4);
+	atomic_fetch_add(&memsets, 1);
+	cupti_copy(corr, 1, 0, w * h * 4);
 	return 0;
 }
 
@@ -358,9 +493,24 @@ EXPORT CUresult cuModuleGetFunction(void **f, void *mod, const char *name)
 	return 0;
 }
 
+/*
+ * FAKE_CUDA_CALIB_AFTER_FIRST_LAUNCH: the calibration "kernel" starts only
+ * after an application kernel ran (as on a GPU busy with the application's
+ * work), at most 5 s late: a library that made the application's first
+ * launch wait for the calibration gives up on it instead.
+ */
+static void wait_for_application(void)
+{
+	if (!getenv("FAKE_CUDA_CALIB_AFTER_FIRST_LAUNCH"))
+		return;
+	for (int i = 0; i < 5000 && !atomic_load(&application_launched); i++)
+		usleep(1000);
+}
+
 static void *calib_kernel(void *arg)
 {
 	(void)arg;
+	wait_for_application();
 	calib.out[0] = fake_globaltimer();
 	for (unsigned k = 1; k <= calib.rounds; k++) {
 		while (__atomic_load_n(calib.flag, __ATOMIC_SEQ_CST) < k)
@@ -436,29 +586,12 @@ static void fill_probes(const struct fake_function *fn, void **params, const uns
 	}
 }
 
-typedef void (*fake_cupti_launch_fn)(const char *name, const unsigned grid[3],
-				     const unsigned block[3], void *stream, uint32_t cbid);
-
-static void tell_cupti(const char *name, const unsigned grid[3], const unsigned block[3], void *s)
-{
-	/* the inject library dlopen()s CUPTI privately: find it by soname (once found, kept: a
-	 * lookup per launch would make the fake slower than the library it measures) */
-	static fake_cupti_launch_fn found;
-	void *cupti = found ? NULL : dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
-	fake_cupti_launch_fn hook =
-	    found ? found : cupti ? (fake_cupti_launch_fn)dlsym(cupti, "fake_cupti_launch") : NULL;
-
-	found = hook;
-
-	if (hook)
-		hook(name, grid, block, s, 307);
-}
-
 static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-		       unsigned bz, void *s, void **params)
+		       unsigned bz, void *s, void **params, uint32_t cbid)
 {
 	struct fake_function *fn = f;
 	unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
+	uint32_t corr = cupti_call(cbid, s);
 
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -468,17 +601,13 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 		calib.flag = (void *)(uintptr_t) * (CUdeviceptr *)params[0];
 		calib.out = (void *)(uintptr_t) * (CUdeviceptr *)params[1];
 		calib.rounds = *(unsigned *)params[2];
+		calib.stream = s;
 		calib.running = !pthread_create(&calib.thread, NULL, calib_kernel, NULL);
 		pthread_mutex_unlock(&calib_lock);
 		atomic_fetch_add(&launches_calib, 1);
-		tell_cupti(fn->name, grid, block, s);
-		return 0;
-	}
-	if (!strcmp(fn->name, GRT_SUMMARIZE_KERNEL)) {
+	} else if (!strcmp(fn->name, GRT_SUMMARIZE_KERNEL)) {
 		fake_summarize(params, gx);
-		return 0;
-	}
-	if (fn->mod->instrumented) {
+	} else if (fn->mod->instrumented) {
 		if (strstr(fn->name, "probe_fails"))
 			return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
 		fill_probes(fn, params, grid, block);
@@ -486,7 +615,9 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 	} else {
 		atomic_fetch_add(&launches_plain, 1);
 	}
-	tell_cupti(fn->name, grid, block, s);
+	if (strncmp(fn->name, "__grt_", 6))
+		atomic_store(&application_launched, 1);
+	cupti_kernel(corr, fn->name, grid, block, 0);
 	return 0;
 }
 
@@ -495,7 +626,7 @@ EXPORT CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, u
 			       void **extra)
 {
 	(void)shmem, (void)extra;
-	return launch(f, gx, gy, gz, bx, by, bz, s, params);
+	return launch(f, gx, gy, gz, bx, by, bz, s, params, 307);
 }
 
 EXPORT CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -503,7 +634,34 @@ EXPORT CUresult cuLaunchKernel_ptsz(void *f, unsigned gx, unsigned gy, unsigned 
 				    void **params, void **extra)
 {
 	(void)shmem, (void)extra;
-	return launch(f, gx, gy, gz, bx, by, bz, s, params);
+	return launch(f, gx, gy, gz, bx, by, bz, s, params, 442);
+}
+
+/* A graph of three kernels: CUPTI reports each with the launch's correlation id. */
+static CUresult graph_launch(void *exec, void *s, uint32_t cbid)
+{
+	static const unsigned grid[3] = {2, 1, 1}, block[3] = {32, 1, 1};
+	uint32_t corr = cupti_call(cbid, s);
+	char name[32];
+
+	if (!exec)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < 3; i++) {
+		snprintf(name, sizeof(name), "graph_kernel_%d", i);
+		cupti_kernel(corr, name, grid, block, 42);
+	}
+	atomic_fetch_add(&graph_launches, 1);
+	return 0;
+}
+
+EXPORT CUresult cuGraphLaunch(void *exec, void *s)
+{
+	return graph_launch(exec, s, 514);
+}
+
+EXPORT CUresult cuGraphLaunch_ptsz(void *exec, void *s)
+{
+	return graph_launch(exec, s, 515);
 }
 
 struct fake_link {
@@ -574,6 +732,14 @@ static void *lookup(const char *symbol, int version, uint64_t flags)
 	     NULL},
 	    {"cuGetProcAddress", (void *)cuGetProcAddress_v2, NULL, NULL},
 	    {"cuMemAlloc", (void *)cuMemAlloc_v2, NULL, NULL},
+	    {"cuCtxSetCurrent", (void *)cuCtxSetCurrent, NULL, NULL},
+	    {"cuMemcpyHtoD", (void *)cuMemcpyHtoD_v2, NULL, NULL},
+	    {"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2, NULL, NULL},
+	    {"cuMemcpyHtoDAsync", (void *)cuMemcpyHtoDAsync_v2, (void *)cuMemcpyHtoDAsync_v2_ptsz,
+	     NULL},
+	    {"cuMemsetD8", (void *)cuMemsetD8_v2, NULL, NULL},
+	    {"cuMemsetD32Async", (void *)cuMemsetD32Async, (void *)cuMemsetD32Async_ptsz, NULL},
+	    {"cuGraphLaunch", (void *)cuGraphLaunch, (void *)cuGraphLaunch_ptsz, NULL},
 	};
 
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
@@ -612,7 +778,10 @@ __attribute__((destructor)) static void report(void)
 	f = fopen(path, "a");
 	if (!f)
 		return;
-	fprintf(f, "plain=%u probed=%u calib=%u summarize=%u\n", launches_plain, launches_probed,
-		launches_calib, launches_summarize);
+	fprintf(f,
+		"plain=%u probed=%u calib=%u summarize=%u graphs=%u copies=%u memsets=%u "
+		"events_legacy=%u events_per_thread=%u\n",
+		launches_plain, launches_probed, launches_calib, launches_summarize, graph_launches,
+		copies, memsets, events_legacy, events_per_thread);
 	fclose(f);
 }

@@ -15,14 +15,39 @@ $(INJECT_FIX)/cupti/libcupti.so.13: tests/inject/fake_cupti.c src/inject/cupti_d
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -Wl,-soname,libcupti.so.13 -o $@ $< $(SAN_LDFLAGS) -lpthread
 
-$(INJECT_FIX)/app: tests/inject/app.c $(INJECT_FIX)/libcuda.so.1
+$(INJECT_FIX)/app: tests/inject/app.c tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS) -ldl
 
-FIXTURES += $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_FIX)/app
+# Several threads launching, copying and setting memory, through exports and cuGetProcAddress.
+$(INJECT_FIX)/app_threads: tests/inject/app_threads.c tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS) -lpthread
 
-# Unit tests of the inject library's pure parts (ring, clock math, launch summaries, cache).
-INJECT_PURE_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,src/inject/clock_math.c src/inject/launch_summary.c src/inject/probe_cache.c)
+# Reads a trace: every device record's call bracket holds exactly one cuda call.
+$(INJECT_FIX)/check_brackets: tests/inject/check_brackets.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
+
+# CUPTI clients: a program with a profiler inside, another tool's injection library.
+INJECT_CUPTI_RPATH := -Wl,-rpath,$(abspath $(INJECT_FIX)/cupti)
+
+$(INJECT_FIX)/app_profiler: tests/inject/app_profiler.c tests/inject/cupti_client.h tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_CUPTI_RPATH) $(SAN_LDFLAGS) -ldl
+
+$(INJECT_FIX)/libfaketool.so: tests/inject/fake_tool.c tests/inject/cupti_client.h $(INJECT_FIX)/cupti/libcupti.so.13
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -shared -o $@ $< $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_CUPTI_RPATH) $(SAN_LDFLAGS)
+
+FIXTURES += $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_FIX)/app \
+	    $(INJECT_FIX)/app_threads $(INJECT_FIX)/check_brackets $(INJECT_FIX)/app_profiler \
+	    $(INJECT_FIX)/libfaketool.so
+
+# Unit tests of the inject library's pure parts (ring, clock math, launch summaries, cache,
+# the instrumentations' kernel tables and twin arguments).
+INJECT_PURE_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,src/inject/clock_math.c src/inject/launch_summary.c \
+	src/inject/probe_cache.c src/inject/instr_kernel.c $(wildcard src/inject/ptx_*.c))
 
 $(BUILD)/tests/test_inject_parts: tests/test_inject_parts.c $(LIB_OBJS) $(INJECT_PURE_OBJS) tests/test_util.h
 	$(call msg,CC,$@)

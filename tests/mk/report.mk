@@ -14,4 +14,12 @@ $(BUILD)/fixtures/report_traces: tests/fixtures/report_traces.c tests/report_sce
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
 
 # the report tests include these headers; the test rule does not track headers under tests/
-$(filter $(BUILD)/tests/test_report_%,$(TEST_BINS)): tests/report_scenarios.h tests/report_check.h
+$(filter $(BUILD)/tests/test_report_%,$(TEST_BINS)): tests/report_scenarios.h tests/report_check.h tests/jobs_trace.h
+
+# every allocation of grtrace's code goes through the test's wrappers, which fail the one it picks
+$(BUILD)/tests/test_report_oom: tests/test_report_oom.c $(LIB_OBJS) tests/test_util.h tests/report_check.h \
+		tests/report_scenarios.h tests/jobs_trace.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS) \
+		-Wl,--wrap=malloc -Wl,--wrap=calloc -Wl,--wrap=realloc

@@ -1,0 +1,98 @@
+/* Field numbers and values of Perfetto's trace format that the encoder writes (perfetto_subset.proto). */
+#ifndef GRT_PERFETTO_PROTO_FIELDS_H
+#define GRT_PERFETTO_PROTO_FIELDS_H
+
+enum { TRACE_PACKET = 1 };
+
+enum trace_packet_field {
+	PACKET_TIMESTAMP = 8,
+	PACKET_TIMESTAMP_CLOCK_ID = 58,
+	PACKET_TRACK_EVENT = 11,
+	PACKET_TRACK_DESCRIPTOR = 60,
+	PACKET_CLOCK_SNAPSHOT = 6,
+	PACKET_SEQUENCE_ID = 10,	/* trusted_packet_sequence_id */
+	PACKET_INTERNED_DATA = 12,
+	PACKET_SEQUENCE_FLAGS = 13,
+	PACKET_DEFAULTS = 59,		/* trace_packet_defaults */
+};
+
+enum sequence_flag {
+	SEQ_INCREMENTAL_STATE_CLEARED = 1,
+	SEQ_NEEDS_INCREMENTAL_STATE = 2,
+};
+
+enum { DEFAULTS_TIMESTAMP_CLOCK_ID = 58, DEFAULTS_TRACK_EVENT = 11, EVENT_DEFAULTS_TRACK_UUID = 11 };
+
+enum clock_snapshot_field {
+	SNAPSHOT_CLOCKS = 1,
+	SNAPSHOT_PRIMARY_TRACE_CLOCK = 2,
+	CLOCK_ID = 1,
+	CLOCK_TIMESTAMP = 2,
+	CLOCK_IS_INCREMENTAL = 3,
+};
+
+enum {
+	BUILTIN_CLOCK_MONOTONIC = 3,
+	SEQUENCE_CLOCK_INCREMENTAL = 64,	/* the first clock id a sequence may define */
+};
+
+enum track_descriptor_field {
+	TRACK_UUID = 1,
+	TRACK_PARENT_UUID = 5,
+	TRACK_NAME = 2,
+	TRACK_PROCESS = 3,
+	TRACK_THREAD = 4,
+	TRACK_COUNTER = 8,
+	TRACK_CHILD_ORDERING = 11,
+	PROCESS_PID = 1,
+	PROCESS_NAME = 6,
+	THREAD_PID = 1,
+	THREAD_TID = 2,
+	THREAD_NAME = 5,
+	COUNTER_UNIT = 3,
+	COUNTER_UNIT_NAME = 6,
+};
+
+enum { CHILD_ORDERING_LEXICOGRAPHIC = 1, COUNTER_UNIT_SIZE_BYTES = 3 };
+
+enum track_event_field {
+	EVENT_CATEGORY_IIDS = 3,
+	EVENT_NAME_IID = 10,
+	EVENT_TYPE = 9,
+	EVENT_COUNTER_VALUE = 30,
+	EVENT_FLOW_IDS = 47,
+	EVENT_TERMINATING_FLOW_IDS = 48,
+	EVENT_DEBUG_ANNOTATIONS = 4,
+	EVENT_LEGACY_EVENT = 6,
+	LEGACY_BIND_ID = 8,
+	LEGACY_FLOW_DIRECTION = 13,
+};
+
+enum track_event_type {
+	TYPE_SLICE_BEGIN = 1,
+	TYPE_SLICE_END = 2,
+	TYPE_INSTANT = 3,
+	TYPE_COUNTER = 4,
+};
+
+enum { LEGACY_FLOW_IN = 1 };
+
+enum debug_annotation_field {
+	ANNOTATION_NAME_IID = 1,
+	ANNOTATION_UINT = 3,
+	ANNOTATION_INT = 4,
+	ANNOTATION_POINTER = 7,
+	ANNOTATION_STRING_IID = 17,
+};
+
+/* InternedData fields; each entry is an (iid = 1, name or str = 2) pair. */
+enum interned_field {
+	INTERNED_CATEGORIES = 1,
+	INTERNED_EVENT_NAMES = 2,
+	INTERNED_ANNOTATION_NAMES = 3,
+	INTERNED_ANNOTATION_STRINGS = 29,
+	INTERNED_IID = 1,
+	INTERNED_TEXT = 2,
+};
+
+#endif

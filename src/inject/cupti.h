@@ -1,0 +1,33 @@
+/* CUPTI activity for every kernel, copy and memset, tied to the call that made it. */
+#ifndef GRT_INJECT_CUPTI_H
+#define GRT_INJECT_CUPTI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "inject/clock_math.h"
+
+struct inject_state;
+
+int cupti_start(struct inject_state *st, char *why, size_t why_len);
+/* A sync point: the flusher thread hands CUPTI's finished records over soon. */
+void cupti_flush(struct inject_state *st);
+/* Asks CUPTI for hardware kernel timestamps (Blackwell); with a context. Says how it went. */
+void cupti_try_hw_trace(struct inject_state *st);
+void cupti_stop(struct inject_state *st);
+/*
+ * Steps aside for the application's own CUPTI client (cupti_handover.c):
+ * stops the flusher, disables grtrace's activity kinds, flushes what CUPTI
+ * holds for it, puts CUPTI's clock and hardware tracing back to their
+ * defaults and unsubscribes. On one of the library's threads. Once.
+ */
+void cupti_release(struct inject_state *st);
+/* libcupti as grtrace loaded it (NULL before cupti_start()). */
+void *cupti_handle(const struct inject_state *st);
+/* Whether cupti_release() ran: CUPTI is the application's. */
+bool cupti_released(const struct inject_state *st);
+/* Whether addr lies in libcupti (its calls into the driver must reach the real one). */
+bool cupti_owns(const struct inject_state *st, const void *addr);
+/* CUPTI's clock against CLOCK_MONOTONIC; 0 or negative errno. */
+int cupti_calibrate(struct inject_state *st, struct clock_fit *out);
+
+#endif

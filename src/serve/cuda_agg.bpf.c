@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Uprobes on libcuda entry points that count, sum and time calls in maps: no event per call.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_tracing.h>
+#include "pid_filter.bpf.h"
+#include "drop_counter.bpf.h"
+#include "cuda_abi.bpf.h"
+#include "cuda_agg.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+/* this process: never counted (it calls no CUDA, but a library it loads might) */
+const volatile __u32 self_tgid = 0;
+
+/* Sized by user space before load: processes x APIs, processes x kernels, live allocations. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct agg_api_key);
+	__type(value, struct agg_api_stats);
+} api_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct agg_launch_key);
+	__type(value, __u64);
+} launches SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct agg_proc_stats);
+} procs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct agg_alloc_key);
+	__type(value, struct agg_alloc);
+} allocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 4096);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, AGG_STACK_DEPTH * sizeof(__u64));
+} stack_traces SEC(".maps");
+
+/* rare events only (first call, exit, names, allocation stacks) */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1024 * 1024);
+} agg_events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, AGG_LOSSES);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct agg_call_slot);
+} call_slots SEC(".maps");
+
+static __always_inline void count_loss(__u32 what)
+{
+	__u64 *n = bpf_map_lookup_elem(&losses, &what);
+
+	if (n)
+		*n += 1;
+}
+
+static __always_inline void add(__u64 *counter, __u64 v)
+{
+	__sync_fetch_and_add(counter, v);
+}
+
+/* grtrace's own threads inside a target (the inject library's) are not the application */
+static __always_inline bool own_thread(void)
+{
+	char comm[8] = {};
+
+	bpf_get_current_comm(comm, sizeof(comm));
+	return comm[0] == 'g' && comm[1] == 'r' && comm[2] == 't' && comm[3] == 'r' &&
+	       comm[4] == 'a' && comm[5] == 'c' && comm[6] == 'e' && comm[7] == '-';
+}
+
+static __always_inline void send_event(__u32 kind, __u32 tgid, __u64 handle, __u64 other,
+				       __u64 name_ptr)
+{
+	struct agg_event *e = bpf_ringbuf_reserve(&agg_events, sizeof(*e), 0);
+	long n = 0;
+
+	if (!e) {
+		count_loss(AGG_LOST_EVENT);
+		return;
+	}
+	e->kind = kind;
+	e->tgid = tgid;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->handle = handle;
+	e->other = other;
+	e->reserved = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	if (name_ptr)
+		n = bpf_probe_read_user_str(e->name, sizeof(e->name), (void *)name_ptr);
+	e->name_len = n > 0 ? n : 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* The process's counters; created (and announced to user space) at its first call. */
+static __always_inline struct agg_proc_stats *proc_of(__u32 tgid)
+{
+	struct agg_proc_stats *p = bpf_map_lookup_elem(&procs, &tgid);
+	struct agg_proc_stats fresh = {};
+
+	if (p)
+		return p;
+	fresh.first_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&procs, &tgid, &fresh, BPF_NOEXIST) == 0)
+		send_event(AGG_EV_PROCESS, tgid, 0, 0, 0);
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (!p)
+		count_loss(AGG_LOST_PROC);
+	return p;
+}
+
+static __always_inline struct agg_api_stats *api_of(__u32 tgid, __u32 api)
+{
+	struct agg_api_key key = {.tgid = tgid, .api = api};
+	struct agg_api_stats *s = bpf_map_lookup_elem(&api_stats, &key);
+	static const struct agg_api_stats zero;
+
+	if (s)
+		return s;
+	bpf_map_update_elem(&api_stats, &key, &zero, BPF_NOEXIST);
+	s = bpf_map_lookup_elem(&api_stats, &key);
+	if (!s)
+		count_loss(AGG_LOST_API);
+	return s;
+}
+
+static __always_inline void count_launch(__u32 tgid, __u64 function)
+{
+	struct agg_launch_key key = {.tgid = tgid, .function = function};
+	__u64 one = 1, *n = bpf_map_lookup_elem(&launches, &key);
+
+	if (n) {
+		add(n, 1);
+		return;
+	}
+	/* a racing first launch on another CPU: add to what it created */
+	if (bpf_map_update_elem(&launches, &key, &one, BPF_NOEXIST) == 0)
+		return;
+	n = bpf_map_lookup_elem(&launches, &key);
+	if (n)
+		add(n, 1);
+	else
+		count_loss(AGG_LOST_LAUNCH);
+}
+
+/* floor(log2(v)) for v >= 1, clamped to the last bucket */
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) {
+		v >>= 32;
+		r += 32;
+	}
+	if (v >> 16) {
+		v >>= 16;
+		r += 16;
+	}
+	if (v >> 8) {
+		v >>= 8;
+		r += 8;
+	}
+	if (v >> 4) {
+		v >>= 4;
+		r += 4;
+	}
+	if (v >> 2) {
+		v >>= 2;
+		r += 2;
+	}
+	if (v >> 1)
+		r += 1;
+	return r < AGG_HIST_BUCKETS ? r : AGG_HIST_BUCKETS - 1;
+}
+
+static __always_inline __u64 low32_if(bool legacy, __u64 v)
+{
+	return legacy ? v & 0xffffffffull : v;
+}
+
+/* The bytes and direction of a 2D/3D copy, from its descriptor's memory types. */
+static __always_inline __u32 copy_kind_of_types(__u32 dst, __u32 src)
+{
+	if (!dst || !src)
+		return 0; /* GRT_COPY_UNKNOWN */
+	if (dst == CU_MEMORYTYPE_UNIFIED || src == CU_MEMORYTYPE_UNIFIED)
+		return 6; /* GRT_COPY_DEFAULT */
+	if (dst == CU_MEMORYTYPE_HOST && src == CU_MEMORYTYPE_HOST)
+		return 4; /* GRT_COPY_HTOH */
+	if (src == CU_MEMORYTYPE_HOST)
+		return 1; /* GRT_COPY_HTOD */
+	return dst == CU_MEMORYTYPE_HOST ? 2 : 3; /* GRT_COPY_DTOH, GRT_COPY_DTOD */
+}
+
+/* The slot's copy direction (in kind bits of aux's top byte) and bytes (the rest). */
+#define COPY_AUX(kind, bytes) (((__u64)(kind) << 56) | ((bytes) & ((1ull << 56) - 1)))
+
+static __always_inline void save_copy_2d3d(struct pt_regs *ctx, struct agg_call_slot *slot,
+					   __u32 op, bool legacy)
+{
+	if (legacy)
+		return; /* pre-3.2 descriptors are not decoded */
+	if (op == AGG_OP_COPY_2D) {
+		struct cu_memcpy2d p = {};
+
+		if (!bpf_probe_read_user(&p, sizeof(p), (void *)ARG1(ctx)))
+			slot->aux = COPY_AUX(copy_kind_of_types(p.dst.memory_type,
+								p.src.memory_type),
+					     p.width_bytes * p.height);
+	} else {
+		struct cu_memcpy3d p = {};
+
+		if (!bpf_probe_read_user(&p, sizeof(p), (void *)ARG1(ctx)))
+			slot->aux = COPY_AUX(copy_kind_of_types(p.dst.memory_type,
+								p.src.memory_type),
+					     p.width_bytes * p.height * p.depth);
+	}
+}
+
+SEC("uprobe")
+int agg_enter(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 op = AGG_COOKIE_OP(cookie);
+	bool legacy = cookie & AGG_COOKIE_LEGACY32;
+	struct agg_call_slot *slot;
+	struct agg_proc_stats *p;
+	struct agg_api_stats *s;
+
+	if (tgid == self_tgid || !tgid_is_traced(tgid) || own_thread())
+		return 0;
+	p = proc_of(tgid);
+	s = api_of(tgid, AGG_COOKIE_API(cookie));
+	if (s)
+		add(&s->calls, 1);
+	slot = bpf_task_storage_get(&call_slots, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!slot)
+		return 0;
+	/* a probed call inside a probed call replaces it: the outer one goes untimed */
+	slot->entry_ns = bpf_ktime_get_ns();
+	slot->cookie = cookie;
+	slot->out = ARG1(ctx);
+	slot->aux = 0;
+	slot->bytes = 0;
+	slot->stack_id = -1;
+	slot->in_flight = 1;
+	switch (op) {
+	case AGG_OP_LAUNCH:
+		slot->aux = ARG1(ctx);
+		break;
+	case AGG_OP_LAUNCH_EX:
+		slot->aux = ARG2(ctx);
+		break;
+	case AGG_OP_ALLOC:
+		slot->bytes = low32_if(legacy, ARG2(ctx));
+		slot->stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+		break;
+	case AGG_OP_ALLOC_PITCH:
+		slot->aux = ARG2(ctx);
+		slot->bytes = low32_if(legacy, ARG4(ctx));
+		slot->stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+		break;
+	case AGG_OP_FREE:
+		slot->aux = AGG_COOKIE_KIND(cookie) == 4 ? ARG1(ctx) : low32_if(legacy, ARG1(ctx));
+		break;
+	case AGG_OP_COPY:
+		slot->aux = COPY_AUX(AGG_COOKIE_KIND(cookie), low32_if(legacy, ARG3(ctx)));
+		break;
+	case AGG_OP_COPY_PEER:
+		slot->aux = COPY_AUX(AGG_COOKIE_KIND(cookie), ARG5(ctx));
+		break;
+	case AGG_OP_COPY_2D:
+	case AGG_OP_COPY_3D:
+		save_copy_2d3d(ctx, slot, op, legacy);
+		break;
+	case AGG_OP_NAME_ARG:
+		slot->aux = ARG3(ctx);
+		break;
+	case AGG_OP_NAME_ALIAS:
+	case AGG_OP_NAME_OUT:
+		slot->aux = ARG2(ctx);
+		break;
+	}
+	return 0;
+}
+
+static __always_inline void finish_alloc(struct agg_call_slot *slot, __u32 tgid,
+					 struct agg_proc_stats *p, bool legacy)
+{
+	__u32 kind = AGG_COOKIE_KIND(slot->cookie) & (AGG_ALLOC_KINDS - 1);
+	struct agg_alloc_key key = {.tgid = tgid};
+	struct agg_alloc a = {.kind = kind, .stack_id = slot->stack_id};
+	__u64 addr = 0, pitch = 0;
+
+	bpf_probe_read_user(&addr, sizeof(addr), (void *)slot->out);
+	/* v1 cuMemAllocHost returns a full host pointer; v1 device pointers are 32-bit */
+	if (legacy && kind != 4)
+		addr &= 0xffffffffull;
+	a.bytes = slot->bytes;
+	if (AGG_COOKIE_OP(slot->cookie) == AGG_OP_ALLOC_PITCH) {
+		bpf_probe_read_user(&pitch, sizeof(pitch), (void *)slot->aux);
+		a.bytes *= low32_if(legacy, pitch);
+	}
+	if (!addr || !p)
+		return;
+	key.addr = addr;
+	if (bpf_map_update_elem(&allocs, &key, &a, BPF_ANY)) {
+		count_loss(AGG_LOST_ALLOC);
+		return;
+	}
+	add(&p->alloc_bytes[kind], a.bytes);
+	add(&p->in_use_bytes[kind], a.bytes);
+	if (slot->stack_id >= 0)
+		send_event(AGG_EV_STACK, tgid, addr, slot->stack_id, 0);
+}
+
+static __always_inline void finish_free(struct agg_call_slot *slot, __u32 tgid,
+					struct agg_proc_stats *p)
+{
+	struct agg_alloc_key key = {.tgid = tgid, .addr = slot->aux};
+	struct agg_alloc *a;
+
+	if (!p || !slot->aux)
+		return;
+	a = bpf_map_lookup_elem(&allocs, &key);
+	if (!a) {
+		add(&p->untracked_frees, 1);
+		return;
+	}
+	add(&p->in_use_bytes[a->kind & (AGG_ALLOC_KINDS - 1)], -a->bytes);
+	bpf_map_delete_elem(&allocs, &key);
+}
+
+static __always_inline void finish_name(struct agg_call_slot *slot, __u32 tgid, __u32 op)
+{
+	__u64 out = 0;
+
+	bpf_probe_read_user(&out, sizeof(out), (void *)slot->out);
+	if (op == AGG_OP_NAME_ARG && out)
+		send_event(AGG_EV_NAME, tgid, out, 0, slot->aux);
+	else if (op == AGG_OP_NAME_ALIAS && out)
+		send_event(AGG_EV_ALIAS, tgid, out, slot->aux, 0);
+	else if (op == AGG_OP_NAME_OUT && out)
+		send_event(AGG_EV_NAME, tgid, slot->aux, 0, out);
+}
+
+SEC("uretprobe")
+int agg_exit(struct pt_regs *ctx)
+{
+	__u64 cookie = bpf_get_attach_cookie(ctx), now = bpf_ktime_get_ns(), dur;
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct agg_call_slot *slot;
+	struct agg_proc_stats *p;
+	struct agg_api_stats *s;
+	__u32 op, kind;
+	int ret;
+
+	slot = bpf_task_storage_get(&call_slots, bpf_get_current_task_btf(), 0, 0);
+	if (!slot || !slot->in_flight || AGG_COOKIE_API(slot->cookie) != AGG_COOKIE_API(cookie))
+		return 0;
+	slot->in_flight = 0;
+	dur = now - slot->entry_ns;
+	ret = (int)PT_REGS_RC(ctx);
+	op = AGG_COOKIE_OP(cookie);
+	s = api_of(tgid, AGG_COOKIE_API(cookie));
+	if (s) {
+		add(&s->returns, 1);
+		add(&s->duration_ns, dur);
+		add(&s->hist[log2_bucket(dur ? dur : 1)], 1);
+		if (ret)
+			add(&s->errors, 1);
+	}
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (op == AGG_OP_SYNC && p)
+		add(&p->sync_wait_ns, dur);
+	if (ret)
+		return 0; /* a failed call allocated, freed, copied and named nothing */
+	switch (op) {
+	case AGG_OP_LAUNCH:
+	case AGG_OP_LAUNCH_EX:
+		/* launches that the driver accepted: what the program itself counts as launched */
+		count_launch(tgid, slot->aux);
+		if (p)
+			add(&p->launches, 1);
+		break;
+	case AGG_OP_ALLOC:
+	case AGG_OP_ALLOC_PITCH:
+		finish_alloc(slot, tgid, p, cookie & AGG_COOKIE_LEGACY32);
+		break;
+	case AGG_OP_FREE:
+		finish_free(slot, tgid, p);
+		break;
+	case AGG_OP_COPY:
+	case AGG_OP_COPY_PEER:
+	case AGG_OP_COPY_2D:
+	case AGG_OP_COPY_3D:
+		kind = (slot->aux >> 56) & (AGG_COPY_KINDS - 1);
+		if (p) {
+			add(&p->copy_bytes[kind], slot->aux & ((1ull << 56) - 1));
+			add(&p->copies[kind], 1);
+		}
+		break;
+	case AGG_OP_NAME_ARG:
+	case AGG_OP_NAME_ALIAS:
+	case AGG_OP_NAME_OUT:
+		finish_name(slot, tgid, op);
+		break;
+	}
+	return 0;
+}
+
+/*
+ * The end of a process: its last thread exits (signal->live reached 0), or
+ * it exec's another program, which ends its CUDA life just as well.
+ */
+static __always_inline void process_ended(__u32 tgid)
+{
+	if (bpf_map_lookup_elem(&procs, &tgid))
+		send_event(AGG_EV_EXIT, tgid, 0, 0, 0);
+}
+
+SEC("raw_tp/sched_process_exit")
+int agg_process_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+
+	if (BPF_CORE_READ(task, signal, live.counter) != 0)
+		return 0;
+	process_ended(BPF_CORE_READ(task, tgid));
+	return 0;
+}
+
+SEC("raw_tp/sched_process_exec")
+int agg_process_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	process_ended(bpf_get_current_pid_tgid() >> 32);
+	return 0;
+}

@@ -1,0 +1,109 @@
+/* Per-process stack symbolization for leak reports, through the report's user_stacks. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analysis/user_stacks.h"
+#include "serve/proc_stacks.h"
+#include "sources/proc_maps.h"
+#include "trace/grt_strings.h"
+#include "trace/records_core.h"
+
+struct proc_stacks {
+	pid_t pid;
+	struct user_stacks *stacks;
+	struct grt_strings *paths; /* mapping records name their file by string id */
+	uint32_t next_path_id;
+};
+
+struct proc_stacks *proc_stacks_new(pid_t pid)
+{
+	struct proc_stacks *ps = calloc(1, sizeof(*ps));
+
+	if (!ps)
+		return NULL;
+	ps->pid = pid;
+	ps->stacks = user_stacks_new();
+	ps->paths = grt_strings_new();
+	if (!ps->stacks || !ps->paths) {
+		proc_stacks_free(ps);
+		return NULL;
+	}
+	return ps;
+}
+
+void proc_stacks_free(struct proc_stacks *ps)
+{
+	if (!ps)
+		return;
+	user_stacks_free(ps->stacks);
+	grt_strings_free(ps->paths);
+	free(ps);
+}
+
+/* user_stacks learns from trace records: a live process's mapping becomes one. */
+static int keep_mapping(const struct proc_mapping *m, void *ctx)
+{
+	struct proc_stacks *ps = ctx;
+	struct grt_mapping_rec rec = {
+	    .start = m->start, .end = m->end, .file_offset = m->file_offset};
+	struct grt_record r = {.hdr = {.type = GRT_REC_MAPPING, .pid = (uint32_t)ps->pid},
+			       .payload = &rec};
+
+	if (!m->executable || !m->path[0] || m->path[0] == '[')
+		return 0;
+	rec.path_str = ++ps->next_path_id;
+	if (grt_strings_set(ps->paths, rec.path_str, m->path))
+		return -ENOMEM;
+	return user_stacks_on_record(ps->stacks, &r, ps->paths);
+}
+
+int proc_stacks_read_maps(struct proc_stacks *ps)
+{
+	return proc_maps_foreach(ps->pid, keep_mapping, ps);
+}
+
+int proc_stacks_add(struct proc_stacks *ps, int32_t stack_id, const uint64_t *ips, uint32_t depth)
+{
+	struct {
+		struct grt_stack_rec head;
+		uint64_t ips[GRT_MAX_STACK_DEPTH];
+	} rec = {.head = {.stack_id = (uint32_t)stack_id}};
+	struct grt_record r = {.hdr = {.type = GRT_REC_STACK, .pid = (uint32_t)ps->pid},
+			       .payload = &rec};
+
+	while (depth && !ips[depth - 1])
+		depth--;
+	if (depth > GRT_MAX_STACK_DEPTH)
+		depth = GRT_MAX_STACK_DEPTH;
+	rec.head.depth = depth;
+	memcpy(rec.ips, ips, depth * sizeof(ips[0]));
+	return user_stacks_on_record(ps->stacks, &r, ps->paths);
+}
+
+int proc_stacks_has(const struct proc_stacks *ps, int32_t stack_id)
+{
+	uint32_t depth;
+
+	return user_stacks_get(ps->stacks, stack_id, &depth) != NULL;
+}
+
+void proc_stacks_format(struct proc_stacks *ps, int32_t stack_id, unsigned max_frames, char *buf,
+			size_t len)
+{
+	uint32_t depth = 0;
+	const uint64_t *ips = user_stacks_get(ps->stacks, stack_id, &depth);
+	size_t at = 0;
+	char frame[512];
+
+	buf[0] = 0;
+	if (!ips) {
+		snprintf(buf, len, "no stack");
+		return;
+	}
+	for (uint32_t i = 0; i < depth && i < max_frames && at + 1 < len; i++) {
+		user_stacks_format_frame(ps->stacks, (uint32_t)ps->pid, ips[i], i, frame,
+					 sizeof(frame));
+		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? " <- " : "", frame);
+	}
+}
