@@ -35,7 +35,8 @@ LIB_SRCS := $(filter-out %.bpf.c src/cli/main.c,$(wildcard src/common/*.c src/tr
 LIB_SRCS += $(wildcard src/gpubpf/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/src/cli/main.o
-INJECT_SRCS := $(wildcard src/inject/*.c)
+# The injected library pastes GPU eBPF programs the recorder translated: the pure-text parts of src/gpubpf.
+INJECT_SRCS := $(wildcard src/inject/*.c) $(addprefix src/gpubpf/,bpf_attach.c bpf_ptx_forms.c bpf_device.c bpf_session.c)
 INJECT_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(INJECT_SRCS))
 
 TEST_SRCS := $(wildcard tests/test_*.c)

@@ -22,6 +22,7 @@
 #include "sources/bpf_util.h"
 #include "sources/libcuda_locate.h"
 #include "sources/session.h"
+#include "gpubpf/gpubpf.h"
 #include "sources/source.h"
 #include "sources/syscall_filter.h"
 #include "sources/writer_sink.h"
@@ -43,6 +44,8 @@ struct record_options {
 	bool launch_returns_set;
 	uint32_t launch_returns;
 	bool all;		/* -a: every process (system-wide), until stopped */
+	const char *bpf[GPUBPF_MAX_OBJECTS]; /* --bpf objects */
+	size_t nr_bpf;
 	char *const *command;	/* after --, NULL when attaching */
 };
 
@@ -60,7 +63,7 @@ static void record_usage(FILE *out)
 		"usage: grtrace record [-o FILE] [-s SOURCES] [-a | -p PID | -- CMD ARGS]\n"
 		"                      [--duration S] [--idle-timeout S] [--libcuda PATH]\n"
 		"                      [--syscalls LIST] [--gpu-kernels REGEX] [--launch-stacks]\n"
-		"                      [--launch-returns N]\n"
+		"                      [--launch-returns N] [--bpf PROG.bpf.o ...]\n"
 		"  -o FILE            output trace (default grtrace.grt)\n"
 		"  -s SOURCES         comma-separated sources (default cuda):");
 	for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
@@ -81,7 +84,11 @@ static void record_usage(FILE *out)
 		"                     have them; about 1 us more per launch)\n"
 		"  --launch-returns N cuda source: record the return (API time, return code) of\n"
 		"                     one launch in N per thread, 0 none (default 1: every one);\n"
-		"                     a launch without needs one trap instead of two\n");
+		"                     a launch without needs one trap instead of two\n"
+		"  --bpf PROG.bpf.o   gpu source: run the object's eBPF programs inside the CUDA\n"
+		"                     kernels they name (docs/gpu-bpf.md); verified before the\n"
+		"                     command starts; up to %d, each with its own --bpf\n",
+		GPUBPF_MAX_OBJECTS);
 }
 
 /* A count from 0 to 1e9: --launch-returns. */
@@ -139,6 +146,7 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		{ "launch-stacks", no_argument, NULL, 'L' },
 		{ "launch-returns", required_argument, NULL, 'R' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "bpf", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
@@ -166,6 +174,14 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 			o->launch_returns_set = true;
 			break;
 		case 'a': o->all = true; break;
+		case 'B':
+			if (o->nr_bpf == GPUBPF_MAX_OBJECTS) {
+				grt_error("record: more than %d --bpf objects; combine programs into "
+					  "fewer objects", GPUBPF_MAX_OBJECTS);
+				return GRT_EXIT_USAGE;
+			}
+			o->bpf[o->nr_bpf++] = optarg;
+			break;
 		case 'h': record_usage(stdout); return -1;
 		default: /* ':' and '?' */
 			return option_error("record", opt, argv);
@@ -346,6 +362,7 @@ struct recording {
 	char libcuda[PATH_MAX];
 	char sources[256];	/* -s with each source once */
 	uint32_t sources_mask;
+	struct gpubpf_bundle bpf[GPUBPF_MAX_OBJECTS]; /* --bpf, verified and translated */
 };
 
 /* Runs the poll loop until a stop condition; returns the grt_end_reason. */
@@ -411,6 +428,8 @@ static int open_session(struct recording *rec)
 		.launch_returns = rec->opts.launch_returns,
 		.launched = rec->target.launched,
 		.system_wide = rec->opts.all,
+		.gpu_bpf = rec->bpf,
+		.nr_gpu_bpf = rec->opts.nr_bpf,
 	};
 	struct grt_file_header header;
 
@@ -538,6 +557,7 @@ static void cleanup(struct recording *rec)
 		grt_writer_close(rec->writer, GRT_END_SOURCE_ERROR, grt_monotonic_ns());
 	target_abort(&rec->target);
 	target_close(&rec->target);
+	gpubpf_bundles_free(rec->bpf, rec->opts.nr_bpf);
 }
 
 /* The checks that need nothing started: exit 2 for bad usage before any side effect. */
@@ -549,6 +569,11 @@ static int check_request(struct recording *rec)
 		return GRT_EXIT_USAGE;
 	if (rec->opts.gpu_kernels && check_gpu_kernels(rec->opts.gpu_kernels))
 		return GRT_EXIT_USAGE;
+	if (rec->opts.nr_bpf && !(rec->sources_mask & 1u << GRT_SRC_GPU)) {
+		grt_error("record: --bpf runs programs through the gpu source: add gpu to -s (e.g. "
+			  "-s cuda,gpu)");
+		return GRT_EXIT_USAGE;
+	}
 	if (rec->opts.libcuda && output_is_input(rec->opts.output, rec->opts.libcuda)) {
 		grt_error("record: -o %s is the --libcuda library itself: name another output file",
 			  rec->opts.output);
@@ -570,7 +595,7 @@ int record_parse_args(int argc, char **argv)
 int cmd_record(int argc, char **argv)
 {
 	struct recording rec = { .target = { .barrier_fd = -1, .exec_fd = -1 } };
-	char why[256];
+	char why[256], bpf_err[512];
 	int rc;
 
 	install_signal_handlers();
@@ -589,6 +614,13 @@ int cmd_record(int argc, char **argv)
 	if ((!rec.opts.all || rec.opts.libcuda) && (rec.sources_mask & 1u << GRT_SRC_CUDA) &&
 	    resolve_libcuda(&rec.opts, rec.libcuda, sizeof(rec.libcuda)))
 		return GRT_EXIT_FAILURE;
+	/* a program the verifier refuses stops here: the command never starts */
+	if (rec.opts.nr_bpf && gpubpf_bundles_load(rec.opts.bpf, rec.opts.nr_bpf, rec.bpf,
+						   bpf_err, sizeof(bpf_err))) {
+		rec.opts.nr_bpf = 0;
+		grt_error("record: %s", bpf_err);
+		return GRT_EXIT_FAILURE;
+	}
 	if ((rec.opts.command && start_target(&rec)) || open_session(&rec)) {
 		cleanup(&rec);
 		return GRT_EXIT_FAILURE;

@@ -15,7 +15,9 @@
 #include "cli/snoop.h"
 #include "common/log.h"
 #include "common/num_parse.h"
+#include "cli/target.h"
 #include "export/event_printer.h"
+#include "gpubpf/gpubpf.h"
 #include "sources/session.h"
 #include "sources/source.h"
 
@@ -52,6 +54,7 @@ static void snoop_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: grtrace snoop SOURCE [-p PID] [--duration S] [--libcuda PATH] [--json|--csv]\n"
+		"       grtrace snoop gpu [--bpf PROG.bpf.o ...] [--json] -- CMD ARGS\n"
 		"  SOURCE        one of:\n");
 	for (const struct snoop_view *const *v = __start_grt_snoop_views;
 	     v < __stop_grt_snoop_views; v++)
@@ -64,7 +67,11 @@ static void snoop_usage(FILE *out)
 	    "loader's)\n"
 	    "  --json        every record as a JSON object per line, as `parse --format json`\n"
 	    "  --csv         uvm: chunk_trace-style CSV (time_ms relative to the first event)\n"
-	    "  --launch-stacks  cuda: user stacks of launches too (allocations always have them)\n");
+	    "  --launch-stacks  cuda: user stacks of launches too (allocations always have them)\n"
+	    "  --bpf PROG.bpf.o gpu: run the object's eBPF programs inside the command's CUDA\n"
+	    "                kernels (docs/gpu-bpf.md); up to %d, each with its own --bpf\n"
+	    "  -- CMD ARGS   gpu: the command to launch (the source needs one)\n",
+	    GPUBPF_MAX_OBJECTS);
 }
 
 void snoop_line_start(FILE *out, const struct grt_record *rec, uint64_t t0_ns)
@@ -108,6 +115,9 @@ struct snoop_args {
 	bool json;
 	bool csv;
 	bool launch_stacks;
+	const char *bpf[GPUBPF_MAX_OBJECTS]; /* --bpf */
+	size_t nr_bpf;
+	char *const *command; /* after --, NULL when none */
 };
 
 /* 0, -1 for --help (printed), or GRT_EXIT_USAGE after printing why. */
@@ -117,10 +127,21 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 	    {"pid", required_argument, NULL, 'p'},     {"duration", required_argument, NULL, 'd'},
 	    {"libcuda", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
 	    {"csv", no_argument, NULL, 'c'},	       {"launch-stacks", no_argument, NULL, 'L'},
-	    {"help", no_argument, NULL, 'h'},	       {0},
+	    {"bpf", required_argument, NULL, 'B'},     {"help", no_argument, NULL, 'h'},
+	    {0},
 	};
 	uint64_t pid;
-	int opt, err;
+	int opt, err, dashes = argc;
+
+	/* a launched command's own flags are not ours: options end at "--" */
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			dashes = i;
+			break;
+		}
+	if (dashes + 1 < argc)
+		a->command = argv + dashes + 1;
+	argc = dashes;
 
 	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0; /* getopt's own message would not be the one-line "grtrace: snoop: ..." */
@@ -156,6 +177,14 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 		case 'L':
 			a->launch_stacks = true;
 			break;
+		case 'B':
+			if (a->nr_bpf == GPUBPF_MAX_OBJECTS) {
+				grt_error("snoop: more than %d --bpf objects; combine programs into "
+					  "fewer objects", GPUBPF_MAX_OBJECTS);
+				return GRT_EXIT_USAGE;
+			}
+			a->bpf[a->nr_bpf++] = optarg;
+			break;
 		case 'h':
 			snoop_usage(stdout);
 			return -1;
@@ -172,6 +201,17 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 	a->view = find_view(argv[optind]);
 	if (!a->view) {
 		grt_error("snoop: unknown source '%s'; see grtrace snoop --help", argv[optind]);
+		return GRT_EXIT_USAGE;
+	}
+	if (a->view->launches && (!a->command || a->pid)) {
+		grt_error("snoop %s: give the command to run after --, without -p (e.g. grtrace "
+			  "snoop %s --bpf PROG.bpf.o -- ./app)",
+			  a->view->name, a->view->name);
+		return GRT_EXIT_USAGE;
+	}
+	if (!a->view->launches && (a->command || a->nr_bpf)) {
+		grt_error("snoop %s: %s is for snoop gpu", a->view->name,
+			  a->nr_bpf ? "--bpf" : "a command to launch");
 		return GRT_EXIT_USAGE;
 	}
 	if (a->csv && (!a->view->has_csv || a->json)) {
@@ -204,12 +244,24 @@ static int probe_sources(const struct snoop_view *view)
 	return GRT_EXIT_OK;
 }
 
-static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn)
+/* Whether to keep going: the target (launched, or -p) is still there. */
+static bool target_running(const struct snoop_args *a, struct target *t)
 {
-	struct grt_session_config cfg = {
-	    .target_pid = a->pid, .libcuda_path = a->libcuda, .launch_stacks = a->launch_stacks};
+	return t->launched ? target_alive(t) : !target_gone(a->pid);
+}
+
+static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn,
+		       struct target *t, const struct gpubpf_bundle *bpf)
+{
+	struct grt_session_config cfg = {.target_pid = t->launched ? t->pid : a->pid,
+					 .libcuda_path = a->libcuda,
+					 .launch_stacks = a->launch_stacks,
+					 .launched = t->launched,
+					 .gpu_bpf = bpf,
+					 .nr_gpu_bpf = a->nr_bpf};
 	struct grt_session *s = grt_session_new(&cfg, &ls->sink);
 	uint64_t deadline;
+	char err[512];
 	int rc = GRT_EXIT_OK;
 
 	if (!s) {
@@ -226,7 +278,17 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 			a->view->close(sn->view_state);
 		return GRT_EXIT_FAILURE;
 	}
-	if (a->pid)
+	if (t->launched && target_release(t, grt_session_target_env(s), err, sizeof(err))) {
+		grt_error("snoop: %s", err);
+		grt_session_free(s);
+		if (sn->view_state)
+			a->view->close(sn->view_state);
+		return GRT_EXIT_FAILURE;
+	}
+	if (t->launched)
+		grt_notice("snooping %s in %s (pid %d); Ctrl-C to stop", a->view->name,
+			   a->command[0], (int)t->pid);
+	else if (a->pid)
 		grt_notice("snooping %s in pid %d; Ctrl-C to stop", a->view->name, (int)a->pid);
 	else
 		grt_notice("snooping %s in every process; Ctrl-C to stop", a->view->name);
@@ -234,7 +296,7 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 		printf("%-11s %-7s %-7s %s\n", "TIME(s)", "PID", "TID",
 		       a->view->header ? a->view->header : "");
 	deadline = a->duration > 0 ? grt_monotonic_ns() + (uint64_t)(a->duration * 1e9) : UINT64_MAX;
-	while (!stop_requested && grt_monotonic_ns() < deadline && !target_gone(a->pid)) {
+	while (!stop_requested && grt_monotonic_ns() < deadline && target_running(a, t)) {
 		int err = grt_session_poll(s, SNOOP_TICK_MS);
 
 		if (err) {
@@ -250,6 +312,26 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 	return rc;
 }
 
+/*
+ * The programs verified, then the command forked and held before exec until
+ * the session attached: a refused program means the command never runs.
+ */
+static int launch_held(struct snoop_args *a, struct target *t, struct gpubpf_bundle *bpf)
+{
+	char err[512];
+
+	if (a->nr_bpf && gpubpf_bundles_load(a->bpf, a->nr_bpf, bpf, err, sizeof(err))) {
+		a->nr_bpf = 0;
+		grt_error("snoop: %s", err);
+		return GRT_EXIT_FAILURE;
+	}
+	if (a->command && target_launch_held(t, a->command, err, sizeof(err))) {
+		grt_error("snoop: %s", err);
+		return GRT_EXIT_FAILURE;
+	}
+	return GRT_EXIT_OK;
+}
+
 int snoop_parse_args(int argc, char **argv)
 {
 	struct snoop_args a = {0};
@@ -263,6 +345,8 @@ int cmd_snoop(int argc, char **argv)
 	struct snoop_args a = {0};
 	struct grt_live_sink ls;
 	struct snoop sn = {0};
+	struct target t = {.barrier_fd = -1, .exec_fd = -1};
+	struct gpubpf_bundle bpf[GPUBPF_MAX_OBJECTS];
 	int rc = parse_args(argc, argv, &a);
 
 	if (rc)
@@ -290,7 +374,12 @@ int cmd_snoop(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	catch_stop_signals();
-	rc = run_session(&a, &ls, &sn);
+	rc = launch_held(&a, &t, bpf);
+	if (!rc)
+		rc = run_session(&a, &ls, &sn, &t, bpf);
+	target_abort(&t);
+	target_close(&t);
+	gpubpf_bundles_free(bpf, a.nr_bpf);
 	fflush(stdout);
 	grt_live_sink_destroy(&ls);
 	grt_event_printer_free(sn.json);

@@ -30,6 +30,8 @@ struct snoop_view {
 			    const struct grt_strings *strings, uint64_t t0_ns);
 	void (*close)(void *state);
 	bool has_csv;		/* accepts --csv */
+	/* runs a command it launches (-- CMD ARGS), held until the source attached; takes --bpf */
+	bool launches;
 };
 
 /*

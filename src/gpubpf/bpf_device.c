@@ -8,7 +8,7 @@
 #define MAP_PERCPU_ARRAY 6
 #define MAP_RINGBUF 27
 
-static bool is_ring(uint32_t type)
+bool gpubpf_map_is_ring(uint32_t type)
 {
 	return type == MAP_RINGBUF || type == MAP_PERF_EVENT_ARRAY ||
 	       type == GRT_BPF_MAP_GPU_RINGBUF;
@@ -19,7 +19,7 @@ size_t gpubpf_map_bytes(const struct gpubpf_map_shape *m, uint32_t thread_capaci
 {
 	uint64_t stride = grt_bpf_stride(m->value_size);
 
-	if (is_ring(m->type))
+	if (gpubpf_map_is_ring(m->type))
 		return GRT_BPF_RING_HEAD_SIZE + ring_bytes;
 	switch (m->type) {
 	case MAP_HASH:
@@ -77,6 +77,25 @@ size_t gpubpf_ring_walk(const uint8_t *image, size_t len,
 	return n;
 }
 
+size_t gpubpf_ring_committed(const uint8_t *records, size_t len, size_t limit)
+{
+	size_t at = 0;
+
+	if (limit < len)
+		len = limit;
+	while (at + GRT_BPF_RING_REC_SIZE <= len) {
+		struct grt_bpf_ring_rec r;
+		uint32_t data_len;
+
+		memcpy(&r, records + at, sizeof(r));
+		data_len = r.len & GRT_BPF_RING_LEN_MASK;
+		if (!r.len || grt_bpf_stride(data_len) > len - at - GRT_BPF_RING_REC_SIZE)
+			break;
+		at += GRT_BPF_RING_REC_SIZE + grt_bpf_stride(data_len);
+	}
+	return at;
+}
+
 static bool all_zero(const uint8_t *p, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -93,7 +112,7 @@ long gpubpf_map_walk(const struct gpubpf_map_shape *m, const uint8_t *image, siz
 	uint64_t stride = grt_bpf_stride(m->value_size), subs = 1;
 	long n = 0;
 
-	if (is_ring(m->type) || len < gpubpf_map_bytes(m, thread_capacity, 0))
+	if (gpubpf_map_is_ring(m->type) || len < gpubpf_map_bytes(m, thread_capacity, 0))
 		return -1;
 	if (m->type == MAP_HASH) {
 		uint64_t cap = grt_bpf_hash_capacity(m->max_entries);

@@ -19,6 +19,9 @@ struct gpubpf_map_shape {
 	uint32_t max_entries;
 };
 
+/* RINGBUF, PERF_EVENT_ARRAY and GPU_RINGBUF: maps whose values are events to the host. */
+bool gpubpf_map_is_ring(uint32_t type);
+
 /* Bytes of device memory a map takes (rings: their header and ring_bytes of records). */
 size_t gpubpf_map_bytes(const struct gpubpf_map_shape *m, uint32_t thread_capacity,
 			size_t ring_bytes);
@@ -42,6 +45,13 @@ struct gpubpf_ring_record {
 size_t gpubpf_ring_walk(const uint8_t *image, size_t len,
 			int (*fn)(void *arg, const struct gpubpf_ring_record *rec), void *arg,
 			uint64_t *dropped);
+
+/*
+ * Bytes of the whole committed records at the start of a ring's data
+ * (records: the data area, no header), at most limit: where a reader that
+ * sends records in pieces may cut.
+ */
+size_t gpubpf_ring_committed(const uint8_t *records, size_t len, size_t limit);
 
 /*
  * Calls fn for every entry of a map image: the non-zero values of arrays

@@ -46,12 +46,6 @@ const char *gpubpf_map_type_name(uint32_t type)
 	return strcmp(name, "unknown") ? name : NULL;
 }
 
-bool gpubpf_map_is_ring(uint32_t type)
-{
-	return type == BPF_MAP_TYPE_RINGBUF || type == BPF_MAP_TYPE_PERF_EVENT_ARRAY ||
-	       type == GRT_BPF_MAP_GPU_RINGBUF;
-}
-
 bool gpubpf_parse_section(const char *section, enum grt_bpf_attach *attach, const char **kernel)
 {
 	static const char kprobe[] = "kprobe/", kretprobe[] = "kretprobe/";

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "gpubpf/bpf_device.h"
 #include "gpubpf/bpf_insn.h"
 #include "gpubpf/gpu_abi.h"
 
@@ -76,7 +77,5 @@ bool gpubpf_parse_section(const char *section, enum grt_bpf_attach *attach, cons
 
 /* The map type's name ("hash", "gpu_array", ...) for messages, or NULL when not supported. */
 const char *gpubpf_map_type_name(uint32_t type);
-/* True for the types whose device storage is a grt_bpf_ring. */
-bool gpubpf_map_is_ring(uint32_t type);
 
 #endif

@@ -11,6 +11,33 @@
 #include "trace/records_bpf.h"
 #include "trace/records_core.h"
 
+/* A string id, or 0 for NULL (as the writer's "no string"). */
+static uint32_t out_intern(const struct gpubpf_out *w, const char *text)
+{
+	return text ? w->intern(w->ctx, text) : 0;
+}
+
+static int writer_append(void *ctx, uint16_t type, const struct grt_event_origin *at,
+			 const void *payload, uint32_t len)
+{
+	return grt_writer_append(ctx, type, at, payload, len);
+}
+
+static uint32_t writer_intern(void *ctx, const char *text)
+{
+	return grt_writer_intern(ctx, text);
+}
+
+static int writer_drop(void *ctx, uint32_t source, uint64_t count, uint64_t ts_ns)
+{
+	return grt_writer_drop(ctx, source, count, ts_ns);
+}
+
+struct gpubpf_out gpubpf_out_writer(struct grt_writer *w)
+{
+	return (struct gpubpf_out){w, writer_append, writer_intern, writer_drop};
+}
+
 uint64_t gpubpf_clock_mono(const struct gpubpf_clock *c, uint64_t gpu_ns)
 {
 	__int128 d = (__int128)(int64_t)(gpu_ns - c->gpu_ref) * (__int128)c->mult;
@@ -31,17 +58,17 @@ static bool opaque_padding(const char *layout)
 	return layout && !strchr(layout, ';') && strstr(layout, ":str");
 }
 
-static int intern_layout(struct grt_writer *w, const struct btf *btf, uint32_t type,
+static int intern_layout(const struct gpubpf_out *w, const struct btf *btf, uint32_t type,
 			 const char *name, bool ring, uint32_t *id)
 {
 	char *layout = gpubpf_btf_layout(btf, type, name);
 
-	*id = layout && !(ring && opaque_padding(layout)) ? grt_writer_intern(w, layout) : 0;
+	*id = layout && !(ring && opaque_padding(layout)) ? out_intern(w, layout) : 0;
 	free(layout);
-	return grt_writer_error(w);
+	return 0;
 }
 
-int gpubpf_trace_bundle(struct grt_writer *w, const struct gpubpf_bundle *b, uint32_t object_id,
+int gpubpf_trace_bundle(const struct gpubpf_out *w, const struct gpubpf_bundle *b, uint32_t object_id,
 			const struct grt_event_origin *at)
 {
 	size_t btf_len = b->obj.btf_len <= GRT_MAX_PAYLOAD - 64 ? b->obj.btf_len : 0;
@@ -51,30 +78,30 @@ int gpubpf_trace_bundle(struct grt_writer *w, const struct gpubpf_bundle *b, uin
 	if (!o)
 		return -ENOMEM;
 	o->object_id = object_id;
-	o->name_str = grt_writer_intern(w, b->obj.name);
+	o->name_str = out_intern(w, b->obj.name);
 	o->btf_len = (uint32_t)btf_len;
 	if (btf_len)
 		memcpy(o->btf, b->obj.btf_data, btf_len);
-	err = grt_writer_append(w, GRT_REC_BPF_OBJECT, at, o, (uint32_t)(sizeof(*o) + btf_len));
+	err = w->append(w->ctx, GRT_REC_BPF_OBJECT, at, o, (uint32_t)(sizeof(*o) + btf_len));
 	free(o);
 	for (size_t i = 0; !err && i < b->nr_progs; i++) {
 		const struct gpubpf_program *p = &b->progs[i];
 		struct grt_bpf_prog_rec r = {.object_id = object_id,
 					     .prog_id = p->id,
 					     .attach = attach_kind(p->prog->attach),
-					     .section_str = grt_writer_intern(w, p->prog->section),
-					     .name_str = grt_writer_intern(w, p->prog->name),
+					     .section_str = out_intern(w, p->prog->section),
+					     .name_str = out_intern(w, p->prog->name),
 					     .nr_insns = (uint32_t)p->prog->nr_insns,
 					     .ptx_insns = (uint32_t)p->ptx.ptx_insns};
 
-		err = grt_writer_append(w, GRT_REC_BPF_PROG, at, &r, sizeof(r));
+		err = w->append(w->ctx, GRT_REC_BPF_PROG, at, &r, sizeof(r));
 	}
 	for (size_t i = 0; !err && i < b->obj.nr_maps; i++) {
 		const struct gpubpf_map *m = &b->obj.maps[i];
 		struct grt_bpf_map_rec r = {.object_id = object_id,
 					    .slot = (uint16_t)(b->map_slot_base + i),
 					    .flags = m->rodata ? GRT_BPF_MAP_F_RODATA : 0,
-					    .name_str = grt_writer_intern(w, m->name),
+					    .name_str = out_intern(w, m->name),
 					    .type = m->type,
 					    .key_size = m->key_size,
 					    .value_size = m->value_size,
@@ -88,27 +115,27 @@ int gpubpf_trace_bundle(struct grt_writer *w, const struct gpubpf_bundle *b, uin
 			err = intern_layout(w, b->obj.btf, m->btf_value_type, "value",
 					    gpubpf_map_is_ring(m->type), &r.value_layout_str);
 		if (!err)
-			err = grt_writer_append(w, GRT_REC_BPF_MAP, at, &r, sizeof(r));
+			err = w->append(w->ctx, GRT_REC_BPF_MAP, at, &r, sizeof(r));
 	}
 	return err;
 }
 
-int gpubpf_trace_refusal(struct grt_writer *w, const char *object, uint32_t object_id, int status,
+int gpubpf_trace_refusal(const struct gpubpf_out *w, const char *object, uint32_t object_id, int status,
 			 const char *reason, const struct grt_event_origin *at)
 {
 	struct grt_bpf_object_rec o = {.object_id = object_id,
-				       .name_str = grt_writer_intern(w, object)};
+				       .name_str = out_intern(w, object)};
 	struct grt_bpf_prog_rec p = {
-	    .object_id = object_id, .status = status, .reason_str = grt_writer_intern(w, reason)};
-	int err = grt_writer_append(w, GRT_REC_BPF_OBJECT, at, &o, sizeof(o));
+	    .object_id = object_id, .status = status, .reason_str = out_intern(w, reason)};
+	int err = w->append(w->ctx, GRT_REC_BPF_OBJECT, at, &o, sizeof(o));
 
-	return err ? err : grt_writer_append(w, GRT_REC_BPF_PROG, at, &p, sizeof(p));
+	return err ? err : w->append(w->ctx, GRT_REC_BPF_PROG, at, &p, sizeof(p));
 }
 
 /* --- maps -------------------------------------------------------------------------------- */
 
 struct dump {
-	struct grt_writer *w;
+	const struct gpubpf_out *w;
 	const struct grt_event_origin *at;
 	struct grt_bpf_map_dump_rec *rec;
 	uint32_t key_stride, value_stride;
@@ -122,7 +149,7 @@ static int flush_dump(struct dump *d, bool last)
 
 	if (last)
 		d->rec->flags |= GRT_BPF_DUMP_LAST;
-	d->err = grt_writer_append(d->w, GRT_REC_BPF_MAP_DUMP, d->at, d->rec, len);
+	d->err = d->w->append(d->w->ctx, GRT_REC_BPF_MAP_DUMP, d->at, d->rec, len);
 	d->rec->nr_entries = 0;
 	return d->err;
 }
@@ -141,7 +168,7 @@ static int add_entry(void *arg, uint32_t sub, const uint8_t *key, const uint8_t 
 	return 0;
 }
 
-int gpubpf_trace_map(struct grt_writer *w, const struct gpubpf_bundle *b, size_t map,
+int gpubpf_trace_map(const struct gpubpf_out *w, const struct gpubpf_bundle *b, size_t map,
 		     const uint8_t *image, size_t len, uint32_t thread_capacity, uint32_t snapshot,
 		     bool final, const struct grt_event_origin *at)
 {
@@ -180,7 +207,7 @@ int gpubpf_trace_map(struct grt_writer *w, const struct gpubpf_bundle *b, size_t
 /* --- rings ------------------------------------------------------------------------------- */
 
 struct ring_out {
-	struct grt_writer *w;
+	const struct gpubpf_out *w;
 	const struct grt_event_origin *at;
 	const struct gpubpf_clock *clk;
 	uint16_t slot;
@@ -209,11 +236,11 @@ static int write_event(void *arg, const struct gpubpf_ring_record *r)
 	memcpy(e->data, r->data, r->len);
 	at.ts_ns = gpubpf_clock_mono(o->clk, r->gpu_ns);
 	o->err =
-	    grt_writer_append(o->w, GRT_REC_BPF_EVENT, &at, e, (uint32_t)(sizeof(*e) + r->len));
+	    o->w->append(o->w->ctx, GRT_REC_BPF_EVENT, &at, e, (uint32_t)(sizeof(*e) + r->len));
 	return o->err;
 }
 
-static int write_lost(struct grt_writer *w, uint16_t slot, uint32_t name_str, uint64_t dropped,
+static int write_lost(const struct gpubpf_out *w, uint16_t slot, uint32_t name_str, uint64_t dropped,
 		      const struct grt_event_origin *at)
 {
 	struct grt_bpf_lost_rec l = {.slot = slot, .map_name_str = name_str, .count = dropped};
@@ -221,11 +248,11 @@ static int write_lost(struct grt_writer *w, uint16_t slot, uint32_t name_str, ui
 
 	if (!dropped)
 		return 0;
-	err = grt_writer_append(w, GRT_REC_BPF_LOST, at, &l, sizeof(l));
-	return err ? err : grt_writer_drop(w, GRT_SRC_GPU, dropped, at->ts_ns);
+	err = w->append(w->ctx, GRT_REC_BPF_LOST, at, &l, sizeof(l));
+	return err ? err : w->drop(w->ctx, GRT_SRC_GPU, dropped, at->ts_ns);
 }
 
-int gpubpf_trace_ring(struct grt_writer *w, const struct gpubpf_bundle *b, size_t map,
+int gpubpf_trace_ring(const struct gpubpf_out *w, const struct gpubpf_bundle *b, size_t map,
 		      const uint8_t *image, size_t len, const struct gpubpf_clock *clk,
 		      const struct grt_event_origin *at)
 {
@@ -234,7 +261,7 @@ int gpubpf_trace_ring(struct grt_writer *w, const struct gpubpf_bundle *b, size_
 			     .at = at,
 			     .clk = clk,
 			     .slot = (uint16_t)(b->map_slot_base + map),
-			     .name_str = grt_writer_intern(w, m->name)};
+			     .name_str = out_intern(w, m->name)};
 	uint64_t dropped;
 
 	if (!gpubpf_map_is_ring(m->type))
@@ -341,7 +368,7 @@ void gpubpf_format_printk(char *out, size_t len, const char *fmt, size_t fmt_len
 }
 
 struct printk_out {
-	struct grt_writer *w;
+	const struct gpubpf_out *w;
 	const struct grt_event_origin *at;
 	const struct gpubpf_clock *clk;
 	int err;
@@ -381,12 +408,12 @@ static int write_printk(void *arg, const struct gpubpf_ring_record *r)
 	}
 	out.rec.len = (uint32_t)n + 1;
 	at.ts_ns = gpubpf_clock_mono(o->clk, r->gpu_ns);
-	o->err = grt_writer_append(o->w, GRT_REC_BPF_PRINTK, &at, &out,
+	o->err = o->w->append(o->w->ctx, GRT_REC_BPF_PRINTK, &at, &out,
 				   (uint32_t)(sizeof(out.rec) + n + 1));
 	return o->err;
 }
 
-int gpubpf_trace_printk(struct grt_writer *w, const uint8_t *image, size_t len,
+int gpubpf_trace_printk(const struct gpubpf_out *w, const uint8_t *image, size_t len,
 			const struct gpubpf_clock *clk, const struct grt_event_origin *at)
 {
 	struct printk_out o = {.w = w, .at = at, .clk = clk};

@@ -79,6 +79,34 @@ void gpubpf_bundle_free(struct gpubpf_bundle *b)
 	memset(b, 0, sizeof(*b));
 }
 
+int gpubpf_bundles_load(const char *const *paths, size_t n, struct gpubpf_bundle *out, char *err,
+			size_t err_len)
+{
+	struct gpubpf_bundle_opts opts = {0};
+
+	if (n > GPUBPF_MAX_OBJECTS) {
+		snprintf(err, err_len, "more than %d GPU eBPF objects", GPUBPF_MAX_OBJECTS);
+		return -E2BIG;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int rc = gpubpf_bundle_load(paths[i], &opts, &out[i], err, err_len);
+
+		if (rc) {
+			gpubpf_bundles_free(out, i + 1);
+			return rc;
+		}
+		opts.map_slot_base += (uint32_t)out[i].obj.nr_maps;
+		opts.first_prog_id += (uint16_t)out[i].nr_progs;
+	}
+	return 0;
+}
+
+void gpubpf_bundles_free(struct gpubpf_bundle *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		gpubpf_bundle_free(&b[i]);
+}
+
 /* An entry that runs one program inline, its inputs taken from parameters. */
 static void harness_entry(struct strbuf *m, const struct gpubpf_translation *t)
 {

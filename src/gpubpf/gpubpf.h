@@ -42,6 +42,17 @@ int gpubpf_bundle_load_mem(const void *buf, size_t len, const char *name,
 			   char *err, size_t err_len);
 void gpubpf_bundle_free(struct gpubpf_bundle *b);
 
+#define GPUBPF_MAX_OBJECTS 8 /* --bpf objects in one session */
+
+/*
+ * The objects of one session (record/snoop --bpf), each loaded after the one
+ * before: distinct map slots and program ids. 0, or the first refusal (one
+ * line in err) with every bundle freed.
+ */
+int gpubpf_bundles_load(const char *const *paths, size_t n, struct gpubpf_bundle *out, char *err,
+			size_t err_len);
+void gpubpf_bundles_free(struct gpubpf_bundle *b, size_t n);
+
 /*
  * A complete PTX module for arch ("sm_90"): header, the programs' data and
  * .func forms and, with `harness`, one .entry per program running its inline

@@ -15,6 +15,7 @@
 #include "inject/inject_proto.h"
 #include "inject/shm_ring.h"
 #include "sources/gpu.h"
+#include "sources/gpu_bpf.h"
 #include "sources/session.h"
 #include "sources/source.h"
 #include "trace/records_core.h"
@@ -40,6 +41,7 @@ struct gpu_source {
 	uint64_t messages;
 	uint64_t bad_messages;
 	bool library_seen;
+	struct gpu_bpf *bpf; /* --bpf programs, NULL when none */
 };
 
 int gpu_find_inject_lib(char *out, size_t len)
@@ -94,20 +96,20 @@ static uint64_t ring_bytes(void)
 	return bytes;
 }
 
-static int create_ring(struct gpu_source *g)
+/* The ring file; config (config_len bytes, may be NULL) goes after the data area for the library. */
+static int create_ring(struct gpu_source *g, const void *config, size_t config_len)
 {
 	uint64_t data = ring_bytes();
 	void *map;
-	int fd;
+	int fd, err;
 
 	snprintf(g->shm_path, sizeof(g->shm_path), "/dev/shm/grtrace-gpu-%d-XXXXXX", (int)getpid());
 	fd = mkostemp(g->shm_path, O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	g->map_len = shm_ring_map_size(data);
+	g->map_len = shm_ring_map_size(data) + config_len;
 	if (ftruncate(fd, (off_t)g->map_len)) {
-		int err = -errno;
-
+		err = -errno;
 		close(fd);
 		return err;
 	}
@@ -116,7 +118,12 @@ static int create_ring(struct gpu_source *g)
 	if (map == MAP_FAILED)
 		return -errno;
 	g->ring = map;
-	return shm_ring_init(g->ring, data);
+	err = shm_ring_init(g->ring, data);
+	if (!err && config_len) {
+		memcpy((uint8_t *)map + shm_ring_map_size(data), config, config_len);
+		g->ring->config_len = config_len;
+	}
+	return err;
 }
 
 static int add_env(struct grt_session *s, const char *key, const char *value)
@@ -164,6 +171,8 @@ static int gpu_attach(struct grt_session *s, void **ctx)
 	const struct grt_session_config *cfg = grt_session_config(s);
 	struct gpu_source *g;
 	char lib[PATH_MAX];
+	void *blob = NULL;
+	size_t blob_len = 0;
 	int err;
 
 	if (!cfg->launched)
@@ -178,7 +187,15 @@ static int gpu_attach(struct grt_session *s, void **ctx)
 		return grt_session_fail(s, -ENOMEM, "out of memory");
 	g->session = s;
 	u64_map_init(&g->names);
-	err = create_ring(g);
+	if (cfg->nr_gpu_bpf) {
+		err = gpu_bpf_new(s, cfg->gpu_bpf, cfg->nr_gpu_bpf, &g->bpf, &blob, &blob_len);
+		if (err) {
+			gpu_detach(g);
+			return err;
+		}
+	}
+	err = create_ring(g, blob, blob_len);
+	free(blob);
 	if (err) {
 		grt_session_fail(s, err, "source gpu: cannot create its ring in /dev/shm: %s",
 				 strerror(-err));
@@ -252,7 +269,7 @@ static int on_status(struct gpu_source *g, const void *payload, uint32_t len)
 	if (m->part == INJ_PART_LIBRARY)
 		g->library_seen = true;
 	/* device timing the user asked for is lost from here on: said where they look */
-	if (m->part == INJ_PART_CUPTI_HANDOVER)
+	if (m->part == INJ_PART_CUPTI_HANDOVER || (m->part == INJ_PART_BPF && m->status < 0))
 		notice_from_target(m->head.pid, m->text);
 	o = origin_of(&m->head);
 	rec.status = m->status;
@@ -345,6 +362,11 @@ static int on_calib(struct gpu_source *g, const void *payload, uint32_t len)
 	return grt_session_emit(g->session, GRT_REC_CLOCK_CALIB, &o, &m->rec, sizeof(m->rec));
 }
 
+static int on_bpf_data(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	return gpu_bpf_on_data(g->bpf, payload, len);
+}
+
 static int on_drops(struct gpu_source *g, const void *payload, uint32_t len)
 {
 	const struct inj_drops *m = payload;
@@ -367,6 +389,7 @@ int gpu_handle_message(struct gpu_source *g, uint32_t type, const void *payload,
 	    [INJ_MSG_INSTRUMENT] = on_instrument,
 	    [INJ_MSG_CALIB] = on_calib,
 	    [INJ_MSG_DROPS] = on_drops,
+	    [INJ_MSG_BPF_DATA] = on_bpf_data,
 	};
 	int err;
 
@@ -426,6 +449,7 @@ static void gpu_detach(void *ctx)
 	}
 	if (g->shm_path[0])
 		unlink(g->shm_path);
+	gpu_bpf_free(g->bpf);
 	u64_map_destroy(&g->names);
 	free(g);
 }

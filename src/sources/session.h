@@ -20,6 +20,8 @@ struct grt_sink {
 	int (*drop)(struct grt_sink *sink, uint32_t source, uint64_t count, uint64_t ts_ns);
 };
 
+struct gpubpf_bundle;
+
 struct grt_session_config {
 	pid_t target_pid;	 /* process to trace (with its descendants); 0 = every process */
 	const char *libcuda_path; /* --libcuda, or NULL to find it the way the loader does */
@@ -39,6 +41,9 @@ struct grt_session_config {
 	 */
 	bool launch_returns_set;
 	uint32_t launch_returns;
+	/* gpu: GPU eBPF objects, verified and translated (record/snoop --bpf), or none */
+	const struct gpubpf_bundle *gpu_bpf;
+	size_t nr_gpu_bpf;
 };
 
 struct grt_session;

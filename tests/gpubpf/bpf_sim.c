@@ -8,7 +8,7 @@
 #include "trace/grt_writer.h"
 #include "trace/records_core.h"
 
-static size_t thread_accesses(void *arg, uint64_t block_linear, uint32_t thread_linear,
+size_t sim_thread_accesses(void *arg, uint64_t block_linear, uint32_t thread_linear,
 			      struct grt_bpf_mem_ctx *out, size_t max)
 {
 	const struct sim_config *c = arg;
@@ -35,7 +35,7 @@ int sim_run(struct sim *s, const char *const *objects, size_t nr_objects,
 
 	memset(s, 0, sizeof(*s));
 	s->cfg = *cfg;
-	s->cfg.launch.accesses = cfg->nr_access ? thread_accesses : NULL;
+	s->cfg.launch.accesses = cfg->nr_access ? sim_thread_accesses : NULL;
 	s->cfg.launch.arg = &s->cfg;
 	if (nr_objects > SIM_MAX_OBJECTS) {
 		snprintf(err, err_len, "at most %d objects", SIM_MAX_OBJECTS);
@@ -89,22 +89,23 @@ int sim_write_trace(const struct sim *s, const char *path, char *err, size_t err
 		const struct interp_session *ss = &s->sessions[i];
 		struct gpubpf_clock clk = {ss->env.clock_gpu_ref, ss->env.clock_mono_ref,
 					   ss->env.clock_mult};
+		struct gpubpf_out out = gpubpf_out_writer(w);
 
-		rc = gpubpf_trace_bundle(w, b, (uint32_t)i, &at);
+		rc = gpubpf_trace_bundle(&out, b, (uint32_t)i, &at);
 		for (size_t m = 0; !rc && m < b->obj.nr_maps; m++) {
 			uint32_t slot = b->map_slot_base + (uint32_t)m;
 
 			if (b->obj.maps[m].rodata)
 				continue;
 			if (gpubpf_map_is_ring(b->obj.maps[m].type))
-				rc = gpubpf_trace_ring(w, b, m, ss->map_mem[slot],
+				rc = gpubpf_trace_ring(&out, b, m, ss->map_mem[slot],
 						       ss->map_len[slot], &clk, &at);
 			else
-				rc = gpubpf_trace_map(w, b, m, ss->map_mem[slot], ss->map_len[slot],
+				rc = gpubpf_trace_map(&out, b, m, ss->map_mem[slot], ss->map_len[slot],
 						      ss->env.thread_capacity, 1, true, &at);
 		}
 		if (!rc)
-			rc = gpubpf_trace_printk(w, ss->printk_ring, ss->printk_len, &clk, &at);
+			rc = gpubpf_trace_printk(&out, ss->printk_ring, ss->printk_len, &clk, &at);
 	}
 	at.ts_ns += 1000;
 	if (grt_writer_close(w, GRT_END_TARGET_EXIT, at.ts_ns) && !rc)

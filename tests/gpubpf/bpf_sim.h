@@ -40,6 +40,13 @@ struct sim {
 	struct sim_config cfg;
 };
 
+/*
+ * The accesses of one thread as the config describes them (interp_launch's
+ * accesses callback, arg the config): for a simulated device of its own.
+ */
+size_t sim_thread_accesses(void *arg, uint64_t block_linear, uint32_t thread_linear,
+			   struct grt_bpf_mem_ctx *out, size_t max);
+
 /* Loads the objects (each with its own map slots and program ids) and runs the launch(es). */
 int sim_run(struct sim *s, const char *const *objects, size_t nr_objects,
 	    const struct sim_config *cfg, char *err, size_t err_len);
