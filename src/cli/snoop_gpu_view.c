@@ -1,5 +1,6 @@
 /* `grtrace snoop gpu --bpf PROG.bpf.o -- CMD`: GPU eBPF ring events and printk lines live. */
 #include "cli/snoop.h"
+#include "common/clock.h"
 #include "export/event_printer.h"
 #include "trace/records_bpf.h"
 #include "trace/records_core.h"
@@ -12,7 +13,7 @@
 static void *open_gpu(FILE *out, bool csv)
 {
 	(void)csv;
-	return grt_event_printer_new(out, GRT_FORMAT_TEXT, 0);
+	return grt_event_printer_new(out, GRT_FORMAT_TEXT, grt_monotonic_ns());
 }
 
 static void print_gpu(void *state, const struct grt_record *rec,

@@ -67,7 +67,8 @@ int gpu_bpf_new(struct grt_session *s, const struct gpubpf_bundle *bundles, size
 	struct grt_event_origin at = {.ts_ns = grt_monotonic_ns()};
 	uint32_t threads = (uint32_t)env_u64("GRTRACE_GPU_BPF_THREADS", DEFAULT_THREADS, 32,
 					     1u << 28);
-	uint64_t ring = env_u64("GRTRACE_GPU_BPF_RING_MB", DEFAULT_RING_MB, 1, 1024) << 20;
+	/* KB: small rings for tests of losses */
+	uint64_t ring = env_u64("GRTRACE_GPU_BPF_RING_KB", DEFAULT_RING_MB << 10, 4, 1 << 20) << 10;
 	int err = 0;
 
 	if (!gb)

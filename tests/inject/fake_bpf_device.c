@@ -117,7 +117,7 @@ fake_gpu_bpf_launch(const char *text, const char *name, uint64_t env_addr, const
 	c.launch.nr_sms = 4;
 	c.launch.t0_ns = t0_ns;
 	c.launch.block_ns = 1000;
-	c.launch.thread_ns = 1;
+	c.launch.thread_ns = 10; /* as gpubpf_sim: the same histograms */
 	c.launch.body_ns = 5000;
 	if (strstr(name, "vec_add") && n >= 4) {
 		c.access[0] = (struct sim_access){false, 0, 4};

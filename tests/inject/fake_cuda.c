@@ -564,7 +564,9 @@ static void fake_summarize(void **params, unsigned njobs)
 static void fill_probes(const struct fake_function *fn, void **params, const unsigned grid[3],
 			const unsigned block[3])
 {
-	uint64_t param = *(uint64_t *)params[fn->nparams - 1];
+	/* the probes' parameter is the last, or the one before when GPU eBPF programs follow */
+	bool before_bpf = strstr(fn->mod->text, "bpf_env") && strstr(fn->mod->text, ".u64 grt_p_buf");
+	uint64_t param = *(uint64_t *)params[fn->nparams - 1 - before_bpf];
 	struct grt_probe_head *head = (void *)(uintptr_t)(param & GRT_PROBE_ADDR_MASK);
 	uint16_t tag = (uint16_t)(param >> GRT_PROBE_TAG_SHIFT);
 	uint64_t blocks = (uint64_t)grid[0] * grid[1] * grid[2], t0 = fake_globaltimer();
