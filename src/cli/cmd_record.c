@@ -363,6 +363,7 @@ struct recording {
 	char sources[256];	/* -s with each source once */
 	uint32_t sources_mask;
 	struct gpubpf_bundle bpf[GPUBPF_MAX_OBJECTS]; /* --bpf, verified and translated */
+	uint64_t bpf_load_ns;
 };
 
 /* Runs the poll loop until a stop condition; returns the grt_end_reason. */
@@ -430,6 +431,7 @@ static int open_session(struct recording *rec)
 		.system_wide = rec->opts.all,
 		.gpu_bpf = rec->bpf,
 		.nr_gpu_bpf = rec->opts.nr_bpf,
+		.gpu_bpf_load_ns = rec->bpf_load_ns,
 	};
 	struct grt_file_header header;
 
@@ -615,12 +617,14 @@ int cmd_record(int argc, char **argv)
 	    resolve_libcuda(&rec.opts, rec.libcuda, sizeof(rec.libcuda)))
 		return GRT_EXIT_FAILURE;
 	/* a program the verifier refuses stops here: the command never starts */
+	rec.bpf_load_ns = grt_monotonic_ns();
 	if (rec.opts.nr_bpf && gpubpf_bundles_load(rec.opts.bpf, rec.opts.nr_bpf, rec.bpf,
 						   bpf_err, sizeof(bpf_err))) {
 		rec.opts.nr_bpf = 0;
 		grt_error("record: %s", bpf_err);
 		return GRT_EXIT_FAILURE;
 	}
+	rec.bpf_load_ns = grt_monotonic_ns() - rec.bpf_load_ns;
 	if ((rec.opts.command && start_target(&rec)) || open_session(&rec)) {
 		cleanup(&rec);
 		return GRT_EXIT_FAILURE;

@@ -118,6 +118,7 @@ struct snoop_args {
 	const char *bpf[GPUBPF_MAX_OBJECTS]; /* --bpf */
 	size_t nr_bpf;
 	char *const *command; /* after --, NULL when none */
+	uint64_t bpf_load_ns;
 };
 
 /* 0, -1 for --help (printed), or GRT_EXIT_USAGE after printing why. */
@@ -258,7 +259,8 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 					 .launch_stacks = a->launch_stacks,
 					 .launched = t->launched,
 					 .gpu_bpf = bpf,
-					 .nr_gpu_bpf = a->nr_bpf};
+					 .nr_gpu_bpf = a->nr_bpf,
+					 .gpu_bpf_load_ns = a->bpf_load_ns};
 	struct grt_session *s = grt_session_new(&cfg, &ls->sink);
 	uint64_t deadline;
 	char err[512];
@@ -320,11 +322,13 @@ static int launch_held(struct snoop_args *a, struct target *t, struct gpubpf_bun
 {
 	char err[512];
 
+	a->bpf_load_ns = grt_monotonic_ns();
 	if (a->nr_bpf && gpubpf_bundles_load(a->bpf, a->nr_bpf, bpf, err, sizeof(err))) {
 		a->nr_bpf = 0;
 		grt_error("snoop: %s", err);
 		return GRT_EXIT_FAILURE;
 	}
+	a->bpf_load_ns = grt_monotonic_ns() - a->bpf_load_ns;
 	if (a->command && target_launch_held(t, a->command, err, sizeof(err))) {
 		grt_error("snoop: %s", err);
 		return GRT_EXIT_FAILURE;

@@ -1,5 +1,6 @@
 /* The `gpu` source's GPU eBPF half: the programs handed to the library, what comes back decoded. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include "sources/gpu_bpf.h"
 #include "sources/session.h"
 #include "trace/records_bpf.h"
+#include "trace/records_core.h"
 
 #define DEFAULT_THREADS (1u << 20)
 #define DEFAULT_RING_MB 16
@@ -69,6 +71,7 @@ int gpu_bpf_new(struct grt_session *s, const struct gpubpf_bundle *bundles, size
 					     1u << 28);
 	/* KB: small rings for tests of losses */
 	uint64_t ring = env_u64("GRTRACE_GPU_BPF_RING_KB", DEFAULT_RING_MB << 10, 4, 1 << 20) << 10;
+	size_t progs = 0;
 	int err = 0;
 
 	if (!gb)
@@ -77,8 +80,20 @@ int gpu_bpf_new(struct grt_session *s, const struct gpubpf_bundle *bundles, size
 	gb->bundles = bundles;
 	gb->nr = nr;
 	gb->out = (struct gpubpf_out){s, session_append, session_intern, session_drop};
-	for (size_t i = 0; !err && i < nr; i++)
+	for (size_t i = 0; !err && i < nr; i++) {
 		err = gpubpf_trace_bundle(&gb->out, &bundles[i], (uint32_t)i, &at);
+		progs += bundles[i].nr_progs;
+	}
+	if (!err) {
+		char line[160];
+		struct grt_source_status_rec st = {.source = GRT_SRC_GPU};
+
+		snprintf(line, sizeof(line),
+			 "GPU eBPF: %zu objects, %zu programs verified and translated in %.2f ms", nr,
+			 progs, grt_session_config(s)->gpu_bpf_load_ns / 1e6);
+		st.message_str = grt_session_intern(s, line);
+		err = grt_session_emit(s, GRT_REC_SOURCE_STATUS, &at, &st, sizeof(st));
+	}
 	*blob = err ? NULL : gpubpf_session_pack(bundles, nr, threads, ring, blob_len);
 	if (!*blob) {
 		free(gb);

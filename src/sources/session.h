@@ -44,6 +44,7 @@ struct grt_session_config {
 	/* gpu: GPU eBPF objects, verified and translated (record/snoop --bpf), or none */
 	const struct gpubpf_bundle *gpu_bpf;
 	size_t nr_gpu_bpf;
+	uint64_t gpu_bpf_load_ns; /* how long verifying and translating them took */
 };
 
 struct grt_session;

@@ -78,3 +78,11 @@ $(BUILD)/fixtures/gpubpf_sim: tests/gpubpf/gpubpf_sim.c $(LIB_OBJS) $(GPUBPF_TES
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(GPUBPF_TEST_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
+
+# The overhead benchmark's programs (bench/gpu_bpf.sh runs them on the GPU machine: built here).
+GPUBPF_BENCH_OBJS := $(patsubst bench/gpubpf/%.bpf.c,$(GPUBPF_OUT)/bench/%.bpf.o,$(wildcard bench/gpubpf/*.bpf.c))
+$(GPUBPF_OUT)/bench/%.bpf.o: bench/gpubpf/%.bpf.c $(BUILD)/gen/vmlinux.h $(wildcard samples/gpu-bpf/*.h)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(GPUBPF_BPF_FLAGS) -c $< -o $@
+FIXTURES += $(GPUBPF_BENCH_OBJS)
