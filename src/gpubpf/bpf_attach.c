@@ -455,7 +455,7 @@ static const char *refusal(const struct attach *a, const struct ptx_entry *e, bo
 		return "calls device functions and some device function executes exit";
 	if (!a->p[0])
 		return "no free name prefix for the added names";
-	return NULL;
+	return ptx_module_var_refusal(m, e, k->reason, sizeof(k->reason));
 }
 
 static int collect_mem_sites(const struct ptx_module *m, const struct ptx_entry *e,

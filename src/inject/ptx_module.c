@@ -377,6 +377,64 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 	return j;
 }
 
+/* Notes the variable that the .const/.global directive at token i defines. */
+static int scan_variable(struct ptx_module *m, size_t i)
+{
+	const struct ptx_toks *t = &m->toks;
+	size_t name = i + 1;
+
+	while (name < t->n && t->v[name].kind != PTX_TOK_IDENT && !ptx_tok_is_punct(t, name, ';'))
+		name++;
+	if (name >= t->n || t->v[name].kind != PTX_TOK_IDENT)
+		return 0;
+	/* nvcc's printf format strings ($str, $str$1, ...): constant data, safe to duplicate */
+	if (t->v[name].len >= 4 && !memcmp(ptx_tok_text(m, name), "$str", 4))
+		return 0;
+	if ((m->nr_vars & (m->nr_vars + 1)) == 0 || !m->vars) {
+		size_t *v = realloc(m->vars, (m->nr_vars * 2 + 1) * sizeof(*v));
+
+		if (!v) {
+			snprintf(m->error, sizeof(m->error), "out of memory scanning variables");
+			return -ENOMEM;
+		}
+		m->vars = v;
+	}
+	m->vars[m->nr_vars++] = name;
+	return 0;
+}
+
+static bool names_a_var(const struct ptx_module *m, size_t tok)
+{
+	const struct ptx_toks *t = &m->toks;
+
+	if (t->v[tok].kind != PTX_TOK_IDENT)
+		return false;
+	for (size_t v = 0; v < m->nr_vars; v++)
+		if (m->vars[v] != tok && t->v[tok].len == t->v[m->vars[v]].len &&
+		    !memcmp(ptx_tok_text(m, tok), ptx_tok_text(m, m->vars[v]), t->v[tok].len))
+			return true;
+	return false;
+}
+
+const char *ptx_module_var_refusal(const struct ptx_module *m, const struct ptx_entry *e, char *buf,
+				   size_t len)
+{
+	/* a kernel that calls device functions: any use in the module may be on its path */
+	size_t from = e->has_call ? 0 : e->body_open, to = e->has_call ? m->toks.n : e->body_close;
+
+	if (!m->nr_vars || e->body_open == PTX_NO_TOK)
+		return NULL;
+	for (size_t i = from; i < to; i++) {
+		if (!names_a_var(m, i))
+			continue;
+		snprintf(buf, len,
+			 "uses module variable '%.*s', which a rewritten copy would not share",
+			 (int)m->toks.v[i].len, ptx_tok_text(m, i));
+		return buf;
+	}
+	return NULL;
+}
+
 static void scan_version(struct ptx_module *m, size_t i)
 {
 	const char *s;
@@ -424,6 +482,10 @@ int ptx_module_scan(const char *text, size_t len, struct ptx_module *m)
 			if (err)
 				return err;
 			continue;
+		} else if (ptx_tok_is(t, i, ".const") || ptx_tok_is(t, i, ".global")) {
+			err = scan_variable(m, i);
+			if (err)
+				return err;
 		}
 		i++;
 	}
@@ -444,6 +506,7 @@ void ptx_module_free(struct ptx_module *m)
 		free(m->entries[i].params);
 	}
 	free(m->entries);
+	free(m->vars);
 	ptx_toks_free(&m->toks);
 	memset(m, 0, sizeof(*m));
 }

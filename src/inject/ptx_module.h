@@ -46,6 +46,13 @@ struct ptx_module {
 	unsigned version_major, version_minor;
 	unsigned address_size; /* 64 unless .address_size says otherwise */
 	bool func_exits;       /* some .func body executes `exit` */
+	/*
+	 * Name tokens of the module's own .const and .global variables (not
+	 * nvcc's printf strings): a rewritten copy of the module gets its own
+	 * instances, which the host's cudaMemcpyToSymbol never reaches.
+	 */
+	size_t *vars;
+	size_t nr_vars;
 	struct ptx_entry *entries;
 	size_t nr_entries;
 	char error[128];
@@ -73,6 +80,15 @@ static inline bool ptx_version_at_least(const struct ptx_module *m, unsigned maj
  */
 const char *ptx_param_refusal(const struct ptx_module *m, const struct ptx_entry *e,
 			      uint32_t param_size, const char *what, char *buf, size_t len);
+
+/*
+ * Why kernel e must not run from a rewritten copy of its module: it (or a
+ * device function, when it calls one) names a .const/.global variable of the
+ * module, whose copy would not be the one the application writes and reads.
+ * Written into buf; NULL when the kernel names none.
+ */
+const char *ptx_module_var_refusal(const struct ptx_module *m, const struct ptx_entry *e, char *buf,
+				   size_t len);
 
 /* Bytes of a scalar PTX type directive at token i (".u32" -> 4), 0 when it is not one. */
 uint32_t ptx_type_size(const struct ptx_module *m, size_t i);

@@ -40,7 +40,7 @@ static const char *refusal(const struct ptx_module *m, const struct ptx_entry *e
 		return k->reason;
 	if (m->func_exits && e->has_call)
 		return "calls device functions and some device function executes exit";
-	return NULL;
+	return ptx_module_var_refusal(m, e, k->reason, sizeof(k->reason));
 }
 
 static void rewrite_entry(struct rewrite_out *o, const struct ptx_entry *e,
