@@ -298,39 +298,50 @@ static int emit_map_op(struct emit *e, int32_t fn)
  * once: the lowest lane adds the warp's total to head, the lanes take
  * consecutive places by rank. Sets %t<rec> to this lane's record and jumps to
  * `drop` (after counting the event in dropped) when it does not fit.
+ * A full ring is the common case of a busy kernel (the host empties it only
+ * between launches), so its cost is kept to one load and one atomic per warp:
+ * the lowest lane reads head first and leaves it alone once it is past the
+ * capacity, and the lowest dropping lane counts all the warp's drops at once.
  */
 static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsigned rec,
 			 const char *drop)
 {
 	unsigned mask = new_w(e), lt = new_w(e), rank = new_w(e), count = new_w(e),
-		 leader = new_w(e), lo = new_w(e), hi = new_w(e);
+		 leader = new_w(e), lo = new_w(e), hi = new_w(e), drops = new_w(e);
 	unsigned total = new_t(e), base = new_t(e), end = new_t(e), cap = new_t(e);
-	unsigned first = new_p(e), fits = new_p(e);
+	unsigned first = new_p(e), fits = new_p(e), room = new_p(e), counts = new_p(e);
 
-	emitf(e, "\tactivemask.b32 %%w%u;\n", mask);
-	emitf(e, "\tmov.u32 %%w%u, %%lanemask_lt;\n", lt);
-	emitf(e, "\tand.b32 %%w%u, %%w%u, %%w%u;\n", lt, lt, mask);
-	emitf(e, "\tpopc.b32 %%w%u, %%w%u;\n", rank, lt);
-	emitf(e, "\tpopc.b32 %%w%u, %%w%u;\n", count, mask);
-	emitf(e, "\tbrev.b32 %%w%u, %%w%u;\n", leader, mask);
-	emitf(e, "\tbfind.shiftamt.u32 %%w%u, %%w%u;\n", leader, leader);
-	emitf(e, "\tsetp.eq.u32 %%p%u, %%w%u, 0;\n", first, rank);
-	emitf(e, "\tmul.wide.u32 %%t%u, %%w%u, %u;\n", total, count, rec_size);
-	emitf(e, "\tmov.b64 %%t%u, 0;\n", base);
-	emitf(e, "\t@%%p%u atom.global.add.u64 %%t%u, [%%t%u], %%t%u;\n", first, base, ring, total);
-	emitf(e, "\tmov.b64 {%%w%u, %%w%u}, %%t%u;\n", lo, hi, base);
-	emitf(e, "\tshfl.sync.idx.b32 %%w%u, %%w%u, %%w%u, 31, %%w%u;\n", lo, lo, leader, mask);
-	emitf(e, "\tshfl.sync.idx.b32 %%w%u, %%w%u, %%w%u, 31, %%w%u;\n", hi, hi, leader, mask);
-	emitf(e, "\tmov.b64 %%t%u, {%%w%u, %%w%u};\n", base, lo, hi);
-	emitf(e, "\tmul.wide.u32 %%t%u, %%w%u, %u;\n", total, rank, rec_size);
-	emitf(e, "\tadd.u64 %%t%u, %%t%u, %%t%u;\n", base, base, total);
-	emitf(e, "\tadd.u64 %%t%u, %%t%u, %u;\n", end, base, rec_size);
-	emitf(e, "\tld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
-	emitf(e, "\tsetp.le.u64 %%p%u, %%t%u, %%t%u;\n", fits, end, cap);
-	emitf(e, "\t@!%%p%u red.global.add.u64 [%%t%u+8], 1;\n", fits, ring);
-	emitf(e, "\t@!%%p%u bra %s;\n", fits, drop);
-	emitf(e, "\tadd.u64 %%t%u, %%t%u, %u;\n", rec, ring, GRT_BPF_RING_HEAD_SIZE);
-	emitf(e, "\tadd.u64 %%t%u, %%t%u, %%t%u;\n", rec, rec, base);
+	emitf(e, "	activemask.b32 %%w%u;\n", mask);
+	emitf(e, "	mov.u32 %%w%u, %%lanemask_lt;\n", lt);
+	emitf(e, "	and.b32 %%w%u, %%w%u, %%w%u;\n", lt, lt, mask);
+	emitf(e, "	popc.b32 %%w%u, %%w%u;\n", rank, lt);
+	emitf(e, "	popc.b32 %%w%u, %%w%u;\n", count, mask);
+	emitf(e, "	brev.b32 %%w%u, %%w%u;\n", leader, mask);
+	emitf(e, "	bfind.shiftamt.u32 %%w%u, %%w%u;\n", leader, leader);
+	emitf(e, "	setp.eq.u32 %%p%u, %%w%u, 0;\n", first, rank);
+	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", total, count, rec_size);
+	emitf(e, "	ld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
+	emitf(e, "	mov.b64 %%t%u, 0;\n", base);
+	emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u];\n", first, base, ring);
+	emitf(e, "	setp.lt.and.u64 %%p%u, %%t%u, %%t%u, %%p%u;\n", room, base, cap, first);
+	emitf(e, "	@%%p%u atom.global.add.u64 %%t%u, [%%t%u], %%t%u;\n", room, base, ring, total);
+	emitf(e, "	mov.b64 {%%w%u, %%w%u}, %%t%u;\n", lo, hi, base);
+	emitf(e, "	shfl.sync.idx.b32 %%w%u, %%w%u, %%w%u, 31, %%w%u;\n", lo, lo, leader, mask);
+	emitf(e, "	shfl.sync.idx.b32 %%w%u, %%w%u, %%w%u, 31, %%w%u;\n", hi, hi, leader, mask);
+	emitf(e, "	mov.b64 %%t%u, {%%w%u, %%w%u};\n", base, lo, hi);
+	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", total, rank, rec_size);
+	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", base, base, total);
+	emitf(e, "	add.u64 %%t%u, %%t%u, %u;\n", end, base, rec_size);
+	emitf(e, "	setp.le.u64 %%p%u, %%t%u, %%t%u;\n", fits, end, cap);
+	emitf(e, "	vote.sync.ballot.b32 %%w%u, !%%p%u, %%w%u;\n", drops, fits, mask);
+	emitf(e, "	and.b32 %%w%u, %%w%u, %%w%u;\n", lt, lt, drops);
+	emitf(e, "	setp.eq.and.u32 %%p%u, %%w%u, 0, !%%p%u;\n", counts, lt, fits);
+	emitf(e, "	popc.b32 %%w%u, %%w%u;\n", drops, drops);
+	emitf(e, "	cvt.u64.u32 %%t%u, %%w%u;\n", total, drops);
+	emitf(e, "	@%%p%u red.global.add.u64 [%%t%u+8], %%t%u;\n", counts, ring, total);
+	emitf(e, "	@!%%p%u bra %s;\n", fits, drop);
+	emitf(e, "	add.u64 %%t%u, %%t%u, %u;\n", rec, ring, GRT_BPF_RING_HEAD_SIZE);
+	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", rec, rec, base);
 }
 
 /* The record header but its length: program, SM, time. */
