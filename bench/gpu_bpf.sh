@@ -35,6 +35,9 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 for cu in samples/gpu-bpf/vec_add.cu bench/gpubpf/vector_add_cpp.cu bench/gpubpf/vec_add_bench.cu; do
 	"$nvcc" -O2 -arch=sm_90 -o "$OUT/bin/$(basename "$cu" .cu)" "$cu" || fail "nvcc $cu"
 done
+# the fixed-n vectorAdd with n a literal: no __constant__, so it can be instrumented
+"$nvcc" -O2 -arch=sm_90 -DFIXED_N=10000 -o "$OUT/bin/vector_add_literal" \
+	bench/gpubpf/vector_add_cpp.cu || fail "nvcc -DFIXED_N"
 
 # record NAME CMD... with the --bpf objects in $OBJS: trace, stdout, stderr under $OUT/traces
 record() {
@@ -59,10 +62,20 @@ same_output samples plain
 $CHECK samples "$OUT/traces/samples.grt" "$OUT/traces/samples.sim.grt" 40 10000 2 || failed=1
 
 # --- bpftime's example programs, unchanged, on its kernels (C++ names) ---
+# As built, the fixed-n kernel reads a __constant__ that an instrumented copy of the module would
+# not share: it must run untouched, with the reason in the trace.
 "$OUT/bin/vector_add_cpp" 10000 2 >"$OUT/traces/cpp_plain.out"
+OBJS="--bpf $P/bpftime_threadhist.bpf.o"
+record constant_kernel "$OUT/bin/vector_add_cpp" 10000 2
+same_output constant_kernel cpp_plain
+"$G" parse "$OUT/traces/constant_kernel.grt" --filter type=gpu_instrument 2>/dev/null |
+	grep _Z9vectorAddPKfS0_Pf | grep -q "module variable 'fixed_n'" &&
+	ok "constant_kernel: left untouched, reason in the trace" ||
+	fail "constant_kernel: no 'module variable fixed_n' refusal in the trace"
+"$OUT/bin/vector_add_literal" 10000 2 >"$OUT/traces/cpp_plain.out"
 for p in bpftime_threadhist bpftime_kernel_trace bpftime_kernelretsnoop bpftime_mem_trace bpftime_cuda_counter; do
 	OBJS="--bpf $P/$p.bpf.o"
-	record "$p" "$OUT/bin/vector_add_cpp" 10000 2
+	record "$p" "$OUT/bin/vector_add_literal" 10000 2
 	same_output "$p" cpp_plain
 	kernel=_Z9vectorAddPKfS0_Pf
 	[ $p = bpftime_kernel_trace ] && kernel=_Z9vectorAddPKfS0_Pfi

@@ -7,11 +7,19 @@
 
 __constant__ int fixed_n;
 
+// -DFIXED_N=10000: the first kernel compares with a literal instead, so that it uses no module
+// variable and can be instrumented (bench/gpu_bpf_recheck.sh runs bpftime's programs on both).
+#ifdef FIXED_N
+#define KERNEL_N FIXED_N
+#else
+#define KERNEL_N fixed_n
+#endif
+
 __global__ void vectorAdd(const float *a, const float *b, float *c)
 {
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 
-	if (i < fixed_n)
+	if (i < KERNEL_N)
 		c[i] = a[i] + b[i];
 }
 
