@@ -63,7 +63,6 @@ grep -h "lost\|dropped" "$OUT"/traces/bench_ring_1.err 2>/dev/null | tail -2
 
 echo
 echo "== summary =="
-grep -c '^ok - ' <(cat "$OUT"/*.txt /dev/null) >/dev/null
 echo "correctness: $([ $failed = 0 ] && echo all checks passed || echo FAILURES above)"
 cat "$OUT/attach.txt" | grep -E '^attach '
 cat "$OUT/overhead.txt"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "common/clock.h"
 #include "cli/commands.h"
+#include "cli/gpu_bpf_args.h"
 #include "cli/option_error.h"
 #include "cli/output_check.h"
 #include "cli/record_header.h"
@@ -22,7 +23,6 @@
 #include "sources/bpf_util.h"
 #include "sources/libcuda_locate.h"
 #include "sources/session.h"
-#include "gpubpf/gpubpf.h"
 #include "sources/source.h"
 #include "sources/syscall_filter.h"
 #include "sources/writer_sink.h"
@@ -44,8 +44,7 @@ struct record_options {
 	bool launch_returns_set;
 	uint32_t launch_returns;
 	bool all;		/* -a: every process (system-wide), until stopped */
-	const char *bpf[GPUBPF_MAX_OBJECTS]; /* --bpf objects */
-	size_t nr_bpf;
+	struct gpu_bpf_args bpf; /* --bpf objects */
 	char *const *command;	/* after --, NULL when attaching */
 };
 
@@ -175,12 +174,8 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 			break;
 		case 'a': o->all = true; break;
 		case 'B':
-			if (o->nr_bpf == GPUBPF_MAX_OBJECTS) {
-				grt_error("record: more than %d --bpf objects; combine programs into "
-					  "fewer objects", GPUBPF_MAX_OBJECTS);
+			if (gpu_bpf_args_add(&o->bpf, "record", optarg))
 				return GRT_EXIT_USAGE;
-			}
-			o->bpf[o->nr_bpf++] = optarg;
 			break;
 		case 'h': record_usage(stdout); return -1;
 		default: /* ':' and '?' */
@@ -362,8 +357,6 @@ struct recording {
 	char libcuda[PATH_MAX];
 	char sources[256];	/* -s with each source once */
 	uint32_t sources_mask;
-	struct gpubpf_bundle bpf[GPUBPF_MAX_OBJECTS]; /* --bpf, verified and translated */
-	uint64_t bpf_load_ns;
 };
 
 /* Runs the poll loop until a stop condition; returns the grt_end_reason. */
@@ -429,12 +422,10 @@ static int open_session(struct recording *rec)
 		.launch_returns = rec->opts.launch_returns,
 		.launched = rec->target.launched,
 		.system_wide = rec->opts.all,
-		.gpu_bpf = rec->bpf,
-		.nr_gpu_bpf = rec->opts.nr_bpf,
-		.gpu_bpf_load_ns = rec->bpf_load_ns,
 	};
 	struct grt_file_header header;
 
+	gpu_bpf_args_config(&rec->opts.bpf, &cfg);
 	record_header_fill(&header, rec->libcuda[0] ? rec->libcuda : NULL, rec->target.pid,
 			   rec->opts.command, rec->sources_mask);
 	rec->writer = grt_writer_open(rec->opts.output, &header);
@@ -559,7 +550,7 @@ static void cleanup(struct recording *rec)
 		grt_writer_close(rec->writer, GRT_END_SOURCE_ERROR, grt_monotonic_ns());
 	target_abort(&rec->target);
 	target_close(&rec->target);
-	gpubpf_bundles_free(rec->bpf, rec->opts.nr_bpf);
+	gpu_bpf_args_free(&rec->opts.bpf);
 }
 
 /* The checks that need nothing started: exit 2 for bad usage before any side effect. */
@@ -571,7 +562,7 @@ static int check_request(struct recording *rec)
 		return GRT_EXIT_USAGE;
 	if (rec->opts.gpu_kernels && check_gpu_kernels(rec->opts.gpu_kernels))
 		return GRT_EXIT_USAGE;
-	if (rec->opts.nr_bpf && !(rec->sources_mask & 1u << GRT_SRC_GPU)) {
+	if (rec->opts.bpf.n && !(rec->sources_mask & 1u << GRT_SRC_GPU)) {
 		grt_error("record: --bpf runs programs through the gpu source: add gpu to -s (e.g. "
 			  "-s cuda,gpu)");
 		return GRT_EXIT_USAGE;
@@ -597,7 +588,7 @@ int record_parse_args(int argc, char **argv)
 int cmd_record(int argc, char **argv)
 {
 	struct recording rec = { .target = { .barrier_fd = -1, .exec_fd = -1 } };
-	char why[256], bpf_err[512];
+	char why[256];
 	int rc;
 
 	install_signal_handlers();
@@ -617,14 +608,9 @@ int cmd_record(int argc, char **argv)
 	    resolve_libcuda(&rec.opts, rec.libcuda, sizeof(rec.libcuda)))
 		return GRT_EXIT_FAILURE;
 	/* a program the verifier refuses stops here: the command never starts */
-	rec.bpf_load_ns = grt_monotonic_ns();
-	if (rec.opts.nr_bpf && gpubpf_bundles_load(rec.opts.bpf, rec.opts.nr_bpf, rec.bpf,
-						   bpf_err, sizeof(bpf_err))) {
-		rec.opts.nr_bpf = 0;
-		grt_error("record: %s", bpf_err);
+	/* a program the verifier refuses stops here: the command never starts */
+	if (gpu_bpf_args_load(&rec.opts.bpf, "record"))
 		return GRT_EXIT_FAILURE;
-	}
-	rec.bpf_load_ns = grt_monotonic_ns() - rec.bpf_load_ns;
 	if ((rec.opts.command && start_target(&rec)) || open_session(&rec)) {
 		cleanup(&rec);
 		return GRT_EXIT_FAILURE;

@@ -10,6 +10,7 @@
 #include <time.h>
 #include "common/clock.h"
 #include "cli/commands.h"
+#include "cli/gpu_bpf_args.h"
 #include "cli/option_error.h"
 #include "cli/live_sink.h"
 #include "cli/snoop.h"
@@ -17,7 +18,6 @@
 #include "common/num_parse.h"
 #include "cli/target.h"
 #include "export/event_printer.h"
-#include "gpubpf/gpubpf.h"
 #include "sources/session.h"
 #include "sources/source.h"
 
@@ -115,10 +115,8 @@ struct snoop_args {
 	bool json;
 	bool csv;
 	bool launch_stacks;
-	const char *bpf[GPUBPF_MAX_OBJECTS]; /* --bpf */
-	size_t nr_bpf;
-	char *const *command; /* after --, NULL when none */
-	uint64_t bpf_load_ns;
+	struct gpu_bpf_args bpf; /* --bpf */
+	char *const *command;	 /* after --, NULL when none */
 };
 
 /* 0, -1 for --help (printed), or GRT_EXIT_USAGE after printing why. */
@@ -179,12 +177,8 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 			a->launch_stacks = true;
 			break;
 		case 'B':
-			if (a->nr_bpf == GPUBPF_MAX_OBJECTS) {
-				grt_error("snoop: more than %d --bpf objects; combine programs into "
-					  "fewer objects", GPUBPF_MAX_OBJECTS);
+			if (gpu_bpf_args_add(&a->bpf, "snoop", optarg))
 				return GRT_EXIT_USAGE;
-			}
-			a->bpf[a->nr_bpf++] = optarg;
 			break;
 		case 'h':
 			snoop_usage(stdout);
@@ -210,9 +204,9 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 			  a->view->name, a->view->name);
 		return GRT_EXIT_USAGE;
 	}
-	if (!a->view->launches && (a->command || a->nr_bpf)) {
+	if (!a->view->launches && (a->command || a->bpf.n)) {
 		grt_error("snoop %s: %s is for snoop gpu", a->view->name,
-			  a->nr_bpf ? "--bpf" : "a command to launch");
+			  a->bpf.n ? "--bpf" : "a command to launch");
 		return GRT_EXIT_USAGE;
 	}
 	if (a->csv && (!a->view->has_csv || a->json)) {
@@ -252,20 +246,19 @@ static bool target_running(const struct snoop_args *a, struct target *t)
 }
 
 static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn,
-		       struct target *t, const struct gpubpf_bundle *bpf)
+		       struct target *t)
 {
 	struct grt_session_config cfg = {.target_pid = t->launched ? t->pid : a->pid,
 					 .libcuda_path = a->libcuda,
 					 .launch_stacks = a->launch_stacks,
-					 .launched = t->launched,
-					 .gpu_bpf = bpf,
-					 .nr_gpu_bpf = a->nr_bpf,
-					 .gpu_bpf_load_ns = a->bpf_load_ns};
-	struct grt_session *s = grt_session_new(&cfg, &ls->sink);
+					 .launched = t->launched};
+	struct grt_session *s;
 	uint64_t deadline;
 	char err[512];
 	int rc = GRT_EXIT_OK;
 
+	gpu_bpf_args_config(&a->bpf, &cfg);
+	s = grt_session_new(&cfg, &ls->sink);
 	if (!s) {
 		grt_error("snoop: cannot create a session: %s", strerror(errno));
 		return GRT_EXIT_FAILURE;
@@ -318,17 +311,12 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
  * The programs verified, then the command forked and held before exec until
  * the session attached: a refused program means the command never runs.
  */
-static int launch_held(struct snoop_args *a, struct target *t, struct gpubpf_bundle *bpf)
+static int launch_held(struct snoop_args *a, struct target *t)
 {
 	char err[512];
 
-	a->bpf_load_ns = grt_monotonic_ns();
-	if (a->nr_bpf && gpubpf_bundles_load(a->bpf, a->nr_bpf, bpf, err, sizeof(err))) {
-		a->nr_bpf = 0;
-		grt_error("snoop: %s", err);
+	if (gpu_bpf_args_load(&a->bpf, "snoop"))
 		return GRT_EXIT_FAILURE;
-	}
-	a->bpf_load_ns = grt_monotonic_ns() - a->bpf_load_ns;
 	if (a->command && target_launch_held(t, a->command, err, sizeof(err))) {
 		grt_error("snoop: %s", err);
 		return GRT_EXIT_FAILURE;
@@ -350,7 +338,6 @@ int cmd_snoop(int argc, char **argv)
 	struct grt_live_sink ls;
 	struct snoop sn = {0};
 	struct target t = {.barrier_fd = -1, .exec_fd = -1};
-	struct gpubpf_bundle bpf[GPUBPF_MAX_OBJECTS];
 	int rc = parse_args(argc, argv, &a);
 
 	if (rc)
@@ -378,12 +365,12 @@ int cmd_snoop(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	catch_stop_signals();
-	rc = launch_held(&a, &t, bpf);
+	rc = launch_held(&a, &t);
 	if (!rc)
-		rc = run_session(&a, &ls, &sn, &t, bpf);
+		rc = run_session(&a, &ls, &sn, &t);
 	target_abort(&t);
 	target_close(&t);
-	gpubpf_bundles_free(bpf, a.nr_bpf);
+	gpu_bpf_args_free(&a.bpf);
 	fflush(stdout);
 	grt_live_sink_destroy(&ls);
 	grt_event_printer_free(sn.json);

@@ -39,14 +39,24 @@
 #define CHUNK_BYTES (1u << 20)
 #define SEND_WAIT_TRIES 4000 /* 1 ms each: the recorder drains every few ms */
 
+/*
+ * Rings come in two sets, each with its own environment (the maps are
+ * shared): launches use the active set; at the first launch after every
+ * launch completed, the other set, emptied meanwhile, becomes the active
+ * one, so the collection empties the one left behind whenever it runs,
+ * without racing the application's next launch.
+ */
 struct bpf_ctx {
 	CUcontext ctx;
 	CUstream stream;
-	CUdeviceptr env;
-	CUdeviceptr mem[RINGS]; /* by slot; PRINTK_RING: the printk ring */
-	size_t len[RINGS];
-	uint64_t consumed[RINGS]; /* ring bytes already sent */
-	uint64_t dropped_seen[RINGS];
+	CUdeviceptr env[2];
+	CUdeviceptr mem[2][RINGS]; /* [0]: maps and set 0's rings, by slot; [1]: set 1's rings */
+	size_t len[RINGS];	   /* PRINTK_RING: the printk ring */
+	unsigned active;	   /* the set launches use */
+	bool dirty[2];		   /* a launch used the set since it was last emptied */
+	uint64_t consumed[2][RINGS]; /* ring bytes already sent */
+	uint64_t dropped_seen[2][RINGS];
+	bool clock_set; /* the environments have the calibration (not yet when they were made) */
 };
 
 struct bpf_probes {
@@ -62,6 +72,7 @@ struct bpf_probes {
 	uint64_t stream_key;	    /* the one stream programs ran on since the last reset */
 	bool many_streams;	    /* or several */
 	uint64_t uncollected;	    /* launches since the last collection */
+	uint64_t since_maps;	    /* launches since the last map snapshot */
 	uint64_t last_maps_ns;
 	uint32_t snapshot;
 	uint8_t *host;		    /* staging for read-back */
@@ -113,11 +124,13 @@ static int bpf_rewrite(void *self, const char *ptx, size_t len, struct ptx_rewri
 
 static void ctx_free(struct inject_driver *drv, struct bpf_ctx *c)
 {
-	for (unsigned i = 0; i < RINGS; i++)
-		if (c->mem[i])
-			drv->cuMemFree_v2(c->mem[i]);
-	if (c->env)
-		drv->cuMemFree_v2(c->env);
+	for (unsigned set = 0; set < 2; set++) {
+		for (unsigned i = 0; i < RINGS; i++)
+			if (c->mem[set][i])
+				drv->cuMemFree_v2(c->mem[set][i]);
+		if (c->env[set])
+			drv->cuMemFree_v2(c->env[set]);
+	}
 	free(c);
 }
 
@@ -152,6 +165,14 @@ static int ring_capacity(struct inject_driver *drv, struct bpf_ctx *c, CUdevicep
 		   : 0;
 }
 
+static bool is_ring_slot(const struct gpubpf_session *s, unsigned slot)
+{
+	for (size_t i = 0; i < s->nr_maps; i++)
+		if (s->maps[i].slot == slot)
+			return !s->maps[i].rodata && gpubpf_map_is_ring(s->maps[i].shape.type);
+	return false;
+}
+
 /* On the library's worker thread, the context current there. */
 static int bpf_context_open(void *self, struct instr_context *ic, void **priv)
 {
@@ -160,7 +181,7 @@ static int bpf_context_open(void *self, struct instr_context *ic, void **priv)
 	struct inject_driver *drv = &st->drv;
 	const struct gpubpf_session *s = bp->s;
 	struct bpf_ctx *c = calloc(1, sizeof(*c));
-	struct grt_bpf_env env = {GRT_BPF_ENV_MAGIC, GRT_BPF_ENV_VERSION, s->thread_capacity};
+	struct grt_bpf_env env[2] = {{GRT_BPF_ENV_MAGIC, GRT_BPF_ENV_VERSION, s->thread_capacity}};
 	int err = 0;
 
 	if (!c)
@@ -170,29 +191,42 @@ static int bpf_context_open(void *self, struct instr_context *ic, void **priv)
 		free(c);
 		return -EIO;
 	}
-	env.pid_tgid = ((uint64_t)st->pid << 32) | (uint32_t)st->pid;
-	session_clock(st, &env.clock_gpu_ref, &env.clock_mono_ref, &env.clock_mult);
+	env[0].pid_tgid = ((uint64_t)st->pid << 32) | (uint32_t)st->pid;
+	session_clock(st, &env[0].clock_gpu_ref, &env[0].clock_mono_ref, &env[0].clock_mult);
+	c->clock_set = st->globaltimer.valid;
+	c->len[PRINTK_RING] = GRT_BPF_RING_HEAD_SIZE + s->ring_bytes;
 	for (size_t i = 0; !err && i < s->nr_maps; i++) {
 		const struct gpubpf_session_map *m = &s->maps[i];
 
 		if (m->rodata)
 			continue;
 		c->len[m->slot] = gpubpf_map_bytes(&m->shape, s->thread_capacity, s->ring_bytes);
-		err = dev_zeroed(drv, c, c->len[m->slot], &c->mem[m->slot]);
-		if (!err && gpubpf_map_is_ring(m->shape.type))
-			err = ring_capacity(drv, c, c->mem[m->slot], &s->ring_bytes);
-		env.map[m->slot] = c->mem[m->slot];
+		err = dev_zeroed(drv, c, c->len[m->slot], &c->mem[0][m->slot]);
+		env[0].map[m->slot] = c->mem[0][m->slot];
 	}
-	c->len[PRINTK_RING] = GRT_BPF_RING_HEAD_SIZE + s->ring_bytes;
-	if (!err)
-		err = dev_zeroed(drv, c, c->len[PRINTK_RING], &c->mem[PRINTK_RING]);
-	if (!err)
-		err = ring_capacity(drv, c, c->mem[PRINTK_RING], &s->ring_bytes);
-	env.printk_ring = c->mem[PRINTK_RING];
-	if (!err)
-		err = drv->cuMemAlloc_v2(&c->env, sizeof(env)) ? -ENOMEM : 0;
-	if (!err)
-		err = drv->cuMemcpyHtoDAsync_v2(c->env, &env, sizeof(env), c->stream) ? -EIO : 0;
+	env[1] = env[0];
+	for (unsigned set = 0; !err && set < 2; set++) {
+		for (unsigned slot = 0; !err && slot < RINGS; slot++) {
+			if (slot != PRINTK_RING &&
+			    !(env[0].map[slot] && is_ring_slot(s, slot)))
+				continue;
+			if (set || slot == PRINTK_RING)
+				err = dev_zeroed(drv, c, c->len[slot], &c->mem[set][slot]);
+			if (!err)
+				err = ring_capacity(drv, c, c->mem[set][slot], &s->ring_bytes);
+			if (slot == PRINTK_RING)
+				env[set].printk_ring = c->mem[set][slot];
+			else
+				env[set].map[slot] = c->mem[set][slot];
+		}
+		if (!err)
+			err = drv->cuMemAlloc_v2(&c->env[set], sizeof(env[set])) ? -ENOMEM : 0;
+		if (!err)
+			err = drv->cuMemcpyHtoDAsync_v2(c->env[set], &env[set], sizeof(env[set]),
+							c->stream)
+				  ? -EIO
+				  : 0;
+	}
 	/* the application's launches are not ordered with our stream: wait for it here */
 	if (!err)
 		err = drv->cuStreamSynchronize(c->stream) ? -EIO : 0;
@@ -212,6 +246,12 @@ static int bpf_context_open(void *self, struct instr_context *ic, void **priv)
 
 /* ---- launches ---- */
 
+/* Every launch with programs so far has completed: nothing writes the maps or rings. */
+static bool quiet(const struct bpf_probes *bp)
+{
+	return bp->quiet_upto >= bp->last_seq;
+}
+
 static int bpf_launch_begin(void *self, struct instr_launch *l, unsigned index, uint64_t *params)
 {
 	struct bpf_probes *bp = self;
@@ -223,15 +263,20 @@ static int bpf_launch_begin(void *self, struct instr_launch *l, unsigned index, 
 	}
 	if (bp->last_seq && l->stream_key != bp->stream_key)
 		bp->many_streams = true;
-	if (!bp->last_seq || bp->quiet_upto >= bp->last_seq) {
+	if (!bp->last_seq || quiet(bp)) {
 		/* every earlier launch is done: this one starts a new quiet period */
 		bp->stream_key = l->stream_key;
 		bp->many_streams = false;
 	}
+	/* every launch so far completed: the rings emptied meanwhile take over */
+	if (quiet(bp) && c->dirty[c->active] && !c->dirty[!c->active])
+		c->active ^= 1;
+	c->dirty[c->active] = true;
 	bp->last_seq = l->seq;
 	bp->launches++;
 	bp->uncollected++;
-	*params = c->env;
+	bp->since_maps++;
+	*params = c->env[c->active];
 	return 0;
 }
 
@@ -243,9 +288,18 @@ static void bpf_synchronized(void *self, uint64_t key, bool all, uint64_t token)
 		bp->quiet_upto = token;
 }
 
+/* New records to read, or rings to empty and maps to take now that nothing runs. */
 static bool bpf_pending(void *self)
 {
-	return ((struct bpf_probes *)self)->uncollected != 0;
+	struct bpf_probes *bp = self;
+
+	if (bp->uncollected || (quiet(bp) && bp->since_maps))
+		return true;
+	for (unsigned i = 0; i < bp->nctxs; i++)
+		if (bp->ctxs[i]->dirty[!bp->ctxs[i]->active] ||
+		    (quiet(bp) && bp->ctxs[i]->dirty[bp->ctxs[i]->active]))
+			return true;
+	return false;
 }
 
 /* ---- collection ---- */
@@ -306,7 +360,7 @@ static uint8_t *read_back(struct bpf_probes *bp, struct bpf_ctx *c, CUdeviceptr 
 
 static void send_map(struct bpf_probes *bp, struct bpf_ctx *c, uint32_t slot, bool final)
 {
-	const uint8_t *img = read_back(bp, c, c->mem[slot], c->len[slot]);
+	const uint8_t *img = read_back(bp, c, c->mem[0][slot], c->len[slot]);
 
 	for (size_t off = 0; img && off < c->len[slot]; off += CHUNK_BYTES) {
 		size_t n = c->len[slot] - off < CHUNK_BYTES ? c->len[slot] - off : CHUNK_BYTES;
@@ -346,11 +400,13 @@ static void send_records(struct bpf_probes *bp, unsigned slot, const uint8_t *re
  * records, and its new losses; then, with reset, the ring emptied on the
  * device (nothing runs that could write it).
  */
-static void drain_ring(struct bpf_probes *bp, struct bpf_ctx *c, unsigned slot, bool reset)
+static void drain_ring(struct bpf_probes *bp, struct bpf_ctx *c, unsigned set, unsigned slot,
+		       bool reset)
 {
 	struct inject_driver *drv = &bp->st->drv;
-	const uint8_t *h = read_back(bp, c, c->mem[slot], GRT_BPF_RING_HEAD_SIZE);
-	uint64_t used, from = c->consumed[slot];
+	CUdeviceptr ring = c->mem[set][slot];
+	const uint8_t *h = read_back(bp, c, ring, GRT_BPF_RING_HEAD_SIZE);
+	uint64_t used, from = c->consumed[set][slot];
 	struct grt_bpf_ring head;
 	const uint8_t *img;
 
@@ -359,31 +415,47 @@ static void drain_ring(struct bpf_probes *bp, struct bpf_ctx *c, unsigned slot, 
 	memcpy(&head, h, sizeof(head));
 	used = head.head < head.capacity ? head.head : head.capacity;
 	if (used > from &&
-	    (img = read_back(bp, c, c->mem[slot] + GRT_BPF_RING_HEAD_SIZE + from, used - from))) {
+	    (img = read_back(bp, c, ring + GRT_BPF_RING_HEAD_SIZE + from, used - from))) {
 		size_t off = 0, n;
 
 		while ((n = gpubpf_ring_committed(img + off, used - from - off, CHUNK_BYTES))) {
 			send_records(bp, slot, img + off, n, 0);
 			off += n;
 		}
-		c->consumed[slot] = from + off;
+		c->consumed[set][slot] = from + off;
 	}
-	if (head.dropped > c->dropped_seen[slot]) {
-		send_records(bp, slot, NULL, 0, head.dropped - c->dropped_seen[slot]);
-		c->dropped_seen[slot] = head.dropped;
+	if (head.dropped > c->dropped_seen[set][slot]) {
+		send_records(bp, slot, NULL, 0, head.dropped - c->dropped_seen[set][slot]);
+		c->dropped_seen[set][slot] = head.dropped;
 	}
 	if (reset && (head.head || head.dropped)) {
 		uint64_t zero[2] = {0, 0}; /* head and dropped */
 
-		drv->cuMemsetD8Async(c->mem[slot] + GRT_BPF_RING_HEAD_SIZE, 0, used, c->stream);
-		drv->cuMemcpyHtoDAsync_v2(c->mem[slot], zero, sizeof(zero), c->stream);
+		drv->cuMemsetD8Async(ring + GRT_BPF_RING_HEAD_SIZE, 0, used, c->stream);
+		drv->cuMemcpyHtoDAsync_v2(ring, zero, sizeof(zero), c->stream);
 		drv->cuStreamSynchronize(c->stream);
-		c->consumed[slot] = 0;
-		c->dropped_seen[slot] = 0;
+		c->consumed[set][slot] = 0;
+		c->dropped_seen[set][slot] = 0;
 	}
 }
 
-static void collect_ctx(struct bpf_probes *bp, struct bpf_ctx *c, bool quiet, bool maps,
+/* The calibration, once there, into an environment made before it (ktime is then right). */
+static void set_clock(struct bpf_probes *bp, struct bpf_ctx *c)
+{
+	uint64_t clk[3];
+
+	if (c->clock_set || !bp->st->globaltimer.valid)
+		return;
+	session_clock(bp->st, &clk[0], &clk[1], &clk[2]);
+	if (!bp->st->drv.cuMemcpyHtoDAsync_v2(c->env[0] + GRT_BPF_ENV_OFF_CLOCK_GPU_REF, clk,
+					      sizeof(clk), c->stream) &&
+	    !bp->st->drv.cuMemcpyHtoDAsync_v2(c->env[1] + GRT_BPF_ENV_OFF_CLOCK_GPU_REF, clk,
+					      sizeof(clk), c->stream) &&
+	    !bp->st->drv.cuStreamSynchronize(c->stream))
+		c->clock_set = true;
+}
+
+static void collect_ctx(struct bpf_probes *bp, struct bpf_ctx *c, bool still, bool maps,
 			bool final)
 {
 	struct inject_driver *drv = &bp->st->drv;
@@ -391,17 +463,25 @@ static void collect_ctx(struct bpf_probes *bp, struct bpf_ctx *c, bool quiet, bo
 
 	if (drv->cuCtxPushCurrent_v2(c->ctx) != CUDA_SUCCESS)
 		return;
-	for (size_t i = 0; i < bp->s->nr_maps; i++) {
+	set_clock(bp, c);
+	for (size_t i = 0; maps && i < bp->s->nr_maps; i++) {
 		const struct gpubpf_session_map *m = &bp->s->maps[i];
 
-		if (m->rodata)
-			continue;
-		if (gpubpf_map_is_ring(m->shape.type))
-			drain_ring(bp, c, m->slot, quiet);
-		else if (maps)
+		if (!m->rodata && !gpubpf_map_is_ring(m->shape.type))
 			send_map(bp, c, m->slot, final);
 	}
-	drain_ring(bp, c, PRINTK_RING, quiet);
+	for (unsigned set = 0; set < 2; set++) {
+		/* the set left behind ran nothing since every launch completed */
+		bool idle = set != c->active || still;
+
+		if (!c->dirty[set])
+			continue;
+		for (unsigned slot = 0; slot < RINGS; slot++)
+			if (c->mem[set][slot] && (slot == PRINTK_RING || is_ring_slot(bp->s, slot)))
+				drain_ring(bp, c, set, slot, idle);
+		if (idle)
+			c->dirty[set] = false;
+	}
 	drv->cuCtxPopCurrent_v2(&popped);
 }
 
@@ -410,9 +490,9 @@ static void bpf_collect(void *self, enum instr_collect_reason why)
 {
 	struct bpf_probes *bp = self;
 	bool final = why == INSTR_COLLECT_EXIT;
-	bool quiet = final || bp->quiet_upto >= bp->last_seq;
+	bool still = final || quiet(bp);
 	uint64_t now = inject_now_ns();
-	bool maps = final || (quiet && bp->uncollected &&
+	bool maps = final || (still && bp->since_maps &&
 			      now - bp->last_maps_ns >= bp->st->cfg.drain_ms * 1000000ull);
 
 	if (!bp->last_seq)
@@ -420,10 +500,11 @@ static void bpf_collect(void *self, enum instr_collect_reason why)
 	if (maps) {
 		bp->snapshot++;
 		bp->last_maps_ns = now;
+		bp->since_maps = 0;
 	}
 	inject_enter_tool();
 	for (unsigned i = 0; i < bp->nctxs; i++)
-		collect_ctx(bp, bp->ctxs[i], quiet, maps, final);
+		collect_ctx(bp, bp->ctxs[i], still, maps, final);
 	inject_leave_tool();
 	bp->uncollected = 0;
 }

@@ -115,6 +115,14 @@ drops = sum(r.get('count', 0) for r in recs if r['type'] == 'drop' and r.get('so
 print(lost == drops and lost > 0)")
 [ "$n" = True ] && ok losses_are_drops || fail losses_are_drops "$n"
 
+# a collection while the launch may still run (the drain period) does not empty the rings; the
+# synchronization after it does: a ring that holds one launch's lines loses none over three
+FAKE_CUDA_BPF_OBJECTS=$P/vec_add_live.bpf.o GRTRACE_GPU_PROBES=off GRTRACE_GPU_BPF_RING_KB=4 \
+	GRTRACE_GPU_DRAIN_MS=20 APP_BPF_IDLE_MS=150 timeout 120 "$G" record -s gpu -o "$T/reset.grt" \
+	--bpf "$P/vec_add_live.bpf.o" -- "$FIX/app_bpf" $N 3 >"$T/reset.out" 2>"$T/reset.err"
+n=$(report reset "maps['done']['events'], maps['done']['lost'], r['printk']['lines'], r['printk']['lost']")
+[ "$n" = "$((BLOCKS * 3)) 0 $((BLOCKS * 3 + 3)) 0" ] && ok rings_emptied_at_syncs || fail rings_emptied_at_syncs "$n"
+
 # snoop gpu: the same lines live
 FAKE_CUDA_BPF_OBJECTS=$P/vec_add_live.bpf.o GRTRACE_GPU_PROBES=off timeout 120 \
 	"$G" snoop gpu --bpf "$P/vec_add_live.bpf.o" -- "$FIX/app_bpf" 1000 2 >"$T/snoop.out" 2>"$T/snoop.err"

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "app_common.h"
 
 /*
@@ -9,7 +10,8 @@
  * adds vectors for a kernel named vec_add: the result's hash must be the same
  * with and without programs. Loads app_common.h's module with vector_add
  * renamed vec_add (the samples' kernel), launches it LAUNCHES times in
- * blocks of 256 threads, synchronizing after each, and prints key=value lines.
+ * blocks of 256 threads, synchronizing after each (APP_BPF_IDLE_MS: that long after each
+ * launch before its synchronization), and prints key=value lines.
  */
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
@@ -60,6 +62,8 @@ int main(int argc, char **argv)
 		return 1;
 	for (int i = 0; i < launches; i++) {
 		failed += cuLaunchKernel(fn, blocks, 1, 1, 256, 1, 1, 0, NULL, params, NULL) != 0;
+		if (getenv("APP_BPF_IDLE_MS"))
+			usleep((useconds_t)atoi(getenv("APP_BPF_IDLE_MS")) * 1000);
 		failed += cuCtxSynchronize() != 0;
 	}
 	cuMemcpyDtoH_v2(hc, c, (size_t)n * 4);
