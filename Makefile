@@ -44,7 +44,11 @@ TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TEST_SRCS))
 
 GRTRACE := $(BUILD)/grtrace
 
-.PHONY: all deps test test-unit test-san fuzz demo bench clean format
+# The tool's version (the trace format has its own, in grt_format.h) and the commit built.
+VERSION := 0.9.0
+GIT_COMMIT = $(shell git describe --always --dirty --abbrev=12 --exclude '*' 2>/dev/null || echo unknown)
+
+.PHONY: all deps test test-unit test-san fuzz demo bench clean format man install
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -74,6 +78,17 @@ $(BUILD)/pic/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
+# Rewritten only when the version or commit changed, so a commit relinks, a build does not.
+$(BUILD)/gen/version.h: FORCE
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#define GRT_TOOL_VERSION "%s"\n#define GRT_GIT_COMMIT "%s"\n' '$(VERSION)' '$(GIT_COMMIT)' >$@.new
+	$(Q)if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+
+$(BUILD)/obj/src/cli/main.o $(BUILD)/obj/src/cli/cmd_info.o: $(BUILD)/gen/version.h
+
+.PHONY: FORCE
+FORCE:
+
 $(GRTRACE): $(LIB_OBJS) $(MAIN_OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(SAN_LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -92,6 +107,26 @@ $(BUILD)/tests/%: tests/%.c $(LIB_OBJS) tests/test_util.h
 
 .PHONY: tests-build
 tests-build: $(TEST_BINS) $(FIXTURES)
+
+# Man pages, one per command, made from the program's own --help (tools/gen_man.sh).
+man: $(GRTRACE)
+	$(call msg,MAN,$(BUILD)/man)
+	$(Q)./tools/gen_man.sh $(GRTRACE) $(BUILD)/man $(VERSION)
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the program, the inject library where the
+# gpu source looks for it (PREFIX/lib/grtrace), the man pages, bash and zsh completion.
+PREFIX ?= /usr/local
+BASH_COMPLETION_DIR := $(PREFIX)/share/bash-completion/completions
+install: all man
+	$(Q)install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/grtrace \
+		$(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(BASH_COMPLETION_DIR) \
+		$(DESTDIR)$(PREFIX)/share/zsh/site-functions
+	$(Q)install -m 755 $(GRTRACE) $(DESTDIR)$(PREFIX)/bin/grtrace
+	$(Q)install -m 644 $(BUILD)/libgrtrace-inject.so $(DESTDIR)$(PREFIX)/lib/grtrace/
+	$(Q)install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(Q)install -m 644 contrib/completion/grtrace.bash $(DESTDIR)$(BASH_COMPLETION_DIR)/grtrace
+	$(Q)sed 's|@BASH_COMPLETION@|$(BASH_COMPLETION_DIR)/grtrace|' contrib/completion/_grtrace \
+		>$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_grtrace
 
 deps:
 	$(Q)./tools/install-deps.sh

@@ -77,7 +77,7 @@ trace_phase() {
 	local mode=$1 i=$2 pid=$3 log=$OUT/$1.log trace=$OUT/$1.$2.grt
 	# the flags are words: split them
 	# shellcheck disable=SC2086
-	"$GRT" record -o "$trace" $EXTRA_FLAGS ${CONFIG_LIST[$((i - 1))]} -p "$pid" \
+	"$GRT" record -f -o "$trace" $EXTRA_FLAGS ${CONFIG_LIST[$((i - 1))]} -p "$pid" \
 		2>"$OUT/$mode.$i.record.log" &
 	REC=$!
 	wait_probes $REC || die "$mode: grtrace did not attach: $(cat "$OUT/$mode.$i.record.log")"

@@ -37,7 +37,7 @@ cpu_ticks() {
 run() {
 	local rate=$1 made seconds recorded lost rpid ticks
 	# shellcheck disable=SC2086 # the flags are words
-	"$GRT" record -o "$TMP/s.grt" --libcuda "$FAKE" ${GRT_RECORD_FLAGS:-} \
+	"$GRT" record -f -o "$TMP/s.grt" --libcuda "$FAKE" ${GRT_RECORD_FLAGS:-} \
 		-- "$STORM" "$SECONDS_EACH" "$THREADS" "$rate" \
 		>"$TMP/out" 2>"$TMP/err" &
 	rpid=$!

@@ -15,7 +15,7 @@ mkdir -p "$OUT"
 status=0
 
 nvcc -O2 -arch=sm_90 -o "$OUT/vector_add" "$HERE/../samples/vector_add.cu" || exit 1
-$G record -s cuda -o "$OUT/vector_add.grt" -- "$OUT/vector_add" 2>"$OUT/vector_add.err"
+$G record -f -s cuda -o "$OUT/vector_add.grt" -- "$OUT/vector_add" 2>"$OUT/vector_add.err"
 cat "$OUT/vector_add.err"
 $G parse --format json "$OUT/vector_add.grt" >"$OUT/vector_add.jsonl"
 $G report --format json "$OUT/vector_add.grt" >"$OUT/vector_add.report.json"
@@ -42,7 +42,7 @@ kernels = [e for e in prof.events() if e.device_type.name == "CUDA" and "Memcpy"
 with open(sys.argv[2], "w") as f:
     json.dump({"kernels": len(kernels), "names": sorted({k.name for k in kernels})}, f)
 PY
-$G record -s cuda -o "$OUT/torch.grt" -- python3 "$OUT/torch_prog.py" 2>"$OUT/torch.err"
+$G record -f -s cuda -o "$OUT/torch.grt" -- python3 "$OUT/torch_prog.py" 2>"$OUT/torch.err"
 cat "$OUT/torch.err"
 $G parse --format json "$OUT/torch.grt" >"$OUT/torch.jsonl"
 $G report "$OUT/torch.grt" >"$OUT/torch.report.txt"

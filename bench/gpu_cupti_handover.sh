@@ -29,7 +29,7 @@ nvcc -ptx -arch=compute_90 -o "$W/scale.ptx" "$D/gpu_inject/scale.cu" || exit 1
 echo "== untraced"
 python3 "$D/gpu_inject/torch_profiler.py" "$W/untraced.json" "$WARMUP" "$PROFILED" "$W/scale.ptx"
 echo "== recorded with -s cuda,gpu"
-timeout 600 "$G" record -s cuda,gpu -o "$W/traced.grt" -- \
+timeout 600 "$G" record -f -s cuda,gpu -o "$W/traced.grt" -- \
 	python3 "$D/gpu_inject/torch_profiler.py" "$W/traced.json" "$WARMUP" "$PROFILED" "$W/scale.ptx" \
 	2> >(tee "$W/record.err" >&2)
 "$G" parse --format json "$W/traced.grt" > "$W/traced.jsonl"

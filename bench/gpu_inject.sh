@@ -34,7 +34,7 @@ record() {
 	local envs=()
 	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
 	shift
-	env "${envs[@]}" timeout 90 "$G" record -s gpu -o "$W/$name.grt" -- "$@" >"$W/$name.out" 2>"$W/$name.err"
+	env "${envs[@]}" timeout 90 "$G" record -f -s gpu -o "$W/$name.grt" -- "$@" >"$W/$name.out" 2>"$W/$name.err"
 	local rc=$?
 	[ $rc -eq 0 ] || { echo "record $name failed rc=$rc"; tail -5 "$W/$name.err"; }
 	return $rc

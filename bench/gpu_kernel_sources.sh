@@ -36,7 +36,7 @@ say "== device: $(nvidia-smi -L 2>/dev/null | head -1); driver $(cat /sys/module
 
 # ---- 1. driver ioctls: init vs steady state ----
 ITER=1000
-"$G" record -s syscall -o "$OUTDIR/syscall.grt" -- "$OUTDIR/init_steady" $ITER >"$OUTDIR/syscall.log" 2>&1
+"$G" record -f -s syscall -o "$OUTDIR/syscall.grt" -- "$OUTDIR/init_steady" $ITER >"$OUTDIR/syscall.log" 2>&1
 say "== 1. syscall source on init_steady $ITER (record rc=$?): $(grep -h 'recorded\|init_steady' "$OUTDIR/syscall.log" | tr '\n' ' ')"
 "$G" parse --format json "$OUTDIR/syscall.grt" >"$OUTDIR/syscall.jsonl"
 python3 - "$OUTDIR/syscall.jsonl" $ITER <<'PY' | tee -a "$SUMMARY"
@@ -77,7 +77,7 @@ PY
 "$G" report "$OUTDIR/syscall.grt" >"$OUTDIR/report.txt" 2>&1 || true
 
 # ---- 2. NVML PCIe sampler during host-to-device copies ----
-GRTRACE_PCIE_INTERVAL_MS=100 "$G" record -s pcie -o "$OUTDIR/pcie.grt" -- "$OUTDIR/h2d_copy" 3 1024 >"$OUTDIR/pcie.log" 2>&1
+GRTRACE_PCIE_INTERVAL_MS=100 "$G" record -f -s pcie -o "$OUTDIR/pcie.grt" -- "$OUTDIR/h2d_copy" 3 1024 >"$OUTDIR/pcie.log" 2>&1
 say "== 2. pcie source around h2d_copy (record rc=$?; NVML ${GRTRACE_NVML_LIBRARY:-from the loader path}): $(grep -h 'h2d_copy:' "$OUTDIR/pcie.log")"
 "$G" parse --format json "$OUTDIR/pcie.grt" >"$OUTDIR/pcie.jsonl"
 python3 - "$OUTDIR/pcie.jsonl" <<'PY' | tee -a "$SUMMARY"
@@ -106,7 +106,7 @@ PY
 	ls /sys/kernel/tracing/events/nvidia 2>&1
 	cat /sys/kernel/tracing/events/nvidia/nvidia_dev_xid/format 2>&1
 } >"$OUTDIR/xid_format.txt"
-"$G" record -s xid -o "$OUTDIR/xid.grt" -- sleep 1 >"$OUTDIR/xid.log" 2>&1
+"$G" record -f -s xid -o "$OUTDIR/xid.grt" -- sleep 1 >"$OUTDIR/xid.log" 2>&1
 rc=$?
 attached=$("$G" parse --format json "$OUTDIR/xid.grt" 2>/dev/null | grep -c '"type":"source_status","[^}]*"source":"xid","status":0')
 say "== 3. xid source: record rc=$rc, source_status attached records=$attached, xid events=$("$G" parse --format json "$OUTDIR/xid.grt" 2>/dev/null | grep -c '"type":"xid"'); $(head -1 "$OUTDIR/xid.log")"

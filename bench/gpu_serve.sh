@@ -2,12 +2,15 @@
 # The H100 proof of grtrace serve (issue 14): the agent runs system-wide while a PyTorch training
 # loop and a second CUDA program run at the same time; each one's launch counter must equal the
 # program's own count: the PyTorch profiler's kernel count (from a separate, untraced-by-grtrace
-# run of the same deterministic loop) and the second program's known launches. Then the added
-# host time per launch of serve beside record (bench/cuda_launch_overhead.sh's launcher).
+# run of the same deterministic loop) and the second program's known launches. Then serve -s
+# uvm,pcie on a managed-memory program (bench/uvm_workload.cu): its UVM migrated bytes must equal
+# what the program moved, its faults be counted, and the NVML device gauges agree with
+# nvidia-smi. Then the added host time per launch of serve beside record
+# (bench/cuda_launch_overhead.sh's launcher).
 #
 # usage: bench/gpu_serve.sh BUILD [STEPS] [SECOND_LAUNCHES]
 # environment: LIBCUDA (default: the loader cache's libcuda.so.1), PYTHON (default python3)
-# Needs root, nvcc, python3 with torch (cuda). Prints ok/FAIL lines and the overhead rows;
+# Needs root, nvcc, python3 with torch (cuda), the nvidia_uvm module. Prints ok/FAIL lines and the overhead rows;
 # exits 1 on a FAIL.
 set -u
 BUILD=${1:?usage: bench/gpu_serve.sh BUILD [STEPS] [SECOND_LAUNCHES]}
@@ -44,14 +47,22 @@ echo "PyTorch profiler: $want kernels in $STEPS steps"
 # before either program starts (discovery would find it too, but only once PyTorch dlopen()s it).
 LIBCUDA=${LIBCUDA:-$(ldconfig -p | awk '/libcuda\.so\.1 .*x86-64/ {print $NF; exit}')}
 [ -z "$LIBCUDA" ] && [ -e /usr/local/nvidia/lib64/libcuda.so.1 ] && LIBCUDA=/usr/local/nvidia/lib64/libcuda.so.1
-"$GRT" serve --listen 127.0.0.1:0 --idle-timeout 600 ${LIBCUDA:+--libcuda "$LIBCUDA"} 2>"$TMP/serve.err" &
-SERVE=$!
-for _ in $(seq 300); do
-	PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve.err")
-	[ -n "$PORT" ] && break
-	sleep 0.1
-done
-[ -n "$PORT" ] || die "serve did not start: $(cat "$TMP/serve.err")"
+# start_serve LOG ARGS...: the agent system-wide on a free port; sets SERVE and PORT
+start_serve() {
+	local log=$1
+	shift
+	"$GRT" serve --listen 127.0.0.1:0 --idle-timeout 600 ${LIBCUDA:+--libcuda "$LIBCUDA"} "$@" \
+		2>"$log" &
+	SERVE=$!
+	PORT=
+	for _ in $(seq 300); do
+		PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$log")
+		[ -n "$PORT" ] && return 0
+		sleep 0.1
+	done
+	die "serve $* did not start: $(cat "$log")"
+}
+start_serve "$TMP/serve.err"
 mkfifo "$TMP/train.in" "$TMP/second.in"
 "$PY" "$HERE/gpu_serve_check.py" train "$STEPS" <"$TMP/train.in" >"$TMP/train.out" &
 TRAIN=$!
@@ -75,6 +86,66 @@ kill -INT "$SERVE"
 wait "$SERVE"
 SERVE=
 cat "$TMP/serve.err"
+
+# 2b. -s uvm,pcie: UVM counts of a managed-memory program, NVML gauges against nvidia-smi.
+# The program holds after its context and allocation exist until the agent shows its UVM series
+# (a tracker bound), so every migration of its loop is seen.
+"$NVCC" -O2 -o "$TMP/uvm_workload" "$HERE/uvm_workload.cu" >"$TMP/nvcc3.log" 2>&1 ||
+	die "nvcc failed: $(tail -3 "$TMP/nvcc3.log")"
+start_serve "$TMP/serve3.err" -s cuda,uvm,pcie
+"$TMP/uvm_workload" 64 3 --hold-file "$TMP/uvm.go" >"$TMP/uvm.json" &
+UW=$!
+bound=
+for _ in $(seq 300); do
+	curl -s "127.0.0.1:$PORT/metrics" | grep -q "^grtrace_uvm_migrated_bytes_total{pid=\"$UW\"" && bound=1 && break
+	sleep 0.1
+done
+[ -n "$bound" ] || echo "FAIL - no UVM tracker bound to pid $UW within 30 s: $(tail -3 "$TMP/serve3.err")"
+touch "$TMP/uvm.go"
+wait $UW || echo "FAIL - uvm_workload failed: $(cat "$TMP/uvm.json")"
+sleep 1
+curl -s "127.0.0.1:$PORT/metrics" >"$TMP/metrics3.txt"
+nvidia-smi --query-gpu=index,memory.total,power.draw --format=csv,noheader,nounits >"$TMP/smi.csv"
+kill -INT "$SERVE"
+wait "$SERVE"
+SERVE=
+"$PY" - "$TMP/metrics3.txt" "$TMP/uvm.json" "$UW" "$TMP/smi.csv" <<'PY' || failed=1
+import json, re, sys
+metrics, run, pid, smi = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), sys.argv[3], sys.argv[4]
+def value(name, **labels):
+    pat = re.compile(r'^%s\{([^}]*)\} (\S+)$' % name, re.M)
+    for m in pat.finditer(metrics):
+        if all('%s="%s"' % kv in m.group(1) for kv in labels.items()):
+            return float(m.group(2))
+    return None
+failed = 0
+def check(ok, what):
+    global failed
+    print("%s - %s" % ("ok" if ok else "FAIL", what))
+    failed |= not ok
+htod = value("grtrace_uvm_migrated_bytes_total", pid=pid, direction="htod")
+dtoh = value("grtrace_uvm_migrated_bytes_total", pid=pid, direction="dtoh")
+cpu = value("grtrace_uvm_faults_total", pid=pid, processor="cpu")
+gpu = value("grtrace_uvm_faults_total", pid=pid, processor="gpu")
+check(run.get("ok"), "uvm_workload's own check")
+check(htod == run["expected_htod"], "UVM bytes to the GPU: serve %s, the program moved %d" % (htod, run["expected_htod"]))
+check(dtoh == run["expected_dtoh"], "UVM bytes to the host: serve %s, the program moved %d" % (dtoh, run["expected_dtoh"]))
+check((cpu or 0) > 0 and (gpu or 0) > 0, "UVM faults counted: cpu %s, gpu %s" % (cpu, gpu))
+check(value("grtrace_events_lost_total", source="uvm") == 0, "no UVM events lost")
+for line in open(smi):
+    index, total_mib, watts = [x.strip() for x in line.split(",")]
+    total = value("grtrace_gpu_memory_total_bytes", device=index)
+    used = value("grtrace_gpu_memory_used_bytes", device=index)
+    power = value("grtrace_gpu_power_watts", device=index)
+    util = value("grtrace_gpu_utilization_ratio", device=index)
+    check(total is not None and abs(total / 2**20 - float(total_mib)) < 2,
+          "GPU %s memory total: serve %s bytes, nvidia-smi %s MiB" % (index, total, total_mib))
+    check(used is not None and 0 < used <= total, "GPU %s memory used: %s bytes" % (index, used))
+    check(power is not None and 10 < power < 1500 and abs(power - float(watts)) < 0.5 * float(watts) + 50,
+          "GPU %s power: serve %s W, nvidia-smi %s W" % (index, power, watts))
+    check(util is not None and 0 <= util <= 1, "GPU %s utilization: %s" % (index, util))
+sys.exit(failed)
+PY
 
 # 3. added host time per launch, the same driver-mode launcher under serve and under record
 . "$HERE/../tests/e2e/lib/bpf_links.bash" || die "no tests/e2e/lib/bpf_links.bash beside bench/"

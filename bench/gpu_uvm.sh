@@ -54,7 +54,7 @@ tee -a "$SUMMARY" <"$WORK/rawcap.txt"
 
 # 2. record a launched program: late binding (CUDA opens its UVM file after the launch is released)
 say "== 2. grtrace record -s uvm -- uvm_workload 256 3"
-timeout 45 "$GRTRACE" record -s uvm -o "$WORK/launch.grt" -- "$W" 256 3 >"$WORK/launch.json" 2>>"$LOG"
+timeout 45 "$GRTRACE" record -f -s uvm -o "$WORK/launch.grt" -- "$W" 256 3 >"$WORK/launch.json" 2>>"$LOG"
 "$GRTRACE" parse "$WORK/launch.grt" --format json --filter type=uvm >"$WORK/launch.jsonl" 2>>"$LOG"
 check expect "$WORK/launch.jsonl" "$WORK/launch.json"
 "$GRTRACE" parse "$WORK/launch.grt" | head -60 >"$OUT/parse_head.txt"
@@ -62,7 +62,7 @@ check expect "$WORK/launch.jsonl" "$WORK/launch.json"
 
 # 3. two processes at once, each attributed to its own pid
 say "== 3. two processes: grtrace record -s uvm -- sh -c 'uvm_workload 64 3 & uvm_workload 128 3 & wait'"
-timeout 45 "$GRTRACE" record -s uvm -o "$WORK/two.grt" -- sh -c "$W 64 3 >$WORK/two_a.json & $W 128 3 >$WORK/two_b.json & wait" 2>>"$LOG"
+timeout 45 "$GRTRACE" record -f -s uvm -o "$WORK/two.grt" -- sh -c "$W 64 3 >$WORK/two_a.json & $W 128 3 >$WORK/two_b.json & wait" 2>>"$LOG"
 "$GRTRACE" parse "$WORK/two.grt" --format json --filter type=uvm >"$WORK/two.jsonl" 2>>"$LOG"
 check expect "$WORK/two.jsonl" "$WORK/two_a.json" "$WORK/two_b.json"
 { echo "### two processes"; "$GRTRACE" report "$WORK/two.grt" --uvm; "$GRTRACE" report "$WORK/two.grt" --uvm --format json; } >>"$OUT/reports.txt"
@@ -72,7 +72,7 @@ say "== 4. grtrace record -s uvm -p PID (attached before CUDA starts)"
 rm -f "$WORK/go4"
 "$W" 32 2 --wait-file "$WORK/go4" >"$WORK/attach.json" &
 wp=$!
-timeout 60 "$GRTRACE" record -s uvm -p $wp -o "$WORK/attach.grt" 2>>"$LOG" &
+timeout 60 "$GRTRACE" record -f -s uvm -p $wp -o "$WORK/attach.grt" 2>>"$LOG" &
 rp=$!
 sleep 0.5
 touch "$WORK/go4"
@@ -98,7 +98,7 @@ say "== 6. overhead: uvm_workload 256 3, 5 runs each: untraced, grtrace record -
 : >"$WORK/driver_only.json"
 for i in 1 2 3 4 5; do
 	"$W" 256 3 >>"$WORK/untraced.json"
-	timeout 45 "$GRTRACE" record -s uvm -o "$WORK/ovh.grt" -- "$W" 256 3 >>"$WORK/traced.json" 2>"$WORK/ovh_stderr.txt"
+	timeout 45 "$GRTRACE" record -f -s uvm -o "$WORK/ovh.grt" -- "$W" 256 3 >>"$WORK/traced.json" 2>"$WORK/ovh_stderr.txt"
 	cat "$WORK/ovh_stderr.txt" >>"$LOG"
 	rm -f "$WORK/go6"
 	"$W" 256 3 --wait-file "$WORK/go6" >>"$WORK/driver_only.json" &
@@ -116,7 +116,7 @@ tail -1 "$WORK/ovh_stderr.txt" | tee -a "$SUMMARY"
 
 # 7. thrashing: CPU and GPU writing the same pages at once (informational: the driver decides)
 say "== 7. thrashing: grtrace record -s uvm -- uvm_workload 4 500 --thrash"
-timeout 60 "$GRTRACE" record -s uvm -o "$WORK/thrash.grt" -- "$W" 4 500 --thrash >"$WORK/thrash.json" 2>>"$LOG"
+timeout 60 "$GRTRACE" record -f -s uvm -o "$WORK/thrash.grt" -- "$W" 4 500 --thrash >"$WORK/thrash.json" 2>>"$LOG"
 tee -a "$SUMMARY" <"$WORK/thrash.json"
 { echo "### thrashing: uvm_workload 4 500 --thrash"; "$GRTRACE" report "$WORK/thrash.grt" --uvm --top 10; } | tee -a "$OUT/reports.txt" "$SUMMARY" >/dev/null
 "$GRTRACE" parse "$WORK/thrash.grt" --filter type=uvm | awk '{print $5}' | sort | uniq -c | tee -a "$SUMMARY"

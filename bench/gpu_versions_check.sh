@@ -27,7 +27,7 @@ done
 echo "libcuda: $lib -> $(readlink -f "$lib")" | tee "$OUTDIR/summary.txt"
 head -1 /proc/driver/nvidia/version | tee -a "$OUTDIR/summary.txt"
 
-"$G" record --libcuda "$lib" -o "$OUTDIR/t.grt" -- true 2>"$OUTDIR/record.err"
+"$G" record -f --libcuda "$lib" -o "$OUTDIR/t.grt" -- true 2>"$OUTDIR/record.err"
 "$G" report "$OUTDIR/t.grt" --format json >"$OUTDIR/report.json" 2>>"$OUTDIR/record.err"
 hdr_driver=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace"]["driver"])' "$OUTDIR/report.json")
 hdr_cuda=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace"]["cuda"])' "$OUTDIR/report.json")
@@ -49,7 +49,7 @@ name=$(basename "$(readlink -f "$lib")")
 [ "$name" = "libcuda.so.$smi_driver" ] && result PASS "libcuda file name carries the driver version ($name)" ||
 	result FAIL "libcuda file name '$name' does not carry '$smi_driver'"
 
-"$G" record -s pcie -o "$OUTDIR/p.grt" -- sleep 0.5 2>"$OUTDIR/pcie.err"
+"$G" record -f -s pcie -o "$OUTDIR/p.grt" -- sleep 0.5 2>"$OUTDIR/pcie.err"
 rc=$?
 if [ $rc -eq 0 ] && ! grep -q "refusing to load NVML" "$OUTDIR/pcie.err"; then
 	result PASS "record -s pcie: NVML accepted by the ownership check"

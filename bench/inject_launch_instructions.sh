@@ -16,7 +16,7 @@ inc() { # callgrind file, function as callgrind_annotate names it: its inclusive
 		awk -v fn="$2" 'index($0, fn) { gsub(",", "", $1); print $1; found = 1; exit } END { if (!found) print 0 }'
 }
 for n in 1000 3000; do
-	"$BUILD/grtrace" record -s gpu -o "$W/t.grt" -- valgrind --tool=callgrind \
+	"$BUILD/grtrace" record -f -s gpu -o "$W/t.grt" -- valgrind --tool=callgrind \
 		--callgrind-out-file="$W/cg.$n" --toggle-collect=cuLaunchKernel "$FIX/app" $n >/dev/null 2>&1
 	eval "net_$n=\$(( \$(inc $W/cg.$n 'interpose.c:cuLaunchKernel ') - \$(inc $W/cg.$n ':arena_alloc ') - \$(inc $W/cg.$n 'malloc.c:calloc ') ))"
 done

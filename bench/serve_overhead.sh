@@ -53,7 +53,7 @@ echo "machine: $(nproc) CPUs, $(uname -r); fake libcuda (tests/fake_libcuda)"
 # 1. added time per launch
 for r in $(seq "$ROUNDS"); do
 	"$WL/cuda_storm" "$SECONDS_PER" 1 >"$TMP/alone"
-	"$GRT" record -o "$TMP/r.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" "$SECONDS_PER" 1 \
+	"$GRT" record -f -o "$TMP/r.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" "$SECONDS_PER" 1 \
 		>"$TMP/rec" 2>/dev/null
 	start_serve
 	"$WL/cuda_storm" "$SECONDS_PER" 1 >"$TMP/srv"

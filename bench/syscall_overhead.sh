@@ -24,7 +24,7 @@ run_mode() {
 		if [ $# -eq 0 ]; then
 			"$LOOP" "$N"
 		else
-			"$G" record "$@" -o "$T/t.grt" -- "$LOOP" "$N" 2>"$T/err"
+			"$G" record -f "$@" -o "$T/t.grt" -- "$LOOP" "$N" 2>"$T/err"
 			lost=$((lost + $(sed -n 's/.*(\([0-9]*\) events lost).*/\1/p' "$T/err")))
 			rm -f "$T/t.grt"
 		fi

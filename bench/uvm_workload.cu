@@ -1,11 +1,14 @@
-// uvm_workload MIB ITERS [--wait-file PATH] [--thrash]: managed memory written by the CPU, then by the GPU.
+// uvm_workload MIB ITERS [--wait-file PATH] [--hold-file PATH] [--thrash]: managed memory written by the
+// CPU, then by the GPU.
 //
 // Every 4 KiB page is touched on each side, so each GPU pass moves all MIB to
 // the GPU and each later CPU pass (and the final check) moves it back:
 // expected host->device = device->host = ITERS * MIB MiB. Prints one JSON line
 // with what it did and CLOCK_MONOTONIC stamps around the loop, so a trace's
 // event times can be checked against it. --wait-file holds the program before
-// CUDA starts until PATH exists (lets a tracer attach first).
+// CUDA starts until PATH exists (lets a tracer attach first); --hold-file holds it
+// after the context and the managed allocation exist, before any page moves,
+// until that PATH exists (lets an agent bind to the process's UVM file first).
 //
 // --thrash instead has the CPU and the GPU write the same pages at the same
 // time: one kernel whose threads each add ITERS times to their page (bounded,
@@ -63,15 +66,17 @@ int main(int argc, char **argv)
 	size_t mib, bytes, pages;
 	int iters, *data, bad = 0, thrash = 0;
 	unsigned long long t_start, t_loop0, t_loop1, cpu_passes = 0;
-	const char *wait_file = NULL;
+	const char *wait_file = NULL, *hold_file = NULL;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: uvm_workload MIB ITERS [--wait-file PATH] [--thrash]\n");
+		fprintf(stderr, "usage: uvm_workload MIB ITERS [--wait-file PATH] [--hold-file PATH] [--thrash]\n");
 		return 2;
 	}
 	for (int i = 3; i < argc; i++) {
 		if (!strcmp(argv[i], "--wait-file") && i + 1 < argc)
 			wait_file = argv[++i];
+		else if (!strcmp(argv[i], "--hold-file") && i + 1 < argc)
+			hold_file = argv[++i];
 		else if (!strcmp(argv[i], "--thrash"))
 			thrash = 1;
 	}
@@ -90,6 +95,9 @@ int main(int argc, char **argv)
 	check(cudaSetDevice(0), "cudaSetDevice");
 	check(cudaFree(0), "context");
 	check(cudaMallocManaged(&data, bytes), "cudaMallocManaged");
+	if (hold_file)
+		while (access(hold_file, F_OK))
+			usleep(1000);
 	t_loop0 = mono_ns();
 	if (thrash) {
 		memset(data, 0, bytes);

@@ -152,6 +152,19 @@ static inline void tw_gpu_kernel_id(struct tw *t, uint32_t pid, uint32_t rec_tid
 	tw_rec(t, GRT_REC_GPU_KERNEL, pid, rec_tid, end, &k, sizeof(k));
 }
 
+/* A CUPTI copy or memset record naming its call. */
+static inline void tw_gpu_copy_id(struct tw *t, uint32_t pid, uint32_t rec_tid,
+				  struct tw_call_id id, uint64_t start, uint64_t end,
+				  uint64_t stream, uint32_t kind, uint64_t bytes)
+{
+	struct grt_gpu_copy_rec c = { .start_ns = start, .end_ns = end, .api_enter_ns = id.enter,
+				      .bytes = bytes, .stream = stream, .kind = kind,
+				      .api_return_ns = id.ret, .host_tid = id.tid,
+				      .flags = id.flags };
+
+	tw_rec(t, GRT_REC_GPU_COPY, pid, rec_tid, end, &c, sizeof(c));
+}
+
 /* The block probes' per-launch record naming its call. */
 static inline void tw_gpu_probe_id(struct tw *t, uint32_t pid, uint32_t rec_tid,
 				   struct tw_call_id id, uint64_t start, uint64_t end,

@@ -145,7 +145,9 @@ static inline int start_held(char *const argv[], struct held_child *child)
 static inline int record_held(struct held_child *child, const char *sources, const char *syscalls,
 		       struct mem_sink *sink, char *err, size_t err_len)
 {
-	struct grt_session_config cfg = { .target_pid = child->pid, .syscall_filter = syscalls };
+	struct grt_source_option_value filter = { .name = "syscalls", .value = syscalls };
+	struct grt_session_config cfg = { .target_pid = child->pid, .options = &filter,
+					  .noptions = syscalls ? 1 : 0 };
 	struct grt_session *s = grt_session_new(&cfg, &sink->sink);
 	int status = 0, rc;
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "test_util.h"
 #include "known_trace.h"
+#include "listed_sources.h"
 #include "trace_files.h"
 #include "export/event_printer.h"
 #include "trace/grt_reader.h"
@@ -99,30 +100,6 @@ static const char *const known_text_prefix[KNOWN_EVENTS] = {
     "    0.000020000   0       0/0       trailer     ",
 };
 
-static const char *const known_csv_prefix[KNOWN_EVENTS] = {
-    "1000000000100,process,0,4242,4242,6,", "1000000001000,alloc,1,4242,4243,2,",
-    "1000000002000,memcpy,1,4242,4243,3,",  "1000000005000,launch,1,4242,4243,4,",
-    "1000000005100,launch,2,4242,4244,0,",  "1000000006000,sync,1,4242,4243,5,",
-    "1000000009500,memcpy,1,4242,4243,6,",  "1000000009700,memcpy,1,4242,4243,7,",
-    "1000000010000,free,1,4242,4243,8,",    "1000000011000,launch,0,5555,5555,7,",
-    "1000000012000,drop,0,0,0,8,",	    "1000000020000,trailer,0,0,0,9,",
-};
-
-/* A CSV cell: quoted, inner quotes doubled. */
-static void csv_quote(const char *s, char *out, size_t len)
-{
-	size_t o = 0;
-
-	out[o++] = '"';
-	for (; *s && o + 3 < len; s++) {
-		if (*s == '"')
-			out[o++] = '"';
-		out[o++] = *s;
-	}
-	out[o++] = '"';
-	out[o] = 0;
-}
-
 static bool is_bookkeeping(uint16_t type)
 {
 	return type == GRT_REC_STRING || type == GRT_REC_STACK || type == GRT_REC_MAPPING;
@@ -162,10 +139,10 @@ static char *print_known(enum grt_event_format format)
 
 /* Compares output line by line with expected (prefix + fields or whole lines). */
 static void check_lines(const char *output, const char *const *prefix, const char *const *fields,
-			const char *first_line, bool csv)
+			const char *first_line)
 {
 	const char *line = output;
-	char want[1024], cell[512];
+	char want[1024];
 
 	if (first_line) {
 		size_t n = strlen(first_line);
@@ -177,10 +154,7 @@ static void check_lines(const char *output, const char *const *prefix, const cha
 		const char *end = strchr(line, '\n');
 		char got[1024];
 
-		if (csv) {
-			csv_quote(fields[i], cell, sizeof(cell));
-			snprintf(want, sizeof(want), "%s%s", prefix[i], cell);
-		} else if (prefix) {
+		if (prefix) {
 			snprintf(want, sizeof(want), "%s %s", prefix[i], fields[i]);
 		} else {
 			snprintf(want, sizeof(want), "%s", fields[i]);
@@ -199,7 +173,7 @@ static void test_known_json(void)
 {
 	char *out = print_known(GRT_FORMAT_JSON);
 
-	check_lines(out, NULL, known_json, NULL, false);
+	check_lines(out, NULL, known_json, NULL);
 	free(out);
 }
 
@@ -207,15 +181,7 @@ static void test_known_text(void)
 {
 	char *out = print_known(GRT_FORMAT_TEXT);
 
-	check_lines(out, known_text_prefix, known_fields, NULL, false);
-	free(out);
-}
-
-static void test_known_csv(void)
-{
-	char *out = print_known(GRT_FORMAT_CSV);
-
-	check_lines(out, known_csv_prefix, known_fields, "ts_ns,type,cpu,pid,tid,seq,fields", true);
+	check_lines(out, known_text_prefix, known_fields, NULL);
 	free(out);
 }
 
@@ -248,54 +214,45 @@ static char *print_one(enum grt_event_format format, uint16_t type, const void *
 static void test_string_quoting(void)
 {
 	static const struct {
-		const char *input, *text, *csv, *json;
+		const char *input, *text, *json;
 	} cases[] = {
-	    {"vecAdd", "kernel=vecAdd", "\"kernel=vecAdd\"", "\"vecAdd\""},
-	    {"", "kernel=\"\"", "\"kernel=\"\"\"\"\"", "\"\""},
-	    {"-", "kernel=\"-\"", "\"kernel=\"\"-\"\"\"", "\"-\""},
-	    {"a b", "kernel=\"a b\"", "\"kernel=\"\"a b\"\"\"", "\"a b\""},
-	    {"x=y", "kernel=\"x=y\"", "\"kernel=\"\"x=y\"\"\"", "\"x=y\""},
-	    {"a,b", "kernel=a,b", "\"kernel=a,b\"", "\"a,b\""},
-	    {"q\"q", "kernel=\"q\\\"q\"", "\"kernel=\"\"q\\\"\"q\"\"\"", "\"q\\\"q\""},
-	    {"b\\s", "kernel=\"b\\\\s\"", "\"kernel=\"\"b\\\\s\"\"\"", "\"b\\\\s\""},
-	    {"l\nn", "kernel=\"l\\nn\"", "\"kernel=\"\"l\\nn\"\"\"", "\"l\\nn\""},
-	    {"t\tr\r", "kernel=\"t\\tr\\r\"", "\"kernel=\"\"t\\tr\\r\"\"\"", "\"t\\tr\\r\""},
-	    {"c\x01\x7f", "kernel=\"c\\x01\\x7f\"", "\"kernel=\"\"c\\x01\\x7f\"\"\"",
-	     "\"c\\u0001\\u007f\""},
-	    {"caf\xc3\xa9", "kernel=caf\xc3\xa9", "\"kernel=caf\xc3\xa9\"", "\"caf\xc3\xa9\""},
+	    {"vecAdd", "kernel=vecAdd", "\"vecAdd\""},
+	    {"", "kernel=\"\"", "\"\""},
+	    {"-", "kernel=\"-\"", "\"-\""},
+	    {"a b", "kernel=\"a b\"", "\"a b\""},
+	    {"x=y", "kernel=\"x=y\"", "\"x=y\""},
+	    {"a,b", "kernel=a,b", "\"a,b\""},
+	    {"q\"q", "kernel=\"q\\\"q\"", "\"q\\\"q\""},
+	    {"b\\s", "kernel=\"b\\\\s\"", "\"b\\\\s\""},
+	    {"l\nn", "kernel=\"l\\nn\"", "\"l\\nn\""},
+	    {"t\tr\r", "kernel=\"t\\tr\\r\"", "\"t\\tr\\r\""},
+	    {"c\x01\x7f", "kernel=\"c\\x01\\x7f\"", "\"c\\u0001\\u007f\""},
+	    {"caf\xc3\xa9", "kernel=caf\xc3\xa9", "\"caf\xc3\xa9\""},
 	    /* what no terminal may see raw: invalid UTF-8, ESC sequences, the C1 CSI */
-	    {"bad\xff", "kernel=\"bad\\xff\"", "\"kernel=\"\"bad\\xff\"\"\"", "\"bad\\ufffd\""},
-	    {"\x1b[2J", "kernel=\"\\x1b[2J\"", "\"kernel=\"\"\\x1b[2J\"\"\"", "\"\\u001b[2J\""},
-	    {"c1\xc2\x9b", "kernel=\"c1\\xc2\\x9b\"", "\"kernel=\"\"c1\\xc2\\x9b\"\"\"",
-	     "\"c1\xc2\x9b\""},
+	    {"bad\xff", "kernel=\"bad\\xff\"", "\"bad\\ufffd\""},
+	    {"\x1b[2J", "kernel=\"\\x1b[2J\"", "\"\\u001b[2J\""},
+	    {"c1\xc2\x9b", "kernel=\"c1\\xc2\\x9b\"", "\"c1\xc2\x9b\""},
 	};
 	struct grt_strings *strings = grt_strings_new();
 	struct grt_cuda_launch_rec l = {.kernel_str = 1, .call.return_ns = 50};
 	char want[256];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *text, *csv, *json;
+		char *text, *json;
 
 		CHECK(grt_strings_set(strings, 1, cases[i].input) == 0);
 		text = print_one(GRT_FORMAT_TEXT, GRT_REC_CUDA_LAUNCH, &l, sizeof(l), 40, strings);
-		csv = print_one(GRT_FORMAT_CSV, GRT_REC_CUDA_LAUNCH, &l, sizeof(l), 40, strings);
 		json = print_one(GRT_FORMAT_JSON, GRT_REC_CUDA_LAUNCH, &l, sizeof(l), 40, strings);
 		/* text: "... launch       kernel=... function=..." on one line */
 		snprintf(want, sizeof(want), " %s function=", cases[i].text);
 		CHECK(strstr(text, want) != NULL);
 		CHECK(strchr(text, '\n') == text + strlen(text) - 1);
-		snprintf(want, sizeof(want),
-			 "40,launch,3,9,10,11,%.*s function=", (int)strlen(cases[i].csv) - 1,
-			 cases[i].csv);
-		CHECK(strstr(csv, want) != NULL);
-		CHECK(strchr(strchr(csv, '\n') + 1, '\n') == csv + strlen(csv) - 1);
 		snprintf(want, sizeof(want), "\"kernel\":%s,", cases[i].json);
 		CHECK(strstr(json, want) != NULL);
 		CHECK(strchr(json, '\n') == json + strlen(json) - 1);
 		if (test_failures_in_case)
-			printf("  case %zu:\n%s%s%s", i, text, csv, json);
+			printf("  case %zu:\n%s%s", i, text, json);
 		free(text);
-		free(csv);
 		free(json);
 		if (test_failures_in_case)
 			break;
@@ -352,15 +309,12 @@ static void test_unknown_type(void)
 {
 	char *json = print_one(GRT_FORMAT_JSON, 0x7e57, "abc", 3, 5, NULL);
 	char *text = print_one(GRT_FORMAT_TEXT, 0x7e57, "abc", 3, 5, NULL);
-	char *csv = print_one(GRT_FORMAT_CSV, 0x7e57, "abc", 3, 5, NULL);
 
 	CHECK_STR(json, "{\"type\":\"type32343\",\"ts_ns\":5,\"cpu\":3,\"pid\":9,\"tid\":10,"
 			"\"seq\":11}\n");
 	CHECK_STR(text, "    0.000000005   3       9/10      type32343   \n");
-	CHECK_STR(csv, "ts_ns,type,cpu,pid,tid,seq,fields\n5,type32343,3,9,10,11,\"\"\n");
 	free(json);
 	free(text);
-	free(csv);
 }
 
 /* A grt_fields that only collects keys, to check every description's key set. */
@@ -523,10 +477,12 @@ static void test_format_names(void)
 static void test_enum_names(void)
 {
 	static const char *(*const tables[])(uint32_t) = {
-	    grt_source_name,	grt_end_reason_name, grt_alloc_kind_name,
-	    grt_copy_kind_name, grt_sync_kind_name,  grt_module_kind_name,
+	    grt_end_reason_name, grt_alloc_kind_name, grt_copy_kind_name,
+	    grt_sync_kind_name,  grt_module_kind_name,
 	};
-	static const uint32_t firsts[] = {0, 1, 1, 0, 1, 1}, lasts[] = {7, 6, 7, 6, 7, 7};
+	static const uint32_t firsts[] = {1, 1, 0, 1, 1}, lasts[] = {6, 7, 6, 7, 7};
+	/* source ids are not contiguous: the names are those of GRT_SOURCE_IDS, as listed */
+	bool listed[GRT_SRC_MAX + 1] = {false};
 
 	for (uint32_t api = 1; api < GRT_CUDA_API_COUNT; api++) {
 		CHECK(strncmp(grt_cuda_api_name(api), "cu", 2) == 0);
@@ -547,8 +503,17 @@ static void test_enum_names(void)
 		CHECK_STR(tables[t](lasts[t] + 1), "unknown");
 		CHECK_STR(tables[t](UINT32_MAX), "unknown");
 	}
+	for (size_t i = 0; i < LISTED_SOURCES; i++) {
+		CHECK_STR(grt_source_name(listed_sources[i].id), listed_sources[i].name);
+		CHECK(!listed[listed_sources[i].id]);
+		listed[listed_sources[i].id] = true;
+	}
+	for (uint32_t id = 0; id <= GRT_SRC_MAX; id++)
+		if (!listed[id])
+			CHECK_STR(grt_source_name(id), "unknown");
+	CHECK_STR(grt_source_name(UINT32_MAX), "unknown");
 	CHECK_STR(grt_source_name(GRT_SRC_RECORDER), "recorder");
-	CHECK_STR(grt_source_name(8), "unknown");
+	CHECK_STR(grt_source_name(GRT_SRC_CUDA), "cuda");
 	CHECK_STR(grt_copy_kind_name(GRT_COPY_HTOD), "HtoD");
 	CHECK_STR(grt_copy_kind_name(GRT_COPY_DTOH), "DtoH");
 	CHECK_STR(grt_copy_kind_name(GRT_COPY_DTOD), "DtoD");
@@ -558,7 +523,6 @@ int main(void)
 {
 	RUN_TEST(test_known_json);
 	RUN_TEST(test_known_text);
-	RUN_TEST(test_known_csv);
 	RUN_TEST(test_string_quoting);
 	RUN_TEST(test_api_ns_return_before_entry);
 	RUN_TEST(test_unsampled_return);

@@ -202,6 +202,34 @@ out:
 	fence_teardown(&fx);
 }
 
+/*
+ * Drivers that number a fence only when they emit it (virtio-gpu) init every fence with seqno
+ * 0: a traced process's init must not make every other process's seqno-0 init followed.
+ */
+static void test_fence_unnumbered_init_follows_nothing(void)
+{
+	struct fence_fixture fx;
+
+	CHECK_EQ_U64(fence_setup(&fx), 0);
+	if (!fx.ring)
+		goto out;
+	trace_self(&fx, true);
+	fire_fence(&fx, GRT_FENCE_INIT, 1, 0);		/* traced: reported */
+	fire_fence(&fx, GRT_FENCE_EMIT, 1, 5);		/* numbered now, and followed */
+	trace_self(&fx, false);
+	fire_fence(&fx, GRT_FENCE_INIT, 1, 0);		/* another process's new fence: not reported */
+	fire_fence(&fx, GRT_FENCE_SIGNALED, 1, 5);	/* the traced one's signal: reported */
+	ring_buffer__consume(fx.ring);
+	CHECK_EQ_U64(fx.got.count, 3);
+	if (fx.got.count == 3) {
+		CHECK_EQ_U64(fence_at(&fx, 0)->kind, GRT_FENCE_INIT);
+		CHECK_EQ_U64(fence_at(&fx, 1)->kind, GRT_FENCE_EMIT);
+		CHECK_EQ_U64(fence_at(&fx, 2)->kind, GRT_FENCE_SIGNALED);
+	}
+out:
+	fence_teardown(&fx);
+}
+
 /* The real tracepoint programs load and attach here through the source. */
 static void test_fence_source_attaches(void)
 {
@@ -300,6 +328,7 @@ int main(void)
 	grt_bpf_capture_messages();
 	RUN_TEST(test_fence_life_cycle_and_wait);
 	RUN_TEST(test_fence_filter_follows_fences_of_traced_processes);
+	RUN_TEST(test_fence_unnumbered_init_follows_nothing);
 	RUN_TEST(test_fence_source_attaches);
 	RUN_TEST(test_xid_event_from_entry);
 	RUN_TEST(test_xid_source_skips_without_tracepoint);

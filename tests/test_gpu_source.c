@@ -191,7 +191,9 @@ static void send_instrument(struct shm_ring *r, uint64_t id, int status, const c
 static void test_messages_to_records(void)
 {
 	struct capture_sink c = {.sink = {capture_append, capture_intern, capture_drop}};
-	struct grt_session_config cfg = {.target_pid = 1, .launched = true, .gpu_kernels = "^vec"};
+	struct grt_source_option_value kernels = {.name = "gpu-kernels", .value = "^vec"};
+	struct grt_session_config cfg = {.target_pid = 1, .launched = true, .options = &kernels,
+					 .noptions = 1};
 	struct grt_session *s = grt_session_new(&cfg, &c.sink);
 	/* the call's identity travels with every device record (records_gpu.h) */
 	struct inj_kernel k = {.name_id = 0xabc,

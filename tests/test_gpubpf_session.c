@@ -203,6 +203,8 @@ static void test_source_hands_over_and_decodes(void)
 {
 	struct count_sink c = {.sink = {count_append, count_intern, count_drop}};
 	struct gpubpf_bundle b[2];
+	char mem_counts[700], sm_placement[700];
+	struct grt_source_option_value options[2] = {{"bpf", mem_counts}, {"bpf", sm_placement}};
 	struct grt_session_config cfg = {.target_pid = 1, .launched = true};
 	struct grt_session *s;
 	struct gpubpf_session unpacked;
@@ -223,8 +225,12 @@ static void test_source_hands_over_and_decodes(void)
 	}
 	close(mkstemp(lib));
 	setenv("GRTRACE_INJECT_LIB", lib, 1);
-	cfg.gpu_bpf = b;
-	cfg.nr_gpu_bpf = 2;
+	/* the same two objects as --bpf options: the source loads them itself */
+	snprintf(mem_counts, sizeof(mem_counts), "%s", gpubpf_test_object("samples", "mem_counts"));
+	snprintf(sm_placement, sizeof(sm_placement), "%s",
+		 gpubpf_test_object("samples", "sm_placement"));
+	cfg.options = options;
+	cfg.noptions = 2;
 	s = grt_session_new(&cfg, &c.sink);
 	CHECK(grt_source_find("gpu")->attach(s, &ctx) == 0);
 	/* described once: two objects, their programs and maps */

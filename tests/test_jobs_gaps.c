@@ -79,6 +79,55 @@ static void test_sync_bound_gaps(void)
 	jobs_run_done(&r, &t);
 }
 
+/*
+ * The H100 trace of bench/scenarios/sync_bound.cu: a 3 us kernel, a stream
+ * sync that returns 3 us after its END, the next launch 8 us long; between
+ * two kernels grtrace's probe collection runs a kernel of its own on its own
+ * stream and thread. That work is busy time, but it must not cut the gap:
+ * the host sat in the sync when the GPU ran dry, so the gap is sync-bound
+ * (it was "other" before the collection kernel, host-bound after it).
+ */
+static void test_sync_bound_gaps_with_own_work(void)
+{
+	const uint32_t own_tid = TID + 50;
+	const uint64_t own_stream = 0x7000;
+	struct tw t;
+	struct jobs_run r;
+	const struct device_idle *d;
+
+	tw_open(&t, SRC_HOST_AND_GPU);
+	for (uint64_t i = 0; i < 3; i++) {
+		uint64_t at = 10000 + i * 20000;
+
+		tw_launch(&t, PID, TID, at, at + 8000, S1, "spin");
+		tw_sync(&t, PID, TID, at + 8500, at + 15600, GRT_SYNC_STREAM, S1, 0, 0);
+		tw_gpu_kernel_id(&t, PID, TID + 1, (struct tw_call_id){ TID, at, at + 8000, 0 },
+				 at + 9600, at + 12600, S1, 0, "spin", 0);
+		tw_launch_api(&t, PID, own_tid, at + 13000, at + 13500, own_stream,
+			      "__grt_summarize", GRT_CUDA_LAUNCH_KERNEL, GRT_CUDA_F_OWN);
+		tw_gpu_kernel_id(&t, PID, TID + 1,
+				 (struct tw_call_id){ own_tid, at + 13000, at + 13500, GRT_GPU_F_OWN },
+				 at + 13600, at + 16600, own_stream, 0, "__grt_summarize", 0);
+	}
+	tw_run(&t, &r, NULL);
+	CHECK_EQ_U64(r.n, 3);
+	d = idle_gaps_device(r.gaps, 0);
+	CHECK(d != NULL);
+	if (d) {
+		CHECK_EQ_U64(d->first_start, 19600);
+		CHECK_EQ_U64(d->gaps, 2);
+		/* each gap [END, next START) is 17000: 3000 own busy, 1600 after SUBMIT */
+		CHECK_EQ_U64(d->idle[GAP_SYNC_BOUND], 2 * 12400);
+		CHECK_EQ_U64(d->idle[GAP_HOST_BOUND], 0);
+		CHECK_EQ_U64(d->idle[GAP_OTHER], 2 * 1600);
+		CHECK_EQ_U64(d->busy, 3 * 3000 + 2 * 3000);
+		CHECK_EQ_U64(d->n_longest, 2);
+		CHECK_EQ_U64(d->longest[0].split[GAP_SYNC_BOUND], 12400);
+	}
+	CHECK_STR(r.v.cause, "sync-bound");
+	jobs_run_done(&r, &t);
+}
+
 /* Two devices are judged apart; overlapping jobs on one device merge. */
 static void test_two_devices_and_overlap(void)
 {
@@ -200,6 +249,7 @@ int main(void)
 {
 	RUN_TEST(test_host_bound_gaps);
 	RUN_TEST(test_sync_bound_gaps);
+	RUN_TEST(test_sync_bound_gaps_with_own_work);
 	RUN_TEST(test_two_devices_and_overlap);
 	RUN_TEST(test_gaps_with_out_of_order_streams);
 	RUN_TEST(test_no_jobs_verdict);

@@ -153,6 +153,9 @@ static void test_twins_and_late_records(void)
 	/* a second of host time later: both jobs are finished, the second without device timing */
 	tw_launch(&t, PID, 301, 1000000000, 1000000500, streams[1], "k");
 	tw_ctx_sync(&t, PID, 301, 1000000600, 1000000700);
+	/* the thread's device records reached that second too: b's is known not to come */
+	tw_gpu_kernel_id(&t, PID, CUPTI_TID, (struct tw_call_id){ 301, 999999990, 1000000510 },
+			 1000000550, 1000000650, streams[1], 0, "k", 0);
 	tw_gpu_probe_id(&t, PID, CUPTI_TID, a, 5100, 5900, streams[0], "k");
 	tw_gpu_kernel_id(&t, PID, CUPTI_TID, b, 6500, 6800, streams[0], 0, "k", 0);
 	tw_run(&t, &r, NULL);
@@ -165,7 +168,99 @@ static void test_twins_and_late_records(void)
 	CHECK_EQ_U64(r.stats.device_late, 1);
 	CHECK_EQ_U64(r.stats.device_unmatched, 0);
 	if (idle_gaps_devices(r.gaps))
-		CHECK_EQ_U64(idle_gaps_device(r.gaps, 0)->busy, 800 + 300 + 100);
+		CHECK_EQ_U64(idle_gaps_device(r.gaps, 0)->busy, 800 + 300 + 100 + 100);
+	jobs_run_done(&r, &t);
+}
+
+/*
+ * The H100 JAX trace: each calling thread's device records come in their own
+ * bursts, one thread's 185 ms of trace time after the other threads' records,
+ * past the late window (100 ms), and inside a burst a later call's record may
+ * come first. The earlier call's job waits for its record (it was finished
+ * without device timing, the record then counted late or unmatched).
+ */
+static void test_one_threads_records_come_late(void)
+{
+	struct tw t;
+	struct jobs_run r;
+	const struct job *j;
+
+	tw_open(&t, SRC_HOST_AND_GPU);
+	/* thread 301: one launch timed at once, then two whose records come in the next burst */
+	tw_launch(&t, PID, 301, 1000, 2000, streams[0], "k");
+	tw_gpu_kernel_id(&t, PID, 301, (struct tw_call_id){ 301, 990, 2010 }, 2500, 2600,
+			 streams[0], 0, "k", 0);
+	tw_launch(&t, PID, 301, 3000, 4000, streams[0], "k");
+	tw_memcpy(&t, PID, 301, 4500, 5000, streams[0], 1, GRT_COPY_DTOH, 64);
+	tw_ctx_sync(&t, PID, 301, 5500, 9000);
+	/* thread 302 goes on for 300 ms, its records on time */
+	for (uint64_t i = 1; i <= 30; i++) {
+		uint64_t at = i * 10000000;
+
+		tw_launch(&t, PID, 302, at, at + 1000, streams[1], "k");
+		tw_gpu_kernel_id(&t, PID, 302, (struct tw_call_id){ 302, at - 10, at + 1010 },
+				 at + 2000, at + 3000, streams[1], 0, "k", 0);
+		tw_ctx_sync(&t, PID, 302, at + 1500, at + 3500);
+	}
+	/* thread 301's burst: the copy's record before the kernel's */
+	tw_gpu_copy_id(&t, PID, 301, (struct tw_call_id){ 301, 4490, 5010 }, 6000, 6100,
+		       streams[0], GRT_COPY_DTOH, 64);
+	tw_gpu_kernel_id(&t, PID, 301, (struct tw_call_id){ 301, 2990, 4010 }, 5000, 6000,
+			 streams[0], 0, "k", 0);
+	tw_run(&t, &r, NULL);
+	CHECK_EQ_U64(r.n, 33);
+	CHECK_EQ_U64(r.summary.incomplete, 0);
+	CHECK_EQ_U64(r.stats.device_records, 33);
+	CHECK_EQ_U64(r.stats.device_by_identity, 33);
+	CHECK_EQ_U64(r.stats.device_late + r.stats.device_unmatched, 0);
+	j = job_at(&r, 3000);
+	CHECK(j && j->start == 5000 && j->end == 6000);
+	j = job_at(&r, 4500);
+	CHECK(j && j->start == 6000 && j->end == 6100);
+	jobs_run_done(&r, &t);
+}
+
+/* A copy of no bytes puts no work on the GPU and gets no device record: no job waits for one. */
+static void test_empty_copy_is_no_job(void)
+{
+	struct tw t;
+	struct jobs_run r;
+
+	tw_open(&t, SRC_HOST_AND_GPU);
+	tw_memcpy(&t, PID, 301, 1000, 1100, streams[0], 1, GRT_COPY_HTOD, 0);
+	tw_launch(&t, PID, 301, 2000, 2500, streams[0], "k");
+	tw_gpu_kernel_id(&t, PID, CUPTI_TID, (struct tw_call_id){ 301, 1990, 2510 }, 3000, 3500,
+			 streams[0], 0, "k", 0);
+	tw_ctx_sync(&t, PID, 301, 3000, 4000);
+	tw_run(&t, &r, NULL);
+	CHECK_EQ_U64(r.n, 1);
+	CHECK_EQ_U64(r.summary.incomplete, 0);
+	jobs_run_done(&r, &t);
+}
+
+/*
+ * grtrace's calibration kernels carry no call bracket: they are counted apart,
+ * not as application records matched by time (torch 1047 of 1050 on the H100).
+ */
+static void test_own_records_counted_apart(void)
+{
+	struct tw t;
+	struct jobs_run r;
+
+	tw_open(&t, SRC_HOST_AND_GPU);
+	tw_launch_api(&t, PID, 350, 500, 600, 0x9000, "__grt_calib", GRT_CUDA_LAUNCH_KERNEL,
+		      GRT_CUDA_F_OWN);
+	tw_gpu_kernel(&t, PID, 350, 500, 700, 800, 0x9000, 0, "__grt_calib", 0);
+	tw_launch(&t, PID, 301, 1000, 2000, streams[0], "k");
+	tw_gpu_kernel_id(&t, PID, CUPTI_TID, (struct tw_call_id){ 301, 990, 2010 }, 2500, 2600,
+			 streams[0], 0, "k", 0);
+	tw_ctx_sync(&t, PID, 301, 3000, 4000);
+	tw_run(&t, &r, NULL);
+	CHECK_EQ_U64(r.n, 1);
+	CHECK_EQ_U64(r.stats.device_records, 1);
+	CHECK_EQ_U64(r.stats.own_device_records, 1);
+	CHECK_EQ_U64(r.stats.device_by_identity, 1);
+	CHECK_EQ_U64(r.stats.device_near + r.stats.device_by_order + r.stats.device_unmatched, 0);
 	jobs_run_done(&r, &t);
 }
 
@@ -245,6 +340,9 @@ int main(void)
 	RUN_TEST(test_jax_like_launches_match_by_identity);
 	RUN_TEST(test_graph_nodes_by_identity);
 	RUN_TEST(test_twins_and_late_records);
+	RUN_TEST(test_one_threads_records_come_late);
+	RUN_TEST(test_own_records_counted_apart);
+	RUN_TEST(test_empty_copy_is_no_job);
 	RUN_TEST(test_unmatched_records_are_no_jobs);
 	RUN_TEST(test_time_fallback_is_reported);
 	return TEST_EXIT_STATUS();

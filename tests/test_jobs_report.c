@@ -34,6 +34,7 @@ static char *report(const char *path, const char *format, const char *thresholds
 
 	opt.json = !strcmp(format, "json");
 	opt.csv = !strcmp(format, "csv");
+	opt.csv_table = opt.csv ? "jobs" : NULL;
 	*rc = report_run(path, &opt, out);
 	fclose(out);
 	return buf;
@@ -53,7 +54,6 @@ static void test_section_registered(void)
 	const struct report_section *s = report_section_find("jobs");
 
 	CHECK(s != NULL);
-	CHECK(s && s->print_csv != NULL);
 	CHECK(s && !s->default_on);
 }
 
@@ -99,19 +99,41 @@ static void test_csv_report(void)
 {
 	struct tw t;
 	int rc;
-	char *out, *blank;
+	char *out;
 
 	make_trace(&t);
 	out = report(t.path, "csv", NULL, &rc);
 	CHECK_EQ_U64(rc, 0);
 	CHECK(!strncmp(out, "job,group,batch,pid,tid,device,kind,name,", 41));
-	blank = strstr(out, "\n\n");
-	CHECK(blank != NULL);
-	if (blank) {
-		blank[1] = 0;
-		CHECK_EQ_U64(count_lines(out), 1 + 6); /* header + one row per job */
-	}
+	/* --table jobs: one table, the header and one row per job, no second table after it */
+	CHECK(strstr(out, "\n\n") == NULL);
+	CHECK_EQ_U64(count_lines(out), 1 + 6);
 	CHECK(strstr(out, ",\"k,\"\"quoted\"\"\",") != NULL);
+	free(out);
+	unlink(t.path);
+}
+
+/* Launches without any device timing: the verdict says it cannot judge, not "nothing stands out". */
+static void test_verdict_without_device_timing(void)
+{
+	struct tw t;
+	int rc;
+	char *out;
+
+	tw_open(&t, SRC_HOST_ONLY);
+	for (uint64_t i = 0; i < 4; i++)
+		tw_launch(&t, PID, TID, 1000000 + i * 1000000, 1005000 + i * 1000000, 0x10, "k");
+	tw_ctx_sync(&t, PID, TID, 8000000, 8100000);
+	tw_close(&t);
+	out = report(t.path, "text", NULL, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK(strstr(out, "verdict: cannot judge without device timing: none of the 4 jobs has its "
+			  "GPU start and end (record with -s gpu), and no host-side cause stands out\n") !=
+	      NULL);
+	CHECK(strstr(out, "no blocking cause stands out") == NULL);
+	free(out);
+	out = report(t.path, "json", NULL, &rc);
+	CHECK(strstr(out, "\"cause\":\"no-device-timing\"") != NULL);
 	free(out);
 	unlink(t.path);
 }
@@ -215,6 +237,7 @@ int main(void)
 	RUN_TEST(test_text_report);
 	RUN_TEST(test_json_report);
 	RUN_TEST(test_csv_report);
+	RUN_TEST(test_verdict_without_device_timing);
 	RUN_TEST(test_bad_threshold_is_usage_error);
 	RUN_TEST(test_long_kernel_name);
 	RUN_TEST(test_threshold_list);

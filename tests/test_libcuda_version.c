@@ -11,7 +11,7 @@
 #include "sources/libcuda_version.h"
 #include "test_util.h"
 
-static char fake_libcuda[PATH_MAX], fake_nvml[PATH_MAX];
+static char fake_libcuda[PATH_MAX], fake_nvml[PATH_MAX], fixtures_dir[PATH_MAX];
 #include "trace_files.h"
 
 static void test_proc_version_lines(void)
@@ -63,12 +63,19 @@ static void test_libcuda_file_name(void)
 static void test_cuda_version_from_library_data(void)
 {
 	struct test_dir dir;
-	char path[256], v[16] = "x";
+	char path[PATH_MAX + 64], v[16] = "x";
 
 	CHECK_EQ_U64(cuda_version_from_libcuda(fake_libcuda, v, sizeof(v)), 0);
 	CHECK_STR(v, "13.0");
 	/* a library without the self-description: left empty, not guessed */
 	CHECK_EQ_U64(cuda_version_from_libcuda(fake_nvml, v, sizeof(v)), (uint64_t)-ENOENT);
+	/* in the note section the 580 driver keeps it in, not .rodata */
+	snprintf(path, sizeof(path), "%s/libcuda_selfdesc_ro.so", fixtures_dir);
+	CHECK_EQ_U64(cuda_version_from_libcuda(path, v, sizeof(v)), 0);
+	CHECK_STR(v, "12.8");
+	/* writable data is the library's to change: not read */
+	snprintf(path, sizeof(path), "%s/libcuda_selfdesc_rw.so", fixtures_dir);
+	CHECK_EQ_U64(cuda_version_from_libcuda(path, v, sizeof(v)), (uint64_t)-ENOENT);
 	/* not ELF, or cut short: refused as such */
 	test_dir_make(&dir);
 	test_dir_file(&dir, "libcuda.so.1", path, sizeof(path));
@@ -121,6 +128,8 @@ int main(int argc, char **argv)
 	snprintf(self, sizeof(self), "%s", argv[0]);
 	snprintf(fake_nvml, sizeof(fake_nvml), "%s/../fixtures/libnvidia-ml.so.1",
 		 dirname(self));
+	snprintf(self, sizeof(self), "%s", argv[0]);
+	snprintf(fixtures_dir, sizeof(fixtures_dir), "%s/../fixtures", dirname(self));
 	RUN_TEST(test_proc_version_lines);
 	RUN_TEST(test_libcuda_file_name);
 	RUN_TEST(test_cuda_version_from_library_data);

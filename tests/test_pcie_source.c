@@ -35,7 +35,7 @@ static void test_nvml_samples_and_unsupported_kprobes(void)
 {
 	struct mem_sink m;
 	size_t samples[2] = { 0 }, nvlink_rated = 0, unsupported = 0;
-	bool kprobe_pci = false, kprobe_nvlink = false;
+	bool fexit_pci = false, kprobe_pci = false, kprobe_nvlink = false;
 	int rc;
 	struct grt_session *s;
 
@@ -58,7 +58,11 @@ static void test_nvml_samples_and_unsupported_kprobes(void)
 			unsupported++;
 			CHECK_EQ_U64(u->source, GRT_SRC_PCIE);
 			CHECK(reason && strlen(reason) > 10 && !strchr(reason, '\n'));
-			kprobe_pci |= probe && !strcmp(probe, "kprobe:pci_bus_{read,write}_config_*") &&
+			fexit_pci |= probe &&
+				     !strcmp(probe, "fexit:pci_{bus,user}_{read,write}_config_{byte,word,dword}") &&
+				     strstr(reason, "this kernel cannot attach them");
+			kprobe_pci |= probe &&
+				      !strcmp(probe, "kprobe:pci_{bus,user}_{read,write}_config_{byte,word,dword}") &&
 				      strstr(reason, "no kprobes");
 			kprobe_nvlink |= probe && !strcmp(probe, "kprobe:nvlink_*");
 		} else if (r->type == GRT_REC_PCIE_SAMPLE) {
@@ -82,9 +86,10 @@ static void test_nvml_samples_and_unsupported_kprobes(void)
 			}
 		}
 	}
+	CHECK(fexit_pci);
 	CHECK(kprobe_pci);
 	CHECK(kprobe_nvlink);
-	CHECK_EQ_U64(unsupported, 2);
+	CHECK_EQ_U64(unsupported, 3);
 	/* 400 ms at 20 ms: allow for a slow VM, but there must be a steady stream */
 	CHECK(samples[0] >= 8 && samples[0] <= 21);
 	CHECK(samples[1] >= 8 && samples[1] <= 21);
@@ -101,6 +106,7 @@ static void test_no_kprobes_no_nvml_is_one_line_skip(void)
 	setenv("GRTRACE_NVML_LIBRARY", "/nonexistent/libnvidia-ml.so.1", 1);
 	s = attach_pcie(&m, &rc);
 	CHECK_EQ_U64(rc, (uint64_t)-ENOTSUP);
+	CHECK(strstr(grt_session_error(s), "source pcie unavailable: no PCI config probe (fexit: ") != NULL);
 	CHECK(strstr(grt_session_error(s), "no kprobes in this kernel") != NULL);
 	CHECK(strstr(grt_session_error(s), "no NVML") != NULL);
 	CHECK(strchr(grt_session_error(s), '\n') == NULL);
@@ -108,14 +114,48 @@ static void test_no_kprobes_no_nvml_is_one_line_skip(void)
 	mem_sink_free(&m);
 }
 
+/* Which variant is tried follows GRTRACE_PCIE_PROBES; the one left out says so. */
+static void test_probe_variant_left_out_by_name(void)
+{
+	struct mem_sink m;
+	int rc, fexit_left_out = 0, others = 0;
+	struct grt_session *s;
+
+	setenv("GRTRACE_NVML_LIBRARY", fake_nvml, 1);
+	setenv("GRTRACE_PCIE_PROBES", "kprobe", 1);
+	s = attach_pcie(&m, &rc);
+	unsetenv("GRTRACE_PCIE_PROBES");
+	CHECK_EQ_U64(rc, 0);
+	grt_session_detach_all(s);
+	grt_session_free(s);
+	for (size_t i = 0; i < m.count; i++) {
+		const struct grt_unsupported_probe_rec *u = (const void *)m.recs[i].payload;
+		const char *probe, *reason;
+
+		if (m.recs[i].type != GRT_REC_UNSUPPORTED_PROBE)
+			continue;
+		probe = mem_string(&m, u->probe_str);
+		reason = mem_string(&m, u->reason_str);
+		if (probe && !strncmp(probe, "fexit:", 6))
+			fexit_left_out += reason && !strcmp(reason, "left out (GRTRACE_PCIE_PROBES=kprobe)");
+		else
+			others++;
+	}
+	CHECK_EQ_U64(fexit_left_out, 1);
+	CHECK_EQ_U64(others, 2);	/* kprobes (none here) and NVLink */
+	mem_sink_free(&m);
+}
+
 int main(int argc, char **argv)
 {
 	fixture_path(argv[0], "libnvidia-ml.so.1", fake_nvml, sizeof(fake_nvml));
+	grt_bpf_capture_messages();
 	if (access("/sys/bus/event_source/devices/kprobe", F_OK) == 0) {
 		printf("ok - skipped: this kernel has kprobes, the cases below assume it has none\n");
 		return 0;
 	}
 	RUN_TEST(test_nvml_samples_and_unsupported_kprobes);
 	RUN_TEST(test_no_kprobes_no_nvml_is_one_line_skip);
+	RUN_TEST(test_probe_variant_left_out_by_name);
 	return TEST_EXIT_STATUS();
 }

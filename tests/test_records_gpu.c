@@ -154,6 +154,14 @@ static void test_describe(void)
 	b.end_ns = 0;
 	CHECK(strstr(describe(GRT_REC_GPU_BLOCK, &b, sizeof(b), s, &out), "duration_ns=0") != NULL);
 	CHECK(describe(GRT_REC_GPU_LAUNCH, &l, GRT_GPU_LAUNCH_REC_V1_0_LEN - 8, s, &out) == NULL);
+	/* the host call a record names (format 1.1) shows beside its entry time */
+	k.api_return_ns = 950;
+	k.host_tid = 42;
+	CHECK(strstr(describe(GRT_REC_GPU_KERNEL, &k, sizeof(k), s, &out),
+		     " api_enter_ns=900 api_return_ns=950 host_tid=42 correlation_id=7 ") != NULL);
+	c.host_tid = 43;
+	CHECK(strstr(describe(GRT_REC_GPU_COPY, &c, sizeof(c), s, &out),
+		     " api_enter_ns=0 host_tid=43 correlation_id=0 ") != NULL);
 	grt_strings_free(s);
 }
 

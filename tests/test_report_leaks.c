@@ -5,6 +5,7 @@
 
 /* The fixture's layout, read once in main by running it. */
 static struct scn_fixture_layout fixture;
+static char escapes_fixture_path[4096 + 16];
 
 static void check_frame(const char *text, unsigned index, const char *func, unsigned offset)
 {
@@ -42,6 +43,28 @@ static void test_leaks_by_stack(void)
 	CHECK_LINE(text, "  device: 300 bytes (300 B), allocations 2");
 	CHECK_LINE(text, "        (stack 9 not in the trace)");
 	CHECK_LINE(text, "        (no stack recorded)");
+	free(text);
+}
+
+/* A function name from the program's ELF reaches the terminal escaped, as its other texts do. */
+static void test_leaks_frame_names_escaped(void)
+{
+	const char *path = report_test_path("leaks_escapes");
+	struct scn_fixture_layout evil;
+	char line[4400];
+	int rc;
+	char *text;
+
+	if (scn_read_fixture(escapes_fixture_path, &evil)) {
+		CHECK(!"the escapes fixture runs");
+		return;
+	}
+	CHECK(scn_write_leaks(path, &evil) == 0);
+	text = report_capture(path, "leaks", 0, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	snprintf(line, sizeof(line), "        #0  grt_fixture_\\x1b[2Jinner+0x4 (%s)", evil.path);
+	CHECK_LINE(text, line);
+	CHECK(!strchr(text, 0x1b));
 	free(text);
 }
 
@@ -167,12 +190,14 @@ int main(int argc, char **argv)
 	char *self = strdup(argv[0]);
 
 	snprintf(fixture_path, sizeof(fixture_path), "%s/../fixtures/symfixture", dirname(self));
+	snprintf(escapes_fixture_path, sizeof(escapes_fixture_path), "%s_escapes", fixture_path);
 	free(self);
 	if (scn_read_fixture(fixture_path, &fixture)) {
 		printf("FAIL - cannot run the fixture %s (make builds it)\n", fixture_path);
 		return 1;
 	}
 	RUN_TEST(test_leaks_by_stack);
+	RUN_TEST(test_leaks_frame_names_escaped);
 	RUN_TEST(test_leaks_threshold);
 	RUN_TEST(test_leaks_json);
 	RUN_TEST(test_no_leaks);

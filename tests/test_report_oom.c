@@ -81,7 +81,8 @@ struct run {
 /* The report of one section in one format, stderr counted in lines. */
 static void run_report(const char *path, const char *section, int format, struct run *r)
 {
-	struct report_options opt = { .top_n = 5, .json = format == 1, .csv = format == 2 };
+	struct report_options opt = { .top_n = 5, .json = format == 1, .csv = format == 2,
+				      .csv_table = format == 2 ? section : NULL };
 	char err_path[] = "/tmp/grt-oom-err-XXXXXX";
 	int err_fd = mkstemp(err_path), saved = dup(2);
 	FILE *err;

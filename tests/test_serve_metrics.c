@@ -153,6 +153,69 @@ static void test_families_of_a_snapshot(void)
 	free(text);
 }
 
+/* NVML gauges: each family only where a GPU has the reading, scaled to ratios and watts. */
+static void test_device_families(void)
+{
+	struct serve_snapshot s = {.ndevices = 2};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	s.devices[0] = (struct serve_device){
+	    .device = 0, .pci = grt_pci_pack(0, 0x3b, 0, 0), .flags = GRT_PCIE_F_PCIE,
+	    .pcie_tx_bps = 1024000, .pcie_rx_bps = 256000000,
+	    .gauges = {.flags = NVML_G_UTILIZATION | NVML_G_MEMORY | NVML_G_POWER,
+		       .gpu_util_pct = 37, .mem_util_pct = 12, .power_mw = 123456,
+		       .mem_used_bytes = 1ull << 30, .mem_total_bytes = 80ull << 30}};
+	s.devices[1] = (struct serve_device){
+	    .device = 1, .pci = grt_pci_pack(0, 0x86, 0, 0),
+	    .gauges = {.flags = NVML_G_MEMORY, .mem_used_bytes = 5, .mem_total_bytes = 16}};
+	serve_metrics_write(out, PROM_TEXT_004, &s);
+	fclose(out);
+	CHECK(strstr(text, "# TYPE grtrace_gpu_utilization_ratio gauge\n"
+			   "grtrace_gpu_utilization_ratio{device=\"0\",pci=\"0000:3b:00.0\"} 0.37\n"
+			   "# HELP"));
+	CHECK(strstr(text, "grtrace_gpu_memory_utilization_ratio{device=\"0\",pci=\"0000:3b:00.0\"} 0.12\n"));
+	CHECK(strstr(text, "grtrace_gpu_memory_used_bytes{device=\"0\",pci=\"0000:3b:00.0\"} 1073741824\n"
+			   "grtrace_gpu_memory_used_bytes{device=\"1\",pci=\"0000:86:00.0\"} 5\n"));
+	CHECK(strstr(text, "grtrace_gpu_memory_total_bytes{device=\"1\",pci=\"0000:86:00.0\"} 16\n"));
+	CHECK(strstr(text, "grtrace_gpu_power_watts{device=\"0\",pci=\"0000:3b:00.0\"} 123.456\n"
+			   "# HELP"));
+	CHECK(strstr(text, "grtrace_gpu_pcie_rx_bytes_per_second{device=\"0\",pci=\"0000:3b:00.0\"} 256000000\n"));
+	CHECK(!strstr(text, "device=\"1\",pci=\"0000:86:00.0\"} 0")); /* nothing it lacks */
+	CHECK(!strstr(text, "nvlink")); /* no GPU has NVLink: no family */
+	CHECK(!strstr(text, "grtrace_uvm")); /* -s uvm off: no UVM families */
+	free(text);
+}
+
+/* UVM families: processes with a tracker only, every side and direction. */
+static void test_uvm_families(void)
+{
+	struct serve_proc_snapshot p[2] = {
+	    {.pid = 7, .comm = "train", .uvm_bound = true,
+	     .uvm = {.faults = {72, 1383}, .migrated_bytes = {16777216, 4096, 0}}},
+	    {.pid = 8, .comm = "idle"},
+	};
+	struct serve_snapshot s = {.procs = p, .nprocs = 2, .uvm_counted = true};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	s.health.lost_uvm = 3;
+	serve_metrics_write(out, PROM_TEXT_004, &s);
+	fclose(out);
+	CHECK(strstr(text, "# TYPE grtrace_uvm_faults_total counter\n"
+			   "grtrace_uvm_faults_total{pid=\"7\",comm=\"train\",processor=\"cpu\"} 72\n"
+			   "grtrace_uvm_faults_total{pid=\"7\",comm=\"train\",processor=\"gpu\"} 1383\n"
+			   "# HELP"));
+	CHECK(strstr(text, "grtrace_uvm_migrated_bytes_total{pid=\"7\",comm=\"train\",direction=\"htod\"} 16777216\n"
+			   "grtrace_uvm_migrated_bytes_total{pid=\"7\",comm=\"train\",direction=\"dtoh\"} 4096\n"
+			   "grtrace_uvm_migrated_bytes_total{pid=\"7\",comm=\"train\",direction=\"dtod\"} 0\n"));
+	CHECK(!strstr(text, "grtrace_uvm_faults_total{pid=\"8\""));
+	CHECK(strstr(text, "grtrace_events_lost_total{source=\"uvm\"} 3\n"));
+	free(text);
+}
+
 static void test_quantiles(void)
 {
 	uint64_t hist[AGG_HIST_BUCKETS] = {0};
@@ -178,6 +241,10 @@ static void test_top_rows(void)
 	fill_proc(&p0, k0, &a0, 1);
 	fill_proc(&p1[0], k1, &a1, 2);
 	p1[1] = (struct serve_proc_snapshot){.pid = 9999, .exited = true};
+	p0.uvm_bound = p1[0].uvm_bound = true;
+	p0.uvm.faults[UVM_FAULTS_CPU] = 10;
+	p1[0].uvm.faults[UVM_FAULTS_CPU] = 40;
+	p1[0].uvm.faults[UVM_FAULTS_GPU] = 70;
 	n = top_rows_compute(&s0, &s1, &rows);
 	CHECK_EQ_U64(n, 1); /* the exited process is not shown */
 	CHECK_EQ_U64(rows[0].pid, 4242);
@@ -190,7 +257,14 @@ static void test_top_rows(void)
 	CHECK(rows[0].api_p99_us > 1000 && rows[0].api_p99_us < 2100);
 	top_format_row(&rows[0], line, sizeof(line));
 	CHECK(!strncmp(line, "   4242 train                   500 ", 36));
-	CHECK(strstr(line, "1.0KiB    1.000     25  relu") != NULL);
+	CHECK(rows[0].uvm_faults_per_s == 50); /* 100 more faults, CPU and GPU, in 2 s */
+	CHECK(strstr(line, "1.0KiB    1.000     25        50  relu") != NULL);
+	free(rows);
+	p1[0].uvm_bound = false; /* no tracker: no UVM rate */
+	n = top_rows_compute(&s0, &s1, &rows);
+	CHECK(rows[0].uvm_faults_per_s < 0);
+	top_format_row(&rows[0], line, sizeof(line));
+	CHECK(strstr(line, "1.0KiB    1.000     25         -  relu") != NULL);
 	free(rows);
 	n = top_rows_compute(NULL, &s1, &rows);
 	CHECK_EQ_U64(n, 1);
@@ -213,6 +287,8 @@ static void test_sorting(void)
 	top_rows_sort(rows, 3, TOP_SORT_PID);
 	CHECK(rows[0].pid == 1 && rows[1].pid == 2 && rows[2].pid == 3);
 	CHECK(top_sort_for_key('m') == TOP_SORT_MEMORY && top_sort_for_key('x') == -1);
+	CHECK(top_sort_for_key('u') == TOP_SORT_UVM);
+	CHECK_STR(top_sort_name(TOP_SORT_UVM), "UVM faults/s");
 }
 
 /* Xid records as the xid source emits them, counted per GPU and code, and their family. */
@@ -255,6 +331,8 @@ int main(void)
 	RUN_TEST(test_openmetrics_exact);
 	RUN_TEST(test_accept_negotiation);
 	RUN_TEST(test_families_of_a_snapshot);
+	RUN_TEST(test_device_families);
+	RUN_TEST(test_uvm_families);
 	RUN_TEST(test_quantiles);
 	RUN_TEST(test_top_rows);
 	RUN_TEST(test_sorting);

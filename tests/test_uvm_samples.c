@@ -1,9 +1,9 @@
 /* Decoding real UVM queue entries captured on the GPU machine (tests/data/uvm, 580.159.04). */
 #include <stdlib.h>
 #include <string.h>
+#include "sources/uvm_capture.h"
 #include "sources/uvm_decode.h"
 #include "test_util.h"
-#include "uvm_sample.h"
 
 /* What the captured program (uvm_workload 8 2, pid 459) did and reported; see
  * tests/data/uvm/README.md. */
@@ -14,37 +14,14 @@
 #define SAMPLE_T_LOOP1 32009273466ULL
 #define SAMPLE_ENTRIES 1809
 
-struct sample {
-	struct uvm_sample_header h;
-	uint8_t *entries;
-};
-
-static int load_sample(const char *path, struct sample *s)
+static int load_sample(const char *path, struct uvm_capture *s)
 {
-	FILE *f = fopen(path, "rb");
-	long size;
+	char why[256];
+	int err = uvm_capture_load(path, s, why, sizeof(why));
 
-	memset(s, 0, sizeof(*s));
-	if (!f) {
-		printf("  cannot open %s (run from the repository root)\n", path);
-		return -1;
-	}
-	fseek(f, 0, SEEK_END);
-	size = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	if (fread(&s->h, sizeof(s->h), 1, f) != 1 || memcmp(s->h.magic, UVM_SAMPLE_MAGIC, 8) ||
-	    (uint64_t)size != sizeof(s->h) + s->h.count * s->h.entry_size) {
-		fclose(f);
-		printf("  %s: bad sample header\n", path);
-		return -1;
-	}
-	s->entries = malloc(s->h.count * s->h.entry_size);
-	if (!s->entries || fread(s->entries, s->h.entry_size, s->h.count, f) != s->h.count) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	return 0;
+	if (err)
+		printf("  %s (run from the repository root)\n", why);
+	return err;
 }
 
 struct sample_totals {
@@ -52,7 +29,7 @@ struct sample_totals {
 	uint64_t htod, dtoh, bad_decode, outside_window, wrong_pid, wrong_gpu;
 };
 
-static void total_sample(const struct sample *s, struct sample_totals *t)
+static void total_sample(const struct uvm_capture *s, struct sample_totals *t)
 {
 	struct uvm_clock_map clock = {.mono_minus_raw = s->h.mono_minus_raw_ns};
 
@@ -86,7 +63,7 @@ static void total_sample(const struct sample *s, struct sample_totals *t)
 
 static void check_totals(const char *path, uint32_t version, uint32_t entry_size)
 {
-	struct sample s;
+	struct uvm_capture s;
 	struct sample_totals t;
 
 	if (load_sample(path, &s)) {
@@ -111,7 +88,7 @@ static void check_totals(const char *path, uint32_t version, uint32_t entry_size
 	CHECK_EQ_U64(t.outside_window, 0);
 	CHECK_EQ_U64(t.wrong_pid, 0);
 	CHECK_EQ_U64(t.wrong_gpu, 0);
-	free(s.entries);
+	uvm_capture_free(&s);
 }
 
 static void test_v1_sample(void)
@@ -128,7 +105,7 @@ static void test_v2_sample(void)
  */
 static void test_versions_agree(void)
 {
-	struct sample v1, v2;
+	struct uvm_capture v1, v2;
 	uint64_t differ = 0, far_apart = 0;
 
 	if (load_sample("tests/data/uvm/v1.bin", &v1) ||
@@ -159,8 +136,8 @@ static void test_versions_agree(void)
 	}
 	CHECK_EQ_U64(differ, 0);
 	CHECK_EQ_U64(far_apart, 0);
-	free(v1.entries);
-	free(v2.entries);
+	uvm_capture_free(&v1);
+	uvm_capture_free(&v2);
 }
 
 /* Migrations carry GPU copy stamps that bracket a few microseconds each, chained within a block. */
@@ -168,7 +145,7 @@ static void test_migration_gpu_stamps(void)
 {
 	struct uvm_clock_map clock = {0};
 	uint64_t with_stamps = 0, sane = 0;
-	struct sample s;
+	struct uvm_capture s;
 
 	if (load_sample("tests/data/uvm/v2.bin", &s)) {
 		CHECK(0);
@@ -188,7 +165,7 @@ static void test_migration_gpu_stamps(void)
 	}
 	CHECK_EQ_U64(with_stamps, 344);
 	CHECK_EQ_U64(sane, 344);
-	free(s.entries);
+	uvm_capture_free(&s);
 }
 
 int main(void)

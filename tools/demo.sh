@@ -9,10 +9,10 @@ mkdir -p "$OUT"
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 && command -v nvcc >/dev/null; then
 	echo "== GPU found: recording samples/vector_add.cu"
 	nvcc -O2 -arch=sm_90 -o "$OUT/vector_add" samples/vector_add.cu
-	$G record -s cuda -o "$OUT/demo.grt" -- "$OUT/vector_add"
+	$G record -f -s cuda -o "$OUT/demo.grt" -- "$OUT/vector_add"
 else
 	echo "== no GPU here: recording the fake-driver workload (tests/workloads/cuda_known.c)"
-	LD_LIBRARY_PATH=$BUILD/fixtures/fake $G record -s cuda -o "$OUT/demo.grt" -- \
+	LD_LIBRARY_PATH=$BUILD/fixtures/fake $G record -f -s cuda -o "$OUT/demo.grt" -- \
 		"$BUILD/fixtures/workloads/cuda_known"
 fi
 echo "== grtrace parse (first 15 events)"

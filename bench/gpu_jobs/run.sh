@@ -3,15 +3,19 @@
 # PyTorch profiler's kernel count, JAX (XLA), Triton and CUDA graphs. Each case is recorded with
 # grtrace record -s cuda,gpu and checked by check.py: launches, gpu_kernel records and jobs agree
 # exactly (for PyTorch: equal the kernel count of an untraced run of the same loop under
-# torch.profiler), every device record matched by identity, none of grtrace's own work counted.
-# Cases whose Python module is missing are SKIP. Logs, traces and reports stay under $OUT; the
-# table comes last. usage: bash bench/gpu_jobs/run.sh BUILD   (BUILD holds grtrace and
-# libgrtrace-inject.so)
+# torch.profiler), every device record of the application matched by identity, none of grtrace's
+# own work counted. Cases whose Python module is missing are SKIP. Everything is written in a
+# scratch folder and packed into two files under $OUT: gpu_jobs.tar.gz (logs, checks, reports,
+# explain_unmatched.py's answer for a case that fails) and gpu_jobs-traces.tar.gz (the .grt
+# traces); the table comes last on stdout.
+# usage: bash bench/gpu_jobs/run.sh BUILD   (BUILD holds grtrace and libgrtrace-inject.so)
 set -u
 build=$(cd "${1:?usage: run.sh BUILD_DIR}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-$(mktemp -d)}
-mkdir -p "$out"
+dest=${OUT:-$(mktemp -d)}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+mkdir -p "$dest"
 export PATH=/usr/local/cuda/bin:$PATH
 mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
 G=$build/grtrace
@@ -22,13 +26,15 @@ rows=$out/rows.jsonl
 record() {
 	local name=$1
 	shift
-	timeout 600 "$G" record -s cuda,gpu -o "$out/$name.grt" -- "$@" >"$out/$name.log" 2>&1
+	timeout 600 "$G" record -f -s cuda,gpu -o "$out/$name.grt" -- "$@" >"$out/$name.log" 2>&1
 }
 
 # check NAME EXPECT_JSON: check.py's lines into $out/NAME.check, its row into the table
 check() {
-	python3 "$here/check.py" "$G" "$out/$1.grt" "$1" "$2" >"$out/$1.check" 2>&1
-	cat "$out/$1.check"
+	if ! python3 "$here/check.py" "$G" "$out/$1.grt" "$1" "$2" >"$out/$1.check" 2>&1; then
+		python3 "$here/explain_unmatched.py" "$G" "$out/$1.grt" >"$out/$1.unmatched" 2>&1
+	fi
+	grep -v '^row=' "$out/$1.check"
 	grep '^row=' "$out/$1.check" | sed 's/^row=//' >>"$rows"
 	"$G" report "$out/$1.grt" --jobs >"$out/$1.jobs.txt" 2>&1
 }
@@ -46,6 +52,7 @@ nvidia-smi -L 2>/dev/null | head -1 >"$out/device.txt"
 if has torch; then
 	steps=${TORCH_STEPS:-50}
 	python3 "$here/torch_train.py" --profile "$out/torch_profile.json" "$steps" >"$out/torch_profile.log" 2>&1
+	rm -f "$out/torch_profile.json" # 2 MB of profiler trace; its kernel count is in the log
 	kernels=$(sed -n 's/^kernels=\([0-9]*\).*/\1/p' "$out/torch_profile.log")
 	if [ -z "$kernels" ]; then
 		skip torch_train "the profiler run failed: $(tail -1 "$out/torch_profile.log")"
@@ -84,6 +91,10 @@ else
 	skip cuda_graph "nvcc failed: $(tail -1 "$out/cuda_graph.build.log")"
 fi
 
+rm -f "$out/cuda_graph"
+traces=$(cd "$out" && ls ./*.grt 2>/dev/null)
+[ -n "$traces" ] && tar -C "$out" -czf "$dest/gpu_jobs-traces.tar.gz" $traces
+tar -C "$out" -czf "$dest/gpu_jobs.tar.gz" --exclude='*.grt' .
 python3 - "$rows" "$out/device.txt" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -95,5 +106,6 @@ print()
 for line in [cols] + table:
     print("  ".join(x.ljust(w) for x, w in zip(line, widths)))
 print("device: " + open(sys.argv[2]).read().strip())
+print("logs: gpu_jobs.tar.gz, traces: gpu_jobs-traces.tar.gz (under $OUT)")
 sys.exit(1 if any(r["result"] == "FAIL" for r in rows) else 0)
 PY

@@ -1,14 +1,18 @@
 #!/bin/bash
 # Runs the job-analysis scenarios (programs with a known blocking cause) on the GPU machine:
 # records each with grtrace, reports it with --jobs --format json, checks that the dominant cause
-# named is the right one, and prints a table last. Full logs go under $OUT (or a temporary folder).
+# named is the right one, and prints a table last. Everything is written in a scratch folder and
+# packed into two files under $OUT (or a temporary folder): scenarios.tar.gz (logs, reports as text
+# and JSON) and scenarios-traces.tar.gz (the .grt traces).
 # usage: bash bench/scenarios/run.sh BUILD     (BUILD holds grtrace and libgrtrace-inject.so)
 set -u
 build=$(cd "${1:?usage: run.sh BUILD_DIR}" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-out=${OUT:-$(mktemp -d)}
-bin=$out/scenarios
-mkdir -p "$bin"
+dest=${OUT:-$(mktemp -d)}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+bin=$(mktemp -d -p "$out")
+mkdir -p "$dest"
 export PATH=/usr/local/cuda/bin:$PATH
 # module loading at context creation, not at the first launch: a scenario's first launch is not slow
 export CUDA_MODULE_LOADING=EAGER
@@ -33,7 +37,7 @@ for s in "${scenarios[@]}"; do
 		echo "build failed" >"$out/$name.status"
 		continue
 	fi
-	if ! "$build/grtrace" record -s "$sources" -o "$out/$name.grt" -- "$bin/$name" >>"$log" 2>&1; then
+	if ! "$build/grtrace" record -f -s "$sources" -o "$out/$name.grt" -- "$bin/$name" >>"$log" 2>&1; then
 		echo "record failed" >"$out/$name.status"
 		continue
 	fi
@@ -45,6 +49,18 @@ for s in "${scenarios[@]}"; do
 	echo ok >"$out/$name.status"
 done
 
+# Does grtrace's own collection slow the application's launches? sync_bound again without the gpu
+# source (no collection thread): slow launches beside grtrace's own calls with it, and without it.
+if [ -x "$bin/sync_bound" ] && [ -f "$out/sync_bound.grt" ] &&
+	"$build/grtrace" record -s cuda -o "$out/sync_bound_cuda_only.grt" -- "$bin/sync_bound" \
+		>>"$out/sync_bound.log" 2>&1; then
+	echo "own interference, sync_bound -s cuda,gpu: $(python3 "$here/own_interference.py" "$build/grtrace" "$out/sync_bound.grt" 2>&1)"
+	echo "own interference, sync_bound -s cuda:     $(python3 "$here/own_interference.py" "$build/grtrace" "$out/sync_bound_cuda_only.grt" 2>&1)"
+fi
+rm -rf "$bin"
+traces=$(cd "$out" && ls ./*.grt 2>/dev/null)
+[ -n "$traces" ] && tar -C "$out" -czf "$dest/scenarios-traces.tar.gz" $traces
+tar -C "$out" -czf "$dest/scenarios.tar.gz" --exclude='*.grt' .
 python3 - "$out" "${scenarios[@]}" <<'PY'
 import json, os, sys
 out = sys.argv[1]
@@ -74,5 +90,6 @@ widths = [max(len(str(x)) for x in col) for col in zip(head, *rows)]
 for line in [head] + rows:
     print("  ".join(str(x).ljust(w) for x, w in zip(line, widths)))
 print("device: %s" % open(os.path.join(out, "device.txt")).read().strip())
+print("logs: scenarios.tar.gz, traces: scenarios-traces.tar.gz (under $OUT)")
 sys.exit(1 if failed else 0)
 PY

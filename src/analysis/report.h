@@ -13,7 +13,14 @@ struct report_options {
 	unsigned top_n;		/* 0: no limit */
 	const char *thresholds;	/* --threshold list or NULL */
 	bool json;
-	bool csv;		/* sections with a print_csv only */
+	bool csv;		/* every table of the sections' JSON (csv_tables.h) */
+	/*
+	 * --format csv: -o PATH (NULL or "-": out). One table goes to a file,
+	 * several (or PATH an existing directory) to PATH/TABLE.csv each.
+	 */
+	const char *csv_path;
+	const char *csv_table;	/* --table NAME: only this one */
+	const char *shown_path;	/* the trace as the user named it ("-"), NULL: path */
 	bool chosen;		/* sections were named: show them even without their source */
 	bool show_own;		/* --own: grtrace's own work shown as the program's */
 };

@@ -7,6 +7,7 @@
 #include "analysis/report_util.h"
 #include "analysis/stats.h"
 #include "trace/records_cuda.h"
+#include "trace/trace_names.h"
 
 #define KERNELS_INCOMPLETE "out of memory while counting; some launches are missing"
 
@@ -132,8 +133,7 @@ static struct kernel_row *launch_row(struct kernels_report *k, const struct grt_
 			return NULL;
 		return row;
 	}
-	snprintf(unknown, sizeof(unknown), "func@0x%" PRIx64, l->function);
-	row = row_for(k, unknown);
+	row = row_for(k, grt_unknown_kernel_name(l->function, unknown, sizeof(unknown)));
 	if (row) {
 		row->unresolved = true;
 		row->handle = l->function;

@@ -7,6 +7,7 @@
 #include "analysis/report_util.h"
 #include "trace/trace_names.h"
 #include "analysis/user_stacks.h"
+#include "common/text_escape.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
 
@@ -356,7 +357,10 @@ static void print_stack(struct leaks_report *l, uint32_t pid, int32_t stack_id, 
 	}
 	for (uint32_t i = 0; i < depth; i++) {
 		user_stacks_format_frame(l->stacks, pid, ips[i], i, frame, sizeof(frame));
-		fprintf(out, "        #%-2u %s\n", i, frame);
+		/* function names come from the program's own ELF files: escaped like its other texts */
+		fprintf(out, "        #%-2u ", i);
+		text_escape_write(out, frame, false);
+		fputc('\n', out);
 	}
 }
 

@@ -103,11 +103,6 @@ static void pcie_on_record(void *state, const struct grt_record *rec, const stru
 	}
 }
 
-static void pci_text(uint32_t pci, char *buf, size_t len)
-{
-	snprintf(buf, len, "%04x:%02x:%02x.%x", pci >> 16, (pci >> 8) & 0xff, (pci >> 3) & 0x1f, pci & 7);
-}
-
 static double avg_mbs(const struct rate *r)
 {
 	return r->samples ? r->sum / (double)r->samples / 1e6 : 0;
@@ -142,7 +137,7 @@ static void pcie_print_text(void *state, FILE *out)
 
 		if (!g->seen)
 			continue;
-		pci_text(g->pci, pci, sizeof(pci));
+		grt_pci_text(g->pci, pci, sizeof(pci));
 		fprintf(out, "  %-4d %-13s %7llu", i, g->pci ? pci : "-", (unsigned long long)g->samples);
 		print_rate_cells(out, &g->pcie_tx);
 		print_rate_cells(out, &g->pcie_rx);
@@ -153,7 +148,7 @@ static void pcie_print_text(void *state, FILE *out)
 	for (size_t i = 0; i < r->config.count; i++) {
 		const struct kstat *c = &r->config.rows[i];
 
-		pci_text(c->key >> 1, pci, sizeof(pci));
+		grt_pci_text(c->key >> 1, pci, sizeof(pci));
 		fprintf(out, "  config space %s %s: %llu\n", pci, c->key & 1 ? "writes" : "reads",
 			(unsigned long long)c->count);
 	}
@@ -188,7 +183,7 @@ static void pcie_print_json(void *state, struct json_writer *w)
 
 		if (!g->seen)
 			continue;
-		pci_text(g->pci, pci, sizeof(pci));
+		grt_pci_text(g->pci, pci, sizeof(pci));
 		jw_begin_object(w);
 		jw_field_u64(w, "device", i);
 		jw_field_string(w, "pci", g->pci ? pci : NULL);
@@ -203,7 +198,7 @@ static void pcie_print_json(void *state, struct json_writer *w)
 	jw_key(w, "config_accesses");
 	jw_begin_array(w);
 	for (size_t i = 0; i < r->config.count; i++) {
-		pci_text(r->config.rows[i].key >> 1, pci, sizeof(pci));
+		grt_pci_text(r->config.rows[i].key >> 1, pci, sizeof(pci));
 		jw_begin_object(w);
 		jw_field_string(w, "pci", pci);
 		jw_field_string(w, "access", r->config.rows[i].key & 1 ? "write" : "read");

@@ -49,10 +49,12 @@ struct report_section {
 	void *(*create)(const struct report_input *in);
 	void (*on_record)(void *state, const struct grt_record *rec, const struct grt_strings *strings);
 	void (*print_text)(void *state, FILE *out);
-	/* Writes the section's value (the key is already written). */
+	/*
+	 * Writes the section's value (the key is already written). --format csv
+	 * is made from it: every array of objects a table, every key a column
+	 * (export/csv_tables.h), so keys carry their unit (_ns, _bytes).
+	 */
 	void (*print_json)(void *state, struct json_writer *w);
-	/* Optional: CSV rows for --format csv (header line first); sections without one are skipped. */
-	void (*print_csv)(void *state, FILE *out);
 	/*
 	 * Optional, asked after printing: NULL when the section is whole, else
 	 * one line on what it lacks ("out of memory while counting; some

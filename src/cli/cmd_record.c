@@ -1,7 +1,6 @@
 /* `grtrace record`: attach the chosen sources to a command or pid and write a .grt trace. */
 #include <errno.h>
 #include <getopt.h>
-#include <regex.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -12,7 +11,6 @@
 #include <unistd.h>
 #include "common/clock.h"
 #include "cli/commands.h"
-#include "cli/gpu_bpf_args.h"
 #include "cli/option_error.h"
 #include "cli/output_check.h"
 #include "cli/record_header.h"
@@ -24,12 +22,14 @@
 #include "sources/libcuda_locate.h"
 #include "sources/session.h"
 #include "sources/source.h"
-#include "sources/syscall_filter.h"
 #include "sources/writer_sink.h"
 #include "trace/records_core.h"
 #include "trace/trace_names.h"
 
 #define POLL_INTERVAL_MS 100
+#define MAX_SOURCE_OPTIONS 32	/* source options given on one command line */
+#define MAX_OPTIONS 64		/* record's own options and every source's */
+#define SOURCE_OPTION_BASE 1000	/* getopt values of the sources' options: this + their index */
 
 struct record_options {
 	const char *output;
@@ -38,13 +38,11 @@ struct record_options {
 	double duration_s;
 	double idle_timeout_s;
 	const char *libcuda;
-	const char *syscalls;
-	const char *gpu_kernels;
-	bool launch_stacks;
-	bool launch_returns_set;
-	uint32_t launch_returns;
+	/* the sources' own options (source.h), as given */
+	struct grt_source_option_value source_options[MAX_SOURCE_OPTIONS];
+	unsigned nsource_options;
 	bool all;		/* -a: every process (system-wide), until stopped */
-	struct gpu_bpf_args bpf; /* --bpf objects */
+	bool force;		/* -f: overwrite an existing output */
 	char *const *command;	/* after --, NULL when attaching */
 };
 
@@ -59,11 +57,11 @@ static void on_stop_signal(int sig)
 static void record_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: grtrace record [-o FILE] [-s SOURCES] [-a | -p PID | -- CMD ARGS]\n"
-		"                      [--duration S] [--idle-timeout S] [--libcuda PATH]\n"
-		"                      [--syscalls LIST] [--gpu-kernels REGEX] [--launch-stacks]\n"
-		"                      [--launch-returns N] [--bpf PROG.bpf.o ...]\n"
-		"  -o FILE            output trace (default grtrace.grt)\n"
+		"usage: grtrace record [-o FILE] [-f] [-s SOURCES] [-a | -p PID | -- CMD ARGS]\n"
+		"                      [-d S] [--idle-timeout S] [--libcuda PATH]\n"
+		"                      [SOURCE OPTIONS]\n"
+		"  -o FILE            output trace (default grtrace.grt); an existing file needs -f\n"
+		"  -f, --force        overwrite an existing output file\n"
 		"  -s SOURCES         comma-separated sources (default cuda):");
 	for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
 		if (!s->implicit)
@@ -74,31 +72,17 @@ static void record_usage(FILE *out)
 		"                     later is probed); stops on Ctrl-C, --duration or --idle-timeout\n"
 		"  -p PID             attach to a running process (and its future children)\n"
 		"  -- CMD ARGS        launch CMD, held until every probe is attached\n"
-		"  --duration S       stop after S seconds\n"
+		"  -d, --duration S   stop after S seconds\n"
 		"  --idle-timeout S   stop after S seconds without events\n"
-		"  --libcuda PATH     the libcuda.so.1 to probe (default: the one the target uses)\n"
-		"  --syscalls LIST    syscall source: only these syscalls\n"
-		"  --gpu-kernels RE   gpu source: instrument kernels whose name matches RE\n"
-		"  --launch-stacks    cuda source: user stacks of launches too (allocations always\n"
-		"                     have them; about 1 us more per launch)\n"
-		"  --launch-returns N cuda source: record the return (API time, return code) of\n"
-		"                     one launch in N per thread, 0 none (default 1: every one);\n"
-		"                     a launch without needs one trap instead of two\n"
-		"  --bpf PROG.bpf.o   gpu source: run the object's eBPF programs inside the CUDA\n"
-		"                     kernels they name (docs/gpu-bpf.md); verified before the\n"
-		"                     command starts; up to %d, each with its own --bpf\n",
-		GPUBPF_MAX_OBJECTS);
-}
+		"  --libcuda PATH     the libcuda.so.1 to probe (default: the one the target uses)\n");
+	/* each source's own options, from its own file */
+	for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
+		for (const struct grt_source_option *o = s->options; o && o->name; o++) {
+			char flag[64];
 
-/* A count from 0 to 1e9: --launch-returns. */
-static int parse_count(const char *text, uint32_t *out)
-{
-	uint64_t v;
-	int err = num_parse_u64(text, 0, 1000000000, &v);
-
-	if (!err)
-		*out = (uint32_t)v;
-	return err;
+			snprintf(flag, sizeof(flag), "--%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+			fprintf(out, "  %-18s %s\n", flag, o->help);
+		}
 }
 
 static int parse_pid(const char *text, pid_t *out)
@@ -116,7 +100,6 @@ static const char *range_of(int letter)
 {
 	switch (letter) {
 	case 'p': return "a process id from 1 to 2147483647";
-	case 'R': return "a whole number from 0 to 1000000000";
 	default: return "seconds, more than 0 and at most 31536000 (a year)";
 	}
 }
@@ -130,34 +113,82 @@ static const char *long_name(const struct option *options, int letter)
 	return "?";
 }
 
-/* Returns 0, or GRT_EXIT_USAGE after printing why. */
-static int parse_record_options(int argc, char **argv, struct record_options *o)
+/*
+ * The getopt table: record's own options, then every source's (value SOURCE_OPTION_BASE + k,
+ * k their index in found). Returns the count of source options.
+ */
+static unsigned option_table(struct option table[MAX_OPTIONS + 1],
+			     const struct grt_source_option *found[MAX_OPTIONS])
 {
-	static const struct option options[] = {
+	static const struct option own[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "sources", required_argument, NULL, 's' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "idle-timeout", required_argument, NULL, 'i' },
 		{ "libcuda", required_argument, NULL, 'l' },
-		{ "syscalls", required_argument, NULL, 'S' },
-		{ "gpu-kernels", required_argument, NULL, 'k' },
-		{ "launch-stacks", no_argument, NULL, 'L' },
-		{ "launch-returns", required_argument, NULL, 'R' },
 		{ "all", no_argument, NULL, 'a' },
-		{ "bpf", required_argument, NULL, 'B' },
+		{ "force", no_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
-		{ 0 },
 	};
+	unsigned n = sizeof(own) / sizeof(own[0]), k = 0;
+
+	memcpy(table, own, sizeof(own));
+	for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
+		for (const struct grt_source_option *o = s->options; o && o->name && n < MAX_OPTIONS; o++) {
+			found[k] = o;
+			table[n++] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL,
+						      SOURCE_OPTION_BASE + (int)k++ };
+		}
+	table[n] = (struct option){ 0 };
+	return k;
+}
+
+/* A source's option, kept for the session; check_source_options() checks its value. */
+static int take_source_option(struct record_options *o, const struct grt_source_option *opt,
+			      const char *value)
+{
+	if (o->nsource_options == MAX_SOURCE_OPTIONS) {
+		grt_error("record: more than %d source options; give each once", MAX_SOURCE_OPTIONS);
+		return GRT_EXIT_USAGE;
+	}
+	o->source_options[o->nsource_options++] =
+		(struct grt_source_option_value){ .name = opt->name, .value = value };
+	return 0;
+}
+
+/* Returns 0, or GRT_EXIT_USAGE after printing why. */
+static int parse_record_options(int argc, char **argv, struct record_options *o)
+{
+	const struct grt_source_option *source_opts[MAX_OPTIONS];
+	struct option options[MAX_OPTIONS + 1];
+	unsigned nsource = option_table(options, source_opts);
 	int opt;
 
 	*o = (struct record_options){ .output = "grtrace.grt", .sources = "cuda" };
 	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0; /* getopt's own message would not be the one-line "grtrace: record: ..." */
 	/* "+": stop at the command, whose own flags are not ours; ":": tell a missing value apart */
-	while ((opt = getopt_long(argc, argv, "+:o:s:p:ha", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:o:s:p:d:hfa", options, NULL)) != -1) {
 		int bad = 0;
 
+		/* "-o -- CMD": getopt hands "--" to -o as its value; it is the end of the options */
+		if (optarg && !strcmp(optarg, "--") && opt != ':' && opt != '?') {
+			const char *name = opt >= SOURCE_OPTION_BASE && opt < SOURCE_OPTION_BASE + (int)nsource
+						   ? source_opts[opt - SOURCE_OPTION_BASE]->name
+						   : long_name(options, opt);
+
+			grt_error("record: --%s needs a value before --; give it as --%s VALUE -- CMD",
+				  name, name);
+			return GRT_EXIT_USAGE;
+		}
+		if (opt >= SOURCE_OPTION_BASE && opt < SOURCE_OPTION_BASE + (int)nsource) {
+			const struct grt_source_option *so = source_opts[opt - SOURCE_OPTION_BASE];
+
+			if ((bad = take_source_option(o, so, so->arg ? optarg : "")))
+				return bad;
+			continue;
+		}
 		switch (opt) {
 		case 'o': o->output = optarg; break;
 		case 's': o->sources = optarg; break;
@@ -165,18 +196,8 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 		case 'd': bad = num_parse_seconds(optarg, &o->duration_s); break;
 		case 'i': bad = num_parse_seconds(optarg, &o->idle_timeout_s); break;
 		case 'l': o->libcuda = optarg; break;
-		case 'S': o->syscalls = optarg; break;
-		case 'k': o->gpu_kernels = optarg; break;
-		case 'L': o->launch_stacks = true; break;
-		case 'R':
-			bad = parse_count(optarg, &o->launch_returns);
-			o->launch_returns_set = true;
-			break;
 		case 'a': o->all = true; break;
-		case 'B':
-			if (gpu_bpf_args_add(&o->bpf, "record", optarg))
-				return GRT_EXIT_USAGE;
-			break;
+		case 'f': o->force = true; break;
 		case 'h': record_usage(stdout); return -1;
 		default: /* ':' and '?' */
 			return option_error("record", opt, argv);
@@ -190,13 +211,17 @@ static int parse_record_options(int argc, char **argv, struct record_options *o)
 	}
 	if (optind < argc)
 		o->command = argv + optind;
+	if (!strcmp(o->output, "-")) {
+		grt_error("record: -o - is not possible: a trace is finished by writing its header "
+			  "again at the end; give a file, then read it with grtrace report FILE");
+		return GRT_EXIT_USAGE;
+	}
 	if (o->all && (o->command || o->pid)) {
 		grt_error("record: -a traces every process; give it without -p PID or a command");
 		return GRT_EXIT_USAGE;
 	}
 	if (!o->all && !o->command == !o->pid) {
-		grt_error("record: give either -p PID or -- CMD ARGS");
-		record_usage(stderr);
+		grt_error("record: give either -p PID or -- CMD ARGS; see grtrace record --help");
 		return GRT_EXIT_USAGE;
 	}
 	return 0;
@@ -241,34 +266,6 @@ static int check_sources(const char *list, uint32_t *mask, char *out, size_t out
 	}
 	free(copy);
 	return err;
-}
-
-/* Checks --gpu-kernels before anything starts: the injected library compiles it the same way. */
-static int check_gpu_kernels(const char *regex)
-{
-	char why[128];
-	regex_t re;
-	int rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB);
-
-	if (!rc) {
-		regfree(&re);
-		return 0;
-	}
-	regerror(rc, &re, why, sizeof(why));
-	grt_error("record: bad --gpu-kernels regular expression '%s': %s", regex, why);
-	return -EINVAL;
-}
-
-/* Checks --syscalls before anything starts: an unknown name is a usage error (exit 2). */
-static int check_syscalls(const char *list)
-{
-	uint64_t set[GRT_SYSCALL_SET_WORDS];
-	char err[256];
-	int rc = grt_syscall_filter_parse(list, set, err, sizeof(err));
-
-	if (rc)
-		grt_error("record: %s", err);
-	return rc;
 }
 
 /* The libcuda.so.1 to probe: --libcuda, the one mapped in the pid, or the loader's choice. */
@@ -415,17 +412,13 @@ static int open_session(struct recording *rec)
 		.libcuda_path = rec->libcuda[0] && (rec->opts.libcuda || rec->opts.command)
 					? rec->libcuda
 					: NULL,
-		.syscall_filter = rec->opts.syscalls,
-		.gpu_kernels = rec->opts.gpu_kernels,
-		.launch_stacks = rec->opts.launch_stacks,
-		.launch_returns_set = rec->opts.launch_returns_set,
-		.launch_returns = rec->opts.launch_returns,
+		.options = rec->opts.source_options,
+		.noptions = rec->opts.nsource_options,
 		.launched = rec->target.launched,
 		.system_wide = rec->opts.all,
 	};
 	struct grt_file_header header;
 
-	gpu_bpf_args_config(&rec->opts.bpf, &cfg);
 	record_header_fill(&header, rec->libcuda[0] ? rec->libcuda : NULL, rec->target.pid,
 			   rec->opts.command, rec->sources_mask);
 	rec->writer = grt_writer_open(rec->opts.output, &header);
@@ -497,20 +490,6 @@ static void describe_target_end(const struct target *t, char *out, size_t len)
 				   WIFSIGNALED(st) && WCOREDUMP(st), how, sizeof(how)));
 }
 
-/*
- * record's exit status: a launched command's own, as time and strace give it
- * (its exit code, 128 + the signal that killed it), so a failing job still
- * fails its script; otherwise 0.
- */
-static int target_exit_status(const struct target *t)
-{
-	if (!t->launched || !t->exited)
-		return GRT_EXIT_OK;
-	if (WIFSIGNALED(t->exit_status))
-		return 128 + WTERMSIG(t->exit_status);
-	return WIFEXITED(t->exit_status) ? WEXITSTATUS(t->exit_status) : GRT_EXIT_OK;
-}
-
 static int finish(struct recording *rec, uint32_t reason)
 {
 	uint64_t records, drops;
@@ -539,7 +518,9 @@ static int finish(struct recording *rec, uint32_t reason)
 	fprintf(stderr, "grtrace: recorded %llu records to %s (%llu events lost), stopped: %s%s\n",
 		(unsigned long long)records, rec->opts.output, (unsigned long long)drops,
 		grt_end_reason_name(reason), how);
-	return target_exit_status(&rec->target);
+	/* what to do with it: the step after recording, as perf record says perf report */
+	fprintf(stderr, "grtrace: next: grtrace report %s\n", rec->opts.output);
+	return target_exit_code(&rec->target);
 }
 
 static void cleanup(struct recording *rec)
@@ -550,7 +531,34 @@ static void cleanup(struct recording *rec)
 		grt_writer_close(rec->writer, GRT_END_SOURCE_ERROR, grt_monotonic_ns());
 	target_abort(&rec->target);
 	target_close(&rec->target);
-	gpu_bpf_args_free(&rec->opts.bpf);
+}
+
+/* Each source checks the values of its options: a bad one is a usage error (exit 2). */
+static int check_source_options(const struct record_options *o)
+{
+	for (unsigned i = 0; i < o->nsource_options; i++) {
+		const struct grt_source_option *opt = grt_source_option_find(o->source_options[i].name, NULL);
+		const char *value = o->source_options[i].value;
+		char why[256] = "";
+		int err = opt && opt->check ? opt->check(value, why, sizeof(why)) : 0;
+
+		if (!err)
+			continue;
+		if (why[0])
+			grt_error("record: %s", why);
+		else
+			grt_error("record: bad value '%s' for --%s", value, opt->name);
+		return err;
+	}
+	return 0;
+}
+
+static bool source_option_given(const struct record_options *o, const char *name)
+{
+	for (unsigned i = 0; i < o->nsource_options; i++)
+		if (!strcmp(o->source_options[i].name, name))
+			return true;
+	return false;
 }
 
 /* The checks that need nothing started: exit 2 for bad usage before any side effect. */
@@ -558,13 +566,17 @@ static int check_request(struct recording *rec)
 {
 	if (check_sources(rec->opts.sources, &rec->sources_mask, rec->sources, sizeof(rec->sources)))
 		return GRT_EXIT_USAGE;
-	if (rec->opts.syscalls && check_syscalls(rec->opts.syscalls))
+	if (check_source_options(&rec->opts))
 		return GRT_EXIT_USAGE;
-	if (rec->opts.gpu_kernels && check_gpu_kernels(rec->opts.gpu_kernels))
-		return GRT_EXIT_USAGE;
-	if (rec->opts.bpf.n && !(rec->sources_mask & 1u << GRT_SRC_GPU)) {
+	/* without the gpu source the programs would silently never run */
+	if (source_option_given(&rec->opts, "bpf") && !(rec->sources_mask & 1u << GRT_SRC_GPU)) {
 		grt_error("record: --bpf runs programs through the gpu source: add gpu to -s (e.g. "
 			  "-s cuda,gpu)");
+		return GRT_EXIT_USAGE;
+	}
+	if (!rec->opts.force && !access(rec->opts.output, F_OK)) {
+		grt_error("record: %s exists; give -f to overwrite it, or -o another file",
+			  rec->opts.output);
 		return GRT_EXIT_USAGE;
 	}
 	if (rec->opts.libcuda && output_is_input(rec->opts.output, rec->opts.libcuda)) {
@@ -606,10 +618,6 @@ int cmd_record(int argc, char **argv)
 		return GRT_EXIT_FAILURE;
 	if ((!rec.opts.all || rec.opts.libcuda) && (rec.sources_mask & 1u << GRT_SRC_CUDA) &&
 	    resolve_libcuda(&rec.opts, rec.libcuda, sizeof(rec.libcuda)))
-		return GRT_EXIT_FAILURE;
-	/* a program the verifier refuses stops here: the command never starts */
-	/* a program the verifier refuses stops here: the command never starts */
-	if (gpu_bpf_args_load(&rec.opts.bpf, "record"))
 		return GRT_EXIT_FAILURE;
 	if ((rec.opts.command && start_target(&rec)) || open_session(&rec)) {
 		cleanup(&rec);

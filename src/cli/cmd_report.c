@@ -9,6 +9,8 @@
 #include "analysis/report_util.h"
 #include "cli/commands.h"
 #include "cli/option_error.h"
+#include "cli/output_check.h"
+#include "cli/trace_input.h"
 #include "common/log.h"
 #include "common/num_parse.h"
 
@@ -19,19 +21,26 @@ enum report_flag {
 	FLAG_FORMAT = 'f',
 	FLAG_TOP = 't',
 	FLAG_THRESHOLD = 'T',
-	FLAG_OWN = 'o',
+	FLAG_OWN = 'W',
+	FLAG_OUTPUT = 'o',
+	FLAG_TABLE = 'b',
 	FLAG_HELP = 'h',
 };
 
 static void report_usage(FILE *out)
 {
-	fprintf(out, "usage: grtrace report FILE [--format text|json|csv] [--top N] [--threshold LIST] [--own]");
+	fprintf(out, "usage: grtrace report FILE|- [--format text|json|csv] [-o PATH] [--table NAME]\n"
+		     "                      [--top N] [--threshold LIST] [--own]");
 	for (const struct report_section *s = report_section_next(NULL); s; s = report_section_next(s))
 		fprintf(out, " [--%s]", s->name);
 	fprintf(out,
 		"\n"
+		"  FILE         the trace; - reads it from standard input\n"
 		"  --format     text (default), json (one object: {\"trace\": {...}, SECTION: ...}),\n"
-		"               or csv (tables of the sections that have them, e.g. --jobs rows)\n"
+		"               or csv (one table per output: every list of the JSON is a table)\n"
+		"  -o PATH      write to PATH instead of standard output (- is standard output);\n"
+		"               csv: a file for one table, a directory (a TABLE.csv each) for several\n"
+		"  --table NAME csv: only this table (the error for several tables lists them)\n"
 		"  --top N      rows per list in text output (default %d, 0 for all)\n"
 		"  --threshold  KEY=VALUE[,KEY=VALUE] passed to the sections (see docs/report.md)\n"
 		"  --own        count grtrace's own work in the target (calibration, probe collection)\n"
@@ -59,6 +68,8 @@ static struct option *build_options(size_t nsections)
 		{ "top", required_argument, NULL, FLAG_TOP },
 		{ "threshold", required_argument, NULL, FLAG_THRESHOLD },
 		{ "own", no_argument, NULL, FLAG_OWN },
+		{ "output", required_argument, NULL, FLAG_OUTPUT },
+		{ "table", required_argument, NULL, FLAG_TABLE },
 		{ "help", no_argument, NULL, FLAG_HELP },
 	};
 	size_t nfixed = sizeof(fixed) / sizeof(fixed[0]), i = 0;
@@ -107,6 +118,7 @@ struct report_args {
 	struct report_options opt;
 	bool *flagged;
 	const char *path;
+	const char *output;	/* -o: a file, or with --format csv a file or directory */
 	bool help;
 };
 
@@ -118,7 +130,7 @@ static int parse_args(int argc, char **argv, struct option *options, size_t nsec
 
 	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":ho:", options, NULL)) != -1) {
 		if (opt >= SECTION_FLAG_BASE && (size_t)(opt - SECTION_FLAG_BASE) < nsections) {
 			args->flagged[opt - SECTION_FLAG_BASE] = true;
 			continue;
@@ -150,6 +162,12 @@ static int parse_args(int argc, char **argv, struct option *options, size_t nsec
 		case FLAG_OWN:
 			args->opt.show_own = true;
 			break;
+		case FLAG_OUTPUT:
+			args->output = optarg;
+			break;
+		case FLAG_TABLE:
+			args->opt.csv_table = optarg;
+			break;
 		case FLAG_HELP:
 			args->help = true;
 			return GRT_EXIT_OK;
@@ -163,6 +181,16 @@ static int parse_args(int argc, char **argv, struct option *options, size_t nsec
 		return GRT_EXIT_USAGE;
 	}
 	args->path = argv[optind];
+	if (args->opt.csv_table && !args->opt.csv) {
+		grt_error("report: --table picks one CSV table; give it with --format csv");
+		return GRT_EXIT_USAGE;
+	}
+	if (args->output && strcmp(args->output, "-") && strcmp(args->path, "-") &&
+	    output_is_input(args->output, args->path)) {
+		grt_error("report: -o %s is the input trace itself; name another output", args->output);
+		return GRT_EXIT_USAGE;
+	}
+	args->opt.csv_path = args->output;
 	return GRT_EXIT_OK;
 }
 
@@ -179,6 +207,23 @@ int report_parse_args(int argc, char **argv)
 	free(args.flagged);
 	free(options);
 	return rc;
+}
+
+/* Text and JSON to -o FILE or stdout; CSV places its tables itself. */
+static int run_to_output(struct report_args *args)
+{
+	char trace[64];
+	const char *path = trace_input_path(args->path, "report", trace, sizeof(trace));
+	FILE *out = stdout;
+	int rc;
+
+	if (!path)
+		return GRT_EXIT_FAILURE;
+	args->opt.shown_path = args->path;
+	if (!args->opt.csv && !(out = output_open("report", args->output)))
+		return GRT_EXIT_FAILURE;
+	rc = report_run(path, &args->opt, out);
+	return args->opt.csv ? rc : output_close("report", out, args->output, rc);
 }
 
 int cmd_report(int argc, char **argv)
@@ -202,7 +247,7 @@ int cmd_report(int argc, char **argv)
 		grt_error("out of memory");
 		rc = GRT_EXIT_FAILURE;
 	} else if (rc == GRT_EXIT_OK) {
-		rc = report_run(args.path, &args.opt, stdout);
+		rc = run_to_output(&args);
 	}
 	free(args.opt.sections);
 	free(args.flagged);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "serve/agent.h"
@@ -54,7 +55,9 @@ static int parse_args(int argc, char **argv, struct agent_options *o, const char
 
 	agent_options_init(o);
 	*listen = "127.0.0.1:9464";
-	while ((opt = getopt_long(argc, argv, "p:s:h", options, NULL)) != -1) {
+	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
+	opterr = 0; /* getopt's own message would not be the one-line "grtrace: serve: ..." */
+	while ((opt = getopt_long(argc, argv, ":p:s:h", options, NULL)) != -1) {
 		taken = agent_options_take(o, "serve", opt, optarg);
 		if (taken < 0)
 			return GRT_EXIT_USAGE;
@@ -65,9 +68,8 @@ static int parse_args(int argc, char **argv, struct agent_options *o, const char
 		} else if (opt == 'h') {
 			serve_usage(stdout);
 			return -1;
-		} else {
-			serve_usage(stderr);
-			return GRT_EXIT_USAGE;
+		} else { /* ':' and '?' */
+			return option_error("serve", opt, argv);
 		}
 	}
 	if (optind < argc) {

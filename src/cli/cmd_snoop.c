@@ -10,14 +10,15 @@
 #include <time.h>
 #include "common/clock.h"
 #include "cli/commands.h"
-#include "cli/gpu_bpf_args.h"
 #include "cli/option_error.h"
 #include "cli/live_sink.h"
 #include "cli/snoop.h"
+#include "cli/target.h"
+#include "gpubpf/gpubpf.h"
 #include "common/log.h"
 #include "common/num_parse.h"
-#include "cli/target.h"
 #include "export/event_printer.h"
+#include "sources/libcuda_locate.h"
 #include "sources/session.h"
 #include "sources/source.h"
 
@@ -53,8 +54,9 @@ static const struct snoop_view *find_view(const char *name)
 static void snoop_usage(FILE *out)
 {
 	fprintf(out,
-		"usage: grtrace snoop SOURCE [-p PID] [--duration S] [--libcuda PATH] [--json|--csv]\n"
-		"       grtrace snoop gpu [--bpf PROG.bpf.o ...] [--json] -- CMD ARGS\n"
+		"usage: grtrace snoop SOURCE [-p PID | -- CMD ARGS] [-d S] [--libcuda PATH]\n"
+		"                     [--format text|json|csv] [-o FILE]\n"
+		"       grtrace snoop gpu --bpf PROG.bpf.o [--bpf ...] [--format json] -- CMD ARGS\n"
 		"  SOURCE        one of:\n");
 	for (const struct snoop_view *const *v = __start_grt_snoop_views;
 	     v < __stop_grt_snoop_views; v++)
@@ -62,15 +64,19 @@ static void snoop_usage(FILE *out)
 	fprintf(
 	    out,
 	    "  -p PID        only this process and its children (default: every process)\n"
-	    "  --duration S  stop after S seconds (default: Ctrl-C, or when PID exits)\n"
+	    "  -- CMD ARGS   launch CMD (held until the probes are attached) and snoop it and\n"
+	    "                its children; stops when it exits, with its exit status\n"
+	    "  -d, --duration S  stop after S seconds (default: Ctrl-C, or when PID exits)\n"
 	    "  --libcuda P   the libcuda.so.1 to probe (default: the one PID maps, or the "
 	    "loader's)\n"
-	    "  --json        every record as a JSON object per line, as `parse --format json`\n"
-	    "  --csv         uvm: chunk_trace-style CSV (time_ms relative to the first event)\n"
+	    "  --format F    text (default: the view's lines), json (every record as a JSON\n"
+	    "                object per line, as parse --format json), csv (uvm: chunk_trace-\n"
+	    "                style CSV, time_ms relative to the first event); --json and\n"
+	    "                --csv are the same as --format json and --format csv\n"
+	    "  -o FILE       write to FILE instead of standard output (- is standard output)\n"
 	    "  --launch-stacks  cuda: user stacks of launches too (allocations always have them)\n"
 	    "  --bpf PROG.bpf.o gpu: run the object's eBPF programs inside the command's CUDA\n"
-	    "                kernels (docs/gpu-bpf.md); up to %d, each with its own --bpf\n"
-	    "  -- CMD ARGS   gpu: the command to launch (the source needs one)\n",
+	    "                kernels (docs/gpu-bpf.md); up to %d, each with its own --bpf\n",
 	    GPUBPF_MAX_OBJECTS);
 }
 
@@ -115,8 +121,10 @@ struct snoop_args {
 	bool json;
 	bool csv;
 	bool launch_stacks;
-	struct gpu_bpf_args bpf; /* --bpf */
-	char *const *command;	 /* after --, NULL when none */
+	const char *bpf[GPUBPF_MAX_OBJECTS]; /* --bpf objects, for snoop gpu */
+	unsigned nbpf;
+	const char *output;	/* -o FILE, NULL for stdout */
+	char **command;		/* after --: launched and snooped */
 };
 
 /* 0, -1 for --help (printed), or GRT_EXIT_USAGE after printing why. */
@@ -126,25 +134,28 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 	    {"pid", required_argument, NULL, 'p'},     {"duration", required_argument, NULL, 'd'},
 	    {"libcuda", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
 	    {"csv", no_argument, NULL, 'c'},	       {"launch-stacks", no_argument, NULL, 'L'},
-	    {"bpf", required_argument, NULL, 'B'},     {"help", no_argument, NULL, 'h'},
+	    {"help", no_argument, NULL, 'h'},	       {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'}, {"bpf", required_argument, NULL, 'B'},
 	    {0},
 	};
+	int dashdash;
 	uint64_t pid;
-	int opt, err, dashes = argc;
+	int opt, err;
 
-	/* a launched command's own flags are not ours: options end at "--" */
-	for (int i = 1; i < argc; i++)
-		if (!strcmp(argv[i], "--")) {
-			dashes = i;
-			break;
+	/* "-- CMD ARGS" is the command's, whatever its flags look like: cut it off first */
+	for (dashdash = 1; dashdash < argc && strcmp(argv[dashdash], "--"); dashdash++)
+		;
+	if (dashdash < argc) {
+		if (dashdash + 1 == argc) {
+			grt_error("snoop: -- needs a command after it; give -- CMD ARGS");
+			return GRT_EXIT_USAGE;
 		}
-	if (dashes + 1 < argc)
-		a->command = argv + dashes + 1;
-	argc = dashes;
-
+		a->command = argv + dashdash + 1;
+		argc = dashdash;
+	}
 	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
 	opterr = 0; /* getopt's own message would not be the one-line "grtrace: snoop: ..." */
-	while ((opt = getopt_long(argc, argv, ":p:d:h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":p:d:ho:", options, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			err = num_parse_u64(optarg, 1, INT_MAX, &pid);
@@ -173,12 +184,27 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 		case 'c':
 			a->csv = true;
 			break;
+		case 'f':
+			if (strcmp(optarg, "text") && strcmp(optarg, "json") && strcmp(optarg, "csv")) {
+				grt_error("snoop: unknown format '%s'; use text, json or csv", optarg);
+				return GRT_EXIT_USAGE;
+			}
+			a->json = !strcmp(optarg, "json");
+			a->csv = !strcmp(optarg, "csv");
+			break;
+		case 'o':
+			a->output = strcmp(optarg, "-") ? optarg : NULL;
+			break;
 		case 'L':
 			a->launch_stacks = true;
 			break;
 		case 'B':
-			if (gpu_bpf_args_add(&a->bpf, "snoop", optarg))
+			if (a->nbpf == GPUBPF_MAX_OBJECTS) {
+				grt_error("snoop: more than %d --bpf objects; combine programs into "
+					  "fewer objects", GPUBPF_MAX_OBJECTS);
 				return GRT_EXIT_USAGE;
+			}
+			a->bpf[a->nbpf++] = optarg;
 			break;
 		case 'h':
 			snoop_usage(stdout);
@@ -204,13 +230,21 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 			  a->view->name, a->view->name);
 		return GRT_EXIT_USAGE;
 	}
-	if (!a->view->launches && (a->command || a->bpf.n)) {
-		grt_error("snoop %s: %s is for snoop gpu", a->view->name,
-			  a->bpf.n ? "--bpf" : "a command to launch");
+	if (!a->view->launches && a->nbpf) {
+		grt_error("snoop %s: --bpf is for snoop gpu", a->view->name);
 		return GRT_EXIT_USAGE;
 	}
-	if (a->csv && (!a->view->has_csv || a->json)) {
-		grt_error("snoop: --csv is for %s", a->json ? "views without --json" : "snoop uvm");
+	if (a->csv && a->json) {
+		grt_error("snoop: one format at a time; give --format text, json or csv once");
+		return GRT_EXIT_USAGE;
+	}
+	if (a->csv && !a->view->has_csv) {
+		grt_error("snoop: %s has no CSV view (snoop uvm has one); use --format json for "
+			  "every field of every record", a->view->name);
+		return GRT_EXIT_USAGE;
+	}
+	if (a->command && a->pid) {
+		grt_error("snoop: give either -p PID or -- CMD ARGS, not both");
 		return GRT_EXIT_USAGE;
 	}
 	return 0;
@@ -239,50 +273,71 @@ static int probe_sources(const struct snoop_view *view)
 	return GRT_EXIT_OK;
 }
 
-/* Whether to keep going: the target (launched, or -p) is still there. */
-static bool target_running(const struct snoop_args *a, struct target *t)
+/* -- CMD: launched held, so the probes are in place before its first call. */
+static int launch_command(const struct snoop_args *a, struct target *t, char *libcuda, size_t len)
 {
-	return t->launched ? target_alive(t) : !target_gone(a->pid);
+	char err[512];
+
+	if (!a->libcuda && strstr(a->view->sources, "cuda") &&
+	    libcuda_find_for_launch(NULL, libcuda, len)) {
+		grt_error("snoop: libcuda.so.1 not found for %s (searched %s): pass --libcuda PATH",
+			  a->command[0], libcuda_search_description());
+		return GRT_EXIT_FAILURE;
+	}
+	if (target_launch_held(t, a->command, err, sizeof(err))) {
+		grt_error("snoop: %s", err);
+		return GRT_EXIT_FAILURE;
+	}
+	return GRT_EXIT_OK;
 }
 
-static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn,
-		       struct target *t)
+static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn)
 {
-	struct grt_session_config cfg = {.target_pid = t->launched ? t->pid : a->pid,
-					 .libcuda_path = a->libcuda,
-					 .launch_stacks = a->launch_stacks,
-					 .launched = t->launched};
+	/* the sources' options snoop takes: --launch-stacks and every --bpf */
+	struct grt_source_option_value options[1 + GPUBPF_MAX_OBJECTS];
+	struct target t = { .barrier_fd = -1, .exec_fd = -1 };
+	char libcuda[PATH_MAX] = "", err[512];
+	struct grt_session_config cfg = {
+	    .target_pid = a->pid, .libcuda_path = a->libcuda, .options = options};
 	struct grt_session *s;
 	uint64_t deadline;
-	char err[512];
 	int rc = GRT_EXIT_OK;
 
-	gpu_bpf_args_config(&a->bpf, &cfg);
+	if (a->launch_stacks)
+		options[cfg.noptions++] = (struct grt_source_option_value){"launch-stacks", ""};
+	for (unsigned i = 0; i < a->nbpf; i++)
+		options[cfg.noptions++] = (struct grt_source_option_value){"bpf", a->bpf[i]};
+	if (a->command) {
+		rc = launch_command(a, &t, libcuda, sizeof(libcuda));
+		if (rc)
+			return rc;
+		cfg.target_pid = t.pid;
+		cfg.launched = true;
+		if (libcuda[0])
+			cfg.libcuda_path = libcuda;
+	}
 	s = grt_session_new(&cfg, &ls->sink);
 	if (!s) {
 		grt_error("snoop: cannot create a session: %s", strerror(errno));
+		target_abort(&t);
 		return GRT_EXIT_FAILURE;
 	}
 	/* before attach: the session's first records (source status) already reach the view */
 	if (!sn->json && a->view->open)
 		sn->view_state = a->view->open(stdout, a->csv);
-	if (grt_session_attach(s, a->view->sources)) {
-		grt_error("snoop: %s", grt_session_error(s));
+	if (grt_session_attach(s, a->view->sources) ||
+	    (a->command && target_release(&t, grt_session_target_env(s), err, sizeof(err)))) {
+		grt_error("snoop: %s", a->command && !grt_session_error(s)[0] ? err
+									  : grt_session_error(s));
 		grt_session_free(s);
 		if (sn->view_state)
 			a->view->close(sn->view_state);
+		target_abort(&t);
 		return GRT_EXIT_FAILURE;
 	}
-	if (t->launched && target_release(t, grt_session_target_env(s), err, sizeof(err))) {
-		grt_error("snoop: %s", err);
-		grt_session_free(s);
-		if (sn->view_state)
-			a->view->close(sn->view_state);
-		return GRT_EXIT_FAILURE;
-	}
-	if (t->launched)
-		grt_notice("snooping %s in %s (pid %d); Ctrl-C to stop", a->view->name,
-			   a->command[0], (int)t->pid);
+	if (a->command)
+		grt_notice("snooping %s in %s (pid %d); Ctrl-C to stop", a->view->name, a->command[0],
+			   (int)t.pid);
 	else if (a->pid)
 		grt_notice("snooping %s in pid %d; Ctrl-C to stop", a->view->name, (int)a->pid);
 	else
@@ -291,11 +346,12 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 		printf("%-11s %-7s %-7s %s\n", "TIME(s)", "PID", "TID",
 		       a->view->header ? a->view->header : "");
 	deadline = a->duration > 0 ? grt_monotonic_ns() + (uint64_t)(a->duration * 1e9) : UINT64_MAX;
-	while (!stop_requested && grt_monotonic_ns() < deadline && target_running(a, t)) {
-		int err = grt_session_poll(s, SNOOP_TICK_MS);
+	while (!stop_requested && grt_monotonic_ns() < deadline && !target_gone(a->pid) &&
+	       (!a->command || target_alive(&t))) {
+		int perr = grt_session_poll(s, SNOOP_TICK_MS);
 
-		if (err) {
-			grt_error("snoop: %s", strerror(-err));
+		if (perr) {
+			grt_error("snoop: %s", strerror(-perr));
 			rc = GRT_EXIT_FAILURE;
 			break;
 		}
@@ -304,24 +360,13 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 	grt_session_free(s);
 	if (sn->view_state)
 		a->view->close(sn->view_state);
-	return rc;
-}
-
-/*
- * The programs verified, then the command forked and held before exec until
- * the session attached: a refused program means the command never runs.
- */
-static int launch_held(struct snoop_args *a, struct target *t)
-{
-	char err[512];
-
-	if (gpu_bpf_args_load(&a->bpf, "snoop"))
-		return GRT_EXIT_FAILURE;
-	if (a->command && target_launch_held(t, a->command, err, sizeof(err))) {
-		grt_error("snoop: %s", err);
-		return GRT_EXIT_FAILURE;
+	if (a->command) {
+		target_alive(&t);
+		if (rc == GRT_EXIT_OK)
+			rc = target_exit_code(&t);
+		target_close(&t);
 	}
-	return GRT_EXIT_OK;
+	return rc;
 }
 
 int snoop_parse_args(int argc, char **argv)
@@ -337,7 +382,6 @@ int cmd_snoop(int argc, char **argv)
 	struct snoop_args a = {0};
 	struct grt_live_sink ls;
 	struct snoop sn = {0};
-	struct target t = {.barrier_fd = -1, .exec_fd = -1};
 	int rc = parse_args(argc, argv, &a);
 
 	if (rc)
@@ -347,6 +391,11 @@ int cmd_snoop(int argc, char **argv)
 		return rc;
 	if (a.pid && target_gone(a.pid)) {
 		grt_error("snoop: no process %d", (int)a.pid);
+		return GRT_EXIT_FAILURE;
+	}
+	if (a.output && !freopen(a.output, "we", stdout)) {
+		grt_error("snoop: cannot create %s: %s; give -o a writable path", a.output,
+			  strerror(errno));
 		return GRT_EXIT_FAILURE;
 	}
 	sn.view = a.view;
@@ -365,12 +414,7 @@ int cmd_snoop(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	catch_stop_signals();
-	rc = launch_held(&a, &t);
-	if (!rc)
-		rc = run_session(&a, &ls, &sn, &t);
-	target_abort(&t);
-	target_close(&t);
-	gpu_bpf_args_free(&a.bpf);
+	rc = run_session(&a, &ls, &sn);
 	fflush(stdout);
 	grt_live_sink_destroy(&ls);
 	grt_event_printer_free(sn.json);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <curses.h>
 #include "cli/commands.h"
+#include "cli/option_error.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "serve/agent.h"
@@ -43,8 +44,9 @@ static void top_usage(FILE *out)
 		"  --batch N         print N plain snapshots and exit (as top -b)\n"
 		"  --interval S      seconds between refreshes (default 1)\n"
 		"  --kernel-labels N kernel names per process (default 50)\n"
+		"  -s LIST           cuda (always), uvm: UVM faults per process (as serve -s)\n"
 		"Keys: l launches/s, p API p99, m device memory, c copy GB/s, s sync wait,\n"
-		"      n pid (sort); q quits.\n");
+		"      u UVM faults/s, n pid (sort); q quits.\n");
 }
 
 /* A new snapshot; the previous one becomes the base of the rates. */
@@ -210,7 +212,9 @@ static int parse_args(int argc, char **argv, struct agent_options *o, long *batc
 	agent_options_init(o);
 	*batch = 0;
 	*interval = 1;
-	while ((opt = getopt_long(argc, argv, "p:s:b:h", options, NULL)) != -1) {
+	optind = 0; /* glibc: 0 resets getopt fully, state of an earlier parse included */
+	opterr = 0; /* getopt's own message would not be the one-line "grtrace: top: ..." */
+	while ((opt = getopt_long(argc, argv, ":p:s:b:h", options, NULL)) != -1) {
 		taken = agent_options_take(o, "top", opt, optarg);
 		if (taken < 0)
 			return GRT_EXIT_USAGE;
@@ -236,9 +240,8 @@ static int parse_args(int argc, char **argv, struct agent_options *o, long *batc
 		case 'h':
 			top_usage(stdout);
 			return -1;
-		default:
-			top_usage(stderr);
-			return GRT_EXIT_USAGE;
+		default: /* ':' and '?' */
+			return option_error("top", opt, argv);
 		}
 	}
 	if (optind < argc) {

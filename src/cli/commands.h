@@ -11,6 +11,7 @@ int cmd_snoop(int argc, char **argv);
 int cmd_bpf(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_info(int argc, char **argv);
 
 /*
  * The same commands' option parsing and checks alone: no file is opened or

@@ -3,7 +3,7 @@
 #include <string.h>
 #include "cli/commands.h"
 #include "common/log.h"
-#include "trace/grt_format.h"
+#include "cli/tool_version.h"
 
 struct command {
 	const char *name;
@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "bpf", cmd_bpf, "verify and translate GPU eBPF programs (bpf check prog.bpf.o)" },
 	{ "serve", cmd_serve, "node agent: CUDA metrics of every process for Prometheus" },
 	{ "top", cmd_top, "live view of the GPU processes: launches, API time, memory, copies" },
+	{ "info", cmd_info, "what this machine can record: BPF, each source (or why not), libcuda" },
 };
 
 static void usage(FILE *out)
@@ -55,8 +56,9 @@ static int dispatch(int argc, char **argv)
 		usage(stdout);
 		return argc == 2 ? GRT_EXIT_OK : GRT_EXIT_USAGE;
 	}
-	if (!strcmp(argv[1], "--version")) {
-		printf("grtrace (trace format %d.%d)\n", GRT_VERSION_MAJOR, GRT_VERSION_MINOR);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("grtrace %s (commit %s, trace format %d.%d)\n", GRT_TOOL_VERSION, GRT_GIT_COMMIT,
+		       GRT_VERSION_MAJOR, GRT_VERSION_MINOR);
 		return GRT_EXIT_OK;
 	}
 	cmd = find_command(argv[1]);

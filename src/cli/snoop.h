@@ -30,7 +30,7 @@ struct snoop_view {
 			    const struct grt_strings *strings, uint64_t t0_ns);
 	void (*close)(void *state);
 	bool has_csv;		/* accepts --csv */
-	/* runs a command it launches (-- CMD ARGS), held until the source attached; takes --bpf */
+	/* needs a command to launch (-- CMD ARGS, never -p), and takes --bpf */
 	bool launches;
 };
 

@@ -26,11 +26,10 @@ static void print_launch(FILE *out, const struct grt_record *rec, const struct g
 {
 	const struct grt_cuda_launch_rec *l = rec->payload;
 	const char *name = grt_strings_get(strings, l->kernel_str);
+	char unknown[32];
 
-	if (name)
-		fprintf(out, "[GPU] KERNEL %s", name);
-	else
-		fprintf(out, "[GPU] KERNEL 0x%" PRIx64, l->function);
+	fprintf(out, "[GPU] KERNEL %s",
+		name ? name : grt_unknown_kernel_name(l->function, unknown, sizeof(unknown)));
 	fprintf(out, " GRID (%u,%u,%u) BLOCK (%u,%u,%u) SHMEM %u STREAM 0x%" PRIx64, l->grid[0],
 		l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2], l->shared_mem,
 		l->stream);

@@ -226,3 +226,12 @@ void target_close(struct target *t)
 		close(t->exec_fd);
 	t->barrier_fd = t->exec_fd = -1;
 }
+
+int target_exit_code(const struct target *t)
+{
+	if (!t->launched || !t->exited)
+		return 0;
+	if (WIFSIGNALED(t->exit_status))
+		return 128 + WTERMSIG(t->exit_status);
+	return WIFEXITED(t->exit_status) ? WEXITSTATUS(t->exit_status) : 0;
+}

@@ -34,6 +34,13 @@ int target_attach(struct target *t, pid_t pid, char *err, size_t err_len);
 /* False once the target has exited (launched targets are reaped here). */
 bool target_alive(struct target *t);
 
+/*
+ * The exit status of record or snoop for a launched target: its own, as time
+ * and strace give it (its exit code, 128 + the signal that killed it), so a
+ * failing job still fails its script; otherwise 0.
+ */
+int target_exit_code(const struct target *t);
+
 /* Kills and reaps a launched child that never got released (setup failed). */
 void target_abort(struct target *t);
 

@@ -1,4 +1,4 @@
-/* Text, CSV and JSON Lines renderings of one event, all driven by the record's describe(). */
+/* Text and JSON Lines renderings of one event, both driven by the record's describe(). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,6 @@ struct grt_event_printer {
 	enum grt_event_format format;
 	uint64_t time_base_ns;
 	struct json_writer json;
-	bool header_done;
 };
 
 int grt_event_format_parse(const char *name)
@@ -32,7 +31,7 @@ static struct grt_event_printer *printer_of(struct grt_fields *f)
 	return (struct grt_event_printer *)f;
 }
 
-/* Text and CSV share "key=value" pairs separated by spaces. */
+/* Text: "key=value" pairs separated by spaces. */
 static void kv_u64(struct grt_fields *f, const char *k, uint64_t v)
 {
 	fprintf(printer_of(f)->out, " %s=%" PRIu64, k, v);
@@ -73,7 +72,6 @@ static void kv_str(struct grt_fields *f, const char *k, const char *s)
 {
 	FILE *out = printer_of(f)->out;
 
-	/* in CSV this is inside one quoted cell, whose quotes print_csv doubles */
 	if (!s) {
 		fprintf(out, " %s=-", k);
 	} else if (needs_quotes(s)) {
@@ -164,7 +162,7 @@ static const struct grt_fields_ops json_ops = {
 struct grt_event_printer *grt_event_printer_new(FILE *out, enum grt_event_format format,
 						uint64_t time_base_ns)
 {
-	struct grt_event_printer *p = calloc(1, sizeof(*p));
+	struct grt_event_printer *p = format == GRT_FORMAT_CSV ? NULL : calloc(1, sizeof(*p));
 
 	if (!p)
 		return NULL;
@@ -215,40 +213,6 @@ static void print_json(struct grt_event_printer *p, const struct grt_record *rec
 	jw_newline(w);
 }
 
-/*
- * CSV: fixed columns, then every other field as key=value pairs in one quoted
- * "fields" cell. The describe() output goes through a memory stream so that
- * quotes inside it can be doubled.
- */
-static void print_csv(struct grt_event_printer *p, const struct grt_record *rec,
-		      const struct grt_record_desc *desc, const char *name,
-		      const struct grt_strings *strings)
-{
-	char *cell = NULL;
-	size_t cell_len = 0;
-	FILE *real_out = p->out;
-
-	if (!p->header_done) {
-		fputs("ts_ns,type,cpu,pid,tid,seq,fields\n", real_out);
-		p->header_done = true;
-	}
-	fprintf(real_out, "%" PRIu64 ",%s,%u,%u,%u,%u,\"", rec->hdr.ts_ns, name, rec->hdr.cpu,
-		rec->hdr.pid, rec->hdr.tid, rec->hdr.seq);
-	p->out = open_memstream(&cell, &cell_len);
-	if (p->out && desc)
-		desc->describe(rec, strings, &p->fields);
-	if (p->out)
-		fclose(p->out);
-	p->out = real_out;
-	for (size_t i = cell && cell[0] == ' ' ? 1 : 0; i < cell_len; i++) {
-		if (cell[i] == '"')
-			fputc('"', real_out);
-		fputc(cell[i], real_out);
-	}
-	fputs("\"\n", real_out);
-	free(cell);
-}
-
 static void print_text(struct grt_event_printer *p, const struct grt_record *rec,
 		       const struct grt_record_desc *desc, const char *name,
 		       const struct grt_strings *strings)
@@ -271,8 +235,6 @@ void grt_event_printer_print(struct grt_event_printer *p, const struct grt_recor
 
 	if (p->format == GRT_FORMAT_JSON)
 		print_json(p, rec, desc, name, strings);
-	else if (p->format == GRT_FORMAT_CSV)
-		print_csv(p, rec, desc, name, strings);
 	else
 		print_text(p, rec, desc, name, strings);
 }

@@ -1,4 +1,4 @@
-/* Prints single events as text lines, CSV rows or JSON Lines (parse, snoop). */
+/* Prints single events as text lines or JSON Lines (parse, snoop). */
 #ifndef GRT_EVENT_PRINTER_H
 #define GRT_EVENT_PRINTER_H
 
@@ -18,7 +18,10 @@ int grt_event_format_parse(const char *name);
 
 struct grt_event_printer;
 
-/* time_base_ns is subtracted from timestamps in text output (the trace's start). */
+/*
+ * time_base_ns is subtracted from timestamps in text output (the trace's
+ * start). CSV is a table per record type (event_csv.h): NULL for it.
+ */
 struct grt_event_printer *grt_event_printer_new(FILE *out, enum grt_event_format format,
 						uint64_t time_base_ns);
 void grt_event_printer_free(struct grt_event_printer *p);

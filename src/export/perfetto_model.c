@@ -294,7 +294,8 @@ static struct pf_lane *lane_for(struct model *m, struct pf_stream *s, uint64_t s
  */
 static bool has_flow(const struct job *j)
 {
-	return !(j->missing & (JOB_MISS_HOST | JOB_MISS_SUBMIT)) && !(j->flags & JOB_F_FAILED) &&
+	/* a DRM job's submitting ioctl is no call slice here: no arrow starts */
+	return j->kind != JOB_DRM && !(j->missing & (JOB_MISS_HOST | JOB_MISS_SUBMIT)) && !(j->flags & JOB_F_FAILED) &&
 	       j->tid && j->api_enter && j->submit >= j->api_enter && j->start > j->api_enter;
 }
 

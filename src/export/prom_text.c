@@ -143,22 +143,39 @@ void prom_sample_u64(struct prom_writer *w, const char *suffix, const struct pro
 	fwrite_unlocked(digits + at, 1, sizeof(digits) - at, w->out);
 }
 
+/* The bounds' le texts: formatted when they are not the previous histogram's. */
+static bool bound_texts(struct prom_writer *w, const double *bounds, size_t n)
+{
+	if (w->le_bounds == bounds && w->le_n == n)
+		return true;
+	free(w->le_texts);
+	w->le_bounds = NULL;
+	w->le_texts = malloc((n ? n : 1) * sizeof(*w->le_texts));
+	if (!w->le_texts)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		format_double(bounds[i], w->le_texts[i], sizeof(w->le_texts[i]));
+	w->le_bounds = bounds;
+	w->le_n = n;
+	return true;
+}
+
 void prom_histogram(struct prom_writer *w, const struct prom_label *labels, size_t nlabels,
 		    const double *bounds, const uint64_t *counts, size_t n, uint64_t count,
 		    double sum)
 {
 	struct prom_label *with_le = malloc((nlabels + 1) * sizeof(*with_le));
 	uint64_t cumulative = 0;
-	char le[32];
 
-	if (!with_le)
+	if (!with_le || !bound_texts(w, bounds, n)) {
+		free(with_le);
 		return;
+	}
 	memcpy(with_le, labels, nlabels * sizeof(*labels));
 	with_le[nlabels].name = "le";
 	for (size_t i = 0; i < n; i++) {
 		cumulative += counts[i];
-		format_double(bounds[i], le, sizeof(le));
-		with_le[nlabels].value = le;
+		with_le[nlabels].value = w->le_texts[i];
 		prom_sample_u64(w, "_bucket", with_le, nlabels + 1, cumulative);
 	}
 	with_le[nlabels].value = "+Inf";
@@ -170,6 +187,9 @@ void prom_histogram(struct prom_writer *w, const struct prom_label *labels, size
 
 void prom_finish(struct prom_writer *w)
 {
+	free(w->le_texts);
+	w->le_texts = NULL;
+	w->le_bounds = NULL;
 	if (w->format == PROM_OPENMETRICS_1)
 		fputs("# EOF\n", w->out);
 }

@@ -31,6 +31,10 @@ struct prom_writer {
 	enum prom_format format;
 	const char *family; /* the current family's name, counters without "_total" */
 	enum prom_type type;
+	/* the last histogram bounds, formatted once for every histogram that shares them */
+	const double *le_bounds;
+	size_t le_n;
+	char (*le_texts)[32];
 };
 
 static inline void prom_writer_init(struct prom_writer *w, FILE *out, enum prom_format format)
@@ -62,13 +66,15 @@ void prom_sample_u64(struct prom_writer *w, const char *suffix, const struct pro
 /*
  * A whole histogram sample set from cumulative-able bucket counts: counts[i]
  * observations with values up to bounds[i] (ascending, finite), n of them,
- * then +Inf (= count), _sum and _count.
+ * then +Inf (= count), _sum and _count. The writer formats a bounds array
+ * once and reuses the texts while the same array comes again: its values must
+ * not change until prom_finish().
  */
 void prom_histogram(struct prom_writer *w, const struct prom_label *labels, size_t nlabels,
 		    const double *bounds, const uint64_t *counts, size_t n, uint64_t count,
 		    double sum);
 
-/* Ends the exposition ("# EOF" for OpenMetrics). */
+/* Ends the exposition ("# EOF" for OpenMetrics) and frees what the writer kept. */
 void prom_finish(struct prom_writer *w);
 
 #endif

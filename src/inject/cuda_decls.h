@@ -47,6 +47,7 @@ typedef int CUdriverProcAddressQueryResult;
 #define CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES 6
 #define CU_JIT_INPUT_PTX 1
 #define CU_STREAM_CAPTURE_STATUS_NONE 0
+#define CU_STREAM_CAPTURE_MODE_RELAXED 2
 #define CU_LAUNCH_PARAM_END ((void *)0x00)
 #define CU_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
 #define CU_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)

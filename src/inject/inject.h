@@ -61,6 +61,8 @@ struct inject_driver {
 #define INJECT_DRIVER_PTR(name, args) CUresult(*name) args;
 	INJECT_DRIVER_FNS(INJECT_DRIVER_PTR)
 #undef INJECT_DRIVER_PTR
+	/* optional (drivers before CUDA 10.1 lack it): the calling thread's stream-capture mode */
+	CUresult (*cuThreadExchangeStreamCaptureMode)(int *mode);
 };
 
 struct inject_config {

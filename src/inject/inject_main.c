@@ -176,6 +176,8 @@ static int resolve_driver(bool may_load)
 #define RESOLVE(name, args) inject_process_state.drv.name = inject_real_dlsym(h, #name);
 	INJECT_DRIVER_FNS(RESOLVE)
 #undef RESOLVE
+	inject_process_state.drv.cuThreadExchangeStreamCaptureMode =
+	    inject_real_dlsym(h, "cuThreadExchangeStreamCaptureMode");
 	interpose_resolve(h);
 	atomic_store(&inject_process_state.driver_ready, 1);
 	pthread_mutex_unlock(&inject_process_state.init_lock);

@@ -46,12 +46,31 @@ void own_thread_enter(const char *name)
 	prctl(PR_SET_NAME, full);
 }
 
+/*
+ * An application capturing a CUDA graph in global mode (the default) forbids
+ * every thread in that mode from potentially unsafe driver calls (module
+ * loads, synchronizations, allocations): one such call fails and breaks the
+ * application's capture. The library's threads make those calls at any time
+ * (calibration, JIT, collection), so they run in relaxed mode, which the
+ * driver provides for exactly such threads. Their own streams are
+ * non-blocking, so none of their work depends on a capturing stream.
+ */
+static void relax_capture_mode(void)
+{
+	struct inject_driver *d = &inject()->drv;
+	int mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+
+	if (d->cuThreadExchangeStreamCaptureMode)
+		d->cuThreadExchangeStreamCaptureMode(&mode);
+}
+
 static void *started(void *arg)
 {
 	struct own_start s = *(struct own_start *)arg;
 
 	free(arg);
 	own_thread_enter(s.name);
+	relax_capture_mode();
 	return s.fn(s.arg);
 }
 

@@ -11,6 +11,7 @@
 #include <bpf/bpf.h>
 #include "analysis/report_util.h"
 #include "common/clock.h"
+#include "common/text_escape.h"
 #include "common/u64_map.h"
 #include "serve/agent.h"
 #include "serve/cuda_agg_user.h"
@@ -35,11 +36,14 @@ struct serve_proc {
 	bool exited;
 	uint64_t exit_ns;
 	struct u64_map names;	 /* handle -> index in name_texts + 1 */
+	struct u64_map handle_labels; /* named handle -> index in labels, or OTHER_LABEL */
 	struct name_table name_texts;
 	struct name_table labels; /* the first kernel_labels names launched */
 	struct proc_stacks *stacks;
 	/* final counts, kept from the exit until the idle timeout */
 	struct agg_proc_stats final;
+	bool final_uvm_bound;
+	struct uvm_counts final_uvm;
 	struct serve_api_count *final_apis;
 	size_t nfinal_apis;
 	struct handle_count *final_launches;
@@ -55,6 +59,7 @@ struct serve_agent {
 	struct libcuda_watch *watch;
 	struct nvml_sampler *nvml;
 	struct xid_counts *xids;
+	struct uvm_counter *uvm;
 	struct serve_device devices[SERVE_MAX_DEVICES];
 	size_t ndevices;
 	uint64_t lost_samples;
@@ -119,6 +124,7 @@ static void read_comm(uint32_t pid, char *comm, size_t len)
 static void proc_free(struct serve_proc *p)
 {
 	u64_map_destroy(&p->names);
+	u64_map_destroy(&p->handle_labels);
 	name_table_destroy(&p->name_texts);
 	name_table_destroy(&p->labels);
 	proc_stacks_free(p->stacks);
@@ -153,6 +159,7 @@ static struct serve_proc *proc_get(struct serve_agent *a, uint32_t pid, const ch
 	read_comm(pid, p->comm, sizeof(p->comm));
 	p->start_time = read_start_time(pid);
 	u64_map_init(&p->names);
+	u64_map_init(&p->handle_labels);
 	name_table_init(&p->name_texts);
 	name_table_init(&p->labels);
 	p->stacks = proc_stacks_new((pid_t)pid);
@@ -161,6 +168,7 @@ static struct serve_proc *proc_get(struct serve_agent *a, uint32_t pid, const ch
 		return NULL;
 	}
 	proc_stacks_read_maps(p->stacks);
+	uvm_counter_watch(a->uvm, pid);
 	a->processes_seen++;
 	return p;
 }
@@ -268,7 +276,7 @@ static void report_leaks(struct serve_agent *a, struct serve_proc *p, const stru
 	uint64_t bytes = 0, largest = 0;
 	int32_t largest_stack = -1;
 	size_t count = 0;
-	char where[2048];
+	char where[2048], comm[4 * AGG_COMM_LEN + 1]; /* each byte escaped to at most 4 */
 
 	for (size_t i = 0; i < t->n; i++) {
 		if (keys[i].tgid != p->pid)
@@ -285,10 +293,11 @@ static void report_leaks(struct serve_agent *a, struct serve_proc *p, const stru
 		return;
 	a->leaking_processes++;
 	proc_stacks_format(p->stacks, largest_stack, LEAK_STACK_FRAMES, where, sizeof(where));
+	text_escape(comm, sizeof(comm), p->comm, false);
 	note(a,
 	     "pid %u (%s) exited with %" PRIu64 " bytes of CUDA memory in %zu allocations not "
 	     "freed; the largest, %" PRIu64 " bytes, allocated at %s",
-	     p->pid, p->comm, bytes, count, largest, where);
+	     p->pid, comm, bytes, count, largest, where);
 }
 
 static void freeze(struct serve_agent *a, struct serve_proc *p, uint64_t now)
@@ -312,6 +321,7 @@ static void freeze(struct serve_agent *a, struct serve_proc *p, uint64_t now)
 			keep_final_launch(p, k->function, ((const uint64_t *)launches->values)[i]);
 	}
 	report_leaks(a, p, &a->tables[CUDA_AGG_ALLOCS]);
+	p->final_uvm_bound = uvm_counter_finish(a->uvm, p->pid, &p->final_uvm);
 	p->exited = true;
 	p->exit_ns = now;
 }
@@ -416,7 +426,8 @@ static void take_samples(struct serve_agent *a)
 			a->devices[at] = (struct serve_device){
 			    .device = r->device, .pci = r->pci, .flags = r->flags,
 			    .pcie_tx_bps = r->pcie_tx_bps, .pcie_rx_bps = r->pcie_rx_bps,
-			    .nvlink_tx_bps = r->nvlink_tx_bps, .nvlink_rx_bps = r->nvlink_rx_bps};
+			    .nvlink_tx_bps = r->nvlink_tx_bps, .nvlink_rx_bps = r->nvlink_rx_bps,
+			    .gauges = samples[i].gauges};
 		}
 		if (n < 32)
 			break;
@@ -437,6 +448,7 @@ static void drain(struct serve_agent *a)
 	expire(a, now);
 	take_samples(a);
 	xid_counts_poll(a->xids);
+	uvm_counter_poll(a->uvm, now);
 }
 
 void serve_agent_poll(struct serve_agent *a, int timeout_ms)
@@ -454,6 +466,28 @@ static int watch_fd(struct serve_agent *a, int fd)
 	struct epoll_event ev = {.events = EPOLLIN};
 
 	return epoll_ctl(a->epoll_fd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+/* Puts prefix before the one line in why. */
+static void prefix_why(char *why, size_t why_len, const char *prefix)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "%s", why);
+	snprintf(why, why_len, "%s%s", prefix, line);
+}
+
+/* NVML from the trusted path only (nvml_library_path), sampled once a second unless told. */
+static int start_nvml(struct serve_agent *a, char *why, size_t why_len)
+{
+	char path[4096];
+	int err = nvml_library_path(path, sizeof(path), why, why_len);
+
+	if (err)
+		return err;
+	a->nvml = nvml_sampler_start(path, a->cfg.nvml_interval_ms ? a->cfg.nvml_interval_ms : 1000,
+				     true, why, why_len);
+	return a->nvml ? 0 : -ENODEV;
 }
 
 static int create_pid_map(struct serve_agent *a)
@@ -493,6 +527,8 @@ int serve_agent_start(struct serve_agent **out, const struct serve_agent_config 
 	/* the optional sources first: one that cannot run here fails before anything is probed */
 	if (!err && cfg->xid)
 		err = xid_counts_start(&a->xids, why, why_len);
+	if (!err && cfg->uvm && (err = uvm_counter_start(&a->uvm, cfg->uvm_replay, why, why_len)))
+		prefix_why(why, why_len, "uvm: ");
 	if (!err && cfg->npids && (err = create_pid_map(a)))
 		snprintf(why, why_len, "cannot create the process filter map: %s", strerror(-err));
 	if (!err)
@@ -513,11 +549,8 @@ int serve_agent_start(struct serve_agent **out, const struct serve_agent_config 
 	if (!err && ((err = watch_fd(a, cuda_agg_events_fd(a->agg))) ||
 		     (err = watch_fd(a, libcuda_watch_fd(a->watch)))))
 		snprintf(why, why_len, "epoll: %s", strerror(-err));
-	if (!err && cfg->nvml) {
-		a->nvml = nvml_sampler_start(cfg->nvml_library, cfg->nvml_interval_ms ? cfg->nvml_interval_ms : 1000,
-					     why, why_len);
-		err = a->nvml ? 0 : -ENODEV;
-	}
+	if (!err && cfg->nvml)
+		err = start_nvml(a, why, why_len);
 	if (err) {
 		serve_agent_stop(a);
 		return err;
@@ -536,6 +569,7 @@ void serve_agent_stop(struct serve_agent *a)
 		return;
 	nvml_sampler_stop(a->nvml);
 	xid_counts_stop(a->xids);
+	uvm_counter_stop(a->uvm);
 	libcuda_watch_stop(a->watch);
 	cuda_agg_close(a->agg);
 	for (size_t i = 0; u64_map_iter(&a->procs, &i, NULL, &v);)
@@ -554,47 +588,74 @@ void serve_agent_stop(struct serve_agent *a)
 
 /* ---- snapshots ---- */
 
-/* The label a kernel name is counted under: its own while fewer than the limit have one. */
-static const char *label_of(const struct serve_agent *a, struct serve_proc *p, const char *name)
-{
-	long idx = name_table_find(&p->labels, name);
+/* What handle_labels holds for a handle counted under "other". */
+#define OTHER_LABEL UINT64_MAX
 
+/*
+ * The label a kernel name is counted under: its own while fewer than the
+ * limit have one, else "other" (as is a kernel named "other", so that the
+ * label means one thing). Returns its index in p->labels, or -1 for other.
+ */
+static long label_index(const struct serve_agent *a, struct serve_proc *p, const char *name)
+{
+	long idx;
+
+	if (!strcmp(name, "other"))
+		return -1;
+	idx = name_table_find(&p->labels, name);
 	if (idx < 0 && p->labels.count < a->cfg.kernel_labels)
 		idx = name_table_intern(&p->labels, name);
-	return idx >= 0 ? p->labels.names[idx] : "other";
+	return idx;
 }
 
-static int add_kernel(struct serve_proc_snapshot *s, const char *label, uint64_t count)
+/*
+ * A handle's label, remembered once its name is known: a scrape of many
+ * processes and kernels looks each handle up once, without hashing names.
+ */
+static long handle_label(const struct serve_agent *a, struct serve_proc *p, uint64_t handle)
 {
+	const char *name;
+	char hex[32];
+	uint64_t v;
+	long idx;
+
+	if (u64_map_get(&p->handle_labels, handle, &v))
+		return v == OTHER_LABEL ? -1 : (long)v;
+	name = name_of(p, handle);
+	if (!name) { /* not named (yet): counted under its handle, not remembered */
+		snprintf(hex, sizeof(hex), "0x%" PRIx64, handle);
+		return label_index(a, p, hex);
+	}
+	idx = label_index(a, p, name);
+	u64_map_put(&p->handle_labels, handle, idx < 0 ? OTHER_LABEL : (uint64_t)idx);
+	return idx;
+}
+
+/*
+ * Adds count launches to the snapshot's kernel of label idx; kernel_slots
+ * maps (process slot, label) to the kernel's index in s->kernels.
+ */
+static int add_launches(const struct serve_agent *a, struct serve_proc *p,
+			struct serve_proc_snapshot *s, uint64_t at, uint64_t handle, uint64_t count,
+			struct u64_map *kernel_slots)
+{
+	long idx = handle_label(a, p, handle);
+	uint64_t key = at << 32 | (uint64_t)(idx + 1), k;
 	struct serve_kernel_count *more;
 
-	for (size_t i = 0; i < s->nkernels; i++)
-		if (!strcmp(s->kernels[i].label, label)) {
-			s->kernels[i].launches += count;
-			return 0;
-		}
+	if (u64_map_get(kernel_slots, key, &k)) {
+		s->kernels[k].launches += count;
+		return 0;
+	}
 	more = realloc(s->kernels, (s->nkernels + 1) * sizeof(*more));
 	if (!more)
 		return -ENOMEM;
 	s->kernels = more;
-	s->kernels[s->nkernels].label = strdup(label);
-	if (!s->kernels[s->nkernels].label)
+	s->kernels[s->nkernels].label = strdup(idx < 0 ? "other" : p->labels.names[idx]);
+	if (!s->kernels[s->nkernels].label || u64_map_put(kernel_slots, key, s->nkernels))
 		return -ENOMEM;
 	s->kernels[s->nkernels++].launches = count;
 	return 0;
-}
-
-static int add_launches(const struct serve_agent *a, struct serve_proc *p,
-			struct serve_proc_snapshot *s, uint64_t handle, uint64_t count)
-{
-	const char *name = name_of(p, handle);
-	char hex[32];
-
-	if (!name) {
-		snprintf(hex, sizeof(hex), "0x%" PRIx64, handle);
-		name = hex;
-	}
-	return add_kernel(s, label_of(a, p, name), count);
 }
 
 static int add_api(struct serve_proc_snapshot *s, uint32_t api, const struct agg_api_stats *st)
@@ -620,6 +681,7 @@ static int fill_procs(struct serve_agent *a, struct serve_snapshot *out, struct 
 {
 	const struct agg_table *procs = &a->tables[CUDA_AGG_PROCS], *apis = &a->tables[CUDA_AGG_APIS];
 	const struct agg_table *launches = &a->tables[CUDA_AGG_LAUNCHES];
+	struct u64_map kernel_slots; /* (process slot << 32 | label + 1) -> index in its kernels */
 	uint64_t pid, v, at;
 	int err = 0;
 
@@ -628,6 +690,7 @@ static int fill_procs(struct serve_agent *a, struct serve_snapshot *out, struct 
 	out->procs = calloc(u64_map_size(&a->procs) + 1, sizeof(*out->procs));
 	if (!out->procs)
 		return -ENOMEM;
+	u64_map_init(&kernel_slots);
 	for (size_t i = 0; u64_map_iter(&a->procs, &i, &pid, &v);) {
 		struct serve_proc *p = (void *)(uintptr_t)v;
 		struct serve_proc_snapshot *s = &out->procs[out->nprocs];
@@ -636,12 +699,16 @@ static int fill_procs(struct serve_agent *a, struct serve_snapshot *out, struct 
 		memcpy(s->comm, p->comm, sizeof(s->comm));
 		s->exited = p->exited;
 		if (p->exited) {
+			s->uvm_bound = p->final_uvm_bound;
+			s->uvm = p->final_uvm;
 			s->stats = p->final;
 			for (size_t j = 0; j < p->nfinal_apis && !err; j++)
 				err = add_api(s, p->final_apis[j].api, &p->final_apis[j].stats);
 			for (size_t j = 0; j < p->nfinal_launches && !err; j++)
-				err = add_launches(a, p, s, p->final_launches[j].handle,
-						   p->final_launches[j].launches);
+				err = add_launches(a, p, s, out->nprocs, p->final_launches[j].handle,
+						   p->final_launches[j].launches, &kernel_slots);
+		} else {
+			s->uvm_bound = uvm_counter_get(a->uvm, p->pid, &s->uvm);
 		}
 		if (u64_map_put(index, pid, out->nprocs))
 			err = -ENOMEM;
@@ -662,9 +729,10 @@ static int fill_procs(struct serve_agent *a, struct serve_snapshot *out, struct 
 		const struct agg_launch_key *k = (const struct agg_launch_key *)launches->keys + i;
 
 		if (u64_map_get(index, k->tgid, &at) && !out->procs[at].exited)
-			err = add_launches(a, proc_find(a, k->tgid), &out->procs[at], k->function,
-					   ((const uint64_t *)launches->values)[i]);
+			err = add_launches(a, proc_find(a, k->tgid), &out->procs[at], at, k->function,
+					   ((const uint64_t *)launches->values)[i], &kernel_slots);
 	}
+	u64_map_destroy(&kernel_slots);
 	return err;
 }
 
@@ -694,6 +762,8 @@ static void fill_health(struct serve_agent *a, struct serve_snapshot *out)
 	h->bpf_runs = ah.bpf_runs;
 	h->refused_probes = ah.refused;
 	h->lost_samples = a->lost_samples;
+	h->lost_uvm = uvm_counter_lost(a->uvm);
+	out->uvm_counted = a->uvm != NULL;
 	memcpy(out->devices, a->devices, sizeof(out->devices));
 	out->ndevices = a->ndevices;
 	out->xid_counted = a->xids != NULL;

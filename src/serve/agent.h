@@ -9,6 +9,8 @@
 #include <sys/types.h>
 #include <linux/types.h>
 #include "serve/cuda_agg.h"
+#include "serve/uvm_counts.h"
+#include "sources/nvml_sampler.h"
 #include "serve/xid_counts.h"
 
 struct serve_agent_config {
@@ -22,7 +24,8 @@ struct serve_agent_config {
 	FILE *log;		 /* leak reports and notes, one line each; NULL: none */
 	bool nvml;		 /* sample device gauges through NVML (-s pcie) */
 	bool xid;		 /* count Xid errors (-s xid) */
-	const char *nvml_library; /* NULL: libnvidia-ml.so.1 the loader's way */
+	bool uvm;		 /* count UVM faults and migrations (-s uvm) */
+	const char *uvm_replay;	 /* a UVM queue capture given to every process instead (tests) */
 	unsigned nvml_interval_ms;
 };
 
@@ -35,6 +38,7 @@ struct serve_device {
 	uint32_t pci;	 /* grt_pci_pack() */
 	uint32_t flags;	 /* GRT_PCIE_F_PCIE, GRT_PCIE_F_NVLINK: which rates are valid */
 	uint64_t pcie_tx_bps, pcie_rx_bps, nvlink_tx_bps, nvlink_rx_bps;
+	struct nvml_gauges gauges; /* utilization, memory, power: gauges.flags says which */
 };
 
 /* Launches of one kernel label of one process. */
@@ -53,6 +57,8 @@ struct serve_proc_snapshot {
 	char comm[AGG_COMM_LEN + 1];
 	bool exited;
 	struct agg_proc_stats stats;
+	bool uvm_bound; /* a UVM tracker was bound to it: uvm holds its counts */
+	struct uvm_counts uvm;
 	struct serve_kernel_count *kernels;
 	size_t nkernels;
 	struct serve_api_count *apis;
@@ -73,6 +79,7 @@ struct serve_health {
 	uint64_t refused_probes;
 	uint64_t process_scans;
 	uint64_t lost_samples; /* NVML samples lost */
+	uint64_t lost_uvm;     /* UVM events the driver dropped or that could not be read */
 	int discovery_error; /* the last library that could not be probed: negative errno */
 };
 
@@ -85,6 +92,7 @@ struct serve_snapshot {
 	struct serve_device devices[SERVE_MAX_DEVICES];
 	size_t ndevices;
 	bool xid_counted;			 /* -s xid is attached: the family is shown */
+	bool uvm_counted;			 /* -s uvm: the UVM families are shown */
 	struct xid_count xids[SERVE_MAX_XIDS]; /* per GPU and Xid code */
 	size_t nxids;
 	struct serve_health health;

@@ -88,8 +88,10 @@ int agent_options_check(struct agent_options *o, const char *cmd)
 			o->nvml = true;
 		} else if (!strcmp(name, "xid")) {
 			o->xid = true;
+		} else if (!strcmp(name, "uvm")) {
+			o->uvm = true;
 		} else if (strcmp(name, "cuda")) {
-			grt_error("%s: source '%s' is not served (give -s with cuda, pcie, xid)", cmd,
+			grt_error("%s: source '%s' is not served (give -s with cuda, pcie, uvm, xid)", cmd,
 				  name);
 			return -EINVAL;
 		}
@@ -120,8 +122,9 @@ void agent_options_config(const struct agent_options *o, FILE *log, struct serve
 	    .log = log,
 	    .nvml = o->nvml,
 	    .xid = o->xid,
-	    /* a test double or a non-standard install, as for record -s pcie */
-	    .nvml_library = getenv("GRTRACE_NVML_LIBRARY"),
+	    .uvm = o->uvm,
+	    /* a test double where no NVIDIA driver is: a capture's events for every process */
+	    .uvm_replay = getenv("GRTRACE_UVM_REPLAY"),
 	};
 	if (getenv("GRT_SERVE_RESCAN_S"))
 		cfg->rescan_s = atof(getenv("GRT_SERVE_RESCAN_S"));

@@ -20,6 +20,7 @@ struct agent_options {
 	const char *sources;
 	bool nvml; /* -s pcie */
 	bool xid;  /* -s xid */
+	bool uvm;  /* -s uvm */
 };
 
 /* Defaults: every process, 50 kernel labels, 60 s idle timeout, -s cuda. */

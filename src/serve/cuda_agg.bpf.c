@@ -87,7 +87,8 @@ static __always_inline void add(__u64 *counter, __u64 v)
 /* grtrace's own threads inside a target (the inject library's) are not the application */
 static __always_inline bool own_thread(void)
 {
-	char comm[8] = {};
+	/* the whole comm: the helper keeps room for a NUL, so 8 bytes would hold only "grtrace" */
+	char comm[AGG_COMM_LEN] = {};
 
 	bpf_get_current_comm(comm, sizeof(comm));
 	return comm[0] == 'g' && comm[1] == 'r' && comm[2] == 't' && comm[3] == 'r' &&

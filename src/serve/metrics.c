@@ -190,6 +190,44 @@ static void write_process_totals(struct prom_writer *w, const struct serve_snaps
 	}
 }
 
+/* One UVM family: a sample per value of label for each process with a UVM tracker. */
+static void write_uvm_family(struct prom_writer *w, const struct serve_snapshot *s,
+			     const char *name, const char *help, const char *label, unsigned n,
+			     const char *(*name_of)(unsigned), size_t field)
+{
+	prom_family(w, name, PROM_COUNTER, help);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const uint64_t *values =
+		    (const uint64_t *)((const char *)&s->procs[i].uvm + field);
+		struct proc_labels l;
+
+		if (!s->procs[i].uvm_bound)
+			continue;
+		proc_labels_init(&l, &s->procs[i]);
+		for (unsigned v = 0; v < n; v++) {
+			l.set[2] = (struct prom_label){label, name_of(v)};
+			prom_sample_u64(w, "", l.set, 3, values[v]);
+		}
+	}
+}
+
+/* Per process with a UVM tracker: faults by the side that faulted, bytes migrated by direction. */
+static void write_uvm(struct prom_writer *w, const struct serve_snapshot *s)
+{
+	if (!s->uvm_counted)
+		return;
+	write_uvm_family(w, s, "grtrace_uvm_faults",
+			 "Unified-memory page faults: processor=\"cpu\" the CPU touched pages a GPU "
+			 "held, \"gpu\" a GPU touched pages it did not hold (replays not counted "
+			 "again).",
+			 "processor", UVM_FAULT_SIDES, uvm_fault_side_name,
+			 offsetof(struct uvm_counts, faults));
+	write_uvm_family(w, s, "grtrace_uvm_migrated_bytes",
+			 "Bytes the UVM driver migrated for the process, by direction.", "direction",
+			 UVM_DIRECTIONS, uvm_direction_name,
+			 offsetof(struct uvm_counts, migrated_bytes));
+}
+
 static void write_leaks(struct prom_writer *w, const struct serve_snapshot *s)
 {
 	prom_family(w, "grtrace_cuda_leaked_bytes", PROM_COUNTER,
@@ -205,39 +243,71 @@ static void write_leaks(struct prom_writer *w, const struct serve_snapshot *s)
 	prom_sample_u64(w, "", NULL, 0, s->leaking_processes);
 }
 
-/* One gauge family of a per-device NVML rate; devices without it (flags) are left out. */
-static void write_device_rate(struct prom_writer *w, const struct serve_snapshot *s,
-			      const char *name, const char *help, uint32_t flag, size_t field)
-{
-	prom_family(w, name, PROM_GAUGE, help);
-	for (size_t i = 0; i < s->ndevices; i++) {
-		char index[16];
-		struct prom_label device = {"device", index};
+/* The NVML gauge families: which flag says a device has the reading, and where it is. */
+static const struct {
+	const char *name, *help;
+	bool gauge;    /* flag is of gauges.flags (enum nvml_gauge_flags), not of flags */
+	uint32_t flag;
+	size_t field;  /* in struct serve_device */
+	bool narrow;   /* a uint32_t, else a uint64_t */
+	double scale;  /* 0: the integer as is */
+} device_families[] = {
+    {"grtrace_gpu_utilization_ratio",
+     "Share of the last NVML sample period in which a kernel ran on the GPU.", true,
+     NVML_G_UTILIZATION, offsetof(struct serve_device, gauges.gpu_util_pct), true, 0.01},
+    {"grtrace_gpu_memory_utilization_ratio",
+     "Share of the last NVML sample period in which device memory was read or written.", true,
+     NVML_G_UTILIZATION, offsetof(struct serve_device, gauges.mem_util_pct), true, 0.01},
+    {"grtrace_gpu_memory_used_bytes", "Device memory in use on the GPU, all processes (NVML).",
+     true, NVML_G_MEMORY, offsetof(struct serve_device, gauges.mem_used_bytes), false, 0},
+    {"grtrace_gpu_memory_total_bytes", "Device memory of the GPU (NVML).", true, NVML_G_MEMORY,
+     offsetof(struct serve_device, gauges.mem_total_bytes), false, 0},
+    {"grtrace_gpu_power_watts", "Power the GPU draws (NVML).", true, NVML_G_POWER,
+     offsetof(struct serve_device, gauges.power_mw), true, 0.001},
+    {"grtrace_gpu_pcie_tx_bytes_per_second",
+     "PCIe throughput from the GPU to the host over the last NVML interval.", false,
+     GRT_PCIE_F_PCIE, offsetof(struct serve_device, pcie_tx_bps), false, 0},
+    {"grtrace_gpu_pcie_rx_bytes_per_second",
+     "PCIe throughput from the host to the GPU over the last NVML interval.", false,
+     GRT_PCIE_F_PCIE, offsetof(struct serve_device, pcie_rx_bps), false, 0},
+    {"grtrace_gpu_nvlink_tx_bytes_per_second",
+     "NVLink data sent by the GPU over all links, last NVML interval.", false, GRT_PCIE_F_NVLINK,
+     offsetof(struct serve_device, nvlink_tx_bps), false, 0},
+    {"grtrace_gpu_nvlink_rx_bytes_per_second",
+     "NVLink data received by the GPU over all links, last NVML interval.", false,
+     GRT_PCIE_F_NVLINK, offsetof(struct serve_device, nvlink_rx_bps), false, 0},
+};
 
-		if (!(s->devices[i].flags & flag))
-			continue;
-		snprintf(index, sizeof(index), "%u", s->devices[i].device);
-		prom_sample_u64(w, "", &device, 1,
-				*(const uint64_t *)((const char *)&s->devices[i] + field));
-	}
-}
-
+/* Every device family one of the GPUs has; each GPU by NVML index and PCI address. */
 static void write_devices(struct prom_writer *w, const struct serve_snapshot *s)
 {
-	if (!s->ndevices)
-		return;
-	write_device_rate(w, s, "grtrace_gpu_pcie_tx_bytes_per_second",
-			  "PCIe throughput from the GPU to the host over the last NVML interval.",
-			  GRT_PCIE_F_PCIE, offsetof(struct serve_device, pcie_tx_bps));
-	write_device_rate(w, s, "grtrace_gpu_pcie_rx_bytes_per_second",
-			  "PCIe throughput from the host to the GPU over the last NVML interval.",
-			  GRT_PCIE_F_PCIE, offsetof(struct serve_device, pcie_rx_bps));
-	write_device_rate(w, s, "grtrace_gpu_nvlink_tx_bytes_per_second",
-			  "NVLink data sent by the GPU over all links, last NVML interval.",
-			  GRT_PCIE_F_NVLINK, offsetof(struct serve_device, nvlink_tx_bps));
-	write_device_rate(w, s, "grtrace_gpu_nvlink_rx_bytes_per_second",
-			  "NVLink data received by the GPU over all links, last NVML interval.",
-			  GRT_PCIE_F_NVLINK, offsetof(struct serve_device, nvlink_rx_bps));
+	for (size_t f = 0; f < sizeof(device_families) / sizeof(device_families[0]); f++) {
+		bool family = false;
+
+		for (size_t i = 0; i < s->ndevices; i++) {
+			const struct serve_device *d = &s->devices[i];
+			const char *field = (const char *)d + device_families[f].field;
+			uint32_t flags = device_families[f].gauge ? d->gauges.flags : d->flags;
+			char index[16], pci[32];
+			struct prom_label labels[] = {{"device", index}, {"pci", pci}};
+			uint64_t v;
+
+			if (!(flags & device_families[f].flag))
+				continue;
+			if (!family)
+				prom_family(w, device_families[f].name, PROM_GAUGE,
+					    device_families[f].help);
+			family = true;
+			snprintf(index, sizeof(index), "%u", d->device);
+			grt_pci_text(d->pci, pci, sizeof(pci));
+			v = device_families[f].narrow ? *(const uint32_t *)field
+						      : *(const uint64_t *)field;
+			if (device_families[f].scale)
+				prom_sample(w, "", labels, 2, (double)v * device_families[f].scale);
+			else
+				prom_sample_u64(w, "", labels, 2, v);
+		}
+	}
 }
 
 /* The agent's single-sample health families: name, type, help, and the field they show. */
@@ -288,13 +358,18 @@ static void write_health(struct prom_writer *w, const struct serve_snapshot *s)
 
 	prom_family(w, "grtrace_events_lost", PROM_COUNTER,
 		    "What the agent could not count: calls (full counter maps), allocations (full "
-		    "allocation table), notifications (full ring buffers).");
+		    "allocation table), notifications (full ring buffers), nvml (samples), uvm (driver "
+		    "drops, unreadable entries).");
 	source = (struct prom_label){"source", "cuda"};
 	prom_sample_u64(w, "", &source, 1, h->lost_counts + h->lost_allocs);
 	source = (struct prom_label){"source", "notifications"};
 	prom_sample_u64(w, "", &source, 1, h->lost_events);
 	source = (struct prom_label){"source", "nvml"};
 	prom_sample_u64(w, "", &source, 1, h->lost_samples);
+	if (s->uvm_counted) {
+		source = (struct prom_label){"source", "uvm"};
+		prom_sample_u64(w, "", &source, 1, h->lost_uvm);
+	}
 	for (size_t i = 0; i < sizeof(health) / sizeof(health[0]); i++) {
 		const uint64_t *value = (const uint64_t *)((const char *)h + health[i].field);
 
@@ -315,6 +390,7 @@ void serve_metrics_write(FILE *out, enum prom_format format, const struct serve_
 	write_apis(&w, s);
 	write_memory(&w, s);
 	write_process_totals(&w, s);
+	write_uvm(&w, s);
 	write_leaks(&w, s);
 	write_devices(&w, s);
 	write_xids(&w, s);

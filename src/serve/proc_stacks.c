@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/user_stacks.h"
+#include "common/text_escape.h"
 #include "serve/proc_stacks.h"
 #include "sources/proc_maps.h"
 #include "trace/grt_strings.h"
@@ -104,6 +105,11 @@ void proc_stacks_format(struct proc_stacks *ps, int32_t stack_id, unsigned max_f
 	for (uint32_t i = 0; i < depth && i < max_frames && at + 1 < len; i++) {
 		user_stacks_format_frame(ps->stacks, (uint32_t)ps->pid, ips[i], i, frame,
 					 sizeof(frame));
-		at += (size_t)snprintf(buf + at, len - at, "%s%s", i ? " <- " : "", frame);
+		if (i)
+			at += (size_t)snprintf(buf + at, len - at, " <- ");
+		/* function names come from the program's ELF files: escaped before they reach a log */
+		if (at + 1 < len)
+			text_escape(buf + at, len - at, frame, false);
+		at += strlen(buf + at);
 	}
 }

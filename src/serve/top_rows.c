@@ -13,6 +13,7 @@ int top_sort_for_key(int key)
 	case 'm': return TOP_SORT_MEMORY;
 	case 'c': return TOP_SORT_COPY;
 	case 's': return TOP_SORT_SYNC;
+	case 'u': return TOP_SORT_UVM;
 	case 'n': return TOP_SORT_PID;
 	}
 	return -1;
@@ -23,7 +24,7 @@ const char *top_sort_name(enum top_sort sort)
 	static const char *const names[] = {
 	    [TOP_SORT_LAUNCHES] = "launches/s", [TOP_SORT_P99] = "API p99",
 	    [TOP_SORT_MEMORY] = "device memory", [TOP_SORT_COPY] = "copy GB/s",
-	    [TOP_SORT_SYNC] = "sync wait", [TOP_SORT_PID] = "pid",
+	    [TOP_SORT_SYNC] = "sync wait", [TOP_SORT_UVM] = "UVM faults/s", [TOP_SORT_PID] = "pid",
 	};
 
 	return names[sort];
@@ -104,8 +105,13 @@ static void fill_row(const struct serve_proc_snapshot *was, const struct serve_p
 		if (k != GRT_ALLOC_HOST && k != GRT_ALLOC_HOST_ALLOC)
 			row->device_bytes += p->stats.in_use_bytes[k];
 	row->api_p50_us = row->api_p99_us = -1;
+	row->uvm_faults_per_s = -1;
 	if (!was || seconds <= 0)
 		return;
+	if (p->uvm_bound)
+		row->uvm_faults_per_s = (double)(delta(p->uvm.faults[UVM_FAULTS_CPU] + p->uvm.faults[UVM_FAULTS_GPU],
+						      was->uvm.faults[UVM_FAULTS_CPU] + was->uvm.faults[UVM_FAULTS_GPU])) /
+					seconds;
 	row->launches_per_s = (double)delta(p->stats.launches, before->launches) / seconds;
 	for (uint32_t k = 0; k < AGG_COPY_KINDS; k++)
 		copied += delta(p->stats.copy_bytes[k], before->copy_bytes[k]);
@@ -155,6 +161,7 @@ static double sort_value(const struct top_row *r, enum top_sort sort)
 	case TOP_SORT_MEMORY: return (double)r->device_bytes;
 	case TOP_SORT_COPY: return r->copy_gbps;
 	case TOP_SORT_SYNC: return r->sync_share;
+	case TOP_SORT_UVM: return r->uvm_faults_per_s;
 	case TOP_SORT_PID: return -(double)r->pid;
 	}
 	return 0;
@@ -177,12 +184,12 @@ void top_rows_sort(struct top_row *rows, size_t n, enum top_sort sort)
 	qsort_r(rows, n, sizeof(*rows), by_sort, &sort);
 }
 
-#define ROW_FORMAT "%7s %-15s %11s %9s %9s %10s %8s %6s  %s"
+#define ROW_FORMAT "%7s %-15s %11s %9s %9s %10s %8s %6s %9s  %s"
 
 void top_format_header(char *buf, size_t len)
 {
 	snprintf(buf, len, ROW_FORMAT, "PID", "COMMAND", "LAUNCH/s", "API_P50", "API_P99",
-		 "DEV_MEM", "COPY_GB/s", "SYNC%", "BUSIEST KERNEL");
+		 "DEV_MEM", "COPY_GB/s", "SYNC%", "UVM_FLT/s", "BUSIEST KERNEL");
 }
 
 static void format_us(double us, char *buf, size_t len)
@@ -210,7 +217,7 @@ static void format_bytes(uint64_t bytes, char *buf, size_t len)
 
 void top_format_row(const struct top_row *row, char *buf, size_t len)
 {
-	char pid[16], launches[24], p50[16], p99[16], mem[24], copy[24], sync[16];
+	char pid[16], launches[24], p50[16], p99[16], mem[24], copy[24], sync[16], uvm[24];
 
 	snprintf(pid, sizeof(pid), "%u", row->pid);
 	snprintf(launches, sizeof(launches), "%.0f", row->launches_per_s);
@@ -219,6 +226,10 @@ void top_format_row(const struct top_row *row, char *buf, size_t len)
 	format_bytes(row->device_bytes, mem, sizeof(mem));
 	snprintf(copy, sizeof(copy), "%.3f", row->copy_gbps);
 	snprintf(sync, sizeof(sync), "%.0f", row->sync_share * 100);
-	snprintf(buf, len, ROW_FORMAT, pid, row->comm, launches, p50, p99, mem, copy, sync,
+	if (row->uvm_faults_per_s < 0)
+		snprintf(uvm, sizeof(uvm), "-");
+	else
+		snprintf(uvm, sizeof(uvm), "%.0f", row->uvm_faults_per_s);
+	snprintf(buf, len, ROW_FORMAT, pid, row->comm, launches, p50, p99, mem, copy, sync, uvm,
 		 row->busiest[0] ? row->busiest : "-");
 }

@@ -15,6 +15,7 @@ struct top_row {
 	uint64_t device_bytes;	       /* CUDA memory in use, pinned host memory left out */
 	double copy_gbps;	       /* GB/s copied in the interval, every direction */
 	double sync_share;	       /* seconds waited in synchronize calls per second */
+	double uvm_faults_per_s;       /* CPU and GPU UVM faults; -1: no UVM tracker on it */
 	char busiest[64];	       /* the kernel with the most launches in the interval */
 };
 
@@ -24,6 +25,7 @@ enum top_sort {
 	TOP_SORT_MEMORY,   /* 'm' */
 	TOP_SORT_COPY,	   /* 'c' */
 	TOP_SORT_SYNC,	   /* 's' */
+	TOP_SORT_UVM,	   /* 'u' */
 	TOP_SORT_PID,	   /* 'n' */
 };
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include "common/clock.h"
+#include "common/num_parse.h"
 #include "common/u64_map.h"
 #include "sources/bpf_util.h"
 #include "sources/cuda_api.h"
@@ -33,6 +34,7 @@
 #define CUDA_RESCAN_NS 500000000ull
 /* events handled per ring-buffer wakeup before the session loop gets a turn */
 #define CUDA_BATCH_EVENTS 65536
+#define LAUNCH_RETURNS_MAX 1000000000u /* --launch-returns: at most one in a billion */
 
 /*
  * One libcuda file with its probes: uprobe_multi links, one per class and
@@ -612,6 +614,18 @@ static uint32_t ring_bytes(void)
 							    : CUDA_RING_BYTES;
 }
 
+/* --launch-returns N: one launch's return in N per thread, 0 none; when not given, every one. */
+static uint32_t launch_return_every(const struct grt_session *s)
+{
+	const char *text = grt_session_option(s, "launch-returns");
+	uint64_t every = 1;
+
+	/* checked by check_launch_returns before the session started */
+	if (text)
+		num_parse_u64(text, 0, LAUNCH_RETURNS_MAX, &every);
+	return (uint32_t)every;
+}
+
 /*
  * Launches are probed with uprobe sessions where the kernel has them: the
  * entry program decides whether the return is seen at all. Without them,
@@ -621,14 +635,13 @@ static uint32_t ring_bytes(void)
  */
 static int choose_launch_probes(struct cuda_tracer *t)
 {
-	const struct grt_session_config *cfg = grt_session_config(t->session);
 	bool sessions = t->multi && !getenv("GRT_CUDA_NO_UPROBE_SESSION") &&
 			grt_uprobe_session_supported();
 	const char *why = getenv("GRT_CUDA_NO_UPROBE_SESSION") ? "GRT_CUDA_NO_UPROBE_SESSION turns off"
 			  : getenv("GRT_CUDA_NO_UPROBE_MULTI") ? "GRT_CUDA_NO_UPROBE_MULTI turns off"
 							       : "this kernel lacks";
 
-	t->launch_return_every = cfg->launch_returns_set ? cfg->launch_returns : 1;
+	t->launch_return_every = launch_return_every(t->session);
 	t->skel->rodata->launch_return_every = t->launch_return_every;
 	if (sessions)
 		t->launch_probes = GRT_CUDA_PROBES_SESSION;
@@ -669,7 +682,7 @@ static int load_programs(struct cuda_tracer *t)
 	t->skel->rodata->wakeup_bytes = ring_bytes() / 16;
 	/* benchmark switches: what stacks and argument words cost */
 	t->skel->rodata->capture_stacks = !getenv("GRT_CUDA_NO_STACKS");
-	t->skel->rodata->capture_launch_stacks = grt_session_config(t->session)->launch_stacks;
+	t->skel->rodata->capture_launch_stacks = grt_session_option(t->session, "launch-stacks") != NULL;
 	t->skel->rodata->capture_args = !getenv("GRT_CUDA_NO_ARGS");
 	t->multi = grt_uprobe_multi_supported() && !getenv("GRT_CUDA_NO_UPROBE_MULTI");
 	for (struct bpf_program *p = NULL;
@@ -695,7 +708,7 @@ static void note_config(struct cuda_tracer *t)
 	struct grt_cuda_config_rec rec = {
 	    .launch_return_every = t->launch_return_every,
 	    .launch_probes = t->launch_probes,
-	    .launch_stacks = grt_session_config(t->session)->launch_stacks,
+	    .launch_stacks = grt_session_option(t->session, "launch-stacks") != NULL,
 	};
 	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
 
@@ -760,6 +773,29 @@ static int cuda_drain(void *ctx)
 	return t->sink_error;
 }
 
+static int check_launch_returns(const char *text, char *why, size_t why_len)
+{
+	uint64_t every;
+	int err = num_parse_u64(text, 0, LAUNCH_RETURNS_MAX, &every);
+
+	if (err)
+		snprintf(why, why_len, "bad value '%s' for --launch-returns: %sgive a whole number from 0 to %u",
+			 text, err == -ERANGE ? "out of range; " : "", LAUNCH_RETURNS_MAX);
+	return err;
+}
+
+static const struct grt_source_option cuda_options[] = {
+	{ "launch-stacks", NULL,
+	  "cuda source: user stacks of launches too (allocations always\n"
+	  "                     have them; about 1 us more per launch)", NULL },
+	{ "launch-returns", "N",
+	  "cuda source: record the return (API time, return code) of\n"
+	  "                     one launch in N per thread, 0 none (default 1: every one);\n"
+	  "                     a launch without needs one trap instead of two",
+	  check_launch_returns },
+	{ NULL },
+};
+
 static const struct grt_source cuda_source = {
     .name = "cuda",
     .id = GRT_SRC_CUDA,
@@ -768,6 +804,7 @@ static const struct grt_source cuda_source = {
     .attach = cuda_attach,
     .drain = cuda_drain,
     .detach = cuda_detach,
+    .options = cuda_options,
 };
 
 GRT_SOURCE_REGISTER(cuda_source);

@@ -80,7 +80,11 @@ static __always_inline bool fence_is_followed(struct fence_key *key, __u32 tgid,
 	if (!filter_by_tgid)
 		return true;
 	if (tgid_is_traced(tgid)) {
-		if (kind != FENCE_DESTROY)
+		/*
+		 * An init with seqno 0 is a fence its driver numbers at emit (virtio-gpu):
+		 * (context, 0) names every such fence, so it is not followed.
+		 */
+		if (kind != FENCE_DESTROY && !(kind == FENCE_INIT && key->seqno == 0))
 			bpf_map_update_elem(&fences_of_interest, key, &one, BPF_ANY);
 		return true;
 	}
@@ -94,7 +98,10 @@ static __always_inline void track_wait(struct fence_event *e, __u32 kind)
 	__u64 *start;
 
 	if (kind == FENCE_WAIT_START) {
-		bpf_map_update_elem(&wait_starts, &key, &e->ts_ns, BPF_ANY);
+		/* a copy: 6.1's verifier refuses ring buffer memory as a map value */
+		__u64 start_ns = e->ts_ns;
+
+		bpf_map_update_elem(&wait_starts, &key, &start_ns, BPF_ANY);
 		return;
 	}
 	start = bpf_map_lookup_elem(&wait_starts, &key);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "common/u64_map.h"
+#include "gpubpf/gpubpf.h"
 #include "inject/inject_proto.h"
 #include "inject/shm_ring.h"
 #include "sources/gpu.h"
@@ -145,7 +147,7 @@ static bool hook_off(void)
 /* The launched command's environment: the library preloaded ahead of any the user set. */
 static int set_target_env(struct gpu_source *g, const char *lib)
 {
-	const struct grt_session_config *cfg = grt_session_config(g->session);
+	const char *kernels = grt_session_option(g->session, "gpu-kernels");
 	const char *preload = getenv("LD_PRELOAD"), *injection = getenv("CUDA_INJECTION64_PATH");
 	char value[PATH_MAX * 2];
 	int err;
@@ -159,8 +161,8 @@ static int set_target_env(struct gpu_source *g, const char *lib)
 	 * off */
 	if (!err && !(injection && *injection) && !hook_off())
 		err = add_env(g->session, "CUDA_INJECTION64_PATH", lib);
-	if (!err && cfg->gpu_kernels && *cfg->gpu_kernels)
-		err = add_env(g->session, GRT_INJECT_ENV_KERNELS, cfg->gpu_kernels);
+	if (!err && kernels && *kernels)
+		err = add_env(g->session, GRT_INJECT_ENV_KERNELS, kernels);
 	return err;
 }
 
@@ -171,6 +173,9 @@ static int gpu_attach(struct grt_session *s, void **ctx)
 	const struct grt_session_config *cfg = grt_session_config(s);
 	struct gpu_source *g;
 	char lib[PATH_MAX];
+	/* --bpf objects (more than the most are counted, so the refusal can say so) */
+	const char *bpf[GPUBPF_MAX_OBJECTS];
+	unsigned nbpf;
 	void *blob = NULL;
 	size_t blob_len = 0;
 	int err;
@@ -187,8 +192,8 @@ static int gpu_attach(struct grt_session *s, void **ctx)
 		return grt_session_fail(s, -ENOMEM, "out of memory");
 	g->session = s;
 	u64_map_init(&g->names);
-	if (cfg->nr_gpu_bpf) {
-		err = gpu_bpf_new(s, cfg->gpu_bpf, cfg->nr_gpu_bpf, &g->bpf, &blob, &blob_len);
+	if ((nbpf = grt_session_option_values(s, "bpf", bpf, GPUBPF_MAX_OBJECTS))) {
+		err = gpu_bpf_new(s, bpf, nbpf, &g->bpf, &blob, &blob_len);
 		if (err) {
 			gpu_detach(g);
 			return err;
@@ -461,6 +466,34 @@ const char *gpu_ring_path(const void *ctx)
 	return g ? g->shm_path : NULL;
 }
 
+/* --gpu-kernels: compiled here the way the injected library compiles it, so a bad one stops record early */
+static int check_gpu_kernels(const char *regex, char *why, size_t why_len)
+{
+	char what[128];
+	regex_t re;
+	int rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB);
+
+	if (!rc) {
+		regfree(&re);
+		return 0;
+	}
+	regerror(rc, &re, what, sizeof(what));
+	snprintf(why, why_len, "bad --gpu-kernels regular expression '%s': %s", regex, what);
+	return -EINVAL;
+}
+
+/* the usage line of --bpf says 8 */
+_Static_assert(GPUBPF_MAX_OBJECTS == 8, "--bpf's usage line gives the most objects");
+
+static const struct grt_source_option gpu_options[] = {
+	{ "gpu-kernels", "RE", "gpu source: instrument kernels whose name matches RE", check_gpu_kernels },
+	{ "bpf", "PROG.bpf.o",
+	  "gpu source: run the object's eBPF programs inside the CUDA kernels they name\n"
+	  "                     (docs/gpu-bpf.md), verified before the command starts; up to 8,\n"
+	  "                     each with its own --bpf" },
+	{ NULL },
+};
+
 static const struct grt_source gpu_source = {
     .name = "gpu",
     .id = GRT_SRC_GPU,
@@ -470,6 +503,7 @@ static const struct grt_source gpu_source = {
     .attach = gpu_attach,
     .drain = gpu_drain,
     .detach = gpu_detach,
+    .options = gpu_options,
 };
 
 GRT_SOURCE_REGISTER(gpu_source);

@@ -26,7 +26,7 @@ struct image {
 
 struct gpu_bpf {
 	struct grt_session *session;
-	const struct gpubpf_bundle *bundles;
+	struct gpubpf_bundle bundles[GPUBPF_MAX_OBJECTS]; /* loaded at attach, freed with gb */
 	size_t nr;
 	struct gpubpf_out out;
 	struct image img[GRT_BPF_MAX_MAPS];
@@ -62,7 +62,25 @@ static uint64_t env_u64(const char *name, uint64_t def, uint64_t min, uint64_t m
 	return *end || n < min || n > max ? def : n;
 }
 
-int gpu_bpf_new(struct grt_session *s, const struct gpubpf_bundle *bundles, size_t nr,
+/* Loads, verifies and translates the objects: 0, or the session failed with the refusal's line. */
+static int load_bundles(struct grt_session *s, struct gpu_bpf *gb, const char *const *paths,
+			unsigned nr, uint64_t *load_ns)
+{
+	uint64_t t0 = grt_monotonic_ns();
+	char err[512];
+
+	if (nr > GPUBPF_MAX_OBJECTS)
+		return grt_session_fail(s, -E2BIG,
+					"more than %d --bpf objects; combine programs into fewer objects",
+					GPUBPF_MAX_OBJECTS);
+	if (gpubpf_bundles_load(paths, nr, gb->bundles, err, sizeof(err)))
+		return grt_session_fail(s, -EINVAL, "%s", err);
+	gb->nr = nr;
+	*load_ns = grt_monotonic_ns() - t0;
+	return 0;
+}
+
+int gpu_bpf_new(struct grt_session *s, const char *const *paths, unsigned nr,
 		struct gpu_bpf **out, void **blob, size_t *blob_len)
 {
 	struct gpu_bpf *gb = calloc(1, sizeof(*gb));
@@ -71,32 +89,36 @@ int gpu_bpf_new(struct grt_session *s, const struct gpubpf_bundle *bundles, size
 					     1u << 28);
 	/* KB: small rings for tests of losses */
 	uint64_t ring = env_u64("GRTRACE_GPU_BPF_RING_KB", DEFAULT_RING_MB << 10, 4, 1 << 20) << 10;
+	uint64_t load_ns = 0;
 	size_t progs = 0;
-	int err = 0;
+	int err;
 
 	if (!gb)
 		return grt_session_fail(s, -ENOMEM, "out of memory");
+	err = load_bundles(s, gb, paths, nr, &load_ns);
+	if (err) {
+		free(gb);
+		return err;
+	}
 	gb->session = s;
-	gb->bundles = bundles;
-	gb->nr = nr;
 	gb->out = (struct gpubpf_out){s, session_append, session_intern, session_drop};
-	for (size_t i = 0; !err && i < nr; i++) {
-		err = gpubpf_trace_bundle(&gb->out, &bundles[i], (uint32_t)i, &at);
-		progs += bundles[i].nr_progs;
+	for (size_t i = 0; !err && i < gb->nr; i++) {
+		err = gpubpf_trace_bundle(&gb->out, &gb->bundles[i], (uint32_t)i, &at);
+		progs += gb->bundles[i].nr_progs;
 	}
 	if (!err) {
 		char line[160];
 		struct grt_source_status_rec st = {.source = GRT_SRC_GPU};
 
 		snprintf(line, sizeof(line),
-			 "GPU eBPF: %zu objects, %zu programs verified and translated in %.2f ms", nr,
-			 progs, grt_session_config(s)->gpu_bpf_load_ns / 1e6);
+			 "GPU eBPF: %zu objects, %zu programs verified and translated in %.2f ms",
+			 gb->nr, progs, load_ns / 1e6);
 		st.message_str = grt_session_intern(s, line);
 		err = grt_session_emit(s, GRT_REC_SOURCE_STATUS, &at, &st, sizeof(st));
 	}
-	*blob = err ? NULL : gpubpf_session_pack(bundles, nr, threads, ring, blob_len);
+	*blob = err ? NULL : gpubpf_session_pack(gb->bundles, gb->nr, threads, ring, blob_len);
 	if (!*blob) {
-		free(gb);
+		gpu_bpf_free(gb);
 		return grt_session_fail(s, err ? err : -E2BIG,
 					"source gpu: cannot hand the GPU eBPF programs over: %s",
 					err ? strerror(-err) : "too many programs or maps");
@@ -211,5 +233,6 @@ void gpu_bpf_free(struct gpu_bpf *gb)
 		return;
 	for (unsigned i = 0; i < GRT_BPF_MAX_MAPS; i++)
 		free(gb->img[i].buf);
+	gpubpf_bundles_free(gb->bundles, gb->nr);
 	free(gb);
 }

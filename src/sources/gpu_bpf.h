@@ -6,15 +6,16 @@
 #include <stdint.h>
 
 struct grt_session;
-struct gpubpf_bundle;
 struct gpu_bpf;
 
 /*
- * Describes the bundles in the session (objects with their BTF, programs,
- * maps) and packs them for the injected library (bpf_session.h): *blob,
+ * Loads, verifies and translates the --bpf objects at paths (a refusal fails
+ * the session with its one line, so the held command never runs), describes
+ * them in the session (objects with their BTF, programs, maps, the time that
+ * took) and packs them for the injected library (bpf_session.h): *blob,
  * malloc'd, goes into the ring file. 0 or a negative errno (session failed).
  */
-int gpu_bpf_new(struct grt_session *s, const struct gpubpf_bundle *bundles, size_t nr,
+int gpu_bpf_new(struct grt_session *s, const char *const *paths, unsigned nr,
 		struct gpu_bpf **out, void **blob, size_t *blob_len);
 
 /*

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,7 +66,9 @@ int driver_version_from_libcuda_name(const char *libcuda_path, char *out, size_t
  * libcuda carries, among its read-only data, a small JSON document describing
  * itself: {"format":1,"CUDA version":"13.0","driver":[...],...} (seen in the
  * 580 driver's libcuda). Its "CUDA version" is what cuDriverGetVersion
- * answers, so it is read from there as bytes, in the .rodata section only.
+ * answers, so it is read from there as bytes. The 580 driver keeps it in a
+ * note section (.note.cuda.fwd_compatibility); rather than trust one name,
+ * every allocated section that is neither writable nor code is searched.
  */
 #define CUDA_VERSION_KEY "\"CUDA version\":\""
 #define SCAN_CHUNK (1u << 20)
@@ -86,58 +89,53 @@ static int version_after_key(const char *text, size_t len, char *out, size_t out
 	return copy_token(token, version_token_len(token) == n ? n : 0, out, out_len);
 }
 
-static int find_rodata(Elf *elf, GElf_Shdr *out)
+static bool is_read_only_data(const GElf_Shdr *sh)
 {
-	size_t names;
+	return (sh->sh_type == SHT_PROGBITS || sh->sh_type == SHT_NOTE) && (sh->sh_flags & SHF_ALLOC) &&
+	       !(sh->sh_flags & (SHF_WRITE | SHF_EXECINSTR)) && sh->sh_size;
+}
 
-	if (elf_getshdrstrndx(elf, &names))
-		return -ENOENT;
-	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
-		const char *name;
+/* Searches one section's bytes (buf holds SCAN_CHUNK + keep): 0 with out filled, -ENOENT, -EIO. */
+static int scan_section(int fd, const GElf_Shdr *sh, char *buf, size_t keep, char *out, size_t len)
+{
+	size_t key_len = strlen(CUDA_VERSION_KEY);
 
-		if (!gelf_getshdr(scn, out) || out->sh_type != SHT_PROGBITS)
-			continue;
-		name = elf_strptr(elf, names, out->sh_name);
-		if (name && !strcmp(name, ".rodata"))
-			return 0;
+	/* chunks overlap by keep bytes, so a key and its value split across two are still seen */
+	for (uint64_t at = 0; at < sh->sh_size; at += SCAN_CHUNK) {
+		size_t want = sh->sh_size - at < SCAN_CHUNK + keep ? sh->sh_size - at
+								  : SCAN_CHUNK + keep;
+		ssize_t got = pread(fd, buf, want, (off_t)(sh->sh_offset + at));
+		const char *hit;
+
+		if (got <= 0)
+			return -EIO;
+		hit = memmem(buf, (size_t)got, CUDA_VERSION_KEY, key_len);
+		if (hit)
+			return version_after_key(hit + key_len, (size_t)got - (hit + key_len - buf), out,
+						 len);
+		if (at + (size_t)got >= sh->sh_size)
+			break;
 	}
 	return -ENOENT;
 }
 
 int cuda_version_from_libcuda(const char *libcuda_path, char *out, size_t len)
 {
-	size_t key_len = strlen(CUDA_VERSION_KEY), keep = key_len + 32;
+	size_t keep = strlen(CUDA_VERSION_KEY) + 32;
 	struct elf_handle h;
-	GElf_Shdr rodata;
 	char *buf;
 	int err;
 
 	err = elf_handle_open(libcuda_path, &h);
 	if (err)
 		return err;
-	err = find_rodata(h.elf, &rodata);
-	buf = err ? NULL : malloc(SCAN_CHUNK + keep);
-	if (!err && !buf)
-		err = -ENOMEM;
-	/* chunks overlap by keep bytes, so a key and its value split across two are still seen */
-	for (uint64_t at = 0; !err && at < rodata.sh_size; at += SCAN_CHUNK) {
-		size_t want = rodata.sh_size - at < SCAN_CHUNK + keep ? rodata.sh_size - at
-								      : SCAN_CHUNK + keep;
-		ssize_t got = pread(h.fd, buf, want, (off_t)(rodata.sh_offset + at));
-		const char *hit;
+	buf = malloc(SCAN_CHUNK + keep);
+	err = buf ? -ENOENT : -ENOMEM;
+	for (Elf_Scn *scn = NULL; buf && err == -ENOENT && (scn = elf_nextscn(h.elf, scn));) {
+		GElf_Shdr sh;
 
-		if (got <= 0) {
-			err = -EIO;
-			break;
-		}
-		hit = memmem(buf, (size_t)got, CUDA_VERSION_KEY, key_len);
-		if (hit) {
-			err = version_after_key(hit + key_len, (size_t)got - (hit + key_len - buf), out,
-						len);
-			break;
-		}
-		if (at + (size_t)got >= rodata.sh_size)
-			err = -ENOENT;
+		if (gelf_getshdr(scn, &sh) && is_read_only_data(&sh))
+			err = scan_section(h.fd, &sh, buf, keep, out, len);
 	}
 	free(buf);
 	elf_handle_close(&h);

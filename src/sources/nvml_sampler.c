@@ -1,4 +1,4 @@
-/* A thread that asks NVML for PCIe and NVLink throughput and queues the samples for the session. */
+/* A thread that asks NVML for PCIe and NVLink throughput (and device gauges) and queues the samples. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 #include "common/clock.h"
+#include "common/trusted_file.h"
+#include "sources/libcuda_locate.h"
 #include "sources/nvml_sampler.h"
 #include "sources/pci_addr.h"
 
@@ -46,7 +48,16 @@ struct nvml_field_value {	/* nvmlFieldValue_t */
 	} value;
 };
 
+struct nvml_utilization {	/* nvmlUtilization_t: percent of the last sample period */
+	unsigned gpu, memory;
+};
+
+struct nvml_memory {		/* nvmlMemory_t (v1): bytes */
+	unsigned long long total, free, used;
+};
+
 _Static_assert(sizeof(struct nvml_field_value) == 40, "nvmlFieldValue_t layout");
+_Static_assert(sizeof(struct nvml_memory) == 24, "nvmlMemory_t layout");
 _Static_assert(sizeof(struct nvml_pci_info) == 68, "nvmlPciInfo_t layout");
 
 struct nvml_api {
@@ -59,6 +70,10 @@ struct nvml_api {
 	int (*pci_info)(nvml_device, struct nvml_pci_info *);
 	int (*pcie_throughput)(nvml_device, int, unsigned *);
 	int (*field_values)(nvml_device, int, struct nvml_field_value *);
+	/* the device gauges: each optional */
+	int (*utilization)(nvml_device, struct nvml_utilization *);
+	int (*memory)(nvml_device, struct nvml_memory *);
+	int (*power)(nvml_device, unsigned *);
 };
 
 struct gpu_state {
@@ -74,6 +89,7 @@ struct gpu_state {
 struct nvml_sampler {
 	struct nvml_api api;
 	unsigned interval_ms;
+	bool gauges;
 	unsigned ngpus;
 	struct gpu_state gpus[NVML_MAX_GPUS];
 	pthread_t thread;
@@ -86,10 +102,29 @@ struct nvml_sampler {
 	uint64_t lost;
 };
 
-static int load_api(struct nvml_api *api, const char *library, char *why, size_t why_len)
+int nvml_library_path(char *path, size_t len, char *why, size_t why_len)
 {
-	const char *path = library ? library : "libnvidia-ml.so.1";
+	const char *named = getenv("GRTRACE_NVML_LIBRARY");
+	char detail[256];
+	int err;
 
+	if (named && *named)
+		snprintf(path, len, "%s", named);
+	else if (library_find_for_launch("libnvidia-ml.so.1", NULL, path, len)) {
+		snprintf(why, why_len, "libnvidia-ml.so.1 not found in %s",
+			 libcuda_search_description());
+		return -ENOENT;
+	}
+	err = trusted_file_check(path, why, why_len);
+	if (err == -EPERM || err == -EINVAL) {
+		snprintf(detail, sizeof(detail), "%s", why);
+		snprintf(why, why_len, "refusing to load NVML: %.200s", detail);
+	}
+	return err;
+}
+
+static int load_api(struct nvml_api *api, const char *path, char *why, size_t why_len)
+{
 	api->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!api->lib) {
 		snprintf(why, why_len, "NVML not loadable (%s)", dlerror());
@@ -103,6 +138,9 @@ static int load_api(struct nvml_api *api, const char *library, char *why, size_t
 	*(void **)&api->pci_info = dlsym(api->lib, "nvmlDeviceGetPciInfo_v3");
 	*(void **)&api->pcie_throughput = dlsym(api->lib, "nvmlDeviceGetPcieThroughput");
 	*(void **)&api->field_values = dlsym(api->lib, "nvmlDeviceGetFieldValues");
+	*(void **)&api->utilization = dlsym(api->lib, "nvmlDeviceGetUtilizationRates");
+	*(void **)&api->memory = dlsym(api->lib, "nvmlDeviceGetMemoryInfo");
+	*(void **)&api->power = dlsym(api->lib, "nvmlDeviceGetPowerUsage");
 	if (!api->init || !api->shutdown || !api->device_count || !api->device_by_index ||
 	    !api->pcie_throughput) {
 		snprintf(why, why_len, "%s lacks the NVML functions grtrace needs (too old?)", path);
@@ -177,6 +215,29 @@ static void push(struct nvml_sampler *s, const struct nvml_sample *sample)
 	pthread_mutex_unlock(&s->lock);
 }
 
+/* Utilization, memory and power as NVML reports them now; a reading NVML refuses is left out. */
+static void sample_gauges(const struct nvml_api *api, nvml_device handle, struct nvml_gauges *g)
+{
+	struct nvml_utilization util;
+	struct nvml_memory mem;
+	unsigned mw;
+
+	if (api->utilization && api->utilization(handle, &util) == NVML_SUCCESS) {
+		g->gpu_util_pct = util.gpu;
+		g->mem_util_pct = util.memory;
+		g->flags |= NVML_G_UTILIZATION;
+	}
+	if (api->memory && api->memory(handle, &mem) == NVML_SUCCESS) {
+		g->mem_used_bytes = mem.used;
+		g->mem_total_bytes = mem.total;
+		g->flags |= NVML_G_MEMORY;
+	}
+	if (api->power && api->power(handle, &mw) == NVML_SUCCESS) {
+		g->power_mw = mw;
+		g->flags |= NVML_G_POWER;
+	}
+}
+
 static void sample_gpu(struct nvml_sampler *s, unsigned index)
 {
 	struct gpu_state *g = &s->gpus[index];
@@ -193,13 +254,15 @@ static void sample_gpu(struct nvml_sampler *s, unsigned index)
 		out.rec.pcie_rx_bps = (uint64_t)rx * 1024;
 		out.rec.flags |= GRT_PCIE_F_PCIE;
 	}
+	if (s->gauges)
+		sample_gauges(&s->api, g->handle, &out.gauges);
 	now = grt_monotonic_ns();
 	sample_nvlink(s, g, now, &out.rec);
 	if (g->last_ns)
 		out.rec.interval_ms = (uint32_t)((now - g->last_ns) / 1000000);
 	g->last_ns = now;
 	out.ts_ns = now;
-	if (out.rec.flags)
+	if (out.rec.flags || out.gauges.flags)
 		push(s, &out);
 }
 
@@ -239,8 +302,8 @@ static int start_thread(struct nvml_sampler *s)
 	return -rc;
 }
 
-struct nvml_sampler *nvml_sampler_start(const char *library, unsigned interval_ms, char *why,
-					size_t why_len)
+struct nvml_sampler *nvml_sampler_start(const char *library, unsigned interval_ms, bool gauges,
+					char *why, size_t why_len)
 {
 	struct nvml_sampler *s = calloc(1, sizeof(*s));
 
@@ -250,6 +313,7 @@ struct nvml_sampler *nvml_sampler_start(const char *library, unsigned interval_m
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->interval_ms = interval_ms ? interval_ms : 1;
+	s->gauges = gauges;
 	if (load_api(&s->api, library, why, why_len) || open_gpus(s, why, why_len)) {
 		if (s->api.lib)
 			dlclose(s->api.lib);

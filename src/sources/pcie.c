@@ -12,10 +12,8 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "common/clock.h"
-#include "common/trusted_file.h"
 #include "sources/bpf_source.h"
 #include "sources/bpf_util.h"
-#include "sources/libcuda_locate.h"
 #include "sources/nvml_sampler.h"
 #include "sources/pcie.h"
 #include "sources/session.h"
@@ -25,6 +23,9 @@
 
 #define DEFAULT_INTERVAL_MS 100
 #define KPROBE_PMU "/sys/bus/event_source/devices/kprobe"
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+/* what the probes of pcie.bpf.c attach to */
+#define PROBED_FUNCTIONS "pci_{bus,user}_{read,write}_config_{byte,word,dword}"
 
 struct pcie_source {
 	struct grt_session *session;
@@ -32,36 +33,6 @@ struct pcie_source {
 	struct grt_bpf_source base;
 	struct nvml_sampler *nvml;
 };
-
-/*
- * The NVML library to load into grtrace: GRTRACE_NVML_LIBRARY (a test double,
- * a non-standard install) or where the loader finds libnvidia-ml.so.1 — the
- * operator's choice, never the traced program's. It runs as root here, so it
- * must also be a file only root can have changed. 0 with the path, or -errno
- * with why.
- */
-static int nvml_library(char *path, size_t len, char *why, size_t why_len)
-{
-	const char *named = getenv("GRTRACE_NVML_LIBRARY");
-	int err;
-
-	if (named && *named)
-		snprintf(path, len, "%s", named);
-	else if (library_find_for_launch("libnvidia-ml.so.1", NULL, path, len)) {
-		snprintf(why, why_len, "libnvidia-ml.so.1 not found in %s", libcuda_search_description());
-		return -ENOENT;
-	}
-	err = trusted_file_check(path, why, why_len);
-	if (err && err != -EPERM && err != -EINVAL)
-		return err;
-	if (err) {
-		char detail[256];
-
-		snprintf(detail, sizeof(detail), "%s", why);
-		snprintf(why, why_len, "refusing to load NVML: %.200s", detail);
-	}
-	return err;
-}
 
 static unsigned sample_interval_ms(void)
 {
@@ -81,7 +52,7 @@ static bool nvml_loadable(char *why, size_t why_len)
 	char path[PATH_MAX];
 	void *lib;
 
-	if (nvml_library(path, sizeof(path), why, why_len))
+	if (nvml_library_path(path, sizeof(path), why, why_len))
 		return false;
 	lib = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
 	if (!lib) {
@@ -92,14 +63,19 @@ static bool nvml_loadable(char *why, size_t why_len)
 	return true;
 }
 
+/*
+ * fexit needs kernel BTF, which the probe can see; whether the kernel can attach BPF tracing
+ * programs at all is only known by trying, at attach.
+ */
 static int pcie_probe(char *why, size_t why_len)
 {
 	char nvml_why[256];
 
-	if (kprobes_available() || nvml_loadable(nvml_why, sizeof(nvml_why)))
+	if (kprobes_available() || access(VMLINUX_BTF, R_OK) == 0 ||
+	    nvml_loadable(nvml_why, sizeof(nvml_why)))
 		return 0;
 	snprintf(why, why_len,
-		 "no kprobes in this kernel (CONFIG_KPROBES off) and no NVML (%s): nothing to trace or sample",
+		 "no kprobes in this kernel (CONFIG_KPROBES off), no kernel BTF for fexit and no NVML (%s): nothing to trace or sample",
 		 nvml_why);
 	return -ENOTSUP;
 }
@@ -128,35 +104,82 @@ static int on_pci_config(void *ctx, void *data, size_t len)
 		return 0;
 	rec = (struct grt_pci_config_rec){
 		.pci = grt_pci_pack(e->domain, e->bus, e->devfn >> 3, e->devfn & 7), .where = e->where,
-		.size = e->size, .write = e->write, .value = e->value,
+		.size = e->size, .write = e->write, .value = e->value, .flags = e->flags,
 	};
 	origin = (struct grt_event_origin){ .ts_ns = e->ts_ns, .cpu = e->cpu, .pid = e->pid, .tid = e->tid };
 	grt_session_emit(ps->session, GRT_REC_PCI_CONFIG, &origin, &rec, sizeof(rec));
 	return 0;
 }
 
-static void attach_kprobes(struct pcie_source *ps)
+/* The variants of the config-space probes, in the order they are tried. */
+enum pcie_probes { PROBES_FEXIT, PROBES_KPROBE, PROBES_COUNT };
+
+static const char *const probes_name[PROBES_COUNT] = {
+	[PROBES_FEXIT] = "fexit:" PROBED_FUNCTIONS,
+	[PROBES_KPROBE] = "kprobe:" PROBED_FUNCTIONS,
+};
+
+/* GRTRACE_PCIE_PROBES=fexit|kprobe|none keeps only that variant (tests, a kernel that misbehaves). */
+static bool probes_wanted(enum pcie_probes which)
 {
+	const char *only = getenv("GRTRACE_PCIE_PROBES");
+
+	if (!only || !*only)
+		return true;
+	return !strcmp(only, which == PROBES_FEXIT ? "fexit" : "kprobe");
+}
+
+static int load_probes(struct pcie_source *ps, enum pcie_probes which)
+{
+	struct bpf_program *prog;
 	int err;
 
-	if (!kprobes_available()) {
-		emit_unsupported(ps, "kprobe:pci_bus_{read,write}_config_*", -ENOTSUP,
-				 "this kernel has no kprobes (CONFIG_KPROBES off): PCIe traffic is sampled through NVML instead");
-		return;
-	}
-	ps->skel = pcie_bpf__open_and_load();
-	err = ps->skel ? pcie_bpf__attach(ps->skel) : -errno;
-	if (!err)
-		err = grt_bpf_source_start(&ps->base, ps->session, GRT_SRC_PCIE, ps->skel->maps.pci_config_events,
-					   ps->skel->maps.dropped_events, on_pci_config, ps);
+	ps->skel = pcie_bpf__open();
+	if (!ps->skel)
+		return -errno;
+	bpf_object__for_each_program(prog, ps->skel->obj)
+		bpf_program__set_autoload(prog, (bpf_program__type(prog) == BPF_PROG_TYPE_TRACING) ==
+							(which == PROBES_FEXIT));
+	err = grt_bpf_source_load_start(&ps->base, ps->session, ps->skel->skeleton, GRT_SRC_PCIE,
+					ps->skel->maps.pci_config_events, ps->skel->maps.dropped_events,
+					on_pci_config, ps);
 	if (err) {
-		const char *why = grt_bpf_last_message();
-
-		emit_unsupported(ps, "kprobe:pci_bus_{read,write}_config_*", err, why[0] ? why : strerror(-err));
-		grt_bpf_source_stop(&ps->base);
+		grt_bpf_source_detach(&ps->base, ps->skel->skeleton);
 		pcie_bpf__destroy(ps->skel);
 		ps->skel = NULL;
 	}
+	return err;
+}
+
+/*
+ * Config accesses through fexit where the kernel attaches BPF tracing programs, else kprobes;
+ * every variant not used leaves an unsupported_probe record that says why. Returns the one
+ * attached or PROBES_COUNT; why gets the reasons when none was.
+ */
+static enum pcie_probes attach_config_probes(struct pcie_source *ps, char *why, size_t why_len)
+{
+	char reason[PROBES_COUNT][300];
+
+	for (enum pcie_probes p = 0; p < PROBES_COUNT; p++) {
+		int err = -ENOTSUP;
+
+		if (!probes_wanted(p))
+			snprintf(reason[p], sizeof(reason[p]), "left out (GRTRACE_PCIE_PROBES=%s)",
+				 getenv("GRTRACE_PCIE_PROBES"));
+		else if (p == PROBES_KPROBE && !kprobes_available())
+			snprintf(reason[p], sizeof(reason[p]), "no kprobes in this kernel (CONFIG_KPROBES off)");
+		else if (p == PROBES_FEXIT && access(VMLINUX_BTF, R_OK))
+			snprintf(reason[p], sizeof(reason[p]), "no kernel BTF (%s) to attach fexit programs with",
+				 VMLINUX_BTF);
+		else if ((err = load_probes(ps, p)) == 0)
+			return p;
+		else
+			snprintf(reason[p], sizeof(reason[p]), "this kernel cannot attach them (%s)",
+				 strerror(-err));
+		emit_unsupported(ps, probes_name[p], err, reason[p]);
+	}
+	snprintf(why, why_len, "fexit: %s; kprobe: %s", reason[PROBES_FEXIT], reason[PROBES_KPROBE]);
+	return PROBES_COUNT;
 }
 
 static void pcie_detach(void *ctx)
@@ -174,23 +197,27 @@ static void pcie_detach(void *ctx)
 static int pcie_attach(struct grt_session *s, void **ctx)
 {
 	struct pcie_source *ps = calloc(1, sizeof(*ps));
-	char why[256] = "", nvml_path[PATH_MAX];
+	char probes_why[700] = "", why[256] = "", nvml_path[PATH_MAX];
+	enum pcie_probes used;
 
 	if (!ps)
 		return -ENOMEM;
 	ps->session = s;
 	ps->base.drops_fd = -1;
-	attach_kprobes(ps);
+	used = attach_config_probes(ps, probes_why, sizeof(probes_why));
+	if (used != PROBES_COUNT)
+		grt_session_attached_how(s, probes_name[used]);
 	/* NVLink counters come from NVML on every kernel; no kprobe tracer of the nvlink_* functions exists */
 	emit_unsupported(ps, "kprobe:nvlink_*", -ENOTSUP,
 			 "NVLink is not traced through kprobes: its throughput is sampled through NVML");
-	ps->nvml = nvml_library(nvml_path, sizeof(nvml_path), why, sizeof(why))
+	ps->nvml = nvml_library_path(nvml_path, sizeof(nvml_path), why, sizeof(why))
 			   ? NULL
-			   : nvml_sampler_start(nvml_path, sample_interval_ms(), why, sizeof(why));
+			   : nvml_sampler_start(nvml_path, sample_interval_ms(), false, why, sizeof(why));
 	if (!ps->nvml) {
 		emit_unsupported(ps, "nvml:pcie,nvlink throughput", -ENOTSUP, why);
 		if (!ps->skel) {
-			grt_session_fail(s, -ENOTSUP, "pcie: %s, and no kprobes to trace with", why);
+			grt_session_fail(s, -ENOTSUP, "no PCI config probe (%s) and no NVML (%s)", probes_why,
+					 why);
 			pcie_detach(ps);
 			return -ENOTSUP;
 		}
@@ -222,7 +249,7 @@ static int pcie_drain(void *ctx)
 static const struct grt_source pcie_source = {
 	.name = "pcie",
 	.id = GRT_SRC_PCIE,
-	.summary = "PCIe/NVLink throughput per GPU (NVML), PCI config accesses (kprobes, where present)",
+	.summary = "PCIe/NVLink throughput per GPU (NVML), PCI config accesses (fexit or kprobes, where present)",
 	.probe = pcie_probe,
 	.attach = pcie_attach,
 	.drain = pcie_drain,

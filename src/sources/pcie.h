@@ -1,6 +1,11 @@
-/* Event shared by pcie.bpf.c and pcie.c: a PCI config-space access seen by a kprobe. */
+/* Event shared by pcie.bpf.c and pcie.c: one PCI config-space access, seen when it completed. */
 #ifndef GRT_PCIE_H
 #define GRT_PCIE_H
+
+/* enum grt_pci_config_flags (records_kernel.h) */
+#define PCI_CONFIG_F_VALUE 1
+#define PCI_CONFIG_F_USER 2
+#define PCI_CONFIG_F_FAILED 4
 
 struct pci_config_event {
 	__u64 ts_ns;
@@ -14,6 +19,8 @@ struct pci_config_event {
 	__u32 size;
 	__u32 write;
 	__u32 value;
+	__u32 flags;
+	__s32 ret;
 };
 
 #endif

@@ -44,7 +44,7 @@ struct grt_session {
 	struct attached_source sources[MAX_SOURCES];
 	unsigned nsources;
 	unsigned skipped;	/* requested sources this machine cannot run */
-	char skip_notes[MAX_SOURCES][256];
+	char skip_notes[MAX_SOURCES][512];
 	const struct grt_source *skipped_sources[MAX_SOURCES];
 	uint64_t pending_drops[GRT_SRC_MAX];
 	uint64_t events;
@@ -52,6 +52,7 @@ struct grt_session {
 	char *target_env[MAX_TARGET_ENV + 1];
 	unsigned ntarget_env;
 	char error[512];
+	char attached_how[256];	/* what the source attaching now said it used */
 };
 
 struct grt_session *grt_session_new(const struct grt_session_config *cfg, struct grt_sink *sink)
@@ -87,6 +88,31 @@ void grt_session_free(struct grt_session *s)
 const struct grt_session_config *grt_session_config(const struct grt_session *s)
 {
 	return &s->cfg;
+}
+
+const char *grt_session_option(const struct grt_session *s, const char *name)
+{
+	const char *value = NULL;
+
+	/* the last one given wins, as for any repeated option */
+	for (unsigned i = 0; i < s->cfg.noptions; i++)
+		if (!strcmp(s->cfg.options[i].name, name))
+			value = s->cfg.options[i].value;
+	return value;
+}
+
+unsigned grt_session_option_values(const struct grt_session *s, const char *name,
+				   const char **values, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->cfg.noptions; i++)
+		if (!strcmp(s->cfg.options[i].name, name)) {
+			if (n < max)
+				values[n] = s->cfg.options[i].value;
+			n++;
+		}
+	return n;
 }
 
 int grt_session_emit(struct grt_session *s, uint16_t type, const struct grt_event_origin *origin,
@@ -188,14 +214,22 @@ static void emit_status(struct grt_session *s, const struct grt_source *src, int
 	s->sink->append(s->sink, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
 }
 
+static void note_skipped(struct grt_session *s, const struct grt_source *src, int err, const char *why)
+{
+	snprintf(s->skip_notes[s->skipped], sizeof(s->skip_notes[0]), "%s", why);
+	s->skipped_sources[s->skipped] = src;
+	emit_status(s, src, err, why);
+	s->skipped++;
+}
+
 /*
- * A source this machine cannot run (its probe says why) is skipped with a
- * notice and a status record, so one missing feature does not cost the
- * others; a source that can run but fails to attach stops the session.
+ * A source this machine cannot run (its probe says why, or its attach finds out and returns
+ * -ENOTSUP) is skipped with a notice and a status record, so one missing feature does not cost
+ * the others; a source that can run but fails to attach stops the session.
  */
 static int attach_one(struct grt_session *s, const struct grt_source *src)
 {
-	char why[256] = "";
+	char why[256] = "", status[sizeof(s->attached_how) + 16];
 	void *ctx = NULL;
 	int err;
 
@@ -205,24 +239,33 @@ static int attach_one(struct grt_session *s, const struct grt_source *src)
 	if (err && src->implicit)
 		return grt_session_fail(s, err, "%s", why);
 	if (err) {
-		snprintf(s->skip_notes[s->skipped], sizeof(s->skip_notes[0]), "%s", why);
-		s->skipped_sources[s->skipped] = src;
-		emit_status(s, src, err, why);
-		s->skipped++;
+		note_skipped(s, src, err, why);
 		return 0;
 	}
+	s->attached_how[0] = 0;
 	s->attaching_implicit = src->implicit;
 	err = src->attach(s, &ctx);
 	s->attaching_implicit = false;
+	if (err == -ENOTSUP && !src->implicit && s->error[0]) {
+		note_skipped(s, src, err, s->error);
+		s->error[0] = 0;
+		return 0;
+	}
 	if (err) {
 		if (!s->error[0])
 			grt_session_fail(s, err, "source %s: attach failed: %s", src->name, strerror(-err));
 		return err;
 	}
 	s->sources[s->nsources++] = (struct attached_source){ .source = src, .ctx = ctx };
+	snprintf(status, sizeof(status), "attached%s%s", s->attached_how[0] ? ": " : "", s->attached_how);
 	if (!src->implicit)
-		emit_status(s, src, 0, "attached");
+		emit_status(s, src, 0, status);
 	return 0;
+}
+
+void grt_session_attached_how(struct grt_session *s, const char *how)
+{
+	snprintf(s->attached_how, sizeof(s->attached_how), "%s", how);
 }
 
 static int attach_implicit(struct grt_session *s)

@@ -20,31 +20,29 @@ struct grt_sink {
 	int (*drop)(struct grt_sink *sink, uint32_t source, uint64_t count, uint64_t ts_ns);
 };
 
-struct gpubpf_bundle;
+/* A source option as given on the command line: --name value ("" for a flag). */
+struct grt_source_option_value {
+	const char *name;
+	const char *value;
+};
 
 struct grt_session_config {
 	pid_t target_pid;	 /* process to trace (with its descendants); 0 = every process */
-	const char *libcuda_path; /* --libcuda, or NULL to find it the way the loader does */
+	/*
+	 * --libcuda, or NULL to find it the way the loader does: the target's driver, which
+	 * the cuda and gpu sources and the trace header all need.
+	 */
+	const char *libcuda_path;
 	const char *const *target_env; /* environment of a launched target (LD_LIBRARY_PATH) or NULL */
-	const char *syscall_filter; /* --syscalls list, NULL for all */
-	const char *gpu_kernels;  /* --gpu-kernels regex, NULL for all */
 	bool launched;		 /* target is a command we started and hold at a barrier */
 	/*
 	 * record -a: every process, and the cuda source probes every libcuda
 	 * file a process maps, at start and whenever one appears.
 	 */
 	bool system_wide;
-	bool launch_stacks;	 /* cuda: user stacks for launches too (allocations always) */
-	/*
-	 * cuda: --launch-returns N, the return of one launch in N per thread
-	 * (0 none); when not set, every launch's.
-	 */
-	bool launch_returns_set;
-	uint32_t launch_returns;
-	/* gpu: GPU eBPF objects, verified and translated (record/snoop --bpf), or none */
-	const struct gpubpf_bundle *gpu_bpf;
-	size_t nr_gpu_bpf;
-	uint64_t gpu_bpf_load_ns; /* how long verifying and translating them took */
+	/* the sources' own options (struct grt_source_option), as given; read with grt_session_option() */
+	const struct grt_source_option_value *options;
+	unsigned noptions;
 };
 
 struct grt_session;
@@ -53,6 +51,14 @@ struct grt_session *grt_session_new(const struct grt_session_config *cfg, struct
 void grt_session_free(struct grt_session *s);
 
 const struct grt_session_config *grt_session_config(const struct grt_session *s);
+/* The value of source option --name ("" for a flag given), or NULL when it was not given. */
+const char *grt_session_option(const struct grt_session *s, const char *name);
+/*
+ * Every value of a source option that may be given more than once (--bpf A --bpf B), in
+ * command-line order: up to max of them into values; returns how many were given.
+ */
+unsigned grt_session_option_values(const struct grt_session *s, const char *name,
+				   const char **values, unsigned max);
 
 /* Event output for sources. */
 int grt_session_emit(struct grt_session *s, uint16_t type, const struct grt_event_origin *origin,
@@ -83,6 +89,12 @@ int grt_session_pid_map_fd(const struct grt_session *s);
 int grt_session_add_target_env(struct grt_session *s, const char *key_value);
 /* The NULL-terminated list added so far (never NULL). */
 const char *const *grt_session_target_env(const struct grt_session *s);
+
+/*
+ * Says which of its mechanisms a source attaching now used ("fexit:pci_..."): the source's
+ * status record reads "attached: HOW". Call from attach.
+ */
+void grt_session_attached_how(struct grt_session *s, const char *how);
 
 /* Records why a source failed: one line, shown by the command. Returns -err. */
 int grt_session_fail(struct grt_session *s, int err, const char *fmt, ...)

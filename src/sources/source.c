@@ -24,3 +24,15 @@ const struct grt_source *grt_source_find(const char *name)
 			return s;
 	return NULL;
 }
+
+const struct grt_source_option *grt_source_option_find(const char *name, const struct grt_source **owner)
+{
+	for (const struct grt_source *s = grt_source_next(NULL); s; s = grt_source_next(s))
+		for (const struct grt_source_option *o = s->options; o && o->name; o++)
+			if (!strcmp(o->name, name)) {
+				if (owner)
+					*owner = s;
+				return o;
+			}
+	return NULL;
+}

@@ -129,7 +129,7 @@ static void syscall_detach(void *ctx)
 
 static int configure_filter(struct syscall_source *ss)
 {
-	const char *list = grt_session_config(ss->session)->syscall_filter;
+	const char *list = grt_session_option(ss->session, "syscalls");
 	uint64_t set[GRT_SYSCALL_SET_WORDS];
 	char err[256];
 	int rc;
@@ -185,6 +185,18 @@ static int syscall_drain(void *ctx)
 	return 0;
 }
 
+static int check_syscalls(const char *list, char *why, size_t why_len)
+{
+	uint64_t set[GRT_SYSCALL_SET_WORDS];
+
+	return grt_syscall_filter_parse(list, set, why, why_len);
+}
+
+static const struct grt_source_option syscall_options[] = {
+	{ "syscalls", "LIST", "syscall source: only these syscalls", check_syscalls },
+	{ NULL },
+};
+
 static const struct grt_source syscall_source = {
 	.name = "syscall",
 	.id = GRT_SRC_SYSCALL,
@@ -193,6 +205,7 @@ static const struct grt_source syscall_source = {
 	.attach = syscall_attach,
 	.drain = syscall_drain,
 	.detach = syscall_detach,
+	.options = syscall_options,
 };
 
 GRT_SOURCE_REGISTER(syscall_source);

@@ -56,6 +56,7 @@ static int parse_field_line(const char *line, struct tp_field *f)
 	f->offset = atoi(off + 7);
 	f->size = atoi(size + 5);
 	f->data_loc = !strncmp(decl, "__data_loc ", 11);
+	f->char_pointer = !f->data_loc && memmem(decl, semi - decl, "char *", 6) != NULL;
 	return f->offset >= 0 && f->size > 0 ? 0 : -EINVAL;
 }
 
@@ -79,16 +80,12 @@ int tp_format_parse(const char *text, struct tp_field *fields, int max)
 	return count ? count : -EINVAL;
 }
 
-int tp_format_load(const char *category, const char *event, struct tp_field *fields, int max)
+int tp_format_read(const char *path, struct tp_field *fields, int max)
 {
-	char path[256], text[8192];
+	char text[8192];
 	size_t n;
 	FILE *f;
-	int err = grt_ensure_tracefs();
 
-	if (err)
-		return err;
-	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s/format", category, event);
 	f = fopen(path, "r");
 	if (!f)
 		return -errno;
@@ -96,6 +93,17 @@ int tp_format_load(const char *category, const char *event, struct tp_field *fie
 	fclose(f);
 	text[n] = 0;
 	return tp_format_parse(text, fields, max);
+}
+
+int tp_format_load(const char *category, const char *event, struct tp_field *fields, int max)
+{
+	char path[256];
+	int err = grt_ensure_tracefs();
+
+	if (err)
+		return err;
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s/format", category, event);
+	return tp_format_read(path, fields, max);
 }
 
 const struct tp_field *tp_field_find(const struct tp_field *fields, int count, const char *name)

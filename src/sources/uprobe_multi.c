@@ -89,24 +89,26 @@ bool grt_uprobe_session_supported(void)
 	return attach_type_supported(GRT_BPF_TRACE_UPROBE_SESSION, GRT_UPROBE_SESSION);
 }
 
-struct close_slice {
-	const int *fds;
+/* Runs release(items, i) for every i < n from up to CLOSE_THREADS threads. */
+struct release_slice {
+	void *items;
+	void (*release)(void *items, unsigned i);
 	unsigned first, step, n;
 };
 
-static void *close_slice(void *arg)
+static void *release_slice(void *arg)
 {
-	const struct close_slice *s = arg;
+	const struct release_slice *s = arg;
 
 	for (unsigned i = s->first; i < s->n; i += s->step)
-		close(s->fds[i]);
+		s->release(s->items, i);
 	return NULL;
 }
 
-void grt_close_links_parallel(const int *fds, unsigned n)
+static void release_parallel(void *items, unsigned n, void (*release)(void *items, unsigned i))
 {
 	unsigned nthreads = n < CLOSE_THREADS ? n : CLOSE_THREADS;
-	struct close_slice slices[CLOSE_THREADS];
+	struct release_slice slices[CLOSE_THREADS];
 	pthread_t threads[CLOSE_THREADS];
 	bool started[CLOSE_THREADS] = {false};
 	pthread_attr_t attr;
@@ -114,10 +116,11 @@ void grt_close_links_parallel(const int *fds, unsigned n)
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, 64 * 1024);
 	for (unsigned t = 0; t < nthreads; t++) {
-		slices[t] = (struct close_slice){.fds = fds, .first = t, .step = nthreads, .n = n};
-		started[t] = !pthread_create(&threads[t], &attr, close_slice, &slices[t]);
+		slices[t] = (struct release_slice){.items = items, .release = release, .first = t,
+						   .step = nthreads, .n = n};
+		started[t] = !pthread_create(&threads[t], &attr, release_slice, &slices[t]);
 		if (!started[t])
-			close_slice(&slices[t]); /* no thread: close this slice here, serially */
+			release_slice(&slices[t]); /* no thread: release this slice here, serially */
 	}
 	for (unsigned t = 0; t < nthreads; t++)
 		if (started[t])
@@ -125,11 +128,30 @@ void grt_close_links_parallel(const int *fds, unsigned n)
 	pthread_attr_destroy(&attr);
 }
 
+static void close_fd(void *fds, unsigned i)
+{
+	close(((const int *)fds)[i]);
+}
+
+void grt_close_links_parallel(const int *fds, unsigned n)
+{
+	release_parallel((void *)fds, n, close_fd);
+}
+
+static void destroy_link(void *links, unsigned i)
+{
+	bpf_link__destroy(((struct bpf_link **)links)[i]);
+}
+
+void grt_destroy_links_parallel(struct bpf_link **links, unsigned n)
+{
+	release_parallel(links, n, destroy_link);
+}
+
 void grt_release_file_links(int *fds, unsigned nfds, struct bpf_link **links, unsigned nlinks)
 {
 	grt_close_links_parallel(fds, nfds);
 	free(fds);
-	for (unsigned i = 0; i < nlinks; i++)
-		bpf_link__destroy(links[i]);
+	grt_destroy_links_parallel(links, nlinks);
 	free(links);
 }

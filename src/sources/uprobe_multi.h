@@ -39,6 +39,9 @@ int grt_uprobe_multi_attach(int prog_fd, const char *path, const uint64_t *offse
  * the releases do.
  */
 void grt_close_links_parallel(const int *fds, unsigned n);
+/* The same for libbpf links (one perf-event uprobe each, on kernels before 6.6). */
+struct bpf_link;
+void grt_destroy_links_parallel(struct bpf_link **links, unsigned n);
 
 struct bpf_link;
 

@@ -186,28 +186,16 @@ static void remove_proc_at(struct uvm_source *src, unsigned i)
 static void try_bind(struct uvm_source *src, struct uvm_proc *proc, const int *fds, int nfds)
 {
 	struct epoll_event ev = {.events = EPOLLIN, .data.ptr = proc};
-	uint64_t enabled;
+	int local;
 
 	if (proc->pidfd < 0 && (proc->pidfd = uvm_pidfd_open(proc->pid)) < 0)
 		return;
-	for (int i = 0; i < nfds && !proc->bound; i++) {
-		int local = uvm_pidfd_getfd(proc->pidfd, fds[i]);
-		uint32_t status;
-
-		if (local < 0)
-			continue;
-		if (uvm_tracker_open(&proc->tracker, UVM_TOOLS_DEVICE_PATH, local,
-				     UVM_QUEUE_ENTRIES, UVM_QUEUE_V2, &status) ||
-		    uvm_tracker_enable(&proc->tracker, UVM_EV_MASK_ALL, &enabled)) {
-			uvm_tracker_close(&proc->tracker);
-			close(local);
-			continue;
-		}
-		proc->uvm_fd = local;
-		proc->bound = true;
-	}
-	if (!proc->bound)
+	local = uvm_tracker_bind(&proc->tracker, UVM_TOOLS_DEVICE_PATH, proc->pidfd, fds, nfds,
+				 UVM_QUEUE_ENTRIES, UVM_EV_MASK_ALL);
+	if (local < 0)
 		return;
+	proc->uvm_fd = local;
+	proc->bound = true;
 	/* the tools fd polls readable at the threshold; the pidfd when the process exits */
 	epoll_ctl(src->epoll_fd, EPOLL_CTL_ADD, proc->tracker.tools_fd, &ev);
 	epoll_ctl(src->epoll_fd, EPOLL_CTL_ADD, proc->pidfd, &ev);

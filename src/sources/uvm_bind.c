@@ -297,6 +297,31 @@ void uvm_tracker_close(struct uvm_tracker *t)
 	uvm_tracker_init(t);
 }
 
+int uvm_tracker_bind(struct uvm_tracker *t, const char *tools_path, int pidfd, const int *fds,
+		     int nfds, uint32_t entries, uint64_t mask)
+{
+	int err = -ENOENT;
+
+	for (int i = 0; i < nfds; i++) {
+		int local = uvm_pidfd_getfd(pidfd, fds[i]);
+		uint64_t enabled;
+		uint32_t status;
+
+		if (local < 0) {
+			err = local;
+			continue;
+		}
+		err = uvm_tracker_open(t, tools_path, local, entries, UVM_QUEUE_V2, &status);
+		if (!err)
+			err = uvm_tracker_enable(t, mask, &enabled);
+		if (!err)
+			return local;
+		uvm_tracker_close(t);
+		close(local);
+	}
+	return err;
+}
+
 int uvm_flush_events(int uvm_fd)
 {
 	struct uvm_flush_events_params p = {0};

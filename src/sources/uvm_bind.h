@@ -72,6 +72,16 @@ int uvm_tracker_enable(struct uvm_tracker *t, uint64_t mask, uint64_t *enabled);
 
 void uvm_tracker_close(struct uvm_tracker *t);
 
+/*
+ * Binds t (entries slots, events in mask) to the first of a process's UVM
+ * descriptors (fds, from uvm_find_fds; pidfd, its uvm_pidfd_open) that takes
+ * one: CUDA keeps two, the VA space and the mm holder, and only the VA-space
+ * one does, once CUDA has initialized it. Returns our copy of that
+ * descriptor (kept for flushes), or a negative errno when none took it yet.
+ */
+int uvm_tracker_bind(struct uvm_tracker *t, const char *tools_path, int pidfd, const int *fds,
+		     int nfds, uint32_t entries, uint64_t mask);
+
 /* Asks the driver to deliver events still waiting on GPU work (UVM_TOOLS_FLUSH_EVENTS on a UVM fd).
  */
 int uvm_flush_events(int uvm_fd);

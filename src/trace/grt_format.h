@@ -33,18 +33,28 @@ enum grt_clock_id {
 	GRT_CLOCK_CUPTI = 3,	/* CUPTI activity timestamps (cuptiGetTimestamp) */
 };
 
-/* Bits of grt_file_header.sources_mask, one per source (see source.h). */
+/*
+ * Every source's id and name, in one list: enum grt_source_id and grt_source_name() come
+ * from it. An id is a bit of grt_file_header.sources_mask and is written into traces, so ids
+ * never change; a new source adds one line with a free id (8..14, 16..31).
+ */
+#define GRT_SOURCE_IDS(X)                                                                          \
+	X(CUDA, cuda, 0)                                                                           \
+	X(SYSCALL, syscall, 1)                                                                     \
+	X(SCHED, sched, 2)                                                                         \
+	X(FENCE, fence, 3)                                                                         \
+	X(XID, xid, 4)                                                                             \
+	X(UVM, uvm, 5)                                                                             \
+	X(GPU, gpu, 6)                                                                             \
+	X(PCIE, pcie, 7)                                                                           \
+	X(DRM, drm, 8)                                                                             \
+	X(RECORDER, recorder, 15) /* the recorder itself (its own drops, notices) */
+
 enum grt_source_id {
-	GRT_SRC_CUDA = 0,
-	GRT_SRC_SYSCALL = 1,
-	GRT_SRC_SCHED = 2,
-	GRT_SRC_FENCE = 3,
-	GRT_SRC_XID = 4,
-	GRT_SRC_UVM = 5,
-	GRT_SRC_GPU = 6,
-	GRT_SRC_PCIE = 7,
-	GRT_SRC_RECORDER = 15, /* the recorder itself (its own drops, notices) */
-	GRT_SRC_MAX = 16,
+#define GRT_SOURCE_ID_ENUM(upper, name, id) GRT_SRC_##upper = id,
+	GRT_SOURCE_IDS(GRT_SOURCE_ID_ENUM)
+#undef GRT_SOURCE_ID_ENUM
+	GRT_SRC_MAX = 32,	/* the bits of sources_mask */
 };
 
 /*
@@ -121,8 +131,17 @@ enum grt_record_type {
 	/* 96..127: records_gpu.h (CUPTI activity, block probes) */
 	GRT_REC_GPU_FIRST = 96,
 	GRT_REC_GPU_LAST = 127,
-	GRT_REC_TYPE_MAX = 128,
+	/* 128..255: free; from 256, the ranges of GRT_REC_SOURCE_FIRST() */
+	GRT_REC_TYPE_MAX = 256 + 64 * GRT_SRC_MAX,
 };
+
+/*
+ * Sources added since the ranges above own GRT_REC_SOURCE_SPAN record types from
+ * GRT_REC_SOURCE_FIRST(their id) and number their records inside that range in their own
+ * records_NAME.h: a source grows without touching this file or another source's header.
+ */
+#define GRT_REC_SOURCE_SPAN 64
+#define GRT_REC_SOURCE_FIRST(source_id) (256 + (source_id) * GRT_REC_SOURCE_SPAN)
 
 _Static_assert(sizeof(struct grt_file_header) == 752, "file header layout");
 _Static_assert(sizeof(struct grt_record_header) == 32, "record header layout");

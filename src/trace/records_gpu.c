@@ -10,6 +10,16 @@ static uint64_t span(uint64_t start, uint64_t end)
 	return end >= start && start ? end - start : 0;
 }
 
+/* The host call a device record names (trace format 1.1); nothing for older records. */
+static void describe_call_bracket(uint64_t api_return_ns, uint32_t host_tid,
+				  struct grt_fields *out)
+{
+	if (api_return_ns)
+		grt_field_u64(out, "api_return_ns", api_return_ns);
+	if (host_tid)
+		grt_field_u64(out, "host_tid", host_tid);
+}
+
 static void describe_gpu_kernel(const struct grt_record *rec, const struct grt_strings *strings,
 				struct grt_fields *out)
 {
@@ -20,6 +30,7 @@ static void describe_gpu_kernel(const struct grt_record *rec, const struct grt_s
 	grt_field_u64(out, "end_ns", k->end_ns);
 	grt_field_u64(out, "duration_ns", span(k->start_ns, k->end_ns));
 	grt_field_u64(out, "api_enter_ns", k->api_enter_ns);
+	describe_call_bracket(k->api_return_ns, k->host_tid, out);
 	grt_field_u64(out, "correlation_id", k->correlation_id);
 	grt_field_u64(out, "device", k->device);
 	grt_field_hex(out, "stream", k->stream);
@@ -51,6 +62,7 @@ static void describe_gpu_copy(const struct grt_record *rec, const struct grt_str
 	grt_field_u64(out, "end_ns", c->end_ns);
 	grt_field_u64(out, "duration_ns", span(c->start_ns, c->end_ns));
 	grt_field_u64(out, "api_enter_ns", c->api_enter_ns);
+	describe_call_bracket(c->api_return_ns, c->host_tid, out);
 	grt_field_u64(out, "correlation_id", c->correlation_id);
 	grt_field_u64(out, "device", c->device);
 	grt_field_hex(out, "stream", c->stream);
@@ -101,6 +113,7 @@ static void describe_gpu_launch(const struct grt_record *rec, const struct grt_s
 	grt_field_u64(out, "end_ns", l->end_ns);
 	grt_field_u64(out, "exec_ns", span(l->start_ns, l->end_ns));
 	grt_field_u64(out, "api_enter_ns", l->api_enter_ns);
+	describe_call_bracket(l->api_return_ns, l->host_tid, out);
 	grt_field_hex(out, "stream", l->stream);
 	grt_field_u64(out, "blocks", l->blocks);
 	grt_field_u64(out, "sms_used", l->sms_used);

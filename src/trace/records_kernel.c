@@ -6,7 +6,7 @@
 #include "trace/records_kernel.h"
 #include "trace/trace_names.h"
 
-static void pci_text(uint32_t pci, char *buf, size_t len)
+void grt_pci_text(uint32_t pci, char *buf, unsigned len)
 {
 	snprintf(buf, len, "%04x:%02x:%02x.%x", pci >> 16, (pci >> 8) & 0xff, (pci >> 3) & 0x1f, pci & 7);
 }
@@ -165,7 +165,7 @@ static void describe_pcie_sample(const struct grt_record *rec, const struct grt_
 	const struct grt_pcie_sample_rec *p = rec->payload;
 	char pci[32];
 
-	pci_text(p->pci, pci, sizeof(pci));
+	grt_pci_text(p->pci, pci, sizeof(pci));
 	grt_field_u64(out, "device", p->device);
 	grt_field_str(out, "pci", p->pci ? pci : NULL);
 	grt_field_u64(out, "interval_ms", p->interval_ms);
@@ -210,13 +210,16 @@ static void describe_pci_config(const struct grt_record *rec, const struct grt_s
 	const struct grt_pci_config_rec *c = rec->payload;
 	char pci[32];
 
-	pci_text(c->pci, pci, sizeof(pci));
+	grt_pci_text(c->pci, pci, sizeof(pci));
 	grt_field_str(out, "pci", pci);
 	grt_field_str(out, "access", c->write ? "write" : "read");
 	grt_field_hex(out, "where", c->where);
 	grt_field_u64(out, "size", c->size);
-	if (c->write)
+	if (c->write || (c->flags & GRT_PCI_CONFIG_F_VALUE))
 		grt_field_hex(out, "value", c->value);
+	grt_field_str(out, "via", c->flags & GRT_PCI_CONFIG_F_USER ? "user" : "kernel");
+	if (c->flags & GRT_PCI_CONFIG_F_FAILED)
+		grt_field_u64(out, "failed", 1);
 }
 
 GRT_RECORD_DESC(pci_config_desc) = {

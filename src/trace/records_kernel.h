@@ -40,6 +40,9 @@ static inline uint32_t grt_pci_pack(uint32_t domain, uint32_t bus, uint32_t dev,
 	return (domain & 0xffff) << 16 | (bus & 0xff) << 8 | (dev & 0x1f) << 3 | (fn & 7);
 }
 
+/* A grt_pci_pack() address as "dddd:bb:dd.f" (records_kernel.c); buf needs 16 bytes. */
+void grt_pci_text(uint32_t pci, char *buf, unsigned len);
+
 /* ---- syscall ---- */
 
 enum grt_syscall_flags {
@@ -180,14 +183,23 @@ struct grt_unsupported_probe_rec {
 
 _Static_assert(sizeof(struct grt_unsupported_probe_rec) == 16, "unsupported probe layout");
 
-/* A PCI config-space read or write (kprobes on pci_bus_{read,write}_config_*). */
+enum grt_pci_config_flags {
+	GRT_PCI_CONFIG_F_VALUE = 1,	/* value is what was read or written (else: a write's value only) */
+	GRT_PCI_CONFIG_F_USER = 2,	/* through pci_user_*: a process's sysfs or procfs config file */
+	GRT_PCI_CONFIG_F_FAILED = 4,	/* the access returned an error; value is the error response */
+};
+
+/*
+ * A PCI config-space read or write (fexit or kprobes on pci_{bus,user}_{read,write}_config_*),
+ * stamped when it completed.
+ */
 struct grt_pci_config_rec {
 	uint32_t pci;		/* grt_pci_pack() of the target function */
 	uint32_t where;		/* config-space offset */
 	uint32_t size;		/* 1, 2 or 4 bytes */
 	uint32_t write;		/* 1 for writes */
-	uint32_t value;		/* value written (reads: 0, the value is not known at entry) */
-	uint32_t reserved;
+	uint32_t value;		/* see GRT_PCI_CONFIG_F_VALUE; traces before it: writes only */
+	uint32_t flags;		/* enum grt_pci_config_flags */
 };
 
 _Static_assert(sizeof(struct grt_pci_config_rec) == 24, "pci config layout");

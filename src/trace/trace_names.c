@@ -1,4 +1,5 @@
 /* Names of the format's enumerations. */
+#include <inttypes.h>
 #include <stdio.h>
 #include "trace/grt_format.h"
 #include "trace/records_core.h"
@@ -6,9 +7,9 @@
 #include "trace/trace_names.h"
 
 static const char *const source_names[GRT_SRC_MAX] = {
-	[GRT_SRC_CUDA] = "cuda",   [GRT_SRC_SYSCALL] = "syscall", [GRT_SRC_SCHED] = "sched",
-	[GRT_SRC_FENCE] = "fence", [GRT_SRC_XID] = "xid",	  [GRT_SRC_UVM] = "uvm",
-	[GRT_SRC_GPU] = "gpu",	   [GRT_SRC_PCIE] = "pcie",	  [GRT_SRC_RECORDER] = "recorder",
+#define GRT_SOURCE_NAME(upper, name, id) [GRT_SRC_##upper] = #name,
+	GRT_SOURCE_IDS(GRT_SOURCE_NAME)
+#undef GRT_SOURCE_NAME
 };
 
 const char *grt_source_name(uint32_t source)
@@ -109,5 +110,14 @@ const char *grt_describe_exit(int32_t exit_code, uint32_t signal, bool core_dump
 		snprintf(buf, len, "killed by signal %u%s", signal, core_dumped ? " (core dumped)" : "");
 	else
 		snprintf(buf, len, "exited with status %d", exit_code);
+	return buf;
+}
+
+const char *grt_unknown_kernel_name(uint64_t function, char *buf, size_t len)
+{
+	if (function)
+		snprintf(buf, len, "func@0x%" PRIx64, function);
+	else
+		snprintf(buf, len, "func@unknown");
 	return buf;
 }

@@ -26,4 +26,11 @@ const char *grt_module_kind_name(uint32_t kind);
 const char *grt_describe_exit(int32_t exit_code, uint32_t signal, bool core_dumped, char *buf,
 			      size_t len);
 
+/*
+ * The one name of a kernel whose name was never recorded, everywhere it is
+ * shown (report tables, jobs, snoop): "func@0x..." after its function handle,
+ * "func@unknown" without one. Returns buf.
+ */
+const char *grt_unknown_kernel_name(uint64_t function, char *buf, size_t len);
+
 #endif

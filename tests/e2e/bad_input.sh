@@ -74,12 +74,12 @@ int main(int argc, char **argv)
 C
 cc -o "$tmp/holder" "$tmp/holder.c" -ldl || fail "building the holder"
 expect "planted libcuda: record --libcuda" 0 "^grtrace: recorded" \
-	$G record --libcuda "$tmp/evil/libcuda.so.1" -o "$tmp/evil.grt" -- true
+	$G record -f --libcuda "$tmp/evil/libcuda.so.1" -o "$tmp/evil.grt" -- true
 "$tmp/holder" "$tmp/evil/libcuda.so.1" >"$tmp/holder.out" &
 holder=$!
 for _ in $(seq 100); do grep -q ready "$tmp/holder.out" && break; sleep 0.05; done
 expect "planted libcuda: record -p of a process mapping it" 0 "^grtrace: recorded" \
-	$G record -p $holder --duration 0.3 -o "$tmp/evil-p.grt"
+	$G record -f -p $holder --duration 0.3 -o "$tmp/evil-p.grt"
 expect "planted libcuda: snoop" 0 "^grtrace: note: snooping" \
 	$G snoop cuda --libcuda "$tmp/evil/libcuda.so.1" --duration 0.3
 kill $holder 2>/dev/null
@@ -92,7 +92,7 @@ check "planted libcuda: its constructor never ran in grtrace" test ! -e "$tmp/ma
 bad=0
 for size in 100 1000 $(seq 1337 1400 19000) 20000; do
 	head -c "$size" "$FAKE" >"$tmp/cut.so"
-	timeout 120 $G record --libcuda "$tmp/cut.so" -o "$tmp/cut.grt" -- true >/dev/null 2>"$tmp/err"
+	timeout 120 $G record -f --libcuda "$tmp/cut.so" -o "$tmp/cut.grt" -- true >/dev/null 2>"$tmp/err"
 	rc=$?
 	if [ $rc -ne 1 ] || [ "$(wc -l <"$tmp/err")" -ne 1 ] ||
 		! grep -q "is not a valid shared library" "$tmp/err"; then
@@ -104,20 +104,20 @@ check "libcuda cut at 16 sizes from 100 to 20000 bytes: exit 1, one line each" t
 head -c 100 "$FAKE" >"$tmp/tiny.so"
 expect "100-byte ELF is not a valid shared library" 1 \
 	"^grtrace: record: .*tiny.so is not a valid shared library" \
-	$G record --libcuda "$tmp/tiny.so" -o "$tmp/x.grt" -- true
+	$G record -f --libcuda "$tmp/tiny.so" -o "$tmp/x.grt" -- true
 
 # --- 3. how the target ended: record exits as it did (like time and strace) ---
 expect "target exit code passed on" 7 "target exited with status 7$" \
-	$G record -s none -o "$tmp/x.grt" -- sh -c 'exit 7'
+	$G record -f -s none -o "$tmp/x.grt" -- sh -c 'exit 7'
 expect "target killed by SIGSEGV: 128+11" 139 "target killed by SIGSEGV" \
-	$G record --libcuda "$FAKE" -o "$tmp/segv.grt" -- "$WL/cuda_exit" segv
+	$G record -f --libcuda "$FAKE" -o "$tmp/segv.grt" -- "$WL/cuda_exit" segv
 $G report --leaks "$tmp/segv.grt" >"$tmp/out" 2>&1
 check "report: killed by SIGSEGV" grep -qE "^pid [0-9]+ \(cuda_exit\), killed by SIGSEGV, left allocated:" "$tmp/out"
 check "parse: exit record has the signal" grep -q 'event=exit .* signal=11 ' <($G parse "$tmp/segv.grt")
 sleep 60 &
 sleeper=$!
 disown $sleeper # its SIGKILL is the test, not news
-$G record -s none -p $sleeper -o "$tmp/kill.grt" 2>"$tmp/kill.err" &
+$G record -f -s none -p $sleeper -o "$tmp/kill.grt" 2>"$tmp/kill.err" &
 rec=$!
 # killed once the recorder's process tracking is attached (its two raw tracepoint links)
 wait_bpf_links $rec raw_tracepoint 1 600
@@ -130,20 +130,20 @@ check "-p target: SIGKILL in its exit record" grep -q 'event=exit .* signal=9 ' 
 # an exit right after the last call is in the trace, after that call, every time
 bad=0
 for i in 1 2 3 4 5; do
-	$G record --libcuda "$FAKE" -o "$tmp/fe.grt" -- "$WL/cuda_exit" free-exit 2>/dev/null
+	$G record -f --libcuda "$FAKE" -o "$tmp/fe.grt" -- "$WL/cuda_exit" free-exit 2>/dev/null
 	$G report --leaks "$tmp/fe.grt" 2>&1 | grep -q "still running" && bad=$((bad + 1))
 done
 check "exit right after cuMemFree: never 'still running' (5 runs)" test $bad -eq 0
 
 # --- 4. sources: repeated names are one source; an empty list is a usage error ---
-$G record --libcuda "$FAKE" -s cuda -o "$tmp/one.grt" -- "$WL/cuda_known" >/dev/null 2>&1
-$G record --libcuda "$FAKE" -s cuda,cuda -o "$tmp/two.grt" -- "$WL/cuda_known" >/dev/null 2>&1
+$G record -f --libcuda "$FAKE" -s cuda -o "$tmp/one.grt" -- "$WL/cuda_known" >/dev/null 2>&1
+$G record -f --libcuda "$FAKE" -s cuda,cuda -o "$tmp/two.grt" -- "$WL/cuda_known" >/dev/null 2>&1
 one=$($G parse --filter type=launch "$tmp/one.grt" | wc -l)
 two=$($G parse --filter type=launch "$tmp/two.grt" | wc -l)
 check "-s cuda,cuda records each launch once ($two, -s cuda: $one)" test "$one" -gt 0 -a "$one" = "$two"
-expect "-s ''" 2 "^grtrace: record: -s '' names no source" $G record -s '' -o "$tmp/x.grt" -- true
-expect "-s ," 2 "^grtrace: record: -s ',' names no source" $G record -s , -o "$tmp/x.grt" -- true
-expect "-s none records process tracking only" 0 "^grtrace: recorded" $G record -s none -o "$tmp/x.grt" -- true
+expect "-s ''" 2 "^grtrace: record: -s '' names no source" $G record -f -s '' -o "$tmp/x.grt" -- true
+expect "-s ," 2 "^grtrace: record: -s ',' names no source" $G record -f -s , -o "$tmp/x.grt" -- true
+expect "-s none records process tracking only" 0 "^grtrace: recorded" $G record -f -s none -o "$tmp/x.grt" -- true
 
 # --- 5. write errors on stdout: exit 1, one line ---
 for args in "report $tmp/known.grt" "parse $tmp/known.grt" "snoop --help" "record --help" \
@@ -170,21 +170,21 @@ for out in in.grt sym.grt hard.grt; do
 done
 check "export: the input is unchanged" test "$(md5sum <"$tmp/in.grt")" = "$sum"
 expect "record -o onto --libcuda" 2 "^grtrace: record: -o .* is the --libcuda library itself" \
-	$G record --libcuda "$tmp/tiny.so" -o "$tmp/tiny.so" -- true
+	$G record -f --libcuda "$tmp/tiny.so" -o "$tmp/tiny.so" -- true
 
 # --- 8. numbers: out of range is exit 2 naming the option and the range ---
 for v in 1e12 99999999999 1e99 nan inf -1 0 abc 1e-400x; do
 	expect "snoop --duration $v" 2 "^grtrace: snoop: bad value '$v' for --duration: .*give seconds" \
 		$G snoop cuda --duration "$v"
 	expect "record --duration $v" 2 "^grtrace: record: bad value '$v' for --duration: .*give seconds" \
-		$G record --duration "$v" -- true
+		$G record -f --duration "$v" -- true
 done
 expect "record --idle-timeout nan" 2 "^grtrace: record: bad value 'nan' for --idle-timeout" \
-	$G record --idle-timeout nan -- true
+	$G record -f --idle-timeout nan -- true
 expect "record --launch-returns 1e99" 2 "^grtrace: record: bad value '1e99' for --launch-returns" \
-	$G record --launch-returns 1e99 -- true
+	$G record -f --launch-returns 1e99 -- true
 expect "record -p 99999999999" 2 "^grtrace: record: bad value '99999999999' for --pid: out of range" \
-	$G record -p 99999999999
+	$G record -f -p 99999999999
 expect "report --top 1e99" 2 "^grtrace: report: bad value '1e99' for --top" $G report "$tmp/known.grt" --top 1e99
 for v in 1e99 nan inf -5; do
 	expect "report --threshold leak_min_bytes=$v" 2 "^grtrace: report: bad --threshold 'leak_min_bytes=$v' .*from 0 to 1e\+18" \
@@ -192,9 +192,12 @@ for v in 1e99 nan inf -5; do
 done
 
 # --- 9. strings from the traced program never reach a terminal raw ---
-$G record --libcuda "$FAKE" -o "$tmp/evil-name.grt" -- "$WL/cuda_exit" evil-name 2>/dev/null
+$G record -f --libcuda "$FAKE" -o "$tmp/evil-name.grt" -- "$WL/cuda_exit" evil-name 2>/dev/null
 for fmt in text csv; do
-	$G report --format $fmt --kernels --api --leaks --jobs "$tmp/evil-name.grt" >"$tmp/out" 2>&1
+	rm -rf "$tmp/csv_dir"
+	$G report --format $fmt --kernels --api --leaks --jobs "$tmp/evil-name.grt" -o "$tmp/csv_dir" >"$tmp/out" 2>&1
+	[ $fmt = csv ] && cat "$tmp"/csv_dir/*.csv >>"$tmp/out"
+	[ $fmt = text ] && cat "$tmp/csv_dir" >>"$tmp/out"
 	check "report --format $fmt: no escape byte" test "$(grep -c $'\x1b' "$tmp/out")" -eq 0
 	check "report --format $fmt: the name escaped, on one line" grep -qF '\x1b[2J\x1b[31mred\x1b[0m\nFAKE REPORT LINE' "$tmp/out"
 	check "report --format $fmt: no forged line" test "$(grep -c '^FAKE REPORT LINE' "$tmp/out")" -eq 0
@@ -230,7 +233,7 @@ done
 # --- 11. stop signals while probes attach: a clean stop, trailer written, the command never run ---
 for delay in 0 0.01 0.05 0.1 0.2; do
 	rm -f "$tmp/early.grt" "$tmp/ran"
-	$G record --libcuda "$FAKE" -s cuda,syscall -o "$tmp/early.grt" -- touch "$tmp/ran" 2>"$tmp/err" &
+	$G record -f --libcuda "$FAKE" -s cuda,syscall -o "$tmp/early.grt" -- touch "$tmp/ran" 2>"$tmp/err" &
 	rec=$!
 	# "0": as soon as grtrace itself runs (before that, the shell's default handler applies)
 	for _ in $(seq 200); do [ "$(readlink /proc/$rec/exe 2>/dev/null)" = "$(readlink -f $G)" ] && break; sleep 0.005; done
@@ -275,15 +278,15 @@ for _ in $(seq 100); do [ -s "$tmp/zpid" ] && break; sleep 0.05; done
 zpid=$(cat "$tmp/zpid")
 for _ in $(seq 100); do grep -q '^State:.*Z' /proc/"$zpid"/status 2>/dev/null && break; sleep 0.05; done
 expect "-p of a zombie" 1 "^grtrace: record: pid $zpid has exited \(a zombie" \
-	$G record -s none -p "$zpid" -o "$tmp/x.grt"
+	$G record -f -s none -p "$zpid" -o "$tmp/x.grt"
 kill $zmaker 2>/dev/null
 expect "-p of a kernel thread (kthreadd)" 1 "^grtrace: record: pid 2 is a kernel thread" \
-	$G record -s none -p 2 -o "$tmp/x.grt"
+	$G record -f -s none -p 2 -o "$tmp/x.grt"
 
 # --- 13. a bad --gpu-kernels regex, before anything runs ---
 rm -f "$tmp/ran"
 expect "bad --gpu-kernels regex" 2 "^grtrace: record: bad --gpu-kernels regular expression '\(unclosed'" \
-	$G record -s gpu --gpu-kernels '(unclosed' -- touch "$tmp/ran"
+	$G record -f -s gpu --gpu-kernels '(unclosed' -- touch "$tmp/ran"
 check "bad regex: nothing was run" test ! -e "$tmp/ran"
 
 # --- 14. a FIFO with no writer: refused at once ---
@@ -292,9 +295,9 @@ expect "parse FIFO" 1 "^grtrace: .*fifo: cannot open: not a regular file" $G par
 expect "report FIFO" 1 "^grtrace: .*fifo: cannot open: not a regular file" $G report "$tmp/fifo"
 expect "export FIFO" 1 "^grtrace: export: .*fifo: .*not a regular file" $G export "$tmp/fifo" --perfetto "$tmp/f.json"
 expect "record --libcuda FIFO" 1 "^grtrace: record: cannot read --libcuda .*fifo: not a regular file" \
-	$G record --libcuda "$tmp/fifo" -o "$tmp/x.grt" -- true
+	$G record -f --libcuda "$tmp/fifo" -o "$tmp/x.grt" -- true
 expect "record --libcuda /dev/zero" 1 "^grtrace: record: cannot read --libcuda /dev/zero: not a regular file" \
-	$G record --libcuda /dev/zero -o "$tmp/x.grt" -- true
+	$G record -f --libcuda /dev/zero -o "$tmp/x.grt" -- true
 
 # --- 15. help and the shape of every error line ---
 $G help record >"$tmp/out" 2>&1
@@ -306,12 +309,12 @@ done
 expect "unknown command" 2 "^grtrace: unknown command 'bogus'; see grtrace --help$" $G bogus
 
 # --- cases that held before: usage errors, corrupt traces, non-root ---
-expect "record without a target" 2 "^grtrace: record: give either -p PID or -- CMD ARGS" $G record
+expect "record without a target" 2 "^grtrace: record: give either -p PID or -- CMD ARGS" $G record -f
 expect "parse of a damaged record" 1 "^grtrace: .*bad.grt: bad record magic 0x5a at offset" \
 	sh -c "$GEN bad-magic $tmp/bad.grt >/dev/null && $G parse $tmp/bad.grt"
 if command -v setpriv >/dev/null; then
 	expect "record as nobody, capabilities dropped" 1 "^grtrace: record: loading BPF needs root or CAP_BPF\+CAP_PERFMON" \
 		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
-		$G record -s none -o /tmp/grt-nobody.grt -- true
+		$G record -f -s none -o /tmp/grt-nobody.grt -- true
 fi
 exit $failed

@@ -8,7 +8,7 @@ BUILD=${1:-build}
 parse() { "$GRT" parse --format json --all "$1" >"$1.json"; }
 
 # a launched command, libcuda named on the command line
-"$GRT" record -o "$tmp/k.grt" --launch-stacks --libcuda "$FAKE" -- "$WL/cuda_known" 2>"$tmp/err" &
+"$GRT" record -f -o "$tmp/k.grt" --launch-stacks --libcuda "$FAKE" -- "$WL/cuda_known" 2>"$tmp/err" &
 rpid=$!
 wait $rpid
 check "record of a command: status 0" [ $? = 0 ]
@@ -26,7 +26,7 @@ assert got == (2126776, 4, 65536, 12288, 5), got' < <("$GRT" report "$tmp/k.grt"
 # a program that exits right after its last free, before the recorder's next drain: its exit
 # and its free are both counted, its allocation stack is symbolized from the memory map read
 # while it ran
-"$GRT" record -o "$tmp/s.grt" --libcuda "$FAKE" -- "$WL/cuda_short_leak" 2>"$tmp/err"
+"$GRT" record -f -o "$tmp/s.grt" --libcuda "$FAKE" -- "$WL/cuda_short_leak" 2>"$tmp/err"
 check "record of a short-lived program: status 0" [ $? = 0 ]
 check "report: its leak, exited, stack symbolized" python3 -c '
 import json, sys
@@ -39,7 +39,7 @@ assert frames[1].startswith("main+") and frames[1].endswith("/cuda_short_leak)")
 ' < <("$GRT" report "$tmp/s.grt" --leaks --format json)
 
 # libcuda found the way the loader will find it (LD_LIBRARY_PATH)
-LD_LIBRARY_PATH=$(dirname "$FAKE") "$GRT" record -o "$tmp/l.grt" -- "$WL/cuda_known" 2>"$tmp/err"
+LD_LIBRARY_PATH=$(dirname "$FAKE") "$GRT" record -f -o "$tmp/l.grt" -- "$WL/cuda_known" 2>"$tmp/err"
 check "record finds libcuda through LD_LIBRARY_PATH" [ $? = 0 ]
 parse "$tmp/l.grt"
 EXPECT_LAUNCH_STACKS=0 $EXPECT known "$tmp/l.grt.json" "$(pid_of_launched "$tmp/l.grt.json")" - >"$tmp/out" || {
@@ -49,13 +49,13 @@ EXPECT_LAUNCH_STACKS=0 $EXPECT known "$tmp/l.grt.json" "$(pid_of_launched "$tmp/
 check "... and records the same known answers" [ "$(grep -c '^ok' "$tmp/out")" -gt 20 ]
 
 # many threads: exact totals, nothing lost
-"$GRT" record -o "$tmp/t.grt" --libcuda "$FAKE" -- "$WL/cuda_threads" 4 25000 2>"$tmp/err"
+"$GRT" record -f -o "$tmp/t.grt" --libcuda "$FAKE" -- "$WL/cuda_threads" 4 25000 2>"$tmp/err"
 check "record of 4 x 25000 launches: status 0" [ $? = 0 ]
 parse "$tmp/t.grt"
 $EXPECT threads "$tmp/t.grt.json" "$(pid_of_launched "$tmp/t.grt.json")" 4 25000 || failed=1
 
 # a ring buffer far too small: every launch is either in the trace or counted lost
-GRT_CUDA_RING_KB=4 "$GRT" record -o "$tmp/x.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" 1 1 \
+GRT_CUDA_RING_KB=4 "$GRT" record -f -o "$tmp/x.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" 1 1 \
 	>"$tmp/out" 2>"$tmp/err"
 check "record with a 4 KiB ring: status 0" [ $? = 0 ]
 made=$(awk '/^launches/ { print $2 }' "$tmp/out")
@@ -68,9 +68,9 @@ check "... events were lost ($lost of $made)" [ "${lost:-0}" -gt 0 ]
 check "... recorded + lost = launches made ($recorded + $lost = $made)" [ $((recorded + lost)) = "$made" ]
 check "... record reports the loss" grep -q "($lost events lost)" "$tmp/err"
 
-# a second libcuda copy dlopen()ed late is found by the rescan
-"$GRT" record -o "$tmp/d.grt" --libcuda "$FAKE" -- \
-	"$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 1500 9 2>"$tmp/err"
+# a second libcuda copy dlopen()ed late is found by the rescan (GRT_E2E_LATE_MS: longer after it)
+"$GRT" record -f -o "$tmp/d.grt" --libcuda "$FAKE" -- \
+	"$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 "${GRT_E2E_LATE_MS:-1500}" 9 2>"$tmp/err"
 check "record of a late dlopen: status 0" [ $? = 0 ]
 parse "$tmp/d.grt"
 $EXPECT late "$tmp/d.grt.json" "$(pid_of_launched "$tmp/d.grt.json")" 9 || failed=1
@@ -84,7 +84,7 @@ exec 7>"$tmp/fifo"
 # attach only once the workload runs with libcuda mapped (it says "ready" then), not while
 # the shell is still starting it: record -p refuses a process without libcuda
 for _ in $(seq 100); do grep -q ready "$tmp/ready" 2>/dev/null && break; sleep 0.1; done
-"$GRT" record -o "$tmp/p.grt" -p $wpid 2>"$tmp/err" &
+"$GRT" record -f -o "$tmp/p.grt" -p $wpid 2>"$tmp/err" &
 GRT_BG=$!
 check "record -p attached every probe" wait_probes $GRT_BG
 echo go >&7

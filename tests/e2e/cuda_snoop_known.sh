@@ -25,7 +25,7 @@ check "text: 10 vecAdd lines with grid and block" \
 check "text: 5 reduce lines" \
 	[ "$(lines "\[GPU\] KERNEL reduce GRID (8,2,1) BLOCK (128,1,1) SHMEM 1024 STREAM 0x5000  (cuLaunchKernel ")" = 5 ]
 check "text: the failed launch shows its error" \
-	[ "$(lines "\[GPU\] KERNEL 0x0 GRID (1,1,1) BLOCK (1,1,1) .*ERR 400)")" = 1 ]
+	[ "$(lines "\[GPU\] KERNEL func@unknown GRID (1,1,1) BLOCK (1,1,1) .*ERR 400)")" = 1 ]
 check "text: sync HtoD copy with bandwidth" \
 	[ "$(lines "\[GPU\] COPY HtoD 1048576 B 0x[0-9a-f]* -> 0x700000000000 sync [0-9.]* GB/s")" = 1 ]
 check "text: async copy without bandwidth" \

@@ -15,7 +15,7 @@ $EXPECT late "$tmp/json" "$wpid" $N || failed=1
 
 # another copy: pid mode, the workload held at a gate until snoop is attached
 mkfifo "$tmp/gate"
-WORKLOAD_GATE=$tmp/gate "$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 1500 $N &
+WORKLOAD_GATE=$tmp/gate "$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 "${GRT_E2E_LATE_MS:-1500}" $N &
 wpid=$!
 grt_start "$tmp/json2" "$tmp/err" snoop cuda -p "$wpid" --libcuda "$FAKE" --json ||
 	{ fail "snoop -p starts"; exit 1; }

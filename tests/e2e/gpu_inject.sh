@@ -89,7 +89,7 @@ check host_summary_no_kernel grep -qE "summarize=0" "$T/nosummarizer.fake"
 # 20 launches before the sync are in the trace although neither the periodic collection
 # (GRTRACE_GPU_DRAIN_MS) nor the one at exit has run
 APP_PAUSE_MS=5000 GRTRACE_GPU_DRAIN_MS=10000 GRTRACE_GPU_CUPTI=0 FAKE_CUDA_REPORT="$T/syncd.fake" \
-	timeout 60 "$G" record -s gpu --duration 3 -o "$T/syncd.grt" -- "$FIX/app" $LAUNCHES \
+	timeout 60 "$G" record -f -s gpu --duration 3 -o "$T/syncd.grt" -- "$FIX/app" $LAUNCHES \
 	>"$T/syncd.out" 2>"$T/syncd.err"
 n=$(json syncd "len(of('gpu_launch'))")
 [ "$n" = $LAUNCHES ] && ok collected_at_sync || fail collected_at_sync "got $n"
@@ -128,10 +128,10 @@ n=$(json thread "[(l['blocks'], l['sms_used'], l['exec_ns']) for l in of('gpu_la
 check thread_mode_all_probed grep -qE "^plain=1 probed=$((LAUNCHES + 1)) " "$T/thread.fake"
 
 # nothing to inject into: a running pid, or a command that makes no CUDA call
-"$G" record -s gpu -o "$T/pid.grt" -p $$ --duration 0.1 >"$T/pid.out" 2>&1
+"$G" record -f -s gpu -o "$T/pid.grt" -p $$ --duration 0.1 >"$T/pid.out" 2>&1
 rc=$?
 [ $rc = 1 ] && grep -q "needs a command to launch" "$T/pid.out" && ok pid_refused || fail pid_refused "rc=$rc"
-timeout 60 "$G" record -s gpu -o "$T/true.grt" -- true >/dev/null 2>&1
+timeout 60 "$G" record -f -s gpu -o "$T/true.grt" -- true >/dev/null 2>&1
 n=$("$G" parse --format json "$T/true.grt" | grep -c 'inject library never reported')
 [ "$n" = 1 ] && ok no_cuda_command || fail no_cuda_command "got $n"
 

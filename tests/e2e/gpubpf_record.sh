@@ -49,13 +49,13 @@ expect_one_line() {
 }
 expect_one_line refusal_before_start 1 \
 	"grtrace: record: $P/refuse_loop.bpf.o: kprobe/loop_kernel insn 17: jumps back to insn 13 (loops do not run on the GPU: unroll them with #pragma unroll)" \
-	"$G" record -s gpu -o "$T/refused.grt" --bpf "$S/mem_counts.bpf.o" --bpf "$P/refuse_loop.bpf.o" -- "$FIX/app_bpf" 10 1
+	"$G" record -f -s gpu -o "$T/refused.grt" --bpf "$S/mem_counts.bpf.o" --bpf "$P/refuse_loop.bpf.o" -- "$FIX/app_bpf" 10 1
 expect_one_line bpf_needs_gpu_source 2 \
 	"grtrace: record: --bpf runs programs through the gpu source: add gpu to -s (e.g. -s cuda,gpu)" \
-	"$G" record -s cuda -o "$T/refused.grt" --bpf "$S/mem_counts.bpf.o" -- "$FIX/app_bpf" 10 1
+	"$G" record -f -s cuda -o "$T/refused.grt" --bpf "$S/mem_counts.bpf.o" -- "$FIX/app_bpf" 10 1
 expect_one_line missing_object 1 \
 	"grtrace: record: $T/none.bpf.o: No such file or directory" \
-	"$G" record -s gpu -o "$T/refused.grt" --bpf "$T/none.bpf.o" -- "$FIX/app_bpf" 10 1
+	"$G" record -f -s gpu -o "$T/refused.grt" --bpf "$T/none.bpf.o" -- "$FIX/app_bpf" 10 1
 expect_one_line snoop_gpu_needs_command 2 \
 	"grtrace: snoop gpu: give the command to run after --, without -p (e.g. grtrace snoop gpu --bpf PROG.bpf.o -- ./app)" \
 	"$G" snoop gpu --bpf "$S/mem_counts.bpf.o"

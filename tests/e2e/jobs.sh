@@ -21,7 +21,7 @@ rc=$?
 if [ $rc -eq 0 ] && python3 - "$tmp/out.json" <<'PY' 2>"$tmp/py_err"; then
 import json, sys
 r = json.load(open(sys.argv[1]))["jobs"]
-causes = {"host-bound", "sync-bound", "launch-latency", "none", "no-jobs", "host-submit-slow",
+causes = {"host-bound", "sync-bound", "launch-latency", "none", "no-jobs", "no-device-timing", "host-submit-slow",
           "queue-wait", "exec-long-tail", "dependency-wait", "vm-fault", "preempted"}
 assert r["verdict"]["cause"] in causes, r["verdict"]
 assert len(r["jobs"]) == r["totals"]["jobs"] > 1000, (len(r["jobs"]), r["totals"])
@@ -40,12 +40,20 @@ check "report --jobs json is the same on a second run" cmp -s "$tmp/out.json" "$
 "$grtrace" report "$tmp/small.grt" --jobs --format json | cat >"$tmp/out3.json" 2>/dev/null
 check "report --jobs json through a pipe is the same" cmp -s "$tmp/out.json" "$tmp/out3.json"
 
-# csv: a header and one row per job, then the summary table
+# csv: one table per output; the job rows with --table jobs, every table with -o DIR
 "$grtrace" report "$tmp/small.grt" --jobs --format csv >"$tmp/out.csv" 2>"$tmp/err"
+check "report --jobs csv to stdout is several tables: exit 2" test $? -eq 2
+check "csv: the error names the way out" grep -q "name one with --table NAME, or give -o DIR" "$tmp/err"
+"$grtrace" report "$tmp/small.grt" --jobs --format csv --table jobs >"$tmp/out.csv" 2>"$tmp/err"
 jobs=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["jobs"]["totals"]["jobs"])' "$tmp/out.json")
-rows=$(awk 'NF==0{exit} {n++} END{print n-1}' "$tmp/out.csv")
+rows=$(python3 -c 'import csv,sys; print(len(list(csv.DictReader(open(sys.argv[1])))))' "$tmp/out.csv")
 check "report --jobs csv rows ($rows for $jobs jobs)" test "$rows" = "$jobs"
-check "csv summary table" grep -q '^summary,name,jobs,incomplete,time_ns' "$tmp/out.csv"
+check "csv job columns" grep -q '^job,group,batch,pid,tid,device,kind,name,stream,api_enter_ns' "$tmp/out.csv"
+"$grtrace" report "$tmp/small.grt" --jobs --format csv -o "$tmp/jobs_csv" 2>"$tmp/err"
+check "csv -o DIR: exit 0" test $? -eq 0
+check "csv -o DIR: one file per table" test -s "$tmp/jobs_csv/jobs.csv" -a -s "$tmp/jobs_csv/jobs_summary.csv" \
+	-a -s "$tmp/jobs_csv/jobs_kernels.csv"
+check "csv -o DIR: the job table is the same" cmp -s "$tmp/out.csv" "$tmp/jobs_csv/jobs.csv"
 
 # a bad threshold: usage error, one line naming the problem
 "$grtrace" report "$tmp/small.grt" --jobs --threshold queue-wait=50%,5parsecs >"$tmp/out" 2>"$tmp/err"

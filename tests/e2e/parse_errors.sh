@@ -101,7 +101,8 @@ crashes=0
 for ((cut = 0; cut <= size; cut += 7)); do
 	head -c $cut "$tmp/known.grt" >"$tmp/c.grt"
 	for fmt in text json csv; do
-		"$grtrace" parse "$tmp/c.grt" --all --format $fmt >/dev/null 2>&1
+		rm -rf "$tmp/c_csv"
+		"$grtrace" parse "$tmp/c.grt" --all --format $fmt -o "$tmp/c_$fmt" >/dev/null 2>&1
 		rc=$?
 		[ $rc -le 1 ] || { echo "  cut $cut ($fmt): exit $rc"; crashes=$((crashes + 1)); }
 	done

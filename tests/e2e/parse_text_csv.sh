@@ -22,24 +22,41 @@ check "text: the HtoD copy's bandwidth" grep -qF \
 check "text: --filter type=free" bash -c \
 	"'$grtrace' parse '$tmp/known.grt' --filter type=free | grep -c ' free ' | grep -qx 1"
 
-"$grtrace" parse "$tmp/known.grt" --format csv >"$tmp/known.csv"
+# CSV: one table per record type, a column per field
+"$grtrace" parse "$tmp/known.grt" --format csv >"$tmp/known.csv" 2>"$tmp/err"
+check "csv of several types to stdout: exit 2" test $? -eq 2
+check "csv of several types: the error names the way out" grep -qF \
+	"pick one type with --filter type=NAME, or give -o DIR for a file per type" "$tmp/err"
+"$grtrace" parse "$tmp/known.grt" --format csv --filter type=launch >"$tmp/launch.csv"
 check "csv: exit 0" test $? -eq 0
-python3 - "$tmp/known.csv" <<'EOF'
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1], newline="")))
+"$grtrace" parse "$tmp/known.grt" --format csv -o "$tmp/known_csv"
+check "csv -o DIR: exit 0" test $? -eq 0
+python3 - "$tmp/launch.csv" "$tmp/known_csv" <<'EOF'
+import csv, os, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
 ok = True
 def case(name, cond):
     global ok
     print(("ok - " if cond else "FAIL - ") + name)
     ok &= bool(cond)
-case("csv: header", rows[0] == ["ts_ns", "type", "cpu", "pid", "tid", "seq", "fields"])
-case("csv: 12 rows of 7 cells", len(rows) == 13 and all(len(r) == 7 for r in rows[1:]))
-case("csv: fixed columns of the vecAdd launch",
-     rows[4][:6] == ["1000000005000", "launch", "1", "4242", "4243", "4"])
-case("csv: quotes and comma survive in the fields cell",
-     rows[5][6].startswith('kernel="k<\\"quoted\\", comma>" function=0x0 ') and
-     rows[5][6].endswith(" api_ns=-"))
-case("csv: memcpy fields", rows[3][6].startswith("dst=0x7f0000000000 src=0x5555a000 bytes=1048576 kind=HtoD"))
+case("csv: launch columns", list(rows[0].keys()) == ["ts_ns", "type", "cpu", "pid", "tid", "seq",
+     "kernel", "function", "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+     "shared_mem", "stream", "args", "stack_id", "api", "ppid", "comm", "ret", "api_ns"])
+case("csv: 3 launches", len(rows) == 3)
+v = rows[0]
+case("csv: the vecAdd launch, numbers unformatted",
+     (v["ts_ns"], v["kernel"], v["function"], v["grid_x"], v["grid_y"], v["stream"], v["api_ns"]) ==
+     ("1000000005000", "vecAdd", str(0xdead0001), "4", "2", "16", "300"))
+case("csv: quotes and comma survive in the kernel cell", rows[1]["kernel"] == 'k<"quoted", comma>')
+case("csv: a missing value is an empty cell", rows[1]["api_ns"] == "")
+d = sys.argv[2]
+files = sorted(os.listdir(d))
+case("csv -o DIR: a file per type", files == ["alloc.csv", "drop.csv", "free.csv", "launch.csv",
+     "memcpy.csv", "process.csv", "sync.csv", "trailer.csv"])
+m = list(csv.DictReader(open(os.path.join(d, "memcpy.csv"), newline="")))
+case("csv: memcpy bandwidth in gbps (GB/s)", m[0]["bytes"] == "1048576" and m[0]["gbps"] == "524.288")
+case("csv -o DIR: the launch table is the same", open(os.path.join(d, "launch.csv")).read() ==
+     open(sys.argv[1]).read())
 sys.exit(0 if ok else 1)
 EOF
 [ $? -eq 0 ] || failed=1
@@ -48,11 +65,14 @@ EOF
 "$grtrace" parse "$tmp/random.grt" --all >"$tmp/random.txt"
 records=$(wc -l <"$tmp/random.txt")
 check "random text: one line per record, all records" test "$records" -ge 3000
-"$grtrace" parse "$tmp/random.grt" --all --format csv >"$tmp/random.csv"
-check "random csv: one line per record plus the header" \
-	test "$(wc -l <"$tmp/random.csv")" -eq $((records + 1))
-check "random csv: parses to 7 cells per row" python3 -c "
-import csv, sys
-rows = list(csv.reader(open('$tmp/random.csv', newline='', encoding='utf-8', errors='surrogateescape')))
-sys.exit(not (len(rows) == $records + 1 and all(len(r) == 7 for r in rows)))"
+"$grtrace" parse "$tmp/random.grt" --all --format csv -o "$tmp/random_csv"
+check "random csv: exit 0" test $? -eq 0
+check "random csv: every record in one row of its type's table" python3 -c "
+import csv, glob, sys
+n = 0
+for f in glob.glob('$tmp/random_csv/*.csv'):
+    rows = list(csv.reader(open(f, newline='', encoding='utf-8', errors='surrogateescape')))
+    assert all(len(r) == len(rows[0]) for r in rows), f
+    n += len(rows) - 1
+sys.exit(n != $records)"
 exit $failed

@@ -24,7 +24,7 @@ $EXPECT late "$tmp/a.grt.json" "$lpid" 7 || failed=1
 check "the copy found by discovery is named by its own path" \
 	grep -q "\"message\":\"$(realpath "$FAKE_COPY"): " "$tmp/a.grt.json"
 
-"$GRT" record -a -p 1 -o "$tmp/x.grt" 2>"$tmp/u.err"
+"$GRT" record -f -a -p 1 -o "$tmp/x.grt" 2>"$tmp/u.err"
 check "-a with -p: usage error" [ $? = 2 ]
 check "... in one line" grep -q "^grtrace: record: -a traces every process; give it without -p PID or a command$" "$tmp/u.err"
 exit $failed

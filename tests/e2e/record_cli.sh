@@ -20,22 +20,22 @@ check() { # name, expected rc, expected stderr pattern, command...
 	fi
 }
 
-check unknown_flag 2 "^grtrace: record: unknown option '--bogus'" $G record --bogus -- true
-check unknown_source 2 "unknown source 'nosuch'" $G record -s nosuch -- true
-check no_target 2 "give either -p PID or -- CMD" $G record -s none
-check both_targets 2 "give either -p PID or -- CMD" $G record -s none -p 1 -- true
-check bad_duration 2 "bad value 'abc'" $G record --duration abc -s none -- true
-check dead_pid 1 "^grtrace: record: no process with pid 999999$" $G record -s none -o "$T/x.grt" -p 999999
-check cmd_not_found 1 "cannot run no-such-command-xyz: command not found" $G record -s none -o "$T/x.grt" -- no-such-command-xyz
-check unwritable_output 1 "cannot create /nonexistent/x.grt" $G record -s none -o /nonexistent/x.grt -- true
-check no_libcuda_in_pid 1 "no libcuda.so.1 mapped in pid $$" $G record -o "$T/x.grt" -p $$ --duration 0.1
-check missing_libcuda_flag 1 "cannot read --libcuda /nonexistent/libcuda.so.1" $G record --libcuda /nonexistent/libcuda.so.1 -o "$T/x.grt" -- true
+check unknown_flag 2 "^grtrace: record: unknown option '--bogus'" $G record -f --bogus -- true
+check unknown_source 2 "unknown source 'nosuch'" $G record -f -s nosuch -- true
+check no_target 2 "give either -p PID or -- CMD" $G record -f -s none
+check both_targets 2 "give either -p PID or -- CMD" $G record -f -s none -p 1 -- true
+check bad_duration 2 "bad value 'abc'" $G record -f --duration abc -s none -- true
+check dead_pid 1 "^grtrace: record: no process with pid 999999$" $G record -f -s none -o "$T/x.grt" -p 999999
+check cmd_not_found 1 "cannot run no-such-command-xyz: command not found" $G record -f -s none -o "$T/x.grt" -- no-such-command-xyz
+check unwritable_output 1 "cannot create /nonexistent/x.grt" $G record -f -s none -o /nonexistent/x.grt -- true
+check no_libcuda_in_pid 1 "no libcuda.so.1 mapped in pid $$" $G record -f -o "$T/x.grt" -p $$ --duration 0.1
+check missing_libcuda_flag 1 "cannot read --libcuda /nonexistent/libcuda.so.1" $G record -f --libcuda /nonexistent/libcuda.so.1 -o "$T/x.grt" -- true
 if command -v setpriv >/dev/null; then
-	check not_root 1 "needs root or CAP_BPF\+CAP_PERFMON" setpriv --reuid=65534 --regid=65534 --clear-groups $G record -s none -o /tmp/grt-nobody.grt -- true
+	check not_root 1 "needs root or CAP_BPF\+CAP_PERFMON" setpriv --reuid=65534 --regid=65534 --clear-groups $G record -f -s none -o /tmp/grt-nobody.grt -- true
 fi
 
 # The held child is released only after attach: its own start record comes first and its exit code is kept.
-check launch_exit_code 7 "stopped: target-exit, target exited with status 7$" $G record -s none -o "$T/l.grt" -- sh -c 'exit 7'
+check launch_exit_code 7 "stopped: target-exit, target exited with status 7$" $G record -f -s none -o "$T/l.grt" -- sh -c 'exit 7'
 if $G parse --format json "$T/l.grt" | python3 -c '
 import json, sys
 ev = [json.loads(l) for l in sys.stdin]
@@ -47,15 +47,30 @@ assert ev[-1]["type"] == "trailer" and ev[-1]["reason"] == "target-exit"
 '; then echo "ok - launch_records"; else echo "FAIL - launch_records"; fails=$((fails + 1)); fi
 
 # Children of the target are followed: three forks, three starts and three exits besides the target's.
-$G record -s none -o "$T/f.grt" -- sh -c '/bin/true; /bin/true; /bin/true' 2>/dev/null
+$G record -f -s none -o "$T/f.grt" -- sh -c '/bin/true; /bin/true; /bin/true' 2>/dev/null
 n=$($G parse --format json --filter type=process "$T/f.grt" | grep -c '"event":"start"')
 [ "$n" -eq 4 ] && echo "ok - follows_children" || { echo "FAIL - follows_children ($n starts)"; fails=$((fails + 1)); }
 
-check duration_stop 0 "stopped: duration" $G record -s none -o "$T/d.grt" --duration 0.3 -- sleep 5
-check idle_stop 0 "stopped: idle-timeout" $G record -s none -o "$T/i.grt" --idle-timeout 0.3 -- sleep 5
+# The conventions: no file named "--", no silent overwrite, -d, the next step named.
+truth() { # name, command...: the command succeeds
+	local name=$1
+	shift
+	if "$@"; then echo "ok - $name"; else echo "FAIL - $name"; fails=$((fails + 1)); fi
+}
+(cd "$T" && "$OLDPWD/$G" record -s none -o -- true >dd.out 2>dd.err; echo $? >dd.rc)
+truth dashdash_not_a_file test "$(cat "$T/dd.rc")" = 2 -a ! -e "$T/--"
+truth dashdash_message grep -qx "grtrace: record: --output needs a value before --; give it as --output VALUE -- CMD" "$T/dd.err"
+check stdout_trace 2 "^grtrace: record: -o - is not possible" $G record -s none -o - -- true
+: >"$T/exists.grt"
+check no_overwrite 2 "^grtrace: record: $T/exists.grt exists; give -f to overwrite it, or -o another file\$" \
+	$G record -s none -o "$T/exists.grt" -- true
+truth no_overwrite_kept test ! -s "$T/exists.grt"
+check force_overwrite 0 "^grtrace: next: grtrace report $T/exists.grt\$" $G record -f -s none -o "$T/exists.grt" -d 5 -- true
+check duration_stop 0 "stopped: duration" $G record -f -s none -o "$T/d.grt" --duration 0.3 -- sleep 5
+check idle_stop 0 "stopped: idle-timeout" $G record -f -s none -o "$T/i.grt" --idle-timeout 0.3 -- sleep 5
 sleep 5 & sleeper=$!
 ( sleep 0.3; kill -INT $$ 2>/dev/null ) >/dev/null 2>&1 &
-$G record -s none -o "$T/s.grt" -p $sleeper >/dev/null 2>"$T/err" &
+$G record -f -s none -o "$T/s.grt" -p $sleeper >/dev/null 2>"$T/err" &
 rec=$!
 sleep 0.5; kill -INT $rec; wait $rec; rc=$?
 grep -q "stopped: signal" "$T/err" && [ $rc -eq 0 ] && echo "ok - sigint_stop" || { echo "FAIL - sigint_stop (rc=$rc)"; fails=$((fails + 1)); }
@@ -64,7 +79,7 @@ kill $sleeper 2>/dev/null
 # Disk full: the recorder reports it, the file says so, and what was written reads back.
 mkdir -p "$T/full"
 if mount -t tmpfs -o size=16k tmpfs "$T/full" 2>/dev/null; then
-	$G record -s none -o "$T/full/x.grt" -- sh -c 'for i in $(seq 400); do /bin/true; done' >/dev/null 2>"$T/err"
+	$G record -f -s none -o "$T/full/x.grt" -- sh -c 'for i in $(seq 400); do /bin/true; done' >/dev/null 2>"$T/err"
 	rc=$?
 	$G parse "$T/full/x.grt" >"$T/out" 2>"$T/perr"
 	prc=$?

@@ -71,10 +71,21 @@ usage "bad -p" 2 "serve: -p needs a process id, not 'x'" -p x
 usage "no such process" 1 "serve: no process 999999999" -p 999999999
 usage "bad --kernel-labels" 2 "kernel-labels needs a count" --kernel-labels -1
 usage "bad --idle-timeout" 2 "idle-timeout needs seconds" --idle-timeout soon
-usage "unserved source" 2 "serve: source 'fence' is not served" -s fence
+usage "unserved source" 2 "serve: source 'fence' is not served (give -s with cuda, pcie, uvm, xid)" -s fence
 if ! [ -d /sys/kernel/tracing/events/nvidia ]; then
 	usage "-s xid without the NVIDIA driver" 1 "serve: xid: source xid unavailable: no nvidia:nvidia_dev_xid tracepoint" -s xid --listen 127.0.0.1:0
 fi
+if ! [ -e /dev/nvidia-uvm-tools ]; then
+	usage "-s uvm without the NVIDIA driver" 1 "^grtrace: serve: uvm: no /dev/nvidia-uvm-tools: NVIDIA UVM driver not loaded (modprobe nvidia-uvm)" -s uvm --listen 127.0.0.1:0
+fi
+GRTRACE_UVM_REPLAY=tests/data/uvm/README.md usage "a UVM replay that is no capture" 1 \
+	"^grtrace: serve: uvm: tests/data/uvm/README.md is not a UVM queue capture" -s uvm --listen 127.0.0.1:0
+# NVML is loaded into the agent (root): only a file nobody but root can have changed
+mkdir -p "$tmp/open" && chmod 777 "$tmp/open" && cp "$BUILD/fixtures/libnvidia-ml.so.1" "$tmp/open/"
+GRTRACE_NVML_LIBRARY=$tmp/open/libnvidia-ml.so.1 usage "NVML in a directory anyone can write is refused" 1 \
+	"^grtrace: serve: refusing to load NVML: $tmp/open is writable by everyone" -s pcie --listen 127.0.0.1:0
+GRTRACE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 usage "NVML missing" 1 \
+	"^grtrace: serve: /nonexistent/libnvidia-ml.so.1: No such file or directory" -s pcie --listen 127.0.0.1:0
 usage "unreadable --libcuda" 1 "serve: cannot read --libcuda /nonexistent" --libcuda /nonexistent
 usage "stray argument" 2 "unexpected argument 'extra'" extra
 check "serve stops on SIGINT with status 0" serve_stop "$A_PID"

@@ -1,8 +1,10 @@
 #!/bin/bash
 # grtrace serve scraped by a real Prometheus: exact values through the query API (launches per
-# kernel, bytes allocated, memory in use after frees, copies, leaks after exit), a libcuda copy
-# found by system-wide discovery, the kernel label limit, every Grafana panel's PromQL, promtool,
-# and series gone after the idle timeout.
+# kernel, bytes allocated, memory in use after frees, copies, leaks after exit, UVM faults and
+# migrations, NVML device gauges), a libcuda copy found by system-wide discovery, the kernel label
+# limit, every Grafana panel's PromQL, promtool, and series gone after the idle timeout.
+# No NVIDIA driver here: NVML is tests/fixtures/fake_nvml.c, and the UVM events are the H100
+# queue capture of tests/data/uvm (GRTRACE_UVM_REPLAY gives it to every process the agent sees).
 BUILD=${1:-build}
 . tests/e2e/lib/cuda.bash
 . tests/e2e/lib/serve.bash
@@ -12,13 +14,14 @@ for t in prometheus promtool curl; do
 done
 NVML=$BUILD/fixtures/libnvidia-ml.so.1
 
-# A: every process, device gauges from the stand-in NVML. B: only this script's children,
-# two kernel names per process.
-GRTRACE_NVML_LIBRARY=$NVML serve_start a -s cuda,pcie --libcuda "$FAKE" --idle-timeout 20 ||
+# A: every process, device gauges from the stand-in NVML, UVM counts from the capture.
+# B: only this script's children, two kernel names per process.
+GRTRACE_NVML_LIBRARY=$NVML GRTRACE_UVM_REPLAY=tests/data/uvm/v2.bin \
+	serve_start a -s cuda,pcie,uvm --libcuda "$FAKE" --idle-timeout 45 ||
 	{ fail "serve (system-wide) starts"; exit 1; }
 A=$SERVE_PORT
 A_PID=$SERVE_PID
-serve_start b -p $$ --libcuda "$FAKE" --kernel-labels 2 --idle-timeout 20 ||
+serve_start b -p $$ --libcuda "$FAKE" --kernel-labels 2 --idle-timeout 45 ||
 	{ fail "serve -p starts"; exit 1; }
 B=$SERVE_PORT
 ok "two agents start side by side on ports $A and $B"
@@ -47,10 +50,16 @@ SPID=$!
 KPID=$!
 wait $KPID
 check "known workload ran" [ $? = 0 ]
-"$BUILD/fixtures/workloads/cuda_late_dlopen" "$FAKE_COPY" 300 700 7 &
+"$BUILD/fixtures/workloads/cuda_late_dlopen" "$FAKE_COPY" 300 1500 7 &
 LPID=$!
 wait $LPID
 check "late-dlopen workload ran" [ $? = 0 ]
+# grtrace's own threads inside a target (grtrace-*, as the inject library names them) are not
+# the application: two such threads launch 50 times each, only the main thread's calls count
+"$WL/cuda_threads" 2 50 grtrace-worker &
+OPID=$!
+wait $OPID
+check "own-threads workload ran" [ $? = 0 ]
 
 # eq NAME EXPR WANT: one check, run with the others by expect_all
 : >"$tmp/expect"
@@ -61,7 +70,7 @@ expect_all() {
 }
 K="job=\"all\",pid=\"$KPID\""
 check "the exited process is scraped as exited" \
-	$PROMPY wait "$PROM" "grtrace_cuda_process_exited{$K} == 1 and on() grtrace_cuda_process_exited{job=\"all\",pid=\"$LPID\"} == 1 and on() grtrace_cuda_process_exited{job=\"mine\",pid=\"$LPID\"} == 1" 15
+	$PROMPY wait "$PROM" "grtrace_cuda_process_exited{$K} == 1 and on() grtrace_cuda_process_exited{job=\"all\",pid=\"$LPID\"} == 1 and on() grtrace_cuda_process_exited{job=\"mine\",pid=\"$LPID\"} == 1 and on() grtrace_cuda_process_exited{job=\"mine\",pid=\"$OPID\"} == 1" 15
 eq "vecAdd launches" "grtrace_cuda_launches_total{$K,kernel=\"vecAdd\"}" 13
 eq "reduce launches" "grtrace_cuda_launches_total{$K,kernel=\"reduce\"}" 6
 eq "saxpy launches" "grtrace_cuda_launches_total{$K,kernel=\"saxpy\"}" 3
@@ -89,8 +98,29 @@ eq "leaked device bytes (agent -p)" "grtrace_cuda_leaked_bytes_total{job=\"mine\
 eq "leaking processes (agent -p)" "grtrace_cuda_leaking_processes_total{job=\"mine\"}" 1
 eq "kernel labels (agent -p): two names and other" "count(grtrace_cuda_launches_total{job=\"mine\",pid=\"$KPID\"})" 3
 eq "launches (agent -p), other included" "sum(grtrace_cuda_launches_total{job=\"mine\",pid=\"$KPID\"})" 26
+eq "grtrace-* threads' launches are not the application's" "count(grtrace_cuda_launches_total{job=\"mine\",pid=\"$OPID\"}) or vector(0)" 0
+eq "... nor their allocations" "count(grtrace_cuda_alloc_bytes_total{job=\"mine\",pid=\"$OPID\"}) or vector(0)" 0
+eq "... nor their launch calls" "count(grtrace_cuda_api_calls_total{job=\"mine\",pid=\"$OPID\",api=\"cuLaunchKernel\"}) or vector(0)" 0
+eq "the main thread's calls are counted" "grtrace_cuda_api_calls_total{job=\"mine\",pid=\"$OPID\",api=\"cuModuleGetFunction\"}" 1
+eq "time waiting in synchronize: some, under a second" "count(grtrace_cuda_sync_wait_seconds_total{$K} > 0 < 1)" 1
+eq "processes seen (agent -p): the four CUDA children" "grtrace_processes_seen_total{job=\"mine\"}" 4
+eq "nothing lost (agent -p): calls" "grtrace_events_lost_total{job=\"mine\",source=\"cuda\"}" 0
+eq "nothing lost (agent -p): notifications" "grtrace_events_lost_total{job=\"mine\",source=\"notifications\"}" 0
+eq "BPF programs ran and were timed" "count(grtrace_bpf_runs_total{job=\"mine\"} > 0 and on() grtrace_bpf_run_seconds_total{job=\"mine\"} > 0)" 1
 eq "'other' holds the rest" "count(grtrace_cuda_launches_total{job=\"mine\",pid=\"$KPID\",kernel=\"other\"})" 1
 eq "device gauges from NVML" "grtrace_gpu_pcie_rx_bytes_per_second{job=\"all\",device=\"0\"}" 256000000
+eq "GPU utilization (NVML)" "grtrace_gpu_utilization_ratio{job=\"all\",device=\"0\",pci=\"0000:3b:00.0\"}" 0.37
+eq "no utilization where NVML has none" "count(grtrace_gpu_utilization_ratio{job=\"all\"})" 1
+eq "GPU memory used (NVML)" "grtrace_gpu_memory_used_bytes{job=\"all\",device=\"1\",pci=\"0000:86:00.0\"}" 268435456
+eq "GPU memory total (NVML)" "grtrace_gpu_memory_total_bytes{job=\"all\",device=\"0\"}" 85899345920
+eq "GPU power (NVML)" "grtrace_gpu_power_watts{job=\"all\",device=\"0\"}" 123.456
+eq "UVM CPU faults of the exited process" "grtrace_uvm_faults_total{$K,processor=\"cpu\"}" 72
+eq "UVM GPU faults (replays not counted again)" "grtrace_uvm_faults_total{$K,processor=\"gpu\"}" 1383
+eq "UVM bytes migrated to the GPU" "grtrace_uvm_migrated_bytes_total{$K,direction=\"htod\"}" 16777216
+eq "UVM bytes migrated to the host" "grtrace_uvm_migrated_bytes_total{$K,direction=\"dtoh\"}" 16777216
+eq "UVM bytes between GPUs" "grtrace_uvm_migrated_bytes_total{$K,direction=\"dtod\"}" 0
+eq "UVM events lost" "grtrace_events_lost_total{job=\"all\",source=\"uvm\"}" 0
+eq "no UVM families without -s uvm" "count(grtrace_uvm_faults_total{job=\"mine\"}) or vector(0)" 0
 expect_all
 check "leak logged once with its allocation stack" \
 	[ "$(grep -c "pid $KPID (cuda_known) exited with 2204600 bytes of CUDA memory in 6 allocations not freed; the largest, 2097152 bytes, allocated at cuMemAlloc_v2.* <- main+0x[0-9a-f]* (.*cuda_known)" "$tmp/a.err")" = 1 ]
@@ -110,9 +140,9 @@ check "OpenMetrics counter family without _total" grep -q '^# TYPE grtrace_cuda_
 check "text format names the counter family with _total" \
 	grep -q '^# TYPE grtrace_cuda_launches_total counter$' "$tmp/metrics.txt"
 
-# series of the exited process are gone after --idle-timeout (20 s after its exit)
+# series of the exited process are gone after --idle-timeout (45 s after its exit: room for a loaded machine to run the queries before)
 check "series of the exited process gone from /metrics after the idle timeout" \
-	bash -c "for i in \$(seq 160); do curl -s 127.0.0.1:$A/metrics | grep -q 'pid=\"$KPID\"' || exit 0; sleep 0.25; done; exit 1"
+	bash -c "for i in \$(seq 280); do curl -s 127.0.0.1:$A/metrics | grep -q 'pid=\"$KPID\"' || exit 0; sleep 0.25; done; exit 1"
 check "... and from Prometheus" $PROMPY wait-absent "$PROM" "grtrace_cuda_launches_total{$K}" 10
 eq "leaked bytes stay after the process's series went" "sum(grtrace_cuda_leaked_bytes_total{job=\"mine\"})" 2204600
 expect_all

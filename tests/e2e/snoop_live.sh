@@ -1,15 +1,17 @@
 #!/bin/bash
-# snoop is live: through a pipe, each event's line arrives while the traced program still runs,
-# well within a second (the views promise one tick, 40 ms, on an idle machine). Needs root.
+# snoop is live: through a pipe and on a terminal (a pseudo-terminal), each event's line arrives
+# while the traced program still runs, well within a second (the views promise one tick, 40 ms, on
+# an idle machine). Needs root.
 set -u
 BUILD=${1:-build}
 . tests/e2e/lib/cases.bash
 G=$BUILD/grtrace
 
-python3 - "$G" <<'PY'
-import os, select, subprocess, sys, time
+for output in pipe tty; do
+python3 - "$G" "$output" <<'PY' || failed=1
+import os, pty, select, subprocess, sys, time
 
-grtrace = sys.argv[1]
+grtrace, output = sys.argv[1], sys.argv[2]
 # the target makes one getppid() per line it reads, and says when it made it
 target = subprocess.Popen(
     [sys.executable, "-c",
@@ -17,10 +19,17 @@ target = subprocess.Popen(
      "for line in sys.stdin:\n"
      "    t = time.monotonic(); os.getppid(); print(t, flush=True)\n"],
     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-snoop = subprocess.Popen([grtrace, "snoop", "syscall", "-p", str(target.pid)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
-# read the pipe's fd directly: a buffered reader would hide lines from select()
-out_fd, pending = snoop.stdout.fileno(), b""
+if output == "tty":
+    out_fd, terminal = pty.openpty()
+    snoop = subprocess.Popen([grtrace, "snoop", "syscall", "-p", str(target.pid)],
+                             stdout=terminal, stderr=subprocess.PIPE, text=True, bufsize=1)
+    os.close(terminal)
+else:
+    snoop = subprocess.Popen([grtrace, "snoop", "syscall", "-p", str(target.pid)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+    # read the pipe's fd directly: a buffered reader would hide lines from select()
+    out_fd = snoop.stdout.fileno()
+pending = b""
 # started once the notice is out
 line = snoop.stderr.readline()
 if "snooping" not in line:
@@ -53,9 +62,12 @@ snoop.terminate()
 snoop.wait()
 if not failed:
     worst = max(latencies)
-    name = "snoop syscall through a pipe: every event shown while the target runs " \
-           "(worst %.0f ms over %d events)" % (worst * 1e3, len(latencies))
+    name = "snoop syscall %s: every event shown while the target runs " \
+           "(worst %.0f ms over %d events)" % ("through a pipe" if output == "pipe" else "on a terminal",
+                                               worst * 1e3, len(latencies))
     print(("ok - " if worst < 1.0 else "FAIL - ") + name)
     failed = worst >= 1.0
 sys.exit(1 if failed else 0)
 PY
+done
+exit $failed

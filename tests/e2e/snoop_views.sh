@@ -45,6 +45,10 @@ fi
 if [ ! -d /sys/kernel/tracing/events/nvidia ]; then
 	check_err "snoop xid without the driver: one line" 1 "^grtrace: snoop xid: no nvidia:nvidia_dev_xid" $G snoop xid --duration 0.2
 fi
-check_err "--csv belongs to snoop uvm" 2 "--csv is for snoop uvm" $G snoop cuda --csv
-check_err "--csv and --json exclude each other" 2 "--csv is for views without --json" $G snoop uvm --csv --json
+check_err "--csv belongs to snoop uvm" 2 "^grtrace: snoop: cuda has no CSV view \\(snoop uvm has one\\); use --format json" $G snoop cuda --csv
+check_err "--format csv belongs to snoop uvm" 2 "^grtrace: snoop: cuda has no CSV view" $G snoop cuda --format csv
+check_err "--csv and --json exclude each other" 2 "^grtrace: snoop: one format at a time" $G snoop uvm --csv --json
+check_err "--format takes text, json, csv" 2 "^grtrace: snoop: unknown format 'xml'; use text, json or csv" $G snoop cuda --format xml
+check_err "-- needs a command" 2 "^grtrace: snoop: -- needs a command after it" $G snoop cuda --
+check_err "-p and -- CMD exclude each other" 2 "^grtrace: snoop: give either -p PID or -- CMD ARGS" $G snoop cuda -p 1 -- true
 [ $fails -eq 0 ]

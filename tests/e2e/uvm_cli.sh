@@ -8,12 +8,12 @@ trap 'rm -rf "$T"' EXIT
 
 if [ -e /dev/nvidia-uvm-tools ]; then
 	# with the driver present the real source runs instead: bench/gpu_uvm.sh covers it
-	"$G" record -s uvm -o "$T/x.grt" -- true >/dev/null 2>"$T/err"
+	"$G" record -f -s uvm -o "$T/x.grt" -- true >/dev/null 2>"$T/err"
 	if [ $? -eq 0 ]; then echo "ok - uvm_record_with_driver"; else echo "FAIL - uvm_record_with_driver: $(cat "$T/err")"; fi
 	exit 0
 fi
 
-"$G" record -s uvm -o "$T/x.grt" -- true >"$T/out" 2>"$T/err"
+"$G" record -f -s uvm -o "$T/x.grt" -- true >"$T/out" 2>"$T/err"
 rc=$?
 want="grtrace: record: source uvm unavailable: no /dev/nvidia-uvm-tools: NVIDIA UVM driver not loaded (modprobe nvidia-uvm)"
 if [ $rc -eq 1 ] && [ "$(cat "$T/err")" = "$want" ]; then
@@ -23,7 +23,7 @@ else
 	exit 1
 fi
 # the source is listed where sources are
-if "$G" record --help | grep -q "uvm"; then
+if "$G" record -f --help | grep -q "uvm"; then
 	echo "ok - uvm_listed_in_help"
 else
 	echo "FAIL - uvm_listed_in_help"

@@ -80,11 +80,11 @@ FAKE_API CUresult cuInit(unsigned int flags)
 }
 
 /*
- * The self-description a real libcuda carries in its read-only data (580
- * driver); grtrace reads the CUDA version from it as bytes, never by calling
+ * The self-description a real libcuda carries in a note section (580 driver);
+ * grtrace reads the CUDA version from it as bytes, never by calling
  * cuDriverGetVersion, so the fake states the same 13.0 as its function does.
  */
-__attribute__((used)) static const char self_description[] =
+__attribute__((used, section(".note.cuda.fwd_compatibility"))) static const char self_description[] =
     "{\"format\":1,\"CUDA version\":\"13.0\",\"driver\":[580],\"device\":[9]}";
 
 FAKE_API CUresult cuDriverGetVersion(int *version)

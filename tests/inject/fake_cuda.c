@@ -217,14 +217,78 @@ static void calib_join(void)
 	pthread_mutex_unlock(&calib_lock);
 }
 
+/*
+ * Stream capture as the driver enforces it: while a stream captures in
+ * global mode, a potentially unsafe call (synchronization, allocation, module
+ * load) from any thread whose own capture mode is not relaxed fails and
+ * invalidates the capture, which then ends in an error.
+ */
+#define FAKE_CAPTURE_MODE_GLOBAL 0
+#define FAKE_CAPTURE_MODE_RELAXED 2
+#define FAKE_ERROR_CAPTURE_UNSUPPORTED 900
+#define FAKE_ERROR_CAPTURE_INVALIDATED 901
+static void *capturing_stream;
+static atomic_int global_captures, capture_invalidated;
+static atomic_uint unsafe_in_capture; /* calls refused for it, for the report */
+static __thread int thread_capture_mode = FAKE_CAPTURE_MODE_GLOBAL;
+
+static CUresult unsafe_call(void)
+{
+	if (!atomic_load(&global_captures) || thread_capture_mode == FAKE_CAPTURE_MODE_RELAXED)
+		return 0;
+	atomic_store(&capture_invalidated, 1);
+	atomic_fetch_add(&unsafe_in_capture, 1);
+	return FAKE_ERROR_CAPTURE_UNSUPPORTED;
+}
+
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(int *mode)
+{
+	int old = thread_capture_mode;
+
+	thread_capture_mode = *mode;
+	*mode = old;
+	return 0;
+}
+
+EXPORT CUresult cuStreamBeginCapture_v2(void *s, int mode)
+{
+	if (capturing_stream)
+		return 1; /* one capture at a time is all the fake keeps */
+	capturing_stream = s;
+	atomic_store(&capture_invalidated, 0);
+	if (mode == FAKE_CAPTURE_MODE_GLOBAL)
+		atomic_fetch_add(&global_captures, 1);
+	thread_capture_mode = mode; /* the capturing thread is held to its capture's mode */
+	return 0;
+}
+
+EXPORT CUresult cuStreamEndCapture(void *s, void **graph)
+{
+	if (s != capturing_stream)
+		return 1;
+	capturing_stream = NULL;
+	if (thread_capture_mode == FAKE_CAPTURE_MODE_GLOBAL)
+		atomic_fetch_sub(&global_captures, 1);
+	thread_capture_mode = FAKE_CAPTURE_MODE_GLOBAL;
+	*graph = NULL;
+	if (atomic_load(&capture_invalidated))
+		return FAKE_ERROR_CAPTURE_INVALIDATED;
+	*graph = malloc(1);
+	return 0;
+}
+
 EXPORT CUresult cuCtxSynchronize(void)
 {
+	if (unsafe_call())
+		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	calib_join();
 	return 0;
 }
 EXPORT CUresult cuCtxSynchronize_v2(void *ctx)
 {
 	(void)ctx;
+	if (unsafe_call())
+		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	calib_join();
 	return 0;
 }
@@ -236,12 +300,16 @@ EXPORT CUresult cuStreamCreate(void **s, unsigned flags)
 }
 EXPORT CUresult cuStreamSynchronize(void *s)
 {
+	if (unsafe_call())
+		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	if (s == calib.stream)
 		calib_join();
 	return 0;
 }
 EXPORT CUresult cuStreamSynchronize_ptsz(void *s)
 {
+	if (unsafe_call())
+		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	if (s == calib.stream)
 		calib_join();
 	return 0;
@@ -250,14 +318,15 @@ static void *calib_kernel(void *arg);
 
 EXPORT CUresult cuStreamQuery(void *s)
 {
+	if (unsafe_call())
+		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	if (s == calib.stream)
 		calib_join(); /* the fake "kernel" finishes quickly once told to abort */
 	return 0;
 }
 EXPORT CUresult cuStreamIsCapturing(void *s, int *st)
 {
-	(void)s;
-	*st = 0;
+	*st = s && s == capturing_stream; /* CU_STREAM_CAPTURE_STATUS_ACTIVE */
 	return 0;
 }
 EXPORT CUresult cuEventCreate(void **e, unsigned flags)
@@ -289,7 +358,11 @@ EXPORT CUresult cuEventSynchronize(void *e)
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
-	void *m = calloc(1, n);
+	void *m;
+
+	if (unsafe_call())
+		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
+	m = calloc(1, n);
 
 	*p = (CUdeviceptr)(uintptr_t)m;
 	return m ? 0 : 2;
@@ -440,12 +513,19 @@ static CUresult load(void **mod, const void *image)
 
 EXPORT CUresult cuModuleLoadData(void **mod, const void *image)
 {
+	if (unsafe_call())
+		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	return load(mod, image);
 }
 
 EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, void *o, void **v)
 {
 	(void)n, (void)o, (void)v;
+	/* FAKE_LOAD_EX_DELAY_MS: a slow JIT, so the library's loads land inside a test's window */
+	if (getenv("FAKE_LOAD_EX_DELAY_MS"))
+		usleep((useconds_t)atoi(getenv("FAKE_LOAD_EX_DELAY_MS")) * 1000);
+	if (unsafe_call())
+		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	return load(mod, image);
 }
 
@@ -832,8 +912,8 @@ __attribute__((destructor)) static void report(void)
 		return;
 	fprintf(f,
 		"plain=%u probed=%u calib=%u summarize=%u graphs=%u copies=%u memsets=%u "
-		"events_legacy=%u events_per_thread=%u\n",
+		"events_legacy=%u events_per_thread=%u unsafe_in_capture=%u\n",
 		launches_plain, launches_probed, launches_calib, launches_summarize, graph_launches,
-		copies, memsets, events_legacy, events_per_thread);
+		copies, memsets, events_legacy, events_per_thread, atomic_load(&unsafe_in_capture));
 	fclose(f);
 }

@@ -11,4 +11,6 @@ $(BUILD)/fuzz/fuzz_cli_args: tests/fuzz/fuzz_cli_args.c $(FUZZ_CLI_SRCS) $(FUZZ_
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -I$(BUILD)/gen -o $@ $< $(FUZZ_CLI_SRCS) $(FUZZ_CLI_OBJS) $(LDLIBS)
 
+$(BUILD)/fuzz/fuzz_cli_args: $(BUILD)/gen/version.h
+
 fuzz: $(BUILD)/fuzz/fuzz_cli_args

@@ -19,6 +19,11 @@ $(INJECT_FIX)/app: tests/inject/app.c tests/inject/app_common.h $(INJECT_FIX)/li
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS) -ldl
 
+# A graph captured in global mode while the library's threads start their work.
+$(INJECT_FIX)/app_capture: tests/inject/app_capture.c tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS)
+
 # Several threads launching, copying and setting memory, through exports and cuGetProcAddress.
 $(INJECT_FIX)/app_threads: tests/inject/app_threads.c tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1
 	$(call msg,CC,$@)
@@ -42,7 +47,7 @@ $(INJECT_FIX)/libfaketool.so: tests/inject/fake_tool.c tests/inject/cupti_client
 
 FIXTURES += $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJECT_FIX)/app \
 	    $(INJECT_FIX)/app_threads $(INJECT_FIX)/check_brackets $(INJECT_FIX)/app_profiler \
-	    $(INJECT_FIX)/libfaketool.so
+	    $(INJECT_FIX)/libfaketool.so $(INJECT_FIX)/app_capture
 
 # Unit tests of the inject library's pure parts (ring, clock math, launch summaries, cache,
 # the instrumentations' kernel tables and twin arguments).

@@ -1,12 +1,17 @@
 # report tests: a tiny ELF for symbolization and the scenario trace writer.
 
 # report: a tiny ELF whose functions the symbolization test names, and the scenario trace writer
-FIXTURES += $(BUILD)/fixtures/symfixture $(BUILD)/fixtures/report_traces
+FIXTURES += $(BUILD)/fixtures/symfixture $(BUILD)/fixtures/symfixture_escapes $(BUILD)/fixtures/report_traces
 
 $(BUILD)/fixtures/symfixture: tests/fixtures/symfixture.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O0 -g -fno-inline -o $@ $<
+
+# the same program with a function named with a terminal escape sequence (ESC [2J clears a screen)
+$(BUILD)/fixtures/symfixture_escapes: $(BUILD)/fixtures/symfixture
+	$(call msg,OBJCOPY,$@)
+	$(Q)objcopy --redefine-sym "grt_fixture_inner=grt_fixture_$$(printf '\033')[2Jinner" $< $@
 
 $(BUILD)/fixtures/report_traces: tests/fixtures/report_traces.c tests/report_scenarios.h $(LIB_OBJS)
 	$(call msg,CC,$@)

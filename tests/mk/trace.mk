@@ -16,7 +16,8 @@ $(filter $(BUILD)/tests/test_trace_% $(BUILD)/tests/test_event_printer,$(TEST_BI
 
 # libFuzzer build of the reader and printers, with its own clang sanitizer flags; built on
 # demand by tests/fuzz/run_fuzz_trace_reader.sh (and `make fuzz`), not by `make all`.
-FUZZ_TRACE_SRCS := $(filter-out src/common/elf_file.c,$(wildcard src/common/*.c)) $(wildcard src/trace/*.c) src/export/event_printer.c
+FUZZ_TRACE_SRCS := $(filter-out src/common/elf_file.c,$(wildcard src/common/*.c)) $(wildcard src/trace/*.c) src/export/event_printer.c \
+	src/export/event_csv.c
 FUZZ_CFLAGS := -std=gnu11 $(WARN) -g -O1 -Isrc -Itests -D_GNU_SOURCE -fno-omit-frame-pointer \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 

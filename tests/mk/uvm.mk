@@ -2,7 +2,7 @@
 
 # uvm_tool: raw UVM queue capture, live uvm snoop, CSV of a uvm trace (bench/gpu_uvm.sh)
 FIXTURES += $(BUILD)/fixtures/uvm_tool
-$(BUILD)/fixtures/uvm_tool: tests/tools/uvm_tool.c tests/uvm_sample.h $(LIB_OBJS)
+$(BUILD)/fixtures/uvm_tool: tests/tools/uvm_tool.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
@@ -13,6 +13,3 @@ $(BUILD)/fixtures/uvm_fd_holder: tests/tools/uvm_fd_holder.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(SAN_LDFLAGS)
-
-# the uvm tests include these headers; the test rule does not track headers under tests/
-$(filter $(BUILD)/tests/test_uvm_%,$(TEST_BINS)): tests/uvm_sample.h

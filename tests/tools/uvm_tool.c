@@ -13,10 +13,10 @@
 #include "export/snoop_uvm.h"
 #include "sources/session.h"
 #include "sources/uvm_bind.h"
+#include "sources/uvm_capture.h"
 #include "sources/uvm_decode.h"
 #include "trace/grt_reader.h"
 #include "trace/records_uvm.h"
-#include "uvm_sample.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -73,7 +73,7 @@ static void keep_entry(void *ctx, const void *entry)
 
 static int write_sample(const char *dir, struct raw_capture *c, pid_t pid)
 {
-	struct uvm_sample_header h = {.version = c->tracker.version,
+	struct uvm_capture_header h = {.version = c->tracker.version,
 				      .entry_size = c->tracker.queue.entry_size,
 				      .count = c->count,
 				      .owner_pid = (uint32_t)pid};
@@ -81,7 +81,7 @@ static int write_sample(const char *dir, struct raw_capture *c, pid_t pid)
 	char path[4096];
 	FILE *f;
 
-	memcpy(h.magic, UVM_SAMPLE_MAGIC, 8);
+	memcpy(h.magic, UVM_CAPTURE_MAGIC, 8);
 	uvm_clock_map_sample(&clock);
 	h.mono_minus_raw_ns = clock.mono_minus_raw;
 	h.dropped = uvm_queue_new_drops(&c->tracker.queue, NULL, NULL);

@@ -131,8 +131,12 @@ static void on_graph_launch(struct job_builder *b, const struct grt_record *rec)
 static void on_memcpy(struct job_builder *b, const struct grt_record *rec)
 {
 	const struct grt_cuda_memcpy_rec *m = rec->payload;
-	struct bjob *j = new_job(b, rec, &m->call, JOB_MEMCPY, m->is_async ? m->stream : 0);
+	struct bjob *j;
 
+	/* no bytes, no work on the GPU and no device record (XLA copies 0 bytes): no job */
+	if (!m->bytes)
+		return;
+	j = new_job(b, rec, &m->call, JOB_MEMCPY, m->is_async ? m->stream : 0);
 	if (!j)
 		return;
 	j->job.copy_kind = m->kind;
@@ -154,8 +158,11 @@ static void on_memcpy(struct job_builder *b, const struct grt_record *rec)
 static void on_memset(struct job_builder *b, const struct grt_record *rec)
 {
 	const struct grt_cuda_memset_rec *m = rec->payload;
-	struct bjob *j = new_job(b, rec, &m->call, JOB_MEMSET, m->stream);
+	struct bjob *j;
 
+	if (!m->bytes)
+		return; /* as a copy of no bytes */
+	j = new_job(b, rec, &m->call, JOB_MEMSET, m->stream);
 	if (!j)
 		return;
 	j->job.bytes = m->bytes;
@@ -365,6 +372,7 @@ void job_builder_free(struct job_builder *b)
 	}
 	for (i = 0; u64_map_iter(&b->threads, &i, &k, &v);) {
 		free(((struct jthread *)(uintptr_t)v)->comm);
+		free(((struct jthread *)(uintptr_t)v)->device_waiters);
 		free((void *)(uintptr_t)v);
 	}
 	for (i = 0; u64_map_iter(&b->procs, &i, &k, &v);) {

@@ -41,7 +41,8 @@ struct job_builder_stats {
 	uint64_t jobs;			/* handed out, graph nodes counted one by one */
 	uint64_t graph_launches;
 	uint64_t failed_calls;		/* launches/copies that returned an error */
-	uint64_t device_records;
+	uint64_t device_records;	/* the application's: the notes below add up to it */
+	uint64_t own_device_records;	/* grtrace's own (calibration, collection): not in the notes */
 	uint64_t device_by_identity;	/* matched to the host call they name (thread, bracket) */
 	uint64_t device_by_order;	/* matched by stream order (no identity, no API entry time) */
 	uint64_t device_near;		/* no identity: matched by the nearest API entry time */
@@ -83,6 +84,12 @@ uint64_t job_builder_opened_id(const struct job_builder *b);
 /* Last comm seen for a thread / process, or NULL. Valid for the builder's life. */
 const char *job_builder_thread_name(const struct job_builder *b, uint32_t tid);
 const char *job_builder_process_name(const struct job_builder *b, uint32_t pid);
+/*
+ * The derived durations of a job built elsewhere (the DRM feeder), whose dependencies are not
+ * known: t_gpu_wait stays unknown.
+ */
+void job_derive_nodeps(struct job *j);
+
 /* Whether the trace was recorded with device timing (the gpu source ran). */
 int job_builder_expects_device(const struct job_builder *b);
 /* Why the gpu source did not run (its status message), or NULL. */

@@ -149,6 +149,7 @@ struct jstream {
 	struct jstream *all_next;
 	bool in_heap;
 	bool in_checks;
+	bool waits_device;	/* its head waits for its process's device records to catch up */
 };
 
 struct offcpu {
@@ -182,6 +183,12 @@ struct jthread {
 	struct orphan *orphans;	/* device records naming a call of this thread not seen yet */
 	struct done_ref done[DONE_RING];
 	uint32_t n_done;
+	/* device records naming its calls: each thread's come in their own bursts */
+	uint64_t device_records;
+	uint64_t device_seen;	/* latest API entry time they named */
+	struct jstream **device_waiters; /* streams whose head waits until device_seen passes */
+	uint32_t n_device_waiters;
+	uint32_t cap_device_waiters;
 };
 
 struct uvm_ev {
@@ -205,6 +212,7 @@ struct jproc {
 	uint64_t device_records;	/* device records seen for it: it has device timing */
 	uint32_t device;		/* the device its CUPTI records name, JOB_NO_DEVICE before one */
 	bool several_devices;
+	bool device_brackets;	/* its device records name their calls (format 1.1) */
 };
 
 struct jevent {
@@ -347,6 +355,8 @@ void jb_on_uvm(struct job_builder *b, const struct grt_record *rec);
 
 /* finalize.c */
 void jb_want_check(struct job_builder *b, struct jstream *s);
+/* Device records of t named a later call: the streams waiting on them are checked again. */
+void jb_device_progress(struct job_builder *b, struct jthread *t);
 void jb_derive(struct job *j, uint64_t prev_end, int dep_state);
 void jb_emit(struct job_builder *b, struct job *j);
 /* Execution that is no user job (grtrace's own, unmatched device records): busy time only. */

@@ -229,13 +229,63 @@ static bool head_ready(struct job_builder *b, struct jstream *s, uint64_t *deadl
 	return true;
 }
 
+/*
+ * Device records come in bursts (CUPTI hands its buffers over when they fill
+ * or on a timer), per calling thread: on the H100, a JAX program's records
+ * of one thread came 185 ms of trace time after records of its other threads,
+ * past the late window. A job whose device record is still missing at its
+ * deadline therefore also waits until device records naming its thread's
+ * calls (format 1.1 brackets) reach calls entered after that deadline, or the
+ * trace ends: only then is its record known not to come. Traces without
+ * brackets keep the late window alone.
+ */
+static bool device_behind(struct job_builder *b, const struct bjob *j, uint64_t deadline)
+{
+	const struct jthread *t = j->thread;
+	const struct jproc *p;
+
+	if (!t || j->has_device || !b->expect_device || (j->job.flags & JOB_F_FAILED) ||
+	    b->now == UINT64_MAX || t->device_seen >= deadline)
+		return false;
+	/* a thread whose first burst is still to come waits too, once the process has brackets */
+	p = jb_proc_get(b, j->job.pid);
+	return t->device_records || (p && p->device_brackets);
+}
+
+static void wait_device(struct job_builder *b, struct jstream *s)
+{
+	struct jthread *t = s->head->thread;
+
+	if (grt_grow_array((void **)&t->device_waiters, &t->cap_device_waiters,
+			   sizeof(*t->device_waiters), t->n_device_waiters + 1)) {
+		b->stats.alloc_failures++;
+		jb_finalize(b, s->head, false);
+		return;
+	}
+	s->waits_device = true;
+	t->device_waiters[t->n_device_waiters++] = s;
+}
+
+void jb_device_progress(struct job_builder *b, struct jthread *t)
+{
+	for (uint32_t i = 0; i < t->n_device_waiters; i++) {
+		t->device_waiters[i]->waits_device = false;
+		jb_want_check(b, t->device_waiters[i]);
+	}
+	t->n_device_waiters = 0;
+}
+
 static void check_stream(struct job_builder *b, struct jstream *s)
 {
 	uint64_t deadline;
 
-	while (s->head && !s->in_heap && head_ready(b, s, &deadline)) {
+	while (s->head && !s->in_heap && !s->waits_device && head_ready(b, s, &deadline)) {
 		if (deadline > b->now) {
 			heap_push(b, deadline, s);
+			return;
+		}
+		if (device_behind(b, s->head, deadline)) {
+			wait_device(b, s);
 			return;
 		}
 		jb_finalize(b, s->head, false);
@@ -322,4 +372,9 @@ void jb_advance(struct job_builder *b)
 		b->ops.advance(b->ctx, frontier);
 	if (b->ops.settled)
 		b->ops.settled(b->ctx, entered);
+}
+
+void job_derive_nodeps(struct job *j)
+{
+	jb_derive(j, 0, DEP_UNKNOWN);
 }

@@ -18,17 +18,29 @@ struct busy {
 	uint32_t tid;
 };
 
+struct span {
+	uint64_t start;
+	uint64_t end;
+};
+
 struct device_state {
 	struct device_idle out;
 	struct busy *heap;	/* pending intervals, min-heap by start */
 	uint32_t heap_len;
 	uint32_t heap_cap;
 	uint64_t cur_end;	/* end of the merged busy time so far */
+	uint64_t user_end;	/* end of the busy time up to the latest user job: idle starts here */
 	uint64_t judged;	/* starts before this were merged already */
-	/* work of no user job after the latest job: counted once a job follows it */
-	uint64_t pending_idle;
+	/*
+	 * Work of no user job after user_end: busy time inside the gap that the
+	 * next job ends, subtracted from its idle time, never a gap of its own
+	 * (grtrace's collection work between a job and the next must not change
+	 * what held the next one back). Its busy time counts once a job follows.
+	 */
+	struct span *anon;
+	uint32_t n_anon;
+	uint32_t cap_anon;
 	uint64_t pending_busy;
-	uint64_t pending_gaps;
 	bool started;
 };
 
@@ -95,6 +107,7 @@ void idle_gaps_free(struct idle_gaps *g)
 		return;
 	for (uint32_t d = 0; d < g->n_devs; d++) {
 		free(g->devs[d].heap);
+		free(g->devs[d].anon);
 		free(g->devs[d].out.longest);
 	}
 	free(g->devs);
@@ -163,8 +176,8 @@ static uint64_t horizon_of(const struct idle_gaps *g)
 	uint64_t horizon = g->frontier;
 
 	for (uint32_t i = 0; i < g->n_devs; i++)
-		if (g->devs[i].cur_end < horizon)
-			horizon = g->devs[i].cur_end;
+		if (g->devs[i].user_end < horizon)
+			horizon = g->devs[i].user_end;
 	return horizon;
 }
 
@@ -272,24 +285,48 @@ static void keep_longest(struct idle_gaps *g, struct device_idle *out, const str
 	out->longest[at] = *gap;
 }
 
+/* Idle time in [from, to): the span less the work of no user job inside it. */
+static uint64_t idle_within(const struct device_state *d, uint64_t from, uint64_t to)
+{
+	uint64_t idle = to > from ? to - from : 0;
+
+	for (uint32_t i = 0; i < d->n_anon && idle; i++) {
+		uint64_t s = d->anon[i].start > from ? d->anon[i].start : from;
+		uint64_t e = d->anon[i].end < to ? d->anon[i].end : to;
+
+		if (e > s)
+			idle -= e - s;
+	}
+	return idle;
+}
+
+/*
+ * The gap [user_end, next START) as a whole, judged by what held the next job
+ * back (docs/jobs.md, "Idle gaps"); busy time of no user job inside it is
+ * left out of each part.
+ */
 static void judge_gap(struct idle_gaps *g, struct device_state *d, const struct busy *next)
 {
-	struct idle_gap gap = { .start = d->cur_end, .end = next->start, .device = d->out.device,
+	struct idle_gap gap = { .start = d->user_end, .end = next->start, .device = d->out.device,
 				.pid = next->pid, .tid = next->tid, .job_id = next->job_id };
 	uint64_t held_until = next->submit && next->submit < gap.end ? next->submit : gap.end;
+	uint64_t total = 0, from, to;
 	struct thread_idle *t;
 
 	if (held_until < gap.start)
 		held_until = gap.start;
-	gap.split[GAP_OTHER] = gap.end - held_until;
+	gap.split[GAP_OTHER] = idle_within(d, held_until, gap.end);
 	if (held_until > gap.start) {
 		enum gap_class c = waiting_at(g, next->pid, gap.start) ? GAP_SYNC_BOUND : GAP_HOST_BOUND;
-		uint64_t from, to;
 
 		if (uvm_activity_within(g->uvm, next->pid, gap.start, held_until, &from, &to))
-			gap.split[GAP_UVM_BOUND] = to - from;
-		gap.split[c] = held_until - gap.start - gap.split[GAP_UVM_BOUND];
+			gap.split[GAP_UVM_BOUND] = idle_within(d, from, to);
+		gap.split[c] = idle_within(d, gap.start, held_until) - gap.split[GAP_UVM_BOUND];
 	}
+	for (int c = 0; c < GAP_CLASSES; c++)
+		total += gap.split[c];
+	if (!total)
+		return; /* work of no user job filled it */
 	for (int c = 0; c < GAP_CLASSES; c++)
 		d->out.idle[c] += gap.split[c];
 	d->out.gaps++;
@@ -306,44 +343,62 @@ static void judge_gap(struct idle_gaps *g, struct device_state *d, const struct 
  * out, and after the latest one it stays pending until a job follows (the
  * calibration at exit is not the program's idle time).
  */
-static void merge_anonymous(struct device_state *d, const struct busy *b)
+static void merge_anonymous(struct idle_gaps *g, struct device_state *d, const struct busy *b)
 {
+	uint64_t from = b->start > d->cur_end ? b->start : d->cur_end;
+
 	if (!d->started)
 		return;
-	if (b->start > d->cur_end) {
-		d->pending_idle += b->start - d->cur_end;
-		d->pending_gaps++;
-	}
-	if (b->end > d->cur_end) {
-		d->pending_busy += b->end - (b->start > d->cur_end ? b->start : d->cur_end);
-		d->cur_end = b->end;
-	}
 	d->judged = b->start;
+	if (b->end <= d->cur_end)
+		return;
+	d->pending_busy += b->end - from;
+	d->cur_end = b->end;
+	if (grt_grow_array((void **)&d->anon, &d->cap_anon, sizeof(*d->anon), d->n_anon + 1)) {
+		g->alloc_failures++;
+		return;
+	}
+	d->anon[d->n_anon++] = (struct span){ from, b->end };
+}
+
+/* Keeps the anonymous work after user_end (it may outlast the job that moved user_end). */
+static void trim_anonymous(struct device_state *d)
+{
+	uint32_t kept = 0;
+
+	for (uint32_t i = 0; i < d->n_anon; i++) {
+		if (d->anon[i].end <= d->user_end)
+			continue;
+		d->anon[kept] = d->anon[i];
+		if (d->anon[kept].start < d->user_end)
+			d->anon[kept].start = d->user_end;
+		kept++;
+	}
+	d->n_anon = kept;
 }
 
 static void merge(struct idle_gaps *g, struct device_state *d, const struct busy *b)
 {
 	if (!b->job_id) {
-		merge_anonymous(d, b);
+		merge_anonymous(g, d, b);
 		return;
 	}
-	if (d->pending_gaps || d->pending_busy) {
-		d->out.idle[GAP_OTHER] += d->pending_idle;
-		d->out.gaps += d->pending_gaps;
-		d->out.busy += d->pending_busy;
-		d->pending_idle = d->pending_busy = d->pending_gaps = 0;
-	}
+	d->out.busy += d->pending_busy;
+	d->pending_busy = 0;
 	if (!d->started) {
 		d->started = true;
 		d->out.first_start = b->start;
-		d->cur_end = b->start;
-	} else if (b->start > d->cur_end) {
+		d->cur_end = d->user_end = b->start;
+	} else if (b->start > d->user_end) {
 		judge_gap(g, d, b);
 	}
 	if (b->end > d->cur_end) {
 		d->out.busy += b->end - (b->start > d->cur_end ? b->start : d->cur_end);
 		d->cur_end = b->end;
 	}
+	if (b->end > d->user_end)
+		d->user_end = b->end;
+	trim_anonymous(d);
 	if (d->cur_end > d->out.last_end)
 		d->out.last_end = d->cur_end;
 	d->judged = b->start;

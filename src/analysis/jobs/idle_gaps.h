@@ -66,7 +66,8 @@ void idle_gaps_job(struct idle_gaps *g, const struct job *j);
 /*
  * Execution that is no user job (grtrace's own work, a device record no host
  * call claimed): busy time inside the span of the jobs (it does not stretch
- * it); a gap it ends is "other", blamed on no thread.
+ * it); inside a gap between two jobs it is left out of the gap's idle time,
+ * and the gap is judged whole by the job that ends it.
  */
 void idle_gaps_busy(struct idle_gaps *g, uint32_t device, uint64_t start, uint64_t end);
 /* A UVM event of pid's unified memory (any kind; CPU faults and migrations fill gaps). */

@@ -9,6 +9,7 @@ static const char *const kind_names[] = {
 	[JOB_GRAPH] = "graph",
 	[JOB_MEMCPY] = "memcpy",
 	[JOB_MEMSET] = "memset",
+	[JOB_DRM] = "drm",
 };
 
 static const char *const tag_names[] = {
@@ -49,7 +50,7 @@ const char *job_missing_label(uint32_t bit)
 
 static const char *const flag_names[JOB_FLAG_NAMES] = {
 	"sync-call", "clamped", "matched-by-order", "block-probe", "forced", "failed", "tail-unchecked",
-	"matched-by-time", "return-unsampled", "own",
+	"matched-by-time", "return-unsampled", "own", "start-by-ring-order",
 };
 
 const char *job_kind_name(uint32_t kind)

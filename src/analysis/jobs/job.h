@@ -1,4 +1,4 @@
-/* One GPU job (DESIGN §1): its events, the durations derived from them, its tags. */
+/* One GPU job (docs/jobs.md, "The job model"): its events, the durations derived from them, its tags. */
 #ifndef GRT_JOB_H
 #define GRT_JOB_H
 
@@ -9,6 +9,7 @@ enum job_kind {
 	JOB_GRAPH = 2,		/* a graph launch whose nodes were not seen on the device */
 	JOB_MEMCPY = 3,
 	JOB_MEMSET = 4,
+	JOB_DRM = 5,		/* a job on a DRM driver's ring (the drm source) */
 };
 
 enum job_tag {
@@ -50,6 +51,8 @@ enum job_flags {
 	JOB_F_RETURN_UNSAMPLED = 256,
 	/* grtrace's own work in the target (calibration, probe collection); shown only when asked */
 	JOB_F_OWN = 512,
+	/* DRM: START is when the ring's previous job ended (or SUBMIT, if later); no event says */
+	JOB_F_RING_ORDER = 1024,
 };
 
 /* Bits of job.known: which derived durations could be computed. */
@@ -112,7 +115,7 @@ static inline int job_incomplete(const struct job *j)
 }
 
 #define JOB_MISSING_NAMES 5	/* bits of enum job_missing with a name */
-#define JOB_FLAG_NAMES 10	/* bits of enum job_flags with a name */
+#define JOB_FLAG_NAMES 11	/* bits of enum job_flags with a name */
 
 /*
  * The steps of a job's life that can be missing, in order, as bit numbers of

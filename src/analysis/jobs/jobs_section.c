@@ -201,7 +201,9 @@ static void print_device_timing_text(struct jobs_state *st, FILE *out)
 	uint32_t shown = 0, more = 0;
 
 	if (!(st->sources_mask & (1u << GRT_SRC_GPU))) {
-		fprintf(out, "device timing: not recorded (add -s gpu): no START/END, no idle gaps\n");
+		/* DRM jobs have theirs from the drivers' rings */
+		if (!job_pipeline_drm_jobs(st->pipeline))
+			fprintf(out, "device timing: not recorded (add -s gpu): no START/END, no idle gaps\n");
 		return;
 	}
 	if (job_builder_gpu_not_running(b)) {
@@ -209,7 +211,7 @@ static void print_device_timing_text(struct jobs_state *st, FILE *out)
 			job_builder_gpu_not_running(b));
 		return;
 	}
-	if (!bs->device_records) {
+	if (!bs->device_records && !bs->own_device_records) {
 		if (st->summary.jobs)
 			fprintf(out, "device timing: none, the gpu source wrote no device record\n");
 		return;
@@ -398,7 +400,8 @@ static void notes_json(struct jobs_state *st, struct json_writer *w)
 
 	jw_begin_object(w);
 	jw_key(w, "device_timing");
-	jw_bool(w, (st->sources_mask & (1u << GRT_SRC_GPU)) && job_builder_expects_device(b));
+	jw_bool(w, ((st->sources_mask & (1u << GRT_SRC_GPU)) && job_builder_expects_device(b)) ||
+		       job_pipeline_drm_jobs(st->pipeline));
 	jw_key(w, "gpu_not_running");
 	if (job_builder_gpu_not_running(b))
 		jw_string(w, job_builder_gpu_not_running(b));
@@ -421,6 +424,7 @@ static void notes_json(struct jobs_state *st, struct json_writer *w)
 		}
 	jw_end_object(w);
 	jw_field_u64(w, "device_records", bs->device_records);
+	jw_field_u64(w, "own_device_records", bs->own_device_records);
 	jw_field_u64(w, "device_by_identity", bs->device_by_identity);
 	jw_field_u64(w, "device_near", bs->device_near);
 	jw_field_u64(w, "device_by_order", bs->device_by_order);
@@ -459,16 +463,6 @@ static void jobs_print_json(void *state, struct json_writer *w)
 	jw_end_object(w);
 }
 
-static void jobs_print_csv(void *state, FILE *out)
-{
-	struct jobs_state *st = state;
-
-	finish(st);
-	job_rows_print_csv(&st->rows, out);
-	fputc('\n', out);
-	job_summary_print_csv(&st->summary, out);
-}
-
 static const char *jobs_incomplete(void *state)
 {
 	struct jobs_state *st = state;
@@ -489,7 +483,6 @@ GRT_REPORT_SECTION(jobs_section) = {
 	.on_record = jobs_on_record,
 	.print_text = jobs_print_text,
 	.print_json = jobs_print_json,
-	.print_csv = jobs_print_csv,
 	.incomplete = jobs_incomplete,
 	.destroy = jobs_destroy,
 };

@@ -40,6 +40,18 @@ static uint64_t distance(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
+/*
+ * Counts how a device record was matched, in the application's notes or,
+ * for grtrace's own records (calibration and collection calls carry no call
+ * bracket), only in own_device_records: they are no application record that
+ * failed to match by identity.
+ */
+static void count_match(struct job_builder *b, const struct graph_node *dev, uint64_t *stat)
+{
+	if (!dev->own)
+		(*stat)++;
+}
+
 static void attach(struct job_builder *b, struct bjob *j, const struct graph_node *dev,
 		   bool by_order)
 {
@@ -82,7 +94,7 @@ static void attach(struct job_builder *b, struct bjob *j, const struct graph_nod
 		j->job.device = dev->device;
 	if (by_order) {
 		j->job.flags |= JOB_F_BY_ORDER;
-		b->stats.device_by_order++;
+		count_match(b, dev, &b->stats.device_by_order);
 	}
 	j->has_device = true;
 	if (j->job.kind != JOB_GRAPH)
@@ -229,7 +241,7 @@ static void matched_by_time(struct job_builder *b, struct bjob *j, const struct 
 {
 	if (d) {
 		j->job.flags |= JOB_F_NEAR;
-		b->stats.device_near++;
+		count_match(b, dev, &b->stats.device_near);
 	}
 	if (!j->dev_enter)
 		timed_remember(b, j->stream, j, api_enter);
@@ -354,7 +366,7 @@ void jb_claim_orphans(struct job_builder *b, struct bjob *j)
 		if (o->pid != j->job.pid || j->job.api_enter < o->call.enter ||
 		    j->job.api_enter > o->call.ret || !kind_fits(j, o->graph_id ? JOB_GRAPH : o->kind))
 			continue;
-		b->stats.device_by_identity++;
+		count_match(b, &o->dev, &b->stats.device_by_identity);
 		attach(b, j, &o->dev, false);
 		orphan_drop(b, o, true);
 	}
@@ -371,13 +383,23 @@ void jb_expire_orphans(struct job_builder *b, bool all)
 
 /* ---- one device record ---- */
 
-static void note_device(struct job_builder *b, uint32_t pid, uint32_t device)
+static void note_device(struct job_builder *b, uint32_t pid, uint32_t device,
+			const struct call_bracket *call)
 {
 	struct jproc *p = jb_proc_get(b, pid);
+	struct jthread *t = bracket_known(call) ? jb_thread_get(b, call->tid, pid) : NULL;
 
+	if (t) {
+		t->device_records++;
+		if (call->enter > t->device_seen) {
+			t->device_seen = call->enter;
+			jb_device_progress(b, t);
+		}
+	}
 	if (!p)
 		return;
 	p->device_records++;
+	p->device_brackets |= t != NULL;
 	if (device == JOB_NO_DEVICE)
 		return;
 	if (p->device == JOB_NO_DEVICE)
@@ -397,7 +419,7 @@ static bool match_by_identity(struct job_builder *b, const struct grt_record *re
 		return false;
 	j = identity_find(t, &o->call, kind);
 	if (j) {
-		b->stats.device_by_identity++;
+		count_match(b, &o->dev, &b->stats.device_by_identity);
 		attach(b, j, &o->dev, false);
 		return true;
 	}
@@ -406,7 +428,7 @@ static bool match_by_identity(struct job_builder *b, const struct grt_record *re
 		b->stats.device_duplicates++; /* the twin of a call timed already */
 		return true;
 	case DONE_UNTIMED:
-		b->stats.device_late++;
+		count_match(b, &o->dev, &b->stats.device_late);
 		jb_busy(b, o->pid, o->dev.device, o->dev.start, o->dev.end);
 		return true;
 	case DONE_NONE:
@@ -470,10 +492,13 @@ static bool own_kernel(const struct graph_node *dev)
 static void on_device(struct job_builder *b, const struct grt_record *rec, struct orphan *o,
 		      uint32_t flags)
 {
-	b->stats.device_records++;
 	o->pid = rec->hdr.pid;
 	o->dev.own = (flags & GRT_GPU_F_OWN) || own_kernel(&o->dev);
-	note_device(b, o->pid, o->dev.device);
+	if (o->dev.own)
+		b->stats.own_device_records++;
+	else
+		b->stats.device_records++;
+	note_device(b, o->pid, o->dev.device, &o->call);
 	if (bracket_known(&o->call) && match_by_identity(b, rec, o))
 		return;
 	o->call.ret = 0;

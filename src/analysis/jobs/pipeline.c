@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include "analysis/jobs/drm_jobs.h"
 #include "analysis/jobs/pipeline.h"
 #include "trace/records_gpu.h"
 
@@ -12,6 +13,7 @@ struct job_pipeline {
 	bool have_exec;
 	uint64_t exec_failures;	/* execution times the prepass could not keep */
 	struct job_builder *builder;
+	struct drm_jobs *drm;	/* jobs of the DRM drivers' rings (drm records) */
 	struct job_builder_ops ops;
 	void *ctx;
 };
@@ -35,9 +37,10 @@ static void pass_host_wait(void *ctx, uint32_t pid, uint32_t tid, uint64_t start
 static void pass_advance(void *ctx, uint64_t frontier)
 {
 	struct job_pipeline *p = ctx;
+	uint64_t drm = drm_jobs_frontier(p->drm);
 
 	if (p->ops.advance)
-		p->ops.advance(p->ctx, frontier);
+		p->ops.advance(p->ctx, drm < frontier ? drm : frontier);
 }
 
 static void pass_busy(void *ctx, uint32_t device, uint64_t start, uint64_t end)
@@ -81,8 +84,9 @@ struct job_pipeline *job_pipeline_new(const struct grt_file_header *hdr,
 	p->ctx = ctx;
 	kernel_exec_table_init(&p->exec);
 	p->builder = job_builder_new(hdr, t, &forward, p);
-	if (!p->builder) {
-		free(p);
+	p->drm = drm_jobs_new(tag_job, p);
+	if (!p->builder || !p->drm) {
+		job_pipeline_free(p);
 		return NULL;
 	}
 	return p;
@@ -93,6 +97,7 @@ void job_pipeline_free(struct job_pipeline *p)
 	if (!p)
 		return;
 	job_builder_free(p->builder);
+	drm_jobs_free(p->drm);
 	kernel_exec_table_destroy(&p->exec);
 	free(p);
 }
@@ -147,10 +152,12 @@ void job_pipeline_record(struct job_pipeline *p, const struct grt_record *rec,
 			 const struct grt_strings *strings)
 {
 	job_builder_record(p->builder, rec, strings);
+	drm_jobs_record(p->drm, rec, strings);
 }
 
 void job_pipeline_finish(struct job_pipeline *p)
 {
+	drm_jobs_finish(p->drm);
 	job_builder_finish(p->builder);
 }
 
@@ -167,4 +174,9 @@ bool job_pipeline_complete(const struct job_pipeline *p)
 bool job_pipeline_has_prepass(const struct job_pipeline *p)
 {
 	return p->have_exec;
+}
+
+uint64_t job_pipeline_drm_jobs(const struct job_pipeline *p)
+{
+	return drm_jobs_count(p->drm);
 }

@@ -36,5 +36,7 @@ const struct job_builder *job_pipeline_builder(const struct job_pipeline *p);
 bool job_pipeline_has_prepass(const struct job_pipeline *p);
 /* Whether memory sufficed for every job and every execution time of the prepass. */
 bool job_pipeline_complete(const struct job_pipeline *p);
+/* DRM jobs handed out so far: their device timing comes from the drivers' rings. */
+uint64_t job_pipeline_drm_jobs(const struct job_pipeline *p);
 
 #endif

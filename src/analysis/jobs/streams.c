@@ -162,11 +162,7 @@ void jb_kernel_identity(struct job_builder *b, uint32_t name_str, uint64_t funct
 		return;
 	}
 	*key = HANDLE_KEY | (function & (HANDLE_KEY - 1));
-	if (function)
-		snprintf(buf, sizeof(buf), "function 0x%llx", (unsigned long long)function);
-	else
-		snprintf(buf, sizeof(buf), "[unknown kernel]");
-	*name = jb_name_of(b, *key, buf);
+	*name = jb_name_of(b, *key, grt_unknown_kernel_name(function, buf, sizeof(buf)));
 }
 
 void jb_copy_identity(struct job_builder *b, uint32_t kind, uint32_t copy_kind,

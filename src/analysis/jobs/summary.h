@@ -94,6 +94,5 @@ const char *job_format_ns(uint64_t ns, char *buf, size_t len);
 
 void job_summary_print_text(struct job_summary *s, FILE *out, unsigned rows);
 void job_summary_print_json(struct job_summary *s, struct json_writer *w);
-void job_summary_print_csv(struct job_summary *s, FILE *out);
 
 #endif

@@ -1,4 +1,4 @@
-/* The tags of DESIGN §1: each a strict comparison of one part of a job against its threshold. */
+/* The tags of docs/jobs.md: each a strict comparison of one part of a job against its threshold. */
 #include <errno.h>
 #include <stdlib.h>
 #include "analysis/jobs/tags.h"

@@ -1,4 +1,4 @@
-/* Tagging a finished job with the blocking causes of DESIGN §1, against configurable thresholds. */
+/* Tagging a finished job with the blocking causes of docs/jobs.md, against configurable thresholds. */
 #ifndef GRT_JOB_TAGS_H
 #define GRT_JOB_TAGS_H
 

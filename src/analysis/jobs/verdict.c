@@ -169,6 +169,21 @@ static void tag_verdict(struct verdict *v, struct job_summary *s, const struct j
 			best = tag;
 	if (v->idle_share >= 0)
 		n = (size_t)snprintf(v->text, sizeof(v->text), "%.0f%% of GPU time idle; ", v->idle_share);
+	/*
+	 * Without device timing, queueing, execution tails and idle gaps are
+	 * invisible: "nothing stands out" would be a claim the trace cannot back.
+	 */
+	if (best < 0 && v->idle_share < 0) {
+		v->cause = "no-device-timing";
+		snprintf(v->text, sizeof(v->text),
+			 "cannot judge without device timing: none of the %" PRIu64 " jobs has its GPU "
+			 "start and end (record with -s gpu), and no host-side cause stands out",
+			 s->jobs);
+		return;
+	}
+	if (v->idle_share < 0)
+		n = (size_t)snprintf(v->text, sizeof(v->text),
+				     "no device timing, so only host-side causes are weighed; ");
 	if (best < 0) {
 		v->cause = "none";
 		snprintf(v->text + n, sizeof(v->text) - n, "no blocking cause stands out in %" PRIu64 " jobs",

@@ -19,7 +19,8 @@
  */
 struct verdict {
 	const char *cause;	/* "host-bound", "sync-bound", "uvm-bound", "launch-latency", a tag
-				   name, "none", "no-jobs" */
+				   name, "none", "no-jobs", "no-device-timing" (no cause without
+				   device timing: nothing can be judged) */
 	char text[640];
 	double idle_share;	/* of the devices' span; -1 without device timing */
 	double cause_share;	/* of idle time (idle causes) or of the jobs' span (tags' wall time) */

@@ -76,8 +76,9 @@ for line in open(sys.argv[1]):
         print(r["pid"]); break' "$1"
 }
 
-# wait_probes PID: until process PID holds uprobe_multi links and their number has
-# stopped growing for 0.5 s (they are created class by class); 20 s at most.
+# wait_probes PID: until process PID holds uprobe links (uprobe_multi, or one perf_event link
+# per probe on kernels before 6.6) and their number has stopped growing for 0.5 s (they are
+# created class by class); 60 s at most.
 wait_probes() {
-	wait_bpf_links "$1" "^link_type:.*uprobe_multi" 0 200
+	wait_bpf_links "$1" "^link_type:.*\(uprobe_multi\|perf_event\)" 0 600
 }

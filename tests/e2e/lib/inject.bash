@@ -30,7 +30,7 @@ record() {
 	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
 	shift
 	env ${envs[@]+"${envs[@]}"} FAKE_CUDA_REPORT="$T/$name.fake" \
-		timeout 120 "$G" record -s "$sources" -o "$T/$name.grt" -- "$@" >"$T/$name.out" 2>"$T/$name.err"
+		timeout 120 "$G" record -f -s "$sources" -o "$T/$name.grt" -- "$@" >"$T/$name.out" 2>"$T/$name.err"
 }
 
 # fake NAME KEY: a count the fake driver wrote at exit (summed over the processes that loaded it)
