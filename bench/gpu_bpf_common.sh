@@ -31,8 +31,10 @@ nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
 record() {
 	local name=$1
 	shift
-	timeout 120 "$G" record -s gpu -o "$OUT/traces/$name.grt" $OBJS -- "$@" \
-		>"$OUT/traces/$name.out" 2>"$OUT/traces/$name.err" || fail "$name: record exit $? ($(tail -1 "$OUT/traces/$name.err"))"
+	# -f: a rerun into the same OUTDIR overwrites its traces (record keeps an existing file otherwise)
+	timeout 120 "$G" record -f -s gpu -o "$OUT/traces/$name.grt" $OBJS -- "$@" \
+		>"$OUT/traces/$name.out" 2>"$OUT/traces/$name.err" ||
+		fail "$name: record exit $? ($(grep -v 'grtrace: next:' "$OUT/traces/$name.err" | tail -1))"
 }
 same_output() {
 	if diff -q "$OUT/traces/$1.out" "$OUT/traces/$2.out" >/dev/null; then ok "$1: output bit-identical"; else fail "$1: output differs: $(head -c 200 "$OUT/traces/$1.out")"; fi
