@@ -291,6 +291,41 @@ static void test_source_hands_over_and_decodes(void)
 	unlink(lib);
 }
 
+/*
+ * --bpf given more often than a session takes objects, and an object the loader refuses: the
+ * gpu source's attach fails with one line and nothing is described.
+ */
+static void test_source_refuses_objects(void)
+{
+	struct count_sink c = {.sink = {count_append, count_intern, count_drop}};
+	struct grt_source_option_value options[GPUBPF_MAX_OBJECTS + 1];
+	struct grt_session_config cfg = {.target_pid = 1, .launched = true, .options = options};
+	char lib[64] = "/tmp/grt-inject-lib-XXXXXX", path[700];
+	struct grt_session *s;
+	void *ctx = NULL;
+
+	snprintf(path, sizeof(path), "%s", gpubpf_test_object("samples", "mem_counts"));
+	for (unsigned i = 0; i <= GPUBPF_MAX_OBJECTS; i++)
+		options[i] = (struct grt_source_option_value){"bpf", path};
+	close(mkstemp(lib));
+	setenv("GRTRACE_INJECT_LIB", lib, 1);
+	cfg.noptions = GPUBPF_MAX_OBJECTS + 1;
+	s = grt_session_new(&cfg, &c.sink);
+	CHECK(grt_source_find("gpu")->attach(s, &ctx) == -E2BIG);
+	CHECK_STR(grt_session_error(s),
+		  "more than 8 --bpf objects; combine programs into fewer objects");
+	grt_session_free(s);
+	/* one object that is no file: the loader's line */
+	options[0].value = "/nonexistent/prog.bpf.o";
+	cfg.noptions = 1;
+	s = grt_session_new(&cfg, &c.sink);
+	CHECK(grt_source_find("gpu")->attach(s, &ctx) == -EINVAL);
+	CHECK_STR(grt_session_error(s), "/nonexistent/prog.bpf.o: No such file or directory");
+	grt_session_free(s);
+	CHECK_EQ_U64(c.by_type[GRT_REC_BPF_OBJECT & 0xff], 0);
+	unlink(lib);
+}
+
 int main(int argc, char **argv)
 {
 	gpubpf_test_init(argv[0]);
@@ -300,5 +335,6 @@ int main(int argc, char **argv)
 	RUN_TEST(test_ring_committed);
 	RUN_TEST(test_shm_config);
 	RUN_TEST(test_source_hands_over_and_decodes);
+	RUN_TEST(test_source_refuses_objects);
 	return TEST_EXIT_STATUS();
 }
