@@ -32,11 +32,14 @@ BPF_HDRS := $(foreach d,$(BPF_DIRS),$(wildcard $(d)/*.h))
 SKELS := $(patsubst %.bpf.c,$(BUILD)/gen/%.skel.h,$(notdir $(BPF_SRCS)))
 vpath %.bpf.c $(BPF_DIRS)
 LIB_SRCS := $(filter-out %.bpf.c src/cli/main.c,$(wildcard src/common/*.c src/trace/*.c src/sources/*.c src/serve/*.c src/analysis/*.c src/analysis/jobs/*.c src/export/*.c src/cli/*.c))
+LIB_SRCS += $(wildcard src/gpubpf/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 MAIN_OBJ := $(BUILD)/obj/src/cli/main.o
-# the injected library links its own files, the kernel-name filter it shares with record, and
-# the cuda source's api tables (it records CUDA calls in-process)
-INJECT_SRCS := $(wildcard src/inject/*.c) src/common/kernel_regex.c src/sources/cuda_api.c
+# the injected library links its own files, the kernel-name filter it shares with record, the
+# cuda source's api tables (it records CUDA calls in-process) and the pure-text parts of
+# src/gpubpf (it pastes the GPU eBPF programs the recorder translated)
+INJECT_SRCS := $(wildcard src/inject/*.c) src/common/kernel_regex.c src/sources/cuda_api.c \
+	$(addprefix src/gpubpf/,bpf_attach.c bpf_ptx_forms.c bpf_device.c bpf_session.c)
 INJECT_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(INJECT_SRCS))
 
 TEST_SRCS := $(wildcard tests/test_*.c)

@@ -563,6 +563,14 @@ static int check_source_options(const struct record_options *o)
 	return 0;
 }
 
+static bool source_option_given(const struct record_options *o, const char *name)
+{
+	for (unsigned i = 0; i < o->nsource_options; i++)
+		if (!strcmp(o->source_options[i].name, name))
+			return true;
+	return false;
+}
+
 /* The checks that need nothing started: exit 2 for bad usage before any side effect. */
 static int check_request(struct recording *rec)
 {
@@ -570,6 +578,12 @@ static int check_request(struct recording *rec)
 		return GRT_EXIT_USAGE;
 	if (check_source_options(&rec->opts))
 		return GRT_EXIT_USAGE;
+	/* without the gpu source the programs would silently never run */
+	if (source_option_given(&rec->opts, "bpf") && !(rec->sources_mask & 1u << GRT_SRC_GPU)) {
+		grt_error("record: --bpf runs programs through the gpu source: add gpu to -s (e.g. "
+			  "-s cuda,gpu)");
+		return GRT_EXIT_USAGE;
+	}
 	if (!rec->opts.force && !access(rec->opts.output, F_OK)) {
 		grt_error("record: %s exists; give -f to overwrite it, or -o another file",
 			  rec->opts.output);

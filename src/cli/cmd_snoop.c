@@ -14,6 +14,7 @@
 #include "cli/live_sink.h"
 #include "cli/snoop.h"
 #include "cli/target.h"
+#include "gpubpf/gpubpf.h"
 #include "common/log.h"
 #include "common/num_parse.h"
 #include "export/event_printer.h"
@@ -55,6 +56,7 @@ static void snoop_usage(FILE *out)
 	fprintf(out,
 		"usage: grtrace snoop SOURCE [-p PID | -- CMD ARGS] [-d S] [--libcuda PATH]\n"
 		"                     [--format text|json|csv] [-o FILE]\n"
+		"       grtrace snoop gpu --bpf PROG.bpf.o [--bpf ...] [--format json] -- CMD ARGS\n"
 		"  SOURCE        one of:\n");
 	for (const struct snoop_view *const *v = __start_grt_snoop_views;
 	     v < __stop_grt_snoop_views; v++)
@@ -72,7 +74,10 @@ static void snoop_usage(FILE *out)
 	    "                style CSV, time_ms relative to the first event); --json and\n"
 	    "                --csv are the same as --format json and --format csv\n"
 	    "  -o FILE       write to FILE instead of standard output (- is standard output)\n"
-	    "  --launch-stacks  cuda: user stacks of launches too (allocations always have them)\n");
+	    "  --launch-stacks  cuda: user stacks of launches too (allocations always have them)\n"
+	    "  --bpf PROG.bpf.o gpu: run the object's eBPF programs inside the command's CUDA\n"
+	    "                kernels (docs/gpu-bpf.md); up to %d, each with its own --bpf\n",
+	    GPUBPF_MAX_OBJECTS);
 }
 
 void snoop_line_start(FILE *out, const struct grt_record *rec, uint64_t t0_ns)
@@ -116,6 +121,8 @@ struct snoop_args {
 	bool json;
 	bool csv;
 	bool launch_stacks;
+	const char *bpf[GPUBPF_MAX_OBJECTS]; /* --bpf objects, for snoop gpu */
+	unsigned nbpf;
 	const char *output;	/* -o FILE, NULL for stdout */
 	char **command;		/* after --: launched and snooped */
 };
@@ -128,7 +135,8 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 	    {"libcuda", required_argument, NULL, 'l'}, {"json", no_argument, NULL, 'j'},
 	    {"csv", no_argument, NULL, 'c'},	       {"launch-stacks", no_argument, NULL, 'L'},
 	    {"help", no_argument, NULL, 'h'},	       {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'}, {0},
+	    {"output", required_argument, NULL, 'o'}, {"bpf", required_argument, NULL, 'B'},
+	    {0},
 	};
 	int dashdash;
 	uint64_t pid;
@@ -190,6 +198,14 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 		case 'L':
 			a->launch_stacks = true;
 			break;
+		case 'B':
+			if (a->nbpf == GPUBPF_MAX_OBJECTS) {
+				grt_error("snoop: more than %d --bpf objects; combine programs into "
+					  "fewer objects", GPUBPF_MAX_OBJECTS);
+				return GRT_EXIT_USAGE;
+			}
+			a->bpf[a->nbpf++] = optarg;
+			break;
 		case 'h':
 			snoop_usage(stdout);
 			return -1;
@@ -206,6 +222,16 @@ static int parse_args(int argc, char **argv, struct snoop_args *a)
 	a->view = find_view(argv[optind]);
 	if (!a->view) {
 		grt_error("snoop: unknown source '%s'; see grtrace snoop --help", argv[optind]);
+		return GRT_EXIT_USAGE;
+	}
+	if (a->view->launches && (!a->command || a->pid)) {
+		grt_error("snoop %s: give the command to run after --, without -p (e.g. grtrace "
+			  "snoop %s --bpf PROG.bpf.o -- ./app)",
+			  a->view->name, a->view->name);
+		return GRT_EXIT_USAGE;
+	}
+	if (!a->view->launches && a->nbpf) {
+		grt_error("snoop %s: --bpf is for snoop gpu", a->view->name);
 		return GRT_EXIT_USAGE;
 	}
 	if (a->csv && a->json) {
@@ -267,16 +293,20 @@ static int launch_command(const struct snoop_args *a, struct target *t, char *li
 
 static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, struct snoop *sn)
 {
-	static const struct grt_source_option_value stacks = { .name = "launch-stacks", .value = "" };
+	/* the sources' options snoop takes: --launch-stacks and every --bpf */
+	struct grt_source_option_value options[1 + GPUBPF_MAX_OBJECTS];
 	struct target t = { .barrier_fd = -1, .exec_fd = -1 };
 	char libcuda[PATH_MAX] = "", err[512];
 	struct grt_session_config cfg = {
-	    .target_pid = a->pid, .libcuda_path = a->libcuda, .options = &stacks,
-	    .noptions = a->launch_stacks ? 1 : 0};
+	    .target_pid = a->pid, .libcuda_path = a->libcuda, .options = options};
 	struct grt_session *s;
 	uint64_t deadline;
 	int rc = GRT_EXIT_OK;
 
+	if (a->launch_stacks)
+		options[cfg.noptions++] = (struct grt_source_option_value){"launch-stacks", ""};
+	for (unsigned i = 0; i < a->nbpf; i++)
+		options[cfg.noptions++] = (struct grt_source_option_value){"bpf", a->bpf[i]};
 	if (a->command) {
 		rc = launch_command(a, &t, libcuda, sizeof(libcuda));
 		if (rc)

@@ -8,6 +8,7 @@ int cmd_parse(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_snoop(int argc, char **argv);
+int cmd_bpf(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_info(int argc, char **argv);

@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{ "export", cmd_export, "write a trace as a Perfetto timeline (protobuf, or trace-event JSON)" },
 	{ "report", cmd_report, "summarise a trace: kernels, API time, copies, leaks, drops" },
 	{ "snoop", cmd_snoop, "print one source's events live" },
+	{ "bpf", cmd_bpf, "verify and translate GPU eBPF programs (bpf check prog.bpf.o)" },
 	{ "serve", cmd_serve, "node agent: CUDA metrics of every process for Prometheus" },
 	{ "top", cmd_top, "live view of the GPU processes: launches, API time, memory, copies" },
 	{ "info", cmd_info, "what this machine can record: BPF, each source (or why not), libcuda" },

@@ -30,6 +30,8 @@ struct snoop_view {
 			    const struct grt_strings *strings, uint64_t t0_ns);
 	void (*close)(void *state);
 	bool has_csv;		/* accepts --csv */
+	/* needs a command to launch (-- CMD ARGS, never -p), and takes --bpf */
+	bool launches;
 };
 
 /*

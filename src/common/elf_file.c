@@ -1,7 +1,8 @@
-/* Opening ELF files and walking their function symbols: for uprobe offsets and for symbolizing. */
+/* Opening ELF files and walking their sections and functions: uprobes, symbols, BPF objects. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "common/elf_file.h"
@@ -59,6 +60,20 @@ int elf_handle_open(const char *path, struct elf_handle *h)
 	return 0;
 }
 
+int elf_handle_open_memory(void *image, size_t len, struct elf_handle *h)
+{
+	h->fd = -1;
+	h->elf = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOSYS;
+	h->elf = elf_memory(image, len);
+	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF || !tables_inside_file(h->elf, len)) {
+		elf_handle_close(h);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
 void elf_handle_close(struct elf_handle *h)
 {
 	if (h->elf)
@@ -67,6 +82,31 @@ void elf_handle_close(struct elf_handle *h)
 		close(h->fd);
 	h->elf = NULL;
 	h->fd = -1;
+}
+
+const char *elf_section_name(Elf *elf, const GElf_Shdr *sh)
+{
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	return elf_strptr(elf, shstrndx, sh->sh_name);
+}
+
+Elf_Scn *elf_section_by_name(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, sh))
+			continue;
+		n = elf_section_name(elf, sh);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
 }
 
 static bool is_function(const GElf_Sym *sym)

@@ -1,4 +1,4 @@
-/* Opening ELF files and walking their function symbols: for uprobe offsets and for symbolizing. */
+/* Opening ELF files and walking their sections and functions: uprobes, symbols, BPF objects. */
 #ifndef GRT_ELF_FILE_H
 #define GRT_ELF_FILE_H
 
@@ -16,7 +16,14 @@ struct elf_handle {
  * regular file, not ELF, or cut short). Reads with pread, never a mapping.
  */
 int elf_handle_open(const char *path, struct elf_handle *h);
+/* Same over an image in memory (fd -1); image must outlive the handle. */
+int elf_handle_open_memory(void *image, size_t len, struct elf_handle *h);
 void elf_handle_close(struct elf_handle *h);
+
+/* The section named name, or NULL; *sh is filled when found. */
+Elf_Scn *elf_section_by_name(Elf *elf, const char *name, GElf_Shdr *sh);
+/* The name of a section, or NULL. */
+const char *elf_section_name(Elf *elf, const GElf_Shdr *sh);
 
 /* Called for each named, defined function symbol; a negative return stops the walk. */
 typedef int (*elf_function_fn)(void *arg, Elf *elf, const GElf_Sym *sym, const char *name);

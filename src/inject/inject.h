@@ -32,6 +32,7 @@
 	X(cuMemFreeHost, (void *p))                                                                \
 	X(cuMemHostGetDevicePointer_v2, (CUdeviceptr * dptr, void *p, unsigned int flags))         \
 	X(cuMemcpyDtoHAsync_v2, (void *dst, CUdeviceptr src, size_t bytes, CUstream s))            \
+	X(cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t bytes, CUstream s))      \
 	X(cuMemcpy2DAsync_v2, (const CUDA_MEMCPY2D *copy, CUstream s))                             \
 	X(cuMemsetD8Async, (CUdeviceptr dst, unsigned char v, size_t n, CUstream s))               \
 	X(cuMemsetD2D32Async,                                                                      \
@@ -104,6 +105,8 @@ struct inject_stats {
 	atomic_ullong drain_driver_calls; /* copies and memsets the collection issued */
 };
 
+struct gpubpf_session;
+
 struct inject_state {
 	struct inject_config cfg;
 	struct inject_driver drv;
@@ -126,6 +129,7 @@ struct inject_state {
 	struct cupti_handover handover;
 	struct calib_state *calib;
 	struct instr_state *instr;
+	struct gpubpf_session *bpf; /* the recorder's GPU eBPF programs, NULL when none */
 	struct inject_stats stats;
 	pthread_mutex_t init_lock;
 };

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "inject/calib.h"
 #include "inject/call_bracket.h"
+#include "inject/bpf_probes.h"
 #include "inject/call_record.h"
 #include "inject/channel.h"
 #include "inject/cupti.h"
@@ -253,13 +254,22 @@ void inject_start(void)
 			       "block probes do not cover");
 	else if (!err)
 		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on");
+	err = bpf_probes_load(&inject_process_state, why, sizeof(why));
+	if (err)
+		channel_status(&inject_process_state.chan, INJ_PART_BPF, err,
+			       "GPU eBPF programs not run: %s", why);
 	if (!inject_process_state.cfg.probe_mode)
 		channel_status(&inject_process_state.chan, INJ_PART_PROBES, -ECANCELED,
 			       "block probes off (GRTRACE_GPU_PROBES=off)");
-	else if ((err = instr_start(&inject_process_state, why, sizeof(why)))) {
-		channel_status(&inject_process_state.chan, INJ_PART_PROBES, err, "block probes unavailable: %s",
+	if ((inject_process_state.cfg.probe_mode || inject_process_state.bpf) &&
+	    (err = instr_start(&inject_process_state, why, sizeof(why)))) {
+		channel_status(&inject_process_state.chan,
+			       inject_process_state.cfg.probe_mode ? INJ_PART_PROBES : INJ_PART_BPF,
+			       err, "%s unavailable: %s",
+			       inject_process_state.cfg.probe_mode ? "block probes" : "GPU eBPF programs",
 			       why);
-		cupti_need_kernels(&inject_process_state, NULL, "block probes unavailable");
+		if (inject_process_state.cfg.probe_mode)
+			cupti_need_kernels(&inject_process_state, NULL, "block probes unavailable");
 	}
 	atexit(inject_finish);
 	inject_leave_tool();

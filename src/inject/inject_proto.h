@@ -46,6 +46,7 @@ enum inject_msg_type {
 	INJ_MSG_INSTRUMENT, /* inj_instrument: a kernel was (not) instrumented, and why */
 	INJ_MSG_CALIB,	    /* inj_calib: one clock calibration */
 	INJ_MSG_DROPS,	    /* inj_drops: events lost inside the process (CUPTI, probe buffers) */
+	INJ_MSG_BPF_DATA,   /* inj_bpf_data: a GPU eBPF map image (in chunks) or ring records */
 };
 
 /* Every message starts with who sent it and when (CLOCK_MONOTONIC). */
@@ -72,6 +73,7 @@ enum inj_status_part {
 	INJ_PART_INTERPOSE = 5, /* driver interposition */
 	/* CUPTI left to the application's own client (or another tool): the user must know */
 	INJ_PART_CUPTI_HANDOVER = 6,
+	INJ_PART_BPF = 7, /* GPU eBPF programs (record --bpf) */
 };
 
 struct inj_status {
@@ -127,6 +129,34 @@ struct inj_drops {
 	uint32_t kind; /* enum inj_drop_kind */
 	uint32_t reserved;
 	uint64_t count;
+};
+
+enum inj_bpf_kind {
+	INJ_BPF_MAP = 1,    /* a chunk of a map's device image */
+	INJ_BPF_RING = 2,   /* whole records of a ring map (grt_bpf_ring_rec + data, gpu_abi.h) */
+	INJ_BPF_PRINTK = 3, /* whole records of the printk ring */
+};
+
+#define INJ_BPF_FINAL 1u /* map: the snapshot taken at exit */
+
+/*
+ * What GPU eBPF programs left in device memory, read back by the library and
+ * decoded by the recorder, which holds the objects (and their BTF). A map
+ * image too large for one message comes in chunks, in order, offset 0 first.
+ */
+struct inj_bpf_data {
+	struct inj_head head;
+	uint32_t kind; /* enum inj_bpf_kind */
+	uint32_t slot; /* the map's slot (rings and maps) */
+	uint32_t snapshot;
+	uint32_t flags;
+	uint64_t offset;  /* map: where the chunk goes in the image */
+	uint64_t total;	  /* map: bytes of the whole image */
+	uint64_t dropped; /* rings: events that did not fit since the last message */
+	uint64_t clock_gpu_ref, clock_mono_ref, clock_mult; /* %globaltimer -> CLOCK_MONOTONIC */
+	uint32_t thread_capacity;
+	uint32_t len; /* bytes of data */
+	uint8_t data[];
 };
 
 /* FNV-1a: stable across processes, so one name gets one id everywhere. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "common/kernel_regex.h"
 #include "inject/block_probes.h"
+#include "inject/bpf_probes.h"
 #include "inject/calib.h"
 #include "inject/collector.h"
 #include "inject/inject.h"
@@ -98,7 +99,9 @@ int instr_start(struct inject_state *st, char *why, size_t why_len)
 	pthread_mutex_init(&is->lock, NULL);
 	pthread_cond_init(&is->wake, NULL);
 	st->drv.cuDriverGetVersion(&is->driver_version);
-	err = block_probes_register(is, why, why_len);
+	err = st->cfg.probe_mode ? block_probes_register(is, why, why_len) : 0;
+	if (!err && st->bpf)
+		err = bpf_probes_register(is, why, why_len);
 	if (err)
 		return err;
 	is->active = true;

@@ -144,7 +144,7 @@ struct instr_state {
 
 /*
  * The shared path and the configured instrumentations (block probes unless
- * GRTRACE_GPU_PROBES=off). 0 or a negative errno with why filled.
+ * GRTRACE_GPU_PROBES=off, then the recorder's GPU eBPF programs if any). 0 or a negative errno with why filled.
  */
 int instr_start(struct inject_state *st, char *why, size_t why_len);
 /* At exit: the collection thread stopped, every context synchronized, the final collection. */

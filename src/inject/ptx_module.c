@@ -69,8 +69,7 @@ static unsigned tok_number(const struct ptx_module *m, size_t i)
 	return parse_uint(ptx_tok_text(m, i), m->toks.v[i].len, &pos);
 }
 
-/* Bytes of a scalar PTX type directive (".u32" → 4), 0 when it is not one. */
-static uint32_t type_size(const struct ptx_module *m, size_t i)
+uint32_t ptx_type_size(const struct ptx_module *m, size_t i)
 {
 	static const struct {
 		const char *name;
@@ -90,7 +89,7 @@ static uint32_t type_size(const struct ptx_module *m, size_t i)
 
 /* Lays out one parameter [a, b) into the argument buffer; false when its size is unknown. */
 static bool param_layout(const struct ptx_module *m, size_t a, size_t b, uint32_t *args_end,
-			 size_t *name)
+			 size_t *name, struct ptx_param *p)
 {
 	uint32_t align = 0, size = 0, count = 1;
 	bool after_ptr = false;
@@ -100,8 +99,8 @@ static bool param_layout(const struct ptx_module *m, size_t a, size_t b, uint32_
 			align = tok_number(m, ++i);
 		else if (ptx_tok_is(&m->toks, i, ".ptr"))
 			after_ptr = true; /* a later .align is the pointee's */
-		else if (!size && type_size(m, i))
-			size = type_size(m, i);
+		else if (!size && ptx_type_size(m, i))
+			size = ptx_type_size(m, i);
 		else if (m->toks.v[i].kind == PTX_TOK_IDENT)
 			*name = i;
 		else if (ptx_tok_is_punct(&m->toks, i, '[')) {
@@ -118,27 +117,73 @@ static bool param_layout(const struct ptx_module *m, size_t a, size_t b, uint32_
 		align = size;
 	if (align > 4096 || (align & (align - 1)))
 		return false;
-	*args_end = ((*args_end + align - 1) & ~(align - 1)) + size * count;
+	p->offset = (*args_end + align - 1) & ~(align - 1);
+	p->size = size;
+	p->scalar = count == 1;
+	*args_end = p->offset + size * count;
 	return *args_end < (1u << 24);
 }
 
-static void scan_params(const struct ptx_module *m, struct ptx_entry *e)
+static int scan_params(const struct ptx_module *m, struct ptx_entry *e)
 {
 	size_t start = e->lparen + 1;
 
 	e->unsized_param = -1;
 	if (e->lparen == PTX_NO_TOK || start == e->rparen)
-		return;
+		return 0;
 	for (size_t i = start; i <= e->rparen; i++) {
+		struct ptx_param p = {.name = PTX_NO_TOK};
+
 		if (i < e->rparen && !ptx_tok_is_punct(&m->toks, i, ','))
 			continue;
 		e->last_param_name = PTX_NO_TOK;
-		if (!param_layout(m, start, i, &e->args_end, &e->last_param_name) &&
+		if (!param_layout(m, start, i, &e->args_end, &e->last_param_name, &p) &&
 		    e->unsized_param < 0)
 			e->unsized_param = (int)e->nr_params;
-		e->nr_params++;
+		p.name = e->last_param_name;
+		if ((e->nr_params & (e->nr_params - 1)) == 0) { /* grow at powers of two */
+			struct ptx_param *v =
+			    realloc(e->params, (e->nr_params ? e->nr_params * 2 : 1) * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			e->params = v;
+		}
+		e->params[e->nr_params++] = p;
 		start = i + 1;
 	}
+	return 0;
+}
+
+const char *ptx_param_refusal(const struct ptx_module *m, const struct ptx_entry *e,
+			      uint32_t param_size, const char *what, char *buf, size_t len)
+{
+	/* Parameter space: 4 KiB, or 32764 bytes from PTX ISA 8.1 (CUDA 12.1) on. */
+	uint32_t space = ptx_version_at_least(m, 8, 1) ? 32764u : 4096u;
+
+	if (e->unsized_param >= 0) {
+		snprintf(buf, len, "parameter %d has a type that cannot be sized",
+			 e->unsized_param);
+		return buf;
+	}
+	if (param_size > space) {
+		snprintf(buf, len, "no room for the %s (%u of %u bytes)", what, param_size, space);
+		return buf;
+	}
+	return NULL;
+}
+
+static int add_stmt(struct ptx_entry *e, size_t tok)
+{
+	if ((e->nr_stmts & (e->nr_stmts - 1)) == 0) {
+		size_t *v = realloc(e->stmts, (e->nr_stmts ? e->nr_stmts * 2 : 1) * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		e->stmts = v;
+	}
+	e->stmts[e->nr_stmts++] = tok;
+	return 0;
 }
 
 static int add_exit(struct ptx_entry *e, size_t op, size_t semicolon)
@@ -180,6 +225,8 @@ static int body_statement(struct ptx_module *m, struct ptx_entry *e, struct body
 
 	if (w->first_stmt == PTX_NO_TOK && !is_declaration(m, i))
 		w->first_stmt = i;
+	if (e && !is_declaration(m, i) && add_stmt(e, i))
+		return -ENOMEM;
 	if (ptx_tok_is_punct(t, op, '@')) /* guard: @%p or @!%p */
 		op += ptx_tok_is_punct(t, op + 1, '!') ? 3 : 2;
 	if (op >= close || t->v[op].kind != PTX_TOK_IDENT)
@@ -294,6 +341,7 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 		*err = scan_body(m, e.body_open, e.body_close, is_entry ? &e : NULL, &w);
 		if (*err) {
 			free(e.exits);
+			free(e.stmts);
 			return PTX_NO_TOK;
 		}
 		j = e.body_close + 1;
@@ -304,12 +352,21 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 	}
 	e.first_stmt = w.first_stmt;
 	e.has_call = w.has_call;
-	scan_params(m, &e);
+	if (scan_params(m, &e)) {
+		free(e.exits);
+		free(e.stmts);
+		free(e.params);
+		*err = -ENOMEM;
+		snprintf(m->error, sizeof(m->error), "out of memory scanning parameters");
+		return PTX_NO_TOK;
+	}
 	if ((m->nr_entries & (m->nr_entries - 1)) == 0) {
 		struct ptx_entry *v =
 		    realloc(m->entries, (m->nr_entries ? m->nr_entries * 2 : 1) * sizeof(*v));
 		if (!v) {
 			free(e.exits);
+			free(e.stmts);
+			free(e.params);
 			*err = -ENOMEM;
 			snprintf(m->error, sizeof(m->error), "out of memory scanning kernels");
 			return PTX_NO_TOK;
@@ -318,6 +375,64 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 	}
 	m->entries[m->nr_entries++] = e;
 	return j;
+}
+
+/* Notes the variable that the .const/.global directive at token i defines. */
+static int scan_variable(struct ptx_module *m, size_t i)
+{
+	const struct ptx_toks *t = &m->toks;
+	size_t name = i + 1;
+
+	while (name < t->n && t->v[name].kind != PTX_TOK_IDENT && !ptx_tok_is_punct(t, name, ';'))
+		name++;
+	if (name >= t->n || t->v[name].kind != PTX_TOK_IDENT)
+		return 0;
+	/* nvcc's printf format strings ($str, $str$1, ...): constant data, safe to duplicate */
+	if (t->v[name].len >= 4 && !memcmp(ptx_tok_text(m, name), "$str", 4))
+		return 0;
+	if ((m->nr_vars & (m->nr_vars + 1)) == 0 || !m->vars) {
+		size_t *v = realloc(m->vars, (m->nr_vars * 2 + 1) * sizeof(*v));
+
+		if (!v) {
+			snprintf(m->error, sizeof(m->error), "out of memory scanning variables");
+			return -ENOMEM;
+		}
+		m->vars = v;
+	}
+	m->vars[m->nr_vars++] = name;
+	return 0;
+}
+
+static bool names_a_var(const struct ptx_module *m, size_t tok)
+{
+	const struct ptx_toks *t = &m->toks;
+
+	if (t->v[tok].kind != PTX_TOK_IDENT)
+		return false;
+	for (size_t v = 0; v < m->nr_vars; v++)
+		if (m->vars[v] != tok && t->v[tok].len == t->v[m->vars[v]].len &&
+		    !memcmp(ptx_tok_text(m, tok), ptx_tok_text(m, m->vars[v]), t->v[tok].len))
+			return true;
+	return false;
+}
+
+const char *ptx_module_var_refusal(const struct ptx_module *m, const struct ptx_entry *e, char *buf,
+				   size_t len)
+{
+	/* a kernel that calls device functions: any use in the module may be on its path */
+	size_t from = e->has_call ? 0 : e->body_open, to = e->has_call ? m->toks.n : e->body_close;
+
+	if (!m->nr_vars || e->body_open == PTX_NO_TOK)
+		return NULL;
+	for (size_t i = from; i < to; i++) {
+		if (!names_a_var(m, i))
+			continue;
+		snprintf(buf, len,
+			 "uses module variable '%.*s', which a rewritten copy would not share",
+			 (int)m->toks.v[i].len, ptx_tok_text(m, i));
+		return buf;
+	}
+	return NULL;
 }
 
 static void scan_version(struct ptx_module *m, size_t i)
@@ -367,6 +482,10 @@ int ptx_module_scan(const char *text, size_t len, struct ptx_module *m)
 			if (err)
 				return err;
 			continue;
+		} else if (ptx_tok_is(t, i, ".const") || ptx_tok_is(t, i, ".global")) {
+			err = scan_variable(m, i);
+			if (err)
+				return err;
 		}
 		i++;
 	}
@@ -381,9 +500,13 @@ int ptx_module_scan(const char *text, size_t len, struct ptx_module *m)
 
 void ptx_module_free(struct ptx_module *m)
 {
-	for (size_t i = 0; i < m->nr_entries; i++)
+	for (size_t i = 0; i < m->nr_entries; i++) {
 		free(m->entries[i].exits);
+		free(m->entries[i].stmts);
+		free(m->entries[i].params);
+	}
 	free(m->entries);
+	free(m->vars);
 	ptx_toks_free(&m->toks);
 	memset(m, 0, sizeof(*m));
 }

@@ -15,6 +15,14 @@ struct ptx_exit_site {
 	size_t semicolon; /* the token ending the instruction */
 };
 
+/* One parameter of an `.entry`. */
+struct ptx_param {
+	size_t name;	 /* its token, PTX_NO_TOK when it has none */
+	uint32_t offset; /* in the argument buffer */
+	uint32_t size;	 /* bytes of one element; 0 when unknown */
+	bool scalar;	 /* a single value (no array), so ld.param can read it whole */
+};
+
 /* One `.entry` (all indices are token indices). */
 struct ptx_entry {
 	size_t name;
@@ -28,6 +36,9 @@ struct ptx_entry {
 	struct ptx_exit_site *exits;
 	size_t nr_exits;
 	bool has_call;
+	struct ptx_param *params; /* nr_params of them */
+	size_t *stmts;		  /* first token (guard included) of every instruction */
+	size_t nr_stmts;
 };
 
 struct ptx_module {
@@ -35,6 +46,13 @@ struct ptx_module {
 	unsigned version_major, version_minor;
 	unsigned address_size; /* 64 unless .address_size says otherwise */
 	bool func_exits;       /* some .func body executes `exit` */
+	/*
+	 * Name tokens of the module's own .const and .global variables (not
+	 * nvcc's printf strings): a rewritten copy of the module gets its own
+	 * instances, which the host's cudaMemcpyToSymbol never reaches.
+	 */
+	size_t *vars;
+	size_t nr_vars;
 	struct ptx_entry *entries;
 	size_t nr_entries;
 	char error[128];
@@ -48,10 +66,48 @@ struct ptx_module {
 int ptx_module_scan(const char *text, size_t len, struct ptx_module *m);
 void ptx_module_free(struct ptx_module *m);
 
+/* The module's .version is at least major.minor. */
+static inline bool ptx_version_at_least(const struct ptx_module *m, unsigned major, unsigned minor)
+{
+	return m->version_major > major || (m->version_major == major && m->version_minor >= minor);
+}
+
+/*
+ * Why kernel e cannot take one more parameter (its `what`, making the
+ * argument buffer param_size bytes), written into buf: a parameter of
+ * unknown size, or the parameter space full (4 KiB, 32764 bytes from PTX ISA
+ * 8.1). NULL when it can.
+ */
+const char *ptx_param_refusal(const struct ptx_module *m, const struct ptx_entry *e,
+			      uint32_t param_size, const char *what, char *buf, size_t len);
+
+/*
+ * Why kernel e must not run from a rewritten copy of its module: it (or a
+ * device function, when it calls one) names a .const/.global variable of the
+ * module, whose copy would not be the one the application writes and reads.
+ * Written into buf; NULL when the kernel names none.
+ */
+const char *ptx_module_var_refusal(const struct ptx_module *m, const struct ptx_entry *e, char *buf,
+				   size_t len);
+
+/* Bytes of a scalar PTX type directive at token i (".u32" -> 4), 0 when it is not one. */
+uint32_t ptx_type_size(const struct ptx_module *m, size_t i);
+
 /* The text of token i (not NUL-terminated) and its length. */
 static inline const char *ptx_tok_text(const struct ptx_module *m, size_t i)
 {
 	return m->toks.text + m->toks.v[i].off;
+}
+
+/* Byte offsets of token i's first byte and of the byte after it. */
+static inline size_t ptx_tok_off(const struct ptx_module *m, size_t i)
+{
+	return m->toks.v[i].off;
+}
+
+static inline size_t ptx_tok_end(const struct ptx_module *m, size_t i)
+{
+	return m->toks.v[i].off + m->toks.v[i].len;
 }
 
 #endif

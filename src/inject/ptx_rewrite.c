@@ -10,10 +10,6 @@
 #include "ptx_probe.h"
 #include "ptx_rewrite.h"
 
-/* Parameter space: 4 KiB, or 32764 bytes from PTX ISA 8.1 (CUDA 12.1) on. */
-#define PARAM_SPACE_OLD 4096u
-#define PARAM_SPACE_NEW 32764u
-
 /* The output being assembled: the input copied up to `copied`, plus insertions. */
 struct rewrite_out {
 	const struct ptx_module *m;
@@ -29,48 +25,23 @@ static void copy_to(struct rewrite_out *o, size_t off)
 	}
 }
 
-static size_t tok_off(const struct ptx_module *m, size_t tok)
-{
-	return m->toks.v[tok].off;
-}
-
-static size_t tok_end(const struct ptx_module *m, size_t tok)
-{
-	return m->toks.v[tok].off + m->toks.v[tok].len;
-}
-
-static bool version_at_least(const struct ptx_module *m, unsigned major, unsigned minor)
-{
-	return m->version_major > major || (m->version_major == major && m->version_minor >= minor);
-}
-
 /* Why kernel `e` cannot be instrumented, or NULL. */
 static const char *refusal(const struct ptx_module *m, const struct ptx_entry *e,
 			   struct ptx_kernel_result *k)
 {
-	uint32_t space = version_at_least(m, 8, 1) ? PARAM_SPACE_NEW : PARAM_SPACE_OLD;
-
 	if (e->body_open == PTX_NO_TOK)
 		return "declaration without a body";
 	if (e->last_param_name != PTX_NO_TOK && ptx_is_probe_param(m, e->last_param_name))
 		return "already instrumented";
 	if (m->address_size != 64)
 		return "32-bit PTX (.address_size 32)";
-	if (!version_at_least(m, 3, 1))
+	if (!ptx_version_at_least(m, 3, 1))
 		return "PTX ISA older than 3.1 has no %globaltimer";
-	if (e->unsized_param >= 0) {
-		snprintf(k->reason, sizeof(k->reason),
-			 "parameter %d has a type that cannot be sized", e->unsized_param);
+	if (ptx_param_refusal(m, e, k->param_size, "probe parameter", k->reason, sizeof(k->reason)))
 		return k->reason;
-	}
-	if (k->param_size > space) {
-		snprintf(k->reason, sizeof(k->reason),
-			 "no room for the probe parameter (%u of %u bytes)", k->param_size, space);
-		return k->reason;
-	}
 	if (m->func_exits && e->has_call)
 		return "calls device functions and some device function executes exit";
-	return NULL;
+	return ptx_module_var_refusal(m, e, k->reason, sizeof(k->reason));
 }
 
 static void rewrite_entry(struct rewrite_out *o, const struct ptx_entry *e,
@@ -79,30 +50,30 @@ static void rewrite_entry(struct rewrite_out *o, const struct ptx_entry *e,
 	const struct ptx_module *m = o->m;
 
 	if (e->lparen == PTX_NO_TOK) {
-		copy_to(o, tok_end(m, e->name));
+		copy_to(o, ptx_tok_end(m, e->name));
 		strbuf_puts(&o->b, "(");
 		probe_emit_param(&o->b, s);
 		strbuf_puts(&o->b, ")");
 	} else if (e->nr_params) {
-		copy_to(o, tok_end(m, e->rparen - 1));
+		copy_to(o, ptx_tok_end(m, e->rparen - 1));
 		strbuf_puts(&o->b, ",");
 		probe_emit_param(&o->b, s);
 	} else {
-		copy_to(o, tok_off(m, e->rparen));
+		copy_to(o, ptx_tok_off(m, e->rparen));
 		probe_emit_param(&o->b, s);
 		strbuf_puts(&o->b, "\n");
 	}
-	copy_to(o, tok_end(m, e->body_open));
+	copy_to(o, ptx_tok_end(m, e->body_open));
 	probe_emit_decls(&o->b, s);
-	copy_to(o, e->first_stmt == e->body_close ? tok_off(m, e->body_close)
-						  : tok_off(m, e->first_stmt));
+	copy_to(o, e->first_stmt == e->body_close ? ptx_tok_off(m, e->body_close)
+						  : ptx_tok_off(m, e->first_stmt));
 	probe_emit_entry(&o->b, s);
 	for (size_t i = 0; i < e->nr_exits; i++) {
-		copy_to(o, tok_off(m, e->exits[i].op));
+		copy_to(o, ptx_tok_off(m, e->exits[i].op));
 		probe_emit_exit_branch(&o->b, s);
-		o->copied = tok_off(m, e->exits[i].semicolon);
+		o->copied = ptx_tok_off(m, e->exits[i].semicolon);
 	}
-	copy_to(o, tok_off(m, e->body_close));
+	copy_to(o, ptx_tok_off(m, e->body_close));
 	probe_emit_exit(&o->b, s);
 }
 

@@ -54,6 +54,13 @@ struct shm_ring {
 	_Atomic uint64_t dropped;   /* records that did not fit */
 	_Atomic uint64_t committed; /* records written (for tests and statistics) */
 	_Atomic uint32_t producers; /* processes that attached (informational) */
+	uint32_t reserved;
+	/*
+	 * The recorder's configuration blob for the producers (GPU eBPF programs,
+	 * bpf_session.h): config_len bytes after the data area, written before
+	 * the command starts and read-only after; 0 when there is none.
+	 */
+	uint64_t config_len;
 };
 
 _Static_assert(sizeof(struct shm_ring) <= SHM_RING_DATA_OFFSET, "ring header fits its page");
@@ -156,6 +163,28 @@ static inline void shm_ring_commit(struct shm_ring *r, void *payload)
 
 	atomic_store_explicit(word, len | SHM_REC_COMMITTED, memory_order_release);
 	atomic_fetch_add_explicit(&r->committed, 1, memory_order_relaxed);
+}
+
+/* The recorder's configuration blob in a checked mapping of map_len bytes, or NULL. */
+static inline const void *shm_ring_config(const struct shm_ring *r, uint64_t map_len,
+					  uint64_t *len)
+{
+	uint64_t off = shm_ring_map_size(r->data_size);
+
+	if (!r->config_len || map_len < off || r->config_len > map_len - off)
+		return NULL;
+	*len = r->config_len;
+	return (const uint8_t *)r + off;
+}
+
+/* Whether a payload of len bytes would fit now (a producer that may wait checks first). */
+static inline int shm_ring_has_room(struct shm_ring *r, uint32_t len)
+{
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+
+	/* a pad before the record may take up to one more record's size */
+	return head - tail + 2 * (SHM_REC_HDR + (uint64_t)shm_ring_round8(len)) <= r->data_size;
 }
 
 /* Reserve, copy, commit. 0 or -ENOSPC (counted as dropped). */

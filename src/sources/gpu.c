@@ -13,9 +13,11 @@
 #include "common/kernel_regex.h"
 #include "common/log.h"
 #include "common/u64_map.h"
+#include "gpubpf/gpubpf.h"
 #include "inject/inject_proto.h"
 #include "inject/shm_ring.h"
 #include "sources/gpu.h"
+#include "sources/gpu_bpf.h"
 #include "sources/inject_preload.h"
 #include "sources/session.h"
 #include "sources/source.h"
@@ -42,6 +44,7 @@ struct gpu_source {
 	uint64_t messages;
 	uint64_t bad_messages;
 	bool library_seen;
+	struct gpu_bpf *bpf; /* --bpf programs, NULL when none */
 };
 
 static int gpu_probe(char *why, size_t why_len)
@@ -70,18 +73,24 @@ static uint64_t ring_bytes(void)
 	return bytes;
 }
 
-static int create_ring(struct gpu_source *g)
+/* The ring file; config (config_len bytes, may be NULL) goes after the data area for the library. */
+static int create_ring(struct gpu_source *g, const void *config, size_t config_len)
 {
 	uint64_t data = ring_bytes();
 	void *map;
 	int err;
 
-	g->map_len = shm_ring_map_size(data);
+	g->map_len = shm_ring_map_size(data) + config_len;
 	err = inject_shm_create("gpu", g->map_len, g->shm_path, sizeof(g->shm_path), &map);
 	if (err)
 		return err;
 	g->ring = map;
-	return shm_ring_init(g->ring, data);
+	err = shm_ring_init(g->ring, data);
+	if (!err && config_len) {
+		memcpy((uint8_t *)map + shm_ring_map_size(data), config, config_len);
+		g->ring->config_len = config_len;
+	}
+	return err;
 }
 
 /* GRTRACE_GPU_INJECTION_HOOK=0: load the library by LD_PRELOAD alone. */
@@ -118,6 +127,11 @@ static int gpu_attach(struct grt_session *s, void **ctx)
 	const struct grt_session_config *cfg = grt_session_config(s);
 	struct gpu_source *g;
 	char lib[PATH_MAX];
+	/* --bpf objects (more than the most are counted, so the refusal can say so) */
+	const char *bpf[GPUBPF_MAX_OBJECTS];
+	unsigned nbpf;
+	void *blob = NULL;
+	size_t blob_len = 0;
 	int err;
 
 	if (!cfg->launched)
@@ -132,7 +146,15 @@ static int gpu_attach(struct grt_session *s, void **ctx)
 		return grt_session_fail(s, -ENOMEM, "out of memory");
 	g->session = s;
 	u64_map_init(&g->names);
-	err = create_ring(g);
+	if ((nbpf = grt_session_option_values(s, "bpf", bpf, GPUBPF_MAX_OBJECTS))) {
+		err = gpu_bpf_new(s, bpf, nbpf, &g->bpf, &blob, &blob_len);
+		if (err) {
+			gpu_detach(g);
+			return err;
+		}
+	}
+	err = create_ring(g, blob, blob_len);
+	free(blob);
 	if (err) {
 		grt_session_fail(s, err, "source gpu: cannot create its ring in /dev/shm: %s",
 				 strerror(-err));
@@ -206,7 +228,7 @@ static int on_status(struct gpu_source *g, const void *payload, uint32_t len)
 	if (m->part == INJ_PART_LIBRARY)
 		g->library_seen = true;
 	/* device timing the user asked for is lost from here on: said where they look */
-	if (m->part == INJ_PART_CUPTI_HANDOVER)
+	if (m->part == INJ_PART_CUPTI_HANDOVER || (m->part == INJ_PART_BPF && m->status < 0))
 		notice_from_target(m->head.pid, m->text);
 	o = origin_of(&m->head);
 	rec.status = m->status;
@@ -299,6 +321,11 @@ static int on_calib(struct gpu_source *g, const void *payload, uint32_t len)
 	return grt_session_emit(g->session, GRT_REC_CLOCK_CALIB, &o, &m->rec, sizeof(m->rec));
 }
 
+static int on_bpf_data(struct gpu_source *g, const void *payload, uint32_t len)
+{
+	return gpu_bpf_on_data(g->bpf, payload, len);
+}
+
 static int on_drops(struct gpu_source *g, const void *payload, uint32_t len)
 {
 	const struct inj_drops *m = payload;
@@ -321,6 +348,7 @@ int gpu_handle_message(struct gpu_source *g, uint32_t type, const void *payload,
 	    [INJ_MSG_INSTRUMENT] = on_instrument,
 	    [INJ_MSG_CALIB] = on_calib,
 	    [INJ_MSG_DROPS] = on_drops,
+	    [INJ_MSG_BPF_DATA] = on_bpf_data,
 	};
 	int err;
 
@@ -380,6 +408,7 @@ static void gpu_detach(void *ctx)
 	}
 	if (g->shm_path[0])
 		unlink(g->shm_path);
+	gpu_bpf_free(g->bpf);
 	u64_map_destroy(&g->names);
 	free(g);
 }
@@ -406,8 +435,15 @@ static int check_gpu_kernels(const char *regex, char *why, size_t why_len)
 	return 0;
 }
 
+/* the usage line of --bpf says 8 */
+_Static_assert(GPUBPF_MAX_OBJECTS == 8, "--bpf's usage line gives the most objects");
+
 static const struct grt_source_option gpu_options[] = {
 	{ "gpu-kernels", "RE", "gpu source: instrument kernels whose name matches RE", check_gpu_kernels },
+	{ "bpf", "PROG.bpf.o",
+	  "gpu source: run the object's eBPF programs inside the CUDA kernels they name\n"
+	  "                     (docs/gpu-bpf.md), verified before the command starts; up to 8,\n"
+	  "                     each with its own --bpf" },
 	{ NULL },
 };
 

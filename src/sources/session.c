@@ -101,6 +101,20 @@ const char *grt_session_option(const struct grt_session *s, const char *name)
 	return value;
 }
 
+unsigned grt_session_option_values(const struct grt_session *s, const char *name,
+				   const char **values, unsigned max)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < s->cfg.noptions; i++)
+		if (!strcmp(s->cfg.options[i].name, name)) {
+			if (n < max)
+				values[n] = s->cfg.options[i].value;
+			n++;
+		}
+	return n;
+}
+
 int grt_session_emit(struct grt_session *s, uint16_t type, const struct grt_event_origin *origin,
 		     const void *payload, uint32_t len)
 {

@@ -53,6 +53,12 @@ void grt_session_free(struct grt_session *s);
 const struct grt_session_config *grt_session_config(const struct grt_session *s);
 /* The value of source option --name ("" for a flag given), or NULL when it was not given. */
 const char *grt_session_option(const struct grt_session *s, const char *name);
+/*
+ * Every value of a source option that may be given more than once (--bpf A --bpf B), in
+ * command-line order: up to max of them into values; returns how many were given.
+ */
+unsigned grt_session_option_values(const struct grt_session *s, const char *name,
+				   const char **values, unsigned max);
 
 /* Event output for sources. */
 int grt_session_emit(struct grt_session *s, uint16_t type, const struct grt_event_origin *origin,

@@ -644,7 +644,9 @@ static void fake_summarize(void **params, unsigned njobs)
 static void fill_probes(const struct fake_function *fn, void **params, const unsigned grid[3],
 			const unsigned block[3])
 {
-	uint64_t param = *(uint64_t *)params[fn->nparams - 1];
+	/* the probes' parameter is the last, or the one before when GPU eBPF programs follow */
+	bool before_bpf = strstr(fn->mod->text, "bpf_env") && strstr(fn->mod->text, ".u64 grt_p_buf");
+	uint64_t param = *(uint64_t *)params[fn->nparams - 1 - before_bpf];
 	struct grt_probe_head *head = (void *)(uintptr_t)(param & GRT_PROBE_ADDR_MASK);
 	uint16_t tag = (uint16_t)(param >> GRT_PROBE_TAG_SHIFT);
 	uint64_t blocks = (uint64_t)grid[0] * grid[1] * grid[2], t0 = fake_globaltimer();
@@ -664,6 +666,53 @@ static void fill_probes(const struct fake_function *fn, void **params, const uns
 		r[i].smid = (uint16_t)(b % 4);
 		r[i].tag = tag;
 	}
+}
+
+/*
+ * GPU eBPF (FAKE_CUDA_BPF_DEVICE, tests/inject/fake_bpf_device.c): a kernel
+ * the library gave programs runs them there, with the environment address
+ * its last parameter carries.
+ */
+typedef int (*bpf_device_fn)(const char *text, const char *name, uint64_t env,
+			     const unsigned grid[3], const unsigned block[3], void **params,
+			     uint64_t t0_ns);
+
+static void run_bpf_programs(const struct fake_function *fn, void **params, const unsigned grid[3],
+			     const unsigned block[3])
+{
+	static bpf_device_fn device;
+	static atomic_int tried;
+	const char *path = getenv("FAKE_CUDA_BPF_DEVICE");
+
+	if (!strstr(fn->mod->text, "bpf_env") || !path)
+		return;
+	if (!atomic_exchange(&tried, 1)) {
+		void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+
+		device = lib ? (bpf_device_fn)dlsym(lib, "fake_gpu_bpf_launch") : NULL;
+		if (!device)
+			fprintf(stderr, "fake libcuda: no GPU eBPF device in %s: %s\n", path, dlerror());
+	}
+	if (device)
+		device(fn->mod->text, fn->name, *(uint64_t *)params[fn->nparams - 1], grid, block,
+		       params, fake_globaltimer());
+}
+
+/* vec_add(a, b, c, n) really adds, so its output can be compared run to run. */
+static void vec_add(const struct fake_function *fn, void **params)
+{
+	const float *a, *b;
+	float *c;
+	int n;
+
+	if (strcmp(fn->name, "vec_add") || fn->nparams < 4)
+		return;
+	a = (const float *)(uintptr_t) * (CUdeviceptr *)params[0];
+	b = (const float *)(uintptr_t) * (CUdeviceptr *)params[1];
+	c = (float *)(uintptr_t) * (CUdeviceptr *)params[2];
+	n = *(int *)params[3];
+	for (int i = 0; a && b && c && i < n; i++)
+		c[i] = a[i] + b[i];
 }
 
 static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
@@ -691,8 +740,11 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 		if (strstr(fn->name, "probe_fails"))
 			return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
 		fill_probes(fn, params, grid, block);
+		run_bpf_programs(fn, params, grid, block);
+		vec_add(fn, params);
 		atomic_fetch_add(&launches_probed, 1);
 	} else {
+		vec_add(fn, params);
 		atomic_fetch_add(&launches_plain, 1);
 	}
 	if (strncmp(fn->name, "__grt_", 6))

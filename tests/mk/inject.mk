@@ -70,3 +70,17 @@ $(INJECT_FIX)/cupti_layout: tests/inject/cupti_layout.c src/inject/cupti_decls.h
 
 FIXTURES += $(INJECT_FIX)/cupti_layout
 endif
+
+# GPU eBPF without a GPU: vec_add's driver program, and the fake driver's device, which runs
+# the reference interpreter over the programs where an instrumented kernel is launched.
+$(INJECT_FIX)/app_bpf: tests/inject/app_bpf.c tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS)
+
+FAKE_BPF_DEVICE_SRCS := tests/inject/fake_bpf_device.c tests/gpubpf/bpf_interp.c tests/gpubpf/bpf_sim.c \
+	$(wildcard src/gpubpf/*.c src/trace/*.c src/common/*.c src/inject/ptx_*.c)
+$(INJECT_FIX)/libfakegpubpf.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(FAKE_BPF_DEVICE_SRCS))
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -shared -Wl,-z,defs -o $@ $^ $(SAN_LDFLAGS) -lbpf -lelf -lz -lzstd -lpthread -ldl -lm
+
+FIXTURES += $(INJECT_FIX)/app_bpf $(INJECT_FIX)/libfakegpubpf.so

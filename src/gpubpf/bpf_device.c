@@ -1,0 +1,152 @@
+/* Reading back what programs left in device memory: ring records and map entries (gpu_abi.h). */
+#include <string.h>
+#include "gpubpf/bpf_device.h"
+#include "gpubpf/gpu_abi.h"
+
+#define MAP_HASH 1
+#define MAP_PERF_EVENT_ARRAY 4
+#define MAP_PERCPU_ARRAY 6
+#define MAP_RINGBUF 27
+
+bool gpubpf_map_is_ring(uint32_t type)
+{
+	return type == MAP_RINGBUF || type == MAP_PERF_EVENT_ARRAY ||
+	       type == GRT_BPF_MAP_GPU_RINGBUF;
+}
+
+size_t gpubpf_map_bytes(const struct gpubpf_map_shape *m, uint32_t thread_capacity,
+			size_t ring_bytes)
+{
+	uint64_t stride = grt_bpf_stride(m->value_size);
+
+	if (gpubpf_map_is_ring(m->type))
+		return GRT_BPF_RING_HEAD_SIZE + ring_bytes;
+	switch (m->type) {
+	case MAP_HASH:
+		return grt_bpf_hash_capacity(m->max_entries) *
+		       (GRT_BPF_HASH_SLOT_HEAD + grt_bpf_stride(m->key_size) + stride);
+	case MAP_PERCPU_ARRAY:
+		return (size_t)m->max_entries * GRT_BPF_SM_SLOTS * stride;
+	case GRT_BPF_MAP_PERGPUTD_ARRAY:
+		return (size_t)m->max_entries * thread_capacity * stride;
+	default:
+		return (size_t)m->max_entries * stride;
+	}
+}
+
+size_t gpubpf_ring_walk(const uint8_t *image, size_t len,
+			int (*fn)(void *arg, const struct gpubpf_ring_record *rec), void *arg,
+			uint64_t *dropped)
+{
+	struct grt_bpf_ring head;
+	size_t at = 0, n = 0, end;
+
+	if (dropped)
+		*dropped = 0;
+	if (len < GRT_BPF_RING_HEAD_SIZE)
+		return 0;
+	memcpy(&head, image, sizeof(head));
+	if (dropped)
+		*dropped = head.dropped;
+	end = len - GRT_BPF_RING_HEAD_SIZE;
+	if (head.capacity < end)
+		end = (size_t)head.capacity;
+	if (head.head < end)
+		end = (size_t)head.head;
+	image += GRT_BPF_RING_HEAD_SIZE;
+	while (at + GRT_BPF_RING_REC_SIZE <= end) {
+		struct grt_bpf_ring_rec r;
+		struct gpubpf_ring_record out;
+		uint32_t data_len;
+
+		memcpy(&r, image + at, sizeof(r));
+		data_len = r.len & GRT_BPF_RING_LEN_MASK;
+		if (!r.len || data_len > end - at - GRT_BPF_RING_REC_SIZE)
+			break;
+		out = (struct gpubpf_ring_record){.prog = r.prog,
+						  .smid = r.smid,
+						  .gpu_ns = r.gpu_ns,
+						  .data = image + at + GRT_BPF_RING_REC_SIZE,
+						  .len = data_len,
+						  .discarded = r.len & GRT_BPF_RING_DISCARDED};
+		n++;
+		if (fn && fn(arg, &out))
+			break;
+		at += GRT_BPF_RING_REC_SIZE + grt_bpf_stride(data_len);
+	}
+	return n;
+}
+
+size_t gpubpf_ring_committed(const uint8_t *records, size_t len, size_t limit)
+{
+	size_t at = 0;
+
+	if (limit < len)
+		len = limit;
+	while (at + GRT_BPF_RING_REC_SIZE <= len) {
+		struct grt_bpf_ring_rec r;
+		uint32_t data_len;
+
+		memcpy(&r, records + at, sizeof(r));
+		data_len = r.len & GRT_BPF_RING_LEN_MASK;
+		if (!r.len || grt_bpf_stride(data_len) > len - at - GRT_BPF_RING_REC_SIZE)
+			break;
+		at += GRT_BPF_RING_REC_SIZE + grt_bpf_stride(data_len);
+	}
+	return at;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+long gpubpf_map_walk(const struct gpubpf_map_shape *m, const uint8_t *image, size_t len,
+		     uint32_t thread_capacity,
+		     int (*fn)(void *arg, uint32_t sub, const uint8_t *key, const uint8_t *value),
+		     void *arg)
+{
+	uint64_t stride = grt_bpf_stride(m->value_size), subs = 1;
+	long n = 0;
+
+	if (gpubpf_map_is_ring(m->type) || len < gpubpf_map_bytes(m, thread_capacity, 0))
+		return -1;
+	if (m->type == MAP_HASH) {
+		uint64_t cap = grt_bpf_hash_capacity(m->max_entries);
+		uint64_t slot = GRT_BPF_HASH_SLOT_HEAD + grt_bpf_stride(m->key_size) + stride;
+
+		for (uint64_t i = 0; i < cap; i++) {
+			const uint8_t *s = image + i * slot;
+			uint32_t state;
+
+			memcpy(&state, s, 4);
+			if (state != GRT_BPF_HASH_FULL)
+				continue;
+			n++;
+			if (fn && fn(arg, 0, s + GRT_BPF_HASH_SLOT_HEAD,
+				     s + GRT_BPF_HASH_SLOT_HEAD + grt_bpf_stride(m->key_size)))
+				break;
+		}
+		return n;
+	}
+	if (m->type == MAP_PERCPU_ARRAY)
+		subs = GRT_BPF_SM_SLOTS;
+	else if (m->type == GRT_BPF_MAP_PERGPUTD_ARRAY)
+		subs = thread_capacity;
+	for (uint64_t k = 0; k < m->max_entries; k++)
+		for (uint64_t s = 0; s < subs; s++) {
+			const uint8_t *v = image + (k * subs + s) * stride;
+			uint8_t key[8] = {(uint8_t)k, (uint8_t)(k >> 8), (uint8_t)(k >> 16),
+					  (uint8_t)(k >> 24)};
+
+			if (all_zero(v, m->value_size))
+				continue;
+			n++;
+			if (fn && fn(arg, (uint32_t)s, key, v))
+				return n;
+		}
+	return n;
+}
