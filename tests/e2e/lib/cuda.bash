@@ -82,3 +82,18 @@ for line in open(sys.argv[1]):
 wait_probes() {
 	wait_bpf_links "$1" "^link_type:.*\(uprobe_multi\|perf_event\)" 0 600
 }
+
+# one_refused JSONL: the fake libcuda's status line, one per trace, says exactly that its one
+# entry point uprobes cannot take (cuMemcpyPeer_ptds, a lock-prefixed first instruction) was
+# refused and names it, everything else present probed: the same for a launched command and
+# for a process already running.
+one_refused() {
+	python3 -c '
+import json, re, sys
+lines = [r["message"] for r in map(json.loads, open(sys.argv[1]))
+         if r["type"] == "source_status" and "entry points" in r["message"]]
+assert len(lines) == 1, lines
+m = re.fullmatch(r".*/fake/libcuda\.so\.1: (\d+) of (\d+) entry points probed, 0 absent, "
+                 r"1 refused \(cuMemcpyPeer_ptds\)", lines[0])
+assert m and int(m[1]) == int(m[2]) - 1, lines[0]' "$1"
+}
