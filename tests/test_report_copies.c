@@ -33,7 +33,7 @@ static void test_copy_json(void)
 	CHECK_EQ_U64(rc, 0);
 	CHECK_HAS(text, "{\"direction\":\"HtoD\",\"calls\":3,\"errors\":0,\"bytes\":3145728,"
 			"\"sync_calls\":3,\"sync_bytes\":3145728,\"async_calls\":0,\"async_bytes\":0,"
-			"\"timed_bytes\":3145728,\"sync_gbps\":1.04858,\"sync_ns\":{\"count\":3,"
+			"\"timed_bytes\":3145728,\"sync_gbytes_per_s\":1.04858,\"sync_ns\":{\"count\":3,"
 			"\"total\":3000000,");
 	CHECK_HAS(text, "\"memsets\":{\"calls\":2,\"errors\":0,\"bytes\":1050624,");
 	free(text);

@@ -154,7 +154,7 @@ static void json_totals(struct json_writer *w, struct transfer_totals *t)
 	jw_u64(w, t->async_bytes);
 	jw_key(w, "timed_bytes");
 	jw_u64(w, t->timed_bytes);
-	jw_key(w, "sync_gbps");
+	jw_key(w, "sync_gbytes_per_s");
 	if (t->sync_ns.total)
 		jw_f64(w, sync_gbps(t));
 	else

@@ -21,6 +21,8 @@ grt_stop
 lines() { grep -c -- "$1" "$tmp/text"; }
 check "text: PROBED line for the fake library" \
 	grep -q "^\[GPU\] PROBED .*fake/libcuda.so.1: [0-9]* of [0-9]* entry points probed, 0 absent, 1 refused (cuMemcpyPeer_ptds)$" "$tmp/text"
+check "text: the column header, exactly" \
+	[ "$(grep -m1 "^time_s" "$tmp/text")" = "time_s          pid     tid comm             event" ]
 check "text: 10 vecAdd lines with grid and block" \
 	[ "$(lines "$wpid .*\[GPU\] KERNEL vecAdd GRID (4,1,1) BLOCK (256,1,1) SHMEM 0 STREAM 0x0  (cuLaunchKernel ")" = 10 ]
 check "text: 5 reduce lines" \
