@@ -438,12 +438,63 @@ const char *gpu_ring_path(const void *ctx)
 	return g ? g->shm_path : NULL;
 }
 
+static bool is_repetition(char c)
+{
+	return c == '*' || c == '+' || c == '?' || c == '{';
+}
+
+/*
+ * Whether a repetition operator follows another ("a++", "a*{2}"): POSIX
+ * leaves that undefined, and glibc's regcomp takes memory exponential in
+ * the number stacked (gigabytes for a few dozen).
+ */
+static bool has_stacked_repetition(const char *regex)
+{
+	bool after_repetition = false;
+
+	for (const char *p = regex; *p; p++) {
+		if (*p == '\\' && p[1]) {
+			p++;
+			after_repetition = false;
+		} else if (*p == '[') {
+			/* a bracket expression: ']' first is a member, not its end */
+			p += p[1] == '^' ? 2 : 1;
+			if (*p == ']')
+				p++;
+			while (*p && *p != ']')
+				p++;
+			if (!*p)
+				return false; /* unclosed: regcomp says so */
+			after_repetition = false;
+		} else if (is_repetition(*p)) {
+			if (after_repetition)
+				return true;
+			if (*p == '{')
+				while (p[1] && *p != '}')
+					p++;
+			after_repetition = true;
+		} else {
+			after_repetition = false;
+		}
+	}
+	return false;
+}
+
 /* --gpu-kernels: compiled here the way the injected library compiles it, so a bad one stops record early */
 static int check_gpu_kernels(const char *regex, char *why, size_t why_len)
 {
 	char what[128];
 	regex_t re;
-	int rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB);
+	int rc;
+
+	if (has_stacked_repetition(regex)) {
+		snprintf(why, why_len,
+			 "bad --gpu-kernels regular expression '%s': a repetition operator follows another; "
+			 "group the first, as in (a+)+",
+			 regex);
+		return -EINVAL;
+	}
+	rc = regcomp(&re, regex, REG_EXTENDED | REG_NOSUB);
 
 	if (!rc) {
 		regfree(&re);

@@ -288,6 +288,11 @@ rm -f "$tmp/ran"
 expect "bad --gpu-kernels regex" 2 "^grtrace: record: bad --gpu-kernels regular expression '\(unclosed'" \
 	$G record -f -s gpu --gpu-kernels '(unclosed' -- touch "$tmp/ran"
 check "bad regex: nothing was run" test ! -e "$tmp/ran"
+# stacked repetition: undefined in POSIX, and glibc's regcomp needs gigabytes for it
+expect "stacked repetition in --gpu-kernels" 2 \
+	"^grtrace: record: bad --gpu-kernels regular expression 'k\\*\\*': a repetition operator follows another" \
+	$G record -f -s gpu --gpu-kernels 'k**' -- touch "$tmp/ran"
+check "stacked repetition: nothing was run" test ! -e "$tmp/ran"
 
 # --- 14. a FIFO with no writer: refused at once ---
 mkfifo "$tmp/fifo"
