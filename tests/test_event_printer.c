@@ -23,7 +23,7 @@ static const char *const known_json[KNOWN_EVENTS] = {
     "\"api_ns\":500}",
     "{\"type\":\"memcpy\",\"ts_ns\":1000000002000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":3,"
     "\"dst\":139637976727552,\"src\":1431674880,\"bytes\":1048576,\"kind\":\"HtoD\","
-    "\"async\":0,\"dims\":1,\"stream\":0,\"gbps\":524.288,\"api\":\"cuMemcpyHtoD_v2\","
+    "\"async\":0,\"dims\":1,\"stream\":0,\"gbytes_per_s\":524.288,\"api\":\"cuMemcpyHtoD_v2\","
     "\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":2000}",
     "{\"type\":\"launch\",\"ts_ns\":1000000005000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":4,"
     "\"kernel\":\"vecAdd\",\"function\":3735879681,\"grid\":[4,2,1],\"block\":[256,1,1],"
@@ -42,7 +42,7 @@ static const char *const known_json[KNOWN_EVENTS] = {
     "\"ret\":0,\"api_ns\":100}",
     "{\"type\":\"memcpy\",\"ts_ns\":1000000009700,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":7,"
     "\"dst\":139637977776128,\"src\":139637976727552,\"bytes\":65536,\"kind\":\"DtoD\","
-    "\"async\":0,\"dims\":1,\"stream\":0,\"gbps\":327.68,\"api\":\"cuMemcpyDtoD_v2\","
+    "\"async\":0,\"dims\":1,\"stream\":0,\"gbytes_per_s\":327.68,\"api\":\"cuMemcpyDtoD_v2\","
     "\"ppid\":1,\"comm\":\"vecadd\",\"ret\":0,\"api_ns\":200}",
     "{\"type\":\"free\",\"ts_ns\":1000000010000,\"cpu\":1,\"pid\":4242,\"tid\":4243,\"seq\":8,"
     "\"addr\":139637976727552,\"kind\":\"device\",\"stream\":0,\"api\":\"cuMemFree_v2\","
@@ -63,7 +63,7 @@ static const char *const known_fields[KNOWN_EVENTS] = {
     "addr=0x7f0000000000 bytes=1048576 kind=device stream=0x0 stack_id=-1 api=cuMemAlloc_v2 "
     "ppid=1 comm=vecadd ret=0 api_ns=500",
     "dst=0x7f0000000000 src=0x5555a000 bytes=1048576 kind=HtoD async=0 dims=1 stream=0x0 "
-    "gbps=524.288 api=cuMemcpyHtoD_v2 ppid=1 comm=vecadd ret=0 api_ns=2000",
+    "gbytes_per_s=524.288 api=cuMemcpyHtoD_v2 ppid=1 comm=vecadd ret=0 api_ns=2000",
     "kernel=vecAdd function=0xdead0001 grid=(4,2,1) block=(256,1,1) shared_mem=1024 "
     "stream=0x10 args=[0x7f0000000000,0x100000] stack_id=7 api=cuLaunchKernel ppid=1 "
     "comm=vecadd ret=0 api_ns=300",
@@ -75,7 +75,7 @@ static const char *const known_fields[KNOWN_EVENTS] = {
     "dst=0x5555b000 src=0x7f0000000000 bytes=4096 kind=DtoH async=1 dims=1 stream=0x10 "
     "api=cuMemcpyDtoHAsync_v2 ppid=1 comm=vecadd ret=0 api_ns=100",
     "dst=0x7f0000100000 src=0x7f0000000000 bytes=65536 kind=DtoD async=0 dims=1 stream=0x0 "
-    "gbps=327.680 api=cuMemcpyDtoD_v2 ppid=1 comm=vecadd ret=0 api_ns=200",
+    "gbytes_per_s=327.680 api=cuMemcpyDtoD_v2 ppid=1 comm=vecadd ret=0 api_ns=200",
     "addr=0x7f0000000000 kind=device stream=0x0 api=cuMemFree_v2 ppid=1 comm=vecadd ret=0 "
     "api_ns=100",
     "kernel=other function=0x0 grid=(1,1,1) block=(1,1,1) shared_mem=0 stream=0x0 args=[] "
@@ -304,6 +304,26 @@ static void test_unsampled_return(void)
 	free(json);
 }
 
+/*
+ * A launch without a recorded name: parse spells it as report and snoop do,
+ * func@0x<handle> (func@unknown without a handle), in text, JSON and CSV.
+ */
+static void test_unnamed_kernel(void)
+{
+	struct grt_cuda_launch_rec l = {.function = 0xf0000000, .call.return_ns = 50};
+	char *json = print_one(GRT_FORMAT_JSON, GRT_REC_CUDA_LAUNCH, &l, sizeof(l), 40, NULL);
+	char *text = print_one(GRT_FORMAT_TEXT, GRT_REC_CUDA_LAUNCH, &l, sizeof(l), 40, NULL);
+
+	CHECK(strstr(json, ",\"kernel\":\"func@0xf0000000\",\"function\":4026531840,") != NULL);
+	CHECK(strstr(text, " kernel=func@0xf0000000 function=0xf0000000 ") != NULL);
+	free(json);
+	free(text);
+	l.function = 0;
+	json = print_one(GRT_FORMAT_JSON, GRT_REC_CUDA_LAUNCH, &l, sizeof(l), 40, NULL);
+	CHECK(strstr(json, ",\"kernel\":\"func@unknown\",") != NULL);
+	free(json);
+}
+
 /* Types this build does not describe print their number and the header fields only. */
 static void test_unknown_type(void)
 {
@@ -526,6 +546,7 @@ int main(void)
 	RUN_TEST(test_string_quoting);
 	RUN_TEST(test_api_ns_return_before_entry);
 	RUN_TEST(test_unsampled_return);
+	RUN_TEST(test_unnamed_kernel);
 	RUN_TEST(test_unknown_type);
 	RUN_TEST(test_every_description_has_unique_keys);
 	RUN_TEST(test_required_keys);

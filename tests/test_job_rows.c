@@ -168,35 +168,6 @@ static void test_json_rows_from_spill(void)
 	free(got);
 }
 
-/* The CSV rows from the spill are exactly the rows of the jobs themselves, header first. */
-static void test_csv_rows_from_spill(void)
-{
-	struct job_rows rows;
-	struct job j;
-	char *want = NULL, *got = NULL;
-	size_t want_len = 0, got_len = 0;
-	FILE *want_out = open_memstream(&want, &want_len), *got_out = open_memstream(&got, &got_len);
-	uint64_t seed = 13;
-
-	CHECK_EQ_U64(job_rows_open(&rows), 0);
-	job_csv_header(want_out);
-	for (uint64_t i = 0; i < 3000; i++) {
-		make_job(&seed, i, &j);
-		job_rows_add(&rows, &j);
-		job_csv_row(want_out, &j);
-	}
-	fclose(want_out);
-	CHECK_EQ_U64(job_rows_print_csv(&rows, got_out), 0);
-	fclose(got_out);
-	CHECK(want_len > 300000);
-	CHECK_EQ_U64(got_len, want_len);
-	CHECK(got && want && !strcmp(got, want));
-	CHECK(strstr(got, ",\"k,\"\"quoted\"\"\",0x") != NULL);
-	job_rows_close(&rows);
-	free(want);
-	free(got);
-}
-
 /* Tags, missing events and flags print as arrays of their names, unknown bits left out. */
 static void test_json_row_names(void)
 {
@@ -228,7 +199,6 @@ int main(void)
 	RUN_TEST(test_spill_round_trip);
 	RUN_TEST(test_spill_is_compact);
 	RUN_TEST(test_json_rows_from_spill);
-	RUN_TEST(test_csv_rows_from_spill);
 	RUN_TEST(test_json_row_names);
 	return TEST_EXIT_STATUS();
 }

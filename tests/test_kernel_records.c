@@ -228,7 +228,7 @@ static void test_describe_and_snoop_lines(void)
 	      strstr(s, "\"ret\":-25,\"duration_ns\":1500,\"state\":\"returned\""));
 	free(s);
 	s = render_snoop(&rec, strings);
-	CHECK_STR(s, "1.000000            42/43      ioctl(0x3, 0xc020462b, 0x1000, ...) = -ENOTTY  1.5us\n");
+	CHECK_STR(s, "1.000000            42/43      ioctl(0x3, 0xc020462b, 0x1000, ...) = -ENOTTY  1.5 us\n");
 	free(s);
 
 	rec = make_record(GRT_REC_NV_IOCTL, 2000000000, &nv, sizeof(nv));
@@ -246,7 +246,7 @@ static void test_describe_and_snoop_lines(void)
 			     "\"seqno\":9,\"wait_ns\":2500000"));
 	free(s);
 	s = render_snoop(&rec, strings);
-	CHECK_STR(s, "0.500000            42/43      wait_end       nvidia-drm/tl-1              3:9  2.500ms\n");
+	CHECK_STR(s, "0.500000            42/43      wait_end       nvidia-drm/tl-1              3:9  2500.0 us\n");
 	free(s);
 
 	rec = make_record(GRT_REC_XID, 3000000000, &xid, sizeof(xid));

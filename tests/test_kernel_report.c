@@ -160,7 +160,9 @@ static void test_syscalls_section(void)
 		      "\"max_ns\":500,\"errors\":3,\"unfinished\":0},"
 		      "{\"pid\":100,\"comm\":\"app\",\"syscall\":\"futex\",\"nr\":202,\"count\":1,\"total_ns\":0,"
 		      "\"max_ns\":0,\"errors\":0,\"unfinished\":1}]",
-		      "  100      app              getppid                    100        0.100        1.0          1.0       0      0");
+		      "Syscalls by process (total time)\n"
+		      "       pid comm             syscall                  count     total_ms     avg_us       max_us  errors unfinished\n"
+		      "       100 app              getppid                    100        0.100        1.0          1.0       0          0\n");
 }
 
 static void test_driver_section(void)
@@ -172,7 +174,8 @@ static void test_driver_section(void)
 		      "\"failed\":0,\"rm_errors\":0},"
 		      "{\"device\":\"nvidia-gpu\",\"op\":\"NV_ESC_RM_CONTROL\",\"cmd\":545262123,\"count\":2,\"total_ns\":4000,"
 		      "\"max_ns\":3000,\"failed\":1,\"rm_errors\":1}]",
-		      "cmd=0x20800a2b");
+		      "GPU driver calls (ioctls on NVIDIA devices, total time)\n"
+		      "  device           operation                            detail                count    total_ms    avg_us     max_us  failed\n");
 }
 
 static void test_offcpu_section(void)
@@ -182,7 +185,9 @@ static void test_offcpu_section(void)
 		      "\"sleep_ns\":200000000,\"preempted_ns\":0,\"max_ns\":200000000},"
 		      "{\"pid\":100,\"tid\":101,\"comm\":\"app\",\"switches\":1,\"offcpu_ns\":5000000,"
 		      "\"sleep_ns\":0,\"preempted_ns\":5000000,\"max_ns\":5000000}]",
-		      "200.000");
+		      "Off-CPU time per thread\n"
+		      "       pid      tid comm             switches    offcpu_ms     sleep_ms     max_ms   preempted_ms\n"
+		      "       100      100 app                     1      200.000      200.000    200.000          0.000\n");
 }
 
 static void test_fences_section(void)
@@ -192,7 +197,8 @@ static void test_fences_section(void)
 		      "\"wait_start\":1,\"wait_end\":3},\"waits\":[{\"driver\":\"nvidia-drm\",\"timeline\":\"tl-1\","
 		      "\"count\":2,\"total_ns\":4000000,\"p50_ns\":1000000,\"p99_ns\":3000000,\"max_ns\":3000000,"
 		      "\"unpaired\":1}]}",
-		      "nvidia-drm");
+		      "\n  driver           timeline                   waits    total_ms     p50_us     p99_us     max_us  unpaired\n"
+		      "  nvidia-drm       tl-1                           2       4.000     1000.0     3000.0     3000.0         1\n");
 }
 
 static void test_xid_section(void)
@@ -202,7 +208,8 @@ static void test_xid_section(void)
 	CHECK(json && strstr(json, "{\"dev\":\"0000:3b:00.0\",\"xid\":79,\"count\":2,"));
 	CHECK(json && strstr(json, "\"last_msg\":\"fallen off the bus\"}"));
 	CHECK(json && strstr(json, "{\"dev\":\"0000:3b:00.0\",\"xid\":13,\"count\":1,"));
-	CHECK(text && strstr(text, "GPU errors (Xid): 3"));
+	CHECK(text && strstr(text, "GPU errors (Xid): 3\n"
+				   "  device           xid   count    first_s     last_s  last_message\n"));
 	free(json);
 	free(text);
 }

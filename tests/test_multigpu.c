@@ -145,9 +145,9 @@ static void test_peer_copies(void)
 	tw_close(&t);
 	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
 	CHECK_EQ_U64(rc, 0);
-	CHECK_LINE(text, "  0 -> 1            1     2.00 MiB        1     2.000        0       0");
-	CHECK_LINE(text, "  1 -> 0            1     4.00 KiB        0         -        1       0");
-	CHECK_LINE(text, "  ? -> 0            1     8.00 KiB        0         -        1       0");
+	CHECK_LINE(text, "  0 -> 1            1      2097152        1     2.000        0       0");
+	CHECK_LINE(text, "  1 -> 0            1         4096        0         -        1       0");
+	CHECK_LINE(text, "  ? -> 0            1         8192        0         -        1       0");
 	free(text);
 	unlink(t.path);
 }
@@ -173,7 +173,7 @@ static void test_peer_copy_of_older_writer(void)
 	tw_close(&t);
 	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
 	CHECK_EQ_U64(rc, 0);
-	CHECK_LINE(text, "  ? -> ?            1     1.00 MiB        1     1.000        0       0");
+	CHECK_LINE(text, "  ? -> ?            1      1048576        1     1.000        0       0");
 	free(text);
 	unlink(t.path);
 }

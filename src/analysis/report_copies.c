@@ -109,16 +109,16 @@ static double sync_gbps(const struct transfer_totals *t)
 
 static void print_row(FILE *out, const char *name, struct transfer_totals *t)
 {
-	char bytes[32], gbps[16] = "-", p50[16] = "-";
+	char gbps[16] = "-", p50[16] = "-";
 
 	if (t->sync_ns.count) {
 		snprintf(gbps, sizeof(gbps), "%.3f", sync_gbps(t));
 		snprintf(p50, sizeof(p50), "%.3f",
 			 report_ns_to_us(grt_stats_percentile(&t->sync_ns, 50)));
 	}
-	fprintf(out, "  %-8s %8" PRIu64 " %12s %8" PRIu64 " %9s %11s %8" PRIu64 " %7" PRIu64 "\n", name,
-		t->calls, report_format_bytes(t->bytes, bytes, sizeof(bytes)), t->sync_calls, gbps, p50,
-		t->async_calls, t->errors);
+	/* bytes as a number, like every cell of a text table: the title names the unit */
+	fprintf(out, "  %-8s %8" PRIu64 " %12" PRIu64 " %8" PRIu64 " %9s %11s %8" PRIu64 " %7" PRIu64 "\n",
+		name, t->calls, t->bytes, t->sync_calls, gbps, p50, t->async_calls, t->errors);
 }
 
 static void copies_print_text(void *state, FILE *out)
@@ -165,7 +165,7 @@ static void json_totals(struct json_writer *w, struct transfer_totals *t)
 	jw_u64(w, t->async_bytes);
 	jw_key(w, "timed_bytes");
 	jw_u64(w, t->timed_bytes);
-	jw_key(w, "sync_gbps");
+	jw_key(w, "sync_gbytes_per_s");
 	if (t->sync_ns.total)
 		jw_f64(w, sync_gbps(t));
 	else

@@ -108,8 +108,8 @@ static void driver_print_text(void *state, FILE *out)
 	}
 	kstat_sort(&r->calls);
 	fprintf(out, "GPU driver calls (ioctls on NVIDIA devices, total time)\n");
-	fprintf(out, "  %-16s %-36s %-18s %8s %11s %9s %10s %7s\n", "DEVICE", "OPERATION", "DETAIL", "COUNT",
-		"TOTAL_MS", "AVG_US", "MAX_US", "FAILED");
+	fprintf(out, "  %-16s %-36s %-18s %8s %11s %9s %10s %7s\n", "device", "operation", "detail", "count",
+		"total_ms", "avg_us", "max_us", "failed");
 	for (size_t i = 0; i < r->calls.count && i < rows; i++) {
 		const struct kstat *s = &r->calls.rows[i];
 		struct row_fields f;

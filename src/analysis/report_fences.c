@@ -98,8 +98,8 @@ static void fences_print_text(void *state, FILE *out)
 	fprintf(out, "dma_fence events\n ");
 	for (int k = GRT_FENCE_INIT; k < FENCE_KINDS; k++)
 		fprintf(out, " %s=%llu", grt_fence_event_name(k), (unsigned long long)r->events[k]);
-	fprintf(out, "\n  %-16s %-24s %7s %11s %10s %10s %10s %9s\n", "DRIVER", "TIMELINE", "WAITS", "TOTAL_MS",
-		"P50_US", "P99_US", "MAX_US", "UNPAIRED");
+	fprintf(out, "\n  %-16s %-24s %7s %11s %10s %10s %10s %9s\n", "driver", "timeline", "waits", "total_ms",
+		"p50_us", "p99_us", "max_us", "unpaired");
 	for (size_t i = 0; i < r->ntimelines; i++) {
 		struct timeline_waits *t = &r->timelines[i];
 

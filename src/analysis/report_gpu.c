@@ -442,8 +442,8 @@ static void print_probes(struct gpu_report *g, FILE *out)
 		"block probes per kernel (%" PRIu64 " launch summaries, %" PRIu64
 		" block records)\n",
 		g->launch_records, g->block_records);
-	fprintf(out, "%9s %7s %5s %10s %10s %10s %9s %10s %8s  %s\n", "launches", "blocks", "SMs",
-		"exec_p50", "exec_p99", "blk_p50", "imbal_max", "blocks/SM", "lost", "kernel");
+	fprintf(out, "%9s %7s %5s %11s %11s %10s %9s %10s %8s  %s\n", "launches", "blocks", "SMs",
+		"exec_p50_us", "exec_p99_us", "blk_p50_us", "imbal_max", "blocks/SM", "lost", "kernel");
 	for (size_t i = 0; i < shown(g, n); i++) {
 		struct gpu_kernel_row *r = &g->rows[order[i]];
 		uint64_t spread = 0;
@@ -453,7 +453,7 @@ static void print_probes(struct gpu_report *g, FILE *out)
 			snprintf(per_sm, sizeof(per_sm), "%u-%u", (unsigned)(spread & 0xffffffffu),
 				 (unsigned)(spread >> 32));
 		fprintf(out,
-			"%9" PRIu64 " %7u %5u %9.3fu %9.3fu %9.3fu %9.2f %10s %8" PRIu64 "  %s\n",
+			"%9" PRIu64 " %7u %5u %11.3f %11.3f %10.3f %9.2f %10s %8" PRIu64 "  %s\n",
 			r->probed_launches, r->max_blocks, r->max_sms,
 			report_ns_to_us(grt_stats_percentile(&r->exec_ns, 50)),
 			report_ns_to_us(grt_stats_percentile(&r->exec_ns, 99)),

@@ -290,7 +290,7 @@ static void kernels_print_text(void *state, FILE *out)
 			"%" PRIu64 " launches)\n",
 			k->return_every, timed);
 	fprintf(out, "%9s %6s %12s %10s %10s %10s  %-28s %6s  %s\n", "launches", "errors", "total_us",
-		"mean_us", "p50_us", "p99_us", "grid / block (most common)", "shapes", "kernel");
+		"mean_us", "p50_us", "p99_us", "common_grid/block", "shapes", "kernel");
 	shown = k->top_n && k->top_n < n ? k->top_n : n;
 	for (size_t i = 0; i < shown; i++) {
 		struct kernel_row *row = &k->rows[order[i]];

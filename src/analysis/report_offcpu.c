@@ -56,12 +56,12 @@ static void offcpu_print_text(void *state, FILE *out)
 	}
 	kstat_sort(&r->threads);
 	fprintf(out, "Off-CPU time per thread\n");
-	fprintf(out, "  %-8s %-8s %-16s %8s %12s %12s %10s %14s\n", "PID", "TID", "COMM", "SWITCHES",
-		"OFFCPU_MS", "SLEEP_MS", "MAX_MS", "PREEMPTED_MS");
+	fprintf(out, "  %8s %8s %-16s %8s %12s %12s %10s %14s\n", "pid", "tid", "comm", "switches",
+		"offcpu_ms", "sleep_ms", "max_ms", "preempted_ms");
 	for (size_t i = 0; i < r->threads.count && i < rows; i++) {
 		const struct kstat *s = &r->threads.rows[i];
 
-		fprintf(out, "  %-8u %-8u %-16s %8llu %12.3f %12.3f %10.3f %14.3f\n", (unsigned)(s->key >> 32),
+		fprintf(out, "  %8u %8u %-16s %8llu %12.3f %12.3f %10.3f %14.3f\n", (unsigned)(s->key >> 32),
 			(unsigned)s->key, comm_table_get(&r->comms, s->key >> 32), (unsigned long long)s->count,
 			s->total_ns / 1e6, (s->total_ns - s->aux) / 1e6, s->max_ns / 1e6, s->aux / 1e6);
 	}

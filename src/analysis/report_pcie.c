@@ -111,9 +111,9 @@ static double avg_mbs(const struct rate *r)
 static void print_rate_cells(FILE *out, const struct rate *r)
 {
 	if (r->samples)
-		fprintf(out, " %10.1f %10.1f", avg_mbs(r), r->max / 1e6);
+		fprintf(out, " %12.1f %16.1f", avg_mbs(r), r->max / 1e6);
 	else
-		fprintf(out, " %10s %10s", "-", "-");
+		fprintf(out, " %12s %16s", "-", "-");
 }
 
 static void pcie_print_text(void *state, FILE *out)
@@ -128,17 +128,18 @@ static void pcie_print_text(void *state, FILE *out)
 		fprintf(out, "no PCIe/NVLink samples in this trace (record with -s pcie)\n");
 		return;
 	}
-	fprintf(out, "PCIe / NVLink throughput (MB/s)\n");
+	fprintf(out, "PCIe / NVLink throughput (MB/s: 10^6 bytes per second)\n");
 	if (any)
-		fprintf(out, "  %-4s %-13s %7s %10s %10s %10s %10s %10s %10s %10s %10s\n", "GPU", "PCI", "SAMPLES",
-			"PCIE_TX", "TX_MAX", "PCIE_RX", "RX_MAX", "NVL_TX", "NVL_TX_MAX", "NVL_RX", "NVL_RX_MAX");
+		fprintf(out, "  %4s %-13s %7s %12s %16s %12s %16s %12s %16s %12s %16s\n", "gpu", "pci",
+			"samples", "pcie_tx_MB/s", "pcie_tx_max_MB/s", "pcie_rx_MB/s", "pcie_rx_max_MB/s",
+			"nvl_tx_MB/s", "nvl_tx_max_MB/s", "nvl_rx_MB/s", "nvl_rx_max_MB/s");
 	for (int i = 0; i < MAX_GPUS; i++) {
 		const struct gpu_throughput *g = &r->gpus[i];
 
 		if (!g->seen)
 			continue;
 		grt_pci_text(g->pci, pci, sizeof(pci));
-		fprintf(out, "  %-4d %-13s %7llu", i, g->pci ? pci : "-", (unsigned long long)g->samples);
+		fprintf(out, "  %4d %-13s %7llu", i, g->pci ? pci : "-", (unsigned long long)g->samples);
 		print_rate_cells(out, &g->pcie_tx);
 		print_rate_cells(out, &g->pcie_rx);
 		print_rate_cells(out, &g->nvlink_tx);

@@ -70,13 +70,13 @@ static void syscalls_print_text(void *state, FILE *out)
 	}
 	kstat_sort(&r->calls);
 	fprintf(out, "Syscalls by process (total time)\n");
-	fprintf(out, "  %-8s %-16s %-20s %9s %12s %10s %12s %7s %6s\n", "PID", "COMM", "SYSCALL", "COUNT",
-		"TOTAL_MS", "AVG_US", "MAX_US", "ERRORS", "UNFIN");
+	fprintf(out, "  %8s %-16s %-20s %9s %12s %10s %12s %7s %10s\n", "pid", "comm", "syscall", "count",
+		"total_ms", "avg_us", "max_us", "errors", "unfinished");
 	for (size_t i = 0; i < r->calls.count && i < rows; i++) {
 		const struct kstat *s = &r->calls.rows[i];
 		uint64_t timed = s->count - s->aux;
 
-		fprintf(out, "  %-8u %-16s %-20s %9llu %12.3f %10.1f %12.1f %7llu %6llu\n",
+		fprintf(out, "  %8u %-16s %-20s %9llu %12.3f %10.1f %12.1f %7llu %10llu\n",
 			(unsigned)(s->key >> 32), comm_table_get(&r->comms, s->key >> 32),
 			syscall_label((uint32_t)s->key, buf, sizeof(buf)), (unsigned long long)s->count,
 			s->total_ns / 1e6, timed ? s->total_ns / 1e3 / timed : 0.0, s->max_ns / 1e3,

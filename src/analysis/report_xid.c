@@ -87,7 +87,7 @@ static void xid_print_text(void *state, FILE *out)
 		return;
 	}
 	fprintf(out, "GPU errors (Xid): %llu\n", (unsigned long long)r->total);
-	fprintf(out, "  %-14s %5s %7s %10s %10s  %s\n", "DEVICE", "XID", "COUNT", "FIRST_S", "LAST_S", "LAST MESSAGE");
+	fprintf(out, "  %-14s %5s %7s %10s %10s  %s\n", "device", "xid", "count", "first_s", "last_s", "last_message");
 	for (size_t i = 0; i < r->nkinds; i++) {
 		const struct xid_kind *k = &r->kinds[i];
 

@@ -84,7 +84,7 @@ void snoop_line_start(FILE *out, const struct grt_record *rec, uint64_t t0_ns)
 {
 	uint64_t rel = rec->hdr.ts_ns > t0_ns ? rec->hdr.ts_ns - t0_ns : 0;
 
-	fprintf(out, "%-11.6f %-7u %-7u ", (double)rel / 1e9, rec->hdr.pid, rec->hdr.tid);
+	fprintf(out, "%-11.6f %7u %7u ", (double)rel / 1e9, rec->hdr.pid, rec->hdr.tid);
 }
 
 static void on_record(void *ctx, const struct grt_record *rec, const struct grt_strings *strings)
@@ -343,7 +343,7 @@ static int run_session(const struct snoop_args *a, struct grt_live_sink *ls, str
 	else
 		grt_notice("snooping %s in every process; Ctrl-C to stop", a->view->name);
 	if (!sn->json && !a->view->open)
-		printf("%-11s %-7s %-7s %s\n", "TIME(s)", "PID", "TID",
+		printf("%-11s %7s %7s %s\n", "time_s", "pid", "tid",
 		       a->view->header ? a->view->header : "");
 	deadline = a->duration > 0 ? grt_monotonic_ns() + (uint64_t)(a->duration * 1e9) : UINT64_MAX;
 	while (!stop_requested && grt_monotonic_ns() < deadline && !target_gone(a->pid) &&

@@ -151,11 +151,15 @@ bool event_filter_match_type(const struct event_filter *f, uint16_t type)
 	return type_ok;
 }
 
-/* The record's kernel and api fields, caught from its describe(). */
+/*
+ * The record's kernel and api fields matched as describe() gives them: a
+ * string may live only for the call (a name built on the stack).
+ */
 struct named_fields {
 	struct grt_fields fields;	/* first: describe() gets &named->fields */
-	const char *kernel;
-	const char *api;
+	const struct event_filter *filter;
+	bool kernel_ok;
+	bool api_ok;
 };
 
 static void ignore_u64(struct grt_fields *f, const char *k, uint64_t v) {}
@@ -163,21 +167,6 @@ static void ignore_i64(struct grt_fields *f, const char *k, int64_t v) {}
 static void ignore_f64(struct grt_fields *f, const char *k, double v) {}
 static void ignore_dim3(struct grt_fields *f, const char *k, const uint32_t v[3]) {}
 static void ignore_list(struct grt_fields *f, const char *k, const uint64_t *v, uint32_t n) {}
-
-static void catch_str(struct grt_fields *f, const char *k, const char *s)
-{
-	struct named_fields *named = (struct named_fields *)f;
-
-	if (!strcmp(k, "kernel"))
-		named->kernel = s;
-	else if (!strcmp(k, "api"))
-		named->api = s;
-}
-
-static const struct grt_fields_ops catch_ops = {
-	.u64 = ignore_u64, .i64 = ignore_i64, .hex = ignore_u64, .f64 = ignore_f64,
-	.str = catch_str, .dim3 = ignore_dim3, .hex_list = ignore_list,
-};
 
 static bool any_match(char *const *patterns, unsigned n, const char *text)
 {
@@ -189,11 +178,33 @@ static bool any_match(char *const *patterns, unsigned n, const char *text)
 	return false;
 }
 
+static void catch_str(struct grt_fields *f, const char *k, const char *s)
+{
+	struct named_fields *named = (struct named_fields *)f;
+	const struct event_filter *filter = named->filter;
+
+	if (!strcmp(k, "kernel"))
+		named->kernel_ok = any_match(filter->kernels, filter->nkernels, s);
+	else if (!strcmp(k, "api"))
+		named->api_ok = any_match(filter->apis, filter->napis, s);
+}
+
+static const struct grt_fields_ops catch_ops = {
+	.u64 = ignore_u64, .i64 = ignore_i64, .hex = ignore_u64, .f64 = ignore_f64,
+	.str = catch_str, .dim3 = ignore_dim3, .hex_list = ignore_list,
+};
+
 static bool names_match(const struct event_filter *f, const struct grt_record *rec,
 			const struct grt_strings *strings)
 {
 	const struct grt_record_desc *desc;
-	struct named_fields named = { .fields.ops = &catch_ops };
+	/* a record without the field matches only where no pattern asks for it */
+	struct named_fields named = {
+	    .fields.ops = &catch_ops,
+	    .filter = f,
+	    .kernel_ok = !f->nkernels,
+	    .api_ok = !f->napis,
+	};
 
 	if (!f->nkernels && !f->napis)
 		return true;
@@ -201,8 +212,7 @@ static bool names_match(const struct event_filter *f, const struct grt_record *r
 	if (!desc)
 		return false;
 	desc->describe(rec, strings, &named.fields);
-	return any_match(f->kernels, f->nkernels, named.kernel) &&
-	       any_match(f->apis, f->napis, named.api);
+	return named.kernel_ok && named.api_ok;
 }
 
 bool event_filter_match(const struct event_filter *f, const struct grt_record *rec,

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "cli/snoop.h"
+#include "export/snoop_duration.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
 #include "trace/trace_names.h"
@@ -16,7 +17,7 @@ static void print_call_end(FILE *out, const struct grt_record *rec,
 	else if (call->flags & GRT_CUDA_F_RETURN_UNSAMPLED)
 		fputs(", return not sampled", out);
 	else
-		fprintf(out, " %.1f us", (double)(call->return_ns - rec->hdr.ts_ns) / 1e3);
+		snoop_print_duration(out, " ", call->return_ns - rec->hdr.ts_ns);
 	if (call->ret)
 		fprintf(out, ", ERR %d", call->ret);
 	fputs(")\n", out);
@@ -207,7 +208,7 @@ static const struct snoop_view cuda_view = {
     .name = "cuda",
     .sources = "cuda",
     .summary = "CUDA driver calls: kernels, allocations, copies, syncs (uprobes on libcuda)",
-    .header = "COMM             EVENT",
+    .header = "comm             event",
     .print = print_cuda,
 };
 

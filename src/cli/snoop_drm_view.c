@@ -36,7 +36,7 @@ static const struct snoop_view drm_view = {
 	.name = "drm",
 	.sources = "drm",
 	.summary = "DRM jobs on the GPU's rings (DRM scheduler, amdgpu, i915, xe, virtio-gpu)",
-	.header = "DRIVER     EVENT      RING           JOB",
+	.header = "driver     event      ring           job",
 	.print = print_drm,
 };
 

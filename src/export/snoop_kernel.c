@@ -1,6 +1,7 @@
 /* Compact live lines for syscall (strace-like), NVIDIA ioctl, dma_fence and Xid records. */
 #include <inttypes.h>
 #include <string.h>
+#include "export/snoop_duration.h"
 #include "export/snoop_kernel.h"
 #include "trace/kernel_names.h"
 #include "trace/records_kernel.h"
@@ -10,12 +11,12 @@
 void snoop_kernel_header(FILE *out, const char *source)
 {
 	if (!strcmp(source, "syscall"))
-		fprintf(out, "%-14s %-15s %s\n", "TIME(s)", "PID/TID", "CALL = RETURN  DURATION");
+		fprintf(out, "%-14s %-15s %s\n", "time_s", "pid/tid", "call = return  duration");
 	else if (!strcmp(source, "fence"))
-		fprintf(out, "%-14s %-15s %-14s %-28s %s\n", "TIME(s)", "PID/TID", "EVENT", "DRIVER/TIMELINE",
-			"CONTEXT:SEQNO  WAIT");
+		fprintf(out, "%-14s %-15s %-14s %-28s %s\n", "time_s", "pid/tid", "event", "driver/timeline",
+			"context:seqno  wait");
 	else if (!strcmp(source, "xid"))
-		fprintf(out, "%-14s %-14s %5s  %s\n", "TIME(s)", "DEVICE", "XID", "MESSAGE");
+		fprintf(out, "%-14s %-14s %5s  %s\n", "time_s", "device", "xid", "message");
 }
 
 static double rel_s(uint64_t ts, uint64_t base_ns)
@@ -54,7 +55,8 @@ static void print_syscall(FILE *out, const struct grt_record *rec, uint64_t base
 	}
 	fprintf(out, " = ");
 	print_ret(out, s->ret);
-	fprintf(out, "  %.1fus\n", (s->exit_ns - rec->hdr.ts_ns) / 1e3);
+	snoop_print_duration(out, "  ", s->exit_ns - rec->hdr.ts_ns);
+	fputc('\n', out);
 }
 
 static void print_nv_ioctl(FILE *out, const struct grt_record *rec, const struct grt_strings *strings)
@@ -91,7 +93,7 @@ static void print_fence(FILE *out, const struct grt_record *rec, const struct gr
 	fprintf(out, "%-14.6f %7u/%-7u %-14s %-28s %" PRIu64 ":%" PRIu64, rel_s(rec->hdr.ts_ns, base_ns),
 		rec->hdr.pid, rec->hdr.tid, grt_fence_event_name(f->event), where, f->context, f->seqno);
 	if (f->event == GRT_FENCE_WAIT_END && (f->flags & GRT_FENCE_F_WAIT_MATCHED))
-		fprintf(out, "  %.3fms", f->wait_ns / 1e6);
+		snoop_print_duration(out, "  ", f->wait_ns);
 	fputc('\n', out);
 }
 

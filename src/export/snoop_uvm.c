@@ -25,9 +25,9 @@ static void print_header(struct snoop_uvm *p)
 	if (p->csv)
 		fprintf(p->out, "%s\n", SNOOP_UVM_CSV_HEADER);
 	else
-		fprintf(p->out, "%-11s %-8s %-8s %-18s %-37s %10s %-11s %-11s %s\n", "TIME(ms)",
-			"PID", "OWNER", "EVENT", "ADDRESS RANGE", "BYTES", "SRC>DST", "CAUSE",
-			"DUR(us)");
+		fprintf(p->out, "%-11s %8s %8s %-18s %-37s %10s %-11s %-11s %s\n", "time_ms",
+			"pid", "owner", "event", "address_range", "bytes", "src>dst", "cause",
+			"duration_us");
 	p->header_done = true;
 }
 
@@ -73,7 +73,7 @@ void snoop_uvm_print(struct snoop_uvm *p, uint32_t pid, uint32_t tid, uint64_t t
 		 grt_uvm_processor_name(e->src_processor, src, sizeof(src)),
 		 grt_uvm_processor_name(e->dst_processor, dst, sizeof(dst)));
 	fprintf(p->out,
-		"%-11.3f %-8u %-8u %-18s 0x%016" PRIx64 "-0x%016" PRIx64 " %10" PRIu64
+		"%-11.3f %8u %8u %-18s 0x%016" PRIx64 "-0x%016" PRIx64 " %10" PRIu64
 		" %-11s %-11s %s\n",
 		ms, pid, e->owner_pid, grt_uvm_kind_name(e->kind), e->address, end, e->bytes, route,
 		grt_uvm_cause_name(e->kind, e->cause), dur[0] ? dur : "-");

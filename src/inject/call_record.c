@@ -499,8 +499,11 @@ static void decode_entry(struct cuda_event *ev, enum cuda_probe_class cls, const
 		break;
 	case CUDA_CLASS_MEMCPY_PEER:
 	case CUDA_CLASS_MEMCPY_PEER_ASYNC:
+		/* (dst, dstContext, src, srcContext, bytes[, stream]) */
 		x->copy.dst = a[0];
+		x->copy.dst_ctx = a[1];
 		x->copy.src = a[2];
+		x->copy.src_ctx = a[3];
 		x->copy.bytes = a[4];
 		x->copy.stream = cls == CUDA_CLASS_MEMCPY_PEER_ASYNC ? a[5] : 0;
 		x->copy.dims = 1;
@@ -578,6 +581,32 @@ static void decode_entry(struct cuda_event *ev, enum cuda_probe_class cls, const
 		x->name.out = a[0];
 		x->name.handle = a[1];
 		break;
+	/* contexts and devices: the arguments cuda.bpf.c's save_context/save_device_query take */
+	case CUDA_CLASS_CTX_CREATE: /* (CUcontext *pctx, flags, CUdevice) */
+	case CUDA_CLASS_CTX_CREATE_V4: /* (CUcontext *pctx, params, flags, CUdevice) */
+	case CUDA_CLASS_CTX_RETAIN: /* (CUcontext *pctx, CUdevice) */
+		x->context.out = a[0];
+		x->context.device = (int32_t)a[cls == CUDA_CLASS_CTX_CREATE	 ? 2
+						: cls == CUDA_CLASS_CTX_CREATE_V4 ? 3
+										    : 1];
+		break;
+	case CUDA_CLASS_CTX_SET_CURRENT:
+	case CUDA_CLASS_CTX_PUSH_CURRENT:
+		x->context.ctx = a[0];
+		x->context.device = -1;
+		break;
+	case CUDA_CLASS_CTX_POP_CURRENT: /* pctx may be NULL */
+		x->context.out = a[0];
+		x->context.device = -1;
+		break;
+	case CUDA_CLASS_DEVICE_PCI_BUS_ID: /* (char *pciBusId, int len, CUdevice) */
+		x->device.out = a[0];
+		x->device.device = (int32_t)a[2];
+		break;
+	case CUDA_CLASS_DEVICE_UUID: /* (CUuuid *, CUdevice) */
+		x->device.out = a[0];
+		x->device.device = (int32_t)a[1];
+		break;
 	default:
 		break;
 	}
@@ -587,7 +616,7 @@ static bool class_has_text(enum cuda_probe_class cls)
 {
 	return cls == CUDA_CLASS_MODULE_LOAD || cls == CUDA_CLASS_LIBRARY_LOAD_FROM_FILE ||
 	       cls == CUDA_CLASS_MODULE_GET_FUNCTION || cls == CUDA_CLASS_LIBRARY_GET_KERNEL ||
-	       cls == CUDA_CLASS_FUNC_GET_NAME;
+	       cls == CUDA_CLASS_FUNC_GET_NAME || cls == CUDA_CLASS_DEVICE_PCI_BUS_ID;
 }
 
 static bool class_has_stack(enum cuda_probe_class cls, const struct call_rings_config *cfg)
@@ -727,6 +756,24 @@ void call_record_exit(struct cuda_event *ev, CUresult r, uint64_t now_ns)
 		if (r == CUDA_SUCCESS) {
 			x->name.name = read_out(x->name.out);
 			copy_text(ev, x->name.name);
+		}
+		break;
+	case CUDA_CLASS_CTX_CREATE:
+	case CUDA_CLASS_CTX_CREATE_V4:
+	case CUDA_CLASS_CTX_RETAIN:
+	case CUDA_CLASS_CTX_POP_CURRENT:
+		if (x->context.out)
+			x->context.ctx = read_out(x->context.out);
+		break;
+	case CUDA_CLASS_DEVICE_PCI_BUS_ID:
+		if (r == CUDA_SUCCESS)
+			copy_text(ev, x->device.out);
+		break;
+	case CUDA_CLASS_DEVICE_UUID:
+		if (r == CUDA_SUCCESS && x->device.out) {
+			memcpy(x->device.uuid, (const void *)(uintptr_t)x->device.out,
+			       sizeof(x->device.uuid));
+			x->device.has_uuid = 1;
 		}
 		break;
 	default:

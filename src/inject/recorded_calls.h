@@ -4,7 +4,8 @@
 
 /*
  * X(name, number of arguments): allocations, frees, event and stream
- * queries, cross-stream waits and name lookups. The library has nothing to
+ * queries, cross-stream waits, name lookups, and the context and device
+ * calls that tell which GPU each later call works on. The library has nothing to
  * do around them; their wrappers only record the call (call_record.h). As
  * with work_calls.h, every argument is an integer or a pointer.
  */
@@ -35,6 +36,17 @@
 	X(cuEventQuery, 1)                                                                         \
 	X(cuStreamQuery, 1)                                                                        \
 	X(cuStreamQuery_ptsz, 1)                                                                   \
-	X(cuFuncGetName, 2)
+	X(cuFuncGetName, 2)                                                                        \
+	X(cuCtxCreate_v2, 3)                                                                       \
+	X(cuCtxCreate_v4, 4)                                                                       \
+	X(cuDevicePrimaryCtxRetain, 2)                                                             \
+	X(cuCtxSetCurrent, 1)                                                                      \
+	X(cuCtxPushCurrent, 1)                                                                     \
+	X(cuCtxPushCurrent_v2, 1)                                                                  \
+	X(cuCtxPopCurrent, 1)                                                                      \
+	X(cuCtxPopCurrent_v2, 1)                                                                   \
+	X(cuDeviceGetPCIBusId, 3)                                                                  \
+	X(cuDeviceGetUuid, 2)                                                                      \
+	X(cuDeviceGetUuid_v2, 2)
 
 #endif

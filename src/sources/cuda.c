@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +52,7 @@ struct cuda_library {
 	unsigned nlinks;
 	unsigned refused; /* entry points the kernel would not probe */
 	int refusal;	  /* the last refusal's negative errno */
+	uint32_t refused_api[GRT_CUDA_API_COUNT]; /* which ones, named in the status line */
 };
 
 struct cuda_tracer {
@@ -130,6 +132,13 @@ static uint64_t cookie_of(uint32_t api)
 	return api | (cuda_api_is_legacy32(api) ? CUDA_COOKIE_LEGACY32 : 0);
 }
 
+static void note_refusal(struct cuda_library *lib, uint32_t api, int refusal)
+{
+	if (lib->refused < GRT_CUDA_API_COUNT)
+		lib->refused_api[lib->refused++] = api;
+	lib->refusal = refusal;
+}
+
 /* Kernels without uprobe_multi: one perf-event uprobe per symbol and direction. */
 static int attach_single(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
 			 uint32_t api, uint64_t offset, bool at_return)
@@ -195,10 +204,8 @@ static void attach_class(struct cuda_tracer *t, struct cuda_library *lib, const 
 	for (uint32_t i = 0; err && i < n; i++) {
 		int refusal = attach_pair(t, lib, path, cls, offsets + i, cookies + i, 1);
 
-		if (refusal) {
-			lib->refused++;
-			lib->refusal = refusal;
-		}
+		if (refusal)
+			note_refusal(lib, (uint32_t)(cookies[i] & ~CUDA_COOKIE_LEGACY32), refusal);
 	}
 }
 
@@ -264,10 +271,8 @@ static int probe_offsets(struct cuda_tracer *t, struct cuda_library *lib, const 
 			/* an entry probe whose return probe was refused stays: it sends nothing */
 			if (!refusal)
 				refusal = attach_single(t, lib, path, (uint32_t)api, offset, true);
-			if (refusal) {
-				lib->refused++;
-				lib->refusal = refusal;
-			}
+			if (refusal)
+				note_refusal(lib, (uint32_t)api, refusal);
 		}
 	}
 	/* all refused: nothing will be seen, and the last refusal says why */
@@ -277,17 +282,27 @@ static int probe_offsets(struct cuda_tracer *t, struct cuda_library *lib, const 
 	return err;
 }
 
-/* A status record per library: which file, how many entry points were probed or absent. */
-static void note_library(struct cuda_tracer *t, const char *shown_path, int found, unsigned refused)
+/*
+ * A status record per library: which file, how many entry points were probed,
+ * absent or refused, and the refused ones by name (their calls go unseen).
+ */
+static void note_library(struct cuda_tracer *t, const char *shown_path, int found,
+			 const struct cuda_library *lib)
 {
 	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
 	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
-	char message[PATH_MAX + 96];
+	char message[PATH_MAX + 512];
+	size_t len;
 
-	snprintf(message, sizeof(message),
-		 "%s: %d of %d entry points probed, %d absent, %u refused", shown_path,
-		 found - (int)refused, GRT_CUDA_API_COUNT - 1, GRT_CUDA_API_COUNT - 1 - found,
-		 refused);
+	len = (size_t)snprintf(message, sizeof(message),
+			       "%s: %d of %d entry points probed, %d absent, %u refused", shown_path,
+			       found - (int)lib->refused, GRT_CUDA_API_COUNT - 1,
+			       GRT_CUDA_API_COUNT - 1 - found, lib->refused);
+	for (unsigned i = 0; i < lib->refused && len < sizeof(message); i++)
+		len += (size_t)snprintf(message + len, sizeof(message) - len, "%s%s",
+					i ? ", " : " (", cuda_api_symbol(lib->refused_api[i]));
+	if (lib->refused && len < sizeof(message))
+		snprintf(message + len, sizeof(message) - len, ")");
 	rec.message_str = grt_session_intern(t->session, message);
 	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
 }
@@ -353,13 +368,14 @@ static int attach_library_fd(struct cuda_tracer *t, const char *open_path, const
 	lib->dev = st->st_dev;
 	lib->ino = st->st_ino;
 	t->nlibs++;
-	note_library(t, shown_path, found, lib->refused);
+	note_library(t, shown_path, found, lib);
 	return 0;
 }
 
 static int attach_library(struct cuda_tracer *t, const char *open_path, const char *shown_path)
 {
 	char fd_path[64];
+	void *mapped;
 	struct stat st;
 	int err, fd;
 
@@ -375,7 +391,19 @@ static int attach_library(struct cuda_tracer *t, const char *open_path, const ch
 	if (fd < 0)
 		return library_failed(t, fd, "libcuda %s: %s", shown_path, strerror(-fd));
 	snprintf(fd_path, sizeof(fd_path), "/proc/self/fd/%d", fd);
+	/*
+	 * The kernel checks an entry point's first instruction only where a
+	 * process maps the file when the probe is attached; elsewhere a probe it
+	 * cannot take is accepted and then silently left out at the target's
+	 * mmap. Mapping the file here (read-only, never run) makes every attach
+	 * see the refusal, whether the target runs already or is launched later
+	 * and whether another process happens to map the same file.
+	 */
+	mapped = st.st_size ? mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)
+			    : MAP_FAILED;
 	err = attach_library_fd(t, fd_path, shown_path, &st);
+	if (mapped != MAP_FAILED)
+		munmap(mapped, (size_t)st.st_size);
 	close(fd);
 	return err;
 }

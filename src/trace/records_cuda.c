@@ -33,8 +33,12 @@ static void describe_launch(const struct grt_record *rec, const struct grt_strin
 {
 	const struct grt_cuda_launch_rec *l = rec->payload;
 	uint32_t words = l->arg_words < GRT_LAUNCH_ARG_WORDS ? l->arg_words : GRT_LAUNCH_ARG_WORDS;
+	const char *kernel = grt_strings_get(strings, l->kernel_str);
+	char unknown[32];
 
-	grt_field_str(out, "kernel", grt_strings_get(strings, l->kernel_str));
+	/* the name every command gives a kernel without one: func@0x<handle> */
+	grt_field_str(out, "kernel",
+		      kernel ? kernel : grt_unknown_kernel_name(l->function, unknown, sizeof(unknown)));
 	grt_field_hex(out, "function", l->function);
 	grt_field_dim3(out, "grid", l->grid);
 	grt_field_dim3(out, "block", l->block);
@@ -123,7 +127,7 @@ static void describe_memcpy(const struct grt_record *rec, const struct grt_strin
 	grt_field_hex(out, "stream", m->stream);
 	/* bandwidth means something only when the call waited for the copy */
 	if (!m->is_async && api_ns && grt_cuda_call_returned(&m->call))
-		grt_field_f64(out, "gbps", (double)m->bytes / (double)api_ns);
+		grt_field_f64(out, "gbytes_per_s", (double)m->bytes / (double)api_ns);
 	if (m->kind == GRT_COPY_PEER) {
 		grt_field_hex(out, "dst_ctx", m->dst_ctx);
 		grt_field_hex(out, "src_ctx", m->src_ctx);

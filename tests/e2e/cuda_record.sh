@@ -15,6 +15,7 @@ check "record of a command: status 0" [ $? = 0 ]
 check "record says it stopped with the target and lost nothing" \
 	grep -q "(0 events lost), stopped: target-exit" "$tmp/err"
 parse "$tmp/k.grt"
+check "the trace's status line names the refused entry point (launched)" one_refused "$tmp/k.grt.json"
 wpid=$(pid_of_launched "$tmp/k.grt.json")
 $EXPECT known "$tmp/k.grt.json" "$wpid" "$rpid" || failed=1
 check "report: leaks of 2126776 device + 65536 managed + 12288 host bytes" python3 -c '
@@ -84,5 +85,6 @@ check "... saying so" grep -q "stopped: signal" "$tmp/err"
 kill $wpid
 wait $wpid 2>/dev/null
 parse "$tmp/p.grt"
+check "the trace's status line names the refused entry point (-p)" one_refused "$tmp/p.grt.json"
 $EXPECT wait "$tmp/p.grt.json" $wpid 3 hang || failed=1
 exit $failed

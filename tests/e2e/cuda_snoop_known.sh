@@ -11,6 +11,7 @@ wait $wpid
 check "workload ran" [ $? = 0 ]
 check "snoop stops on SIGINT with status 0" grt_stop
 $EXPECT known "$tmp/json" "$wpid" $$ || failed=1
+check "a launched process: the same refused entry point, named" one_refused "$tmp/json"
 
 grt_start "$tmp/text" "$tmp/err" snoop cuda --libcuda "$FAKE" || { fail "snoop (text) starts"; exit 1; }
 "$WL/cuda_known" &
@@ -19,7 +20,9 @@ wait $wpid
 grt_stop
 lines() { grep -c -- "$1" "$tmp/text"; }
 check "text: PROBED line for the fake library" \
-	grep -q "^\[GPU\] PROBED .*fake/libcuda.so.1: [0-9]* of [0-9]* entry points probed, 0 absent, 0 refused" "$tmp/text"
+	grep -q "^\[GPU\] PROBED .*fake/libcuda.so.1: [0-9]* of [0-9]* entry points probed, 0 absent, 1 refused (cuMemcpyPeer_ptds)$" "$tmp/text"
+check "text: the column header, exactly" \
+	[ "$(grep -m1 "^time_s" "$tmp/text")" = "time_s          pid     tid comm             event" ]
 check "text: 10 vecAdd lines with grid and block" \
 	[ "$(lines "$wpid .*\[GPU\] KERNEL vecAdd GRID (4,1,1) BLOCK (256,1,1) SHMEM 0 STREAM 0x0  (cuLaunchKernel ")" = 10 ]
 check "text: 5 reduce lines" \

@@ -33,8 +33,8 @@ check "report --devices exits 0" test $? -eq 0
 check "device 0: bus id, uuid, 3 launches, 1 sync" grep -q '^  0      0000:18:00.0   GPU-10111213-1415-1617-1819-1a1b1c1d1e1f      1         3       0        0      1$' "$tmp/report"
 check "device 1: 3 launches, both peer copies issued there" grep -q '^  1      0000:29:00.0   GPU-20212223-2425-2627-2829-2a2b2c2d2e2f      1         3       2        0      1$' "$tmp/report"
 check "device 2: the pushed launch" grep -q '^  2      0000:3a:00.0   GPU-30313233-3435-3637-3839-3a3b3c3d3e3f      1         1       0        0      0$' "$tmp/report"
-check "peer copy 0 -> 1" grep -q '^  0 -> 1            1     1.00 MiB        1 .*       0       0$' "$tmp/report"
-check "peer copy 1 -> 0" grep -q '^  1 -> 0            1     2.00 MiB        0         -        1       0$' "$tmp/report"
+check "peer copy 0 -> 1" grep -q '^  0 -> 1            1      1048576        1 .*       0       0$' "$tmp/report"
+check "peer copy 1 -> 0" grep -q '^  1 -> 0            1      2097152        0         -        1       0$' "$tmp/report"
 "$GRT" report "$tmp/multi.grt" --jobs --format json >"$tmp/jobs.json" 2>"$tmp/err"
 check "jobs per device: 3, 3, 1 launches" python3 -c '
 import json, sys, collections

@@ -18,7 +18,7 @@ check "text: the vecAdd launch line" grep -qxF \
 check "text: a name with quotes and a comma is one quoted token" grep -qF \
 	' kernel="k<\"quoted\", comma>" function=0x0 ' "$tmp/known.txt"
 check "text: the HtoD copy's bandwidth" grep -qF \
-	'kind=HtoD async=0 dims=1 stream=0x0 gbps=524.288 ' "$tmp/known.txt"
+	'kind=HtoD async=0 dims=1 stream=0x0 gbytes_per_s=524.288 ' "$tmp/known.txt"
 check "text: --filter type=free" bash -c \
 	"'$grtrace' parse '$tmp/known.grt' --filter type=free | grep -c ' free ' | grep -qx 1"
 
@@ -54,7 +54,7 @@ files = sorted(os.listdir(d))
 case("csv -o DIR: a file per type", files == ["alloc.csv", "drop.csv", "free.csv", "launch.csv",
      "memcpy.csv", "process.csv", "sync.csv", "trailer.csv"])
 m = list(csv.DictReader(open(os.path.join(d, "memcpy.csv"), newline="")))
-case("csv: memcpy bandwidth in gbps (GB/s)", m[0]["bytes"] == "1048576" and m[0]["gbps"] == "524.288")
+case("csv: memcpy bandwidth in gbytes_per_s (GB/s)", m[0]["bytes"] == "1048576" and m[0]["gbytes_per_s"] == "524.288")
 case("csv -o DIR: the launch table is the same", open(os.path.join(d, "launch.csv")).read() ==
      open(sys.argv[1]).read())
 sys.exit(0 if ok else 1)

@@ -71,8 +71,8 @@ d = {x["direction"]: x for x in r["copies"]["directions"]}
 h = d["HtoD"]
 assert h["calls"] == 3 and h["bytes"] == 3 * 2**20 and h["sync_calls"] == 3 and h["async_calls"] == 0
 assert h["timed_bytes"] / h["sync_ns"]["total"] == 1.048576
-assert abs(h["sync_gbps"] - 1.048576) < 1e-5, h["sync_gbps"]
-assert d["DtoH"]["async_calls"] == 2 and d["DtoH"]["sync_gbps"] is None
+assert abs(h["sync_gbytes_per_s"] - 1.048576) < 1e-5, h["sync_gbytes_per_s"]
+assert d["DtoH"]["async_calls"] == 2 and d["DtoH"]["sync_gbytes_per_s"] is None
 assert d["DtoD"]["errors"] == 1 and d["DtoD"]["bytes"] == 0
 m = r["copies"]["memsets"]
 assert m["calls"] == 2 and m["sync_calls"] == 1 and m["async_calls"] == 1 and m["bytes"] == 2**20 + 2048

@@ -25,8 +25,13 @@ rc=$?
 n=$(grep -c ' getppid(' "$T/out")
 [ $rc -eq 0 ] && [ "$n" -eq 41 ] && pass "snoop syscall: 41 getppid lines" ||
 	fail "snoop syscall: rc=$rc, $n getppid lines (want 41)"
-head -1 "$T/out" | grep -q "CALL = RETURN" && pass "snoop syscall: its own header" ||
+want="time_s         pid/tid         call = return  duration"
+[ "$(head -1 "$T/out")" = "$want" ] && pass "snoop syscall: its own header, exactly" ||
 	fail "snoop syscall: header: $(head -1 "$T/out")"
+# durations in the one snoop style: microseconds, "N.N us" (as snoop cuda shows them)
+n=$(grep -cE ' getppid\(.*\) = [0-9]+  [0-9]+\.[0-9] us$' "$T/out")
+[ "$n" -eq 41 ] && pass "snoop syscall: 41 durations as N.N us" ||
+	fail "snoop syscall: $n durations as N.N us: $(grep -m1 ' getppid(' "$T/out")"
 
 check_err() { # name, want rc, stderr pattern, command...
 	local name=$1 want=$2 pat=$3

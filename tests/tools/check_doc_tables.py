@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Loads every CSV table with Python's csv and every JSON output with json, and checks them
-against the docs: report's table names (docs/report.md), parse's keys per record type
-(docs/tracetest.md), units in column names. Prints ok/FAIL lines; exits 1 on a FAIL.
+against the docs: report's table names (docs/report.md), parse's and snoop's keys per record
+type (docs/tracetest.md), units in column names. Prints ok/FAIL lines; exits 1 on a FAIL.
 usage: check_doc_tables.py GRTRACE TRACE... (traces with cuda records; one with jobs)"""
 import csv, glob, json, os, re, subprocess, sys, tempfile
 
@@ -83,4 +83,22 @@ for trace in traces:
             cols = {re.sub(r"_[xyz]$", "", c) for c in head[6:]}
             extra = cols - keys[t] - call_keys
             case("%s: parse csv %s columns are the documented keys" % (name, t), not extra, extra)
+# snoop's JSON lines are parse's records: each loads, with the documented keys of its type
+build = os.path.dirname(os.path.abspath(grtrace))
+fake = os.path.join(build, "fixtures", "fake")
+r = subprocess.run([grtrace, "snoop", "cuda", "--format", "json", "--",
+                    os.path.join(build, "fixtures", "workloads", "cuda_known")],
+                   capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                   env=dict(os.environ, LD_LIBRARY_PATH=fake))
+case("snoop cuda --format json -- CMD: exit 0", r.returncode == 0, r.stderr)
+events, undocumented = [], set()
+for line in r.stdout.splitlines():
+    events.append(json.loads(line))
+    t = events[-1]["type"]
+    if t in keys:
+        extra = set(events[-1]) - {"type", "ts_ns", "cpu", "pid", "tid", "seq"} - keys[t] - call_keys
+        undocumented |= {"%s.%s" % (t, k) for k in extra}
+case("snoop cuda json: every line loads, launches among them",
+     any(e["type"] == "launch" for e in events), len(events))
+case("snoop cuda json keys are the documented ones", not undocumented, sorted(undocumented))
 sys.exit(1 if failed else 0)

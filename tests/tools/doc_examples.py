@@ -10,6 +10,10 @@ A command line is a line in a code block (fenced, or indented four spaces) that 
     replaced: ./app, ./my_cuda_app, CMD ARGS... by a fake CUDA workload, PID/1234 by a
     process that has the fake libcuda mapped.
 A line whose comment says "needs a GPU" is left out (and counted): it cannot run here.
+Output a doc shows right after an example, in the same code block, has its shape checked against
+what the example printed here: every column-header line (lowercase titles, as every table and
+snoop view writes them) must be printed as is, every CSV header line too, and every key of a
+JSON object shown must be one the output has (values differ: the doc's come from a GPU).
 Prints one "ok - ..." or "FAIL - ..." line per command line; exits 1 on any FAIL.
 usage: doc_examples.py BUILD_DIR
 """
@@ -24,19 +28,52 @@ GPU_MARK = "needs a GPU"
 
 
 def command_lines(path):
-    """(line number, text) of every grtrace command line inside a code block."""
+    """(line number, text, shown output) of every grtrace command line inside a code block; the
+    output is the block's lines after it, up to the next command or the block's end."""
     fenced = False
+    found = None
     for n, line in enumerate(open(path, encoding="utf-8"), 1):
         line = line.rstrip("\n")
         if line.lstrip().startswith("```"):
             fenced = not fenced
+            if found:
+                yield found
+            found = None
             continue
         in_block = fenced or line.startswith("    ")
         text = line.strip()
         if text.startswith("$ "):
             text = text[2:]
         if in_block and text.startswith("grtrace ") and not text.startswith("grtrace: "):
-            yield n, text
+            if found:
+                yield found
+            found = (n, text, [])
+        elif found and fenced and text and not text.startswith("#"):
+            found[2].append(text)
+        elif found and not fenced:
+            yield found
+            found = None
+    if found:
+        yield found
+
+
+HEADER = re.compile(r"[a-z][\w%/()>:=-]*( +[a-z][\w%/()>:=-]*){2,}")
+CSV_HEADER = re.compile(r"[a-z]\w*(,[a-z]\w*){2,}")
+
+
+def shape_problem(shown, printed):
+    """Why the output printed does not have the shape of the output the doc shows, or None."""
+    lines = {" ".join(x.split()) for x in printed.splitlines()}
+    keys = set(re.findall(r'"(\w+)":', printed))
+    for line in shown:
+        if (HEADER.fullmatch(line) and not line.endswith(":")) or CSV_HEADER.fullmatch(line):
+            if " ".join(line.split()) not in lines:
+                return "the doc shows the header %r, the output has none such" % line
+        elif line.startswith("{"):
+            missing = set(re.findall(r'"(\w+)":', line)) - keys
+            if missing:
+                return "the doc shows keys the output lacks: %s" % " ".join(sorted(missing))
+    return None
 
 
 def split_comment(text):
@@ -89,7 +126,7 @@ def sanitized_inject():
     return "libasan" in r.stdout
 
 
-def run_example(cmd, trace):
+def run_example(cmd, trace, shown):
     work = tempfile.mkdtemp()
     shutil.copy(trace, os.path.join(work, "trace.grt"))
     env = dict(os.environ, LD_LIBRARY_PATH=fake_dir)
@@ -100,7 +137,9 @@ def run_example(cmd, trace):
     try:
         r = subprocess.run(["bash", "-o", "pipefail", "-c", substitute(cmd)], cwd=work,
                            env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-        return None if r.returncode == 0 else "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:])
+        if r.returncode:
+            return "exit %d: %s" % (r.returncode, r.stderr.strip()[-300:])
+        return shape_problem(shown, r.stdout)
     except subprocess.TimeoutExpired:
         return "did not finish in 60 s"
     finally:
@@ -119,7 +158,7 @@ def main():
     failed = skipped = ran = 0
     docs = ["README.md"] + sorted(glob.glob("docs/*.md"))
     for doc in docs:
-        for n, text in command_lines(os.path.join(root, doc)):
+        for n, text, shown in command_lines(os.path.join(root, doc)):
             cmd, comment = split_comment(text)
             where = "%s:%d: %s" % (doc, n, cmd)
             if GPU_MARK in comment:
@@ -128,7 +167,7 @@ def main():
                 continue
             if is_output(cmd):
                 continue
-            why = check_synopsis(cmd) if "[" in cmd else run_example(cmd, trace)
+            why = check_synopsis(cmd) if "[" in cmd else run_example(cmd, trace, shown)
             ran += 1
             if why:
                 failed += 1

@@ -1,4 +1,4 @@
-/* Per-job rows: the spill file and the CSV/JSON shape of one job. */
+/* Per-job rows: the spill file and the JSON shape of one job (CSV is made from the JSON). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -226,142 +226,6 @@ void job_rows_add(struct job_rows *r, const struct job *j)
 		r->count++;
 }
 
-static const char *const csv_columns =
-	"job,group,batch,pid,tid,device,kind,name,stream,api_enter_ns,submit_ns,start_ns,end_ns,"
-	"complete_ns,t_submit_host_ns,t_queue_ns,t_exec_ns,t_complete_ns,t_gpu_wait_ns,"
-	"t_vm_fault_ns,t_total_ns,t_offcpu_ns,vm_faults,bytes,tags,incomplete,missing,flags";
-
-void job_csv_header(FILE *out)
-{
-	fprintf(out, "%s\n", csv_columns);
-}
-
-/*
- * CSV rows are built in memory, no printf per cell, and go out in large
- * writes: a line at a time for one row, a megabyte at a time for the spill.
- */
-struct csv_out {
-	FILE *out;
-	char *text;
-	size_t len;
-	size_t cap;
-};
-
-static void csv_flush(struct csv_out *l)
-{
-	fwrite_unlocked(l->text, 1, l->len, l->out);
-	l->len = 0;
-}
-
-static void csv_put(struct csv_out *l, const char *s, size_t n)
-{
-	if (l->len + n > l->cap) {
-		/* full, or a very long kernel name: what is there goes out first */
-		csv_flush(l);
-		if (n > l->cap) {
-			fwrite_unlocked(s, 1, n, l->out);
-			return;
-		}
-	}
-	memcpy(l->text + l->len, s, n);
-	l->len += n;
-}
-
-static void csv_u64(struct csv_out *l, uint64_t v)
-{
-	char buf[24], *end = buf + sizeof(buf), *p = end;
-
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	csv_put(l, p, (size_t)(end - p));
-}
-
-static void csv_hex(struct csv_out *l, uint64_t v)
-{
-	char buf[24], *end = buf + sizeof(buf), *p = end;
-
-	do {
-		*--p = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	*--p = 'x';
-	*--p = '0';
-	csv_put(l, p, (size_t)(end - p));
-}
-
-/* ",v", or an empty cell for what was never seen */
-static void csv_opt(struct csv_out *l, int known, uint64_t v)
-{
-	csv_put(l, ",", 1);
-	if (known)
-		csv_u64(l, v);
-}
-
-/* ",\"s\"" with quotes doubled */
-static void csv_text(struct csv_out *l, const char *s)
-{
-	const char *quote;
-
-	csv_put(l, ",\"", 2);
-	while (s && (quote = strchr(s, '"'))) {
-		csv_put(l, s, (size_t)(quote - s) + 1);
-		csv_put(l, "\"", 1);
-		s = quote + 1;
-	}
-	if (s)
-		csv_put(l, s, strlen(s));
-	csv_put(l, "\"", 1);
-}
-
-static void csv_row(struct csv_out *l, const struct job *j)
-{
-	char tags[160], missing[160], flags[160];
-	const char *kind = job_kind_name(j->kind);
-
-	csv_u64(l, j->id);
-	csv_opt(l, 1, j->group_id);
-	csv_opt(l, 1, j->batch_id);
-	csv_opt(l, 1, j->pid);
-	csv_opt(l, 1, j->tid);
-	csv_opt(l, j->device != JOB_NO_DEVICE, j->device);
-	csv_put(l, ",", 1);
-	csv_put(l, kind, strlen(kind));
-	csv_text(l, j->name);
-	csv_put(l, ",", 1);
-	csv_hex(l, j->stream);
-	csv_opt(l, j->api_enter != 0, j->api_enter);
-	csv_opt(l, j->submit != 0, j->submit);
-	csv_opt(l, j->start != 0, j->start);
-	csv_opt(l, j->end != 0, j->end);
-	csv_opt(l, j->complete != 0, j->complete);
-	csv_opt(l, j->known & JOB_K_SUBMIT_HOST, j->t_submit_host);
-	csv_opt(l, j->known & JOB_K_QUEUE, j->t_queue);
-	csv_opt(l, j->known & JOB_K_EXEC, j->t_exec);
-	csv_opt(l, j->known & JOB_K_COMPLETE, j->t_complete);
-	csv_opt(l, j->known & JOB_K_GPU_WAIT, j->t_gpu_wait);
-	csv_opt(l, 1, j->t_vm_fault);
-	csv_opt(l, j->known & JOB_K_TOTAL, j->t_total);
-	csv_opt(l, 1, j->t_offcpu);
-	csv_opt(l, 1, j->vm_faults);
-	csv_opt(l, 1, j->bytes);
-	csv_text(l, job_tags_text(j, tags, sizeof(tags)));
-	csv_opt(l, 1, (uint64_t)job_incomplete(j));
-	csv_text(l, job_missing_text(j, missing, sizeof(missing)));
-	csv_text(l, job_flags_text(j, flags, sizeof(flags)));
-	csv_put(l, "\n", 1);
-}
-
-void job_csv_row(FILE *out, const struct job *j)
-{
-	char text[2048];
-	struct csv_out l = { .out = out, .text = text, .cap = sizeof(text) };
-
-	csv_row(&l, j);
-	csv_flush(&l);
-}
-
 static inline void json_opt(struct json_writer *w, const char *key, int known, uint64_t v)
 {
 	if (known) {
@@ -447,32 +311,9 @@ int job_rows_each(struct job_rows *r, void (*row)(void *ctx, const struct job *j
 	return fseek(r->spill, 0, SEEK_END) ? -errno : 0;
 }
 
-static void csv_row_cb(void *ctx, const struct job *j)
-{
-	csv_row(ctx, j);
-}
-
 static void json_row_cb(void *ctx, const struct job *j)
 {
 	job_json_row(ctx, j);
-}
-
-int job_rows_print_csv(struct job_rows *r, FILE *out)
-{
-	struct csv_out l = { .out = out, .text = malloc(ROWS_BUFFER), .cap = ROWS_BUFFER };
-	char line[2048];
-	int err;
-
-	if (!l.text) { /* no large buffer: a line at a time */
-		l.text = line;
-		l.cap = sizeof(line);
-	}
-	job_csv_header(out);
-	err = job_rows_each(r, csv_row_cb, &l);
-	csv_flush(&l);
-	if (l.text != line)
-		free(l.text);
-	return err;
 }
 
 int job_rows_print_json(struct job_rows *r, struct json_writer *w)

@@ -32,8 +32,6 @@ int job_rows_open(struct job_rows *r);
 void job_rows_close(struct job_rows *r);
 void job_rows_add(struct job_rows *r, const struct job *j);
 
-void job_csv_header(FILE *out);
-void job_csv_row(FILE *out, const struct job *j);
 void job_json_row(struct json_writer *w, const struct job *j);
 
 /*
@@ -42,7 +40,6 @@ void job_json_row(struct json_writer *w, const struct job *j);
  */
 int job_rows_each(struct job_rows *r, void (*row)(void *ctx, const struct job *j), void *ctx);
 /* Every spilled row, in the order the jobs finished. Returns 0 or a negative errno. */
-int job_rows_print_csv(struct job_rows *r, FILE *out);
 int job_rows_print_json(struct job_rows *r, struct json_writer *w);
 
 #endif

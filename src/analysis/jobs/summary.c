@@ -274,6 +274,13 @@ static double share(uint64_t part, uint64_t whole)
 
 /* ---- text ---- */
 
+/* A duration cell of a text table: microseconds, the unit its column title names. */
+static const char *cell_us(uint64_t ns, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.1f", (double)ns / 1e3);
+	return buf;
+}
+
 static const char *group_label(const struct job_group *g, int kind, char *buf, size_t len)
 {
 	if (kind == 0)
@@ -296,18 +303,19 @@ static void print_groups_text(struct job_group_table *t, int kind, const char *t
 		return;
 	}
 	fprintf(out, "\n%s (by GPU time):\n", title);
-	fprintf(out, "  %-40s %8s %7s %10s %10s %10s %10s %s\n", kind == 0 ? "kernel" : kind == 1 ? "stream" : "process",
-		"jobs", "gpu%", "exec", "p50", "p90", "p99", "total p90");
+	fprintf(out, "  %-40s %8s %7s %12s %10s %10s %10s %12s\n",
+		kind == 0 ? "kernel" : kind == 1 ? "stream" : "process", "jobs", "gpu%", "exec_us",
+		"p50_us", "p90_us", "p99_us", "total_p90_us");
 	for (uint32_t i = 0; i < t->count && (!rows || i < rows); i++) {
 		struct job_group *g = sorted[i];
 
-		fprintf(out, "  %-40.40s %8" PRIu64 " %6.1f%% %10s %10s %10s %10s %s\n",
+		fprintf(out, "  %-40.40s %8" PRIu64 " %6.1f%% %12s %10s %10s %10s %12s\n",
 			group_label(g, kind, label, sizeof(label)), g->jobs, share(g->exec_ns, exec_all),
-			job_format_ns(g->exec_ns, a, sizeof(a)),
-			job_format_ns(grt_stats_percentile(&g->exec, 50), b, sizeof(b)),
-			job_format_ns(grt_stats_percentile(&g->exec, 90), c, sizeof(c)),
-			job_format_ns(grt_stats_percentile(&g->exec, 99), d, sizeof(d)),
-			g->total.count ? job_format_ns(grt_stats_percentile(&g->total, 90), e, sizeof(e))
+			cell_us(g->exec_ns, a, sizeof(a)),
+			cell_us(grt_stats_percentile(&g->exec, 50), b, sizeof(b)),
+			cell_us(grt_stats_percentile(&g->exec, 90), c, sizeof(c)),
+			cell_us(grt_stats_percentile(&g->exec, 99), d, sizeof(d)),
+			g->total.count ? cell_us(grt_stats_percentile(&g->total, 90), e, sizeof(e))
 				       : "-");
 	}
 	if (rows && t->count > rows)
@@ -317,7 +325,7 @@ static void print_groups_text(struct job_group_table *t, int kind, const char *t
 
 static const char *opt_ns(const struct job *j, uint32_t bit, uint64_t v, char *buf, size_t len)
 {
-	return (j->known & bit) ? job_format_ns(v, buf, len) : "-";
+	return (j->known & bit) ? cell_us(v, buf, len) : "-";
 }
 
 static void print_worst_text(struct job_summary *s, FILE *out)
@@ -327,13 +335,14 @@ static void print_worst_text(struct job_summary *s, FILE *out)
 	if (!s->n_worst)
 		return;
 	fprintf(out, "\nworst jobs (by submit + queue + exec; 'noticed' is END to the host's COMPLETE):\n");
-	fprintf(out, "  %8s %-28s %8s %10s %10s %10s %10s %10s %10s %10s  %s\n", "job", "kernel", "tid",
-		"slow", "submit", "queue", "exec", "gpu_wait", "noticed", "total", "tags");
+	fprintf(out, "  %8s %-28s %8s %10s %10s %10s %10s %11s %10s %10s  %s\n", "job", "kernel", "tid",
+		"slow_us", "submit_us", "queue_us", "exec_us", "gpu_wait_us", "noticed_us", "total_us",
+		"tags");
 	for (uint32_t i = 0; i < s->n_worst; i++) {
 		const struct job *j = &s->worst[i];
 
-		fprintf(out, "  %8" PRIu64 " %-28.28s %8u %10s %10s %10s %10s %10s %10s %10s  %s%s\n",
-			j->id, j->name ? j->name : "?", j->tid, job_format_ns(job_slow_ns(j), g, sizeof(g)),
+		fprintf(out, "  %8" PRIu64 " %-28.28s %8u %10s %10s %10s %10s %11s %10s %10s  %s%s\n",
+			j->id, j->name ? j->name : "?", j->tid, cell_us(job_slow_ns(j), g, sizeof(g)),
 			opt_ns(j, JOB_K_SUBMIT_HOST, j->t_submit_host, a, sizeof(a)),
 			opt_ns(j, JOB_K_QUEUE, j->t_queue, b, sizeof(b)),
 			opt_ns(j, JOB_K_EXEC, j->t_exec, c, sizeof(c)),
@@ -359,13 +368,13 @@ static void print_tags_text(struct job_summary *s, FILE *out)
 	fprintf(out, "\ntags (wall: time with at least one such job, of the %s span; summed: over jobs, "
 		     "overlaps counted again):\n",
 		job_format_ns(span, c, sizeof(c)));
-	fprintf(out, "  %-18s %8s %7s %12s %7s %12s\n", "tag", "jobs", "jobs%", "wall", "span%",
-		"summed");
+	fprintf(out, "  %-18s %8s %7s %12s %7s %12s\n", "tag", "jobs", "jobs%", "wall_us", "span%",
+		"summed_us");
 	for (int t = 0; t < JOB_TAG_COUNT; t++)
 		fprintf(out, "  %-18s %8" PRIu64 " %6.1f%% %12s %6.1f%% %12s\n", job_tag_name(t),
 			s->tags[t].jobs, share(s->tags[t].jobs, s->jobs),
-			job_format_ns(s->tags[t].wall_ns, a, sizeof(a)), share(s->tags[t].wall_ns, span),
-			job_format_ns(s->tags[t].cost_ns, b, sizeof(b)));
+			cell_us(s->tags[t].wall_ns, a, sizeof(a)), share(s->tags[t].wall_ns, span),
+			cell_us(s->tags[t].cost_ns, b, sizeof(b)));
 }
 
 void job_summary_print_text(struct job_summary *s, FILE *out, unsigned rows)

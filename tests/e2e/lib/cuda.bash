@@ -107,3 +107,18 @@ print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$tmp/x.jso
 		[ $((recorded + lost)) = "$made" ]
 	check "... record reports the loss" grep -q "($lost events lost)" "$tmp/err"
 }
+
+# one_refused JSONL: the fake libcuda's status line, one per trace, says exactly that its one
+# entry point uprobes cannot take (cuMemcpyPeer_ptds, a lock-prefixed first instruction) was
+# refused and names it, everything else present probed: the same for a launched command and
+# for a process already running.
+one_refused() {
+	python3 -c '
+import json, re, sys
+lines = [r["message"] for r in map(json.loads, open(sys.argv[1]))
+         if r["type"] == "source_status" and "entry points" in r["message"]]
+assert len(lines) == 1, lines
+m = re.fullmatch(r".*/fake/libcuda\.so\.1: (\d+) of (\d+) entry points probed, 0 absent, "
+                 r"1 refused \(cuMemcpyPeer_ptds\)", lines[0])
+assert m and int(m[1]) == int(m[2]) - 1, lines[0]' "$1"
+}

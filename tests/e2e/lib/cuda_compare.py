@@ -19,7 +19,7 @@ import sys
 
 CALLS = {"launch", "graph_launch", "alloc", "free", "memcpy", "memset", "sync",
          "module_load", "func_name"}
-TIMED = {"ts_ns", "seq", "cpu", "api_ns", "gbps", "pid", "tid", "ppid", "stack_id"}
+TIMED = {"ts_ns", "seq", "cpu", "api_ns", "gbytes_per_s", "pid", "tid", "ppid", "stack_id"}
 
 
 def load(path):

@@ -140,7 +140,7 @@ def known(path, pid, ppid):
                  known_launches())
     per_kernel = Counter(r["kernel"] for r in of_type(mine, "launch"))
     check("launches per kernel", per_kernel == Counter({"vecAdd": 13, "saxpy": 3, "reduce": 6,
-                                                       "scale": 4, None: 1}), dict(per_kernel))
+                                                       "scale": 4, "func@unknown": 1}), dict(per_kernel))
 
     compare_rows("graph launches", project(of_type(mine, "graph_launch"), ("graph_exec", "stream")),
                  [(0x9A000, STREAM1)] * 2)
@@ -158,7 +158,7 @@ def known_launches():
         + [("cuLaunchKernelEx", "vecAdd", 0xF0000000, [16, 1, 1], [64, 2, 1], 2048, STREAM1, vec, 0)] * 3
         + [("cuLaunchCooperativeKernel", "reduce", 0xD0000200, [2, 1, 1], [64, 1, 1], 512, STREAM1, [A1, N], 0)]
         + [("cuLaunchKernel_ptsz", "saxpy", 0xF0000100, [3, 3, 1], [32, 4, 1], 0, STREAM1, [], 0)] * 2
-        + [("cuLaunchKernel", None, 0, [1, 1, 1], [1, 1, 1], 0, 0, [], 400)])
+        + [("cuLaunchKernel", "func@unknown", 0, [1, 1, 1], [1, 1, 1], 0, 0, [], 400)])
 
 
 def check_known_calls(records, mine, memcpys, host_addr):
@@ -212,7 +212,7 @@ def check_known_calls(records, mine, memcpys, host_addr):
         {"HtoD": 1050889, "DtoH": 4864, "DtoD": 2476, "Default": 3000, "Peer": 12288}),
         dict(bytes_by_kind))
     check("bandwidth only for synchronous copies",
-          all(("gbps" in r) == (r["async"] == 0) for r in memcpys))
+          all(("gbytes_per_s" in r) == (r["async"] == 0) for r in memcpys))
 
     fields = ("api", "bytes", "dst", "value", "elem_size", "async", "stream")
     compare_rows("memsets: api, bytes, dst, value, element size, async, stream",
@@ -341,7 +341,7 @@ def threads(path, pid, nthreads, per_thread):
 def wait(path, pid, launches, hang):
     records, mine = load(path, pid)
     got = project(of_type(mine, "launch"), ("kernel", "function", "grid", "stream", "api_ns", "ret"))
-    want = ([(None, 0xF0000000, [1, 1, 1], 0, "t", 0)] * launches +
+    want = ([("func@0xf0000000", 0xF0000000, [1, 1, 1], 0, "t", 0)] * launches +
             [("waited", 0xF0000000, [2, 1, 1], 0, "t", 0)])
     if hang == "hang-launch":
         want.append(("waited", 0xF0000000, [3, 1, 1], 0xDEAD0, None, 0))
