@@ -62,8 +62,10 @@ def calls(path):
     for pid in range(len(pids)):
         # ordered by the calls without their stacks: a stack the uprobe path could not walk
         # must not reorder the threads (then every record of two threads would differ)
+        # nor may the addresses the driver handed out: which thread allocates first is the
+        # scheduler's choice too (the addresses are compared per process, in main)
         threads = sorted((v for (p, _), v in by_thread.items() if p == pid),
-                         key=lambda v: json.dumps([{k: c[k] for k in c if k != "stack"}
+                         key=lambda v: json.dumps([{k: c[k] for k in c if k not in ("stack", "addr")}
                                                    for c in v], sort_keys=True, default=str))
         for i, v in enumerate(threads):
             out[(pid, i)] = v
@@ -93,6 +95,8 @@ def main():
         for i, (x, y) in enumerate(zip(ra, rb)):
             total += 1
             for k in sorted(set(x) | set(y)):
+                if k == "addr":
+                    continue
                 # the uprobe path's bpf_get_stackid may fail on a user page it cannot
                 # read (tests/e2e/lib/cuda_expect.py allows 1 launch in 20)
                 if k == "stack" and (x.get(k) is None or y.get(k) is None) and \
@@ -105,6 +109,12 @@ def main():
                     print(f"thread {thread} record {i} ({x.get('api')}): {k}: "
                           f"{x.get(k)!r} vs {y.get(k)!r}")
                     bad += 1
+    for pid in sorted({p for p, _ in a}):
+        addrs = [sorted(str(c.get("addr")) for (p, _), v in side.items() if p == pid for c in v)
+                 for side in (a, b)]
+        if addrs[0] != addrs[1]:
+            print(f"process {pid}: the addresses of its allocations and frees differ")
+            bad += 1
     print(f"{total} records compared, {bad} differences, "
           f"{missing_stacks} launch stacks missing on one side")
     if missing_stacks > max(1, total // 20):
