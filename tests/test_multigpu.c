@@ -186,6 +186,7 @@ static void tw_comm(struct tw *t, uint32_t pid, uint64_t ts, uint64_t comm, uint
 	tw_rec(t, GRT_REC_NCCL_COMM, pid, pid, ts, &c, sizeof(c));
 }
 
+/* Process 20 launches the kernel by its mangled name, as NCCL 2.28 does on the H100. */
 static void tw_all_reduce(struct tw *t, uint32_t pid, uint64_t ts, uint64_t comm)
 {
 	struct grt_nccl_coll_rec c = { .return_ns = ts + 50, .op = GRT_NCCL_ALL_REDUCE,
@@ -193,7 +194,9 @@ static void tw_all_reduce(struct tw *t, uint32_t pid, uint64_t ts, uint64_t comm
 				       .root = -1 };
 
 	tw_rec(t, GRT_REC_NCCL_COLL, pid, pid, ts, &c, sizeof(c));
-	tw_launch(t, pid, pid, ts + 10, ts + 20, 0, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+	tw_launch(t, pid, pid, ts + 10, ts + 20, 0,
+		  pid == 20 ? "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
+			    : "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
 }
 
 /*

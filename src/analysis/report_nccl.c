@@ -255,20 +255,43 @@ static void on_coll(struct nccl_report *r, const struct grt_record *rec)
 	}
 }
 
-static bool is_nccl_kernel(const char *name)
+/*
+ * The NCCL kernel a launch names, without C++ mangling: NCCL 2.28 launches
+ * "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorage...",
+ * older ones the plain name. False when the launch is no NCCL kernel.
+ */
+static bool nccl_kernel_name(const char *name, char *out, size_t len)
 {
-	return name && (!strncmp(name, KERNEL_PREFIX, strlen(KERNEL_PREFIX)) ||
-			!strncmp(name, OLD_KERNEL_PREFIX, strlen(OLD_KERNEL_PREFIX)));
+	size_t n = 0;
+
+	if (!name)
+		return false;
+	if (name[0] == '_' && name[1] == 'Z') {
+		const char *p = name + 2;
+
+		while (*p >= '0' && *p <= '9' && n < 4096)
+			n = n * 10 + (size_t)(*p++ - '0');
+		if (!n || strnlen(p, n) < n)
+			return false;
+		name = p;
+	} else {
+		n = strlen(name);
+	}
+	if (strncmp(name, KERNEL_PREFIX, strlen(KERNEL_PREFIX)) &&
+	    strncmp(name, OLD_KERNEL_PREFIX, strlen(OLD_KERNEL_PREFIX)))
+		return false;
+	snprintf(out, len, "%.*s", (int)n, name);
+	return true;
 }
 
 static void on_launch(struct nccl_report *r, const struct grt_record *rec,
 		      const struct grt_strings *strings)
 {
 	const struct grt_cuda_launch_rec *l = rec->payload;
-	const char *name = grt_strings_get(strings, l->kernel_str);
+	char name[256];
 	long index;
 
-	if (!is_nccl_kernel(name))
+	if (!nccl_kernel_name(grt_strings_get(strings, l->kernel_str), name, sizeof(name)))
 		return;
 	index = name_table_intern(&r->kernel_names, name);
 	if (index < 0) {
