@@ -470,6 +470,41 @@ static void test_stack_offset_varies(void)
 	gpubpf_verified_free(&ver);
 }
 
+/*
+ * One load whose address is the stack on one path and a map value on the
+ * other (clang merges the two calls of bpftime's cuda_counter this way): the
+ * stack must go to local memory, whichever path the verifier walks first.
+ * With the stack path first it stayed in registers, and the H100 read the
+ * stack pointer as an address: an illegal memory access.
+ */
+static void check_stack_or_map(const struct bpf_insn *insns, size_t n, size_t load)
+{
+	struct gpubpf_verified ver;
+	char err[512] = "";
+
+	CHECK_EQ_U64(verify("kprobe/k", insns, n, &ver, err, sizeof(err)), 0);
+	CHECK_STR(err, "");
+	CHECK(!ver.stack_fixed);
+	CHECK_EQ_U64(ver.info[load].mem.bases, GPUBPF_BASE_STACK | GPUBPF_BASE_MAP);
+	gpubpf_verified_free(&ver);
+}
+
+static void test_stack_or_map_pointer(void)
+{
+	/* the map value's path falls through, the stack's is the jump */
+	const struct bpf_insn map_first[] = {
+	    ST(BPF_DW, 10, -16, 1), LOOKUP(0),		   MOV64_REG(1, 10), ALU64_IMM(BPF_ADD, 1, -16),
+	    JMP_IMM(BPF_JEQ, 0, 0, 1), MOV64_REG(1, 0), LDX(BPF_DW, 0, 1, 0), EXIT()};
+	/* the stack's path falls through (and jumps over the map's) */
+	const struct bpf_insn stack_first[] = {
+	    ST(BPF_DW, 10, -16, 1),    LOOKUP(0),	     MOV64_REG(1, 10),
+	    ALU64_IMM(BPF_ADD, 1, -16), JMP_IMM(BPF_JNE, 0, 0, 1), JMP_IMM(BPF_JA, 0, 0, 1),
+	    MOV64_REG(1, 0),	       LDX(BPF_DW, 0, 1, 0),  EXIT()};
+
+	check_stack_or_map(map_first, N(map_first), N(map_first) - 2);
+	check_stack_or_map(stack_first, N(stack_first), N(stack_first) - 2);
+}
+
 /* A helper reading stack bytes never written reads zeros: those slots are zeroed first. */
 static void test_stack_zeroed_for_helpers(void)
 {
@@ -492,6 +527,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_too_complex);
 	RUN_TEST(test_facts_for_the_translator);
 	RUN_TEST(test_stack_offset_varies);
+	RUN_TEST(test_stack_or_map_pointer);
 	RUN_TEST(test_stack_zeroed_for_helpers);
 	return TEST_EXIT_STATUS();
 }

@@ -285,12 +285,16 @@ static void note_ptr(struct verifier *v, struct gpubpf_ptr_info *p, const struct
 			p->map = -1;
 	}
 	p->bases |= kind;
-	if (kind == GPUBPF_BASE_STACK) {
-		if (stack_off < v->out->stack_low)
-			v->out->stack_low = stack_off;
-		if ((p->bases & ~GPUBPF_BASE_STACK) || p->stack_off == GPUBPF_OFF_VARIES)
-			v->out->stack_fixed = false;
-	}
+	if (kind == GPUBPF_BASE_STACK && stack_off < v->out->stack_low)
+		v->out->stack_low = stack_off;
+	/*
+	 * A stack slot in a register has no address: a site that reaches the
+	 * stack on one path and other memory (or another slot) on another needs
+	 * the stack in local memory, whichever of its paths came first.
+	 */
+	if ((p->bases & GPUBPF_BASE_STACK) &&
+	    ((p->bases & ~GPUBPF_BASE_STACK) || p->stack_off == GPUBPF_OFF_VARIES))
+		v->out->stack_fixed = false;
 }
 
 static struct slot *slot_at(struct vstate *st, int32_t fp_off)
