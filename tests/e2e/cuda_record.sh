@@ -15,7 +15,11 @@ check "record of a command: status 0" [ $? = 0 ]
 check "record says it stopped with the target and lost nothing" \
 	grep -q "(0 events lost), stopped: target-exit" "$tmp/err"
 parse "$tmp/k.grt"
-check "the trace's status line names the refused entry point (launched)" one_refused "$tmp/k.grt.json"
+# a launched command records in-process by default; the uprobes' status line is --cuda-via uprobe's
+"$GRT" record -f -o "$tmp/ku.grt" --cuda-via uprobe --libcuda "$FAKE" -- "$WL/cuda_known" 2>/dev/null
+parse "$tmp/ku.grt"
+check "the trace's status line names the refused entry point (launched, --cuda-via uprobe)" \
+	one_refused "$tmp/ku.grt.json"
 wpid=$(pid_of_launched "$tmp/k.grt.json")
 $EXPECT known "$tmp/k.grt.json" "$wpid" "$rpid" || failed=1
 check "report: leaks of 2126776 device + 65536 managed + 12288 host bytes" python3 -c '
