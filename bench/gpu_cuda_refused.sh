@@ -2,7 +2,8 @@
 # The cuda source's status line on the real driver, on a GPU machine: the same libcuda
 # status line ("N of M entry points probed, A absent, R refused (NAMES)") for a launched
 # program, for the same program attached with -p, and for a launched program while another
-# process maps libcuda; each run repeated to show it does not vary.
+# process maps libcuda; each run repeated to show it does not vary. Launched programs are
+# recorded with --cuda-via uprobe (the in-process path probes no entry point).
 #
 # usage: bench/gpu_cuda_refused.sh BUILD [RUNS]
 #   BUILD   directory with the grtrace binary (built on the development machine)
@@ -27,7 +28,7 @@ for line in sys.stdin:
 }
 
 run_launched() {
-	"$GRT" record -f -o "$T/l.grt" -- "${APP[@]}" </dev/null >/dev/null 2>"$T/err" || cat "$T/err" >&2
+	"$GRT" record -f -o "$T/l.grt" --cuda-via uprobe -- "${APP[@]}" </dev/null >/dev/null 2>"$T/err" || cat "$T/err" >&2
 	status_of "$T/l.grt"
 }
 
