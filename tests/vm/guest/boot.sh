@@ -12,6 +12,6 @@ check "virtio_gpu tracepoints" [ -d /sys/kernel/tracing/events/virtio_gpu ]
 "$BUILD/grtrace" record -s syscall --syscalls getppid -o "$tmp/s.grt" -- \
 	"$BUILD/fixtures/kernel_workload" getppid:7 2>"$tmp/err"
 record_ok "grtrace records here (status 0)" "$tmp/err" $?
-check "... 7 getppid calls" [ "$("$BUILD/grtrace" parse --format csv "$tmp/s.grt" | grep -c getppid)" = 7 ]
+check "... 7 getppid calls" [ "$("$BUILD/grtrace" parse --filter type=syscall "$tmp/s.grt" | grep -c getppid)" = 7 ]
 echo "clocksource $(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 exit $failed

@@ -7,8 +7,8 @@ BUILD=${1:-build}
 status=0
 # a late dlopen()ed libcuda gets its probes at the next rescan; one perf uprobe per symbol
 # (kernels before 6.6) under emulation takes seconds to attach, more than the 1.5 s the
-# workloads give by default
-export GRT_E2E_LATE_MS=10000
+# workloads give by default (10 s was not always enough for the second copy on 6.1)
+export GRT_E2E_LATE_MS=30000
 # a recording meant to stop while the workload sleeps 3 s: its start takes longer here too
 export GRT_E2E_STOP_S=1.5
 # Under emulation (no /dev/kvm on the host) every script costs 5 to 20 times as much: the
