@@ -67,15 +67,38 @@ int inject_add_env(struct grt_session *s, const char *key, const char *value)
 	return grt_session_add_target_env(s, kv);
 }
 
+/*
+ * A sanitizer build of grtrace preloads a sanitizer build of the library
+ * into targets that lack the runtime: the runtime must be told not to
+ * refuse that, and the library's state lives until exit by design. Release
+ * builds leave the target's ASAN_OPTIONS alone.
+ */
+static int allow_sanitized_library(struct grt_session *s)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	const char *was = getenv("ASAN_OPTIONS");
+	char value[1024];
+
+	snprintf(value, sizeof(value), "%s%sverify_asan_link_order=0:detect_leaks=0",
+		 was ? was : "", was && *was ? ":" : "");
+	return inject_add_env(s, "ASAN_OPTIONS", value);
+#else
+	(void)s;
+	return 0;
+#endif
+}
+
 int inject_preload(struct grt_session *s, const char *lib)
 {
 	const char *preload = getenv("LD_PRELOAD");
 	char value[PATH_MAX * 2];
+	int err;
 
 	for (const char *const *e = grt_session_target_env(s); *e; e++)
 		if (!strncmp(*e, "LD_PRELOAD=", 11))
 			return 0;
 	snprintf(value, sizeof(value), "%s%s%s", lib, preload && *preload ? ":" : "",
 		 preload ? preload : "");
-	return inject_add_env(s, "LD_PRELOAD", value);
+	err = inject_add_env(s, "LD_PRELOAD", value);
+	return err ? err : allow_sanitized_library(s);
 }
