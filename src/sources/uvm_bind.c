@@ -215,33 +215,43 @@ static int init_ioctl56(struct uvm_tracker *t, int uvm_fd, uint32_t entries,
 	return status_errno(*nv_status);
 }
 
-int uvm_tracker_open(struct uvm_tracker *t, const char *tools_path, int uvm_fd, uint32_t entries,
-		     enum uvm_queue_version want, uint32_t *nv_status)
+/*
+ * A queue tracker of `entries` slots, or with entries 0 a counters tracker:
+ * no queue, the control page holds the driver's 64-bit counters. Both are
+ * made by the same init ioctls.
+ */
+static int tracker_create(struct uvm_tracker *t, const char *tools_path, int uvm_fd,
+			  uint32_t entries, enum uvm_queue_version want, uint32_t *nv_status)
 {
-	enum uvm_queue_version got = UVM_QUEUE_V2;
+	enum uvm_queue_version got = entries ? UVM_QUEUE_V2 : UVM_QUEUE_V1;
 	int err;
 
 	uvm_tracker_init(t);
 	*nv_status = UVM_NV_OK;
-	if (entries < 2 || (entries & (entries - 1)))
-		return -EINVAL;
 	t->tools_fd = open(tools_path, O_RDWR | O_CLOEXEC);
 	if (t->tools_fd < 0)
 		return -errno;
 	/* sized for the larger entry: which version we get is known only afterwards */
 	t->entries_len = (size_t)entries * UVM_ENTRY_V2_SIZE;
-	t->entries = map_shared_buffer(t->entries_len);
+	t->entries = entries ? map_shared_buffer(t->entries_len) : NULL;
 	t->ctrl = map_shared_buffer((size_t)sysconf(_SC_PAGESIZE));
-	if (!t->entries || !t->ctrl) {
+	if ((entries && !t->entries) || !t->ctrl) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = want == UVM_QUEUE_V2 ? init_v2_570(t, uvm_fd, entries, nv_status) : -EINVAL;
+	/* counters have no entry layout: any driver version makes them */
+	err = want == UVM_QUEUE_V2 || !entries ? init_v2_570(t, uvm_fd, entries, nv_status)
+					       : -EINVAL;
 	if (err == -EINVAL) /* not a 570+ driver, or version 1 wanted */
-		err = init_ioctl56(t, uvm_fd, entries, want, nv_status, &got);
+		err = init_ioctl56(t, uvm_fd, entries, entries ? want : UVM_QUEUE_V1, nv_status,
+				   &got);
 	if (err)
 		goto fail;
 	t->version = got;
+	if (!entries) {
+		t->counters = (const volatile uint64_t *)t->ctrl;
+		return 0;
+	}
 	t->queue = (struct uvm_queue){.ctrl = t->ctrl,
 				      .entries = t->entries,
 				      .count = entries,
@@ -252,66 +262,22 @@ fail:
 	return err;
 }
 
+int uvm_tracker_open(struct uvm_tracker *t, const char *tools_path, int uvm_fd, uint32_t entries,
+		     enum uvm_queue_version want, uint32_t *nv_status)
+{
+	if (entries < 2 || (entries & (entries - 1))) {
+		uvm_tracker_init(t);
+		*nv_status = UVM_NV_OK;
+		return -EINVAL;
+	}
+	return tracker_create(t, tools_path, uvm_fd, entries, want, nv_status);
+}
+
 static int tools_ioctl(int fd, unsigned long cmd, void *params, uint32_t *rm_status)
 {
 	if (ioctl(fd, cmd, params))
 		return -errno;
 	return *rm_status == UVM_NV_OK ? 0 : -EIO;
-}
-
-/*
- * A counters tracker: no queue, the control page holds the driver's 64-bit
- * counters. Made through the same init ioctls with zero queue entries.
- */
-static int counters_open(struct uvm_tracker *t, const char *tools_path, int uvm_fd,
-			 uint64_t mask)
-{
-	struct uvm_enable_counters_params en = {.counter_mask = mask};
-	enum uvm_queue_version got;
-	uint32_t status;
-	int err;
-
-	uvm_tracker_init(t);
-	t->tools_fd = open(tools_path, O_RDWR | O_CLOEXEC);
-	if (t->tools_fd < 0)
-		return -errno;
-	t->ctrl = map_shared_buffer((size_t)sysconf(_SC_PAGESIZE));
-	if (!t->ctrl) {
-		uvm_tracker_close(t);
-		return -ENOMEM;
-	}
-	err = init_v2_570(t, uvm_fd, 0, &status);
-	if (err == -EINVAL)
-		err = init_ioctl56(t, uvm_fd, 0, UVM_QUEUE_V1, &status, &got);
-	if (!err)
-		err = tools_ioctl(t->tools_fd, UVM_IOCTL_TOOLS_ENABLE_COUNTERS, &en,
-				  &en.rm_status);
-	if (err) {
-		uvm_tracker_close(t);
-		return err;
-	}
-	t->counters = (const volatile uint64_t *)t->ctrl;
-	return 0;
-}
-
-int uvm_counters_bind(struct uvm_tracker *t, const char *tools_path, int pidfd, const int *fds,
-		      int nfds, uint64_t mask)
-{
-	int err = -ENOENT;
-
-	for (int i = 0; i < nfds; i++) {
-		int local = uvm_pidfd_getfd(pidfd, fds[i]);
-
-		if (local < 0) {
-			err = local;
-			continue;
-		}
-		err = counters_open(t, tools_path, local, mask);
-		if (!err)
-			return local;
-		close(local);
-	}
-	return err;
 }
 
 uint64_t uvm_counters_read(const struct uvm_tracker *t, enum uvm_counter_name name)
@@ -359,29 +325,54 @@ void uvm_tracker_close(struct uvm_tracker *t)
 	uvm_tracker_init(t);
 }
 
-int uvm_tracker_bind(struct uvm_tracker *t, const char *tools_path, int pidfd, const int *fds,
-		     int nfds, uint32_t entries, uint64_t mask)
+/* Subscribes a fresh tracker: event types for a queue, counters for a counters tracker. */
+static int tracker_subscribe(struct uvm_tracker *t, uint64_t mask)
+{
+	struct uvm_enable_counters_params en = {.counter_mask = mask};
+	uint64_t enabled;
+
+	if (!t->counters)
+		return uvm_tracker_enable(t, mask, &enabled);
+	return tools_ioctl(t->tools_fd, UVM_IOCTL_TOOLS_ENABLE_COUNTERS, &en, &en.rm_status);
+}
+
+/* The first of the process's UVM descriptors that takes a tracker of `entries` (0: counters). */
+static int bind_first(struct uvm_tracker *t, const char *tools_path, int pidfd, const int *fds,
+		      int nfds, uint32_t entries, uint64_t mask)
 {
 	int err = -ENOENT;
 
 	for (int i = 0; i < nfds; i++) {
 		int local = uvm_pidfd_getfd(pidfd, fds[i]);
-		uint64_t enabled;
 		uint32_t status;
 
 		if (local < 0) {
 			err = local;
 			continue;
 		}
-		err = uvm_tracker_open(t, tools_path, local, entries, UVM_QUEUE_V2, &status);
+		/* uvm_tracker_open() refuses a queue of 0 slots: counters are made here alone */
+		err = entries ? uvm_tracker_open(t, tools_path, local, entries, UVM_QUEUE_V2, &status)
+			      : tracker_create(t, tools_path, local, 0, UVM_QUEUE_V1, &status);
 		if (!err)
-			err = uvm_tracker_enable(t, mask, &enabled);
+			err = tracker_subscribe(t, mask);
 		if (!err)
 			return local;
 		uvm_tracker_close(t);
 		close(local);
 	}
 	return err;
+}
+
+int uvm_tracker_bind(struct uvm_tracker *t, const char *tools_path, int pidfd, const int *fds,
+		     int nfds, uint32_t entries, uint64_t mask)
+{
+	return bind_first(t, tools_path, pidfd, fds, nfds, entries, mask);
+}
+
+int uvm_counters_bind(struct uvm_tracker *t, const char *tools_path, int pidfd, const int *fds,
+		      int nfds, uint64_t mask)
+{
+	return bind_first(t, tools_path, pidfd, fds, nfds, 0, mask);
 }
 
 int uvm_flush_events(int uvm_fd)
