@@ -17,7 +17,6 @@ JSON object shown must be one the output has (values differ: the doc's come from
 Prints one "ok - ..." or "FAIL - ..." line per command line; exits 1 on any FAIL.
 usage: doc_examples.py BUILD_DIR
 """
-import functools
 import glob, os, re, shlex, shutil, subprocess, sys, tempfile
 
 build = os.path.abspath(sys.argv[1])
@@ -119,21 +118,10 @@ def substitute(cmd):
     return "LD_PRELOAD=%s/libcuda.so.1 sleep 2 & holder=$!; %s; status=$?; wait; exit $status" % (fake_dir, cmd)
 
 
-@functools.lru_cache(maxsize=None)
-def sanitized_inject():
-    lib = os.path.join(os.path.dirname(grtrace), "libgrtrace-inject.so")
-    r = subprocess.run(["ldd", lib], capture_output=True, text=True)
-    return "libasan" in r.stdout
-
-
 def run_example(cmd, trace, shown):
     work = tempfile.mkdtemp()
     shutil.copy(trace, os.path.join(work, "trace.grt"))
     env = dict(os.environ, LD_LIBRARY_PATH=fake_dir)
-    if sanitized_inject():
-        # -s gpu preloads a sanitized library ahead of the sanitizer runtime; its state lives
-        # until exit by design (as tests/e2e/lib/inject.bash)
-        env["ASAN_OPTIONS"] = "verify_asan_link_order=0:detect_leaks=0"
     try:
         r = subprocess.run(["bash", "-o", "pipefail", "-c", substitute(cmd)], cwd=work,
                            env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
