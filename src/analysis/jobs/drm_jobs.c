@@ -1,12 +1,14 @@
 /* The DRM feeder of the job analysis: drm records (and fence waits) become jobs. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/jobs/drm_jobs.h"
 #include "analysis/jobs/builder.h"
 #include "common/grow_array.h"
+#include "common/min_heap.h"
 #include "common/u64_map.h"
 #include "trace/records_drm.h"
 #include "trace/records_kernel.h"
@@ -39,6 +41,16 @@ struct djob {
 	bool in_done_list;	/* its slot is reused only once the list let go of it */
 };
 
+/* A drm or fence record waiting for the records written after it but older (DRM_JOB_REORDER_NS). */
+struct held_record {
+	uint64_t ts;		/* the heap's key */
+	struct grt_record_header hdr;
+	union {
+		struct grt_drm_job_rec drm;
+		struct grt_fence_rec fence;
+	} payload;
+};
+
 struct drm_jobs {
 	void (*emit)(void *ctx, struct job *j);
 	void *ctx;
@@ -52,7 +64,11 @@ struct drm_jobs {
 	struct u64_map ring_of;	/* ring key -> index */
 	struct u64_map streams;	/* pid << 32 | ring -> stream index within the process, + 1 */
 	struct u64_map streams_per_pid;
-	uint64_t now;
+	struct held_record *held;	/* a min-heap by time */
+	uint32_t nheld, held_cap;
+	const struct grt_strings *strings;	/* the reader's, valid until drm_jobs_finish */
+	uint64_t newest;	/* the newest time read */
+	uint64_t now;		/* the time of the record handled last */
 	uint64_t next_id;
 	uint64_t handed_out;
 };
@@ -102,6 +118,7 @@ void drm_jobs_free(struct drm_jobs *d)
 		free(d->rings[i]);
 	free(d->rings);
 	free(d->jobs);
+	free(d->held);
 	free(d);
 }
 
@@ -411,16 +428,14 @@ static void on_fence(struct drm_jobs *d, const struct grt_record *rec, const str
 	hand_out(d, i, false);
 }
 
-void drm_jobs_record(struct drm_jobs *d, const struct grt_record *rec, const struct grt_strings *strings)
+static void handle(struct drm_jobs *d, const struct grt_record *rec, const struct grt_strings *strings)
 {
 	if (rec->hdr.ts_ns > d->now)
 		d->now = rec->hdr.ts_ns;
-	if (rec->hdr.type == GRT_REC_DRM_JOB && rec->hdr.payload_len >= sizeof(struct grt_drm_job_rec))
+	if (rec->hdr.type == GRT_REC_DRM_JOB)
 		on_drm(d, rec, strings);
-	else if (rec->hdr.type == GRT_REC_FENCE && rec->hdr.payload_len >= sizeof(struct grt_fence_rec))
-		on_fence(d, rec, strings);
 	else
-		return;
+		on_fence(d, rec, strings);
 	settle(d);
 	if (d->open > MAX_OPEN) {
 		/* bounded memory: the oldest open job goes out as it is */
@@ -433,8 +448,47 @@ void drm_jobs_record(struct drm_jobs *d, const struct grt_record *rec, const str
 	}
 }
 
+/* Handles the held records older than until, oldest first. */
+static void release_held(struct drm_jobs *d, uint64_t until, const struct grt_strings *strings)
+{
+	struct held_record h;
+	struct grt_record rec;
+
+	while (d->nheld && d->held[0].ts < until) {
+		grt_min_heap_pop(d->held, &d->nheld, sizeof(*d->held), offsetof(struct held_record, ts), &h);
+		rec = (struct grt_record){ .hdr = h.hdr, .payload = &h.payload };
+		handle(d, &rec, strings);
+	}
+}
+
+void drm_jobs_record(struct drm_jobs *d, const struct grt_record *rec, const struct grt_strings *strings)
+{
+	size_t need = rec->hdr.type == GRT_REC_DRM_JOB ? sizeof(struct grt_drm_job_rec)
+		      : rec->hdr.type == GRT_REC_FENCE ? sizeof(struct grt_fence_rec) : 0;
+
+	d->strings = strings;
+	if (rec->hdr.ts_ns > d->newest)
+		d->newest = rec->hdr.ts_ns;
+	if (!need || rec->hdr.payload_len < need) {
+		/* not ours: it only moves the time on */
+	} else if (grt_grow_array((void **)&d->held, &d->held_cap, sizeof(*d->held), d->nheld + 1)) {
+		handle(d, rec, strings);	/* no memory to hold it: handled in file order */
+	} else {
+		struct held_record *h = &d->held[d->nheld++];
+
+		h->ts = rec->hdr.ts_ns;
+		h->hdr = rec->hdr;
+		h->hdr.payload_len = (uint32_t)need;
+		memcpy(&h->payload, rec->payload, need);
+		grt_min_heap_up(d->held, d->nheld, sizeof(*d->held), offsetof(struct held_record, ts));
+	}
+	if (d->newest > DRM_JOB_REORDER_NS)
+		release_held(d, d->newest - DRM_JOB_REORDER_NS, strings);
+}
+
 void drm_jobs_finish(struct drm_jobs *d)
 {
+	release_held(d, UINT64_MAX, d->strings);
 	for (uint32_t i = 0; i < d->used; i++) {
 		d->jobs[i].in_done_list = false;
 		if (d->jobs[i].in_use)
@@ -445,7 +499,8 @@ void drm_jobs_finish(struct drm_jobs *d)
 
 uint64_t drm_jobs_frontier(const struct drm_jobs *d)
 {
-	uint64_t frontier = UINT64_MAX;
+	/* a held record may still open a job, no earlier than its own time */
+	uint64_t frontier = d->nheld ? d->held[0].ts : UINT64_MAX;
 
 	for (uint32_t i = 0; i < d->used && d->open; i++) {
 		const struct djob *dj = &d->jobs[i];

@@ -22,11 +22,22 @@
  */
 #define DRM_JOB_SETTLE_NS 10000000000ull
 
+/*
+ * The recorder writes each source's ring as it drains it, so a fence wait can be in the file
+ * before the drm records of the job it waited for. Records are taken in time order once they
+ * are this much older than the newest record read (or at the end): the rings are drained
+ * every 100 ms, 2 s leaves room for a loaded machine.
+ */
+#define DRM_JOB_REORDER_NS 2000000000ull
+
 struct drm_jobs;
 
 struct drm_jobs *drm_jobs_new(void (*emit)(void *ctx, struct job *j), void *ctx);
 void drm_jobs_free(struct drm_jobs *d);
-/* Takes drm and fence records (others are ignored). */
+/*
+ * Takes drm and fence records (others only tell the time); handles them in time order.
+ * strings must stay valid until drm_jobs_finish.
+ */
 void drm_jobs_record(struct drm_jobs *d, const struct grt_record *rec, const struct grt_strings *strings);
 /* End of trace: every open job goes out, marked with what it misses. */
 void drm_jobs_finish(struct drm_jobs *d);

@@ -64,7 +64,11 @@ assert sorted(r["submit_ns"] for r in rows) == sorted(e["ts_ns"] for e in submit
 waited = {e["seqno"] for e in ev if e["type"] == "fence" and e["event"] == "wait_end" and e["pid"] == pid and "wait_ns" in e}
 fenced = {e["ts_ns"]: e["seqno"] for e in submits if e["flags"] & 1}
 done = [r for r in rows if not r["incomplete"]]
-assert len(done) == len(waited) > 0, (len(done), len(waited))
+def brief(r):
+    return {k: r.get(k) for k in ("name", "submit_ns", "start_ns", "end_ns", "complete_ns", "missing", "flags")}
+assert len(done) == len(waited) > 0, (len(done), len(waited), [brief(r) for r in rows if r["incomplete"] and fenced.get(r["submit_ns"]) in waited],
+    [(e["ts_ns"], e["event"], e["seqno"], e["pid"]) for e in ev if e["type"] == "fence" and e["seqno"] in waited and e["event"] in ("emit", "signal", "wait_end")][:40],
+    [(e["ts_ns"], e["event"], e["cmd"], e["seqno"], e["flags"], e["pid"]) for e in ev if e["type"] == "drm"][:120])
 for r in done:
     assert fenced.get(r["submit_ns"]) in waited and r["name"] == "RESOURCE_CREATE_2D", r
     assert r["device"] == 256 and "start-by-ring-order" in r["flags"], r
