@@ -2,8 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/commands.h"
-#include "common/log.h"
 #include "cli/tool_version.h"
+#include "common/fd_limit.h"
+#include "common/log.h"
 
 struct command {
 	const char *name;
@@ -70,7 +71,10 @@ static int dispatch(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	int rc = dispatch(argc, argv);
+	int rc;
+
+	grt_fd_limit_raise();
+	rc = dispatch(argc, argv);
 
 	/*
 	 * Every command's output ends here: a full disk or a closed pipe under

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cli/target.h"
+#include "common/fd_limit.h"
 
 #define MAX_EXTRA_ENV_BYTES 8192
 
@@ -55,6 +56,7 @@ static void __attribute__((noreturn)) run_held_child(int barrier_fd, int exec_fd
 	for (char *kv = env_buf + 3; kv < env_buf + got && *kv; kv += strlen(kv) + 1)
 		putenv(kv);
 	close(barrier_fd);
+	grt_fd_limit_restore();
 	execvp(argv[0], argv);
 	err = errno;
 	if (write(exec_fd, &err, sizeof(err)) < 0)

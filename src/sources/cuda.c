@@ -72,6 +72,7 @@ struct cuda_tracer {
 	struct libcuda_watch *watch; /* system-wide: libcuda files as processes map them */
 	uint64_t next_rescan_ns;
 	char why[PATH_MAX + 128]; /* why the last library could not be probed */
+	char why_told[PATH_MAX + 128]; /* the last such reason put in the trace */
 	/*
 	 * --cuda-via inject: the in-process rings, the probe on the library's
 	 * announcement, and the processes found recorded by uprobes instead
@@ -130,6 +131,15 @@ static bool class_uses_session(const struct cuda_tracer *t, enum cuda_probe_clas
 static uint64_t cookie_of(uint32_t api)
 {
 	return api | (cuda_api_is_legacy32(api) ? CUDA_COOKIE_LEGACY32 : 0);
+}
+
+/*
+ * Out of file descriptors is no refusal of an entry point: the library is not probed, and the
+ * message says so (ulimit -n), rather than calls going unseen behind a list of "refused" names.
+ */
+static bool out_of_fds(int err)
+{
+	return err == -EMFILE || err == -ENFILE;
 }
 
 static void note_refusal(struct cuda_library *lib, uint32_t api, int refusal)
@@ -193,20 +203,23 @@ static int attach_pair(struct cuda_tracer *t, struct cuda_library *lib, const ch
  * kernel refuses a whole link when one offset cannot be probed (an entry
  * point starting with an instruction x86 uprobes cannot step, in a library
  * already mapped): then each symbol is probed on its own and the refused
- * ones are skipped and counted.
+ * ones are skipped and counted. Returns 0, or running out of file descriptors.
  */
-static void attach_class(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
-			 enum cuda_probe_class cls, const uint64_t *offsets,
-			 const uint64_t *cookies, uint32_t n)
+static int attach_class(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
+			enum cuda_probe_class cls, const uint64_t *offsets,
+			const uint64_t *cookies, uint32_t n)
 {
 	int err = attach_pair(t, lib, path, cls, offsets, cookies, n);
 
-	for (uint32_t i = 0; err && i < n; i++) {
+	for (uint32_t i = 0; err && !out_of_fds(err) && i < n; i++) {
 		int refusal = attach_pair(t, lib, path, cls, offsets + i, cookies + i, 1);
 
+		if (out_of_fds(refusal))
+			return refusal;
 		if (refusal)
 			note_refusal(lib, (uint32_t)(cookies[i] & ~CUDA_COOKIE_LEGACY32), refusal);
 	}
+	return out_of_fds(err) ? err : 0;
 }
 
 static int attach_multi(struct cuda_tracer *t, struct cuda_library *lib, const char *path,
@@ -231,7 +244,7 @@ static int attach_multi(struct cuda_tracer *t, struct cuda_library *lib, const c
 			cookies[count++] = cookie_of((uint32_t)api);
 		}
 		if (count)
-			attach_class(t, lib, path, cls, offsets, cookies, count);
+			err = attach_class(t, lib, path, cls, offsets, cookies, count);
 	}
 	free(offsets);
 	free(cookies);
@@ -271,7 +284,9 @@ static int probe_offsets(struct cuda_tracer *t, struct cuda_library *lib, const 
 			/* an entry probe whose return probe was refused stays: it sends nothing */
 			if (!refusal)
 				refusal = attach_single(t, lib, path, (uint32_t)api, offset, true);
-			if (refusal)
+			if (out_of_fds(refusal))
+				err = refusal;
+			else if (refusal)
 				note_refusal(lib, (uint32_t)api, refusal);
 		}
 	}
@@ -307,7 +322,7 @@ static void note_library(struct cuda_tracer *t, const char *shown_path, int foun
 	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
 }
 
-/* Records why a library was not probed; returns -err. Rescans fail quietly, attach reports it. */
+/* Records why a library was not probed; returns -err. The callers report it (attach_later). */
 static int library_failed(struct cuda_tracer *t, int err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -362,6 +377,10 @@ static int attach_library_fd(struct cuda_tracer *t, const char *open_path, const
 	err = probe_offsets(t, lib, open_path, offsets);
 	if (err) {
 		library_release(lib);
+		if (out_of_fds(err))
+			return library_failed(t, err, "cannot attach uprobes to %s: out of file "
+					      "descriptors (a probe holds one or two); raise ulimit -n",
+					      shown_path);
 		return library_failed(t, err, "cannot attach uprobes to %s: %s", shown_path,
 				      libbpf_reason(err));
 	}
@@ -438,9 +457,30 @@ static void note_uprobe_process(struct cuda_tracer *t, __u32 pid)
 	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
 }
 
+/*
+ * A copy found while tracing that could not be probed: its calls go unseen, so the trace says
+ * why (once per reason: the next rescan tries the copy again).
+ */
+static int attach_later(struct cuda_tracer *t, const char *open_path, const char *shown_path)
+{
+	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
+	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
+	int err;
+
+	t->why[0] = 0;
+	err = attach_library(t, open_path, shown_path);
+	if (err >= 0 || !t->why[0] || !strcmp(t->why, t->why_told))
+		return err;
+	snprintf(t->why_told, sizeof(t->why_told), "%s", t->why);
+	rec.status = err;
+	rec.message_str = grt_session_intern(t->session, t->why);
+	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+	return err;
+}
+
 static int attach_found(const struct cuda_lib_found *lib, void *ctx)
 {
-	return attach_library(ctx, lib->open_path, lib->path);
+	return attach_later(ctx, lib->open_path, lib->path);
 }
 
 /*
@@ -501,7 +541,7 @@ static int attach_initial(struct cuda_tracer *t)
 
 static int watch_found(void *ctx, const char *open_path, const char *shown_path)
 {
-	return attach_library(ctx, open_path, shown_path);
+	return attach_later(ctx, open_path, shown_path);
 }
 
 static int watch_ready(void *ctx)
