@@ -668,6 +668,8 @@ static void release_libraries(struct cuda_tracer *t)
 		total += t->libs[i].nfds;
 	fds = calloc(total ? total : 1, sizeof(*fds));
 	for (unsigned i = 0; fds && i < t->nlibs; i++) {
+		if (!t->libs[i].nfds)
+			continue; /* perf-event links only (no uprobe_multi): no array of fds */
 		memcpy(fds + at, t->libs[i].link_fds, t->libs[i].nfds * sizeof(*fds));
 		at += t->libs[i].nfds;
 		t->libs[i].nfds = 0;
