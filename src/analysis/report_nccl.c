@@ -413,8 +413,11 @@ static void match_kernels(struct nccl_report *r)
 	if (r->matched)
 		return;
 	r->matched = true;
-	qsort(r->colls, r->n_colls, sizeof(*r->colls), by_thread_time);
-	qsort(r->launches, r->n_launches, sizeof(*r->launches), by_thread_time);
+	/* (qsort must not see the NULL array of none) */
+	if (r->n_colls)
+		qsort(r->colls, r->n_colls, sizeof(*r->colls), by_thread_time);
+	if (r->n_launches)
+		qsort(r->launches, r->n_launches, sizeof(*r->launches), by_thread_time);
 	for (uint32_t c = 0; c < r->n_colls; c++) {
 		const struct timed_call *coll = &r->colls[c], *next = c + 1 < r->n_colls ? coll + 1 : NULL;
 		uint32_t op = coll->what & 0xff;
