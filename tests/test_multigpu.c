@@ -178,12 +178,30 @@ static void test_peer_copy_of_older_writer(void)
 	unlink(t.path);
 }
 
+/* As writers before ncclCommSplit was traced: 40-byte records. */
 static void tw_comm(struct tw *t, uint32_t pid, uint64_t ts, uint64_t comm, uint32_t rank)
 {
 	struct grt_nccl_comm_rec c = { .return_ns = ts + 100, .comm = comm, .comm_id = 0x77,
 				       .nranks = 2, .rank = rank };
 
+	tw_rec(t, GRT_REC_NCCL_COMM, pid, pid, ts, &c, GRT_NCCL_COMM_MIN_LEN);
+}
+
+static void tw_split(struct tw *t, uint32_t pid, uint64_t ts, uint64_t parent, uint64_t comm,
+		     int32_t color, int32_t key)
+{
+	struct grt_nccl_comm_rec c = { .return_ns = ts + 100, .comm = comm, .flags = GRT_NCCL_F_SPLIT,
+				       .parent = parent, .color = color, .key = key };
+
 	tw_rec(t, GRT_REC_NCCL_COMM, pid, pid, ts, &c, sizeof(c));
+}
+
+static void tw_nccl_call(struct tw *t, uint32_t pid, uint64_t ts, uint32_t op, uint64_t comm, int32_t peer)
+{
+	struct grt_nccl_coll_rec c = { .return_ns = ts + 50, .op = op, .comm = comm, .count = 1024,
+				       .bytes = 4096, .datatype = 7, .root = peer };
+
+	tw_rec(t, GRT_REC_NCCL_COLL, pid, pid, ts, &c, sizeof(c));
 }
 
 /* Process 20 launches the kernel by its mangled name, as NCCL 2.28 does on the H100. */
@@ -236,6 +254,51 @@ static void test_nccl_waits(void)
 	unlink(t.path);
 }
 
+/*
+ * Three ranks split their communicator with one color and keys 5, 5, 1: the third becomes
+ * rank 0, then the first two in their order (ranks 1 and 2). Point to point, world rank 0
+ * sends to rank 1 twice: the first send waits for the receive, the second receive for the send.
+ */
+static void test_nccl_split_and_p2p(void)
+{
+	struct grt_nccl_comm_rec world = { .comm_id = 0x77, .nranks = 3 };
+	struct tw t;
+	char *text;
+	int rc;
+
+	tw_open(&t, SRC_HOST_ONLY | 1u << GRT_SRC_NCCL);
+	for (uint32_t r = 0; r < 3; r++) {
+		world.comm = 0xa0 + r;
+		world.rank = r;
+		world.return_ns = 200;
+		tw_rec(&t, GRT_REC_NCCL_COMM, 10 * (r + 1), 10 * (r + 1), 100, &world, sizeof(world));
+	}
+	tw_split(&t, 10, 500, 0xa0, 0xc0, 0, 5);
+	tw_split(&t, 20, 500, 0xa1, 0xc1, 0, 5);
+	tw_split(&t, 30, 500, 0xa2, 0xc2, 0, 1);
+	tw_nccl_call(&t, 10, 1000, GRT_NCCL_ALL_REDUCE, 0xc0, -1);
+	tw_nccl_call(&t, 20, 2000, GRT_NCCL_ALL_REDUCE, 0xc1, -1);
+	tw_nccl_call(&t, 30, 9000, GRT_NCCL_ALL_REDUCE, 0xc2, -1);
+	tw_nccl_call(&t, 10, 20000, GRT_NCCL_SEND, 0xa0, 1);
+	tw_nccl_call(&t, 20, 25000, GRT_NCCL_RECV, 0xa1, 0);
+	tw_nccl_call(&t, 20, 29000, GRT_NCCL_RECV, 0xa1, 0);
+	tw_nccl_call(&t, 10, 30000, GRT_NCCL_SEND, 0xa0, 1);
+	tw_close(&t);
+	text = report_capture(t.path, "nccl", 10, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	/* the split's members by key (5, 5, 1), ties by rank in the parent */
+	CHECK_LINE(text, "  0xb0b2a39586df4627    1     3       10      ?           1     4.00 KiB        0      8.00 us       0");
+	CHECK_LINE(text, "  0xb0b2a39586df4627    2     3       20      ?           1     4.00 KiB        0      7.00 us       0");
+	CHECK_LINE(text, "  0xb0b2a39586df4627    0     3       30      ?           1     4.00 KiB        0         0 ns       1");
+	CHECK_LINE(text, "  rank 1's all-reduce #1 waited 8.00 us for rank 0 (communicator 0xb0b2a39586df4627, 4.00 KiB)");
+	CHECK_LINE(text, "  rank 2's all-reduce #1 waited 7.00 us for rank 0 (communicator 0xb0b2a39586df4627, 4.00 KiB)");
+	CHECK_LINE(text, "  rank 0's send #1 waited 5.00 us for rank 1 (communicator 0x0000000000000077, 4.00 KiB)");
+	CHECK_LINE(text, "  rank 1's recv #2 waited 1.00 us for rank 0 (communicator 0x0000000000000077, 4.00 KiB)");
+	CHECK_LINE(text, "  send                   2 calls     8.00 KiB  kernel (none seen)");
+	free(text);
+	unlink(t.path);
+}
+
 int main(void)
 {
 	RUN_TEST(test_device_from_contexts);
@@ -243,5 +306,6 @@ int main(void)
 	RUN_TEST(test_peer_copies);
 	RUN_TEST(test_peer_copy_of_older_writer);
 	RUN_TEST(test_nccl_waits);
+	RUN_TEST(test_nccl_split_and_p2p);
 	return TEST_EXIT_STATUS();
 }

@@ -8,6 +8,7 @@
 #include "analysis/report_section.h"
 #include "analysis/report_util.h"
 #include "common/grow_array.h"
+#include "common/u64_map.h"
 #include "trace/records_cuda.h"
 #include "trace/records_nccl.h"
 
@@ -23,6 +24,10 @@
  * rank that entered it last held the others, which entered earlier and
  * waited (on the device) for it. The wait is measured between the host
  * entries of the ranks, which is when each rank queued the collective.
+ * Point to point the same holds per direction: the k-th send from rank a to b
+ * is the k-th receive on b from a. A communicator made by ncclCommSplit has
+ * as members the ranks of its parent that passed the same color, in the order
+ * of their keys (then of their ranks in the parent), as NCCL numbers them.
  */
 struct rank_state {
 	uint64_t comm;		/* ncclComm_t in its process */
@@ -33,6 +38,11 @@ struct rank_state {
 	uint32_t nranks;
 	int32_t device;
 	uint32_t seq;		/* collectives called so far */
+	uint64_t p2p;		/* sends and receives */
+	uint32_t splits;	/* ncclCommSplit calls on it so far */
+	bool split;		/* made by ncclCommSplit: rank and nranks follow its members */
+	int32_t key;
+	uint32_t parent_rank;
 	uint64_t bytes;
 	uint64_t kernels;	/* ncclDevKernel_* launches matched to its collectives */
 	uint64_t waited_ns;	/* summed over its collectives */
@@ -40,6 +50,7 @@ struct rank_state {
 };
 
 struct instance {
+	uint64_t key;		/* the map's key with seq: comm_id, or a direction of it */
 	uint64_t comm_id;
 	uint32_t seq;
 	uint32_t op;
@@ -49,6 +60,7 @@ struct instance {
 	struct {
 		uint64_t enter;
 		struct rank_state *rank;
+		uint32_t op;
 	} entries[INSTANCE_RANKS];
 };
 
@@ -78,7 +90,8 @@ struct nccl_report {
 	struct device_map *devices;
 	struct rank_state ranks[MAX_RANKS];
 	uint32_t n_ranks;
-	struct pid_key_map instances;	/* (seq, comm_id) -> struct instance * */
+	struct pid_key_map instances;	/* (seq, instance key) -> struct instance * */
+	struct u64_map p2p_seq;		/* (rank index, direction, peer) -> calls so far */
 	struct timed_call *colls;
 	uint32_t n_colls, cap_colls;
 	struct timed_call *launches;
@@ -111,6 +124,7 @@ static void *nccl_create(const struct report_input *in)
 		return NULL;
 	}
 	pid_key_map_init(&r->instances);
+	u64_map_init(&r->p2p_seq);
 	name_table_init(&r->kernel_names);
 	for (int op = 0; op < GRT_NCCL_OPS; op++)
 		r->kernel_of[op] = -1;
@@ -125,6 +139,7 @@ static void nccl_destroy(void *state)
 	for (size_t i = 0; (v = pid_key_map_iter(&r->instances, &i));)
 		free(v);
 	pid_key_map_destroy(&r->instances);
+	u64_map_destroy(&r->p2p_seq);
 	free(r->colls);
 	free(r->launches);
 	name_table_destroy(&r->kernel_names);
@@ -141,13 +156,48 @@ static struct rank_state *rank_of(struct nccl_report *r, uint32_t pid, uint64_t 
 	return NULL;
 }
 
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	return (a ^ 0x6e63636c73706c74ull) * 0x9e3779b97f4a7c15ull ^ b;
+}
+
+/* Members of a split communicator numbered as NCCL does: by key, then by rank in the parent. */
+static void number_split_members(struct nccl_report *r, uint64_t comm_id)
+{
+	for (uint32_t i = 0; i < r->n_ranks; i++) {
+		struct rank_state *m = &r->ranks[i];
+
+		if (!m->split || m->comm_id != comm_id)
+			continue;
+		m->rank = m->nranks = 0;
+		for (uint32_t j = 0; j < r->n_ranks; j++) {
+			const struct rank_state *o = &r->ranks[j];
+
+			if (!o->split || o->comm_id != comm_id)
+				continue;
+			m->nranks++;
+			m->rank += o->key < m->key || (o->key == m->key && o->parent_rank < m->parent_rank);
+		}
+	}
+}
+
 static void on_comm(struct nccl_report *r, const struct grt_record *rec)
 {
 	const struct grt_nccl_comm_rec *c = rec->payload;
-	struct rank_state *s;
+	bool split = (c->flags & GRT_NCCL_F_SPLIT) && rec->hdr.payload_len >= sizeof(*c);
+	struct rank_state *s, *parent = NULL;
+	uint64_t comm_id = c->comm_id;
 
 	if ((c->flags & GRT_NCCL_F_NO_RETURN) || c->ret || !c->comm)
 		return;
+	if (split) {
+		/* a split of a communicator made before the trace: its calls count as unknown */
+		parent = rank_of(r, rec->hdr.pid, c->parent);
+		if (!parent)
+			return;
+		/* the parent's n-th split with this color is the same communicator in every rank */
+		comm_id = mix(mix(parent->comm_id, parent->splits++), (uint32_t)c->color);
+	}
 	s = rank_of(r, rec->hdr.pid, c->comm);
 	if (!s) {
 		if (r->n_ranks == MAX_RANKS) {
@@ -157,10 +207,16 @@ static void on_comm(struct nccl_report *r, const struct grt_record *rec)
 		s = &r->ranks[r->n_ranks++];
 	}
 	*s = (struct rank_state){
-		.comm = c->comm, .comm_id = c->comm_id, .pid = rec->hdr.pid, .tid = rec->hdr.tid,
+		.comm = c->comm, .comm_id = comm_id, .pid = rec->hdr.pid, .tid = rec->hdr.tid,
 		.rank = c->rank, .nranks = c->nranks,
 		.device = device_map_of_thread(r->devices, rec->hdr.tid),
 	};
+	if (split) {
+		s->split = true;
+		s->key = c->key;
+		s->parent_rank = parent->rank;
+		number_split_members(r, comm_id);
+	}
 }
 
 static void keep_wait(struct nccl_report *r, const struct wait_row *w)
@@ -194,7 +250,8 @@ static void judge(struct nccl_report *r, struct instance *in)
 		struct wait_row w = {
 			.ns = in->entries[last].enter - in->entries[i].enter,
 			.entered_ns = in->entries[i].enter,
-			.comm_id = in->comm_id, .bytes = in->bytes, .seq = in->seq, .op = in->op,
+			.comm_id = in->comm_id, .bytes = in->bytes, .seq = in->seq,
+			.op = in->entries[i].op,
 			.rank = in->entries[i].rank->rank, .for_rank = in->entries[last].rank->rank,
 		};
 
@@ -215,13 +272,56 @@ static void remember(struct nccl_report *r, struct timed_call **calls, uint32_t 
 	(*calls)[(*n)++] = call;
 }
 
+/* A rank's entry into one collective (or one direction of a send and receive). */
+static void enter(struct nccl_report *r, uint32_t seq, uint64_t key, uint32_t nranks,
+		  const struct grt_record *rec, struct rank_state *s, uint32_t op)
+{
+	const struct grt_nccl_coll_rec *c = rec->payload;
+	struct instance *in = pid_key_map_get(&r->instances, seq, key);
+
+	if (!in) {
+		in = calloc(1, sizeof(*in));
+		if (!in || pid_key_map_put(&r->instances, seq, key, in)) {
+			free(in);
+			r->out_of_memory = true;
+			return;
+		}
+		*in = (struct instance){ .key = key, .comm_id = s->comm_id, .seq = seq, .op = op,
+					 .bytes = c->bytes, .nranks = nranks };
+	}
+	if (in->n < INSTANCE_RANKS)
+		in->entries[in->n++] = (typeof(in->entries[0])){ rec->hdr.ts_ns, s, op };
+	if (in->n == in->nranks || in->n == INSTANCE_RANKS) {
+		judge(r, in);
+		pid_key_map_remove(&r->instances, seq, key);
+		free(in);
+	}
+}
+
+/* ncclSend and ncclRecv: the k-th of one direction between two ranks meet. */
+static void on_p2p(struct nccl_report *r, const struct grt_record *rec, struct rank_state *s,
+		   uint32_t op)
+{
+	const struct grt_nccl_coll_rec *c = rec->payload;
+	uint32_t peer = (uint32_t)c->root;
+	uint32_t from = op == GRT_NCCL_SEND ? s->rank : peer, to = op == GRT_NCCL_SEND ? peer : s->rank;
+	uint64_t counter = (uint64_t)(s - r->ranks) << 33 | (uint64_t)(op == GRT_NCCL_RECV) << 32 | peer;
+	uint64_t seq = 0;
+
+	s->p2p++;
+	u64_map_get(&r->p2p_seq, counter, &seq);
+	if (u64_map_put(&r->p2p_seq, counter, seq + 1)) {
+		r->out_of_memory = true;
+		return;
+	}
+	enter(r, (uint32_t)seq, mix(s->comm_id, (uint64_t)from << 32 | to), 2, rec, s, op);
+}
+
 static void on_coll(struct nccl_report *r, const struct grt_record *rec)
 {
 	const struct grt_nccl_coll_rec *c = rec->payload;
 	struct rank_state *s = rank_of(r, rec->hdr.pid, c->comm);
 	uint32_t op = c->op < GRT_NCCL_OPS ? c->op : 0;
-	struct instance *in;
-	uint32_t seq;
 
 	r->calls[op]++;
 	r->bytes[op] += c->bytes;
@@ -233,26 +333,16 @@ static void on_coll(struct nccl_report *r, const struct grt_record *rec)
 		s->device = device_map_of_thread(r->devices, rec->hdr.tid);
 	remember(r, &r->colls, &r->n_colls, &r->cap_colls,
 		 (struct timed_call){ rec->hdr.ts_ns, rec->hdr.tid, (uint32_t)(s - r->ranks) << 8 | op });
-	seq = s->seq++;
 	s->bytes += c->bytes;
-	in = pid_key_map_get(&r->instances, seq, s->comm_id);
-	if (!in) {
-		in = calloc(1, sizeof(*in));
-		if (!in || pid_key_map_put(&r->instances, seq, s->comm_id, in)) {
-			free(in);
-			r->out_of_memory = true;
-			return;
-		}
-		*in = (struct instance){ .comm_id = s->comm_id, .seq = seq, .op = op, .bytes = c->bytes,
-					 .nranks = s->nranks };
+	if (op == GRT_NCCL_SEND || op == GRT_NCCL_RECV) {
+		on_p2p(r, rec, s, op);
+		return;
 	}
-	if (in->n < INSTANCE_RANKS)
-		in->entries[in->n++] = (typeof(in->entries[0])){ rec->hdr.ts_ns, s };
-	if (in->n == in->nranks || in->n == INSTANCE_RANKS) {
-		judge(r, in);
-		pid_key_map_remove(&r->instances, seq, s->comm_id);
-		free(in);
-	}
+	/*
+	 * A split communicator has as many ranks as members seen so far: ncclCommSplit is
+	 * collective and blocking, so every member's split returned before anyone's first call.
+	 */
+	enter(r, s->seq++, s->comm_id, s->nranks, rec, s, op);
 }
 
 /*
@@ -323,8 +413,11 @@ static void match_kernels(struct nccl_report *r)
 	if (r->matched)
 		return;
 	r->matched = true;
-	qsort(r->colls, r->n_colls, sizeof(*r->colls), by_thread_time);
-	qsort(r->launches, r->n_launches, sizeof(*r->launches), by_thread_time);
+	/* (qsort must not see the NULL array of none) */
+	if (r->n_colls)
+		qsort(r->colls, r->n_colls, sizeof(*r->colls), by_thread_time);
+	if (r->n_launches)
+		qsort(r->launches, r->n_launches, sizeof(*r->launches), by_thread_time);
 	for (uint32_t c = 0; c < r->n_colls; c++) {
 		const struct timed_call *coll = &r->colls[c], *next = c + 1 < r->n_colls ? coll + 1 : NULL;
 		uint32_t op = coll->what & 0xff;
@@ -415,8 +508,8 @@ static void nccl_print_text(void *state, FILE *out)
 	if (r->unknown_comm)
 		fprintf(out, "  %" PRIu64 " collectives on communicators created before the trace "
 			     "started: no rank, no waits\n", r->unknown_comm);
-	fprintf(out, "waits (a rank entered a collective before the last rank of its communicator; "
-		     "longest first):\n");
+	fprintf(out, "waits (a rank entered a collective before the last rank of its communicator, "
+		     "or a send or receive before its peer; longest first):\n");
 	if (!r->n_top)
 		fprintf(out, "  none\n");
 	for (uint32_t i = 0; i < r->n_top; i++) {
@@ -453,6 +546,7 @@ static void nccl_print_json(void *state, struct json_writer *w)
 		else
 			jw_null(w);
 		jw_field_u64(w, "collectives", s->seq);
+		jw_field_u64(w, "p2p", s->p2p);
 		jw_field_u64(w, "bytes", s->bytes);
 		jw_field_u64(w, "kernels", s->kernels);
 		jw_field_u64(w, "waited_ns", s->waited_ns);

@@ -161,6 +161,40 @@ int nccl_enter_reduce(struct pt_regs *ctx)
 	return save(&ev, (__u32)bpf_get_attach_cookie(ctx));
 }
 
+/*
+ * ncclSend(sendbuff, count, datatype, peer, comm, stream) and
+ * ncclRecv(recvbuff, count, datatype, peer, comm, stream)
+ */
+SEC("uprobe")
+int nccl_enter_p2p(struct pt_regs *ctx)
+{
+	struct nccl_event ev;
+
+	if (!begin(&ev))
+		return 0;
+	ev.count = ARG2(ctx);
+	ev.datatype = (__u32)ARG3(ctx);
+	ev.root = (__s32)ARG4(ctx);
+	ev.comm = ARG5(ctx);
+	ev.stream = ARG6(ctx);
+	return save(&ev, (__u32)bpf_get_attach_cookie(ctx));
+}
+
+/* ncclCommSplit(comm, color, key, ncclComm_t *newcomm, config): the new one is read at return */
+SEC("uprobe")
+int nccl_enter_comm_split(struct pt_regs *ctx)
+{
+	struct nccl_event ev;
+
+	if (!begin(&ev))
+		return 0;
+	ev.parent = ARG1(ctx);
+	ev.color = (__s32)ARG2(ctx);
+	ev.key = (__s32)ARG3(ctx);
+	ev.comm_out = ARG4(ctx);
+	return save(&ev, NCCL_CALL_COMM_SPLIT);
+}
+
 /* Every probed call's return: the saved entry goes out with the result. */
 SEC("uretprobe")
 int nccl_exit(struct pt_regs *ctx)
@@ -181,7 +215,7 @@ int nccl_exit(struct pt_regs *ctx)
 	bpf_map_delete_elem(&nccl_calls, &id);
 	ev->return_ns = bpf_ktime_get_ns();
 	ev->ret = (__s32)PT_REGS_RC(ctx);
-	if (ev->kind == NCCL_CALL_COMM_INIT && ev->comm_out)
+	if ((ev->kind == NCCL_CALL_COMM_INIT || ev->kind == NCCL_CALL_COMM_SPLIT) && ev->comm_out)
 		ev->comm = read_user_u64(ev->comm_out);
 	bpf_ringbuf_submit(ev, 0);
 	return 0;

@@ -20,7 +20,7 @@
 #include "nccl.skel.h"
 
 #define LIBNCCL_SONAME "libnccl.so.2"
-#define NCCL_MAX_LINKS 20
+#define NCCL_MAX_LINKS 32	/* an entry and a return link per entry point */
 
 struct nccl_source {
 	struct grt_bpf_source base;
@@ -44,6 +44,9 @@ static const struct {
 	{ "ncclAllGather", GRT_NCCL_ALL_GATHER, 2 },
 	{ "ncclBroadcast", GRT_NCCL_BROADCAST, 3 },
 	{ "ncclReduce", GRT_NCCL_REDUCE, 4 },
+	{ "ncclSend", GRT_NCCL_SEND, 6 },
+	{ "ncclRecv", GRT_NCCL_RECV, 6 },
+	{ "ncclCommSplit", NCCL_CALL_COMM_SPLIT, 7 },
 };
 
 static struct bpf_program *program_of(struct nccl_source *ns, int index)
@@ -52,6 +55,7 @@ static struct bpf_program *program_of(struct nccl_source *ns, int index)
 		ns->skel->progs.nccl_enter_comm_init, ns->skel->progs.nccl_enter_reduction,
 		ns->skel->progs.nccl_enter_all_gather, ns->skel->progs.nccl_enter_broadcast,
 		ns->skel->progs.nccl_enter_reduce, ns->skel->progs.nccl_enter_comm_init_scalable,
+		ns->skel->progs.nccl_enter_p2p, ns->skel->progs.nccl_enter_comm_split,
 	};
 
 	return programs[index];
@@ -64,6 +68,13 @@ static void emit_comm(struct nccl_source *ns, const struct nccl_event *e,
 		.return_ns = e->return_ns, .ret = e->ret, .comm = e->ret ? 0 : e->comm,
 		.comm_id = e->comm_id, .nranks = e->nranks, .rank = e->rank,
 	};
+
+	if (e->kind == NCCL_CALL_COMM_SPLIT) {
+		rec.flags = GRT_NCCL_F_SPLIT;
+		rec.parent = e->parent;
+		rec.color = e->color;
+		rec.key = e->key;
+	}
 
 	grt_session_emit(ns->session, GRT_REC_NCCL_COMM, origin, &rec, sizeof(rec));
 }
@@ -90,7 +101,7 @@ static int on_nccl_event(void *ctx, void *data, size_t len)
 		return 0;
 	origin = (struct grt_event_origin){ .ts_ns = e->entry_ns, .cpu = e->cpu, .pid = e->pid,
 					    .tid = e->tid };
-	if (e->kind == NCCL_CALL_COMM_INIT)
+	if (e->kind == NCCL_CALL_COMM_INIT || e->kind == NCCL_CALL_COMM_SPLIT)
 		emit_comm(ctx, e, &origin);
 	else if (e->kind < GRT_NCCL_OPS)
 		emit_coll(ctx, e, &origin);

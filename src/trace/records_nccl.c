@@ -9,6 +9,8 @@ static const char *const op_names[] = {
 	[GRT_NCCL_REDUCE_SCATTER] = "reduce-scatter",
 	[GRT_NCCL_BROADCAST] = "broadcast",
 	[GRT_NCCL_REDUCE] = "reduce",
+	[GRT_NCCL_SEND] = "send",
+	[GRT_NCCL_RECV] = "recv",
 };
 
 const char *grt_nccl_op_name(uint32_t op)
@@ -48,13 +50,18 @@ static void describe_comm(const struct grt_record *rec, const struct grt_strings
 	grt_field_hex(out, "comm_id", c->comm_id);
 	grt_field_u64(out, "nranks", c->nranks);
 	grt_field_u64(out, "rank", c->rank);
+	if (rec->hdr.payload_len >= sizeof(*c) && (c->flags & GRT_NCCL_F_SPLIT)) {
+		grt_field_hex(out, "parent", c->parent);
+		grt_field_i64(out, "color", c->color);
+		grt_field_i64(out, "key", c->key);
+	}
 	describe_return(rec, c->return_ns, c->ret, c->flags, out);
 }
 
 GRT_RECORD_DESC(nccl_comm_desc) = {
 	.type = GRT_REC_NCCL_COMM,
 	.name = "nccl_comm",
-	.min_len = sizeof(struct grt_nccl_comm_rec),
+	.min_len = GRT_NCCL_COMM_MIN_LEN,
 	.describe = describe_comm,
 };
 

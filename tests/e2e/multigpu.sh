@@ -100,7 +100,7 @@ check "tables and keys of the multi-GPU traces are documented ($(grep -c '^ok' "
 "$GRT" record -o "$tmp/none.grt" -s cuda,nccl --libcuda "$FAKE" --libnccl "$FAKE" -- \
 	"$WL/cuda_multi" >"$tmp/out" 2>"$tmp/err"
 check "record with an unprobeable libnccl exits 0" test $? -eq 0
-check "one line says nothing was probed" test "$(grep -c "nccl: $FAKE: 0 of 8 entry points probed" "$tmp/err")" -eq 1
+check "one line says nothing was probed" test "$(grep -c "nccl: $FAKE: 0 of 11 entry points probed" "$tmp/err")" -eq 1
 
 # ---- --libnccl naming no file: a usage error before anything starts ----
 "$GRT" record -o "$tmp/bad.grt" -s cuda,nccl --libcuda "$FAKE" --libnccl "$tmp/missing/libnccl.so.2" -- \

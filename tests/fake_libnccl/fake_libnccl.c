@@ -18,25 +18,31 @@
 #define FAKE_API __attribute__((noinline, used, visibility("default")))
 #define ID_MAGIC "fake-nccl"
 
+#define FAKE_NCCL_MAX_RANKS 16
+
 struct shared {
 	int arrived;
 	int generation;
+	int color[FAKE_NCCL_MAX_RANKS];	/* ncclCommSplit: what each rank passed */
+	int key[FAKE_NCCL_MAX_RANKS];
 };
 
 struct fake_nccl_comm {
 	int rank;
 	int nranks;
 	struct shared *shared;
+	char id[128];		/* the unique id it was made from: its splits' ids extend it */
+	int splits;
 	char shm_name[160];
-	CUfunction kernels[6];
+	CUfunction kernels[8];
 };
 
 static volatile unsigned long fake_calls;
 
-static const char *const kernel_names[6] = {
+static const char *const kernel_names[8] = {
 	"", FAKE_NCCL_ALL_REDUCE_KERNEL, "ncclDevKernel_AllGather_RING_LL",
 	"ncclDevKernel_ReduceScatter_Sum_f32_RING_LL", "ncclDevKernel_Broadcast_RING_LL",
-	"ncclDevKernel_Reduce_Sum_f32_RING_LL",
+	"ncclDevKernel_Reduce_Sum_f32_RING_LL", FAKE_NCCL_SEND_RECV_KERNEL, FAKE_NCCL_SEND_RECV_KERNEL,
 };
 
 FAKE_API ncclResult_t ncclGetUniqueId(ncclUniqueId *id)
@@ -89,18 +95,20 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const ncclUniqueId *i
 	struct fake_nccl_comm *c = calloc(1, sizeof(*c));
 	CUmodule module;
 
-	if (!c || rank < 0 || rank >= nranks || strncmp(id->internal, ID_MAGIC, strlen(ID_MAGIC))) {
+	if (!c || rank < 0 || rank >= nranks || nranks > FAKE_NCCL_MAX_RANKS ||
+	    strncmp(id->internal, ID_MAGIC, strlen(ID_MAGIC))) {
 		free(c);
 		return ncclInvalidArgument;
 	}
 	c->rank = rank;
 	c->nranks = nranks;
+	memcpy(c->id, id->internal, sizeof(c->id));
 	c->shared = shared_of(id, c->shm_name, sizeof(c->shm_name));
 	if (!c->shared || cuModuleLoad(&module, "/opt/fake/nccl_kernels.cubin")) {
 		free(c);
 		return ncclInvalidArgument;
 	}
-	for (int op = 1; op < 6; op++)
+	for (int op = 1; op < 8; op++)
 		cuModuleGetFunction(&c->kernels[op], module, kernel_names[op]);
 	*out = c;
 	meet(c); /* creating a communicator is collective, as in NCCL: every rank returns together */
@@ -178,4 +186,56 @@ FAKE_API ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t co
 {
 	fake_calls++;
 	return collective(5, comm, stream);
+}
+
+/*
+ * Every rank of comm passes its color and key; the ranks of one color make a communicator of
+ * their own, numbered by key, then by rank in comm (NCCL's order).
+ */
+FAKE_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm,
+				    void *config)
+{
+	ncclUniqueId id;
+	int rank = 0, nranks = 0, split;
+
+	fake_calls++;
+	if (!comm || !newcomm)
+		return ncclInvalidArgument;
+	split = comm->splits++;
+	comm->shared->color[comm->rank] = color;
+	comm->shared->key[comm->rank] = key;
+	meet(comm);
+	for (int r = 0; r < comm->nranks; r++) {
+		if (comm->shared->color[r] != color)
+			continue;
+		nranks++;
+		rank += comm->shared->key[r] < key || (comm->shared->key[r] == key && r < comm->rank);
+	}
+	meet(comm); /* everyone has read the colors before the next split writes them */
+	*newcomm = NULL;
+	if (color == NCCL_SPLIT_NOCOLOR)
+		return ncclSuccess;
+	memset(&id, 0, sizeof(id));
+	snprintf(id.internal, sizeof(id.internal), "%.100s-s%d-c%d", comm->id, split, color);
+	return init_rank(newcomm, nranks, &id, rank);
+}
+
+FAKE_API ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype,
+			       int peer, ncclComm_t comm, cudaStream_t stream)
+{
+	fake_calls++;
+	if (!comm || peer < 0 || peer >= comm->nranks)
+		return ncclInvalidArgument;
+	cuLaunchKernel(comm->kernels[6], 1, 1, 1, 256, 1, 1, 0, stream, NULL, NULL);
+	return ncclSuccess;
+}
+
+FAKE_API ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
+			       ncclComm_t comm, cudaStream_t stream)
+{
+	fake_calls++;
+	if (!comm || peer < 0 || peer >= comm->nranks)
+		return ncclInvalidArgument;
+	cuLaunchKernel(comm->kernels[7], 1, 1, 1, 256, 1, 1, 0, stream, NULL, NULL);
+	return ncclSuccess;
 }
