@@ -297,6 +297,32 @@ static void test_blocks_from_spans(void)
 	CHECK_EQ_U64(out[2].end_ns, 5300 + 3072 - 4000);
 }
 
+/*
+ * Between two fits the mapping's slope is not 1: a block's end is its mapped start plus its
+ * device duration, so a 5000 ns block stays 5000 ns (mapping the end on its own gave 4999 here).
+ */
+static void test_block_durations_keep_the_device_clock(void)
+{
+	struct clock_fit a = {
+	    .clock_ns = 1000000, .host_ns = 0, .offset_ns = 1000000, .error_ns = 40};
+	struct clock_fit b = {
+	    .clock_ns = 2000100, .host_ns = 1000000, .offset_ns = 1000100, .error_ns = 50};
+	struct clock_pair map = {&a, &b};
+	struct grt_probe_span in[2] = {
+	    {.start_ns = 1500001, .dur = 5000, .smid = 0, .tag = 1},
+	    {.start_ns = 1500001, .dur = 5000, .smid = 0, .tag = 1},
+	};
+	struct grt_gpu_block_rec out[2];
+	uint32_t grid[3] = {2, 1, 1};
+	uint64_t missing = 0;
+
+	CHECK_EQ_U64(launch_blocks_from_spans(in, 2, 1, grid, &map, 1, out, &missing), 2);
+	CHECK_EQ_U64(out[0].start_ns, clock_map(&map, 1500001));
+	CHECK_EQ_U64(out[0].end_ns - out[0].start_ns, 5000);
+	CHECK_EQ_U64(launch_blocks_from_thread_spans(in, 2, 1, 2, grid, 1, &map, 1, out, &missing), 1);
+	CHECK_EQ_U64(out[0].end_ns - out[0].start_ns, 5000);
+}
+
 static void test_dur_encoding(void)
 {
 	CHECK_EQ_U64(grt_probe_dur_encode(0), 0);
@@ -596,6 +622,7 @@ int main(void)
 	RUN_TEST(test_clock_best_sample);
 	RUN_TEST(test_clock_interpolation);
 	RUN_TEST(test_blocks_from_spans);
+	RUN_TEST(test_block_durations_keep_the_device_clock);
 	RUN_TEST(test_dur_encoding);
 	RUN_TEST(test_duration_buckets);
 	RUN_TEST(test_summarize_totals);

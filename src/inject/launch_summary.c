@@ -24,11 +24,34 @@ static uint64_t span_end(const struct grt_probe_span *sp)
 	return sp->start_ns + grt_probe_dur_ns(sp->dur);
 }
 
+/*
+ * One launch's device times on the host clock with one offset, taken at its first time: mapped
+ * one by one through a fit whose slope is not exactly 1, each would round on its own and a
+ * 5000 ns block could come out as 4999 (the drift the fit corrects is far below 1 ns over a
+ * launch). 0 stays 0: "not measured".
+ */
+struct launch_clock {
+	const struct clock_pair *map;
+	uint64_t device0, host0;
+};
+
+static uint64_t launch_clock_map(struct launch_clock *c, uint64_t device_ns)
+{
+	if (!device_ns)
+		return 0;
+	if (!c->device0) {
+		c->device0 = device_ns;
+		c->host0 = clock_map(c->map, device_ns);
+	}
+	return c->host0 + (device_ns - c->device0);
+}
+
 size_t launch_blocks_from_spans(const struct grt_probe_span *in, size_t n, uint16_t tag,
 				const uint32_t grid[3], const struct clock_pair *map,
 				uint64_t launch_id, struct grt_gpu_block_rec *out,
 				uint64_t *missing)
 {
+	struct launch_clock clock = {.map = map};
 	size_t used = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -39,8 +62,8 @@ size_t launch_blocks_from_spans(const struct grt_probe_span *in, size_t n, uint1
 			continue;
 		}
 		b->launch_id = launch_id;
-		b->start_ns = clock_map(map, in[i].start_ns);
-		b->end_ns = clock_map(map, span_end(&in[i]));
+		b->start_ns = launch_clock_map(&clock, in[i].start_ns);
+		b->end_ns = launch_clock_map(&clock, span_end(&in[i]));
 		block_coords(i, grid, b->block);
 		b->smid = in[i].smid;
 		used++;
@@ -54,6 +77,7 @@ size_t launch_blocks_from_thread_spans(const struct grt_probe_span *in, size_t n
 				       uint64_t launch_id, struct grt_gpu_block_rec *out,
 				       uint64_t *missing)
 {
+	struct launch_clock clock = {.map = map};
 	size_t used = 0;
 
 	for (uint64_t b = 0; b < blocks; b++) {
@@ -75,9 +99,9 @@ size_t launch_blocks_from_thread_spans(const struct grt_probe_span *in, size_t n
 			continue;
 		}
 		o->launch_id = launch_id;
-		o->start_ns = clock_map(map, start);
+		o->start_ns = launch_clock_map(&clock, start);
 		/* a thread that never stored its span leaves the block's end unknown */
-		o->end_ns = seen < threads_per_block ? 0 : clock_map(map, end);
+		o->end_ns = seen < threads_per_block ? 0 : launch_clock_map(&clock, end);
 		block_coords(b, grid, o->block);
 		used++;
 	}
@@ -269,6 +293,7 @@ void launch_summarize_totals(const struct grt_probe_sm *sm, unsigned nsm, const 
 			     const struct clock_pair *map, struct grt_gpu_launch_rec *rec)
 {
 	uint64_t start = UINT64_MAX, end = 0, blocks = 0;
+	struct launch_clock clock = {.map = map};
 
 	rec->sms_used = 0;
 	rec->block_ns_max = rec->busiest_sm_ns = 0;
@@ -293,8 +318,8 @@ void launch_summarize_totals(const struct grt_probe_sm *sm, unsigned nsm, const 
 			rec->busiest_sm_ns = busy;
 	}
 	rec->blocks = (uint32_t)blocks;
-	rec->start_ns = blocks ? clock_map(map, start) : 0;
-	rec->end_ns = blocks ? clock_map(map, end) : 0;
+	rec->start_ns = blocks ? launch_clock_map(&clock, start) : 0;
+	rec->end_ns = blocks ? launch_clock_map(&clock, end) : 0;
 	rec->block_ns_p50 = hist_median(hist);
 }
 
