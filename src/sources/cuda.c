@@ -304,8 +304,6 @@ static int probe_offsets(struct cuda_tracer *t, struct cuda_library *lib, const 
 static void note_library(struct cuda_tracer *t, const char *shown_path, int found,
 			 const struct cuda_library *lib)
 {
-	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
-	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
 	char message[PATH_MAX + 512];
 	size_t len;
 
@@ -318,8 +316,7 @@ static void note_library(struct cuda_tracer *t, const char *shown_path, int foun
 					i ? ", " : " (", cuda_api_symbol(lib->refused_api[i]));
 	if (lib->refused && len < sizeof(message))
 		snprintf(message + len, sizeof(message) - len, ")");
-	rec.message_str = grt_session_intern(t->session, message);
-	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+	grt_session_status(t->session, GRT_SRC_CUDA, 0, 0, message);
 }
 
 /* Records why a library was not probed; returns -err. The callers report it (attach_later). */
@@ -445,16 +442,13 @@ static bool inproc_records(struct cuda_tracer *t, __u32 pid)
  */
 static void note_uprobe_process(struct cuda_tracer *t, __u32 pid)
 {
-	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
-	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns(), .pid = pid};
 	char message[160];
 
 	if (u64_map_get(&t->uprobe_pids, pid, NULL) || u64_map_put(&t->uprobe_pids, pid, 1))
 		return;
 	snprintf(message, sizeof(message),
 		 "pid %u: CUDA calls recorded by uprobes (libgrtrace-inject is not in it)", pid);
-	rec.message_str = grt_session_intern(t->session, message);
-	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+	grt_session_status(t->session, GRT_SRC_CUDA, pid, 0, message);
 }
 
 /*
@@ -463,8 +457,6 @@ static void note_uprobe_process(struct cuda_tracer *t, __u32 pid)
  */
 static int attach_later(struct cuda_tracer *t, const char *open_path, const char *shown_path)
 {
-	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
-	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
 	int err;
 
 	t->why[0] = 0;
@@ -472,9 +464,7 @@ static int attach_later(struct cuda_tracer *t, const char *open_path, const char
 	if (err >= 0 || !t->why[0] || !strcmp(t->why, t->why_told))
 		return err;
 	snprintf(t->why_told, sizeof(t->why_told), "%s", t->why);
-	rec.status = err;
-	rec.message_str = grt_session_intern(t->session, t->why);
-	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+	grt_session_status(t->session, GRT_SRC_CUDA, 0, err, t->why);
 	return err;
 }
 
@@ -684,8 +674,6 @@ static void release_libraries(struct cuda_tracer *t)
 /* How many calls came from grtrace's own threads in the target (kept, flagged own). */
 static void note_own_calls(struct cuda_tracer *t)
 {
-	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA};
-	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns()};
 	uint64_t own = cuda_decoder_own_calls(t->decoder);
 	char message[160];
 
@@ -694,8 +682,7 @@ static void note_own_calls(struct cuda_tracer *t)
 	snprintf(message, sizeof(message),
 		 "%llu calls from grtrace's own threads in the target, flagged own (left out of reports)",
 		 (unsigned long long)own);
-	rec.message_str = grt_session_intern(t->session, message);
-	grt_session_emit(t->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+	grt_session_status(t->session, GRT_SRC_CUDA, 0, 0, message);
 }
 
 static void cuda_detach(void *ctx)

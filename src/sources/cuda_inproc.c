@@ -88,11 +88,7 @@ static int create_rings(struct cuda_inproc *ip, const struct call_rings_config *
 
 static void status_line(struct cuda_inproc *ip, uint32_t pid, int status, const char *text)
 {
-	struct grt_source_status_rec rec = {.source = GRT_SRC_CUDA, .status = status};
-	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns(), .pid = pid};
-
-	rec.message_str = grt_session_intern(ip->session, text);
-	grt_session_emit(ip->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+	grt_session_status(ip->session, GRT_SRC_CUDA, pid, status, text);
 }
 
 /* The first call of a process: the trace says which path records it. */

@@ -393,17 +393,10 @@ static void gpu_detach(void *ctx)
 		return;
 	if (g->ring) {
 		drain_ring(g, true);
-		if (!g->library_seen) {
-			struct grt_source_status_rec rec = {.source = GRT_SRC_GPU,
-							    .status = -ENODATA};
-			struct grt_event_origin o = {.ts_ns = grt_monotonic_ns(), .pid = (uint32_t)getpid()};
-
-			rec.message_str = grt_session_intern(
-			    g->session,
-			    "gpu: the inject library never reported: the command made no "
-			    "CUDA driver call, or it is static, setuid, or cleared LD_PRELOAD");
-			grt_session_emit(g->session, GRT_REC_SOURCE_STATUS, &o, &rec, sizeof(rec));
-		}
+		if (!g->library_seen)
+			grt_session_status(g->session, GRT_SRC_GPU, (uint32_t)getpid(), -ENODATA,
+					   "gpu: the inject library never reported: the command made no "
+					   "CUDA driver call, or it is static, setuid, or cleared LD_PRELOAD");
 		munmap(g->ring, g->map_len);
 	}
 	if (g->shm_path[0])

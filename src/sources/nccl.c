@@ -158,11 +158,7 @@ static int locate_libnccl(struct grt_session *s, char *out, size_t len)
 /* A status record and a note: the source runs without probes (no libnccl, or refused). */
 static void note_status(struct nccl_source *ns, int status, const char *message)
 {
-	struct grt_source_status_rec rec = { .source = GRT_SRC_NCCL, .status = status };
-	struct grt_event_origin origin = { .ts_ns = grt_monotonic_ns() };
-
-	rec.message_str = grt_session_intern(ns->session, message);
-	grt_session_emit(ns->session, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+	grt_session_status(ns->session, GRT_SRC_NCCL, 0, status, message);
 	if (status)
 		fprintf(stderr, "grtrace: record: nccl: %s\n", message);
 }

@@ -127,6 +127,16 @@ uint32_t grt_session_intern(struct grt_session *s, const char *text)
 	return s->sink->intern(s->sink, text);
 }
 
+void grt_session_status(struct grt_session *s, enum grt_source_id source, uint32_t pid, int status,
+			const char *message)
+{
+	struct grt_source_status_rec rec = {.source = source, .status = status};
+	struct grt_event_origin origin = {.ts_ns = grt_monotonic_ns(), .pid = pid};
+
+	rec.message_str = grt_session_intern(s, message);
+	grt_session_emit(s, GRT_REC_SOURCE_STATUS, &origin, &rec, sizeof(rec));
+}
+
 void grt_session_count_drop(struct grt_session *s, enum grt_source_id source, uint64_t count)
 {
 	if (source < GRT_SRC_MAX)

@@ -64,6 +64,9 @@ unsigned grt_session_option_values(const struct grt_session *s, const char *name
 int grt_session_emit(struct grt_session *s, uint16_t type, const struct grt_event_origin *origin,
 		     const void *payload, uint32_t len);
 uint32_t grt_session_intern(struct grt_session *s, const char *text);
+/* A source_status record of source, now, about process pid (0: none): what it did or could not. */
+void grt_session_status(struct grt_session *s, enum grt_source_id source, uint32_t pid, int status,
+			const char *message);
 /* Counts lost events of a source; written as a drop record at the next tick. */
 void grt_session_count_drop(struct grt_session *s, enum grt_source_id source, uint64_t count);
 /* Any event at all resets the idle timer; sources call this through emit already. */
