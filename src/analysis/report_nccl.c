@@ -50,10 +50,8 @@ struct rank_state {
 };
 
 struct instance {
-	uint64_t key;		/* the map's key with seq: comm_id, or a direction of it */
 	uint64_t comm_id;
 	uint32_t seq;
-	uint32_t op;
 	uint64_t bytes;
 	uint32_t nranks;
 	uint32_t n;
@@ -286,8 +284,8 @@ static void enter(struct nccl_report *r, uint32_t seq, uint64_t key, uint32_t nr
 			r->out_of_memory = true;
 			return;
 		}
-		*in = (struct instance){ .key = key, .comm_id = s->comm_id, .seq = seq, .op = op,
-					 .bytes = c->bytes, .nranks = nranks };
+		*in = (struct instance){ .comm_id = s->comm_id, .seq = seq, .bytes = c->bytes,
+					 .nranks = nranks };
 	}
 	if (in->n < INSTANCE_RANKS)
 		in->entries[in->n++] = (typeof(in->entries[0])){ rec->hdr.ts_ns, s, op };
@@ -413,7 +411,7 @@ static void match_kernels(struct nccl_report *r)
 	if (r->matched)
 		return;
 	r->matched = true;
-	/* (qsort must not see the NULL array of none) */
+	/* none of a kind: the array is NULL, which qsort must not be given */
 	if (r->n_colls)
 		qsort(r->colls, r->n_colls, sizeof(*r->colls), by_thread_time);
 	if (r->n_launches)
