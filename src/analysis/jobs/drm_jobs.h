@@ -17,8 +17,8 @@
  * virtqueue seqno, or on kernels without one the order of commands and responses on a ring.
  * A job is handed out once the submitter's wait for it ended (the fence source's wait_end,
  * i915's wait_end), or DRM_JOB_SETTLE_NS of trace time after it completed, or at the end.
- * 10 s: on a loaded machine (seen in an emulated VM) the submitter may be woken more than a
- * second after the response came, and a job handed out before would lose its wake-up.
+ * 10 s: a job handed out before its submitter's wait ends loses its wake-up, and a loaded
+ * machine may wake the submitter late; the window only bounds how late.
  */
 #define DRM_JOB_SETTLE_NS 10000000000ull
 
