@@ -241,13 +241,16 @@ static void test_clock_best_sample(void)
 	CHECK(clock_best_sample(s + 2, 2, &fit) == -ENODATA);
 }
 
+/* Two fits 1 ms apart whose offsets differ by 100 ns: the mapping's slope is not 1. */
+static const struct clock_fit drifting_fits[2] = {
+    {.clock_ns = 1000000, .host_ns = 0, .offset_ns = 1000000, .error_ns = 40},
+    {.clock_ns = 2000100, .host_ns = 1000000, .offset_ns = 1000100, .error_ns = 50},
+};
+
 /* Between two fits the offset is interpolated; outside them the nearer fit's offset holds. */
 static void test_clock_interpolation(void)
 {
-	struct clock_fit a = {
-	    .clock_ns = 1000000, .host_ns = 0, .offset_ns = 1000000, .error_ns = 40};
-	struct clock_fit b = {
-	    .clock_ns = 2000100, .host_ns = 1000000, .offset_ns = 1000100, .error_ns = 50};
+	struct clock_fit a = drifting_fits[0], b = drifting_fits[1];
 	struct clock_pair map = {&a, &b};
 
 	CHECK_EQ_U64(clock_to_host2(&a, &b, 1500050), 1500050 - 1000050);
@@ -303,10 +306,7 @@ static void test_blocks_from_spans(void)
  */
 static void test_block_durations_keep_the_device_clock(void)
 {
-	struct clock_fit a = {
-	    .clock_ns = 1000000, .host_ns = 0, .offset_ns = 1000000, .error_ns = 40};
-	struct clock_fit b = {
-	    .clock_ns = 2000100, .host_ns = 1000000, .offset_ns = 1000100, .error_ns = 50};
+	struct clock_fit a = drifting_fits[0], b = drifting_fits[1];
 	struct clock_pair map = {&a, &b};
 	struct grt_probe_span in[2] = {
 	    {.start_ns = 1500001, .dur = 5000, .smid = 0, .tag = 1},

@@ -220,22 +220,25 @@ FAKE_API ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclCom
 	return init_rank(newcomm, nranks, &id, rank);
 }
 
+/* A send or receive (op 6 or 7): its kernel on the stream, no wait for the peer (NCCL queues it). */
+static ncclResult_t point_to_point(int op, int peer, ncclComm_t comm, cudaStream_t stream)
+{
+	if (!comm || peer < 0 || peer >= comm->nranks)
+		return ncclInvalidArgument;
+	cuLaunchKernel(comm->kernels[op], 1, 1, 1, 256, 1, 1, 0, stream, NULL, NULL);
+	return ncclSuccess;
+}
+
 FAKE_API ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype,
 			       int peer, ncclComm_t comm, cudaStream_t stream)
 {
 	fake_calls++;
-	if (!comm || peer < 0 || peer >= comm->nranks)
-		return ncclInvalidArgument;
-	cuLaunchKernel(comm->kernels[6], 1, 1, 1, 256, 1, 1, 0, stream, NULL, NULL);
-	return ncclSuccess;
+	return point_to_point(6, peer, comm, stream);
 }
 
 FAKE_API ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
 			       ncclComm_t comm, cudaStream_t stream)
 {
 	fake_calls++;
-	if (!comm || peer < 0 || peer >= comm->nranks)
-		return ncclInvalidArgument;
-	cuLaunchKernel(comm->kernels[7], 1, 1, 1, 256, 1, 1, 0, stream, NULL, NULL);
-	return ncclSuccess;
+	return point_to_point(7, peer, comm, stream);
 }

@@ -10,7 +10,7 @@ $(FAKE_LIBNCCL): tests/fake_libnccl/fake_libnccl.c tests/fake_libnccl/fake_nccl.
 		-Itests/fake_libcuda -Wl,-soname,libnccl.so.2 -o $@ $< \
 		-L$(CUDA_FIXTURE_DIR)/fake -l:libcuda.so.1 -Wl,-rpath,$(abspath $(CUDA_FIXTURE_DIR)/fake) -lrt
 
-$(CUDA_FIXTURE_DIR)/workloads/nccl_%: tests/workloads/nccl_%.c tests/workloads/workload.h $(FAKE_LIBNCCL)
+$(CUDA_FIXTURE_DIR)/workloads/nccl_%: tests/workloads/nccl_%.c tests/workloads/nccl_workload.h tests/workloads/workload.h $(FAKE_LIBNCCL)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUDA_FIXTURE_CFLAGS) -Itests/fake_libcuda -Itests/fake_libnccl -o $@ $< \

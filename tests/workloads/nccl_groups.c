@@ -1,8 +1,6 @@
 /* Ranks that split their communicator and pass data point to point, two of them late on purpose. */
 #include <stdlib.h>
-#include <sys/wait.h>
-#include "fake_nccl.h"
-#include "workload.h"
+#include "nccl_workload.h"
 
 /*
  * nccl_groups [SPLIT_LATE_MS [P2P_LATE_MS]]: 4 processes, rank r on device r.
@@ -17,7 +15,7 @@
 #define RANKS 4
 #define ELEMENTS (1u << 16)
 
-static int run_rank(const ncclUniqueId *id, int rank, int split_late_ms, int p2p_late_ms)
+static int run_rank(const ncclUniqueId *id, int rank, const struct nccl_workload_args *a)
 {
 	CUcontext ctx;
 	CUdeviceptr buf;
@@ -31,14 +29,14 @@ static int run_rank(const ncclUniqueId *id, int rank, int split_late_ms, int p2p
 	expect(ncclCommSplit(world, rank % 2, -rank, &half, NULL), ncclSuccess, "ncclCommSplit");
 	for (int i = 0; i < 2; i++) {
 		if (i == 0 && rank == 3)
-			usleep((useconds_t)split_late_ms * 1000);
+			usleep((useconds_t)a->late_ms[0] * 1000);
 		expect(ncclAllReduce((void *)buf, (void *)buf, ELEMENTS, ncclFloat32, ncclSum, half, NULL),
 		       ncclSuccess, "ncclAllReduce (half)");
 	}
 	expect(ncclAllReduce((void *)buf, (void *)buf, ELEMENTS, ncclFloat32, ncclSum, world, NULL),
 	       ncclSuccess, "ncclAllReduce (world)");
 	if (rank == 2)
-		usleep((useconds_t)p2p_late_ms * 1000);
+		usleep((useconds_t)a->late_ms[1] * 1000);
 	expect(ncclSend((void *)buf, ELEMENTS, ncclFloat32, (rank + 1) % RANKS, world, NULL), ncclSuccess,
 	       "ncclSend");
 	expect(ncclRecv((void *)buf, ELEMENTS, ncclFloat32, (rank + RANKS - 1) % RANKS, world, NULL),
@@ -51,23 +49,10 @@ static int run_rank(const ncclUniqueId *id, int rank, int split_late_ms, int p2p
 
 int main(int argc, char **argv)
 {
-	int split_late_ms = argc > 1 ? atoi(argv[1]) : 300;
-	int p2p_late_ms = argc > 2 ? atoi(argv[2]) : 150;
-	ncclUniqueId id;
-	int failed = 0, status;
+	struct nccl_workload_args a = {
+	    .ranks = RANKS,
+	    .late_ms = {argc > 1 ? atoi(argv[1]) : 300, argc > 2 ? atoi(argv[2]) : 150},
+	};
 
-	setenv("FAKE_CUDA_DEVICES", "4", 1);
-	workload_gate();
-	expect(ncclGetUniqueId(&id), ncclSuccess, "ncclGetUniqueId");
-	for (int r = 0; r < RANKS; r++) {
-		pid_t pid = fork();
-
-		if (pid < 0)
-			return 3;
-		if (!pid)
-			exit(run_rank(&id, r, split_late_ms, p2p_late_ms));
-	}
-	while (wait(&status) > 0)
-		failed |= !WIFEXITED(status) || WEXITSTATUS(status);
-	return failed ? 1 : 0;
+	return nccl_workload_run(&a, run_rank);
 }
