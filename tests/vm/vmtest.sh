@@ -71,14 +71,14 @@ for s in $series; do
 		>"$work/qemu-$s.out" 2>&1
 	rc=$?
 	tr -d '\r' <"$log" >"$log.txt"
-	sed -i "s#^\(ok\|FAIL\|KNOWN\) - #\1 - [$release] #" "$log.txt"
+	sed -i "s#^\(ok\|FAIL\) - #\1 - [$release] #" "$log.txt"
 	pass=$(grep -c '^ok - ' "$log.txt")
 	fail=$(grep -c '^FAIL - ' "$log.txt")
 	# the suites' notes ('#' lines) only where something failed
 	if [ "$fail" -gt 0 ]; then
-		grep -E '^(ok|FAIL|KNOWN) - |^#' "$log.txt"
+		grep -E '^(ok|FAIL) - |^#' "$log.txt"
 	else
-		grep -E '^(ok|FAIL|KNOWN) - ' "$log.txt"
+		grep -E '^(ok|FAIL) - ' "$log.txt"
 	fi
 	if ! grep -q '^grt-vm: done' "$log.txt"; then
 		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
