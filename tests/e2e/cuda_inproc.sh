@@ -92,7 +92,7 @@ uprobe = [m for m in msgs if "recorded by uprobes" in m]
 assert len(inproc) == 1 and len(uprobe) == 1, msgs' "$tmp/clean-inject.json"
 
 # rings far too small: every launch is in the trace or counted lost, per thread
-small_ring_loses GRTRACE_CUDA_RING_KB calls
+small_ring_loses GRTRACE_CUDA_RING_KB calls inject
 check "... and the thread that lost them" bash -c \
 	"'$GRT' parse '$tmp/x.grt' | grep -q 'tid [0-9]*: $lost CUDA calls lost'"
 

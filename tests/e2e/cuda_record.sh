@@ -60,7 +60,7 @@ parse "$tmp/t.grt"
 $EXPECT threads "$tmp/t.grt.json" "$(pid_of_launched "$tmp/t.grt.json")" 4 25000 || failed=1
 
 # a ring buffer far too small: every launch is either in the trace or counted lost
-small_ring_loses GRT_CUDA_RING_KB events
+small_ring_loses GRT_CUDA_RING_KB events uprobe
 
 # a second libcuda copy dlopen()ed late is found by the rescan (GRT_E2E_LATE_MS: longer after it)
 "$GRT" record -f -o "$tmp/d.grt" --libcuda "$FAKE" -- \

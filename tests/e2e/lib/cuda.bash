@@ -88,12 +88,14 @@ wait_probes() {
 	wait_bpf_links "$1" "^link_type:.*\(uprobe_multi\|perf_event\)" 0 600
 }
 
-# small_ring_loses ENV WHAT: cuda_storm (one thread) recorded with the ring that ENV sizes at
-# 4 KiB: status 0, some WHAT lost, recorded + lost = launches made, and record says so; leaves
-# $lost and $tmp/x.grt for the caller's own checks
+# small_ring_loses ENV WHAT VIA: cuda_storm (one thread) recorded --cuda-via VIA with the ring
+# that ENV sizes at 4 KiB: status 0, some WHAT lost, recorded + lost = launches made, and record
+# says so; leaves $lost and $tmp/x.grt for the caller's own checks. VIA is named, never left to
+# the default: ENV sizes the ring of one way only, and the other way's larger ring may keep up.
 small_ring_loses() {
 	local made recorded
-	env "$1=4" "$GRT" record -f -o "$tmp/x.grt" --libcuda "$FAKE" -- "$WL/cuda_storm" 1 1 \
+	env "$1=4" "$GRT" record -f -o "$tmp/x.grt" --cuda-via "$3" --libcuda "$FAKE" -- \
+		"$WL/cuda_storm" 1 1 \
 		>"$tmp/out" 2>"$tmp/err"
 	check "record with a 4 KiB ring ($1): status 0" [ $? = 0 ]
 	made=$(awk '/^launches/ { print $2 }' "$tmp/out")
