@@ -1,7 +1,9 @@
 #!/bin/bash
 # On a machine with several GPUs: a torch.distributed (NCCL) data-parallel loop on every GPU with
-# one rank late on purpose, recorded with -s cuda,nccl,pcie. Checks that the report names the
-# late rank and the all-reduce that waited across its delay, that each device's launches equal
+# one rank late on purpose, then a group split from the default communicator and point-to-point
+# sends with the sender late once, recorded with -s cuda,nccl,pcie. Checks that the report names
+# the late rank and the all-reduce that waited across its delay, the split communicator's ranks,
+# the receive that waited for the late sender, that each device's launches equal
 # its rank's profiler kernel count (and the NCCL kernels tied to collectives the profiler's
 # ncclDevKernel_ count), and that NVLink bytes are reported per link; where the GPUs have no
 # NVLink, that grtrace says so in one line. Each check prints "ok - " or "FAIL - "; a summary
@@ -111,6 +113,8 @@ report report.txt report "$work/multi.grt" --jobs --devices --copies --nccl
 report nccl.json report "$work/multi.grt" --nccl --top 0 --format json
 report devices.json report "$work/multi.grt" --devices --format json
 report nvlink.jsonl parse "$work/multi.grt" --filter type=nvlink_sample --format json
+report comms.jsonl parse "$work/multi.grt" --filter type=nccl_comm --format json
+report jobs.json report "$work/multi.grt" --jobs --format json
 report unsupported.jsonl parse "$work/multi.grt" --filter type=unsupported_probe --format json
 report status.jsonl parse "$work/multi.grt" --filter type=source_status --format json
 bounded 30 "$G" export "$work/multi.grt" -o "$work/multi.pftrace" >/dev/null 2>>"$work/reports.err" &&

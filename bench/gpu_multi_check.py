@@ -59,15 +59,57 @@ if not isinstance(nccl, dict) or "ranks" not in nccl:
     nccl = {"ranks": [], "waits": [], "unknown_comm": -1}
 check("collectives on known communicators", nccl.get("unknown_comm") == 0,
       f"{nccl.get('unknown_comm')} on communicators whose creation was not seen")
-by_pid = {x["pid"]: x for x in nccl["ranks"]}
+# a process has one row per communicator it is a rank of (the default one, the split group, the
+# point-to-point one torch may make): its own rank in the world's, its device in every one
+rows_of = {}
+for x in nccl["ranks"]:
+    rows_of.setdefault(x["pid"], []).append(x)
 for r in ranks:
-    x = by_pid.get(r["pid"])
+    rows = rows_of.get(r["pid"], [])
+    world_rows = [x for x in rows if x["nranks"] == r.get("world", len(ranks))]
     check(f"rank {r['rank']}: in report --nccl as rank {r['rank']} on device {r['device']}",
-          x is not None and x["rank"] == r["rank"] and x["device"] == r["device"],
-          f"pid {r['pid']}" if x else f"pid {r['pid']} not among the ranks {sorted(by_pid)}")
+          any(x["rank"] == r["rank"] for x in world_rows) and all(x["device"] == r["device"] for x in rows),
+          f"{len(rows)} communicator rows: " + ", ".join(f"rank {x['rank']}/{x['nranks']} device {x['device']}"
+                                                      for x in rows) if rows else
+          f"pid {r['pid']} not among the ranks {sorted(rows_of)}")
+    kernels = sum(x["kernels"] for x in rows)
     check(f"rank {r['rank']}: NCCL kernels tied to its collectives = its profiler's ncclDevKernel_ count",
-          x is not None and x["kernels"] == r["nccl_kernels"],
-          f"grtrace {x and x['kernels']}, profiler {r['nccl_kernels']}")
+          kernels == r["nccl_kernels"], f"grtrace {kernels}, profiler {r['nccl_kernels']}")
+    if "p2p_msgs" in r:
+        sent = sum(x.get("p2p", 0) for x in rows)
+        check(f"rank {r['rank']}: point-to-point calls = its {r['p2p_msgs']} sends or receives",
+              sent == r["p2p_msgs"], f"grtrace {sent}")
+
+# the group torch split from the default communicator: one split record per rank, the same
+# communicator in report --nccl with every rank once and the group's all-reduces
+splits = [c for c in lines(f"{work}/comms.jsonl") if c.get("parent") is not None]
+world = ranks[0].get("world", len(ranks)) if ranks else 0
+check(f"one ncclCommSplit per rank ({world})", len(splits) == world,
+      f"{len(splits)} split records of {len(lines(f'{work}/comms.jsonl'))} nccl_comm records")
+by_comm = {}
+for x in nccl["ranks"]:
+    by_comm.setdefault(x["comm_id"], []).append(x)
+split_ops = ranks[0].get("split_ops", 0) if ranks else 0
+full = [rows for rows in by_comm.values()
+        if sorted(x["rank"] for x in rows) == list(range(world)) and len({x["pid"] for x in rows}) == world]
+check(f"a second communicator of all {world} ranks, each rank once, with the group's {split_ops} all-reduces",
+      len(full) >= 2 and any(all(x["collectives"] == split_ops for x in rows) for rows in full),
+      "; ".join(f"{len(rows)} ranks, collectives {sorted(x['collectives'] for x in rows)}"
+                for rows in by_comm.values()))
+
+# the receive that waited for the late sender (rank 0 -> rank 1)
+p2p_late = next((r["p2p_late"] for r in ranks if r["rank"] == 0 and r.get("p2p_late")), None)
+if p2p_late:
+    delay = (p2p_late["end_ns"] - p2p_late["start_ns"]) / 1e6
+    hits = [w for w in nccl.get("waits", []) if w["op"] == "recv" and w["rank"] == 1 and
+            w["waited_for"] == 0 and w["entered_ns"] <= p2p_late["end_ns"] <= w["entered_ns"] + w["ns"]]
+    best = max(hits, key=lambda w: w["ns"]) if hits else None
+    check("rank 1's receive across rank 0's send delay waited for rank 0, at least 80% of it",
+          best is not None and best["ns"] >= 0.8 * delay * 1e6,
+          f"recv #{best['index']} waited {best['ns'] / 1e6:.1f} ms of {delay:.1f} ms" if best else
+          f"{len(hits)} receive waits across the delay")
+elif ranks:
+    check("rank 0 says when its send was late", False, "no p2p_late window in its rank file")
 
 late = next((r["late"] for r in ranks if r["rank"] == late_rank and r.get("late")), None)
 waits = nccl.get("waits", [])

@@ -7,6 +7,12 @@ ran there (NCCL's among them) and, for the late rank, when its delay began and e
 before its backward pass of step --late-step: every other rank's gradient all-reduce of that
 step waits for it. A barrier after setup lines the ranks up, so start-up skew stays apart from
 the delay.
+
+After the loop, two more phases give NCCL's other paths real traffic: a group made with
+dist.new_group (with the device bound at init, torch makes it by ncclCommSplit of the default
+communicator) runs --split-ops all-reduces; then rank 0 sends --p2p-msgs tensors to rank 1
+(ncclSend/ncclRecv), sleeping --p2p-late-ms before send number --p2p-late-index, so rank 1's
+receive of that number waits for it (its window is written as "p2p_late").
 """
 import argparse
 import datetime
@@ -25,11 +31,16 @@ parser.add_argument("--steps", type=int, default=8)
 parser.add_argument("--late-rank", type=int, default=1)
 parser.add_argument("--late-step", type=int, default=4)
 parser.add_argument("--late-ms", type=int, default=300)
+parser.add_argument("--split-ops", type=int, default=4)
+parser.add_argument("--p2p-msgs", type=int, default=4)
+parser.add_argument("--p2p-late-index", type=int, default=3)
+parser.add_argument("--p2p-late-ms", type=int, default=200)
 args = parser.parse_args()
 
 local_rank = int(os.environ["LOCAL_RANK"])
 torch.cuda.set_device(local_rank)
 late = {}
+p2p_late = {}
 with profile(activities=[ProfilerActivity.CUDA]) as prof:
     dist.init_process_group("nccl", device_id=torch.device("cuda", local_rank),
                             timeout=datetime.timedelta(seconds=90))
@@ -54,6 +65,27 @@ with profile(activities=[ProfilerActivity.CUDA]) as prof:
         opt.zero_grad()
     torch.cuda.synchronize()
     dist.barrier()
+    world = dist.get_world_size()
+    group = dist.new_group(ranks=list(range(world)))
+    y = torch.ones(1024, device="cuda")
+    for _ in range(args.split_ops):
+        dist.all_reduce(y, group=group)
+    torch.cuda.synchronize()
+    dist.barrier()
+    if rank in (0, 1):
+        buf = torch.full((1 << 20,), float(rank), device="cuda")  # 4 MiB a message
+        for i in range(1, args.p2p_msgs + 1):
+            if rank == 1:
+                dist.recv(buf, src=0)
+                continue
+            if i == args.p2p_late_index:
+                torch.cuda.synchronize()
+                p2p_late["start_ns"] = time.monotonic_ns()
+                time.sleep(args.p2p_late_ms / 1000)
+                p2p_late["end_ns"] = time.monotonic_ns()
+            dist.send(buf, dst=1)
+        torch.cuda.synchronize()
+    dist.barrier()
     torch.cuda.synchronize()
     dist.destroy_process_group()
     torch.cuda.synchronize()
@@ -66,4 +98,5 @@ kernels = [e for e in events if e.get("cat") == "kernel"]
 with open(os.path.join(args.out, f"rank{rank}.json"), "w") as f:
     json.dump({"rank": rank, "device": local_rank, "pid": os.getpid(), "kernels": len(kernels),
                "nccl_kernels": sum(1 for e in kernels if e["name"].startswith("ncclDevKernel_")),
-               "late": late}, f)
+               "late": late, "p2p_late": p2p_late, "world": world, "split_ops": args.split_ops,
+               "p2p_msgs": args.p2p_msgs if rank in (0, 1) else 0}, f)
