@@ -216,11 +216,17 @@ static void test_ring_walk(void)
 	at = put_record(ring, at, 8, 3, 300, &data, 8);
 	h->head = at + 48; /* a reservation still being written: len 0 */
 	h->dropped = 9;
+	/* drops the device counted per SM: SM 3 and SM 3 + slots share a slot, SM 63 its own */
+	*(uint64_t *)(ring + grt_bpf_ring_drop_slot(3)) = 100;
+	*(uint64_t *)(ring + grt_bpf_ring_drop_slot(3 + GRT_BPF_RING_DROP_SLOTS)) += 20;
+	*(uint64_t *)(ring + grt_bpf_ring_drop_slot(63)) = 1000;
+	CHECK_EQ_U64(grt_bpf_ring_drop_slot(3) - grt_bpf_ring_drop_slot(2), 64);
+	CHECK(grt_bpf_ring_drop_slot(GRT_BPF_RING_DROP_SLOTS - 1) + 8 <= GRT_BPF_RING_HEAD_SIZE);
 	CHECK_EQ_U64(gpubpf_ring_walk(ring, sizeof(ring), count_ring, n, &dropped), 3);
 	CHECK_EQ_U64(n[0], 3);
 	CHECK_EQ_U64(n[1], 1);
 	CHECK_EQ_U64(n[2], 21);
-	CHECK_EQ_U64(dropped, 9);
+	CHECK_EQ_U64(dropped, 9 + 120 + 1000);
 	/* a length past the end stops the walk; so does a short image */
 	put_record(ring, 0, 250, 1, 100, &data, 8);
 	CHECK_EQ_U64(gpubpf_ring_walk(ring, sizeof(ring), NULL, NULL, NULL), 0);

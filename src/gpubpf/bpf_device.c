@@ -1,4 +1,5 @@
 /* Reading back what programs left in device memory: ring records and map entries (gpu_abi.h). */
+#include <stddef.h>
 #include <string.h>
 #include "gpubpf/bpf_device.h"
 #include "gpubpf/gpu_abi.h"
@@ -34,6 +35,18 @@ size_t gpubpf_map_bytes(const struct gpubpf_map_shape *m, uint32_t thread_capaci
 	}
 }
 
+uint64_t gpubpf_ring_dropped(const uint8_t *head_image)
+{
+	uint64_t total, slot;
+
+	memcpy(&total, head_image + offsetof(struct grt_bpf_ring, dropped), sizeof(total));
+	for (uint32_t sm = 0; sm < GRT_BPF_RING_DROP_SLOTS; sm++) {
+		memcpy(&slot, head_image + grt_bpf_ring_drop_slot(sm), sizeof(slot));
+		total += slot;
+	}
+	return total;
+}
+
 size_t gpubpf_ring_walk(const uint8_t *image, size_t len,
 			int (*fn)(void *arg, const struct gpubpf_ring_record *rec), void *arg,
 			uint64_t *dropped)
@@ -47,7 +60,7 @@ size_t gpubpf_ring_walk(const uint8_t *image, size_t len,
 		return 0;
 	memcpy(&head, image, sizeof(head));
 	if (dropped)
-		*dropped = head.dropped;
+		*dropped = gpubpf_ring_dropped(image);
 	end = len - GRT_BPF_RING_HEAD_SIZE;
 	if (head.capacity < end)
 		end = (size_t)head.capacity;

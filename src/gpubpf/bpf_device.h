@@ -39,9 +39,13 @@ struct gpubpf_ring_record {
  * Walks the committed records of a ring image (its grt_bpf_ring header
  * first), stopping at the first record not yet committed (len 0) or that
  * would not fit. fn returning non-zero stops the walk. Returns the records
- * walked; *dropped (may be NULL) gets the header's count of records that did
- * not fit.
+ * walked; *dropped (may be NULL) gets the count of records that did not fit
+ * (gpubpf_ring_dropped).
  */
+/* Records that did not fit in a ring: its header's count and every drop slot (head_image:
+ * GRT_BPF_RING_HEAD_SIZE bytes). */
+uint64_t gpubpf_ring_dropped(const uint8_t *head_image);
+
 size_t gpubpf_ring_walk(const uint8_t *image, size_t len,
 			int (*fn)(void *arg, const struct gpubpf_ring_record *rec), void *arg,
 			uint64_t *dropped);

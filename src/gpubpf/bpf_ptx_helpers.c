@@ -301,7 +301,8 @@ static int emit_map_op(struct emit *e, int32_t fn)
  * A full ring is the common case of a busy kernel (the host empties it only
  * between launches), so its cost is kept to one load and one atomic per warp:
  * the lowest lane reads head first and leaves it alone once it is past the
- * capacity, and the lowest dropping lane counts all the warp's drops at once.
+ * capacity, and the lowest dropping lane counts all the warp's drops at once,
+ * in its SM's drop slot (grt_bpf_ring_drop_slot: smid % slots, 64 bytes apart).
  */
 static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsigned rec,
 			 const char *drop)
@@ -338,7 +339,12 @@ static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsig
 	emitf(e, "	setp.eq.and.u32 %%p%u, %%w%u, 0, !%%p%u;\n", counts, lt, fits);
 	emitf(e, "	popc.b32 %%w%u, %%w%u;\n", drops, drops);
 	emitf(e, "	cvt.u64.u32 %%t%u, %%w%u;\n", total, drops);
-	emitf(e, "	@%%p%u red.global.add.u64 [%%t%u+8], %%t%u;\n", counts, ring, total);
+	emitf(e, "	mov.u32 %%w%u, %%smid;\n", lo);
+	emitf(e, "	and.b32 %%w%u, %%w%u, %u;\n", lo, lo, GRT_BPF_RING_DROP_SLOTS - 1);
+	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", end, lo, GRT_BPF_RING_DROP_STRIDE);
+	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", end, end, ring);
+	emitf(e, "	@%%p%u red.global.add.u64 [%%t%u+%u], %%t%u;\n", counts, end, GRT_BPF_RING_DROP_OFF,
+	      total);
 	emitf(e, "	@!%%p%u bra %s;\n", fits, drop);
 	emitf(e, "	add.u64 %%t%u, %%t%u, %u;\n", rec, ring, GRT_BPF_RING_HEAD_SIZE);
 	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", rec, rec, base);

@@ -259,6 +259,13 @@ static inline uint64_t grt_bpf_hash_home(const uint8_t *key, uint32_t key_size, 
  * Reservations are made per warp: the lanes that emit together at one call
  * site take their space with one atomic add by the lowest lane.
  *
+ * Drops are counted in GRT_BPF_RING_DROP_SLOTS counters after the header, the
+ * warp's SM choosing one (smid % slots), each on its own 64-byte line: a full
+ * ring is the common case of a busy kernel, and one counter for every warp of
+ * the grid serialized their atomics (a ring event per thread of a 2^20-thread
+ * vector add cost 18x its run time). The count is `dropped` (written by the
+ * host) plus every slot: gpubpf_ring_dropped().
+ *
  * Each record is a struct grt_bpf_ring_rec followed by the data, padded to 8
  * bytes. The writer stores the data first and the header's len last (after a
  * memory barrier), so a reader that polls while kernels run stops at the
@@ -272,7 +279,16 @@ struct grt_bpf_ring {
 	/* uint8_t data[capacity]; */
 };
 
-#define GRT_BPF_RING_HEAD_SIZE 32u
+#define GRT_BPF_RING_DROP_OFF 32u
+#define GRT_BPF_RING_DROP_SLOTS 64u
+#define GRT_BPF_RING_DROP_STRIDE 64u
+#define GRT_BPF_RING_HEAD_SIZE (GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_DROP_SLOTS * GRT_BPF_RING_DROP_STRIDE)
+
+/* The offset, from the ring's start, of the drop counter that the SM smid adds to. */
+static inline uint32_t grt_bpf_ring_drop_slot(uint32_t smid)
+{
+	return GRT_BPF_RING_DROP_OFF + (smid % GRT_BPF_RING_DROP_SLOTS) * GRT_BPF_RING_DROP_STRIDE;
+}
 
 struct grt_bpf_ring_rec {
 	uint32_t len;  /* bytes of data; 0: not committed yet; GRT_BPF_RING_DISCARDED bit: skip */
@@ -306,7 +322,9 @@ enum grt_bpf_printk_kind {
 _Static_assert(sizeof(struct grt_bpf_kernel_ctx) == 136, "kernel ctx layout");
 _Static_assert(sizeof(struct grt_bpf_mem_ctx) == 24, "mem ctx layout");
 _Static_assert(sizeof(struct grt_bpf_env) == 56 + 8 * GRT_BPF_MAX_MAPS, "env layout");
-_Static_assert(sizeof(struct grt_bpf_ring) == GRT_BPF_RING_HEAD_SIZE, "ring layout");
+_Static_assert(sizeof(struct grt_bpf_ring) == GRT_BPF_RING_DROP_OFF, "ring layout");
+_Static_assert(!(GRT_BPF_RING_DROP_SLOTS & (GRT_BPF_RING_DROP_SLOTS - 1)),
+	       "drop slots: a power of two (the device takes smid & (slots - 1))");
 _Static_assert(sizeof(struct grt_bpf_ring_rec) == GRT_BPF_RING_REC_SIZE, "ring record layout");
 _Static_assert(sizeof(struct grt_bpf_printk) == 32, "printk layout");
 

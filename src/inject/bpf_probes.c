@@ -406,13 +406,14 @@ static void drain_ring(struct bpf_probes *bp, struct bpf_ctx *c, unsigned set, u
 	struct inject_driver *drv = &bp->st->drv;
 	CUdeviceptr ring = c->mem[set][slot];
 	const uint8_t *h = read_back(bp, c, ring, GRT_BPF_RING_HEAD_SIZE);
-	uint64_t used, from = c->consumed[set][slot];
+	uint64_t used, dropped, from = c->consumed[set][slot];
 	struct grt_bpf_ring head;
 	const uint8_t *img;
 
 	if (!h)
 		return;
 	memcpy(&head, h, sizeof(head));
+	dropped = gpubpf_ring_dropped(h);
 	used = head.head < head.capacity ? head.head : head.capacity;
 	if (used > from &&
 	    (img = read_back(bp, c, ring + GRT_BPF_RING_HEAD_SIZE + from, used - from))) {
@@ -424,14 +425,15 @@ static void drain_ring(struct bpf_probes *bp, struct bpf_ctx *c, unsigned set, u
 		}
 		c->consumed[set][slot] = from + off;
 	}
-	if (head.dropped > c->dropped_seen[set][slot]) {
-		send_records(bp, slot, NULL, 0, head.dropped - c->dropped_seen[set][slot]);
-		c->dropped_seen[set][slot] = head.dropped;
+	if (dropped > c->dropped_seen[set][slot]) {
+		send_records(bp, slot, NULL, 0, dropped - c->dropped_seen[set][slot]);
+		c->dropped_seen[set][slot] = dropped;
 	}
-	if (reset && (head.head || head.dropped)) {
-		uint64_t zero[2] = {0, 0}; /* head and dropped */
+	if (reset && (head.head || dropped)) {
+		uint64_t zero[2] = {0, 0}; /* head and dropped; the drop slots and data follow */
 
-		drv->cuMemsetD8Async(ring + GRT_BPF_RING_HEAD_SIZE, 0, used, c->stream);
+		drv->cuMemsetD8Async(ring + GRT_BPF_RING_DROP_OFF, 0,
+				     GRT_BPF_RING_HEAD_SIZE - GRT_BPF_RING_DROP_OFF + used, c->stream);
 		drv->cuMemcpyHtoDAsync_v2(ring, zero, sizeof(zero), c->stream);
 		drv->cuStreamSynchronize(c->stream);
 		c->consumed[set][slot] = 0;

@@ -186,7 +186,7 @@ static int on_ring(struct gpu_bpf *gb, const struct inj_bpf_data *m,
 {
 	struct gpubpf_clock clk = {m->clock_gpu_ref, m->clock_mono_ref, m->clock_mult};
 	struct grt_bpf_ring head = {.head = m->len, .dropped = m->dropped, .capacity = m->len};
-	uint8_t *img = malloc(GRT_BPF_RING_HEAD_SIZE + (size_t)m->len);
+	uint8_t *img = calloc(1, GRT_BPF_RING_HEAD_SIZE + (size_t)m->len); /* drop slots 0 */
 	const struct gpubpf_bundle *b = NULL;
 	size_t map = 0;
 	int err;

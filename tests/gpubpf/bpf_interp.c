@@ -213,7 +213,10 @@ static uint8_t *ring_reserve(struct run *r, uint8_t *ring_mem, uint32_t rec_size
 
 	ring->head += rec_size;
 	if (at + rec_size > ring->capacity) {
-		ring->dropped++;
+		/* counted where the device counts it: its SM's drop slot */
+		uint64_t *slot = (uint64_t *)(ring_mem + grt_bpf_ring_drop_slot(r->th->smid));
+
+		++*slot;
 		return NULL;
 	}
 	rec = (struct grt_bpf_ring_rec *)(ring_mem + GRT_BPF_RING_HEAD_SIZE + at);
