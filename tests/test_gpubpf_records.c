@@ -204,7 +204,7 @@ static int count_ring(void *arg, const struct gpubpf_ring_record *r)
 
 static void test_ring_walk(void)
 {
-	uint8_t ring[GRT_BPF_RING_HEAD_SIZE + 256] = {0};
+	static uint8_t ring[GRT_BPF_RING_HEAD_SIZE + 256];
 	struct grt_bpf_ring *h = (struct grt_bpf_ring *)ring;
 	uint64_t data = 0x1122334455667788ull, dropped;
 	unsigned n[3] = {0};
@@ -220,7 +220,8 @@ static void test_ring_walk(void)
 	*(uint64_t *)(ring + grt_bpf_ring_drop_slot(3)) = 100;
 	*(uint64_t *)(ring + grt_bpf_ring_drop_slot(3 + GRT_BPF_RING_DROP_SLOTS)) += 20;
 	*(uint64_t *)(ring + grt_bpf_ring_drop_slot(63)) = 1000;
-	CHECK_EQ_U64(grt_bpf_ring_drop_slot(3) - grt_bpf_ring_drop_slot(2), 64);
+	*(uint64_t *)(ring + grt_bpf_ring_drop_slot(63) + GRT_BPF_RING_EXHAUSTED) = 1; /* not a drop */
+	CHECK_EQ_U64(grt_bpf_ring_drop_slot(3) - grt_bpf_ring_drop_slot(2), 128);
 	CHECK(grt_bpf_ring_drop_slot(GRT_BPF_RING_DROP_SLOTS - 1) + 8 <= GRT_BPF_RING_HEAD_SIZE);
 	CHECK_EQ_U64(gpubpf_ring_walk(ring, sizeof(ring), count_ring, n, &dropped), 3);
 	CHECK_EQ_U64(n[0], 3);

@@ -299,18 +299,24 @@ static int emit_map_op(struct emit *e, int32_t fn)
  * consecutive places by rank. Sets %t<rec> to this lane's record and jumps to
  * `drop` (after counting the event in dropped) when it does not fit.
  * A full ring is the common case of a busy kernel (the host empties it only
- * between launches), so its cost is kept to one load and one atomic per warp:
- * the lowest lane reads head first and leaves it alone once it is past the
- * capacity, and the lowest dropping lane counts all the warp's drops at once,
- * in its SM's drop slot (grt_bpf_ring_drop_slot: smid % slots, 64 bytes apart).
+ * between launches), so its cost is kept to one load and one atomic per warp,
+ * both in the warp's SM's drop slot (grt_bpf_ring_drop_slot: smid % slots,
+ * 128 bytes apart) rather than on one address every warp of the grid queues on:
+ * the lowest lane first reads the slot's "exhausted" word, set by a lane of
+ * that SM that saw head at or past the capacity (no reservation of any size
+ * fits then, until the host resets the ring with its slots); only while it is
+ * clear does it read head and add to it. The lowest dropping lane counts all
+ * the warp's drops at once, in the slot's counter.
  */
 static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsigned rec,
 			 const char *drop)
 {
 	unsigned mask = new_w(e), lt = new_w(e), rank = new_w(e), count = new_w(e),
 		 leader = new_w(e), lo = new_w(e), hi = new_w(e), drops = new_w(e);
-	unsigned total = new_t(e), base = new_t(e), end = new_t(e), cap = new_t(e);
-	unsigned first = new_p(e), fits = new_p(e), room = new_p(e), counts = new_p(e);
+	unsigned total = new_t(e), base = new_t(e), end = new_t(e), cap = new_t(e),
+		 slot = new_t(e), word = new_t(e);
+	unsigned first = new_p(e), fits = new_p(e), room = new_p(e), counts = new_p(e),
+		 ask = new_p(e), spent = new_p(e);
 
 	emitf(e, "	activemask.b32 %%w%u;\n", mask);
 	emitf(e, "	mov.u32 %%w%u, %%lanemask_lt;\n", lt);
@@ -322,10 +328,24 @@ static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsig
 	emitf(e, "	setp.eq.u32 %%p%u, %%w%u, 0;\n", first, rank);
 	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", total, count, rec_size);
 	emitf(e, "	ld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
-	emitf(e, "	mov.b64 %%t%u, 0;\n", base);
-	emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u];\n", first, base, ring);
-	emitf(e, "	setp.lt.and.u64 %%p%u, %%t%u, %%t%u, %%p%u;\n", room, base, cap, first);
+	emitf(e, "	mov.u32 %%w%u, %%smid;\n", lo);
+	emitf(e, "	and.b32 %%w%u, %%w%u, %u;\n", lo, lo, GRT_BPF_RING_DROP_SLOTS - 1);
+	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", slot, lo, GRT_BPF_RING_DROP_STRIDE);
+	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", slot, slot, ring);
+	emitf(e, "	mov.b64 %%t%u, 0;\n", word);
+	emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u+%u];\n", first, word, slot,
+	      GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED);
+	emitf(e, "	setp.eq.and.u64 %%p%u, %%t%u, 0, %%p%u;\n", ask, word, first);
+	emitf(e, "	mov.b64 %%t%u, %%t%u;\n", base, cap);
+	emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u];\n", ask, base, ring);
+	emitf(e, "	setp.lt.and.u64 %%p%u, %%t%u, %%t%u, %%p%u;\n", room, base, cap, ask);
 	emitf(e, "	@%%p%u atom.global.add.u64 %%t%u, [%%t%u], %%t%u;\n", room, base, ring, total);
+	/* head is at or past the capacity now (this add took it there, or it was): mark the slot */
+	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", end, base, total);
+	emitf(e, "	setp.ge.and.u64 %%p%u, %%t%u, %%t%u, %%p%u;\n", spent, end, cap, ask);
+	emitf(e, "	mov.b64 %%t%u, 1;\n", word);
+	emitf(e, "	@%%p%u st.relaxed.gpu.global.u64 [%%t%u+%u], %%t%u;\n", spent, slot,
+	      GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED, word);
 	emitf(e, "	mov.b64 {%%w%u, %%w%u}, %%t%u;\n", lo, hi, base);
 	emitf(e, "	shfl.sync.idx.b32 %%w%u, %%w%u, %%w%u, 31, %%w%u;\n", lo, lo, leader, mask);
 	emitf(e, "	shfl.sync.idx.b32 %%w%u, %%w%u, %%w%u, 31, %%w%u;\n", hi, hi, leader, mask);
@@ -339,11 +359,7 @@ static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsig
 	emitf(e, "	setp.eq.and.u32 %%p%u, %%w%u, 0, !%%p%u;\n", counts, lt, fits);
 	emitf(e, "	popc.b32 %%w%u, %%w%u;\n", drops, drops);
 	emitf(e, "	cvt.u64.u32 %%t%u, %%w%u;\n", total, drops);
-	emitf(e, "	mov.u32 %%w%u, %%smid;\n", lo);
-	emitf(e, "	and.b32 %%w%u, %%w%u, %u;\n", lo, lo, GRT_BPF_RING_DROP_SLOTS - 1);
-	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", end, lo, GRT_BPF_RING_DROP_STRIDE);
-	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", end, end, ring);
-	emitf(e, "	@%%p%u red.global.add.u64 [%%t%u+%u], %%t%u;\n", counts, end, GRT_BPF_RING_DROP_OFF,
+	emitf(e, "	@%%p%u red.global.add.u64 [%%t%u+%u], %%t%u;\n", counts, slot, GRT_BPF_RING_DROP_OFF,
 	      total);
 	emitf(e, "	@!%%p%u bra %s;\n", fits, drop);
 	emitf(e, "	add.u64 %%t%u, %%t%u, %u;\n", rec, ring, GRT_BPF_RING_HEAD_SIZE);

@@ -260,11 +260,15 @@ static inline uint64_t grt_bpf_hash_home(const uint8_t *key, uint32_t key_size, 
  * site take their space with one atomic add by the lowest lane.
  *
  * Drops are counted in GRT_BPF_RING_DROP_SLOTS counters after the header, the
- * warp's SM choosing one (smid % slots), each on its own 64-byte line: a full
+ * warp's SM choosing one (smid % slots), each on its own 128-byte line: a full
  * ring is the common case of a busy kernel, and one counter for every warp of
  * the grid serialized their atomics (a ring event per thread of a 2^20-thread
  * vector add cost 18x its run time). The count is `dropped` (written by the
- * host) plus every slot: gpubpf_ring_dropped().
+ * host) plus every slot: gpubpf_ring_dropped(). The slot's second word says
+ * the ring is exhausted (a lane of that SM saw head at or past the capacity):
+ * that SM's warps then drop without reading head, also one shared address.
+ * A drop leaves head at or past the capacity, so a reader that finds head
+ * below it knows that every slot is 0 and need not read them.
  *
  * Each record is a struct grt_bpf_ring_rec followed by the data, padded to 8
  * bytes. The writer stores the data first and the header's len last (after a
@@ -280,8 +284,9 @@ struct grt_bpf_ring {
 };
 
 #define GRT_BPF_RING_DROP_OFF 32u
-#define GRT_BPF_RING_DROP_SLOTS 64u
-#define GRT_BPF_RING_DROP_STRIDE 64u
+#define GRT_BPF_RING_DROP_SLOTS 256u
+#define GRT_BPF_RING_DROP_STRIDE 128u
+#define GRT_BPF_RING_EXHAUSTED 8u /* a slot's "exhausted" word, after its counter */
 #define GRT_BPF_RING_HEAD_SIZE (GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_DROP_SLOTS * GRT_BPF_RING_DROP_STRIDE)
 
 /* The offset, from the ring's start, of the drop counter that the SM smid adds to. */

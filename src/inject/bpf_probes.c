@@ -405,7 +405,7 @@ static void drain_ring(struct bpf_probes *bp, struct bpf_ctx *c, unsigned set, u
 {
 	struct inject_driver *drv = &bp->st->drv;
 	CUdeviceptr ring = c->mem[set][slot];
-	const uint8_t *h = read_back(bp, c, ring, GRT_BPF_RING_HEAD_SIZE);
+	const uint8_t *h = read_back(bp, c, ring, sizeof(struct grt_bpf_ring));
 	uint64_t used, dropped, from = c->consumed[set][slot];
 	struct grt_bpf_ring head;
 	const uint8_t *img;
@@ -413,7 +413,10 @@ static void drain_ring(struct bpf_probes *bp, struct bpf_ctx *c, unsigned set, u
 	if (!h)
 		return;
 	memcpy(&head, h, sizeof(head));
-	dropped = gpubpf_ring_dropped(h);
+	dropped = head.dropped;
+	/* the drop slots only once something was dropped: head is then at or past the capacity */
+	if (head.head >= head.capacity && (h = read_back(bp, c, ring, GRT_BPF_RING_HEAD_SIZE)))
+		dropped = gpubpf_ring_dropped(h);
 	used = head.head < head.capacity ? head.head : head.capacity;
 	if (used > from &&
 	    (img = read_back(bp, c, ring + GRT_BPF_RING_HEAD_SIZE + from, used - from))) {
