@@ -30,6 +30,7 @@ static const struct {
     {"percpu", 1, GRT_BPF_ATTACH_EXIT, "percpu_kernel", BPF_MAP_TYPE_PERCPU_ARRAY, true},
     {"memcap_sites", 1, GRT_BPF_ATTACH_MEMCAPTURE, NULL, BPF_MAP_TYPE_HASH, true},
     {"stack_paths", 1, GRT_BPF_ATTACH_ENTRY, "stack_kernel", GRT_BPF_MAP_GPU_RINGBUF, false},
+    {"stripe", 1, GRT_BPF_ATTACH_EXIT, "stripe_kernel", GRT_BPF_MAP_GPU_ARRAY, true},
 };
 
 static const struct {
@@ -108,6 +109,42 @@ static void test_bpftime_maps(void)
 		      !strcmp(b.obj.maps[i].name, "calls"));
 	}
 	CHECK_EQ_U64(b.progs[1].prog->attach, GRT_BPF_ATTACH_EXIT);
+	gpubpf_bundle_free(&b);
+}
+
+/* Counters only added to are kept per SM; every map something else reaches stays one copy. */
+static void test_counters_kept_per_sm(void)
+{
+	static const struct {
+		const char *map;
+		uint32_t stripe_width;
+	} want[] = {
+	    {"adds", 8},     {"adds32", 4}, {"read_too", 0}, {"fetched", 0}, {"out", 0},
+	    {"updated", 0},  {"mixed", 0},  {"big", 0},	     {"per_sm", 0},
+	};
+	struct gpubpf_bundle b;
+	char err[512];
+	size_t found = 0;
+
+	CHECK_EQ_U64(load("stripe", &b, 0, 0, NULL, err, sizeof(err)), 0);
+	for (size_t i = 0; i < b.obj.nr_maps; i++)
+		for (size_t w = 0; w < N(want); w++)
+			if (!strcmp(b.obj.maps[i].name, want[w].map)) {
+				if (b.obj.maps[i].stripe_width != want[w].stripe_width)
+					printf("  map %s: stripe width %u\n", want[w].map,
+					       b.obj.maps[i].stripe_width);
+				CHECK_EQ_U64(b.obj.maps[i].stripe_width, want[w].stripe_width);
+				found++;
+			}
+	CHECK_EQ_U64(found, N(want));
+	/* the lookup of a kept-per-SM map takes the SM's copy */
+	CHECK(strstr(b.progs[0].ptx.body, "%smid") != NULL);
+	gpubpf_bundle_free(&b);
+	/* a counter sample: mem_counts' totals are only added to */
+	CHECK_EQ_U64(gpubpf_bundle_load(gpubpf_test_object("samples", "mem_counts"), NULL, &b, err,
+					sizeof(err)),
+		     0);
+	CHECK_EQ_U64(b.obj.maps[0].stripe_width, 8);
 	gpubpf_bundle_free(&b);
 }
 
@@ -463,6 +500,7 @@ int main(int argc, char **argv)
 	gpubpf_test_init(argv[0]);
 	RUN_TEST(test_programs_load);
 	RUN_TEST(test_bpftime_maps);
+	RUN_TEST(test_counters_kept_per_sm);
 	RUN_TEST(test_refusals);
 	RUN_TEST(test_bad_objects);
 	RUN_TEST(test_translations_compile);

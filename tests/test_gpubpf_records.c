@@ -247,6 +247,63 @@ static int collect_entries(void *arg, uint32_t sub, const uint8_t *key, const ui
 	return 0;
 }
 
+struct summed_entry {
+	uint32_t key;
+	uint64_t v[2];
+};
+
+struct summed {
+	struct summed_entry e[4];
+	size_t n;
+	size_t value_size;
+};
+
+static int collect_summed(void *arg, uint32_t sub, const uint8_t *key, const uint8_t *value)
+{
+	struct summed *c = arg;
+
+	CHECK_EQ_U64(sub, 0);
+	if (c->n == 4)
+		return 1;
+	memset(&c->e[c->n], 0, sizeof(c->e[0]));
+	memcpy(&c->e[c->n].key, key, 4);
+	memcpy(c->e[c->n].v, value, c->value_size);
+	c->n++;
+	return 0;
+}
+
+/* A counter kept per SM reads as one value per key: its copies added up, word by word. */
+static void test_counter_copies_summed(void)
+{
+	struct gpubpf_map_shape pairs = {GRT_BPF_MAP_GPU_ARRAY, 4, 16, 2, 8};
+	struct gpubpf_map_shape words = {BPF_MAP_TYPE_ARRAY, 4, 4, 1, 4};
+	static uint64_t image[2 * GRT_BPF_SM_SLOTS * 2];
+	uint32_t *w = (uint32_t *)image;
+	struct summed c = {.value_size = 16};
+
+	CHECK_EQ_U64(gpubpf_map_bytes(&pairs, 0, 0), 2 * GRT_BPF_SM_SLOTS * 16);
+	CHECK_EQ_U64(gpubpf_map_walk(&pairs, (uint8_t *)image, 100, 0, NULL, NULL), -1);
+	/* key 0: a = 1 on SM 0 + 2 on SM 131, b = 5 on SM 255; key 1: nothing */
+	image[0] = 1;
+	image[131 * 2] = 2;
+	image[255 * 2 + 1] = 5;
+	CHECK_EQ_U64(
+	    gpubpf_map_walk(&pairs, (uint8_t *)image, sizeof(image), 0, collect_summed, &c), 1);
+	CHECK_EQ_U64(c.n, 1);
+	CHECK_EQ_U64(c.e[0].key, 0);
+	CHECK_EQ_U64(c.e[0].v[0], 3);
+	CHECK_EQ_U64(c.e[0].v[1], 5);
+	/* 4-byte counters wrap as one 4-byte copy would, never carrying into the next word */
+	memset(image, 0, sizeof(image));
+	w[0] = 0xffffffffu;
+	w[2] = 2; /* SM 1's copy (stride 8) */
+	w[3] = 9; /* its padding: not part of the value */
+	c = (struct summed){.value_size = 4};
+	CHECK_EQ_U64(
+	    gpubpf_map_walk(&words, (uint8_t *)image, sizeof(image), 0, collect_summed, &c), 1);
+	CHECK_EQ_U64(c.e[0].v[0], 1);
+}
+
 static void test_map_walk(void)
 {
 	struct gpubpf_map_shape per_thread = {GRT_BPF_MAP_PERGPUTD_ARRAY, 4, 8, 2};
@@ -427,6 +484,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_layouts_from_btf);
 	RUN_TEST(test_layout_decoding);
 	RUN_TEST(test_ring_walk);
+	RUN_TEST(test_counter_copies_summed);
 	RUN_TEST(test_map_walk);
 	RUN_TEST(test_printk_format);
 	RUN_TEST(test_trace_of_a_run);

@@ -65,7 +65,8 @@ static const uint8_t *map_of(const struct sim *s, const char *name, struct gpubp
 		if (strcmp(m->name, name))
 			continue;
 		*shape =
-		    (struct gpubpf_map_shape){m->type, m->key_size, m->value_size, m->max_entries};
+		    (struct gpubpf_map_shape){m->type, m->key_size, m->value_size, m->max_entries,
+					      m->stripe_width};
 		*len = s->sessions[0].map_len[b->map_slot_base + i];
 		return s->sessions[0].map_mem[b->map_slot_base + i];
 	}
@@ -79,6 +80,22 @@ static uint64_t u64_at(const struct sim *s, const char *map, size_t index)
 	const uint8_t *m = map_of(s, map, &shape, &len);
 	uint64_t v = 0;
 
+	if (m && shape.stripe_width) {
+		/* a counter kept per SM: word `index` of the values, summed over the copies */
+		uint64_t stride = grt_bpf_stride(shape.value_size), key = index * 8 / stride;
+
+		for (size_t sm = 0; sm < GRT_BPF_SM_SLOTS; sm++) {
+			size_t at = (key * GRT_BPF_SM_SLOTS + sm) * stride + index * 8 % stride;
+			uint64_t w = 0;
+
+			if (at + 8 <= len)
+				memcpy(&w, m + at, 8);
+			v = shape.stripe_width == 8 ? v + w
+						    : (uint32_t)(v + w) |
+							  ((v >> 32) + (w >> 32)) << 32;
+		}
+		return v;
+	}
 	if (m && (index + 1) * 8 <= len)
 		memcpy(&v, m + index * 8, 8);
 	return v;

@@ -210,9 +210,11 @@ static void test_source_hands_over_and_decodes(void)
 	struct gpubpf_session unpacked;
 	struct stat st;
 	char lib[64] = "/tmp/grt-inject-lib-XXXXXX", err[256];
-	uint8_t image[64] = {0}, records[64] = {0};
+	/* mem_counts' totals, one 32-byte value that programs only add to: a copy per SM */
+	static uint8_t image[GRT_BPF_SM_SLOTS * 32];
+	uint8_t records[64] = {0};
 	struct grt_bpf_ring_rec rr = {.len = 16, .prog = 1, .smid = 3, .gpu_ns = 500};
-	struct inj_bpf_data m = {.kind = INJ_BPF_MAP, .slot = 0, .snapshot = 1, .total = 32,
+	struct inj_bpf_data m = {.kind = INJ_BPF_MAP, .slot = 0, .snapshot = 1, .total = sizeof(image),
 				 .clock_mult = 1ull << 32, .thread_capacity = 4096};
 	const void *config;
 	uint64_t config_len = 0;
@@ -248,14 +250,15 @@ static void test_source_hands_over_and_decodes(void)
 	gpubpf_session_free(&unpacked);
 	munmap(map, (size_t)st.st_size);
 
-	/* mem_counts' totals (slot 0, one 32-byte value) in two chunks: one dump of one entry */
+	/* mem_counts' totals (slot 0, kept per SM) in two chunks: one dump of one entry */
 	image[0] = 7;
+	image[5 * 32] = 3;
 	m.offset = 0;
 	CHECK(send(ctx, &m, image, 16) == 0);
 	CHECK_EQ_U64(c.by_type[GRT_REC_BPF_MAP_DUMP & 0xff], 0);
 	m.offset = 16;
 	m.flags = INJ_BPF_FINAL;
-	CHECK(send(ctx, &m, image + 16, 16) == 0);
+	CHECK(send(ctx, &m, image + 16, sizeof(image) - 16) == 0);
 	CHECK_EQ_U64(c.by_type[GRT_REC_BPF_MAP_DUMP & 0xff], 1);
 	CHECK_EQ_U64(c.dump_entries, 1);
 	/* a chunk lost in between: that snapshot is left out and counted */

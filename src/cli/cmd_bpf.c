@@ -65,9 +65,10 @@ static void print_summary(const struct gpubpf_bundle *b)
 		if (m->rodata)
 			printf("  data %s: %u bytes, read-only\n", m->name, m->value_size);
 		else
-			printf("  map %s: %s, key %u, value %u, %u entries\n", m->name,
+			printf("  map %s: %s, key %u, value %u, %u entries%s\n", m->name,
 			       gpubpf_map_type_name(m->type), m->key_size, m->value_size,
-			       m->max_entries);
+			       m->max_entries,
+			       m->stripe_width ? "; only added to: a copy per SM, summed" : "");
 	}
 	for (size_t i = 0; i < b->nr_progs; i++) {
 		const struct gpubpf_program *p = &b->progs[i];

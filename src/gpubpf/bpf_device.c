@@ -1,5 +1,6 @@
 /* Reading back what programs left in device memory: ring records and map entries (gpu_abi.h). */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include "gpubpf/bpf_device.h"
 #include "gpubpf/gpu_abi.h"
@@ -22,6 +23,8 @@ size_t gpubpf_map_bytes(const struct gpubpf_map_shape *m, uint32_t thread_capaci
 
 	if (gpubpf_map_is_ring(m->type))
 		return GRT_BPF_RING_HEAD_SIZE + ring_bytes;
+	if (m->stripe_width)
+		return (size_t)m->max_entries * GRT_BPF_SM_SLOTS * stride;
 	switch (m->type) {
 	case MAP_HASH:
 		return grt_bpf_hash_capacity(m->max_entries) *
@@ -117,6 +120,45 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* A counter kept per SM: each key's copies added up word by word, as one value. */
+static long walk_striped(const struct gpubpf_map_shape *m, const uint8_t *image,
+			 int (*fn)(void *arg, uint32_t sub, const uint8_t *key,
+				   const uint8_t *value),
+			 void *arg)
+{
+	uint64_t stride = grt_bpf_stride(m->value_size);
+	uint8_t *sum = malloc(stride);
+	long n = 0;
+
+	if (!sum)
+		return -1;
+	for (uint64_t k = 0; k < m->max_entries; k++) {
+		uint8_t key[8] = {(uint8_t)k, (uint8_t)(k >> 8), (uint8_t)(k >> 16),
+				  (uint8_t)(k >> 24)};
+
+		memset(sum, 0, stride);
+		for (uint64_t s = 0; s < GRT_BPF_SM_SLOTS; s++) {
+			const uint8_t *v = image + (k * GRT_BPF_SM_SLOTS + s) * stride;
+
+			for (uint64_t w = 0; w + m->stripe_width <= stride; w += m->stripe_width) {
+				uint64_t a = 0, b = 0;
+
+				memcpy(&a, sum + w, m->stripe_width);
+				memcpy(&b, v + w, m->stripe_width);
+				a += b;
+				memcpy(sum + w, &a, m->stripe_width); /* little-endian: the low bytes */
+			}
+		}
+		if (all_zero(sum, m->value_size))
+			continue;
+		n++;
+		if (fn && fn(arg, 0, key, sum))
+			break;
+	}
+	free(sum);
+	return n;
+}
+
 long gpubpf_map_walk(const struct gpubpf_map_shape *m, const uint8_t *image, size_t len,
 		     uint32_t thread_capacity,
 		     int (*fn)(void *arg, uint32_t sub, const uint8_t *key, const uint8_t *value),
@@ -145,6 +187,8 @@ long gpubpf_map_walk(const struct gpubpf_map_shape *m, const uint8_t *image, siz
 		}
 		return n;
 	}
+	if (m->stripe_width)
+		return walk_striped(m, image, fn, arg);
 	if (m->type == MAP_PERCPU_ARRAY)
 		subs = GRT_BPF_SM_SLOTS;
 	else if (m->type == GRT_BPF_MAP_PERGPUTD_ARRAY)

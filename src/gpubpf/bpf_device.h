@@ -17,6 +17,9 @@ struct gpubpf_map_shape {
 	uint32_t key_size;
 	uint32_t value_size;
 	uint32_t max_entries;
+	/* ARRAY/GPU_ARRAY kept as one copy per SM (laid out as PERCPU_ARRAY), read as the
+	 * sum of the copies in words of this many bytes (4 or 8); 0: one copy */
+	uint32_t stripe_width;
 };
 
 /* RINGBUF, PERF_EVENT_ARRAY and GPU_RINGBUF: maps whose values are events to the host. */

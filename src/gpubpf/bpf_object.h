@@ -27,6 +27,9 @@ struct gpubpf_map {
 	/* A read-only data section (.rodata*, string literals) seen as a one-entry array. */
 	bool rodata;
 	uint8_t *data; /* rodata's bytes (value_size of them), owned by the object */
+	/* 4 or 8: a counter kept as one copy per SM, summed in words of that size
+	 * (gpubpf_stripe_counters); 0: one copy */
+	uint32_t stripe_width;
 };
 
 struct gpubpf_prog {

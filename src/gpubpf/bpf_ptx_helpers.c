@@ -60,6 +60,14 @@ static void array_slot(struct emit *e, const struct gpubpf_map *map, int map_idx
 		emitf(e, "\tsetp.ge.u64 %%p%u, %%t%u, %u;\n", p, sm, GRT_BPF_SM_SLOTS);
 		emitf(e, "\tor.pred %%p%u, %%p%u, %%p%u;\n", bad, bad, p);
 		emitf(e, "\tmad.lo.u64 %%t%u, %%t%u, %u, %%t%u;\n", k, k, GRT_BPF_SM_SLOTS, sm);
+	} else if (map->stripe_width) {
+		/* a counter kept per SM (gpubpf_stripe_counters): every SM has a copy */
+		unsigned sm = new_t(e), w = new_w(e);
+
+		emitf(e, "\tmov.u32 %%w%u, %%smid;\n", w);
+		emitf(e, "\tand.b32 %%w%u, %%w%u, %u;\n", w, w, GRT_BPF_SM_SLOTS - 1);
+		emitf(e, "\tcvt.u64.u32 %%t%u, %%w%u;\n", sm, w);
+		emitf(e, "\tmad.lo.u64 %%t%u, %%t%u, %u, %%t%u;\n", k, k, GRT_BPF_SM_SLOTS, sm);
 	} else if (map->type == GRT_BPF_MAP_PERGPUTD_ARRAY) {
 		unsigned cap = new_t(e), p = new_p(e);
 

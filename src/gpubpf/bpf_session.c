@@ -21,7 +21,7 @@ struct blob_head {
 };
 
 struct blob_map {
-	uint32_t slot, type, key_size, value_size, max_entries, rodata;
+	uint32_t slot, type, key_size, value_size, max_entries, rodata, stripe_width, reserved;
 };
 
 struct blob_prog {
@@ -72,8 +72,13 @@ void *gpubpf_session_pack(const struct gpubpf_bundle *bundles, size_t nr_bundles
 	for (size_t b = 0; b < nr_bundles; b++)
 		for (size_t i = 0; i < bundles[b].obj.nr_maps; i++) {
 			const struct gpubpf_map *m = &bundles[b].obj.maps[i];
-			struct blob_map bm = {bundles[b].map_slot_base + (uint32_t)i, m->type,
-					      m->key_size, m->value_size, m->max_entries, m->rodata};
+			struct blob_map bm = {bundles[b].map_slot_base + (uint32_t)i,
+					      m->type,
+					      m->key_size,
+					      m->value_size,
+					      m->max_entries,
+					      m->rodata,
+					      m->stripe_width};
 
 			memcpy(out + at, &bm, sizeof(bm));
 			at += sizeof(bm);
@@ -123,11 +128,13 @@ static int unpack_maps(struct gpubpf_session *s, const uint8_t *at, size_t n, ch
 		if (bm.slot >= GRT_BPF_MAX_MAPS || used & (1ull << bm.slot))
 			return fail(err, err_len, "bad map slot");
 		if (!bm.value_size || bm.value_size > 65536 || bm.key_size > 512 ||
-		    !bm.max_entries)
+		    !bm.max_entries || (bm.stripe_width && bm.stripe_width != 4 && bm.stripe_width != 8))
 			return fail(err, err_len, "bad map shape");
 		used |= 1ull << bm.slot;
 		s->maps[i] = (struct gpubpf_session_map){
-		    bm.slot, {bm.type, bm.key_size, bm.value_size, bm.max_entries}, bm.rodata != 0};
+		    bm.slot,
+		    {bm.type, bm.key_size, bm.value_size, bm.max_entries, bm.stripe_width},
+		    bm.rodata != 0};
 	}
 	s->nr_maps = n;
 	return 0;

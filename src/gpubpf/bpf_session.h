@@ -20,7 +20,7 @@
  */
 
 #define GPUBPF_SESSION_MAGIC 0x53504247u /* "GBPS" */
-#define GPUBPF_SESSION_VERSION 1u
+#define GPUBPF_SESSION_VERSION 2u
 #define GPUBPF_SESSION_MAX_PROGS 256u
 
 struct gpubpf_session_map {

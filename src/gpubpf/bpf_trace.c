@@ -173,7 +173,8 @@ int gpubpf_trace_map(const struct gpubpf_out *w, const struct gpubpf_bundle *b, 
 		     bool final, const struct grt_event_origin *at)
 {
 	const struct gpubpf_map *m = &b->obj.maps[map];
-	struct gpubpf_map_shape shape = {m->type, m->key_size, m->value_size, m->max_entries};
+	struct gpubpf_map_shape shape = {m->type, m->key_size, m->value_size, m->max_entries,
+					 m->stripe_width};
 	/* array keys are the 4-byte index */
 	uint32_t ks = grt_bpf_stride(m->type == BPF_MAP_TYPE_HASH ? m->key_size : 4);
 	uint32_t entry = GRT_BPF_DUMP_ENTRY_HEAD + ks + grt_bpf_stride(m->value_size);

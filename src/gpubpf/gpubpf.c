@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gpubpf/bpf_attach.h"
+#include "gpubpf/bpf_stripe.h"
 #include "gpubpf/gpubpf.h"
 #include "inject/ptx_strbuf.h"
 
@@ -26,19 +27,28 @@ static int prepare(struct gpubpf_bundle *b, const struct gpubpf_bundle_opts *opt
 	}
 	for (size_t i = 0; i < b->obj.nr_progs; i++) {
 		struct gpubpf_program *p = &b->progs[b->nr_progs++];
-		struct gpubpf_translate_opts t = {.map_slot_base = b->map_slot_base};
-		char name[GPUBPF_NAME_MAX];
 		int rc;
 
 		p->prog = &b->obj.progs[i];
 		p->id = (uint16_t)((opts ? opts->first_prog_id : 0) + i);
+		rc = gpubpf_verify(&b->obj, p->prog, &p->ver, msg, sizeof(msg));
+		if (rc) {
+			snprintf(err, err_len, "%s: %s", b->obj.name, msg);
+			return rc;
+		}
+	}
+	/* every program's accesses known: the maps' layouts, before any program is translated */
+	gpubpf_stripe_counters(b);
+	for (size_t i = 0; i < b->nr_progs; i++) {
+		struct gpubpf_program *p = &b->progs[i];
+		struct gpubpf_translate_opts t = {.map_slot_base = b->map_slot_base};
+		char name[GPUBPF_NAME_MAX];
+		int rc;
+
 		snprintf(name, sizeof(name), "%s%u", prefix, p->id);
 		t.name = name;
 		t.prog_id = p->id;
-		rc = gpubpf_verify(&b->obj, p->prog, &p->ver, msg, sizeof(msg));
-		if (!rc)
-			rc = gpubpf_translate(&b->obj, p->prog, &p->ver, &t, &p->ptx, msg,
-					      sizeof(msg));
+		rc = gpubpf_translate(&b->obj, p->prog, &p->ver, &t, &p->ptx, msg, sizeof(msg));
 		if (rc) {
 			snprintf(err, err_len, "%s: %s", b->obj.name, msg);
 			return rc;

@@ -48,7 +48,7 @@ int interp_session_init(struct interp_session *s, const struct gpubpf_bundle *b,
 		const struct gpubpf_map *m = &b->obj.maps[i];
 		uint32_t slot = b->map_slot_base + (uint32_t)i;
 		struct gpubpf_map_shape shape = {m->type, m->key_size, m->value_size,
-						 m->max_entries};
+						 m->max_entries, m->stripe_width};
 		size_t len = m->rodata ? 0 : gpubpf_map_bytes(&shape, thread_capacity, ring_bytes);
 
 		if (!len)
@@ -111,6 +111,8 @@ static uint8_t *array_slot(struct run *r, int map, const uint8_t *key)
 		if (r->th->smid >= GRT_BPF_SM_SLOTS)
 			return NULL;
 		idx = idx * GRT_BPF_SM_SLOTS + r->th->smid;
+	} else if (m->stripe_width) { /* a counter kept per SM, as the device keeps it */
+		idx = idx * GRT_BPF_SM_SLOTS + r->th->smid % GRT_BPF_SM_SLOTS;
 	} else if (m->type == GRT_BPF_MAP_PERGPUTD_ARRAY) {
 		if (r->th->linear >= r->s->env.thread_capacity)
 			return NULL;
