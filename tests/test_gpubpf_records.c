@@ -277,16 +277,18 @@ static void test_counter_copies_summed(void)
 {
 	struct gpubpf_map_shape pairs = {GRT_BPF_MAP_GPU_ARRAY, 4, 16, 2, 8};
 	struct gpubpf_map_shape words = {BPF_MAP_TYPE_ARRAY, 4, 4, 1, 4};
-	static uint64_t image[2 * GRT_BPF_SM_SLOTS * 2];
+	static uint64_t image[2 * GRT_BPF_SM_SLOTS * 16]; /* 2 keys x 256 copies x 128 bytes */
 	uint32_t *w = (uint32_t *)image;
 	struct summed c = {.value_size = 16};
 
-	CHECK_EQ_U64(gpubpf_map_bytes(&pairs, 0, 0), 2 * GRT_BPF_SM_SLOTS * 16);
+	CHECK_EQ_U64(grt_bpf_stripe_stride(16), 128);
+	CHECK_EQ_U64(grt_bpf_stripe_stride(130), 256);
+	CHECK_EQ_U64(gpubpf_map_bytes(&pairs, 0, 0), sizeof(image));
 	CHECK_EQ_U64(gpubpf_map_walk(&pairs, (uint8_t *)image, 100, 0, NULL, NULL), -1);
 	/* key 0: a = 1 on SM 0 + 2 on SM 131, b = 5 on SM 255; key 1: nothing */
 	image[0] = 1;
-	image[131 * 2] = 2;
-	image[255 * 2 + 1] = 5;
+	image[131 * 16] = 2;
+	image[255 * 16 + 1] = 5;
 	CHECK_EQ_U64(
 	    gpubpf_map_walk(&pairs, (uint8_t *)image, sizeof(image), 0, collect_summed, &c), 1);
 	CHECK_EQ_U64(c.n, 1);
@@ -296,8 +298,8 @@ static void test_counter_copies_summed(void)
 	/* 4-byte counters wrap as one 4-byte copy would, never carrying into the next word */
 	memset(image, 0, sizeof(image));
 	w[0] = 0xffffffffu;
-	w[2] = 2; /* SM 1's copy (stride 8) */
-	w[3] = 9; /* its padding: not part of the value */
+	w[32] = 2; /* SM 1's copy, 128 bytes on */
+	w[33] = 9; /* its padding: not part of the value */
 	c = (struct summed){.value_size = 4};
 	CHECK_EQ_U64(
 	    gpubpf_map_walk(&words, (uint8_t *)image, sizeof(image), 0, collect_summed, &c), 1);

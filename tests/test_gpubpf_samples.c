@@ -85,7 +85,8 @@ static uint64_t u64_at(const struct sim *s, const char *map, size_t index)
 		uint64_t stride = grt_bpf_stride(shape.value_size), key = index * 8 / stride;
 
 		for (size_t sm = 0; sm < GRT_BPF_SM_SLOTS; sm++) {
-			size_t at = (key * GRT_BPF_SM_SLOTS + sm) * stride + index * 8 % stride;
+			size_t at = (key * GRT_BPF_SM_SLOTS + sm) * grt_bpf_stripe_stride(shape.value_size) +
+				    index * 8 % stride;
 			uint64_t w = 0;
 
 			if (at + 8 <= len)

@@ -211,7 +211,7 @@ static void test_source_hands_over_and_decodes(void)
 	struct stat st;
 	char lib[64] = "/tmp/grt-inject-lib-XXXXXX", err[256];
 	/* mem_counts' totals, one 32-byte value that programs only add to: a copy per SM */
-	static uint8_t image[GRT_BPF_SM_SLOTS * 32];
+	static uint8_t image[GRT_BPF_SM_SLOTS * 128];
 	uint8_t records[64] = {0};
 	struct grt_bpf_ring_rec rr = {.len = 16, .prog = 1, .smid = 3, .gpu_ns = 500};
 	struct inj_bpf_data m = {.kind = INJ_BPF_MAP, .slot = 0, .snapshot = 1, .total = sizeof(image),
@@ -252,7 +252,7 @@ static void test_source_hands_over_and_decodes(void)
 
 	/* mem_counts' totals (slot 0, kept per SM) in two chunks: one dump of one entry */
 	image[0] = 7;
-	image[5 * 32] = 3;
+	image[5 * 128] = 3;
 	m.offset = 0;
 	CHECK(send(ctx, &m, image, 16) == 0);
 	CHECK_EQ_U64(c.by_type[GRT_REC_BPF_MAP_DUMP & 0xff], 0);

@@ -24,7 +24,7 @@ size_t gpubpf_map_bytes(const struct gpubpf_map_shape *m, uint32_t thread_capaci
 	if (gpubpf_map_is_ring(m->type))
 		return GRT_BPF_RING_HEAD_SIZE + ring_bytes;
 	if (m->stripe_width)
-		return (size_t)m->max_entries * GRT_BPF_SM_SLOTS * stride;
+		return (size_t)m->max_entries * GRT_BPF_SM_SLOTS * grt_bpf_stripe_stride(m->value_size);
 	switch (m->type) {
 	case MAP_HASH:
 		return grt_bpf_hash_capacity(m->max_entries) *
@@ -126,7 +126,7 @@ static long walk_striped(const struct gpubpf_map_shape *m, const uint8_t *image,
 				   const uint8_t *value),
 			 void *arg)
 {
-	uint64_t stride = grt_bpf_stride(m->value_size);
+	uint64_t stride = grt_bpf_stride(m->value_size), copy = grt_bpf_stripe_stride(m->value_size);
 	uint8_t *sum = malloc(stride);
 	long n = 0;
 
@@ -138,7 +138,7 @@ static long walk_striped(const struct gpubpf_map_shape *m, const uint8_t *image,
 
 		memset(sum, 0, stride);
 		for (uint64_t s = 0; s < GRT_BPF_SM_SLOTS; s++) {
-			const uint8_t *v = image + (k * GRT_BPF_SM_SLOTS + s) * stride;
+			const uint8_t *v = image + (k * GRT_BPF_SM_SLOTS + s) * copy;
 
 			for (uint64_t w = 0; w + m->stripe_width <= stride; w += m->stripe_width) {
 				uint64_t a = 0, b = 0;

@@ -68,6 +68,7 @@ static void array_slot(struct emit *e, const struct gpubpf_map *map, int map_idx
 		emitf(e, "\tand.b32 %%w%u, %%w%u, %u;\n", w, w, GRT_BPF_SM_SLOTS - 1);
 		emitf(e, "\tcvt.u64.u32 %%t%u, %%w%u;\n", sm, w);
 		emitf(e, "\tmad.lo.u64 %%t%u, %%t%u, %u, %%t%u;\n", k, k, GRT_BPF_SM_SLOTS, sm);
+		stride = grt_bpf_stripe_stride(map->value_size);
 	} else if (map->type == GRT_BPF_MAP_PERGPUTD_ARRAY) {
 		unsigned cap = new_t(e), p = new_p(e);
 

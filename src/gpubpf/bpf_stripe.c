@@ -60,7 +60,7 @@ void gpubpf_stripe_counters(struct gpubpf_bundle *b)
 	for (size_t i = 0; i < nr_maps; i++) {
 		struct gpubpf_map *m = &b->obj.maps[i];
 		uint64_t bytes = (uint64_t)m->max_entries * GRT_BPF_SM_SLOTS *
-				 grt_bpf_stride(m->value_size);
+				 grt_bpf_stripe_stride(m->value_size);
 
 		m->stripe_width = 0;
 		/* sections as maps (.bss, .data) hold initial values the host would have to place */

@@ -180,6 +180,11 @@ struct grt_bpf_env {
  * an SM at once: per-SM values are not exclusive the way per-CPU values are,
  * so updates need atomics.
  *
+ * ARRAY or GPU_ARRAY kept per SM (a counter only added to, gpubpf_stripe_counters):
+ * key k of SM s at (k * GRT_BPF_SM_SLOTS + (s % GRT_BPF_SM_SLOTS)) * grt_bpf_stripe_stride(),
+ * each copy on 128-byte lines of its own: copies that shared a line would queue
+ * their SMs' atomics behind one another again.
+ *
  * PERGPUTD_ARRAY (1502): one value per thread, key-major so that a warp's 32
  * threads touch adjacent values: key k of thread t at (k * thread_capacity + t) * stride,
  * with t the thread's linear id in the grid,
@@ -216,6 +221,12 @@ enum grt_bpf_hash_state {
 static inline uint32_t grt_bpf_stride(uint32_t size)
 {
 	return (size + 7u) & ~7u;
+}
+
+/* The distance between two SMs' copies of a value kept per SM: whole 128-byte lines. */
+static inline uint32_t grt_bpf_stripe_stride(uint32_t size)
+{
+	return (grt_bpf_stride(size) + 127u) & ~127u;
 }
 
 /* Slots of a hash map: max_entries rounded up to a power of two (at least 2). */

@@ -113,6 +113,7 @@ static uint8_t *array_slot(struct run *r, int map, const uint8_t *key)
 		idx = idx * GRT_BPF_SM_SLOTS + r->th->smid;
 	} else if (m->stripe_width) { /* a counter kept per SM, as the device keeps it */
 		idx = idx * GRT_BPF_SM_SLOTS + r->th->smid % GRT_BPF_SM_SLOTS;
+		stride = grt_bpf_stripe_stride(m->value_size);
 	} else if (m->type == GRT_BPF_MAP_PERGPUTD_ARRAY) {
 		if (r->th->linear >= r->s->env.thread_capacity)
 			return NULL;
