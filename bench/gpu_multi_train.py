@@ -12,7 +12,10 @@ After the loop, two more phases give NCCL's other paths real traffic: a group ma
 dist.new_group (with the device bound at init, torch makes it by ncclCommSplit of the default
 communicator) runs --split-ops all-reduces; then rank 0 sends --p2p-msgs tensors to rank 1
 (ncclSend/ncclRecv), sleeping --p2p-late-ms before send number --p2p-late-index, so rank 1's
-receive of that number waits for it (its window is written as "p2p_late").
+receive of that number waits for it (its window is written as "p2p_late"). Last, rank 0 copies a
+64 MiB tensor from its GPU to rank 1's --peer-copies times (Tensor.copy_ across devices: a
+device-to-device copy through unified addresses, no kernel), so the trace has peer copies whose
+link (NVLink or PCIe) the checks compare with nvidia-smi's topology.
 """
 import argparse
 import datetime
@@ -35,6 +38,7 @@ parser.add_argument("--split-ops", type=int, default=4)
 parser.add_argument("--p2p-msgs", type=int, default=4)
 parser.add_argument("--p2p-late-index", type=int, default=3)
 parser.add_argument("--p2p-late-ms", type=int, default=200)
+parser.add_argument("--peer-copies", type=int, default=4)
 args = parser.parse_args()
 
 local_rank = int(os.environ["LOCAL_RANK"])
@@ -86,6 +90,17 @@ with profile(activities=[ProfilerActivity.CUDA]) as prof:
             dist.send(buf, dst=1)
         torch.cuda.synchronize()
     dist.barrier()
+    peer = {}
+    if rank == 0 and world > 1 and args.peer_copies:
+        src = torch.empty(16 << 20, device="cuda:0")  # 64 MiB; empty: no fill kernel
+        dst = torch.empty(16 << 20, device="cuda:1")
+        for _ in range(args.peer_copies):
+            dst.copy_(src)
+        torch.cuda.synchronize(0)
+        torch.cuda.synchronize(1)
+        peer = {"src": 0, "dst": 1, "copies": args.peer_copies, "bytes": src.numel() * 4}
+        del src, dst
+    dist.barrier()
     torch.cuda.synchronize()
     dist.destroy_process_group()
     torch.cuda.synchronize()
@@ -99,4 +114,4 @@ with open(os.path.join(args.out, f"rank{rank}.json"), "w") as f:
     json.dump({"rank": rank, "device": local_rank, "pid": os.getpid(), "kernels": len(kernels),
                "nccl_kernels": sum(1 for e in kernels if e["name"].startswith("ncclDevKernel_")),
                "late": late, "p2p_late": p2p_late, "world": world, "split_ops": args.split_ops,
-               "p2p_msgs": args.p2p_msgs if rank in (0, 1) else 0}, f)
+               "p2p_msgs": args.p2p_msgs if rank in (0, 1) else 0, "peer_copies": peer}, f)
