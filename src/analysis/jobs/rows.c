@@ -9,7 +9,7 @@
 
 #define SPILL_BUFFER (1u << 20)
 #define ROWS_BUFFER (1u << 20)
-#define ROW_MAX 512	/* a packed row: 40 fields of at most 10 bytes, a mask, its length */
+#define ROW_MAX 512	/* a packed row: 41 fields of at most 10 bytes, a mask, its length */
 
 int job_rows_open(struct job_rows *r)
 {
@@ -35,7 +35,7 @@ void job_rows_close(struct job_rows *r)
 /*
  * The spill holds each job as LEB128 varints, values that sit near another
  * one (ids, times, the name pointer) as zigzag differences: about 60 bytes
- * instead of the struct's 232, for millions of rows. Every field goes
+ * instead of the struct's 240, for millions of rows. Every field goes
  * through, so a replayed job equals the one added. The differences wrap
  * modulo 2^64, which keeps "0 = never seen" and any order exact.
  */
