@@ -6,6 +6,7 @@
 #include "analysis/nccl_calls.h"
 #include "analysis/report_section.h"
 #include "analysis/report_util.h"
+#include "common/top_list.h"
 #include "trace/records_nccl.h"
 
 #define NCCL_INCOMPLETE "out of memory while matching collectives; some waits are missing"
@@ -46,22 +47,17 @@ static void nccl_destroy(void *state)
 	free(r);
 }
 
+static uint64_t wait_of(const void *row)
+{
+	return (*(const struct nccl_call *const *)row)->wait_ns;
+}
+
 static void keep_wait(struct nccl_report *r, const struct nccl_call *w)
 {
-	uint32_t at = r->n_top;
+	long at = top_list_slot(r->top, sizeof(*r->top), &r->n_top, r->top_n, w->wait_ns, wait_of);
 
-	if (at == r->top_n) {
-		if (r->top[at - 1]->wait_ns >= w->wait_ns)
-			return;
-		at--;
-	} else {
-		r->n_top++;
-	}
-	while (at && r->top[at - 1]->wait_ns < w->wait_ns) {
-		r->top[at] = r->top[at - 1];
-		at--;
-	}
-	r->top[at] = w;
+	if (at >= 0)
+		r->top[at] = w;
 }
 
 static void nccl_on_record(void *state, const struct grt_record *rec,

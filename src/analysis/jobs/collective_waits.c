@@ -6,6 +6,7 @@
 #include "analysis/jobs/summary.h"
 #include "analysis/nccl_calls.h"
 #include "common/grow_array.h"
+#include "common/top_list.h"
 
 #define PAIRS_PER_DEVICE 3	/* lines per device; the rest summed in one */
 
@@ -23,40 +24,32 @@ void collective_waits_destroy(struct collective_waits *cw)
 	*cw = (struct collective_waits){ 0 };
 }
 
+static uint64_t job_wait_of(const void *row)
+{
+	return ((const struct collective_wait_job *)row)->call->wait_ns;
+}
+
+static uint64_t call_wait_of(const void *row)
+{
+	return (*(const struct nccl_call *const *)row)->wait_ns;
+}
+
 static void keep_longest(struct collective_waits *cw, const struct collective_wait_job *w)
 {
-	uint32_t at = cw->n_top;
+	long at = top_list_slot(cw->top, sizeof(*cw->top), &cw->n_top, cw->top_n, w->call->wait_ns,
+				job_wait_of);
 
-	if (at == cw->top_n) {
-		if (cw->top[at - 1].call->wait_ns >= w->call->wait_ns)
-			return;
-		at--;
-	} else {
-		cw->n_top++;
-	}
-	while (at && cw->top[at - 1].call->wait_ns < w->call->wait_ns) {
-		cw->top[at] = cw->top[at - 1];
-		at--;
-	}
-	cw->top[at] = *w;
+	if (at >= 0)
+		cw->top[at] = *w;
 }
 
 static void name_largest(struct collective_wait_pair *p, const struct nccl_call *call)
 {
-	uint32_t at = p->n_largest;
+	long at = top_list_slot(p->largest, sizeof(p->largest[0]), &p->n_largest,
+				COLLECTIVE_WAIT_NAMED, call->wait_ns, call_wait_of);
 
-	if (at == COLLECTIVE_WAIT_NAMED) {
-		if (p->largest[at - 1]->wait_ns >= call->wait_ns)
-			return;
-		at--;
-	} else {
-		p->n_largest++;
-	}
-	while (at && p->largest[at - 1]->wait_ns < call->wait_ns) {
-		p->largest[at] = p->largest[at - 1];
-		at--;
-	}
-	p->largest[at] = call;
+	if (at >= 0)
+		p->largest[at] = call;
 }
 
 static struct collective_wait_pair *pair_of(struct collective_waits *cw, uint32_t device,
