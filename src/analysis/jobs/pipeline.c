@@ -158,7 +158,7 @@ int job_pipeline_prepass(struct job_pipeline *p, const char *path, char *err, si
 	if (!r)
 		return -EIO;
 	/* the collectives' ties and waits need every rank's calls and kernels: known before jobs end */
-	if (p->have_hdr && (p->hdr.sources_mask & (1u << GRT_SRC_NCCL))) {
+	if (!p->nccl && p->have_hdr && (p->hdr.sources_mask & (1u << GRT_SRC_NCCL))) {
 		p->nccl = nccl_calls_new(&p->hdr);
 		if (!p->nccl)
 			p->exec_failures++;
