@@ -4,6 +4,7 @@ usage: gpu_multi_check.py WORK LATE_RANK LATE_MS NVLINK_LINKS
 Reads WORK/nccl.json (report --nccl --top 0), WORK/devices.json (report --devices),
 WORK/nvlink.jsonl (parse --filter type=nvlink_sample), WORK/unsupported.jsonl (parse --filter
 type=unsupported_probe), WORK/status.jsonl (parse --filter type=source_status),
+WORK/jobs.json (report --jobs --format json; its checks say "info - no jobs.json" without it),
 WORK/report.txt and WORK/rank*.json (bench/gpu_multi_train.py). NVLINK_LINKS: the NVLink links
 nvidia-smi reports (-1: unknown). Prints one "ok - " or "FAIL - " line per check (and "info - "
 lines); exits 1 when one fails.
@@ -165,4 +166,53 @@ else:
         info(f"NVLink device {dev} link {link}: tx {tx} B, rx {rx} B")
     check("NVLink bytes reported per link", any(tx or rx for tx, rx in links.values()),
           f"{len(links)} links sampled, nvidia-smi {smi_links} links")
+
+
+def check_jobs(ranks, late):
+    """report --jobs (WORK/jobs.json): the NCCL kernels' jobs name their collective; a job of
+    another rank tagged collective-wait waits for the late rank across its delay; per rank, the
+    jobs with a collective equal its profiler's NCCL kernels."""
+    try:
+        with open(f"{work}/jobs.json") as f:
+            jobs = json.load(f).get("jobs", {})
+    except OSError:
+        info("no jobs.json")
+        return
+    except ValueError as e:
+        check("jobs.json parses", False, str(e))
+        return
+    rows = [j for j in jobs.get("jobs", []) if j.get("collective")]
+    for r in ranks:
+        mine = [j for j in rows if j["pid"] == r["pid"]]
+        check(f"rank {r['rank']}: jobs named by a collective = its profiler's ncclDevKernel_ count",
+              len(mine) == r["nccl_kernels"], f"grtrace {len(mine)}, profiler {r['nccl_kernels']}")
+    if not late:
+        check(f"rank {late_rank} says when it was late (jobs)", False, "no late window in its rank file")
+        return
+    late_pids = {r["pid"] for r in ranks if r["rank"] == late_rank}
+    hits = []
+    for j in rows:
+        c, w = j["collective"], j["collective"].get("wait")
+        if j["pid"] in late_pids or not w or "collective-wait" not in j.get("tags", []):
+            continue
+        begin = j.get("start_ns") if w["basis"] == "device" and j.get("start_ns") else c["entered_ns"]
+        if w["waited_for"] == late_rank and c["entered_ns"] <= late["end_ns"] <= begin + w["ns"]:
+            hits.append(j)
+    best = max(hits, key=lambda j: j["collective"]["wait"]["ns"]) if hits else None
+    check(f"report --jobs: another rank's job tagged collective-wait waits for rank {late_rank} "
+          "across its delay", best is not None, f"{len(rows)} jobs with a collective")
+    if best:
+        w = best["collective"]["wait"]
+        info(f"job {best['job']} {best['name']} waited {w['ns'] / 1e6:.1f} ms for rank "
+             f"{w['waited_for']} (device {w['waited_for_device']}), basis {w['basis']}")
+        check(f"its wait is at least 80% of the {late_ms} ms delay (jobs)", w["ns"] >= 0.8 * late_ms * 1e6,
+              f"{w['ns'] / 1e6:.1f} ms")
+    for d in jobs.get("devices", []):
+        for p in d.get("collective_waits", []):
+            info(f"device {d['device']} (rank {p['rank']}): {p['ns'] / 1e6:.1f} ms in collectives "
+                 f"waiting for rank {p['waited_for']} (device {p['waited_for_device']}): "
+                 f"{p['op']} #{p['index']}")
+
+
+check_jobs(ranks, late)
 sys.exit(1 if failed else 0)

@@ -1,6 +1,7 @@
 /* Per-job rows: the packed spill gives back every job exactly, and the rows print as before. */
 #include <stdlib.h>
 #include "analysis/jobs/rows.h"
+#include "analysis/nccl_calls.h"
 #include "test_util.h"
 
 static uint64_t rng_next(uint64_t *s)
@@ -90,8 +91,12 @@ static void test_spill_round_trip(void)
 	uint64_t seed = 5;
 
 	CHECK_EQ_U64(job_rows_open(&rows), 0);
+	static const struct nccl_call calls[2];
+
 	for (uint64_t i = 0; i < N_JOBS; i++) {
 		make_job(&seed, i, &r.jobs[i]);
+		/* NCCL kernels' jobs point at their collective */
+		r.jobs[i].collective = i % 3 ? NULL : &calls[i % 2];
 		job_rows_add(&rows, &r.jobs[i]);
 	}
 	CHECK_EQ_U64(rows.count, N_JOBS);

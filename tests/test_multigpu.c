@@ -108,7 +108,7 @@ static void test_device_waits_for_device(void)
 		CHECK_EQ_U64(d1->longest[0].waited_device, 0);
 	}
 	out = open_memstream(&text, &len);
-	device_verdict_print_text(r.gaps, job_builder_devices(job_pipeline_builder(r.p)), out);
+	device_verdict_print_text(r.gaps, job_builder_devices(job_pipeline_builder(r.p)), NULL, out);
 	fclose(out);
 	CHECK_LINE(text, "  device 0: busy 100.0% of 1.00 us, not starved");
 	CHECK_LINE(text, "  device 1 (0000:29:00.0): busy 50.0% of 2.00 us, not starved");

@@ -22,7 +22,7 @@ if [ $rc -eq 0 ] && python3 - "$tmp/out.json" <<'PY' 2>"$tmp/py_err"; then
 import json, sys
 r = json.load(open(sys.argv[1]))["jobs"]
 causes = {"host-bound", "sync-bound", "launch-latency", "none", "no-jobs", "no-device-timing", "host-submit-slow",
-          "queue-wait", "exec-long-tail", "dependency-wait", "vm-fault", "preempted"}
+          "queue-wait", "exec-long-tail", "dependency-wait", "vm-fault", "preempted", "collective-wait"}
 assert r["verdict"]["cause"] in causes, r["verdict"]
 assert len(r["jobs"]) == r["totals"]["jobs"] > 1000, (len(r["jobs"]), r["totals"])
 assert sum(1 for j in r["jobs"] if j["incomplete"]) == r["totals"]["incomplete"]

@@ -89,6 +89,41 @@ for w in waits:
     assert w["entered_ns"] == entries[w["rank"]][w["index"] - 1], (w, entries)
 ' "$tmp/nccl.json" "$tmp/colls.json" "$tmp/nccl.json"
 
+# ---- the same run in report --jobs: the NCCL kernels' jobs named by their collective, ranks 0 and 2 waiting ----
+"$GRT" report "$tmp/nccl.grt" --jobs >"$tmp/jobs" 2>"$tmp/err"
+check "report --jobs exits 0" test $? -eq 0
+for r in 0 2; do
+	line=$(grep "^    device $r (rank $r): [0-9.]* ms in collectives waiting for rank 1 (device 1): all-reduce #2" "$tmp/jobs")
+	check "verdict per device: device $r (rank $r) waited >= 150 ms for rank 1 in all-reduce #2: $line" \
+		test "$(echo "$line" | sed -n 's/.*: \([0-9]*\)\.[0-9]* ms in.*/\1/p')" -ge 150
+	check "collective waits: rank $r's all-reduce #2 job waited for rank 1" \
+		grep -q "^  job [0-9]* all-reduce #2 rank $r/3 (pid [0-9]*, device $r): waited [0-9.]* ms for rank 1 (device 1), host entry times$" "$tmp/jobs"
+done
+"$GRT" report "$tmp/nccl.grt" --jobs --format json >"$tmp/jobs.json" 2>"$tmp/err"
+check "json: 3 named jobs per rank, ranks 0 and 2's all-reduce #2 tagged collective-wait for rank 1" python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))["jobs"]
+named = [j for j in r["jobs"] if "collective" in j]
+assert len(named) == 9, len(named)
+for j in named:
+    c = j["collective"]
+    assert j["name"] == "%s #%d rank %d/3" % (c["op"], c["index"], c["rank"]), j
+    assert j["kernel"] == "ncclDevKernel_AllReduce_Sum_f32_RING_LL", j
+    assert j["device"] == c["rank"], j
+assert sorted((j["collective"]["rank"], j["collective"]["index"]) for j in named) == \
+    [(r, k) for r in range(3) for k in (1, 2, 3)]
+second = {j["collective"]["rank"]: j for j in named if j["collective"]["index"] == 2}
+assert second[1]["collective"]["wait"] is None and "collective-wait" not in second[1]["tags"], second[1]
+for rank in (0, 2):
+    w = second[rank]["collective"]["wait"]
+    assert "collective-wait" in second[rank]["tags"], second[rank]
+    assert w["waited_for"] == 1 and w["waited_for_device"] == 1 and w["basis"] == "host", w
+    assert w["ns"] >= 150000000, w
+    dev = [d for d in r["devices"] if d["device"] == rank][0]
+    assert any(p["waited_for"] == 1 and p["op"] == "all-reduce" and p["index"] == 2 and
+               p["ns"] >= 150000000 for p in dev["collective_waits"]), dev
+' "$tmp/jobs.json"
+
 # ---- the tables and keys of these traces are the documented ones (docs/report.md, docs/tracetest.md) ----
 python3 tests/tools/check_doc_tables.py "$GRT" "$tmp/multi.grt" "$tmp/nccl.grt" "$tmp/nvlink.grt" >"$tmp/doc_tables" 2>&1 ||
 	fail "check_doc_tables.py on the multi-GPU traces"

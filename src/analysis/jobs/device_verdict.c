@@ -49,10 +49,21 @@ static bool device_at(const struct idle_gaps *g, const struct device_map *m, uin
 	return true;
 }
 
-static bool worth_printing(const struct idle_gaps *g)
+/* Whether g has a line for device (one with device timing). */
+static bool has_timing(const struct idle_gaps *g, uint32_t device)
+{
+	for (uint32_t i = 0; i < idle_gaps_devices(g); i++)
+		if (idle_gaps_device(g, i)->device == device)
+			return true;
+	return false;
+}
+
+static bool worth_printing(const struct idle_gaps *g, const struct collective_waits *cw)
 {
 	uint32_t known = 0;
 
+	if (collective_waits_device_at(cw, 0) != JOB_NO_DEVICE)
+		return true;
 	for (uint32_t i = 0; i < idle_gaps_devices(g); i++) {
 		const struct device_idle *dv = idle_gaps_device(g, i);
 
@@ -63,11 +74,21 @@ static bool worth_printing(const struct idle_gaps *g)
 	return known > 1;
 }
 
-void device_verdict_print_text(const struct idle_gaps *g, const struct device_map *m, FILE *out)
+/* "  device 1 (0000:29:00.0)" */
+static void device_head(uint32_t device, const struct device_desc *d, FILE *out)
+{
+	fprintf(out, "  device %u", device);
+	if (d && d->pci_bus_id[0])
+		fprintf(out, " (%s)", d->pci_bus_id);
+}
+
+void device_verdict_print_text(const struct idle_gaps *g, const struct device_map *m,
+			       const struct collective_waits *cw, FILE *out)
 {
 	char a[24], b[24];
+	uint32_t device;
 
-	if (!worth_printing(g))
+	if (!worth_printing(g, cw))
 		return;
 	fprintf(out, "\nverdict per device:\n");
 	for (uint32_t i = 0; i < idle_gaps_devices(g); i++) {
@@ -77,9 +98,7 @@ void device_verdict_print_text(const struct idle_gaps *g, const struct device_ma
 
 		if (!device_at(g, m, i, &dv, &j, &d))
 			continue;
-		fprintf(out, "  device %u", dv->device);
-		if (d && d->pci_bus_id[0])
-			fprintf(out, " (%s)", d->pci_bus_id);
+		device_head(dv->device, d, out);
 		fprintf(out, ": busy %.1f%% of %s", j.span ? 100.0 * (double)dv->busy / (double)j.span : 0.0,
 			job_format_ns(j.span, a, sizeof(a)));
 		if (j.cause >= 0)
@@ -98,13 +117,31 @@ void device_verdict_print_text(const struct idle_gaps *g, const struct device_ma
 		if (dv->waits_for_other_ns)
 			fprintf(out, "    and %s for further devices\n",
 				job_format_ns(dv->waits_for_other_ns, a, sizeof(a)));
+		if (cw)
+			collective_waits_print_device_text(cw, dv->device, out);
+	}
+	for (uint32_t i = 0; (device = collective_waits_device_at(cw, i)) != JOB_NO_DEVICE; i++) {
+		if (has_timing(g, device))
+			continue;
+		device_head(device, desc_of(m, device), out);
+		fprintf(out, ": no device timing\n");
+		collective_waits_print_device_text(cw, device, out);
 	}
 }
 
-void device_verdict_print_json(const struct idle_gaps *g, const struct device_map *m,
-			       struct json_writer *w)
+/* Bus id and UUID of a device object. */
+static void desc_json(const struct device_desc *d, struct json_writer *w)
 {
 	char uuid[48];
+
+	jw_field_string(w, "pci_bus_id", d && d->pci_bus_id[0] ? d->pci_bus_id : NULL);
+	jw_field_string(w, "uuid", d && d->has_uuid ? grt_uuid_text(d->uuid, uuid, sizeof(uuid)) : NULL);
+}
+
+void device_verdict_print_json(const struct idle_gaps *g, const struct device_map *m,
+			       const struct collective_waits *cw, struct json_writer *w)
+{
+	uint32_t device;
 
 	jw_begin_array(w);
 	for (uint32_t i = 0; i < idle_gaps_devices(g); i++) {
@@ -116,9 +153,9 @@ void device_verdict_print_json(const struct idle_gaps *g, const struct device_ma
 			continue;
 		jw_begin_object(w);
 		jw_field_u64(w, "device", dv->device);
-		jw_field_string(w, "pci_bus_id", d && d->pci_bus_id[0] ? d->pci_bus_id : NULL);
-		jw_field_string(w, "uuid", d && d->has_uuid ? grt_uuid_text(d->uuid, uuid, sizeof(uuid))
-							    : NULL);
+		desc_json(d, w);
+		jw_key(w, "device_timing");
+		jw_bool(w, true);
 		jw_field_u64(w, "span_ns", j.span);
 		jw_field_u64(w, "busy_ns", dv->busy);
 		jw_field_u64(w, "idle_ns", j.idle);
@@ -135,6 +172,21 @@ void device_verdict_print_json(const struct idle_gaps *g, const struct device_ma
 		}
 		jw_end_array(w);
 		jw_field_u64(w, "waits_for_other_ns", dv->waits_for_other_ns);
+		jw_key(w, "collective_waits");
+		collective_waits_print_device_json(cw, dv->device, w);
+		jw_end_object(w);
+	}
+	/* devices known only from their NCCL kernels' jobs: no span, busy or idle time */
+	for (uint32_t i = 0; (device = collective_waits_device_at(cw, i)) != JOB_NO_DEVICE; i++) {
+		if (has_timing(g, device))
+			continue;
+		jw_begin_object(w);
+		jw_field_u64(w, "device", device);
+		desc_json(desc_of(m, device), w);
+		jw_key(w, "device_timing");
+		jw_bool(w, false);
+		jw_key(w, "collective_waits");
+		collective_waits_print_device_json(cw, device, w);
 		jw_end_object(w);
 	}
 	jw_end_array(w);

@@ -19,6 +19,7 @@ static const char *const tag_names[] = {
 	[JOB_TAG_DEPENDENCY_WAIT] = "dependency-wait",
 	[JOB_TAG_VM_FAULT] = "vm-fault",
 	[JOB_TAG_PREEMPTED] = "preempted",
+	[JOB_TAG_COLLECTIVE_WAIT] = "collective-wait",
 };
 
 static const char *const missing_names[JOB_MISSING_NAMES] = {

@@ -19,6 +19,7 @@ enum job_tag {
 	JOB_TAG_DEPENDENCY_WAIT,
 	JOB_TAG_VM_FAULT,
 	JOB_TAG_PREEMPTED,
+	JOB_TAG_COLLECTIVE_WAIT,
 	JOB_TAG_COUNT,
 };
 
@@ -67,6 +68,8 @@ enum job_known {
 
 #define JOB_NO_DEVICE UINT32_MAX
 
+struct nccl_call;
+
 struct job {
 	uint64_t id;		/* trace-wide, in order of the host call (stable across passes) */
 	uint64_t group_id;	/* graph nodes: the graph launch's id; 0 otherwise */
@@ -82,6 +85,8 @@ struct job {
 	uint64_t bytes;		/* copies and memsets */
 	uint64_t kernel_key;	/* what "same kernel" means (name id, or function handle) */
 	const char *name;	/* kernel name or "[memcpy HtoD]"; owned by the builder */
+	/* NCCL kernels: the collective (or send, recv) it runs; owned by the job pipeline */
+	const struct nccl_call *collective;
 	/* events, CLOCK_MONOTONIC ns; 0 = not seen */
 	uint64_t api_enter;
 	uint64_t submit;

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include "analysis/jobs/collective_waits.h"
 #include "analysis/jobs/device_verdict.h"
 #include "analysis/jobs/idle_gaps.h"
 #include "analysis/jobs/pipeline.h"
@@ -20,6 +21,7 @@ struct jobs_state {
 	struct job_pipeline *pipeline;
 	struct job_summary summary;
 	struct idle_gaps *gaps;
+	struct collective_waits coll_waits;
 	struct job_rows rows;
 	bool want_rows;
 	bool finished;
@@ -36,6 +38,7 @@ static void on_job(void *ctx, struct job *j)
 
 	job_summary_add(&st->summary, j);
 	idle_gaps_job(st->gaps, j);
+	collective_waits_job(&st->coll_waits, j);
 	if (st->want_rows)
 		job_rows_add(&st->rows, j);
 }
@@ -85,6 +88,7 @@ static void jobs_destroy(void *state)
 	job_pipeline_free(st->pipeline);
 	job_summary_destroy(&st->summary);
 	idle_gaps_free(st->gaps);
+	collective_waits_destroy(&st->coll_waits);
 	job_rows_close(&st->rows);
 	free(st);
 }
@@ -121,6 +125,8 @@ static void *jobs_create(const struct report_input *in)
 	st->gaps = idle_gaps_new(st->top_n && st->top_n < 10 ? st->top_n : 10);
 	st->pipeline = job_pipeline_new(in->header, &st->t, &ops, st);
 	rc = job_summary_init(&st->summary, st->top_n ? st->top_n : 100);
+	if (!rc)
+		rc = collective_waits_init(&st->coll_waits, st->top_n && st->top_n < 10 ? st->top_n : 10);
 	if (!rc && st->want_rows)
 		rc = job_rows_open(&st->rows);
 	if (rc || !st->gaps || !st->pipeline) {
@@ -159,6 +165,7 @@ static void finish(struct jobs_state *st)
 		return;
 	st->finished = true;
 	job_pipeline_finish(st->pipeline);
+	collective_waits_finish(&st->coll_waits);
 	verdict_build(&st->verdict, &st->summary, st->gaps, job_pipeline_builder(st->pipeline), &st->t);
 }
 
@@ -344,7 +351,8 @@ static void jobs_print_text(void *state, FILE *out)
 	print_device_timing_text(st, out);
 	print_gaps_text(st, out);
 	device_verdict_print_text(st->gaps, job_builder_devices(job_pipeline_builder(st->pipeline)),
-				  out);
+				  &st->coll_waits, out);
+	collective_waits_print_text(&st->coll_waits, out);
 	job_summary_print_text(&st->summary, out, st->top_n);
 	print_notes_text(st, out);
 }
@@ -462,7 +470,8 @@ static void jobs_print_json(void *state, struct json_writer *w)
 	gaps_json(st, w);
 	jw_key(w, "devices");
 	device_verdict_print_json(st->gaps,
-				  job_builder_devices(job_pipeline_builder(st->pipeline)), w);
+				  job_builder_devices(job_pipeline_builder(st->pipeline)),
+				  &st->coll_waits, w);
 	jw_key(w, "notes");
 	notes_json(st, w);
 	jw_key(w, "jobs");
@@ -475,7 +484,7 @@ static const char *jobs_incomplete(void *state)
 	struct jobs_state *st = state;
 
 	if (job_pipeline_complete(st->pipeline) && job_summary_complete(&st->summary) &&
-	    !idle_gaps_alloc_failures(st->gaps) && !st->rows.error)
+	    !idle_gaps_alloc_failures(st->gaps) && !st->coll_waits.alloc_failed && !st->rows.error)
 		return NULL;
 	return "out of memory while building jobs; some jobs, their events or idle gaps are missing";
 }

@@ -5,6 +5,9 @@
 #include <string.h>
 #include "analysis/jobs/drm_jobs.h"
 #include "analysis/jobs/pipeline.h"
+#include "analysis/nccl_calls.h"
+#include "analysis/own_work.h"
+#include "trace/records_core.h"
 #include "trace/records_gpu.h"
 
 struct job_pipeline {
@@ -14,6 +17,10 @@ struct job_pipeline {
 	uint64_t exec_failures;	/* execution times the prepass could not keep */
 	struct job_builder *builder;
 	struct drm_jobs *drm;	/* jobs of the DRM drivers' rings (drm records) */
+	struct grt_file_header hdr;
+	bool have_hdr;
+	/* NCCL calls of the trace (prepass, when it has the nccl source): their kernels' jobs name them */
+	struct nccl_calls *nccl;
 	struct job_builder_ops ops;
 	void *ctx;
 };
@@ -22,6 +29,8 @@ static void tag_job(void *ctx, struct job *j)
 {
 	struct job_pipeline *p = ctx;
 
+	if (p->nccl && j->kind == JOB_KERNEL)
+		j->collective = nccl_calls_of_kernel(p->nccl, j->tid, j->api_enter);
 	job_tags_apply(&p->t, p->have_exec ? &p->exec : NULL, j);
 	p->ops.job(p->ctx, j);
 }
@@ -83,6 +92,10 @@ struct job_pipeline *job_pipeline_new(const struct grt_file_header *hdr,
 	p->t = *t;
 	p->ops = *ops;
 	p->ctx = ctx;
+	if (hdr) {
+		p->hdr = *hdr;
+		p->have_hdr = true;
+	}
 	kernel_exec_table_init(&p->exec);
 	p->builder = job_builder_new(hdr, t, &forward, p);
 	p->drm = drm_jobs_new(tag_job, p);
@@ -99,6 +112,7 @@ void job_pipeline_free(struct job_pipeline *p)
 		return;
 	job_builder_free(p->builder);
 	drm_jobs_free(p->drm);
+	nccl_calls_free(p->nccl);
 	kernel_exec_table_destroy(&p->exec);
 	free(p);
 }
@@ -139,11 +153,26 @@ int job_pipeline_prepass(struct job_pipeline *p, const char *path, char *err, si
 {
 	struct grt_reader *r = grt_reader_open(path, err, err_len);
 	struct grt_record rec;
+	struct own_work own;
 
 	if (!r)
 		return -EIO;
-	while (grt_reader_next(r, &rec) == GRT_READ_OK)
+	/* the collectives' ties and waits need every rank's calls and kernels: known before jobs end */
+	if (!p->nccl && p->have_hdr && (p->hdr.sources_mask & (1u << GRT_SRC_NCCL))) {
+		p->nccl = nccl_calls_new(&p->hdr);
+		if (!p->nccl)
+			p->exec_failures++;
+	}
+	own_work_init(&own);
+	while (grt_reader_next(r, &rec) == GRT_READ_OK) {
 		p->exec_failures += learn_exec(&p->exec, &rec) != 0;
+		/* as the report streams them: grtrace's own work is no rank's */
+		if (p->nccl && (!own_work_record(&own, &rec, grt_reader_strings(r)) || p->t.show_own))
+			nccl_calls_record(p->nccl, &rec, grt_reader_strings(r));
+	}
+	own_work_destroy(&own);
+	if (p->nccl)
+		nccl_calls_finish(p->nccl);
 	grt_reader_close(r);
 	p->have_exec = true;
 	return 0;
@@ -169,7 +198,13 @@ const struct job_builder *job_pipeline_builder(const struct job_pipeline *p)
 
 bool job_pipeline_complete(const struct job_pipeline *p)
 {
-	return !p->exec_failures && !job_builder_stats(p->builder)->alloc_failures;
+	return !p->exec_failures && !job_builder_stats(p->builder)->alloc_failures &&
+	       !(p->nccl && nccl_calls_incomplete(p->nccl));
+}
+
+const struct nccl_calls *job_pipeline_nccl(const struct job_pipeline *p)
+{
+	return p->nccl;
 }
 
 bool job_pipeline_has_prepass(const struct job_pipeline *p)

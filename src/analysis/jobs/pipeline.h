@@ -17,6 +17,7 @@
  * unchecked and the jobs say so (flag tail-unchecked).
  */
 struct job_pipeline;
+struct nccl_calls;
 
 /* ops->job gets every job after tagging. */
 struct job_pipeline *job_pipeline_new(const struct grt_file_header *hdr,
@@ -36,6 +37,8 @@ const struct job_builder *job_pipeline_builder(const struct job_pipeline *p);
 bool job_pipeline_has_prepass(const struct job_pipeline *p);
 /* Whether memory sufficed for every job and every execution time of the prepass. */
 bool job_pipeline_complete(const struct job_pipeline *p);
+/* The trace's NCCL calls (after the prepass, with the nccl source), or NULL. */
+const struct nccl_calls *job_pipeline_nccl(const struct job_pipeline *p);
 /* DRM jobs handed out so far: their device timing comes from the drivers' rings. */
 uint64_t job_pipeline_drm_jobs(const struct job_pipeline *p);
 

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/jobs/rows.h"
+#include "analysis/nccl_calls.h"
 
 #define SPILL_BUFFER (1u << 20)
 #define ROWS_BUFFER (1u << 20)
-#define ROW_MAX 512	/* a packed row: 40 fields of at most 10 bytes, a mask, its length */
+#define ROW_MAX 512	/* a packed row: 41 fields of at most 10 bytes, a mask, its length */
 
 int job_rows_open(struct job_rows *r)
 {
@@ -34,7 +35,7 @@ void job_rows_close(struct job_rows *r)
 /*
  * The spill holds each job as LEB128 varints, values that sit near another
  * one (ids, times, the name pointer) as zigzag differences: about 60 bytes
- * instead of the struct's 232, for millions of rows. Every field goes
+ * instead of the struct's 240, for millions of rows. Every field goes
  * through, so a replayed job equals the one added. The differences wrap
  * modulo 2^64, which keeps "0 = never seen" and any order exact.
  */
@@ -96,6 +97,7 @@ static uint8_t *pack_job(struct job_row_codec *c, uint8_t *p, const struct job *
 	p = put_varint(p, j->bytes);
 	p = put_varint(p, j->kernel_key);
 	p = put_diff(p, (uintptr_t)j->name, c->name);
+	p = put_varint(p, (uintptr_t)j->collective);
 	p = put_diff(p, j->api_enter, c->api_enter);
 	/* events never seen are 0, far from api_enter: a bit each says which follow */
 	*p++ = (uint8_t)((j->submit != 0) | (j->start != 0) << 1 | (j->end != 0) << 2 |
@@ -169,6 +171,8 @@ static bool unpack_job(struct job_row_codec *c, const uint8_t *p, const uint8_t 
 	GET(kernel_key, uint64_t);
 	p = get_diff(p, end, c->name, &v);
 	j->name = (const char *)(uintptr_t)v;
+	p = p ? get_varint(p, end, &v) : NULL;
+	j->collective = (const struct nccl_call *)(uintptr_t)v;
 	GET_DIFF(api_enter, c->api_enter);
 	if (!p || p == end)
 		return false;
@@ -248,8 +252,38 @@ static void json_names(struct json_writer *w, const char *key, uint32_t bits,
 	jw_end_array(w);
 }
 
+/* What an NCCL kernel job runs, and the wait of its rank (null when it was last in). */
+static void json_collective(struct json_writer *w, const struct nccl_call *c)
+{
+	jw_key(w, "collective");
+	jw_begin_object(w);
+	jw_field_string(w, "op", grt_nccl_op_name(c->op));
+	jw_field_u64(w, "index", c->seq + 1);
+	jw_field_u64(w, "comm_id", c->comm_id);
+	jw_field_u64(w, "rank", c->rank);
+	jw_field_u64(w, "nranks", c->nranks);
+	jw_field_u64(w, "bytes", c->bytes);
+	if (c->peer >= 0)
+		jw_field_u64(w, "peer", (uint64_t)c->peer);
+	jw_field_u64(w, "entered_ns", c->enter);
+	jw_key(w, "wait");
+	if (c->waited_for == NCCL_NONE) {
+		jw_null(w);
+	} else {
+		jw_begin_object(w);
+		jw_field_u64(w, "ns", c->wait_ns);
+		jw_field_u64(w, "waited_for", c->for_rank);
+		json_opt(w, "waited_for_device", c->for_device >= 0, (uint64_t)c->for_device);
+		jw_field_string(w, "basis", nccl_basis_name(c->basis));
+		jw_end_object(w);
+	}
+	jw_end_object(w);
+}
+
 void job_json_row(struct json_writer *w, const struct job *j)
 {
+	char name[96];
+
 	jw_begin_object(w);
 	jw_field_u64(w, "job", j->id);
 	jw_field_u64(w, "group", j->group_id);
@@ -258,7 +292,12 @@ void job_json_row(struct json_writer *w, const struct job *j)
 	jw_field_u64(w, "tid", j->tid);
 	json_opt(w, "device", j->device != JOB_NO_DEVICE, j->device);
 	jw_field_string(w, "kind", job_kind_name(j->kind));
-	jw_field_string(w, "name", j->name);
+	if (j->collective) {
+		jw_field_string(w, "name", nccl_call_name(j->collective, name, sizeof(name)));
+		jw_field_string(w, "kernel", j->name);
+	} else {
+		jw_field_string(w, "name", j->name);
+	}
 	jw_field_u64(w, "stream", j->stream);
 	json_opt(w, "api_enter_ns", j->api_enter != 0, j->api_enter);
 	json_opt(w, "submit_ns", j->submit != 0, j->submit);
@@ -282,6 +321,8 @@ void job_json_row(struct json_writer *w, const struct job *j)
 	jw_bool(w, job_incomplete(j));
 	json_names(w, "missing", j->missing, job_missing_name, JOB_MISSING_NAMES);
 	json_names(w, "flags", j->flags, job_flag_name, JOB_FLAG_NAMES);
+	if (j->collective)
+		json_collective(w, j->collective);
 	jw_end_object(w);
 }
 

@@ -6,6 +6,7 @@
 #include "analysis/jobs/summary.h"
 #include "analysis/jobs/rows.h"
 #include "analysis/jobs/tags.h"
+#include "analysis/nccl_calls.h"
 
 static void table_init(struct job_group_table *t)
 {
@@ -330,7 +331,7 @@ static const char *opt_ns(const struct job *j, uint32_t bit, uint64_t v, char *b
 
 static void print_worst_text(struct job_summary *s, FILE *out)
 {
-	char a[24], b[24], c[24], d[24], e[24], f[24], g[24], tags[128];
+	char a[24], b[24], c[24], d[24], e[24], f[24], g[24], tags[128], coll[96];
 
 	if (!s->n_worst)
 		return;
@@ -342,7 +343,10 @@ static void print_worst_text(struct job_summary *s, FILE *out)
 		const struct job *j = &s->worst[i];
 
 		fprintf(out, "  %8" PRIu64 " %-28.28s %8u %10s %10s %10s %10s %11s %10s %10s  %s%s\n",
-			j->id, j->name ? j->name : "?", j->tid, cell_us(job_slow_ns(j), g, sizeof(g)),
+			j->id,
+			j->collective ? nccl_call_name(j->collective, coll, sizeof(coll))
+				      : j->name ? j->name : "?",
+			j->tid, cell_us(job_slow_ns(j), g, sizeof(g)),
 			opt_ns(j, JOB_K_SUBMIT_HOST, j->t_submit_host, a, sizeof(a)),
 			opt_ns(j, JOB_K_QUEUE, j->t_queue, b, sizeof(b)),
 			opt_ns(j, JOB_K_EXEC, j->t_exec, c, sizeof(c)),

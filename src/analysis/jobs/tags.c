@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "analysis/jobs/tags.h"
+#include "analysis/nccl_calls.h"
 
 #define US 1000ull
 
@@ -18,6 +19,7 @@ void job_thresholds_default(struct job_thresholds *t)
 		.dep_min_ns = 0,
 		.fault_min_count = 1,
 		.offcpu_min_ns = 0,
+		.coll_wait_min_ns = 1000 * US,
 		.late_window_ns = JOB_LATE_WINDOW_AUTO,
 		.batch_gap_ns = 20 * US,
 		.max_open_jobs = 1u << 20,
@@ -163,6 +165,8 @@ void job_tags_apply(const struct job_thresholds *t, struct kernel_exec_table *ex
 	       JOB_TAG_DEPENDENCY_WAIT);
 	tag_if(j, j->vm_faults >= t->fault_min_count && j->vm_faults > 0, JOB_TAG_VM_FAULT);
 	tag_if(j, j->offcpu_count > 0 && j->t_offcpu > t->offcpu_min_ns, JOB_TAG_PREEMPTED);
+	tag_if(j, j->collective && j->collective->wait_ns > t->coll_wait_min_ns,
+	       JOB_TAG_COLLECTIVE_WAIT);
 }
 
 uint64_t job_tag_cost(const struct job *j, enum job_tag tag)
@@ -181,6 +185,8 @@ uint64_t job_tag_cost(const struct job *j, enum job_tag tag)
 		return j->t_vm_fault ? j->t_vm_fault : j->t_exec;
 	case JOB_TAG_PREEMPTED:
 		return j->t_offcpu;
+	case JOB_TAG_COLLECTIVE_WAIT:
+		return j->collective ? j->collective->wait_ns : 0;
 	default:
 		return 0;
 	}
@@ -213,6 +219,9 @@ bool job_tag_interval(const struct job *j, enum job_tag tag, uint64_t *from, uin
 		break;
 	case JOB_TAG_PREEMPTED:
 		*from = j->api_enter;
+		break;
+	case JOB_TAG_COLLECTIVE_WAIT:
+		*from = j->collective->wait_from;
 		break;
 	default:
 		return false;

@@ -24,6 +24,7 @@ struct job_thresholds {
 	uint64_t dep_min_ns;		/*                  0 */
 	uint32_t fault_min_count;	/* vm-fault: at least this many UVM events in the window: 1 */
 	uint64_t offcpu_min_ns;		/* preempted: off-CPU time in the submit window above this: 0 */
+	uint64_t coll_wait_min_ns;	/* collective-wait: its rank entered before the last by more: 1 ms */
 	/* not tags: how the job builder waits for late records, and groups batches */
 	uint64_t late_window_ns;	/* JOB_LATE_WINDOW_AUTO: 100 ms with the uvm or gpu source, else 5 ms */
 	uint64_t batch_gap_ns;		/* 20 us */
@@ -74,8 +75,10 @@ uint64_t job_tag_cost(const struct job *j, enum job_tag tag);
  * Where a tagged job's tag time lies, [from, to) with to - from its cost: the
  * submit call for host-submit-slow, SUBMIT to START for queue-wait, the part
  * of the execution past the limit for exec-long-tail, the end of the queue
- * for dependency-wait, from START for vm-fault and from API_ENTER for
- * preempted (whose exact places inside the window are not kept). Their union
+ * for dependency-wait, from START for vm-fault, from API_ENTER for
+ * preempted (whose exact places inside the window are not kept), and for
+ * collective-wait from the kernel's START (or the host entry into the
+ * collective, without device timing) to the last rank's. Their union
  * over jobs is the wall time a tag covers. False when the cost is 0.
  */
 bool job_tag_interval(const struct job *j, enum job_tag tag, uint64_t *from, uint64_t *to);

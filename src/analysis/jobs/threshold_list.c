@@ -34,6 +34,7 @@ static const struct threshold_key keys[] = {
 	{ "dependency-wait", V_SHARE | V_DURATION, OFF(dep_share_ppm), OFF(dep_min_ns), NONE, NONE },
 	{ "vm-fault", V_COUNT, NONE, NONE, NONE, OFF(fault_min_count) },
 	{ "preempted", V_DURATION, NONE, OFF(offcpu_min_ns), NONE, NONE },
+	{ "collective-wait", V_DURATION, NONE, OFF(coll_wait_min_ns), NONE, NONE },
 	{ "idle", V_SHARE, OFF(idle_share_ppm), NONE, NONE, NONE },
 	{ "late-window", V_DURATION, NONE, OFF(late_window_ns), NONE, NONE },
 	{ "batch-gap", V_DURATION, NONE, OFF(batch_gap_ns), NONE, NONE },
@@ -43,7 +44,7 @@ static const struct threshold_key keys[] = {
 const char *threshold_list_help(void)
 {
 	return "host-submit-slow=30%,200us queue-wait=50%,500us exec-long-tail=1.5x,10 "
-	       "dependency-wait=40%,0us vm-fault=1 preempted=0us idle=50% late-window=5ms (100ms with uvm) "
+	       "dependency-wait=40%,0us vm-fault=1 preempted=0us collective-wait=1ms idle=50% late-window=5ms (100ms with uvm) "
 	       "batch-gap=20us max-open-jobs=1048576";
 }
 

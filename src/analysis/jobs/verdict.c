@@ -152,6 +152,11 @@ static void tag_sentence(struct verdict *v, struct job_summary *s, const struct 
 			 "%" PRIu64 " launch calls were switched off-CPU, off-CPU during %s, most in pid %u",
 			 ts->jobs, when, st ? st->pid : 0);
 		break;
+	case JOB_TAG_COLLECTIVE_WAIT:
+		snprintf(out, left,
+			 "%" PRIu64 " NCCL kernels waited for a later rank of their collective, waiting "
+			 "during %s (verdict per device names who waited for whom)", ts->jobs, when);
+		break;
 	default:
 		break;
 	}
