@@ -6,7 +6,7 @@
 #include "export/event_printer.h"
 #include "export/snoop_kernel.h"
 #include "sources/nv_ioctl_decode.h"
-#include "sources/pci_addr.h"
+#include "common/pci_addr.h"
 #include "sources/syscall_filter.h"
 #include "sources/tp_format.h"
 #include "trace/kernel_names.h"

@@ -11,7 +11,7 @@
 #include "common/trusted_file.h"
 #include "sources/libcuda_locate.h"
 #include "sources/nvml_sampler.h"
-#include "sources/pci_addr.h"
+#include "common/pci_addr.h"
 
 /*
  * The few NVML declarations used, re-declared from NVIDIA's public nvml.h
@@ -27,6 +27,12 @@ typedef void *nvml_device;
 #define NVML_MAX_LINKS 18		/* NVML_NVLINK_MAX_LINKS */
 #define NVML_SCOPE_ALL_LINKS 0xffffffffu
 #define NVML_MAX_GPUS 64
+#define NVML_P2P_CAPS_INDEX_READ 0
+#define NVML_P2P_CAPS_INDEX_WRITE 1
+#define NVML_P2P_CAPS_INDEX_NVLINK 2
+#define NVML_FEATURE_ENABLED 1
+#define NVML_NVLINK_DEVICE_TYPE_GPU 0
+#define NVML_NVLINK_DEVICE_TYPE_SWITCH 2
 
 struct nvml_pci_info {		/* nvmlPciInfo_t (v3) */
 	char bus_id_legacy[16];
@@ -76,6 +82,12 @@ struct nvml_api {
 	int (*utilization)(nvml_device, struct nvml_utilization *);
 	int (*memory)(nvml_device, struct nvml_memory *);
 	int (*power)(nvml_device, unsigned *);
+	/* the GPU-to-GPU topology: each optional (older drivers lack some) */
+	int (*p2p_status)(nvml_device, nvml_device, int, int *);
+	int (*common_ancestor)(nvml_device, nvml_device, int *);
+	int (*link_state)(nvml_device, unsigned, int *);
+	int (*link_remote_pci)(nvml_device, unsigned, struct nvml_pci_info *);
+	int (*link_remote_type)(nvml_device, unsigned, int *);
 };
 
 struct gpu_state {
@@ -98,6 +110,8 @@ struct nvml_sampler {
 	bool gauges;
 	unsigned ngpus;
 	struct gpu_state gpus[NVML_MAX_GPUS];
+	struct grt_gpu_link_rec *links;	/* the topology, read once at start */
+	size_t n_links;
 	pthread_t thread;
 	bool thread_started;
 	pthread_mutex_t lock;
@@ -147,6 +161,11 @@ static int load_api(struct nvml_api *api, const char *path, char *why, size_t wh
 	*(void **)&api->utilization = dlsym(api->lib, "nvmlDeviceGetUtilizationRates");
 	*(void **)&api->memory = dlsym(api->lib, "nvmlDeviceGetMemoryInfo");
 	*(void **)&api->power = dlsym(api->lib, "nvmlDeviceGetPowerUsage");
+	*(void **)&api->p2p_status = dlsym(api->lib, "nvmlDeviceGetP2PStatus");
+	*(void **)&api->common_ancestor = dlsym(api->lib, "nvmlDeviceGetTopologyCommonAncestor");
+	*(void **)&api->link_state = dlsym(api->lib, "nvmlDeviceGetNvLinkState");
+	*(void **)&api->link_remote_pci = dlsym(api->lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+	*(void **)&api->link_remote_type = dlsym(api->lib, "nvmlDeviceGetNvLinkRemoteDeviceType");
 	if (!api->init || !api->shutdown || !api->device_count || !api->device_by_index ||
 	    !api->pcie_throughput) {
 		snprintf(why, why_len, "%s lacks the NVML functions grtrace needs (too old?)", path);
@@ -200,6 +219,96 @@ static int open_gpus(struct nvml_sampler *s, char *why, size_t why_len)
 			s->gpus[i].links = link_count(s, s->gpus[i].handle);
 	}
 	return 0;
+}
+
+/*
+ * The far end of every active link of gpu: bits of links ending at the GPU
+ * whose bus id is peer_pci, and of links ending at an NVSwitch. False when
+ * one link could not be read: then neither set is known.
+ */
+static bool read_link_remotes(const struct nvml_sampler *s, const struct gpu_state *gpu,
+			      uint32_t peer_pci, uint32_t *to_peer, uint32_t *to_switch)
+{
+	const struct nvml_api *api = &s->api;
+
+	*to_peer = *to_switch = 0;
+	if (gpu->links && (!api->link_state || !api->link_remote_type || !api->link_remote_pci))
+		return false;
+	for (unsigned l = 0; l < gpu->links; l++) {
+		struct nvml_pci_info pci;
+		int active = 0, type = -1;
+
+		if (api->link_state(gpu->handle, l, &active) != NVML_SUCCESS)
+			return false;
+		if (active != NVML_FEATURE_ENABLED)
+			continue;
+		if (api->link_remote_type(gpu->handle, l, &type) != NVML_SUCCESS)
+			return false;
+		if (type == NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+			*to_switch |= 1u << l;
+		} else if (type == NVML_NVLINK_DEVICE_TYPE_GPU) {
+			if (api->link_remote_pci(gpu->handle, l, &pci) != NVML_SUCCESS)
+				return false;
+			pci.bus_id[sizeof(pci.bus_id) - 1] = 0;
+			if (peer_pci && grt_pci_parse(pci.bus_id) == peer_pci)
+				*to_peer |= 1u << l;
+		}
+	}
+	return true;
+}
+
+/* What NVML says of one ordered pair; a question it cannot answer leaves its flag clear. */
+static void read_pair(const struct nvml_sampler *s, unsigned a, unsigned b, struct grt_gpu_link_rec *out)
+{
+	const struct nvml_api *api = &s->api;
+	const struct gpu_state *ga = &s->gpus[a], *gb = &s->gpus[b];
+	int nvlink = -1, rd = -1, wr = -1, level = -1;
+
+	*out = (struct grt_gpu_link_rec){ .device = a, .pci = ga->pci, .peer_device = b, .peer_pci = gb->pci };
+	if (api->p2p_status &&
+	    api->p2p_status(ga->handle, gb->handle, NVML_P2P_CAPS_INDEX_NVLINK, &nvlink) == NVML_SUCCESS &&
+	    nvlink >= 0 && nvlink <= GRT_P2P_UNKNOWN) {
+		out->nvlink_p2p = (uint8_t)nvlink;
+		out->flags |= GRT_GPU_LINK_F_NVLINK_P2P;
+	}
+	if (api->p2p_status &&
+	    api->p2p_status(ga->handle, gb->handle, NVML_P2P_CAPS_INDEX_READ, &rd) == NVML_SUCCESS &&
+	    api->p2p_status(ga->handle, gb->handle, NVML_P2P_CAPS_INDEX_WRITE, &wr) == NVML_SUCCESS &&
+	    rd >= 0 && rd <= GRT_P2P_UNKNOWN && wr >= 0 && wr <= GRT_P2P_UNKNOWN) {
+		out->pcie_read_p2p = (uint8_t)rd;
+		out->pcie_write_p2p = (uint8_t)wr;
+		out->flags |= GRT_GPU_LINK_F_PCIE_P2P;
+	}
+	if (api->common_ancestor && api->common_ancestor(ga->handle, gb->handle, &level) == NVML_SUCCESS &&
+	    grt_gpu_topology_name((uint32_t)level)) {
+		out->topology = (uint32_t)level;
+		out->flags |= GRT_GPU_LINK_F_TOPOLOGY;
+	}
+	if (read_link_remotes(s, ga, gb->pci, &out->nvlink_links, &out->nvswitch_links))
+		out->flags |= GRT_GPU_LINK_F_REMOTES;
+}
+
+/* Every ordered pair of GPUs with a handle, once: the topology does not change while recording. */
+static void read_topology(struct nvml_sampler *s)
+{
+	s->links = calloc((size_t)s->ngpus * s->ngpus, sizeof(*s->links));
+	if (!s->links)
+		return;
+	for (unsigned a = 0; a < s->ngpus; a++)
+		for (unsigned b = 0; b < s->ngpus; b++)
+			if (a != b && s->gpus[a].handle && s->gpus[b].handle)
+				read_pair(s, a, b, &s->links[s->n_links++]);
+}
+
+size_t nvml_sampler_topology(const struct nvml_sampler *s, const struct grt_gpu_link_rec **links)
+{
+	*links = s->links;
+	return s->n_links;
+}
+
+bool nvml_sampler_topology_known(const struct nvml_sampler *s)
+{
+	return s->api.p2p_status && s->api.common_ancestor;
 }
 
 /* NVLink data counters are cumulative KiB over all links; the rate is the difference per second. */
@@ -400,6 +509,7 @@ struct nvml_sampler *nvml_sampler_start(const char *library, unsigned interval_m
 		free(s);
 		return NULL;
 	}
+	read_topology(s);
 	if (start_thread(s)) {
 		snprintf(why, why_len, "cannot start the NVML sampling thread");
 		s->api.shutdown();
@@ -450,5 +560,6 @@ void nvml_sampler_stop(struct nvml_sampler *s)
 	if (s->api.lib)
 		dlclose(s->api.lib);
 	pthread_mutex_destroy(&s->lock);
+	free(s->links);
 	free(s);
 }
