@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include "analysis/device_map.h"
+#include "analysis/gpu_links.h"
 #include "analysis/peer_copies.h"
 #include "analysis/report_util.h"
 #include "trace/records_cuda.h"
@@ -22,6 +23,7 @@ struct peer_pair {
 
 struct peer_copies {
 	struct device_map *devices;
+	struct gpu_links *links;	/* the pcie source's topology, when recorded */
 	struct peer_pair pairs[PEER_PAIRS];
 	uint32_t n_pairs;
 };
@@ -33,8 +35,9 @@ struct peer_copies *peer_copies_new(void)
 	if (!p)
 		return NULL;
 	p->devices = device_map_new();
-	if (!p->devices) {
-		free(p);
+	p->links = gpu_links_new();
+	if (!p->devices || !p->links) {
+		peer_copies_free(p);
 		return NULL;
 	}
 	return p;
@@ -45,6 +48,7 @@ void peer_copies_free(struct peer_copies *p)
 	if (!p)
 		return;
 	device_map_free(p->devices);
+	gpu_links_free(p->links);
 	free(p);
 }
 
@@ -93,6 +97,8 @@ void peer_copies_record(struct peer_copies *p, const struct grt_record *rec,
 		device_map_record(p->devices, rec, strings);
 	else if (rec->hdr.type == GRT_REC_CUDA_MEMCPY)
 		count_copy(p, rec);
+	else if (rec->hdr.type == GRT_REC_GPU_LINK)
+		gpu_links_record(p->links, rec);
 }
 
 bool peer_copies_any(const struct peer_copies *p)
@@ -119,9 +125,11 @@ void peer_copies_print_text(const struct peer_copies *p, FILE *out)
 
 	if (!p->n_pairs)
 		return;
-	fprintf(out, "peer copies (source device -> destination device; ? = context not seen):\n");
-	fprintf(out, "  %-10s %8s %12s %8s %9s %8s %7s\n", "devices", "calls", "bytes", "sync",
-		"sync_GB/s", "async", "errors");
+	fprintf(out, "peer copies (source device -> destination device; ? = context not seen; link: "
+		     "what P2P between the two uses, none = staged through the host, ? = no topology "
+		     "recorded for them):\n");
+	fprintf(out, "  %-10s %-6s %8s %12s %8s %9s %8s %7s\n", "devices", "link", "calls", "bytes",
+		"sync", "sync_GB/s", "async", "errors");
 	for (uint32_t i = 0; i < p->n_pairs; i++) {
 		const struct peer_pair *pr = &p->pairs[i];
 		char pair[40];
@@ -132,8 +140,10 @@ void peer_copies_print_text(const struct peer_copies *p, FILE *out)
 		if (pr->timed_ns)
 			snprintf(gbps, sizeof(gbps), "%.3f", (double)pr->timed_bytes / (double)pr->timed_ns);
 		/* bytes as a number, as in the copies table: the title names the unit */
-		fprintf(out, "  %-10s %8" PRIu64 " %12" PRIu64 " %8" PRIu64 " %9s %8" PRIu64 " %7" PRIu64 "\n",
-			pair, pr->calls, pr->bytes, pr->sync_calls, gbps, pr->async_calls, pr->errors);
+		fprintf(out, "  %-10s %-6s %8" PRIu64 " %12" PRIu64 " %8" PRIu64 " %9s %8" PRIu64
+			     " %7" PRIu64 "\n",
+			pair, peer_link_name(gpu_links_of_devices(p->links, p->devices, pr->src, pr->dst)),
+			pr->calls, pr->bytes, pr->sync_calls, gbps, pr->async_calls, pr->errors);
 	}
 }
 
@@ -151,10 +161,17 @@ void peer_copies_print_json(const struct peer_copies *p, struct json_writer *w)
 	jw_begin_array(w);
 	for (uint32_t i = 0; i < p->n_pairs; i++) {
 		const struct peer_pair *pr = &p->pairs[i];
+		enum peer_link link;
 
 		jw_begin_object(w);
 		json_device(w, "src_device", pr->src);
 		json_device(w, "dst_device", pr->dst);
+		link = gpu_links_of_devices(p->links, p->devices, pr->src, pr->dst);
+		jw_key(w, "link"); /* null: unknown */
+		if (link == PEER_LINK_UNKNOWN)
+			jw_null(w);
+		else
+			jw_string(w, peer_link_name(link));
 		jw_field_u64(w, "calls", pr->calls);
 		jw_field_u64(w, "errors", pr->errors);
 		jw_field_u64(w, "bytes", pr->bytes);
