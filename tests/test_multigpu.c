@@ -3,6 +3,9 @@
 #include "jobs_trace.h"
 #include "report_check.h"
 #include "test_util.h"
+#include "common/pci_addr.h"
+#include "export/event_printer.h"
+#include "trace/records_kernel.h"
 #include "trace/records_nccl.h"
 
 #define PID 400
@@ -145,10 +148,141 @@ static void test_peer_copies(void)
 	tw_close(&t);
 	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
 	CHECK_EQ_U64(rc, 0);
-	CHECK_LINE(text, "  0 -> 1            1      2097152        1     2.000        0       0");
-	CHECK_LINE(text, "  1 -> 0            1         4096        0         -        1       0");
-	CHECK_LINE(text, "  ? -> 0            1         8192        0         -        1       0");
+	/* no pcie source in this trace: no topology, the link is unknown */
+	CHECK_LINE(text, "  0 -> 1     ?             1      2097152        1     2.000        0       0");
+	CHECK_LINE(text, "  1 -> 0     ?             1         4096        0         -        1       0");
+	CHECK_LINE(text, "  ? -> 0     ?             1         8192        0         -        1       0");
 	free(text);
+	unlink(t.path);
+}
+
+static void tw_gpu_link(struct tw *t, const char *pci, const char *peer_pci, uint32_t flags,
+			uint8_t nvlink, uint8_t pcie, uint32_t links)
+{
+	struct grt_gpu_link_rec g = { .pci = grt_pci_parse(pci), .peer_pci = grt_pci_parse(peer_pci),
+				      .flags = flags, .topology = GRT_TOPO_SYS, .nvlink_p2p = nvlink,
+				      .pcie_read_p2p = pcie, .pcie_write_p2p = pcie, .nvlink_links = links };
+
+	tw_rec(t, GRT_REC_GPU_LINK, 1, 1, 50, &g, sizeof(g));
+}
+
+#define ALL_KNOWN (GRT_GPU_LINK_F_NVLINK_P2P | GRT_GPU_LINK_F_PCIE_P2P | GRT_GPU_LINK_F_TOPOLOGY)
+
+/*
+ * The link of each pair, from gpu_link records matched by bus id: NVML's
+ * 8-digit domain and upper-case hex meet the driver's 4-digit form; a pair
+ * recorded one way answers the other; unknown when a device's bus id was
+ * never asked, when NVML could not answer (an old driver), or when it
+ * answered P2P "unknown" for PCIe.
+ */
+static void test_peer_copy_links(void)
+{
+	static const uint64_t ctx[6] = { CTX0, CTX1, 0xb2000, 0xb3000, 0xb4000, 0xb5000 };
+	struct tw t;
+	char *text;
+	int rc;
+
+	tw_open(&t, SRC_HOST_ONLY);
+	tw_gpu_link(&t, "00000000:18:00.0", "00000000:29:00.0", ALL_KNOWN, GRT_P2P_OK, GRT_P2P_OK, 3);
+	tw_gpu_link(&t, "00000000:29:00.0", "00000000:3A:00.0", ALL_KNOWN, GRT_P2P_NOT_SUPPORTED,
+		    GRT_P2P_OK, 0);
+	tw_gpu_link(&t, "00000000:18:00.0", "00000000:3A:00.0", ALL_KNOWN, GRT_P2P_NOT_SUPPORTED,
+		    GRT_P2P_CHIPSET_NOT_SUPPORTED, 0);
+	tw_gpu_link(&t, "00000000:18:00.0", "00000000:4B:00.0", 0, 0, 0, 0); /* nothing answered */
+	tw_gpu_link(&t, "00000000:18:00.0", "00000000:5C:00.0", ALL_KNOWN, GRT_P2P_NOT_SUPPORTED,
+		    GRT_P2P_UNKNOWN, 0);
+	for (int d = 0; d < 6; d++)
+		tw_context(&t, PID, TID, 100 + (uint64_t)d, GRT_CTX_RETAIN, ctx[d], d);
+	tw_bus_id(&t, PID, TID, 200, 0, "0000:18:00.0");
+	tw_bus_id(&t, PID, TID, 201, 1, "0000:29:00.0");
+	tw_bus_id(&t, PID, TID, 202, 2, "0000:3a:00.0");
+	tw_bus_id(&t, PID, TID, 204, 4, "0000:4b:00.0");
+	tw_bus_id(&t, PID, TID, 205, 5, "0000:5c:00.0");
+	tw_peer(&t, 1000, 2000, CTX1, CTX0, 1000, 0);		/* 0 -> 1 */
+	tw_peer(&t, 3000, 4000, CTX1, ctx[2], 1000, 0);	/* 2 -> 1: recorded as 1, 2 */
+	tw_peer(&t, 5000, 6000, ctx[2], CTX0, 1000, 0);	/* 0 -> 2 */
+	tw_peer(&t, 7000, 8000, ctx[3], CTX0, 1000, 0);	/* 0 -> 3: no bus id */
+	tw_peer(&t, 9000, 10000, ctx[4], CTX0, 1000, 0);	/* 0 -> 4: old driver */
+	tw_peer(&t, 11000, 12000, ctx[5], CTX0, 1000, 0);	/* 0 -> 5: PCIe P2P unknown */
+	tw_close(&t);
+	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "  0 -> 1     nvlink        1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  2 -> 1     pcie          1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  0 -> 2     none          1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  0 -> 3     ?             1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  0 -> 4     ?             1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  0 -> 5     ?             1         1000        1     1.000        0       0");
+	free(text);
+	text = report_capture(t.path, "copies", 10, NULL, true, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK(strstr(text, "\"src_device\":0,\"dst_device\":1,\"link\":\"nvlink\"") != NULL);
+	CHECK(strstr(text, "\"src_device\":2,\"dst_device\":1,\"link\":\"pcie\"") != NULL);
+	CHECK(strstr(text, "\"src_device\":0,\"dst_device\":2,\"link\":\"none\"") != NULL);
+	CHECK(strstr(text, "\"src_device\":0,\"dst_device\":3,\"link\":null") != NULL);
+	CHECK(strstr(text, "\"src_device\":0,\"dst_device\":4,\"link\":null") != NULL);
+	free(text);
+	unlink(t.path);
+}
+
+/* A gpu_link record reads back byte for byte, and parse names every field (unknown ones null). */
+static void test_gpu_link_round_trip(void)
+{
+	const struct grt_gpu_link_rec written[2] = {
+		{ .device = 1, .pci = grt_pci_parse("00000000:29:00.0"), .peer_device = 0,
+		  .peer_pci = grt_pci_parse("0000:18:00.0"), .flags = ALL_KNOWN | GRT_GPU_LINK_F_REMOTES,
+		  .topology = GRT_TOPO_PXB, .nvlink_p2p = GRT_P2P_OK,
+		  .pcie_read_p2p = GRT_P2P_DISABLED_BY_REGKEY, .pcie_write_p2p = GRT_P2P_OK,
+		  .nvlink_links = 0x5, .nvswitch_links = 0x30000 },
+		{ .device = 2, .pci = grt_pci_parse("0000:3a:00.0"), .peer_device = 3, .flags = 0 },
+	};
+	static const char *const want[2] = {
+		"\"device\":1,\"pci\":\"0000:29:00.0\",\"peer_device\":0,\"peer_pci\":\"0000:18:00.0\","
+		"\"nvlink_p2p\":\"ok\",\"pcie_read_p2p\":\"disabled_by_regkey\",\"pcie_write_p2p\":\"ok\","
+		"\"topology\":\"PXB\",\"nvlinks\":2,\"nvlink_mask\":5,\"nvswitch_links\":2}",
+		"\"device\":2,\"pci\":\"0000:3a:00.0\",\"peer_device\":3,\"peer_pci\":null,"
+		"\"nvlink_p2p\":null,\"pcie_read_p2p\":null,\"pcie_write_p2p\":null,\"topology\":null,"
+		"\"nvlinks\":null,\"nvlink_mask\":null,\"nvswitch_links\":null}",
+	};
+	struct grt_reader *r;
+	struct grt_record rec;
+	char err[256], *json = NULL;
+	size_t len = 0, n = 0;
+	struct tw t;
+
+	tw_open(&t, SRC_HOST_ONLY);
+	for (int i = 0; i < 2; i++)
+		tw_rec(&t, GRT_REC_GPU_LINK, 1, 1, 50, &written[i], sizeof(written[i]));
+	tw_close(&t);
+	r = grt_reader_open(t.path, err, sizeof(err));
+	CHECK(r != NULL);
+	while (r && grt_reader_next(r, &rec) == GRT_READ_OK) {
+		FILE *out;
+		struct grt_event_printer *p;
+
+		if (rec.hdr.type != GRT_REC_GPU_LINK)
+			continue;
+		CHECK(n < 2);
+		if (n >= 2)
+			break;
+		CHECK_EQ_U64(rec.hdr.payload_len, sizeof(written[n]));
+		CHECK(!memcmp(rec.payload, &written[n], sizeof(written[n])));
+		out = open_memstream(&json, &len);
+		p = grt_event_printer_new(out, GRT_FORMAT_JSON, 0);
+		grt_event_printer_print(p, &rec, grt_reader_strings(r));
+		grt_event_printer_free(p);
+		fclose(out);
+		CHECK(strstr(json, "\"type\":\"gpu_link\"") != NULL);
+		CHECK(strstr(json, want[n]) != NULL);
+		if (!strstr(json, want[n]))
+			printf("  got %s", json);
+		free(json);
+		json = NULL;
+		n++;
+	}
+	CHECK_EQ_U64(n, 2);
+	if (r)
+		grt_reader_close(r);
 	unlink(t.path);
 }
 
@@ -173,7 +307,7 @@ static void test_peer_copy_of_older_writer(void)
 	tw_close(&t);
 	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
 	CHECK_EQ_U64(rc, 0);
-	CHECK_LINE(text, "  ? -> ?            1      1048576        1     1.000        0       0");
+	CHECK_LINE(text, "  ? -> ?     ?             1      1048576        1     1.000        0       0");
 	free(text);
 	unlink(t.path);
 }
@@ -305,6 +439,8 @@ int main(void)
 	RUN_TEST(test_device_waits_for_device);
 	RUN_TEST(test_peer_copies);
 	RUN_TEST(test_peer_copy_of_older_writer);
+	RUN_TEST(test_peer_copy_links);
+	RUN_TEST(test_gpu_link_round_trip);
 	RUN_TEST(test_nccl_waits);
 	RUN_TEST(test_nccl_split_and_p2p);
 	return TEST_EXIT_STATUS();

@@ -19,6 +19,7 @@
  */
 typedef void *nvml_device;
 #define NVML_SUCCESS 0
+#define NVML_ERROR_NOT_SUPPORTED 3
 #define NVML_PCIE_UTIL_TX_BYTES 0
 #define NVML_PCIE_UTIL_RX_BYTES 1
 #define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138
@@ -97,6 +98,7 @@ struct gpu_state {
 	uint64_t nvlink_tx_kib, nvlink_rx_kib;
 	uint64_t last_ns;
 	unsigned links;		/* NVLink links of this GPU, 0 without NVLink */
+	bool links_known;	/* NVML answered the link count */
 	bool links_seen;	/* previous per-link readings exist */
 	uint64_t link_tx_kib[NVML_MAX_LINKS], link_rx_kib[NVML_MAX_LINKS];
 	uint64_t links_ns;	/* when they were read */
@@ -179,13 +181,19 @@ static const char *nvml_error(const struct nvml_api *api, int rc)
 	return api->error_string ? api->error_string(rc) : "NVML error";
 }
 
-/* The GPU's NVLink links (field NVML_FI_DEV_NVLINK_LINK_COUNT); 0 when it has none. */
-static unsigned link_count(struct nvml_sampler *s, nvml_device gpu)
+/*
+ * The GPU's NVLink links (field NVML_FI_DEV_NVLINK_LINK_COUNT); 0 when it has
+ * none (NVML: not supported on this GPU) or NVML cannot tell (then !*known).
+ */
+static unsigned link_count(struct nvml_sampler *s, nvml_device gpu, bool *known)
 {
 	struct nvml_field_value v = { .field_id = NVML_FI_DEV_NVLINK_LINK_COUNT };
 
-	if (!s->api.field_values || s->api.field_values(gpu, 1, &v) != NVML_SUCCESS ||
-	    v.nvml_return != NVML_SUCCESS)
+	*known = false;
+	if (!s->api.field_values || s->api.field_values(gpu, 1, &v) != NVML_SUCCESS)
+		return 0;
+	*known = v.nvml_return == NVML_SUCCESS || v.nvml_return == NVML_ERROR_NOT_SUPPORTED;
+	if (v.nvml_return != NVML_SUCCESS)
 		return 0;
 	return v.value.ui < NVML_MAX_LINKS ? v.value.ui : NVML_MAX_LINKS;
 }
@@ -216,7 +224,7 @@ static int open_gpus(struct nvml_sampler *s, char *why, size_t why_len)
 			s->gpus[i].pci = grt_pci_parse(pci.bus_id);
 		}
 		if (s->gpus[i].handle)
-			s->gpus[i].links = link_count(s, s->gpus[i].handle);
+			s->gpus[i].links = link_count(s, s->gpus[i].handle, &s->gpus[i].links_known);
 	}
 	return 0;
 }
@@ -232,7 +240,8 @@ static bool read_link_remotes(const struct nvml_sampler *s, const struct gpu_sta
 	const struct nvml_api *api = &s->api;
 
 	*to_peer = *to_switch = 0;
-	if (gpu->links && (!api->link_state || !api->link_remote_type || !api->link_remote_pci))
+	if (!gpu->links_known ||
+	    (gpu->links && (!api->link_state || !api->link_remote_type || !api->link_remote_pci)))
 		return false;
 	for (unsigned l = 0; l < gpu->links; l++) {
 		struct nvml_pci_info pci;
