@@ -1,4 +1,5 @@
 /* The GPU-to-GPU topology of a trace and the link it gives a pair of devices. */
+#include <stdio.h>
 #include <stdlib.h>
 #include "analysis/gpu_links.h"
 
@@ -94,6 +95,25 @@ enum peer_link gpu_links_of_devices(const struct gpu_links *l, const struct devi
 	if (src < 0 || dst < 0 || !m)
 		return PEER_LINK_UNKNOWN;
 	return gpu_links_between(l, device_map_pci(m, src), device_map_pci(m, dst));
+}
+
+const char *gpu_links_cell(const struct gpu_links *l, uint32_t pci, uint32_t peer_pci, char *buf,
+			   size_t len)
+{
+	const struct grt_gpu_link_rec *g = gpu_links_find(l, pci, peer_pci);
+	const char *path;
+
+	if (!g)
+		return "?";
+	if (gpu_links_between(l, pci, peer_pci) == PEER_LINK_NVLINK) {
+		if ((g->flags & GRT_GPU_LINK_F_REMOTES) && g->nvlink_links)
+			snprintf(buf, len, "NV%d", __builtin_popcount(g->nvlink_links));
+		else
+			snprintf(buf, len, "NV");
+		return buf;
+	}
+	path = g->flags & GRT_GPU_LINK_F_TOPOLOGY ? grt_gpu_topology_name(g->topology) : NULL;
+	return path ? path : "?";
 }
 
 const char *peer_link_name(enum peer_link link)

@@ -3,6 +3,7 @@
 #define GRT_GPU_LINKS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include "analysis/device_map.h"
 #include "trace/grt_reader.h"
@@ -35,6 +36,13 @@ enum peer_link gpu_links_between(const struct gpu_links *l, uint32_t pci, uint32
 /* The same for two CUDA devices, through the bus ids their device records gave. */
 enum peer_link gpu_links_of_devices(const struct gpu_links *l, const struct device_map *m,
 				    int32_t src, int32_t dst);
+/*
+ * One cell of a topology matrix for the pair, as nvidia-smi topo -m writes
+ * it: "NV<n>" for n direct NVLink links, "NV" for P2P over NVLink through
+ * NVSwitches, else the PCIe path ("PIX" ... "SYS"), "?" when unknown.
+ */
+const char *gpu_links_cell(const struct gpu_links *l, uint32_t pci, uint32_t peer_pci, char *buf,
+			   size_t len);
 /* "nvlink", "pcie", "none", "?" */
 const char *peer_link_name(enum peer_link link);
 

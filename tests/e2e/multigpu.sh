@@ -65,6 +65,8 @@ check "0 -> 1 over NVLink" grep -q '^  0 -> 1     nvlink        1      1048576  
 check "1 -> 0 over NVLink" grep -q '^  1 -> 0     nvlink        1      2097152        0         -        1       0$' "$tmp/report"
 check "1 -> 2 over PCIe" grep -q '^  1 -> 2     pcie          1         4096        1 .*       0       0$' "$tmp/report"
 check "0 -> 2 without P2P" grep -q '^  0 -> 2     none          1         8192        1 .*       0       0$' "$tmp/report"
+"$GRT" report "$tmp/links.grt" --devices >"$tmp/report" 2>"$tmp/err"
+check "report --devices: the links between devices as a matrix" test "$(sed -n '/^links between devices/,$p' "$tmp/report" | tail -n +2)" = "$(printf '         0     1     2\n  0      X     NV2   SYS\n  1      NV2   X     PHB\n  2      SYS   PHB   X')"
 "$GRT" report "$tmp/links.grt" --copies --format json >"$tmp/copies.json" 2>"$tmp/err"
 check "json: the link of each pair" python3 -c '
 import json, sys
@@ -85,6 +87,8 @@ FAKE_NVML_TOPOLOGY=three GRTRACE_NVML_LIBRARY=$BUILD/fixtures/old_nvml/libnvidia
 	"$GRT" record -o "$tmp/old.grt" -s cuda,pcie --libcuda "$FAKE" -- "$WL/cuda_multi" all-pairs >"$tmp/out" 2>"$tmp/err"
 check "record with an old NVML exits 0" test $? -eq 0
 "$GRT" report "$tmp/old.grt" --copies >"$tmp/report" 2>"$tmp/err"
+"$GRT" report "$tmp/old.grt" --devices >"$tmp/devices" 2>"$tmp/err"
+check "old NVML: every cell of the matrix unknown" test "$(sed -n '/^links between devices/,$p' "$tmp/devices" | grep -c '^  [0-2]      [X?]     [X?]     [X?]$')" -eq 3
 check "old NVML: all four pairs unknown" test "$(grep -c '^  [0-2] -> [0-2]     ?  ' "$tmp/report")" -eq 4
 check "old NVML: the trace says why" test "$("$GRT" parse "$tmp/old.grt" --filter type=unsupported_probe --format json | grep -c '"probe":"nvml:gpu topology"')" -eq 1
 
