@@ -225,6 +225,66 @@ static void test_peer_copy_links(void)
 	unlink(t.path);
 }
 
+static void tw_device_alloc(struct tw *t, uint64_t ts, uint64_t addr, uint64_t bytes, uint32_t kind)
+{
+	struct grt_cuda_alloc_rec a = { .call = tw_call(GRT_CUDA_MEM_ALLOC_V2, ts + 10, 0), .addr = addr,
+					.bytes = bytes, .kind = kind };
+
+	tw_rec(t, GRT_REC_CUDA_ALLOC, PID, TID, ts, &a, sizeof(a));
+}
+
+static void tw_dtod(struct tw *t, uint64_t ts, uint32_t kind, uint64_t dst, uint64_t src, uint64_t bytes)
+{
+	struct grt_cuda_memcpy_rec m = { .call = tw_call(GRT_CUDA_MEMCPY_DTOD_V2, ts + 1000, 0),
+					 .dst = dst, .src = src, .bytes = bytes, .kind = kind, .dims = 1 };
+
+	tw_rec(t, GRT_REC_CUDA_MEMCPY, PID, TID, ts, &m, sizeof(m));
+}
+
+/*
+ * cuMemcpyDtoD and unified cuMemcpy between allocations of two devices are
+ * peer copies of that pair (interior pointers too); within one device, into
+ * freed memory, from managed memory, or from memory never allocated in the
+ * trace, they are not.
+ */
+static void test_dtod_across_devices(void)
+{
+	struct grt_cuda_free_rec f = { .call = tw_call(GRT_CUDA_MEM_FREE_V2, 20010, 0), .addr = 0x2000000,
+				       .kind = GRT_ALLOC_DEVICE };
+	struct tw t;
+	char *text;
+	int rc;
+
+	tw_open(&t, SRC_HOST_ONLY);
+	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
+	tw_context(&t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+	tw_context(&t, PID, TID, 200, GRT_CTX_SET, CTX0, -1);
+	tw_device_alloc(&t, 300, 0x1000000, 1 << 20, GRT_ALLOC_DEVICE);	/* device 0 */
+	tw_device_alloc(&t, 310, 0x3000000, 1 << 20, GRT_ALLOC_DEVICE);	/* device 0 */
+	tw_device_alloc(&t, 320, 0x5000000, 1 << 20, GRT_ALLOC_MANAGED);
+	tw_context(&t, PID, TID, 400, GRT_CTX_SET, CTX1, -1);
+	tw_device_alloc(&t, 500, 0x2000000, 1 << 20, GRT_ALLOC_ASYNC);	/* device 1 */
+	tw_dtod(&t, 1000, GRT_COPY_DTOD, 0x2000000, 0x1000000, 1000);	/* 0 -> 1 */
+	tw_dtod(&t, 3000, GRT_COPY_DEFAULT, 0x1000100, 0x20fff00, 1000); /* 1 -> 0, interior */
+	tw_dtod(&t, 5000, GRT_COPY_DTOD, 0x3000000, 0x1000000, 1000);	/* within device 0 */
+	tw_dtod(&t, 7000, GRT_COPY_DTOD, 0x2000000, 0x5000000, 1000);	/* from managed memory */
+	tw_dtod(&t, 9000, GRT_COPY_DTOD, 0x2000000, 0x9000000, 1000);	/* never allocated */
+	tw_dtod(&t, 11000, GRT_COPY_DTOD, 0x2100000, 0x1000000, 1000);	/* one past device 1's end */
+	tw_rec(&t, GRT_REC_CUDA_FREE, PID, TID, 20000, &f, sizeof(f));
+	tw_dtod(&t, 21000, GRT_COPY_DTOD, 0x2000000, 0x1000000, 1000);	/* into freed memory */
+	tw_close(&t);
+	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "  0 -> 1     ?             1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  1 -> 0     ?             1         1000        1     1.000        0       0");
+	CHECK(strstr(text, "  0 -> 0 ") == NULL && strstr(text, "  ? -> ") == NULL);
+	free(text);
+	text = report_capture(t.path, "copies", 10, NULL, true, &rc);
+	CHECK(strstr(text, "\"src_device\":0,\"dst_device\":1,\"link\":null,\"calls\":1,\"dtod_calls\":1,") != NULL);
+	free(text);
+	unlink(t.path);
+}
+
 /* A gpu_link record reads back byte for byte, and parse names every field (unknown ones null). */
 static void test_gpu_link_round_trip(void)
 {
@@ -441,6 +501,7 @@ int main(void)
 	RUN_TEST(test_peer_copy_of_older_writer);
 	RUN_TEST(test_peer_copy_links);
 	RUN_TEST(test_gpu_link_round_trip);
+	RUN_TEST(test_dtod_across_devices);
 	RUN_TEST(test_nccl_waits);
 	RUN_TEST(test_nccl_split_and_p2p);
 	return TEST_EXIT_STATUS();
