@@ -132,6 +132,14 @@ static void tw_peer(struct tw *t, uint64_t enter, uint64_t ret_ns, uint64_t dst_
 	tw_rec(t, GRT_REC_CUDA_MEMCPY, PID, TID, enter, &m, sizeof(m));
 }
 
+/* A trace where the test's thread has retained device 0's and device 1's primary contexts. */
+static void tw_open_two_devices(struct tw *t)
+{
+	tw_open(t, SRC_HOST_ONLY);
+	tw_context(t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
+	tw_context(t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+}
+
 /* Peer copies by device pair; the synchronous ones give the bandwidth. */
 static void test_peer_copies(void)
 {
@@ -139,9 +147,7 @@ static void test_peer_copies(void)
 	char *text;
 	int rc;
 
-	tw_open(&t, SRC_HOST_ONLY);
-	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
-	tw_context(&t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+	tw_open_two_devices(&t);
 	tw_peer(&t, 1000, 1000 + 1048576, CTX1, CTX0, 1048576 * 2, 0); /* 2 GB/s */
 	tw_peer(&t, 3000000, 3000100, CTX0, CTX1, 4096, 1);
 	tw_peer(&t, 4000000, 4000100, CTX0, 0xdead0, 8192, 1);	 /* a context never seen */
@@ -255,9 +261,7 @@ static void test_dtod_across_devices(void)
 	char *text;
 	int rc;
 
-	tw_open(&t, SRC_HOST_ONLY);
-	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
-	tw_context(&t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+	tw_open_two_devices(&t);
 	tw_context(&t, PID, TID, 200, GRT_CTX_SET, CTX0, -1);
 	tw_device_alloc(&t, 300, 0x1000000, 1 << 20, GRT_ALLOC_DEVICE);	/* device 0 */
 	tw_device_alloc(&t, 310, 0x3000000, 1 << 20, GRT_ALLOC_DEVICE);	/* device 0 */
@@ -360,9 +364,7 @@ static void test_peer_copy_of_older_writer(void)
 	char *text;
 	int rc;
 
-	tw_open(&t, SRC_HOST_ONLY);
-	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
-	tw_context(&t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+	tw_open_two_devices(&t);
 	tw_rec(&t, GRT_REC_CUDA_MEMCPY, PID, TID, 1000, &m, GRT_CUDA_MEMCPY_REC_V1_2_LEN);
 	tw_close(&t);
 	text = report_capture(t.path, "copies", 10, NULL, false, &rc);

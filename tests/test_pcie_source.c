@@ -15,6 +15,21 @@ static struct grt_session *attach_pcie(struct mem_sink *m, int *rc)
 	return s;
 }
 
+/* Attaches the pcie source on library with only the probe variant named (GRTRACE_PCIE_PROBES), and detaches it. */
+static void attach_detach(struct mem_sink *m, const char *library, const char *probes)
+{
+	struct grt_session *s;
+	int rc;
+
+	setenv("GRTRACE_NVML_LIBRARY", library, 1);
+	setenv("GRTRACE_PCIE_PROBES", probes, 1);
+	s = attach_pcie(m, &rc);
+	unsetenv("GRTRACE_PCIE_PROBES");
+	CHECK_EQ_U64(rc, 0);
+	grt_session_detach_all(s);
+	grt_session_free(s);
+}
+
 static void run_for_ms(struct grt_session *s, long ms)
 {
 	struct timespec start, now;
@@ -142,16 +157,9 @@ static void test_no_kprobes_no_nvml_is_one_line_skip(void)
 static void test_probe_variant_left_out_by_name(void)
 {
 	struct mem_sink m;
-	int rc, fexit_left_out = 0, others = 0;
-	struct grt_session *s;
+	int fexit_left_out = 0, others = 0;
 
-	setenv("GRTRACE_NVML_LIBRARY", fake_nvml, 1);
-	setenv("GRTRACE_PCIE_PROBES", "kprobe", 1);
-	s = attach_pcie(&m, &rc);
-	unsetenv("GRTRACE_PCIE_PROBES");
-	CHECK_EQ_U64(rc, 0);
-	grt_session_detach_all(s);
-	grt_session_free(s);
+	attach_detach(&m, fake_nvml, "kprobe");
 	for (size_t i = 0; i < m.count; i++) {
 		const struct grt_unsupported_probe_rec *u = (const void *)m.recs[i].payload;
 		const char *probe, *reason;
@@ -175,17 +183,9 @@ static size_t topology_of(const char *library, struct grt_gpu_link_rec *out, siz
 			  int *complaints)
 {
 	struct mem_sink m;
-	struct grt_session *s;
 	size_t n = 0;
-	int rc;
 
-	setenv("GRTRACE_NVML_LIBRARY", library, 1);
-	setenv("GRTRACE_PCIE_PROBES", "none", 1); /* NVML alone, with or without kprobes */
-	s = attach_pcie(&m, &rc);
-	unsetenv("GRTRACE_PCIE_PROBES");
-	CHECK_EQ_U64(rc, 0);
-	grt_session_detach_all(s);
-	grt_session_free(s);
+	attach_detach(&m, library, "none"); /* NVML alone, with or without kprobes */
 	*complaints = 0;
 	for (size_t i = 0; i < m.count; i++) {
 		const struct mem_record *r = &m.recs[i];
@@ -201,6 +201,18 @@ static size_t topology_of(const char *library, struct grt_gpu_link_rec *out, siz
 		}
 	}
 	mem_sink_free(&m);
+	return n;
+}
+
+/* The same with the fake's three-GPU topology; expects the six ordered pairs. */
+static size_t topology_of_three(const char *library, struct grt_gpu_link_rec *out, int *complaints)
+{
+	size_t n;
+
+	setenv("FAKE_NVML_TOPOLOGY", "three", 1);
+	n = topology_of(library, out, 8, complaints);
+	unsetenv("FAKE_NVML_TOPOLOGY");
+	CHECK_EQ_U64(n, 6);
 	return n;
 }
 
@@ -229,12 +241,8 @@ static void test_topology_of_three_gpus(void)
 	};
 	struct grt_gpu_link_rec got[8];
 	int complaints;
-	size_t n;
+	size_t n = topology_of_three(fake_nvml, got, &complaints);
 
-	setenv("FAKE_NVML_TOPOLOGY", "three", 1);
-	n = topology_of(fake_nvml, got, 8, &complaints);
-	unsetenv("FAKE_NVML_TOPOLOGY");
-	CHECK_EQ_U64(n, 6);
 	CHECK_EQ_U64(complaints, 0);
 	for (size_t i = 0; i < n && i < 6; i++) {
 		CHECK(!memcmp(&got[i], &want[i], sizeof(want[i])));
@@ -274,12 +282,8 @@ static void test_topology_of_old_driver(void)
 {
 	struct grt_gpu_link_rec got[8];
 	int complaints;
-	size_t n;
+	size_t n = topology_of_three(old_nvml, got, &complaints);
 
-	setenv("FAKE_NVML_TOPOLOGY", "three", 1);
-	n = topology_of(old_nvml, got, 8, &complaints);
-	unsetenv("FAKE_NVML_TOPOLOGY");
-	CHECK_EQ_U64(n, 6);
 	CHECK_EQ_U64(complaints, 1);
 	for (size_t i = 0; i < n && i < 6; i++) {
 		CHECK_EQ_U64(got[i].flags, got[i].device == 2 ? GRT_GPU_LINK_F_REMOTES : 0);
