@@ -19,6 +19,7 @@
  */
 typedef void *nvml_device;
 #define NVML_SUCCESS 0
+#define NVML_ERROR_INVALID_ARGUMENT 2
 #define NVML_ERROR_NOT_SUPPORTED 3
 #define NVML_PCIE_UTIL_TX_BYTES 0
 #define NVML_PCIE_UTIL_RX_BYTES 1
@@ -229,45 +230,54 @@ static int open_gpus(struct nvml_sampler *s, char *why, size_t why_len)
 	return 0;
 }
 
-/*
- * The far end of every active link of gpu: bits of links ending at the GPU
- * whose bus id is peer_pci, and of links ending at an NVSwitch. False when
- * one link could not be read: then neither set is known.
- */
-static bool read_link_remotes(const struct nvml_sampler *s, const struct gpu_state *gpu,
-			      uint32_t peer_pci, uint32_t *to_peer, uint32_t *to_switch)
-{
-	const struct nvml_api *api = &s->api;
+/* The far ends of one GPU's active NVLink links, read once for every pair it is in. */
+struct link_remotes {
+	bool known;			/* every link was read */
+	uint32_t to_switch;		/* a bit per link ending at an NVSwitch */
+	uint32_t to_gpu;		/* a bit per link ending at a GPU ... */
+	uint32_t gpu_pci[NVML_MAX_LINKS]; /* ... whose address is this */
+};
 
-	*to_peer = *to_switch = 0;
+/*
+ * A link NVML says it has no state for (not supported, or an index past the
+ * links this GPU has) is not in use; any other failure leaves every far end
+ * of the GPU unknown.
+ */
+static void read_link_remotes(const struct nvml_api *api, const struct gpu_state *gpu,
+			      struct link_remotes *out)
+{
+	*out = (struct link_remotes){ 0 };
 	if (!gpu->links_known ||
 	    (gpu->links && (!api->link_state || !api->link_remote_type || !api->link_remote_pci)))
-		return false;
+		return;
 	for (unsigned l = 0; l < gpu->links; l++) {
 		struct nvml_pci_info pci;
-		int active = 0, type = -1;
+		int active = 0, type = -1, rc = api->link_state(gpu->handle, l, &active);
 
-		if (api->link_state(gpu->handle, l, &active) != NVML_SUCCESS)
-			return false;
+		if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT)
+			continue;
+		if (rc != NVML_SUCCESS)
+			return;
 		if (active != NVML_FEATURE_ENABLED)
 			continue;
 		if (api->link_remote_type(gpu->handle, l, &type) != NVML_SUCCESS)
-			return false;
+			return;
 		if (type == NVML_NVLINK_DEVICE_TYPE_SWITCH) {
-			*to_switch |= 1u << l;
+			out->to_switch |= 1u << l;
 		} else if (type == NVML_NVLINK_DEVICE_TYPE_GPU) {
 			if (api->link_remote_pci(gpu->handle, l, &pci) != NVML_SUCCESS)
-				return false;
+				return;
 			pci.bus_id[sizeof(pci.bus_id) - 1] = 0;
-			if (peer_pci && grt_pci_parse(pci.bus_id) == peer_pci)
-				*to_peer |= 1u << l;
+			out->to_gpu |= 1u << l;
+			out->gpu_pci[l] = grt_pci_parse(pci.bus_id);
 		}
 	}
-	return true;
+	out->known = true;
 }
 
 /* What NVML says of one ordered pair; a question it cannot answer leaves its flag clear. */
-static void read_pair(const struct nvml_sampler *s, unsigned a, unsigned b, struct grt_gpu_link_rec *out)
+static void read_pair(const struct nvml_sampler *s, unsigned a, unsigned b,
+		      const struct link_remotes *remotes, struct grt_gpu_link_rec *out)
 {
 	const struct nvml_api *api = &s->api;
 	const struct gpu_state *ga = &s->gpus[a], *gb = &s->gpus[b];
@@ -293,20 +303,31 @@ static void read_pair(const struct nvml_sampler *s, unsigned a, unsigned b, stru
 		out->topology = (uint32_t)level;
 		out->flags |= GRT_GPU_LINK_F_TOPOLOGY;
 	}
-	if (read_link_remotes(s, ga, gb->pci, &out->nvlink_links, &out->nvswitch_links))
+	if (remotes->known) {
 		out->flags |= GRT_GPU_LINK_F_REMOTES;
+		out->nvswitch_links = remotes->to_switch;
+		for (unsigned l = 0; l < NVML_MAX_LINKS; l++)
+			if ((remotes->to_gpu & (1u << l)) && gb->pci && remotes->gpu_pci[l] == gb->pci)
+				out->nvlink_links |= 1u << l;
+	}
 }
 
 /* Every ordered pair of GPUs with a handle, once: the topology does not change while recording. */
 static void read_topology(struct nvml_sampler *s)
 {
+	struct link_remotes remotes;
+
 	s->links = calloc((size_t)s->ngpus * s->ngpus, sizeof(*s->links));
 	if (!s->links)
 		return;
-	for (unsigned a = 0; a < s->ngpus; a++)
+	for (unsigned a = 0; a < s->ngpus; a++) {
+		if (!s->gpus[a].handle)
+			continue;
+		read_link_remotes(&s->api, &s->gpus[a], &remotes);
 		for (unsigned b = 0; b < s->ngpus; b++)
-			if (a != b && s->gpus[a].handle && s->gpus[b].handle)
-				read_pair(s, a, b, &s->links[s->n_links++]);
+			if (a != b && s->gpus[b].handle)
+				read_pair(s, a, b, &remotes, &s->links[s->n_links++]);
+	}
 }
 
 size_t nvml_sampler_topology(const struct nvml_sampler *s, const struct grt_gpu_link_rec **links)
