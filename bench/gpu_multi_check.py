@@ -5,7 +5,8 @@ Reads WORK/nccl.json (report --nccl --top 0), WORK/devices.json (report --device
 WORK/nvlink.jsonl (parse --filter type=nvlink_sample), WORK/unsupported.jsonl (parse --filter
 type=unsupported_probe), WORK/status.jsonl (parse --filter type=source_status),
 WORK/jobs.json (report --jobs --format json; its checks say "info - no jobs.json" without it),
-WORK/report.txt and WORK/rank*.json (bench/gpu_multi_train.py). NVLINK_LINKS: the NVLink links
+WORK/report.txt and WORK/rank*.json (bench/gpu_multi_train.py), WORK/topo.txt (nvidia-smi topo -m),
+WORK/links.jsonl (parse --filter type=gpu_link), WORK/copies.json (report --copies). NVLINK_LINKS: the NVLink links
 nvidia-smi reports (-1: unknown). Prints one "ok - " or "FAIL - " line per check (and "info - "
 lines); exits 1 when one fails.
 """
@@ -43,6 +44,83 @@ def lines(path):
         return [json.loads(line) for line in open(path) if line.strip()]
     except (OSError, ValueError):
         return []
+
+
+def check_gpu_links():
+    """The trace's gpu_link records (WORK/links.jsonl: parse --filter type=gpu_link --format json)
+    against nvidia-smi topo -m (WORK/topo.txt): NV# between two GPUs means P2P over NVLink, PIX,
+    PXB, PHB, NODE, SYS a PCIe path (then the record's topology is that name too, and the link
+    pcie, or none where the driver refuses P2P on that path: topo -m does not show P2P support).
+    Every peer pair of report --copies (WORK/copies.json) must have the link topo.txt gives its two
+    GPUs, matched by PCI bus id through the gpu_link records (CUDA ordinals and NVML indices can
+    differ)."""
+    try:
+        topo_lines = open(f"{work}/topo.txt").read().splitlines()
+    except OSError:
+        topo_lines = []
+    header = next((l.split() for l in topo_lines if l.split()[:1] == ["GPU0"]), None)
+    topo = {}
+    if header:
+        ngpu = sum(1 for t in header if t.startswith("GPU") and t[3:].isdigit())
+        for l in topo_lines:
+            t = l.split()
+            if t and t[0].startswith("GPU") and t[0][3:].isdigit() and len(t) > ngpu:
+                for j, v in enumerate(t[1:1 + ngpu]):
+                    topo[(int(t[0][3:]), j)] = v
+    if not topo:
+        info("gpu links: no nvidia-smi topo -m matrix in topo.txt: links not compared")
+        return
+
+    def expected(v):
+        return ("nvlink",) if v.startswith("NV") else \
+            ("pcie", "none") if v in ("PIX", "PXB", "PHB", "NODE", "SYS") else None
+
+    def bus(text):  # "00000000:3B:00.0" and "0000:3b:00.0" name one GPU
+        try:
+            d, b, rest = (text or "").split(":")
+            dev, fn = rest.split(".")
+            return (int(d, 16), int(b, 16), int(dev, 16), int(fn, 16))
+        except ValueError:
+            return None
+
+    records = lines(f"{work}/links.jsonl")
+    pairs = {(a, b) for (a, b), v in topo.items() if a != b and expected(v)}
+    check("a gpu_link record per ordered GPU pair of topo -m", pairs <= {(r["device"], r["peer_device"])
+                                                                       for r in records},
+          f"{len(records)} records, {len(pairs)} pairs in topo.txt")
+    nvml_of_pci = {}
+    for r in records:
+        nvml_of_pci[bus(r["pci"])] = r["device"]
+        v = topo.get((r["device"], r["peer_device"]), "")
+        want = expected(v)
+        if want is None:
+            continue
+        got = ("nvlink" if r["nvlink_p2p"] == "ok" else
+               "pcie" if r["nvlink_p2p"] and "ok" in (r["pcie_read_p2p"], r["pcie_write_p2p"]) else
+               "none" if r["nvlink_p2p"] and r["pcie_read_p2p"] else "?")
+        check(f"gpu_link GPU{r['device']} -> GPU{r['peer_device']}: {got}, topo -m {v}", got in want,
+              f"nvlink_p2p {r['nvlink_p2p']}, pcie {r['pcie_read_p2p']}/{r['pcie_write_p2p']}, "
+              f"topology {r['topology']}, nvlinks {r['nvlinks']}, nvswitch_links {r['nvswitch_links']}")
+        if want != ("nvlink",):
+            check(f"gpu_link GPU{r['device']} -> GPU{r['peer_device']}: topology {r['topology']} = {v}",
+                  r["topology"] == v)
+
+    peers = load(f"{work}/copies.json", {}).get("copies", {}).get("peers", [])
+    devices = load(f"{work}/devices.json", {}).get("devices", {})
+    pci_of = {d["device"]: d.get("pci_bus_id") for d in devices.get("devices", [])} \
+        if isinstance(devices, dict) else {}
+    if not peers:
+        info("gpu links: no peer copies in the trace (DDP moves data inside NCCL kernels)")
+    for p in peers:
+        a = nvml_of_pci.get(bus(pci_of.get(p["src_device"])))
+        b = nvml_of_pci.get(bus(pci_of.get(p["dst_device"])))
+        v = topo.get((a, b), "") if a is not None and b is not None else ""
+        check(f"peer copies {p['src_device']} -> {p['dst_device']}: link {p['link']} = topo -m {v or '?'}",
+              expected(v) is not None and p["link"] in expected(v),
+              f"NVML GPUs {a}, {b}; {p['calls']} calls")
+
+
+check_gpu_links()
 
 
 ranks = [load(p, {}) for p in sorted(glob.glob(f"{work}/rank*.json"))]

@@ -11,7 +11,7 @@
 #include "test_util.h"
 #include "kernel_test_session.h"
 #include "sources/fence.h"
-#include "sources/pci_addr.h"
+#include "common/pci_addr.h"
 #include "sources/tp_format.h"
 #include "sources/xid.h"
 #include "trace/records_kernel.h"

@@ -6,7 +6,7 @@
 #include "export/event_printer.h"
 #include "export/snoop_kernel.h"
 #include "sources/nv_ioctl_decode.h"
-#include "sources/pci_addr.h"
+#include "common/pci_addr.h"
 #include "sources/syscall_filter.h"
 #include "sources/tp_format.h"
 #include "trace/kernel_names.h"
@@ -140,6 +140,9 @@ static void test_pci_parse(void)
 {
 	CHECK_EQ_U64(grt_pci_parse("0000:3b:00.0"), grt_pci_pack(0, 0x3b, 0, 0));
 	CHECK_EQ_U64(grt_pci_parse("00000000:86:1f.7"), grt_pci_pack(0, 0x86, 0x1f, 7));
+	/* NVML's form and the CUDA driver's name one GPU */
+	CHECK_EQ_U64(grt_pci_parse("00000000:3A:00.0"), grt_pci_parse("0000:3a:00.0"));
+	CHECK(grt_pci_parse("0000:3a:00.0") != 0);
 	CHECK_EQ_U64(grt_pci_parse("0001:00:02.1"), 0x10011);
 	CHECK_EQ_U64(grt_pci_parse("not-a-bus"), 0);
 	CHECK_EQ_U64(grt_pci_parse("0000:3b:00.0x"), 0);
@@ -270,6 +273,7 @@ static void test_every_kernel_type_described(void)
 		{ GRT_REC_SCHED_OFFCPU, "offcpu" }, { GRT_REC_SCHED_WAKEUP, "wakeup" },
 		{ GRT_REC_FENCE, "fence" }, { GRT_REC_XID, "xid" }, { GRT_REC_PCIE_SAMPLE, "pcie_sample" },
 		{ GRT_REC_UNSUPPORTED_PROBE, "unsupported_probe" }, { GRT_REC_PCI_CONFIG, "pci_config" },
+		{ GRT_REC_NVLINK_SAMPLE, "nvlink_sample" }, { GRT_REC_GPU_LINK, "gpu_link" },
 	};
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {

@@ -3,6 +3,9 @@
 #include "jobs_trace.h"
 #include "report_check.h"
 #include "test_util.h"
+#include "common/pci_addr.h"
+#include "export/event_printer.h"
+#include "trace/records_kernel.h"
 #include "trace/records_nccl.h"
 
 #define PID 400
@@ -129,6 +132,14 @@ static void tw_peer(struct tw *t, uint64_t enter, uint64_t ret_ns, uint64_t dst_
 	tw_rec(t, GRT_REC_CUDA_MEMCPY, PID, TID, enter, &m, sizeof(m));
 }
 
+/* A trace where the test's thread has retained device 0's and device 1's primary contexts. */
+static void tw_open_two_devices(struct tw *t)
+{
+	tw_open(t, SRC_HOST_ONLY);
+	tw_context(t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
+	tw_context(t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+}
+
 /* Peer copies by device pair; the synchronous ones give the bandwidth. */
 static void test_peer_copies(void)
 {
@@ -136,19 +147,206 @@ static void test_peer_copies(void)
 	char *text;
 	int rc;
 
-	tw_open(&t, SRC_HOST_ONLY);
-	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
-	tw_context(&t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+	tw_open_two_devices(&t);
 	tw_peer(&t, 1000, 1000 + 1048576, CTX1, CTX0, 1048576 * 2, 0); /* 2 GB/s */
 	tw_peer(&t, 3000000, 3000100, CTX0, CTX1, 4096, 1);
 	tw_peer(&t, 4000000, 4000100, CTX0, 0xdead0, 8192, 1);	 /* a context never seen */
 	tw_close(&t);
 	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
 	CHECK_EQ_U64(rc, 0);
-	CHECK_LINE(text, "  0 -> 1            1      2097152        1     2.000        0       0");
-	CHECK_LINE(text, "  1 -> 0            1         4096        0         -        1       0");
-	CHECK_LINE(text, "  ? -> 0            1         8192        0         -        1       0");
+	/* no pcie source in this trace: no topology, the link is unknown */
+	CHECK_LINE(text, "  0 -> 1     ?             1      2097152        1     2.000        0       0");
+	CHECK_LINE(text, "  1 -> 0     ?             1         4096        0         -        1       0");
+	CHECK_LINE(text, "  ? -> 0     ?             1         8192        0         -        1       0");
 	free(text);
+	unlink(t.path);
+}
+
+static void tw_gpu_link(struct tw *t, const char *pci, const char *peer_pci, uint32_t flags,
+			uint8_t nvlink, uint8_t pcie, uint32_t links)
+{
+	struct grt_gpu_link_rec g = { .pci = grt_pci_parse(pci), .peer_pci = grt_pci_parse(peer_pci),
+				      .flags = flags, .topology = GRT_TOPO_SYS, .nvlink_p2p = nvlink,
+				      .pcie_read_p2p = pcie, .pcie_write_p2p = pcie, .nvlink_links = links };
+
+	tw_rec(t, GRT_REC_GPU_LINK, 1, 1, 50, &g, sizeof(g));
+}
+
+#define ALL_KNOWN (GRT_GPU_LINK_F_NVLINK_P2P | GRT_GPU_LINK_F_PCIE_P2P | GRT_GPU_LINK_F_TOPOLOGY)
+
+/*
+ * The link of each pair, from gpu_link records matched by bus id: NVML's
+ * 8-digit domain and upper-case hex meet the driver's 4-digit form; a pair
+ * recorded one way answers the other; unknown when a device's bus id was
+ * never asked, when NVML could not answer (an old driver), or when it
+ * answered P2P "unknown" for PCIe.
+ */
+static void test_peer_copy_links(void)
+{
+	static const uint64_t ctx[6] = { CTX0, CTX1, 0xb2000, 0xb3000, 0xb4000, 0xb5000 };
+	struct tw t;
+	char *text;
+	int rc;
+
+	tw_open(&t, SRC_HOST_ONLY);
+	tw_gpu_link(&t, "00000000:18:00.0", "00000000:29:00.0", ALL_KNOWN, GRT_P2P_OK, GRT_P2P_OK, 3);
+	tw_gpu_link(&t, "00000000:29:00.0", "00000000:3A:00.0", ALL_KNOWN, GRT_P2P_NOT_SUPPORTED,
+		    GRT_P2P_OK, 0);
+	tw_gpu_link(&t, "00000000:18:00.0", "00000000:3A:00.0", ALL_KNOWN, GRT_P2P_NOT_SUPPORTED,
+		    GRT_P2P_CHIPSET_NOT_SUPPORTED, 0);
+	tw_gpu_link(&t, "00000000:18:00.0", "00000000:4B:00.0", 0, 0, 0, 0); /* nothing answered */
+	tw_gpu_link(&t, "00000000:18:00.0", "00000000:5C:00.0", ALL_KNOWN, GRT_P2P_NOT_SUPPORTED,
+		    GRT_P2P_UNKNOWN, 0);
+	for (int d = 0; d < 6; d++)
+		tw_context(&t, PID, TID, 100 + (uint64_t)d, GRT_CTX_RETAIN, ctx[d], d);
+	tw_bus_id(&t, PID, TID, 200, 0, "0000:18:00.0");
+	tw_bus_id(&t, PID, TID, 201, 1, "0000:29:00.0");
+	tw_bus_id(&t, PID, TID, 202, 2, "0000:3a:00.0");
+	tw_bus_id(&t, PID, TID, 204, 4, "0000:4b:00.0");
+	tw_bus_id(&t, PID, TID, 205, 5, "0000:5c:00.0");
+	tw_peer(&t, 1000, 2000, CTX1, CTX0, 1000, 0);		/* 0 -> 1 */
+	tw_peer(&t, 3000, 4000, CTX1, ctx[2], 1000, 0);	/* 2 -> 1: recorded as 1, 2 */
+	tw_peer(&t, 5000, 6000, ctx[2], CTX0, 1000, 0);	/* 0 -> 2 */
+	tw_peer(&t, 7000, 8000, ctx[3], CTX0, 1000, 0);	/* 0 -> 3: no bus id */
+	tw_peer(&t, 9000, 10000, ctx[4], CTX0, 1000, 0);	/* 0 -> 4: old driver */
+	tw_peer(&t, 11000, 12000, ctx[5], CTX0, 1000, 0);	/* 0 -> 5: PCIe P2P unknown */
+	tw_close(&t);
+	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "  0 -> 1     nvlink        1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  2 -> 1     pcie          1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  0 -> 2     none          1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  0 -> 3     ?             1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  0 -> 4     ?             1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  0 -> 5     ?             1         1000        1     1.000        0       0");
+	free(text);
+	text = report_capture(t.path, "copies", 10, NULL, true, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK(strstr(text, "\"src_device\":0,\"dst_device\":1,\"link\":\"nvlink\"") != NULL);
+	CHECK(strstr(text, "\"src_device\":2,\"dst_device\":1,\"link\":\"pcie\"") != NULL);
+	CHECK(strstr(text, "\"src_device\":0,\"dst_device\":2,\"link\":\"none\"") != NULL);
+	CHECK(strstr(text, "\"src_device\":0,\"dst_device\":3,\"link\":null") != NULL);
+	CHECK(strstr(text, "\"src_device\":0,\"dst_device\":4,\"link\":null") != NULL);
+	free(text);
+	unlink(t.path);
+}
+
+static void tw_device_alloc(struct tw *t, uint64_t ts, uint64_t addr, uint64_t bytes, uint32_t kind)
+{
+	struct grt_cuda_alloc_rec a = { .call = tw_call(GRT_CUDA_MEM_ALLOC_V2, ts + 10, 0), .addr = addr,
+					.bytes = bytes, .kind = kind };
+
+	tw_rec(t, GRT_REC_CUDA_ALLOC, PID, TID, ts, &a, sizeof(a));
+}
+
+static void tw_dtod(struct tw *t, uint64_t ts, uint32_t kind, uint64_t dst, uint64_t src, uint64_t bytes)
+{
+	struct grt_cuda_memcpy_rec m = { .call = tw_call(GRT_CUDA_MEMCPY_DTOD_V2, ts + 1000, 0),
+					 .dst = dst, .src = src, .bytes = bytes, .kind = kind, .dims = 1 };
+
+	tw_rec(t, GRT_REC_CUDA_MEMCPY, PID, TID, ts, &m, sizeof(m));
+}
+
+/*
+ * cuMemcpyDtoD and unified cuMemcpy between allocations of two devices are
+ * peer copies of that pair (interior pointers too); within one device, into
+ * freed memory, from managed memory, or from memory never allocated in the
+ * trace, they are not.
+ */
+static void test_dtod_across_devices(void)
+{
+	struct grt_cuda_free_rec f = { .call = tw_call(GRT_CUDA_MEM_FREE_V2, 20010, 0), .addr = 0x2000000,
+				       .kind = GRT_ALLOC_DEVICE };
+	struct tw t;
+	char *text;
+	int rc;
+
+	tw_open_two_devices(&t);
+	tw_context(&t, PID, TID, 200, GRT_CTX_SET, CTX0, -1);
+	tw_device_alloc(&t, 300, 0x1000000, 1 << 20, GRT_ALLOC_DEVICE);	/* device 0 */
+	tw_device_alloc(&t, 310, 0x3000000, 1 << 20, GRT_ALLOC_DEVICE);	/* device 0 */
+	tw_device_alloc(&t, 320, 0x5000000, 1 << 20, GRT_ALLOC_MANAGED);
+	tw_context(&t, PID, TID, 400, GRT_CTX_SET, CTX1, -1);
+	tw_device_alloc(&t, 500, 0x2000000, 1 << 20, GRT_ALLOC_ASYNC);	/* device 1 */
+	tw_dtod(&t, 1000, GRT_COPY_DTOD, 0x2000000, 0x1000000, 1000);	/* 0 -> 1 */
+	tw_dtod(&t, 3000, GRT_COPY_DEFAULT, 0x1000100, 0x20fff00, 1000); /* 1 -> 0, interior */
+	tw_dtod(&t, 5000, GRT_COPY_DTOD, 0x3000000, 0x1000000, 1000);	/* within device 0 */
+	tw_dtod(&t, 7000, GRT_COPY_DTOD, 0x2000000, 0x5000000, 1000);	/* from managed memory */
+	tw_dtod(&t, 9000, GRT_COPY_DTOD, 0x2000000, 0x9000000, 1000);	/* never allocated */
+	tw_dtod(&t, 11000, GRT_COPY_DTOD, 0x2100000, 0x1000000, 1000);	/* one past device 1's end */
+	tw_rec(&t, GRT_REC_CUDA_FREE, PID, TID, 20000, &f, sizeof(f));
+	tw_dtod(&t, 21000, GRT_COPY_DTOD, 0x2000000, 0x1000000, 1000);	/* into freed memory */
+	tw_close(&t);
+	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
+	CHECK_EQ_U64(rc, 0);
+	CHECK_LINE(text, "  0 -> 1     ?             1         1000        1     1.000        0       0");
+	CHECK_LINE(text, "  1 -> 0     ?             1         1000        1     1.000        0       0");
+	CHECK(strstr(text, "  0 -> 0 ") == NULL && strstr(text, "  ? -> ") == NULL);
+	free(text);
+	text = report_capture(t.path, "copies", 10, NULL, true, &rc);
+	CHECK(strstr(text, "\"src_device\":0,\"dst_device\":1,\"link\":null,\"calls\":1,\"dtod_calls\":1,") != NULL);
+	free(text);
+	unlink(t.path);
+}
+
+/* A gpu_link record reads back byte for byte, and parse names every field (unknown ones null). */
+static void test_gpu_link_round_trip(void)
+{
+	const struct grt_gpu_link_rec written[2] = {
+		{ .device = 1, .pci = grt_pci_parse("00000000:29:00.0"), .peer_device = 0,
+		  .peer_pci = grt_pci_parse("0000:18:00.0"), .flags = ALL_KNOWN | GRT_GPU_LINK_F_REMOTES,
+		  .topology = GRT_TOPO_PXB, .nvlink_p2p = GRT_P2P_OK,
+		  .pcie_read_p2p = GRT_P2P_DISABLED_BY_REGKEY, .pcie_write_p2p = GRT_P2P_OK,
+		  .nvlink_links = 0x5, .nvswitch_links = 0x30000 },
+		{ .device = 2, .pci = grt_pci_parse("0000:3a:00.0"), .peer_device = 3, .flags = 0 },
+	};
+	static const char *const want[2] = {
+		"\"device\":1,\"pci\":\"0000:29:00.0\",\"peer_device\":0,\"peer_pci\":\"0000:18:00.0\","
+		"\"nvlink_p2p\":\"ok\",\"pcie_read_p2p\":\"disabled_by_regkey\",\"pcie_write_p2p\":\"ok\","
+		"\"topology\":\"PXB\",\"nvlinks\":2,\"nvlink_mask\":5,\"nvswitch_links\":2}",
+		"\"device\":2,\"pci\":\"0000:3a:00.0\",\"peer_device\":3,\"peer_pci\":null,"
+		"\"nvlink_p2p\":null,\"pcie_read_p2p\":null,\"pcie_write_p2p\":null,\"topology\":null,"
+		"\"nvlinks\":null,\"nvlink_mask\":null,\"nvswitch_links\":null}",
+	};
+	struct grt_reader *r;
+	struct grt_record rec;
+	char err[256], *json = NULL;
+	size_t len = 0, n = 0;
+	struct tw t;
+
+	tw_open(&t, SRC_HOST_ONLY);
+	for (int i = 0; i < 2; i++)
+		tw_rec(&t, GRT_REC_GPU_LINK, 1, 1, 50, &written[i], sizeof(written[i]));
+	tw_close(&t);
+	r = grt_reader_open(t.path, err, sizeof(err));
+	CHECK(r != NULL);
+	while (r && grt_reader_next(r, &rec) == GRT_READ_OK) {
+		FILE *out;
+		struct grt_event_printer *p;
+
+		if (rec.hdr.type != GRT_REC_GPU_LINK)
+			continue;
+		CHECK(n < 2);
+		if (n >= 2)
+			break;
+		CHECK_EQ_U64(rec.hdr.payload_len, sizeof(written[n]));
+		CHECK(!memcmp(rec.payload, &written[n], sizeof(written[n])));
+		out = open_memstream(&json, &len);
+		p = grt_event_printer_new(out, GRT_FORMAT_JSON, 0);
+		grt_event_printer_print(p, &rec, grt_reader_strings(r));
+		grt_event_printer_free(p);
+		fclose(out);
+		CHECK(strstr(json, "\"type\":\"gpu_link\"") != NULL);
+		CHECK(strstr(json, want[n]) != NULL);
+		if (!strstr(json, want[n]))
+			printf("  got %s", json);
+		free(json);
+		json = NULL;
+		n++;
+	}
+	CHECK_EQ_U64(n, 2);
+	if (r)
+		grt_reader_close(r);
 	unlink(t.path);
 }
 
@@ -166,14 +364,12 @@ static void test_peer_copy_of_older_writer(void)
 	char *text;
 	int rc;
 
-	tw_open(&t, SRC_HOST_ONLY);
-	tw_context(&t, PID, TID, 100, GRT_CTX_RETAIN, CTX0, 0);
-	tw_context(&t, PID, TID, 110, GRT_CTX_RETAIN, CTX1, 1);
+	tw_open_two_devices(&t);
 	tw_rec(&t, GRT_REC_CUDA_MEMCPY, PID, TID, 1000, &m, GRT_CUDA_MEMCPY_REC_V1_2_LEN);
 	tw_close(&t);
 	text = report_capture(t.path, "copies", 10, NULL, false, &rc);
 	CHECK_EQ_U64(rc, 0);
-	CHECK_LINE(text, "  ? -> ?            1      1048576        1     1.000        0       0");
+	CHECK_LINE(text, "  ? -> ?     ?             1      1048576        1     1.000        0       0");
 	free(text);
 	unlink(t.path);
 }
@@ -305,6 +501,9 @@ int main(void)
 	RUN_TEST(test_device_waits_for_device);
 	RUN_TEST(test_peer_copies);
 	RUN_TEST(test_peer_copy_of_older_writer);
+	RUN_TEST(test_peer_copy_links);
+	RUN_TEST(test_gpu_link_round_trip);
+	RUN_TEST(test_dtod_across_devices);
 	RUN_TEST(test_nccl_waits);
 	RUN_TEST(test_nccl_split_and_p2p);
 	return TEST_EXIT_STATUS();

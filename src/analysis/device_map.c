@@ -4,6 +4,7 @@
 #include <string.h>
 #include "analysis/device_map.h"
 #include "analysis/jobs/pid_key_map.h"
+#include "common/pci_addr.h"
 #include "common/u64_map.h"
 #include "trace/records_cuda.h"
 
@@ -188,6 +189,14 @@ int32_t device_map_of_thread(const struct device_map *m, uint32_t tid)
 	if (!t->depth || t->depth > CTX_STACK_DEPTH)
 		return DEVICE_UNKNOWN;
 	return device_map_of_ctx(m, t->pid, t->stack[t->depth - 1]);
+}
+
+uint32_t device_map_pci(const struct device_map *m, int32_t device)
+{
+	for (uint32_t i = 0; i < m->n_devices; i++)
+		if (m->devices[i].device == device)
+			return m->devices[i].pci_bus_id[0] ? grt_pci_parse(m->devices[i].pci_bus_id) : 0;
+	return 0;
 }
 
 uint32_t device_map_count(const struct device_map *m)

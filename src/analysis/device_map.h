@@ -37,6 +37,8 @@ void device_map_record(struct device_map *m, const struct grt_record *rec,
 int32_t device_map_of_thread(const struct device_map *m, uint32_t tid);
 /* The device of pid's context ctx, DEVICE_UNKNOWN when it was never created or retained. */
 int32_t device_map_of_ctx(const struct device_map *m, uint32_t pid, uint64_t ctx);
+/* The device's PCI address (grt_pci_pack()) from its bus id, 0 when never asked or unparsable. */
+uint32_t device_map_pci(const struct device_map *m, int32_t device);
 /* Devices seen (described, or named by a context), by ordinal. */
 uint32_t device_map_count(const struct device_map *m);
 const struct device_desc *device_map_at(const struct device_map *m, uint32_t i);

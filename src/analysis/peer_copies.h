@@ -1,4 +1,4 @@
-/* Peer copies (cuMemcpyPeer*) by source and destination device, with the bandwidth of synchronous ones. */
+/* Peer copies (cuMemcpyPeer*, device-to-device copies across devices) by device pair, link and sync bandwidth. */
 #ifndef GRT_PEER_COPIES_H
 #define GRT_PEER_COPIES_H
 

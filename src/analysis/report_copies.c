@@ -212,7 +212,7 @@ static const char *copies_incomplete(void *state)
 
 GRT_REPORT_SECTION(copies_section) = {
 	.name = "copies",
-	.summary = "memcpy per direction (calls, bytes, sync bandwidth, async) and memsets",
+	.summary = "memcpy per direction (calls, bytes, sync bandwidth, async), memsets, peer copies by device pair and link",
 	.default_on = true,
 	.order = 40,
 	.create = copies_create,

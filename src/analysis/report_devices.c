@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include "analysis/device_map.h"
+#include "analysis/gpu_links.h"
 #include "analysis/report_section.h"
 #include "trace/records_cuda.h"
 #include "trace/trace_names.h"
@@ -21,27 +22,29 @@ struct device_row {
 
 struct devices_report {
 	struct device_map *map;
+	struct gpu_links *links;	/* NVML's topology, from the pcie source */
 	struct device_row rows[DEVICE_ROWS];
 	uint64_t unknown[CALL_GROUPS];	/* calls of threads whose context is unknown */
 };
-
-static void *devices_create(const struct report_input *in)
-{
-	struct devices_report *r = calloc(1, sizeof(*r));
-
-	if (r && !(r->map = device_map_new())) {
-		free(r);
-		return NULL;
-	}
-	return r;
-}
 
 static void devices_destroy(void *state)
 {
 	struct devices_report *r = state;
 
 	device_map_free(r->map);
+	gpu_links_free(r->links);
 	free(r);
+}
+
+static void *devices_create(const struct report_input *in)
+{
+	struct devices_report *r = calloc(1, sizeof(*r));
+
+	if (r && (!(r->map = device_map_new()) || !(r->links = gpu_links_new()))) {
+		devices_destroy(r);
+		return NULL;
+	}
+	return r;
 }
 
 static void note_pid(struct device_row *row, uint32_t pid)
@@ -87,6 +90,10 @@ static void devices_on_record(void *state, const struct grt_record *rec,
 		device_map_record(r->map, rec, strings);
 		return;
 	}
+	if (rec->hdr.type == GRT_REC_GPU_LINK) {
+		gpu_links_record(r->links, rec);
+		return;
+	}
 	if (group < 0)
 		return;
 	d = device_map_of_thread(r->map, rec->hdr.tid);
@@ -103,6 +110,35 @@ static const struct device_row *row_of(const struct devices_report *r, int32_t d
 	static const struct device_row none;
 
 	return device >= 0 && device < DEVICE_ROWS ? &r->rows[device] : &none;
+}
+
+/* The devices with a bus id, as NVML's topology joins them (like nvidia-smi topo -m). */
+static void print_topology(const struct devices_report *r, FILE *out)
+{
+	uint32_t n = device_map_count(r->map);
+	char cell[16];
+
+	if (!gpu_links_any(r->links) || n < 2)
+		return;
+	fprintf(out, "links between devices (NVML at recording start; NV<n>: n NVLink links, NV: "
+		     "NVLink through NVSwitches, PIX/PXB/PHB/NODE/SYS: the PCIe path, ?: unknown):\n");
+	fprintf(out, "  %-6s", "");
+	for (uint32_t j = 0; j < n; j++)
+		fprintf(out, j + 1 < n ? " %-5d" : " %d", device_map_at(r->map, j)->device);
+	fprintf(out, "\n");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct device_desc *a = device_map_at(r->map, i);
+
+		fprintf(out, "  %-6d", a->device);
+		for (uint32_t j = 0; j < n; j++) {
+			const struct device_desc *b = device_map_at(r->map, j);
+
+			fprintf(out, j + 1 < n ? " %-5s" : " %s", i == j ? "X" :
+				gpu_links_cell(r->links, device_map_pci(r->map, a->device),
+					       device_map_pci(r->map, b->device), cell, sizeof(cell)));
+		}
+		fprintf(out, "\n");
+	}
 }
 
 static void devices_print_text(void *state, FILE *out)
@@ -136,6 +172,7 @@ static void devices_print_text(void *state, FILE *out)
 	if (unknown)
 		fprintf(out, "  %" PRIu64 " calls on no known device (their thread's context was not "
 			     "seen being created, retained or made current)\n", unknown);
+	print_topology(r, out);
 	if (device_map_incomplete(r->map))
 		fprintf(out, "WARNING: %s\n", DEVICES_INCOMPLETE);
 }
@@ -146,6 +183,32 @@ static void json_calls(struct json_writer *w, const uint64_t *calls)
 	jw_field_u64(w, "copies", calls[CALL_COPY]);
 	jw_field_u64(w, "memsets", calls[CALL_MEMSET]);
 	jw_field_u64(w, "syncs", calls[CALL_SYNC]);
+}
+
+/* Every ordered pair of devices: the link P2P takes and the matrix cell. */
+static void json_topology(const struct devices_report *r, struct json_writer *w)
+{
+	uint32_t n = device_map_count(r->map);
+	char cell[16];
+
+	jw_key(w, "links");
+	jw_begin_array(w);
+	for (uint32_t i = 0; i < n; i++)
+		for (uint32_t j = 0; j < n; j++) {
+			int32_t a = device_map_at(r->map, i)->device, b = device_map_at(r->map, j)->device;
+			uint32_t pa = device_map_pci(r->map, a), pb = device_map_pci(r->map, b);
+			enum peer_link link = gpu_links_between(r->links, pa, pb);
+
+			if (i == j)
+				continue;
+			jw_begin_object(w);
+			jw_field_u64(w, "src_device", (uint64_t)a);
+			jw_field_u64(w, "dst_device", (uint64_t)b);
+			jw_field_string(w, "link", link == PEER_LINK_UNKNOWN ? NULL : peer_link_name(link));
+			jw_field_string(w, "topo", gpu_links_cell(r->links, pa, pb, cell, sizeof(cell)));
+			jw_end_object(w);
+		}
+	jw_end_array(w);
 }
 
 static void devices_print_json(void *state, struct json_writer *w)
@@ -173,6 +236,8 @@ static void devices_print_json(void *state, struct json_writer *w)
 	jw_begin_object(w);
 	json_calls(w, r->unknown);
 	jw_end_object(w);
+	if (gpu_links_any(r->links))
+		json_topology(r, w);
 	jw_end_object(w);
 }
 

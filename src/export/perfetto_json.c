@@ -175,6 +175,10 @@ static void on_call(void *ctx, const struct pf_call *c)
 			jw_key(&e->w, detail_key);
 			jw_string(&e->w, c->detail == PF_DETAIL_KERNEL ? c->kernel : detail);
 		}
+		if (c->detail == PF_DETAIL_COPY && c->link) {
+			jw_key(&e->w, "link");
+			jw_string(&e->w, c->link);
+		}
 		jw_end_object(&e->w);
 	}
 	end_event(e);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "analysis/gpu_links.h"
 #include "analysis/jobs/pipeline.h"
 #include "analysis/own_work.h"
 #include "common/u64_map.h"
@@ -19,6 +20,7 @@ struct model {
 	const struct pf_sink_ops *ops;
 	void *ctx;
 	struct job_pipeline *pipeline;
+	struct gpu_links *links;	/* the GPU-to-GPU topology, names the link of peer copies */
 	const struct grt_strings *strings;
 	struct perfetto_stats stats;
 	struct u64_map streams;		/* (device, pid, stream_index) hash -> struct pf_stream * */
@@ -124,6 +126,9 @@ static void on_cuda(struct model *m, const struct grt_record *rec)
 			c.peer = cp->kind == GRT_COPY_PEER;
 			c.src_device = dm ? device_map_of_ctx(dm, rec->hdr.pid, cp->src_ctx) : -1;
 			c.dst_device = dm ? device_map_of_ctx(dm, rec->hdr.pid, cp->dst_ctx) : -1;
+			if (c.peer)
+				c.link = peer_link_name(gpu_links_of_devices(m->links, dm, c.src_device,
+									     c.dst_device));
 		}
 		break;
 	case GRT_REC_CUDA_SYNC:
@@ -225,6 +230,8 @@ static void on_record(struct model *m, const struct grt_record *rec)
 	} else if (type == GRT_REC_NVLINK_SAMPLE &&
 		   rec->hdr.payload_len >= sizeof(struct grt_nvlink_sample_rec)) {
 		on_nvlink(m, rec);
+	} else if (type == GRT_REC_GPU_LINK) {
+		gpu_links_record(m->links, rec);
 	} else if (type == GRT_REC_PROCESS && rec->hdr.payload_len >= sizeof(struct grt_process_rec)) {
 		const struct grt_process_rec *p = rec->payload;
 
@@ -348,6 +355,7 @@ static void model_destroy(struct model *m)
 	u64_map_destroy(&m->mem_in_use);
 	u64_map_destroy(&m->uvm_migrated);
 	job_pipeline_free(m->pipeline);
+	gpu_links_free(m->links);
 }
 
 static int stream_trace(struct model *m, struct grt_reader *r, char *err, size_t err_len)
@@ -396,7 +404,8 @@ int perfetto_model_run(const char *trace_path, const struct job_thresholds *t,
 	u64_map_init(&m.mem_in_use);
 	u64_map_init(&m.uvm_migrated);
 	m.pipeline = job_pipeline_new(grt_reader_header(r), t, &job_ops, &m);
-	rc = m.pipeline ? job_pipeline_prepass(m.pipeline, trace_path, err, err_len) : -ENOMEM;
+	m.links = gpu_links_new();
+	rc = m.pipeline && m.links ? job_pipeline_prepass(m.pipeline, trace_path, err, err_len) : -ENOMEM;
 	if (!rc)
 		rc = stream_trace(&m, r, err, err_len);
 	/* before the streams, lanes and job names it points at go */

@@ -48,6 +48,7 @@ struct pf_call {
 	bool peer;		/* PF_DETAIL_COPY: a peer copy, between src_device and dst_device */
 	int32_t src_device;	/* -1 when its context's device is unknown */
 	int32_t dst_device;
+	const char *link;	/* peer copies: "nvlink", "pcie", "none", "?" (static) */
 	const char *kind;	/* PF_DETAIL_COPY / PF_DETAIL_SYNC: "HtoD", "stream"... (static) */
 	uint32_t sync;		/* PF_DETAIL_SYNC: enum grt_sync_kind */
 	uint64_t stream;	/* PF_DETAIL_SYNC */

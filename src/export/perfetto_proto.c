@@ -534,6 +534,8 @@ static void on_call(void *ctx, const struct pf_call *c)
 			annotate(e, &ev, "src_device", ANNOTATION_UINT, (uint64_t)c->src_device);
 		if (c->peer && c->dst_device >= 0)
 			annotate(e, &ev, "dst_device", ANNOTATION_UINT, (uint64_t)c->dst_device);
+		if (c->link)
+			annotate(e, &ev, "link", ANNOTATION_STRING_IID, stable_id(e, c->link));
 		break;
 	case PF_DETAIL_SYNC:
 		if (sync_names_stream(c->sync))

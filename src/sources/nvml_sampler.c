@@ -11,7 +11,7 @@
 #include "common/trusted_file.h"
 #include "sources/libcuda_locate.h"
 #include "sources/nvml_sampler.h"
-#include "sources/pci_addr.h"
+#include "common/pci_addr.h"
 
 /*
  * The few NVML declarations used, re-declared from NVIDIA's public nvml.h
@@ -19,6 +19,8 @@
  */
 typedef void *nvml_device;
 #define NVML_SUCCESS 0
+#define NVML_ERROR_INVALID_ARGUMENT 2
+#define NVML_ERROR_NOT_SUPPORTED 3
 #define NVML_PCIE_UTIL_TX_BYTES 0
 #define NVML_PCIE_UTIL_RX_BYTES 1
 #define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138
@@ -27,6 +29,12 @@ typedef void *nvml_device;
 #define NVML_MAX_LINKS 18		/* NVML_NVLINK_MAX_LINKS */
 #define NVML_SCOPE_ALL_LINKS 0xffffffffu
 #define NVML_MAX_GPUS 64
+#define NVML_P2P_CAPS_INDEX_READ 0
+#define NVML_P2P_CAPS_INDEX_WRITE 1
+#define NVML_P2P_CAPS_INDEX_NVLINK 2
+#define NVML_FEATURE_ENABLED 1
+#define NVML_NVLINK_DEVICE_TYPE_GPU 0
+#define NVML_NVLINK_DEVICE_TYPE_SWITCH 2
 
 struct nvml_pci_info {		/* nvmlPciInfo_t (v3) */
 	char bus_id_legacy[16];
@@ -76,6 +84,12 @@ struct nvml_api {
 	int (*utilization)(nvml_device, struct nvml_utilization *);
 	int (*memory)(nvml_device, struct nvml_memory *);
 	int (*power)(nvml_device, unsigned *);
+	/* the GPU-to-GPU topology: each optional (older drivers lack some) */
+	int (*p2p_status)(nvml_device, nvml_device, int, int *);
+	int (*common_ancestor)(nvml_device, nvml_device, int *);
+	int (*link_state)(nvml_device, unsigned, int *);
+	int (*link_remote_pci)(nvml_device, unsigned, struct nvml_pci_info *);
+	int (*link_remote_type)(nvml_device, unsigned, int *);
 };
 
 struct gpu_state {
@@ -85,6 +99,7 @@ struct gpu_state {
 	uint64_t nvlink_tx_kib, nvlink_rx_kib;
 	uint64_t last_ns;
 	unsigned links;		/* NVLink links of this GPU, 0 without NVLink */
+	bool links_known;	/* NVML answered the link count */
 	bool links_seen;	/* previous per-link readings exist */
 	uint64_t link_tx_kib[NVML_MAX_LINKS], link_rx_kib[NVML_MAX_LINKS];
 	uint64_t links_ns;	/* when they were read */
@@ -98,6 +113,8 @@ struct nvml_sampler {
 	bool gauges;
 	unsigned ngpus;
 	struct gpu_state gpus[NVML_MAX_GPUS];
+	struct grt_gpu_link_rec *links;	/* the topology, read once at start */
+	size_t n_links;
 	pthread_t thread;
 	bool thread_started;
 	pthread_mutex_t lock;
@@ -147,6 +164,11 @@ static int load_api(struct nvml_api *api, const char *path, char *why, size_t wh
 	*(void **)&api->utilization = dlsym(api->lib, "nvmlDeviceGetUtilizationRates");
 	*(void **)&api->memory = dlsym(api->lib, "nvmlDeviceGetMemoryInfo");
 	*(void **)&api->power = dlsym(api->lib, "nvmlDeviceGetPowerUsage");
+	*(void **)&api->p2p_status = dlsym(api->lib, "nvmlDeviceGetP2PStatus");
+	*(void **)&api->common_ancestor = dlsym(api->lib, "nvmlDeviceGetTopologyCommonAncestor");
+	*(void **)&api->link_state = dlsym(api->lib, "nvmlDeviceGetNvLinkState");
+	*(void **)&api->link_remote_pci = dlsym(api->lib, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+	*(void **)&api->link_remote_type = dlsym(api->lib, "nvmlDeviceGetNvLinkRemoteDeviceType");
 	if (!api->init || !api->shutdown || !api->device_count || !api->device_by_index ||
 	    !api->pcie_throughput) {
 		snprintf(why, why_len, "%s lacks the NVML functions grtrace needs (too old?)", path);
@@ -160,13 +182,19 @@ static const char *nvml_error(const struct nvml_api *api, int rc)
 	return api->error_string ? api->error_string(rc) : "NVML error";
 }
 
-/* The GPU's NVLink links (field NVML_FI_DEV_NVLINK_LINK_COUNT); 0 when it has none. */
-static unsigned link_count(struct nvml_sampler *s, nvml_device gpu)
+/*
+ * The GPU's NVLink links (field NVML_FI_DEV_NVLINK_LINK_COUNT); 0 when it has
+ * none (NVML: not supported on this GPU) or NVML cannot tell (then !*known).
+ */
+static unsigned link_count(struct nvml_sampler *s, nvml_device gpu, bool *known)
 {
 	struct nvml_field_value v = { .field_id = NVML_FI_DEV_NVLINK_LINK_COUNT };
 
-	if (!s->api.field_values || s->api.field_values(gpu, 1, &v) != NVML_SUCCESS ||
-	    v.nvml_return != NVML_SUCCESS)
+	*known = false;
+	if (!s->api.field_values || s->api.field_values(gpu, 1, &v) != NVML_SUCCESS)
+		return 0;
+	*known = v.nvml_return == NVML_SUCCESS || v.nvml_return == NVML_ERROR_NOT_SUPPORTED;
+	if (v.nvml_return != NVML_SUCCESS)
 		return 0;
 	return v.value.ui < NVML_MAX_LINKS ? v.value.ui : NVML_MAX_LINKS;
 }
@@ -197,9 +225,120 @@ static int open_gpus(struct nvml_sampler *s, char *why, size_t why_len)
 			s->gpus[i].pci = grt_pci_parse(pci.bus_id);
 		}
 		if (s->gpus[i].handle)
-			s->gpus[i].links = link_count(s, s->gpus[i].handle);
+			s->gpus[i].links = link_count(s, s->gpus[i].handle, &s->gpus[i].links_known);
 	}
 	return 0;
+}
+
+/* The far ends of one GPU's active NVLink links, read once for every pair it is in. */
+struct link_remotes {
+	bool known;			/* every link was read */
+	uint32_t to_switch;		/* a bit per link ending at an NVSwitch */
+	uint32_t to_gpu;		/* a bit per link ending at a GPU ... */
+	uint32_t gpu_pci[NVML_MAX_LINKS]; /* ... whose address is this */
+};
+
+/*
+ * A link NVML says it has no state for (not supported, or an index past the
+ * links this GPU has) is not in use; any other failure leaves every far end
+ * of the GPU unknown.
+ */
+static void read_link_remotes(const struct nvml_api *api, const struct gpu_state *gpu,
+			      struct link_remotes *out)
+{
+	*out = (struct link_remotes){ 0 };
+	if (!gpu->links_known ||
+	    (gpu->links && (!api->link_state || !api->link_remote_type || !api->link_remote_pci)))
+		return;
+	for (unsigned l = 0; l < gpu->links; l++) {
+		struct nvml_pci_info pci;
+		int active = 0, type = -1, rc = api->link_state(gpu->handle, l, &active);
+
+		if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_INVALID_ARGUMENT)
+			continue;
+		if (rc != NVML_SUCCESS)
+			return;
+		if (active != NVML_FEATURE_ENABLED)
+			continue;
+		if (api->link_remote_type(gpu->handle, l, &type) != NVML_SUCCESS)
+			return;
+		if (type == NVML_NVLINK_DEVICE_TYPE_SWITCH) {
+			out->to_switch |= 1u << l;
+		} else if (type == NVML_NVLINK_DEVICE_TYPE_GPU) {
+			if (api->link_remote_pci(gpu->handle, l, &pci) != NVML_SUCCESS)
+				return;
+			pci.bus_id[sizeof(pci.bus_id) - 1] = 0;
+			out->to_gpu |= 1u << l;
+			out->gpu_pci[l] = grt_pci_parse(pci.bus_id);
+		}
+	}
+	out->known = true;
+}
+
+/* What NVML says of one ordered pair; a question it cannot answer leaves its flag clear. */
+static void read_pair(const struct nvml_sampler *s, unsigned a, unsigned b,
+		      const struct link_remotes *remotes, struct grt_gpu_link_rec *out)
+{
+	const struct nvml_api *api = &s->api;
+	const struct gpu_state *ga = &s->gpus[a], *gb = &s->gpus[b];
+	int nvlink = -1, rd = -1, wr = -1, level = -1;
+
+	*out = (struct grt_gpu_link_rec){ .device = a, .pci = ga->pci, .peer_device = b, .peer_pci = gb->pci };
+	if (api->p2p_status &&
+	    api->p2p_status(ga->handle, gb->handle, NVML_P2P_CAPS_INDEX_NVLINK, &nvlink) == NVML_SUCCESS &&
+	    nvlink >= 0 && nvlink <= GRT_P2P_UNKNOWN) {
+		out->nvlink_p2p = (uint8_t)nvlink;
+		out->flags |= GRT_GPU_LINK_F_NVLINK_P2P;
+	}
+	if (api->p2p_status &&
+	    api->p2p_status(ga->handle, gb->handle, NVML_P2P_CAPS_INDEX_READ, &rd) == NVML_SUCCESS &&
+	    api->p2p_status(ga->handle, gb->handle, NVML_P2P_CAPS_INDEX_WRITE, &wr) == NVML_SUCCESS &&
+	    rd >= 0 && rd <= GRT_P2P_UNKNOWN && wr >= 0 && wr <= GRT_P2P_UNKNOWN) {
+		out->pcie_read_p2p = (uint8_t)rd;
+		out->pcie_write_p2p = (uint8_t)wr;
+		out->flags |= GRT_GPU_LINK_F_PCIE_P2P;
+	}
+	if (api->common_ancestor && api->common_ancestor(ga->handle, gb->handle, &level) == NVML_SUCCESS &&
+	    grt_gpu_topology_name((uint32_t)level)) {
+		out->topology = (uint32_t)level;
+		out->flags |= GRT_GPU_LINK_F_TOPOLOGY;
+	}
+	if (remotes->known) {
+		out->flags |= GRT_GPU_LINK_F_REMOTES;
+		out->nvswitch_links = remotes->to_switch;
+		for (unsigned l = 0; l < NVML_MAX_LINKS; l++)
+			if ((remotes->to_gpu & (1u << l)) && gb->pci && remotes->gpu_pci[l] == gb->pci)
+				out->nvlink_links |= 1u << l;
+	}
+}
+
+/* Every ordered pair of GPUs with a handle, once: the topology does not change while recording. */
+static void read_topology(struct nvml_sampler *s)
+{
+	struct link_remotes remotes;
+
+	s->links = calloc((size_t)s->ngpus * s->ngpus, sizeof(*s->links));
+	if (!s->links)
+		return;
+	for (unsigned a = 0; a < s->ngpus; a++) {
+		if (!s->gpus[a].handle)
+			continue;
+		read_link_remotes(&s->api, &s->gpus[a], &remotes);
+		for (unsigned b = 0; b < s->ngpus; b++)
+			if (a != b && s->gpus[b].handle)
+				read_pair(s, a, b, &remotes, &s->links[s->n_links++]);
+	}
+}
+
+size_t nvml_sampler_topology(const struct nvml_sampler *s, const struct grt_gpu_link_rec **links)
+{
+	*links = s->links;
+	return s->n_links;
+}
+
+bool nvml_sampler_topology_known(const struct nvml_sampler *s)
+{
+	return s->api.p2p_status && s->api.common_ancestor;
 }
 
 /* NVLink data counters are cumulative KiB over all links; the rate is the difference per second. */
@@ -400,6 +539,7 @@ struct nvml_sampler *nvml_sampler_start(const char *library, unsigned interval_m
 		free(s);
 		return NULL;
 	}
+	read_topology(s);
 	if (start_thread(s)) {
 		snprintf(why, why_len, "cannot start the NVML sampling thread");
 		s->api.shutdown();
@@ -450,5 +590,6 @@ void nvml_sampler_stop(struct nvml_sampler *s)
 	if (s->api.lib)
 		dlclose(s->api.lib);
 	pthread_mutex_destroy(&s->lock);
+	free(s->links);
 	free(s);
 }

@@ -59,6 +59,14 @@ struct nvml_sampler *nvml_sampler_start(const char *library, unsigned interval_m
 					char *why, size_t why_len);
 /* NVLink links NVML reports over all GPUs; 0 on a machine without NVLink. */
 unsigned nvml_sampler_nvlinks(const struct nvml_sampler *s);
+/*
+ * The GPU-to-GPU topology read at start: one record per ordered pair of GPUs,
+ * fields NVML could not answer left unknown (their flags clear). Returns the
+ * count; *links stays valid until nvml_sampler_stop().
+ */
+size_t nvml_sampler_topology(const struct nvml_sampler *s, const struct grt_gpu_link_rec **links);
+/* Whether this NVML has the P2P and topology functions (drivers before them do not). */
+bool nvml_sampler_topology_known(const struct nvml_sampler *s);
 /* Moves up to max finished samples into out; returns how many. Never blocks on NVML. */
 size_t nvml_sampler_take(struct nvml_sampler *s, struct nvml_sample *out, size_t max);
 /* Samples lost (queue full) since the previous call. */

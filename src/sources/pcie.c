@@ -194,6 +194,24 @@ static void pcie_detach(void *ctx)
 	free(ps);
 }
 
+/*
+ * The GPU-to-GPU topology, once at start (report --copies names the link of
+ * each peer copy from it); a driver without the topology functions leaves
+ * the fields unknown and says so in an unsupported_probe record.
+ */
+static void emit_topology(struct pcie_source *ps)
+{
+	const struct grt_gpu_link_rec *links;
+	size_t n = nvml_sampler_topology(ps->nvml, &links);
+	struct grt_event_origin origin = { .ts_ns = grt_monotonic_ns(), .pid = getpid(), .tid = getpid() };
+
+	for (size_t i = 0; i < n; i++)
+		grt_session_emit(ps->session, GRT_REC_GPU_LINK, &origin, &links[i], sizeof(links[i]));
+	if (!nvml_sampler_topology_known(ps->nvml))
+		emit_unsupported(ps, "nvml:gpu topology", -ENOTSUP,
+				 "this NVML has no nvmlDeviceGetP2PStatus or nvmlDeviceGetTopologyCommonAncestor (driver too old): the link of peer copies is unknown");
+}
+
 static int pcie_attach(struct grt_session *s, void **ctx)
 {
 	struct pcie_source *ps = calloc(1, sizeof(*ps));
@@ -221,7 +239,10 @@ static int pcie_attach(struct grt_session *s, void **ctx)
 			pcie_detach(ps);
 			return -ENOTSUP;
 		}
-	} else if (!nvml_sampler_nvlinks(ps->nvml)) {
+	} else {
+		emit_topology(ps);
+	}
+	if (ps->nvml && !nvml_sampler_nvlinks(ps->nvml)) {
 		emit_unsupported(ps, "nvml:nvlink per link", -ENODEV,
 				 "no NVLink on this machine: NVML reports no link on any GPU");
 		fprintf(stderr, "grtrace: record: pcie: no NVLink on this machine (NVML reports no "

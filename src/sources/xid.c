@@ -6,7 +6,7 @@
 #include <linux/types.h>
 #include "sources/bpf_source.h"
 #include "sources/bpf_util.h"
-#include "sources/pci_addr.h"
+#include "common/pci_addr.h"
 #include "sources/session.h"
 #include "sources/source.h"
 #include "sources/tp_format.h"

@@ -1,4 +1,5 @@
 /* Descriptions of the kernel-side record types: syscall, nv_ioctl, sched, fence, xid, pcie. */
+#include <stdbool.h>
 #include <stdio.h>
 #include "trace/grt_format.h"
 #include "trace/kernel_names.h"
@@ -208,6 +209,72 @@ GRT_RECORD_DESC(nvlink_sample_desc) = {
 	.name = "nvlink_sample",
 	.min_len = sizeof(struct grt_nvlink_sample_rec),
 	.describe = describe_nvlink_sample,
+};
+
+const char *grt_p2p_status_name(uint32_t status)
+{
+	static const char *const names[] = {
+		[GRT_P2P_OK] = "ok",
+		[GRT_P2P_CHIPSET_NOT_SUPPORTED] = "chipset_not_supported",
+		[GRT_P2P_GPU_NOT_SUPPORTED] = "gpu_not_supported",
+		[GRT_P2P_TOPOLOGY_NOT_SUPPORTED] = "topology_not_supported",
+		[GRT_P2P_DISABLED_BY_REGKEY] = "disabled_by_regkey",
+		[GRT_P2P_NOT_SUPPORTED] = "not_supported",
+		[GRT_P2P_UNKNOWN] = "unknown",
+	};
+
+	return status < sizeof(names) / sizeof(names[0]) ? names[status] : NULL;
+}
+
+const char *grt_gpu_topology_name(uint32_t topology)
+{
+	switch (topology) {
+	case GRT_TOPO_BOARD: return "board";
+	case GRT_TOPO_PIX: return "PIX";
+	case GRT_TOPO_PXB: return "PXB";
+	case GRT_TOPO_PHB: return "PHB";
+	case GRT_TOPO_NODE: return "NODE";
+	case GRT_TOPO_SYS: return "SYS";
+	}
+	return NULL;
+}
+
+/* A field NVML did not answer, or answered with a value it does not define, is null. */
+static void describe_gpu_link(const struct grt_record *rec, const struct grt_strings *strings,
+			      struct grt_fields *out)
+{
+	const struct grt_gpu_link_rec *g = rec->payload;
+	bool p2p = g->flags & GRT_GPU_LINK_F_PCIE_P2P, remotes = g->flags & GRT_GPU_LINK_F_REMOTES;
+	char pci[32], peer_pci[32];
+
+	grt_pci_text(g->pci, pci, sizeof(pci));
+	grt_pci_text(g->peer_pci, peer_pci, sizeof(peer_pci));
+	grt_field_u64(out, "device", g->device);
+	grt_field_str(out, "pci", g->pci ? pci : NULL);
+	grt_field_u64(out, "peer_device", g->peer_device);
+	grt_field_str(out, "peer_pci", g->peer_pci ? peer_pci : NULL);
+	grt_field_str(out, "nvlink_p2p", g->flags & GRT_GPU_LINK_F_NVLINK_P2P ?
+					       grt_p2p_status_name(g->nvlink_p2p) : NULL);
+	grt_field_str(out, "pcie_read_p2p", p2p ? grt_p2p_status_name(g->pcie_read_p2p) : NULL);
+	grt_field_str(out, "pcie_write_p2p", p2p ? grt_p2p_status_name(g->pcie_write_p2p) : NULL);
+	grt_field_str(out, "topology", g->flags & GRT_GPU_LINK_F_TOPOLOGY ?
+					     grt_gpu_topology_name(g->topology) : NULL);
+	if (remotes) {
+		grt_field_u64(out, "nvlinks", (uint64_t)__builtin_popcount(g->nvlink_links));
+		grt_field_hex(out, "nvlink_mask", g->nvlink_links);
+		grt_field_u64(out, "nvswitch_links", (uint64_t)__builtin_popcount(g->nvswitch_links));
+	} else {
+		grt_field_str(out, "nvlinks", NULL);
+		grt_field_str(out, "nvlink_mask", NULL);
+		grt_field_str(out, "nvswitch_links", NULL);
+	}
+}
+
+GRT_RECORD_DESC(gpu_link_desc) = {
+	.type = GRT_REC_GPU_LINK,
+	.name = "gpu_link",
+	.min_len = sizeof(struct grt_gpu_link_rec),
+	.describe = describe_gpu_link,
 };
 
 static void describe_unsupported(const struct grt_record *rec, const struct grt_strings *strings,

@@ -16,6 +16,7 @@ enum grt_kernel_record_type {
 	GRT_REC_UNSUPPORTED_PROBE = GRT_REC_KERNEL_FIRST + 7,
 	GRT_REC_PCI_CONFIG = GRT_REC_KERNEL_FIRST + 8,	/* a PCI config-space access (kprobe kernels) */
 	GRT_REC_NVLINK_SAMPLE = GRT_REC_KERNEL_FIRST + 9, /* data over one NVLink link of one GPU */
+	GRT_REC_GPU_LINK = GRT_REC_KERNEL_FIRST + 10,	/* how one GPU reaches another (NVML topology) */
 };
 
 /* Header ts_ns is when the thread left the CPU. */
@@ -191,6 +192,63 @@ struct grt_nvlink_sample_rec {
 };
 
 _Static_assert(sizeof(struct grt_nvlink_sample_rec) == 48, "nvlink sample layout");
+
+/* Which fields of a gpu_link record NVML answered; a field without its flag is unknown. */
+enum grt_gpu_link_flags {
+	GRT_GPU_LINK_F_NVLINK_P2P = 1,	/* nvlink_p2p */
+	GRT_GPU_LINK_F_PCIE_P2P = 2,	/* pcie_read_p2p and pcie_write_p2p */
+	GRT_GPU_LINK_F_TOPOLOGY = 4,	/* topology */
+	GRT_GPU_LINK_F_REMOTES = 8,	/* nvlink_links and nvswitch_links: every link's far end was read */
+};
+
+/* NVML's P2P status (nvmlGpuP2PStatus_t) for one capability between two GPUs. */
+enum grt_p2p_status {
+	GRT_P2P_OK = 0,
+	GRT_P2P_CHIPSET_NOT_SUPPORTED = 1,
+	GRT_P2P_GPU_NOT_SUPPORTED = 2,
+	GRT_P2P_TOPOLOGY_NOT_SUPPORTED = 3,
+	GRT_P2P_DISABLED_BY_REGKEY = 4,
+	GRT_P2P_NOT_SUPPORTED = 5,
+	GRT_P2P_UNKNOWN = 6,
+};
+
+/* NVML's closest common ancestor of two GPUs (nvmlGpuTopologyLevel_t), nvidia-smi's names. */
+enum grt_gpu_topology {
+	GRT_TOPO_BOARD = 0,	/* one board (a dual-GPU card) */
+	GRT_TOPO_PIX = 10,	/* one PCIe switch */
+	GRT_TOPO_PXB = 20,	/* several PCIe switches, no host bridge */
+	GRT_TOPO_PHB = 30,	/* one PCIe host bridge */
+	GRT_TOPO_NODE = 40,	/* host bridges of one NUMA node */
+	GRT_TOPO_SYS = 50,	/* across NUMA nodes */
+};
+
+/*
+ * How GPU device reaches GPU peer_device, as NVML said when recording
+ * started: one record per ordered pair of GPUs NVML sees. Link bits count
+ * the links of device, whichever way the data flows.
+ */
+struct grt_gpu_link_rec {
+	uint32_t device;	/* NVML device index */
+	uint32_t pci;		/* grt_pci_pack() of the GPU, 0 when unknown */
+	uint32_t peer_device;
+	uint32_t peer_pci;
+	uint32_t flags;		/* enum grt_gpu_link_flags */
+	uint32_t topology;	/* enum grt_gpu_topology */
+	uint8_t nvlink_p2p;	/* enum grt_p2p_status of P2P over NVLink */
+	uint8_t pcie_read_p2p;	/* of P2P reads and writes (over PCIe when not over NVLink) */
+	uint8_t pcie_write_p2p;
+	uint8_t reserved;
+	uint32_t nvlink_links;	/* a bit per link of device whose far end is peer's GPU */
+	uint32_t nvswitch_links; /* a bit per link of device whose far end is an NVSwitch */
+	uint32_t reserved2;
+};
+
+_Static_assert(sizeof(struct grt_gpu_link_rec) == 40, "gpu link layout");
+
+/* "ok", "not_supported", ...; NULL for a value NVML does not define. */
+const char *grt_p2p_status_name(uint32_t status);
+/* "PIX", "SYS", ... as nvidia-smi topo -m prints them; NULL for a value NVML does not define. */
+const char *grt_gpu_topology_name(uint32_t topology);
 
 /* A probe a source wanted but this kernel or machine cannot give; the source went on without it. */
 struct grt_unsupported_probe_rec {

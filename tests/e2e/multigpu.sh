@@ -33,8 +33,8 @@ check "report --devices exits 0" test $? -eq 0
 check "device 0: bus id, uuid, 3 launches, 1 sync" grep -q '^  0      0000:18:00.0   GPU-10111213-1415-1617-1819-1a1b1c1d1e1f      1         3       0        0      1$' "$tmp/report"
 check "device 1: 3 launches, both peer copies issued there" grep -q '^  1      0000:29:00.0   GPU-20212223-2425-2627-2829-2a2b2c2d2e2f      1         3       2        0      1$' "$tmp/report"
 check "device 2: the pushed launch" grep -q '^  2      0000:3a:00.0   GPU-30313233-3435-3637-3839-3a3b3c3d3e3f      1         1       0        0      0$' "$tmp/report"
-check "peer copy 0 -> 1" grep -q '^  0 -> 1            1      1048576        1 .*       0       0$' "$tmp/report"
-check "peer copy 1 -> 0" grep -q '^  1 -> 0            1      2097152        0         -        1       0$' "$tmp/report"
+check "peer copy 0 -> 1" grep -q '^  0 -> 1     ?             1      1048576        1 .*       0       0$' "$tmp/report"
+check "peer copy 1 -> 0" grep -q '^  1 -> 0     ?             1      2097152        0         -        1       0$' "$tmp/report"
 "$GRT" report "$tmp/multi.grt" --jobs --format json >"$tmp/jobs.json" 2>"$tmp/err"
 check "jobs per device: 3, 3, 1 launches" python3 -c '
 import json, sys, collections
@@ -44,6 +44,53 @@ assert n == {0: 3, 1: 3, 2: 1}, n' "$tmp/jobs.json"
 
 "$GRT" export "$tmp/multi.grt" --format json -o "$tmp/multi.trace.json" 2>"$tmp/err"
 check "export: peer copies name their devices" test "$(grep -o '"copy":"[^"]*Peer device [0-9] -> [0-9]"' "$tmp/multi.trace.json" | tr '\n' ' ')" = '"copy":"1048576 bytes Peer device 0 -> 1" "copy":"2097152 bytes Peer device 1 -> 0" '
+
+# ---- the link of each peer pair: the fake NVML's three GPUs (0-1 NVLink, 1-2 PCIe, 0-2 no P2P) ----
+FAKE_NVML_TOPOLOGY=three GRTRACE_NVML_LIBRARY=$BUILD/fixtures/libnvidia-ml.so.1 GRTRACE_PCIE_INTERVAL_MS=20 \
+	"$GRT" record -o "$tmp/links.grt" -s cuda,pcie --libcuda "$FAKE" -- "$WL/cuda_multi" all-pairs >"$tmp/out" 2>"$tmp/err"
+check "record -s cuda,pcie of every pair exits 0" test $? -eq 0
+"$GRT" parse "$tmp/links.grt" --filter type=gpu_link --format json >"$tmp/links.jsonl" 2>"$tmp/err"
+check "parse: a gpu_link record per ordered pair, as NVML said" python3 -c '
+import json, sys
+got = sorted((r["device"], r["peer_device"], r["pci"], r["peer_pci"], r["nvlink_p2p"], r["pcie_read_p2p"],
+              r["topology"], r["nvlinks"]) for r in map(json.loads, open(sys.argv[1])))
+a, b, c = "0000:18:00.0", "0000:29:00.0", "0000:3a:00.0"
+no = "not_supported"
+want = [(0, 1, a, b, "ok", "ok", "PXB", 2), (0, 2, a, c, no, no, "SYS", 0), (1, 0, b, a, "ok", "ok", "PXB", 2),
+        (1, 2, b, c, no, "ok", "PHB", 0), (2, 0, c, a, no, no, "SYS", 0), (2, 1, c, b, no, "ok", "PHB", 0)]
+assert got == want, got' "$tmp/links.jsonl"
+"$GRT" report "$tmp/links.grt" --copies >"$tmp/report" 2>"$tmp/err"
+check "report --copies exits 0" test $? -eq 0
+check "0 -> 1 over NVLink" grep -q '^  0 -> 1     nvlink        1      1048576        1 .*       0       0$' "$tmp/report"
+check "1 -> 0 over NVLink" grep -q '^  1 -> 0     nvlink        1      2097152        0         -        1       0$' "$tmp/report"
+check "1 -> 2 over PCIe" grep -q '^  1 -> 2     pcie          1         4096        1 .*       0       0$' "$tmp/report"
+check "0 -> 2 without P2P" grep -q '^  0 -> 2     none          1         8192        1 .*       0       0$' "$tmp/report"
+"$GRT" report "$tmp/links.grt" --devices >"$tmp/report" 2>"$tmp/err"
+check "report --devices: the links between devices as a matrix" test "$(sed -n '/^links between devices/,$p' "$tmp/report" | tail -n +2)" = "$(printf '         0     1     2\n  0      X     NV2   SYS\n  1      NV2   X     PHB\n  2      SYS   PHB   X')"
+"$GRT" report "$tmp/links.grt" --copies --format json >"$tmp/copies.json" 2>"$tmp/err"
+check "json: the link of each pair" python3 -c '
+import json, sys
+peers = json.load(open(sys.argv[1]))["copies"]["peers"]
+got = sorted((p["src_device"], p["dst_device"], p["link"]) for p in peers)
+assert got == [(0, 1, "nvlink"), (0, 2, "none"), (1, 0, "nvlink"), (1, 2, "pcie")], got' "$tmp/copies.json"
+"$GRT" export "$tmp/links.grt" --format json -o "$tmp/links.trace.json" 2>"$tmp/err"
+check "export: each peer copy slice names its link" test "$(grep -o '"copy":"[^"]*Peer device [0-9] -> [0-9]","link":"[a-z?]*"' "$tmp/links.trace.json" | tr '\n' ' ')" = \
+	'"copy":"1048576 bytes Peer device 0 -> 1","link":"nvlink" "copy":"2097152 bytes Peer device 1 -> 0","link":"nvlink" "copy":"4096 bytes Peer device 1 -> 2","link":"pcie" "copy":"8192 bytes Peer device 0 -> 2","link":"none" '
+"$GRT" report "$tmp/multi.grt" --copies --format json >"$tmp/copies.json" 2>"$tmp/err"
+check "json: no pcie source, no topology: every link null" python3 -c '
+import json, sys
+peers = json.load(open(sys.argv[1]))["copies"]["peers"]
+assert [p["link"] for p in peers] == [None, None], peers' "$tmp/copies.json"
+check "export: without topology the slice says ?" test "$(grep -o '"link":"[^"]*"' "$tmp/multi.trace.json" | sort | uniq -c | tr -s ' ')" = ' 2 "link":"?"'
+# an NVML from before the topology functions: the links stay unknown, never "pcie"
+FAKE_NVML_TOPOLOGY=three GRTRACE_NVML_LIBRARY=$BUILD/fixtures/old_nvml/libnvidia-ml.so.1 GRTRACE_PCIE_INTERVAL_MS=20 \
+	"$GRT" record -o "$tmp/old.grt" -s cuda,pcie --libcuda "$FAKE" -- "$WL/cuda_multi" all-pairs >"$tmp/out" 2>"$tmp/err"
+check "record with an old NVML exits 0" test $? -eq 0
+"$GRT" report "$tmp/old.grt" --copies >"$tmp/report" 2>"$tmp/err"
+"$GRT" report "$tmp/old.grt" --devices >"$tmp/devices" 2>"$tmp/err"
+check "old NVML: every cell of the matrix unknown" test "$(sed -n '/^links between devices/,$p' "$tmp/devices" | grep -c '^  [0-2]      [X?]     [X?]     [X?]$')" -eq 3
+check "old NVML: all four pairs unknown" test "$(grep -c '^  [0-2] -> [0-2]     ?  ' "$tmp/report")" -eq 4
+check "old NVML: the trace says why" test "$("$GRT" parse "$tmp/old.grt" --filter type=unsupported_probe --format json | grep -c '"probe":"nvml:gpu topology"')" -eq 1
 
 # ---- NVLink per link through the fake NVML (GPU 1 has two links) ----
 GRTRACE_NVML_LIBRARY=$BUILD/fixtures/libnvidia-ml.so.1 GRTRACE_PCIE_INTERVAL_MS=20 \
@@ -125,7 +172,7 @@ for rank in (0, 2):
 ' "$tmp/jobs.json"
 
 # ---- the tables and keys of these traces are the documented ones (docs/report.md, docs/tracetest.md) ----
-python3 tests/tools/check_doc_tables.py "$GRT" "$tmp/multi.grt" "$tmp/nccl.grt" "$tmp/nvlink.grt" >"$tmp/doc_tables" 2>&1 ||
+python3 tests/tools/check_doc_tables.py "$GRT" "$tmp/multi.grt" "$tmp/nccl.grt" "$tmp/nvlink.grt" "$tmp/links.grt" >"$tmp/doc_tables" 2>&1 ||
 	fail "check_doc_tables.py on the multi-GPU traces"
 grep '^FAIL' "$tmp/doc_tables"
 check "tables and keys of the multi-GPU traces are documented ($(grep -c '^ok' "$tmp/doc_tables") checks)" \

@@ -8,6 +8,7 @@
 #include "trace_files.h"
 #include "trace_gen.h"
 #include "trace/grt_reader.h"
+#include "trace/records_kernel.h"
 
 /* The launch of vecAdd: record 11 of the known trace (6 strings, stack, mapping, process, ...). */
 #define KNOWN_LAUNCH_INDEX 11
@@ -83,6 +84,29 @@ static int write_damaged(const char *path, bool cut)
 	return err;
 }
 
+/* The pcie source's topology: a pair NVML answered and one it did not, with random flags and fields. */
+static int write_topology_seed(const char *path)
+{
+	struct gen_rng rng = {77};
+	struct grt_file_header h;
+	struct grt_event_origin o = {.ts_ns = 5, .cpu = 0, .pid = 2, .tid = 2};
+	struct grt_gpu_link_rec answered = {
+		.device = 0, .pci = grt_pci_pack(0, 0x18, 0, 0), .peer_device = 1,
+		.peer_pci = grt_pci_pack(0, 0x29, 0, 0), .flags = 15, .topology = GRT_TOPO_PXB,
+		.nvlink_links = 3,
+	}, random_fields;
+	struct grt_writer *w;
+
+	gen_header(&rng, &h);
+	gen_fill(&rng, &random_fields, sizeof(random_fields));
+	w = grt_writer_open(path, &h);
+	if (!w)
+		return -errno;
+	grt_writer_append(w, GRT_REC_GPU_LINK, &o, &answered, sizeof(answered));
+	grt_writer_append(w, GRT_REC_GPU_LINK, &o, &random_fields, sizeof(random_fields));
+	return grt_writer_close(w, GRT_END_IDLE, 6);
+}
+
 /* One small trace per covered type, so the fuzzer starts from every record's layout. */
 static int write_corpus(const char *dir)
 {
@@ -111,7 +135,8 @@ static int write_corpus(const char *dir)
 		gen_random_record(w, NULL, &rng, gen_types[i], &o);
 		err = grt_writer_close(w, GRT_END_IDLE, 6);
 	}
-	return err;
+	snprintf(path, sizeof(path), "%s/gpu-link.grt", dir);
+	return err ?: write_topology_seed(path);
 }
 
 int main(int argc, char **argv)

@@ -6,6 +6,9 @@
  * tests/e2e/multigpu.sh holds the expected answer; change both together.
  * Launches of "step": device 0 three, device 1 three, device 2 one. Peer
  * copies: 1 MiB from device 0 to 1 (synchronous), 2 MiB from 1 to 0 (async).
+ * With the argument "all-pairs", also 4 KiB from 1 to 2 and 8 KiB from 0 to 2
+ * (synchronous, issued on device 1), so every pair of the fake NVML's
+ * three-GPU topology has a copy.
  */
 #define DEVICES 3
 
@@ -15,7 +18,7 @@ static void launch(CUfunction f, int times)
 		expect(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), 0, "launch");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	CUcontext primary[DEVICES], created, popped = NULL;
 	CUdeviceptr buf[DEVICES];
@@ -55,6 +58,10 @@ int main(void)
 	expect(cuMemcpyPeer(buf[1], primary[1], buf[0], primary[0], 1 << 20), 0, "peer 0->1");
 	expect(cuMemcpyPeerAsync(buf[0], primary[0], buf[1], primary[1], 2 << 20, NULL), 0,
 	       "peer 1->0");
+	if (argc > 1 && !strcmp(argv[1], "all-pairs")) {
+		expect(cuMemcpyPeer(buf[2], primary[2], buf[1], primary[1], 4096), 0, "peer 1->2");
+		expect(cuMemcpyPeer(buf[2], primary[2], buf[0], primary[0], 8192), 0, "peer 0->2");
+	}
 	expect(cuCtxSynchronize(), 0, "sync 1");
 	expect(cuCtxSetCurrent(primary[0]), 0, "set 0");
 	launch(step, 1);

@@ -1,6 +1,6 @@
 /* PCI address text to the packed form the kernel records use. */
 #include <stdio.h>
-#include "sources/pci_addr.h"
+#include "common/pci_addr.h"
 #include "trace/records_kernel.h"
 
 uint32_t grt_pci_parse(const char *text)
