@@ -115,6 +115,8 @@ report devices.json report "$work/multi.grt" --devices --format json
 report nvlink.jsonl parse "$work/multi.grt" --filter type=nvlink_sample --format json
 report comms.jsonl parse "$work/multi.grt" --filter type=nccl_comm --format json
 report jobs.json report "$work/multi.grt" --jobs --format json
+report links.jsonl parse "$work/multi.grt" --filter type=gpu_link --format json
+report copies.json report "$work/multi.grt" --copies --format json
 report unsupported.jsonl parse "$work/multi.grt" --filter type=unsupported_probe --format json
 report status.jsonl parse "$work/multi.grt" --filter type=source_status --format json
 bounded 30 "$G" export "$work/multi.grt" -o "$work/multi.pftrace" >/dev/null 2>>"$work/reports.err" &&
