@@ -10,7 +10,9 @@
 # comes last. Every step has a time bound: the whole run stays under 4 minutes.
 # Needs only what the GPU machine has: python3 with torch (NCCL), awk, coreutils' timeout.
 # Writes OUT/gpu_multi.tar.gz (logs, reports, checks) and OUT/gpu_multi-trace.tar.gz (the trace).
-# usage: bench/gpu_multi.sh BUILD OUT   (env: LATE_RANK=1 LATE_MS=300 STEPS=8 GPUS=all)
+# usage: bench/gpu_multi.sh BUILD OUT   (env: LATE_RANK=1 LATE_MS=300 STEPS=8 GPUS=all
+#        SOURCES=cuda,nccl,pcie; add gpu to time kernels on the device: collective waits are then
+#        measured between kernel starts where every rank's kernel has one)
 set -u
 BUILD=$(cd "${1:?usage: gpu_multi.sh BUILD OUT}" && pwd) || exit 2
 mkdir -p "${2:?usage: gpu_multi.sh BUILD OUT}" && OUT=$(cd "$2" && pwd) || exit 2
@@ -19,6 +21,7 @@ G=$BUILD/grtrace
 LATE_RANK=${LATE_RANK:-1}
 LATE_MS=${LATE_MS:-300}
 STEPS=${STEPS:-8}
+SOURCES=${SOURCES:-cuda,nccl,pcie}
 work=$(mktemp -d)
 # NVLink multicast stays off on shared hosts, also in the ranks torchrun starts
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -91,7 +94,7 @@ if command -v nvidia-smi >/dev/null; then
 fi
 
 # ---- record the loop: every rank, every process torchrun starts ----
-bounded 150 "$G" record -f -o "$work/multi.grt" -s cuda,nccl,pcie "${nccl_opt[@]}" -- \
+bounded 150 "$G" record -f -o "$work/multi.grt" -s "$SOURCES" "${nccl_opt[@]}" -- \
 	python3 -m torch.distributed.run --standalone --nproc_per_node="$gpus" "$HERE/gpu_multi_train.py" \
 	--out "$work" --steps "$STEPS" --late-rank "$LATE_RANK" --late-ms "$LATE_MS" >"$work/record.log" 2>&1
 rc=$?

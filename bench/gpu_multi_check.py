@@ -12,6 +12,7 @@ lines); exits 1 when one fails.
 """
 import glob
 import json
+import re
 import sys
 
 work, late_rank, late_ms, smi_links = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
@@ -55,9 +56,11 @@ def check_gpu_links():
     GPUs, matched by PCI bus id through the gpu_link records (CUDA ordinals and NVML indices can
     differ)."""
     try:
-        topo_lines = open(f"{work}/topo.txt").read().splitlines()
+        # nvidia-smi underlines the header on a terminal-like output: drop its escape sequences
+        topo_lines = re.sub(r"\x1b\[[0-9;]*m", "", open(f"{work}/topo.txt").read()).splitlines()
     except OSError:
         topo_lines = []
+    # the header ("GPU0 GPU1 ... CPU Affinity") comes before the rows, which also start with GPU0
     header = next((l.split() for l in topo_lines if l.split()[:1] == ["GPU0"]), None)
     topo = {}
     if header:
