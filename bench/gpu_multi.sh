@@ -12,7 +12,8 @@
 # Writes OUT/gpu_multi.tar.gz (logs, reports, checks) and OUT/gpu_multi-trace.tar.gz (the trace).
 # usage: bench/gpu_multi.sh BUILD OUT   (env: LATE_RANK=1 LATE_MS=300 STEPS=8 GPUS=all
 #        SOURCES=cuda,nccl,pcie; add gpu to time kernels on the device: collective waits are then
-#        measured between kernel starts where every rank's kernel has one)
+#        measured between kernel starts where every rank's kernel has one; NO_PROFILE=1: the
+#        ranks run without torch.profiler, leaving CUPTI to grtrace, and counts are not compared)
 set -u
 BUILD=$(cd "${1:?usage: gpu_multi.sh BUILD OUT}" && pwd) || exit 2
 mkdir -p "${2:?usage: gpu_multi.sh BUILD OUT}" && OUT=$(cd "$2" && pwd) || exit 2
@@ -96,7 +97,8 @@ fi
 # ---- record the loop: every rank, every process torchrun starts ----
 bounded 150 "$G" record -f -o "$work/multi.grt" -s "$SOURCES" "${nccl_opt[@]}" -- \
 	python3 -m torch.distributed.run --standalone --nproc_per_node="$gpus" "$HERE/gpu_multi_train.py" \
-	--out "$work" --steps "$STEPS" --late-rank "$LATE_RANK" --late-ms "$LATE_MS" >"$work/record.log" 2>&1
+	--out "$work" --steps "$STEPS" --late-rank "$LATE_RANK" --late-ms "$LATE_MS" ${NO_PROFILE:+--no-profile} \
+	>"$work/record.log" 2>&1
 rc=$?
 [ $rc -eq 0 ] && ok "record of the $gpus-rank loop exits 0" ||
 	fail "record of the $gpus-rank loop exits 0 (rc $rc$([ $rc -eq 124 ] && echo ', timed out'); $(grep -m1 -i 'error\|grtrace:' "$work/record.log"))"
