@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "analysis/alloc_devices.h"
+#include "common/grow_array.h"
 #include "trace/records_cuda.h"
 
 struct alloc_range {
@@ -13,7 +14,7 @@ struct alloc_range {
 
 struct alloc_devices {
 	struct alloc_range *ranges;	/* by (pid, addr) */
-	size_t n, cap;
+	uint32_t n, cap;
 	bool out_of_memory;
 };
 
@@ -60,16 +61,9 @@ static void add(struct alloc_devices *a, uint32_t pid, int32_t device, uint64_t 
 		a->ranges[at] = (struct alloc_range){ pid, device, addr, addr + bytes };
 		return;
 	}
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 64;
-		struct alloc_range *more = realloc(a->ranges, cap * sizeof(*more));
-
-		if (!more) {
-			a->out_of_memory = true;
-			return;
-		}
-		a->ranges = more;
-		a->cap = cap;
+	if (grt_grow_array((void **)&a->ranges, &a->cap, sizeof(*a->ranges), a->n + 1)) {
+		a->out_of_memory = true;
+		return;
 	}
 	memmove(&a->ranges[at + 1], &a->ranges[at], (a->n - at) * sizeof(a->ranges[0]));
 	a->ranges[at] = (struct alloc_range){ pid, device, addr, addr + bytes };

@@ -2,10 +2,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "analysis/gpu_links.h"
+#include "common/grow_array.h"
 
 struct gpu_links {
 	struct grt_gpu_link_rec *pairs;
-	size_t n, cap;
+	uint32_t n, cap;
 };
 
 struct gpu_links *gpu_links_new(void)
@@ -34,15 +35,8 @@ void gpu_links_record(struct gpu_links *l, const struct grt_record *rec)
 		if (l->pairs[i].pci == g->pci && l->pairs[i].peer_pci == g->peer_pci)
 			slot = &l->pairs[i];
 	if (!slot) {
-		if (l->n == l->cap) {
-			size_t cap = l->cap ? 2 * l->cap : 16;
-			struct grt_gpu_link_rec *more = realloc(l->pairs, cap * sizeof(*more));
-
-			if (!more)
-				return; /* the pair stays unknown */
-			l->pairs = more;
-			l->cap = cap;
-		}
+		if (grt_grow_array((void **)&l->pairs, &l->cap, sizeof(*l->pairs), l->n + 1))
+			return; /* the pair stays unknown */
 		slot = &l->pairs[l->n++];
 	}
 	*slot = *g;
