@@ -73,6 +73,26 @@ static const uint8_t *map_of(const struct sim *s, const char *name, struct gpubp
 	return NULL;
 }
 
+/* Word `at` (bytes) of key `key`'s value as the map walk hands it out. */
+struct word_of {
+	uint32_t key;
+	uint64_t at;
+	uint64_t value;
+};
+
+static int find_word(void *arg, uint32_t sub, const uint8_t *key, const uint8_t *value)
+{
+	struct word_of *w = arg;
+	uint32_t k;
+
+	(void)sub;
+	memcpy(&k, key, 4);
+	if (k != w->key)
+		return 0;
+	memcpy(&w->value, value + w->at, 8);
+	return 1;
+}
+
 static uint64_t u64_at(const struct sim *s, const char *map, size_t index)
 {
 	struct gpubpf_map_shape shape;
@@ -81,21 +101,12 @@ static uint64_t u64_at(const struct sim *s, const char *map, size_t index)
 	uint64_t v = 0;
 
 	if (m && shape.stripe_width) {
-		/* a counter kept per SM: word `index` of the values, summed over the copies */
-		uint64_t stride = grt_bpf_stride(shape.value_size), key = index * 8 / stride;
+		/* a counter kept per SM: word `index` of the values, its copies summed by the walk */
+		uint64_t stride = grt_bpf_stride(shape.value_size);
+		struct word_of w = {(uint32_t)(index * 8 / stride), index * 8 % stride, 0};
 
-		for (size_t sm = 0; sm < GRT_BPF_SM_SLOTS; sm++) {
-			size_t at = (key * GRT_BPF_SM_SLOTS + sm) * grt_bpf_stripe_stride(shape.value_size) +
-				    index * 8 % stride;
-			uint64_t w = 0;
-
-			if (at + 8 <= len)
-				memcpy(&w, m + at, 8);
-			v = shape.stripe_width == 8 ? v + w
-						    : (uint32_t)(v + w) |
-							  ((v >> 32) + (w >> 32)) << 32;
-		}
-		return v;
+		gpubpf_map_walk(&shape, m, len, 0, find_word, &w);
+		return w.value;
 	}
 	if (m && (index + 1) * 8 <= len)
 		memcpy(&v, m + index * 8, 8);

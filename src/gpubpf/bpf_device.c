@@ -120,6 +120,14 @@ static bool all_zero(const uint8_t *p, size_t n)
 	return true;
 }
 
+/* An array's key k as the walk hands it out: the 4-byte index, little-endian. */
+static void array_key(uint64_t k, uint8_t key[8])
+{
+	memset(key, 0, 8);
+	for (int i = 0; i < 4; i++)
+		key[i] = (uint8_t)(k >> (8 * i));
+}
+
 /* A counter kept per SM: each key's copies added up word by word, as one value. */
 static long walk_striped(const struct gpubpf_map_shape *m, const uint8_t *image,
 			 int (*fn)(void *arg, uint32_t sub, const uint8_t *key,
@@ -133,9 +141,9 @@ static long walk_striped(const struct gpubpf_map_shape *m, const uint8_t *image,
 	if (!sum)
 		return -1;
 	for (uint64_t k = 0; k < m->max_entries; k++) {
-		uint8_t key[8] = {(uint8_t)k, (uint8_t)(k >> 8), (uint8_t)(k >> 16),
-				  (uint8_t)(k >> 24)};
+		uint8_t key[8];
 
+		array_key(k, key);
 		memset(sum, 0, stride);
 		for (uint64_t s = 0; s < GRT_BPF_SM_SLOTS; s++) {
 			const uint8_t *v = image + (k * GRT_BPF_SM_SLOTS + s) * copy;
@@ -196,11 +204,11 @@ long gpubpf_map_walk(const struct gpubpf_map_shape *m, const uint8_t *image, siz
 	for (uint64_t k = 0; k < m->max_entries; k++)
 		for (uint64_t s = 0; s < subs; s++) {
 			const uint8_t *v = image + (k * subs + s) * stride;
-			uint8_t key[8] = {(uint8_t)k, (uint8_t)(k >> 8), (uint8_t)(k >> 16),
-					  (uint8_t)(k >> 24)};
+			uint8_t key[8];
 
 			if (all_zero(v, m->value_size))
 				continue;
+			array_key(k, key);
 			n++;
 			if (fn && fn(arg, (uint32_t)s, key, v))
 				return n;

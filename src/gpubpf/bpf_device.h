@@ -38,6 +38,10 @@ struct gpubpf_ring_record {
 	bool discarded;
 };
 
+/* Records that did not fit in a ring: its header's count and every drop slot (head_image:
+ * GRT_BPF_RING_HEAD_SIZE bytes). */
+uint64_t gpubpf_ring_dropped(const uint8_t *head_image);
+
 /*
  * Walks the committed records of a ring image (its grt_bpf_ring header
  * first), stopping at the first record not yet committed (len 0) or that
@@ -45,10 +49,6 @@ struct gpubpf_ring_record {
  * walked; *dropped (may be NULL) gets the count of records that did not fit
  * (gpubpf_ring_dropped).
  */
-/* Records that did not fit in a ring: its header's count and every drop slot (head_image:
- * GRT_BPF_RING_HEAD_SIZE bytes). */
-uint64_t gpubpf_ring_dropped(const uint8_t *head_image);
-
 size_t gpubpf_ring_walk(const uint8_t *image, size_t len,
 			int (*fn)(void *arg, const struct gpubpf_ring_record *rec), void *arg,
 			uint64_t *dropped);

@@ -59,8 +59,9 @@ void gpubpf_stripe_counters(struct gpubpf_bundle *b)
 	}
 	for (size_t i = 0; i < nr_maps; i++) {
 		struct gpubpf_map *m = &b->obj.maps[i];
-		uint64_t bytes = (uint64_t)m->max_entries * GRT_BPF_SM_SLOTS *
-				 grt_bpf_stripe_stride(m->value_size);
+		struct gpubpf_map_shape striped = {m->type, m->key_size, m->value_size,
+						   m->max_entries, 8};
+		size_t bytes = gpubpf_map_bytes(&striped, 0, 0);
 
 		m->stripe_width = 0;
 		/* sections as maps (.bss, .data) hold initial values the host would have to place */
