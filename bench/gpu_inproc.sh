@@ -13,6 +13,7 @@
 #
 # usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]
 #        ONLY=vadd bench/gpu_inproc.sh BUILD OUTDIR   part 3 alone (under 2 minutes on an H100)
+#        ONLY=launch bench/gpu_inproc.sh BUILD OUTDIR part 1 alone
 #   BUILD   directory with grtrace and libgrtrace-inject.so (built on the development machine)
 #   OUTDIR  logs, traces and summary.txt go here
 # environment: STEPS (training steps, default 600), LAUNCH_BATCHES (default 200 x 256 launches)
@@ -101,7 +102,9 @@ done
 
 # ---- 2. PyTorch training loop ----
 say ""
-if $PY -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
+if [ "$ONLY" = launch ]; then
+	:
+elif $PY -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	say "## transformer training loop, $STEPS steps: median step time"
 	for round in $(seq "$ROUNDS"); do
 		$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
@@ -127,6 +130,7 @@ fi
 fi # ONLY
 
 # ---- 3. vector add ----
+[ "$ONLY" = launch ] && exit 0
 say ""
 say "## vector add, 10000 launches of 1M elements: loop time"
 for round in $(seq "$ROUNDS"); do
