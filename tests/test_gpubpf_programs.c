@@ -31,6 +31,7 @@ static const struct {
     {"memcap_sites", 1, GRT_BPF_ATTACH_MEMCAPTURE, NULL, BPF_MAP_TYPE_HASH, true},
     {"stack_paths", 1, GRT_BPF_ATTACH_ENTRY, "stack_kernel", GRT_BPF_MAP_GPU_RINGBUF, false},
     {"stripe", 1, GRT_BPF_ATTACH_EXIT, "stripe_kernel", GRT_BPF_MAP_GPU_ARRAY, true},
+    {"thread_adds", 1, GRT_BPF_ATTACH_EXIT, "adds_kernel", GRT_BPF_MAP_PERGPUTD_ARRAY, true},
 };
 
 static const struct {
@@ -184,6 +185,41 @@ static void test_bad_objects(void)
 }
 
 /* Every translation, as a module with one test kernel per program, for sm_75 and sm_90. */
+/* A thread's own value added to: one red.global.add, no load, unless the sum is read again. */
+static void test_thread_adds_fused(void)
+{
+	static const char *const fused[] = {
+	    "red.global.add.u64 [%r6+0], 0x1;",
+	    "red.global.add.u32 [%r6+16], 0x3;",
+	    "red.global.add.u64 [%r6+8], %r2;",
+	};
+	struct gpubpf_bundle b;
+	const char *body, *at;
+	char err[512];
+	size_t reds = 0;
+
+	CHECK_EQ_U64(load("thread_adds", &b, 0, 0, NULL, err, sizeof(err)), 0);
+	body = b.progs[0].ptx.body;
+	for (size_t i = 0; i < N(fused); i++) {
+		if (!strstr(body, fused[i]))
+			printf("  missing: %s\n", fused[i]);
+		CHECK(strstr(body, fused[i]) != NULL);
+	}
+	for (at = body; (at = strstr(at, "red.global.add")); at++)
+		reds++;
+	CHECK_EQ_U64(reds, N(fused));
+	/* read_back's add is split by another load and its value is read again: kept as is */
+	CHECK(strstr(body, "ld.global.u64 %r1, [%r6+24];") != NULL);
+	CHECK(strstr(body, "st.global.u64 [%r6+24], %r1;") != NULL);
+	CHECK(strstr(body, "ld.global.u64 %r1, [%r6+0];") == NULL);
+	gpubpf_bundle_free(&b);
+	/* bpftime's threadhist: `*n += 1` on its PERGPUTD_ARRAY value */
+	CHECK_EQ_U64(load("bpftime_threadhist", &b, 0, 0, NULL, err, sizeof(err)), 0);
+	CHECK(strstr(b.progs[0].ptx.body, "red.global.add.u64") != NULL);
+	CHECK(strstr(b.progs[0].ptx.body, "ld.global.u64") == NULL);
+	gpubpf_bundle_free(&b);
+}
+
 static void test_translations_compile(void)
 {
 	char path[512];
@@ -503,6 +539,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_counters_kept_per_sm);
 	RUN_TEST(test_refusals);
 	RUN_TEST(test_bad_objects);
+	RUN_TEST(test_thread_adds_fused);
 	RUN_TEST(test_translations_compile);
 	RUN_TEST(test_attach_corpus);
 	RUN_TEST(test_attach_sites);

@@ -854,7 +854,7 @@ int gpubpf_translate(const struct gpubpf_object *obj, const struct gpubpf_prog *
 	struct strbuf body = {0};
 	bool *targets = jump_targets(prog);
 	uint32_t local_bytes = 0;
-	int rc = 0;
+	int rc = 0, fused;
 
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", opts->name);
@@ -874,7 +874,9 @@ int gpubpf_translate(const struct gpubpf_object *obj, const struct gpubpf_prog *
 		if (targets[e.pc])
 			emitf(&e, "$L%zu:\n", e.pc);
 		e.nt = e.nw = e.np = 0;
-		if (ver->info[e.pc].seen)
+		if (ver->info[e.pc].seen && (fused = emit_fused_add(&e, targets)))
+			e.pc += fused - 1;
+		else if (ver->info[e.pc].seen)
 			rc = emit_insn(&e, insn);
 		if (bpf_is_ld_imm64(insn))
 			e.pc++;

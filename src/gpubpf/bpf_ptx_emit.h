@@ -67,4 +67,11 @@ void load_map_base(struct emit *e, int map, unsigned dst);
 /* Helper calls (bpf_ptx_helpers.c). */
 int emit_call(struct emit *e, const struct bpf_insn *insn);
 
+/*
+ * At e->pc: a load, add and store of a thread's own PERGPUTD_ARRAY value
+ * translated as one `red.global.add` (bpf_ptx_fuse.c). Returns how many
+ * instructions it covered (3), or 0 when the pattern does not hold.
+ */
+int emit_fused_add(struct emit *e, const bool *jump_targets);
+
 #endif
