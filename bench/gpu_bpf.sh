@@ -58,7 +58,7 @@ record attach_cached "$OUT/bin/vec_add" 10000 1
 $CHECK attach "$OUT/traces/attach_first.grt" "$OUT/traces/attach_cached.grt" | tee "$OUT/attach.txt"
 
 # --- overhead: each kind of program on vec_add_bench ---
-overhead untraced recorded_no_programs empty counter ring memcount
+overhead ${VARIANTS:-untraced recorded_no_programs empty counter ring memcount}
 grep -h "lost\|dropped" "$OUT"/traces/bench_ring_1.err 2>/dev/null | tail -2
 
 echo
