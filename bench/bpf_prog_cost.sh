@@ -42,14 +42,6 @@ die() {
 . "$HERE/../tests/e2e/lib/bpf_links.bash" || die "no tests/e2e/lib/bpf_links.bash beside bench/"
 sysctl -q -w kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
 
-# prog_stats PID: "prog_id run_time_ns run_cnt" per BPF program fd of process PID
-prog_stats() {
-	for f in /proc/"$1"/fdinfo/*; do
-		awk '/^prog_type:/ {p = 1} /^prog_id:/ {id = $2} /^run_time_ns:/ {t = $2}
-		     /^run_cnt:/ {c = $2} END {if (p) print id, t, c}' "$f" 2>/dev/null
-	done
-}
-
 # prog_names: "prog_id name xlated_insns" of every loaded program (bpftool; none without it)
 prog_names() {
 	bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys
@@ -76,13 +68,13 @@ one() {
 	"$GRT" "${args[@]}" >/dev/null 2>"$TMP/tracer.err" &
 	TRACER=$!
 	wait_bpf_links $TRACER "^link_type:" 1 600 || die "$mode did not attach: $(cat "$TMP/tracer.err")"
-	prog_stats $TRACER | sort >"$TMP/before"
+	bpf_prog_times $TRACER | sort >"$TMP/before"
 	echo go >"$TMP/gate"
 	while ! [ -e "$TMP/storm.out" ]; do
 		kill -0 $STORM 2>/dev/null || die "the storm failed under $mode"
 		sleep 0.1
 	done
-	prog_stats $TRACER | sort >"$TMP/after"
+	bpf_prog_times $TRACER | sort >"$TMP/after"
 	prog_names >>"$TMP/names"
 	echo go >"$TMP/gate"
 	wait $STORM
@@ -91,7 +83,7 @@ one() {
 	wait $TRACER
 	TRACER=
 	launches=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$TMP/storm.out")
-	join "$TMP/before" "$TMP/after" | while read -r id t0 c0 t1 c1; do
+	join "$TMP/before" "$TMP/after" | while read -r id _ t0 c0 _ t1 c1; do
 		echo "$mode $round $launches $id $((t1 - t0)) $((c1 - c0))"
 	done >>"$TMP/runs"
 }
