@@ -6,18 +6,27 @@
 #   record  record -s cuda -p STORM
 #   serve-p serve -p STORM
 #   serve-a serve system-wide (other processes' calls on this machine run its programs too:
-#           its number is ns per program run x the storm's runs per launch)
+#           its number is, over the programs that run per launch, ns per run x runs per launch
+#           as serve-p measured them; it needs serve-p in MODES)
 # Per mode: the median and spread of ns per launch (all of the tracer's programs' time over the
 # storm's launches), runs per launch, and per program ns per run and its translated size.
 # This leaves out the uprobe traps, which are the same for both tools and cost far more than
 # the programs on a VM; the programs are what differs.
 # usage: bench/bpf_prog_cost.sh BUILD [ROUNDS] [SECONDS] [MODES]   (root; MODES default
 #   "record serve-p serve-a"; the sysctl is restored on exit)
+# GRT_BEFORE=PATH (another grtrace binary, e.g. of the commit before a change): the modes
+#   serve-p-before and serve-a-before run it, interleaved with the rest (MODES default then
+#   "record serve-p serve-p-before serve-a serve-a-before").
 set -u
 BUILD=${1:?usage: bench/bpf_prog_cost.sh BUILD [ROUNDS] [SECONDS] [MODES]}
 ROUNDS=${2:-5}
 SECONDS_PER=${3:-2}
-MODES=${4:-record serve-p serve-a}
+BEFORE=${GRT_BEFORE:-}
+if [ -n "$BEFORE" ]; then
+	MODES=${4:-record serve-p serve-p-before serve-a serve-a-before}
+else
+	MODES=${4:-record serve-p serve-a}
+fi
 HERE=$(cd "$(dirname "$0")" && pwd)
 GRT=$BUILD/grtrace
 FAKE=$BUILD/fixtures/fake/libcuda.so.1
@@ -53,19 +62,23 @@ for p in json.load(sys.stdin):
 # shell that runs the storm once told to and then waits to be told again, so that a tracer that
 # ends with its target (record -p) is still there to be read after the storm.
 one() {
-	local mode=$1 round=$2 args
+	local mode=$1 round=$2 args grt=$GRT
 	rm -f "$TMP/gate" "$TMP/storm.out"
 	mkfifo "$TMP/gate"
 	bash -c 'read -r _ <"$1"; "$2" "$3" 1 >"$4.part" && mv "$4.part" "$4"; read -r _ <"$1"' \
 		_ "$TMP/gate" "$STORM_BIN" "$SECONDS_PER" "$TMP/storm.out" &
 	STORM=$!
-	case $mode in
+	if [[ $mode == *-before ]]; then
+		[ -x "$BEFORE" ] || die "mode $mode needs GRT_BEFORE=PATH to a grtrace binary"
+		grt=$BEFORE
+	fi
+	case ${mode%-before} in
 	record) args=(record -s cuda -f -o "$TMP/r.grt" --libcuda "$FAKE" -p $STORM) ;;
 	serve-p) args=(serve --listen 127.0.0.1:0 --libcuda "$FAKE" -p $STORM) ;;
 	serve-a) args=(serve --listen 127.0.0.1:0 --libcuda "$FAKE") ;;
 	*) die "unknown mode $mode" ;;
 	esac
-	"$GRT" "${args[@]}" >/dev/null 2>"$TMP/tracer.err" &
+	"$grt" "${args[@]}" >/dev/null 2>"$TMP/tracer.err" &
 	TRACER=$!
 	wait_bpf_links $TRACER "^link_type:" 1 600 || die "$mode did not attach: $(cat "$TMP/tracer.err")"
 	bpf_prog_times $TRACER | sort >"$TMP/before"
@@ -102,45 +115,58 @@ name = {}
 for line in open(names):
     pid, n, insns = line.split()
     name[pid] = (n, int(insns))
-# per mode and round: launches, and per program (ns, runs)
-rounds = collections.defaultdict(dict)
+# per mode and round: the storm's launches, and per program name (ns, runs)
+rounds = collections.defaultdict(lambda: collections.defaultdict(lambda: [0, 0]))
+launches_of = {}
+insns = {}
 for line in open(runs):
     mode, rnd, launches, pid, ns, cnt = line.split()
-    rounds[(mode, rnd)].setdefault("launches", int(launches))
-    rounds[(mode, rnd)][pid] = (int(ns), int(cnt))
-per_launch = collections.defaultdict(list)
-runs_per_launch = collections.defaultdict(list)
+    launches_of[(mode, rnd)] = int(launches)
+    pname, pinsns = name.get(pid, ("id " + pid, 0))
+    insns[(mode, pname)] = pinsns
+    prog = rounds[(mode, rnd)][pname]
+    prog[0] += int(ns)
+    prog[1] += int(cnt)
+# per mode and program: ns per run and runs per launch, one value per round
 per_run = collections.defaultdict(lambda: collections.defaultdict(list))
+weight = collections.defaultdict(lambda: collections.defaultdict(list))
 for (mode, rnd), progs in rounds.items():
-    launches = progs.pop("launches")
-    ns = sum(v[0] for v in progs.values())
-    cnt = sum(v[1] for v in progs.values())
-    if not launches or not cnt:
+    for prog, (ns, cnt) in progs.items():
+        if cnt and launches_of[(mode, rnd)]:
+            per_run[mode][prog].append(ns / cnt)
+            weight[mode][prog].append(cnt / launches_of[(mode, rnd)])
+per_launch = collections.defaultdict(list)
+for (mode, rnd), progs in rounds.items():
+    launches = launches_of[(mode, rnd)]
+    if not launches:
         continue
-    if mode == "serve-a":
-        # other processes' calls run these programs too: ns per run x the storm's runs per
-        # launch as -p measured them (2: an entry and a return)
-        per_launch[mode].append(ns / cnt * 2)
+    if mode.startswith("serve-a"):
+        # other processes' calls run these programs too: each per-launch program's ns per run
+        # weighted by its runs per launch under -p (the same programs, only the storm's calls)
+        pmode = mode.replace("serve-a", "serve-p")
+        if pmode not in weight:
+            continue
+        per_launch[mode].append(sum(ns / cnt * statistics.median(weight[pmode][prog])
+                                    for prog, (ns, cnt) in progs.items()
+                                    if cnt and statistics.median(weight[pmode].get(prog, [0])) >= 0.01))
     else:
-        per_launch[mode].append(ns / launches)
-    runs_per_launch[mode].append(cnt / launches)
-    for pid, (pns, pcnt) in progs.items():
-        if pcnt:
-            per_run[mode][pid].append(pns / pcnt)
+        per_launch[mode].append(sum(ns for ns, _ in progs.values()) / launches)
 med = {}
 for mode in modes:
     v = per_launch[mode]
     if not v:
-        print("%-7s no runs" % mode)
+        print("%-14s no runs%s" % (mode, " (needs its -p mode too)" if mode.startswith("serve-a") else ""))
         continue
     med[mode] = statistics.median(v)
-    print("%-7s BPF ns per launch: median %.0f, spread %.0f..%.0f over %d rounds; %.2f program runs per launch"
-          % (mode, med[mode], min(v), max(v), len(v), statistics.median(runs_per_launch[mode])))
-    for pid, vals in sorted(per_run[mode].items(), key=lambda kv: -statistics.median(kv[1])):
-        n, insns = name.get(pid, ("?", 0))
-        print("        %-16s %6.0f ns per run (median), %5d instructions translated"
-              % (n, statistics.median(vals), insns))
-for mode in ("serve-p", "serve-a"):
+    print("%-14s BPF ns per launch: median %.0f, spread %.0f..%.0f over %d rounds"
+          % (mode, med[mode], min(v), max(v), len(v)))
+    for prog, vals in sorted(per_run[mode].items(), key=lambda kv: -statistics.median(weight[mode][kv[0]])):
+        w = statistics.median(weight[mode][prog])
+        if w < 0.01:
+            continue  # not per launch (module loads, forks, exits)
+        print("    %-24s %5.0f ns per run (median, %.0f..%.0f), %5.2f runs per launch, %4d instructions"
+              % (prog, statistics.median(vals), min(vals), max(vals), w, insns.get((mode, prog), 0)))
+for mode in ("serve-p", "serve-a", "serve-p-before", "serve-a-before"):
     if mode in med and "record" in med:
         ok = med[mode] <= med["record"]
         print("%s - %s's BPF ns per launch <= record's (%.0f vs %.0f)"

@@ -11,7 +11,8 @@
 #
 # usage: bench/gpu_serve.sh BUILD [STEPS] [SECOND_LAUNCHES]
 # environment: LIBCUDA (default: the loader cache's libcuda.so.1), PYTHON (default python3),
-#   SERVE_PARTS (default "train uvm overhead": which parts run), SERVE_ROUNDS (default 3)
+#   SERVE_PARTS (default "train uvm overhead": which parts run), SERVE_ROUNDS (default 3),
+#   SERVE_BPF_STATS (default 1: BPF run-time statistics on for both tools in the overhead part)
 # Needs root, nvcc, python3 with torch (cuda), the nvidia_uvm module. Prints ok/FAIL lines and the overhead rows;
 # exits 1 on a FAIL.
 set -u
@@ -179,9 +180,16 @@ wait_line() { # FILE TEXT PID
 	return 1
 }
 # the programs' own time per launch too: the kernel's run-time statistics, on for both tools
-# during this part (serve keeps them on by itself anyway), the old setting restored after
-OLD_BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null)
-sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null || echo "note: no kernel.bpf_stats_enabled; no BPF times"
+# during this part (serve keeps them on by itself anyway, so record then pays their two clock
+# reads per program run as serve always does), the old setting restored after.
+# SERVE_BPF_STATS=0 leaves the setting alone: record's phases then run without statistics, as
+# it runs anywhere, and show no BPF time.
+if [ "${SERVE_BPF_STATS:-1}" = 1 ]; then
+	OLD_BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null)
+	sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null ||
+		echo "note: no kernel.bpf_stats_enabled; no BPF times"
+	echo "note: kernel.bpf_stats_enabled=1 for both tools in this part (SERVE_BPF_STATS=0: not)"
+fi
 # bpf_times PID: "all uprobes" run time in ns of the tracer's programs, and of its uprobe ones
 bpf_times() {
 	bpf_prog_times "$1" | awk '{all += $3} $2 == 2 {up += $3} END {printf "%d %d\n", all, up}'
