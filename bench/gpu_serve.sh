@@ -6,11 +6,13 @@
 # uvm,pcie on a managed-memory program (bench/uvm_workload.cu): its UVM migrated bytes must equal
 # what the program moved, its faults be counted, and the NVML device gauges agree with
 # nvidia-smi. Then the added host time per launch of serve beside record, alternating in one
-# launcher process (bench/cuda_launch_overhead.cu), SERVE_ROUNDS rounds (default 3).
+# launcher process (bench/cuda_launch_overhead.cu), SERVE_ROUNDS rounds (default 3), with the
+# BPF programs' own time per launch of each (kernel.bpf_stats_enabled, on during that part).
 #
 # usage: bench/gpu_serve.sh BUILD [STEPS] [SECOND_LAUNCHES]
 # environment: LIBCUDA (default: the loader cache's libcuda.so.1), PYTHON (default python3),
-#   SERVE_PARTS (default "train uvm overhead": which parts run), SERVE_ROUNDS (default 3)
+#   SERVE_PARTS (default "train uvm overhead": which parts run), SERVE_ROUNDS (default 3),
+#   SERVE_BPF_STATS (default 1: BPF run-time statistics on for both tools in the overhead part)
 # Needs root, nvcc, python3 with torch (cuda), the nvidia_uvm module. Prints ok/FAIL lines and the overhead rows;
 # exits 1 on a FAIL.
 set -u
@@ -24,8 +26,10 @@ PY=${PYTHON:-python3}
 TMP=$(mktemp -d)
 SERVE=
 failed=0
+OLD_BPF_STATS=
 cleanup() {
 	[ -n "$SERVE" ] && kill -INT "$SERVE" 2>/dev/null && wait "$SERVE" 2>/dev/null
+	[ -n "$OLD_BPF_STATS" ] && sysctl -q -w kernel.bpf_stats_enabled="$OLD_BPF_STATS"
 	exec 7>&- 8>&- 2>/dev/null
 	rm -rf "$TMP"
 }
@@ -175,6 +179,21 @@ wait_line() { # FILE TEXT PID
 	done
 	return 1
 }
+# the programs' own time per launch too: the kernel's run-time statistics, on for both tools
+# during this part (serve keeps them on by itself anyway, so record then pays their two clock
+# reads per program run as serve always does), the old setting restored after.
+# SERVE_BPF_STATS=0 leaves the setting alone: record's phases then run without statistics, as
+# it runs anywhere, and show no BPF time.
+if [ "${SERVE_BPF_STATS:-1}" = 1 ]; then
+	OLD_BPF_STATS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null)
+	sysctl -q -w kernel.bpf_stats_enabled=1 2>/dev/null ||
+		echo "note: no kernel.bpf_stats_enabled; no BPF times"
+	echo "note: kernel.bpf_stats_enabled=1 for both tools in this part (SERVE_BPF_STATS=0: not)"
+fi
+# bpf_times PID: "all uprobes" run time in ns of the tracer's programs, and of its uprobe ones
+bpf_times() {
+	bpf_prog_times "$1" | awk '{all += $3} $2 == 2 {up += $3} END {printf "%d %d\n", all, up}'
+}
 mkfifo "$TMP/go"
 exec 9<>"$TMP/go"
 "$TMP/launcher" driver 256 100 $((2 * ROUNDS)) <"$TMP/go" >"$TMP/launcher.log" 2>&1 &
@@ -192,8 +211,10 @@ for ((p = 1; p <= 2 * ROUNDS; p++)); do
 	TRACER=$!
 	SERVE=$TRACER
 	wait_bpf_links $TRACER "^link_type:" 2 600 || die "$tool did not attach"
+	before=$(bpf_times $TRACER)
 	echo go >&9
 	wait_line "$TMP/launcher.log" "phase traced$p done" $LP || die "traced phase $p failed"
+	echo "$p $before $(bpf_times $TRACER)" >>"$TMP/bpf_times"
 	if [ $tool = serve ] && [ $p = 1 ]; then
 		PORT=$(sed -n 's|.*http://127.0.0.1:\([0-9]*\)/metrics.*|\1|p' "$TMP/serve2.err")
 		sleep 1
@@ -207,23 +228,39 @@ done
 echo go >&9
 wait $LP || die "launcher failed: $(tail -3 "$TMP/launcher.log")"
 exec 9>&-
+[ -n "$OLD_BPF_STATS" ] && sysctl -q -w kernel.bpf_stats_enabled="$OLD_BPF_STATS"
 launched=$(sed -n 's/.*traced_launches \([0-9]*\).*/\1/p' "$TMP/launcher.log")
 "$PY" "$HERE/gpu_serve_check.py" compare "$TMP/metrics2.txt" "$LP" "$launched" || failed=1
-"$PY" - "$TMP/launcher.log" "$TMP/phases" <<'PY' || failed=1
+"$PY" - "$TMP/launcher.log" "$TMP/phases" "$TMP/bpf_times" <<'PY' || failed=1
 import statistics, sys
 values = {}
 for line in open(sys.argv[1]):
     w = line.split()
     values.update(zip(w[::2], w[1::2]))
 tools = dict(l.split() for l in open(sys.argv[2]))
+# per phase: the BPF ns of all the tracer's programs, and of its uprobe programs, per launch
+launches = int(values["traced_launches"])
+bpf = {}
+for line in open(sys.argv[3]):
+    p, all0, up0, all1, up1 = line.split()
+    bpf[p] = ((int(all1) - int(all0)) / launches, (int(up1) - int(up0)) / launches)
 added = {"serve": [], "record": []}
+bpf_all = {"serve": [], "record": []}
+bpf_up = {"serve": [], "record": []}
 for p, tool in sorted(tools.items(), key=lambda kv: int(kv[0])):
     added[tool].append(float(values["added%s_us" % p]))
-    print("phase %s %-6s %.3f us per launch (+%.3f)" % (p, tool, float(values["traced%s_us" % p]), added[tool][-1]))
+    bpf_all[tool].append(bpf.get(p, (0, 0))[0])
+    bpf_up[tool].append(bpf.get(p, (0, 0))[1])
+    print("phase %s %-6s %.3f us per launch (+%.3f); BPF %.0f ns per launch (uprobe programs %.0f)"
+          % (p, tool, float(values["traced%s_us" % p]), added[tool][-1], bpf_all[tool][-1], bpf_up[tool][-1]))
 print("untraced %s us, again %s us" % (values["untraced_us"], values["untraced_again_us"]))
 med = {t: statistics.median(v) for t, v in added.items()}
 for t, v in added.items():
     print("%s -p added per launch: median %.3f us, spread %.3f..%.3f over %d phases" % (t, med[t], min(v), max(v), len(v)))
+for t in added:
+    a, u = bpf_all[t], bpf_up[t]
+    print("%s -p BPF ns per launch (bpf_stats): all programs median %.0f (%.0f..%.0f), uprobe programs median %.0f (%.0f..%.0f)"
+          % (t, statistics.median(a), min(a), max(a), statistics.median(u), min(u), max(u)))
 ok = med["serve"] <= med["record"]
 print("%s - serve's added host time per launch <= record's (%.3f vs %.3f us)" % ("ok" if ok else "FAIL", med["serve"], med["record"]))
 sys.exit(0 if ok else 1)

@@ -754,7 +754,15 @@ static int fill_procs(struct serve_agent *a, struct serve_snapshot *out, struct 
 					   ((const uint64_t *)launches->values)[i], &kernel_slots);
 	}
 	u64_map_destroy(&kernel_slots);
+	serve_snapshot_total_launches(out);
 	return err;
+}
+
+void serve_snapshot_total_launches(struct serve_snapshot *s)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		for (size_t k = 0; k < s->procs[i].nkernels; k++)
+			s->procs[i].stats.launches += s->procs[i].kernels[k].launches;
 }
 
 static void fill_health(struct serve_agent *a, struct serve_snapshot *out)

@@ -128,6 +128,11 @@ void serve_agent_poll(struct serve_agent *a, int timeout_ms);
 /* Everything as of now, sorted by pid. 0 or -ENOMEM. */
 int serve_agent_snapshot(struct serve_agent *a, struct serve_snapshot *out);
 void serve_snapshot_free(struct serve_snapshot *s);
+/*
+ * Adds each process's per-kernel launches to its launch total: the maps keep
+ * launches per kernel only, beside the few no kernel's counter had room for.
+ */
+void serve_snapshot_total_launches(struct serve_snapshot *s);
 void serve_agent_stop(struct serve_agent *a);
 
 #endif

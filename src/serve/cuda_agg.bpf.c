@@ -15,6 +15,14 @@ char LICENSE[] SEC("license") = "GPL";
 /* this process: never counted (it calls no CUDA, but a library it loads might) */
 const volatile __u32 self_tgid = 0;
 
+/*
+ * Bumped by user space after it deletes processes' entries (exits, exec):
+ * every thread's cached verdict (agg_call_slot.known_tgid) is then checked
+ * again, so a process whose counters were deleted while it still runs (it
+ * exec'd) gets them back at its next call, as it would without the cache.
+ */
+__u32 procs_generation = 0;
+
 /* Sized by user space before load: processes x APIs, processes x kernels, live allocations. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -84,13 +92,16 @@ static __always_inline void add(__u64 *counter, __u64 v)
 	__sync_fetch_and_add(counter, v);
 }
 
-/* grtrace's own threads inside a target (the inject library's) are not the application */
-static __always_inline bool own_thread(void)
+/*
+ * grtrace's own threads inside a target (the inject library's) are not the
+ * application. Checked at every call: the library lends application threads
+ * by renaming them for a while. The name is read in place off the task (the
+ * first byte mostly decides), not copied out by a helper.
+ */
+static __always_inline bool own_thread(struct task_struct *task)
 {
-	/* the whole comm: the helper keeps room for a NUL, so 8 bytes would hold only "grtrace" */
-	char comm[AGG_COMM_LEN] = {};
+	const char *comm = task->comm;
 
-	bpf_get_current_comm(comm, sizeof(comm));
 	return comm[0] == 'g' && comm[1] == 'r' && comm[2] == 't' && comm[3] == 'r' &&
 	       comm[4] == 'a' && comm[5] == 'c' && comm[6] == 'e' && comm[7] == '-';
 }
@@ -150,10 +161,15 @@ static __always_inline struct agg_api_stats *api_of(__u32 tgid, __u32 api)
 	return s;
 }
 
+/*
+ * A launch in its kernel's counter; the process's total is their sum (the
+ * agent adds them), plus here the launches the table had no room for.
+ */
 static __always_inline void count_launch(__u32 tgid, __u64 function)
 {
 	struct agg_launch_key key = {.tgid = tgid, .function = function};
 	__u64 one = 1, *n = bpf_map_lookup_elem(&launches, &key);
+	struct agg_proc_stats *p;
 
 	if (n) {
 		add(n, 1);
@@ -163,10 +179,14 @@ static __always_inline void count_launch(__u32 tgid, __u64 function)
 	if (bpf_map_update_elem(&launches, &key, &one, BPF_NOEXIST) == 0)
 		return;
 	n = bpf_map_lookup_elem(&launches, &key);
-	if (n)
+	if (n) {
 		add(n, 1);
-	else
-		count_loss(AGG_LOST_LAUNCH);
+		return;
+	}
+	count_loss(AGG_LOST_LAUNCH);
+	p = bpf_map_lookup_elem(&procs, &tgid);
+	if (p)
+		add(&p->launches, 1);
 }
 
 /* floor(log2(v)) for v >= 1, clamped to the last bucket */
@@ -243,25 +263,50 @@ static __always_inline void save_copy_2d3d(struct pt_regs *ctx, struct agg_call_
 	}
 }
 
+/*
+ * A thread's first call, or its first since procs_generation moved: the
+ * checks that need map lookups, and the process's counters created. Returns
+ * whether the call is counted; *slot is then the thread's slot (NULL when out
+ * of memory), its verdict cached where the process's counters exist.
+ */
+static __always_inline bool admit_call(__u32 tgid, struct task_struct *task,
+				       struct agg_call_slot **slot)
+{
+	__u32 generation = procs_generation;
+	bool counted;
+
+	if (tgid == self_tgid || !tgid_is_traced(tgid))
+		return false;
+	/* without them (the table is full) it is looked at again at the next call */
+	counted = proc_of(tgid) != NULL;
+	*slot = bpf_task_storage_get(&call_slots, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (*slot) {
+		(*slot)->known_tgid = counted ? tgid : 0;
+		(*slot)->known_generation = generation;
+	}
+	return true;
+}
+
 SEC("uprobe")
 int agg_enter(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 op = AGG_COOKIE_OP(cookie);
 	bool legacy = cookie & AGG_COOKIE_LEGACY32;
 	struct agg_call_slot *slot;
-	struct agg_proc_stats *p;
 	struct agg_api_stats *s;
 
-	if (tgid == self_tgid || !tgid_is_traced(tgid) || own_thread())
+	if (own_thread(task))
 		return 0;
-	p = proc_of(tgid);
+	slot = bpf_task_storage_get(&call_slots, task, 0, 0);
+	if ((!slot || slot->known_tgid != tgid || slot->known_generation != procs_generation) &&
+	    !admit_call(tgid, task, &slot))
+		return 0;
 	s = api_of(tgid, AGG_COOKIE_API(cookie));
 	if (s)
 		add(&s->calls, 1);
-	slot = bpf_task_storage_get(&call_slots, bpf_get_current_task_btf(), 0,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!slot)
 		return 0;
 	/* a probed call inside a probed call replaces it: the outer one goes untimed */
@@ -392,25 +437,27 @@ int agg_exit(struct pt_regs *ctx)
 	op = AGG_COOKIE_OP(cookie);
 	s = api_of(tgid, AGG_COOKIE_API(cookie));
 	if (s) {
-		add(&s->returns, 1);
+		/* the returns are the histogram's sum (cuda_agg_read) */
 		add(&s->duration_ns, dur);
 		add(&s->hist[log2_bucket(dur ? dur : 1)], 1);
 		if (ret)
 			add(&s->errors, 1);
 	}
+	if (op == AGG_OP_LAUNCH || op == AGG_OP_LAUNCH_EX) {
+		/* launches that the driver accepted: what the program itself counts as launched */
+		if (!ret)
+			count_launch(tgid, slot->aux);
+		return 0;
+	}
+	/* the process's own counters: every op but launches and plain calls */
+	if (op == AGG_OP_PLAIN)
+		return 0;
 	p = bpf_map_lookup_elem(&procs, &tgid);
 	if (op == AGG_OP_SYNC && p)
 		add(&p->sync_wait_ns, dur);
 	if (ret)
 		return 0; /* a failed call allocated, freed, copied and named nothing */
 	switch (op) {
-	case AGG_OP_LAUNCH:
-	case AGG_OP_LAUNCH_EX:
-		/* launches that the driver accepted: what the program itself counts as launched */
-		count_launch(tgid, slot->aux);
-		if (p)
-			add(&p->launches, 1);
-		break;
 	case AGG_OP_ALLOC:
 	case AGG_OP_ALLOC_PITCH:
 		finish_alloc(slot, tgid, p, cookie & AGG_COOKIE_LEGACY32);

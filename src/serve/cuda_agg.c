@@ -378,6 +378,18 @@ static int read_key_by_key(int fd, struct agg_table *t)
 	return 0;
 }
 
+/* The programs count returns only in the histogram (cuda_agg.h): its sum is the count. */
+static void fill_returns(struct agg_table *t)
+{
+	struct agg_api_stats *stats = t->values;
+
+	for (size_t i = 0; i < t->n; i++) {
+		stats[i].returns = 0;
+		for (int b = 0; b < AGG_HIST_BUCKETS; b++)
+			stats[i].returns += stats[i].hist[b];
+	}
+}
+
 int cuda_agg_read(struct cuda_agg *a, enum cuda_agg_map which, struct agg_table *t)
 {
 	int fd = map_fd_of(a, which);
@@ -406,7 +418,10 @@ int cuda_agg_read(struct cuda_agg *a, enum cuda_agg_map which, struct agg_table 
 		if (err && errno != ENOENT) {
 			if (first && (errno == EINVAL || errno == 524 /* ENOTSUPP */)) {
 				t->n = 0;
-				return read_key_by_key(fd, t);
+				err = read_key_by_key(fd, t);
+				if (!err && which == CUDA_AGG_APIS)
+					fill_returns(t);
+				return err;
 			}
 			return -errno;
 		}
@@ -414,6 +429,8 @@ int cuda_agg_read(struct cuda_agg *a, enum cuda_agg_map which, struct agg_table 
 		more = !err;
 		first = false;
 	}
+	if (which == CUDA_AGG_APIS)
+		fill_returns(t);
 	return 0;
 }
 
@@ -421,13 +438,17 @@ void cuda_agg_delete(struct cuda_agg *a, enum cuda_agg_map which, const struct a
 		     bool (*is_gone)(void *ctx, uint32_t tgid), void *ctx)
 {
 	int fd = map_fd_of(a, which);
+	bool deleted = false;
 
 	for (size_t i = 0; i < t->n; i++) {
 		const void *key = (const char *)t->keys + i * t->key_size;
 
 		if (is_gone(ctx, *(const uint32_t *)key))
-			bpf_map_delete_elem(fd, key);
+			deleted |= bpf_map_delete_elem(fd, key) == 0;
 	}
+	/* threads that cached their process as counted look again (agg_enter) */
+	if (deleted && which == CUDA_AGG_PROCS)
+		__atomic_add_fetch(&a->skel->bss->procs_generation, 1, __ATOMIC_RELEASE);
 }
 
 int cuda_agg_stack(struct cuda_agg *a, int32_t stack_id, uint64_t *ips)

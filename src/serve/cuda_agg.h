@@ -48,7 +48,11 @@ struct agg_api_key {
 
 struct agg_api_stats {
 	__u64 calls;	/* at entry */
-	__u64 returns;	/* returns seen: the histogram's count */
+	/*
+	 * Returns seen: the histogram's count. The programs leave it 0 (one
+	 * atomic add fewer per call); cuda_agg_read() sums the histogram into it.
+	 */
+	__u64 returns;
 	__u64 errors;	/* returns with a CUresult other than 0 */
 	__u64 duration_ns;
 	__u64 hist[AGG_HIST_BUCKETS];
@@ -64,6 +68,11 @@ struct agg_launch_key {
 /* Everything else of one process. */
 struct agg_proc_stats {
 	__u64 first_ns;
+	/*
+	 * In the map: only the launches the per-kernel table had no room for.
+	 * The agent adds the per-kernel counts, so a launch costs one counter
+	 * update, not two.
+	 */
 	__u64 launches;
 	__u64 sync_wait_ns;
 	__u64 untracked_frees; /* frees of addresses the allocation table does not hold */
@@ -95,6 +104,13 @@ struct agg_call_slot {
 	__u64 bytes;	 /* allocation bytes (pitch: the height) */
 	__s32 stack_id;
 	__u32 in_flight;
+	/*
+	 * The process this thread was last found counted in (traced, not
+	 * grtrace itself, its counters created), and procs_generation then:
+	 * while both hold, a call skips those checks' map lookups.
+	 */
+	__u32 known_tgid;
+	__u32 known_generation;
 };
 
 /* What could not be counted because a map was full: the `losses` per-CPU array's slots. */
@@ -129,7 +145,7 @@ struct agg_event {
 };
 
 _Static_assert(sizeof(struct agg_api_stats) == 32 + 8 * AGG_HIST_BUCKETS, "api stats layout");
-_Static_assert(sizeof(struct agg_call_slot) == 48, "call slot layout");
+_Static_assert(sizeof(struct agg_call_slot) == 56, "call slot layout");
 _Static_assert(sizeof(struct agg_event) == 312, "event layout");
 
 #endif

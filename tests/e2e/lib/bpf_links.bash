@@ -19,3 +19,14 @@ wait_bpf_links() {
 	done
 	return 1
 }
+
+# bpf_prog_times PID: "prog_id prog_type run_time_ns run_cnt" per BPF program fd of process PID
+# (the run time and count stay 0 unless kernel.bpf_stats_enabled is 1 or a process holds the
+# statistics on)
+bpf_prog_times() {
+	local f
+	for f in /proc/"$1"/fdinfo/*; do
+		awk '/^prog_type:/ {p = $2} /^prog_id:/ {id = $2} /^run_time_ns:/ {t = $2}
+		     /^run_cnt:/ {c = $2} END {if (p != "") print id, p, t, c}' "$f" 2>/dev/null
+	done
+}

@@ -1,0 +1,69 @@
+#!/bin/bash
+# grtrace serve remembers per thread that its process is counted (no map lookups for that on
+# each call): a thread lent to grtrace (renamed grtrace-*) is still left out for exactly its
+# lent calls, a process that execs is counted again from its new program's first call on that
+# same thread, and a launch storm on two threads at once is counted exactly.
+BUILD=${1:-build}
+. tests/e2e/lib/cuda.bash
+. tests/e2e/lib/serve.bash
+
+[ -x "$WL/cuda_lend_exec" ] || { fail "missing $WL/cuda_lend_exec (make BUILD=$BUILD)"; exit 1; }
+serve_start a --libcuda "$FAKE" --idle-timeout 120 || { fail "serve starts"; exit 1; }
+URL=http://127.0.0.1:$SERVE_PORT/metrics
+
+# has LINE: a scrape holds exactly this line within 10 s (the last calls' returns come late)
+has() {
+	for _ in $(seq 40); do
+		curl -s "$URL" | grep -qxF "$1" && return 0
+		sleep 0.25
+	done
+	echo "not in the scrape: $1" >&2
+	return 1
+}
+# series PATTERN: how many lines of the last scrape match
+series() { curl -s "$URL" | grep -c "$1"; }
+
+# a loan: 20 launches, 20 under the name grtrace-lent, 20 more under its own name again
+"$WL/cuda_lend_exec" 20 &
+P=$!
+wait $P
+check "lend workload ran" [ $? = 0 ]
+L="pid=\"$P\",comm=\"cuda_lend_exec\""
+check "the thread's own launches, before and after the loan" \
+	has "grtrace_cuda_launches_total{$L,kernel=\"mine\"} 40"
+check "... and its launch calls: the lent ones not counted" \
+	has "grtrace_cuda_api_calls_total{$L,api=\"cuLaunchKernel\"} 40"
+check "... nor timed" has "grtrace_cuda_api_duration_seconds_count{$L,api=\"cuLaunchKernel\"} 40"
+check "no launches of the lent kernel" [ "$(series "^grtrace_cuda_launches_total{$L,kernel=\"lent\"}")" = 0 ]
+
+# an exec: 15 + 15 launches (and 15 lent), then the process execs itself and, past the gate
+# again, its main thread (the same thread) launches 15 times in the new program
+mkfifo "$tmp/gate"
+WORKLOAD_GATE=$tmp/gate "$WL/cuda_lend_exec" 15 exec &
+E=$!
+echo go >"$tmp/gate"
+X="pid=\"$E\",comm=\"cuda_lend_exec\""
+check "the first program's launches, final at its exec" \
+	has "grtrace_cuda_launches_total{$X,kernel=\"mine\"} 30"
+check "... which ended it" has "grtrace_cuda_process_exited{$X} 1"
+echo go >"$tmp/gate"
+wait $E
+check "exec workload ran" [ $? = 0 ]
+check "the new program's launches on the same thread are counted" \
+	has "grtrace_cuda_launches_total{$X,kernel=\"after_exec\"} 15"
+check "... and its launch calls" has "grtrace_cuda_api_calls_total{$X,api=\"cuLaunchKernel\"} 15"
+check "... and its allocation, in the process's own counters" \
+	has "grtrace_cuda_alloc_bytes_total{$X,kind=\"device\"} 4096"
+
+# two threads launching at once, on both CPUs: every launch counted once
+"$WL/cuda_storm" 1 2 >"$tmp/storm.out" &
+S=$!
+wait $S
+launches=$(sed -n 's/^launches \([0-9]*\) .*/\1/p' "$tmp/storm.out")
+check "storm on two threads ran" [ -n "$launches" ]
+check "the storm's $launches launches on two threads all counted" \
+	has "grtrace_cuda_launches_total{pid=\"$S\",comm=\"cuda_storm\",kernel=\"storm\"} $launches"
+check "... and returned: the histogram's count" \
+	has "grtrace_cuda_api_duration_seconds_count{pid=\"$S\",comm=\"cuda_storm\",api=\"cuLaunchKernel\"} $launches"
+check "serve stops on SIGINT with status 0" serve_stop "$SERVE_PID"
+exit $failed
