@@ -163,9 +163,13 @@ static void on_call(struct cuda_inproc *ip, const void *payload, uint32_t len, b
 		ip->malformed++;
 		return;
 	}
-	memcpy(ips, (const uint8_t *)payload + sizeof(t.event), depth * sizeof(uint64_t));
-	memcpy(t.text, (const uint8_t *)payload + sizeof(t.event) + depth * sizeof(uint64_t),
-	       text_len);
+	/* most calls have neither: no copy of length 0 through memcpy's call */
+	if (depth)
+		memcpy(ips, (const uint8_t *)payload + sizeof(t.event), depth * sizeof(uint64_t));
+	if (text_len)
+		memcpy(t.text,
+		       (const uint8_t *)payload + sizeof(t.event) + depth * sizeof(uint64_t),
+		       text_len);
 	t.event.text_len = text_len;
 	t.event.stack_id = depth ? stack_id_of(ip, ips, depth) : -1;
 	if (no_return)
@@ -208,19 +212,41 @@ static uint8_t *ring_data(struct cuda_inproc *ip, uint32_t i)
 	return call_rings_data(ip->head, ip->nrings, ip->ring_bytes, i);
 }
 
+/*
+ * Everything the ring holds now, and what comes while it is read. Space goes
+ * back to the thread a quarter of the ring at a time and at the end, not
+ * after each record: one store to the producer's cache lines per batch.
+ */
 static void drain_ring(struct cuda_inproc *ip, uint32_t i)
 {
 	struct call_ring *r = call_rings_ring(ip->head, i);
 	uint8_t *data = ring_data(ip, i);
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), released = tail;
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	struct call_ring_record rec;
 
-	while (call_ring_next(r, data, ip->ring_bytes, &rec)) {
+	for (;;) {
+		if (!call_ring_peek(data, ip->ring_bytes, tail, head, &rec)) {
+			uint64_t newer = atomic_load_explicit(&r->head, memory_order_acquire);
+
+			tail = rec.next;
+			if (newer == head)
+				break;
+			head = newer;
+			continue;
+		}
 		if (rec.type == CALL_REC_CALL)
 			on_call(ip, rec.payload, rec.len, false);
 		else
 			ip->malformed++;
-		call_ring_release(r, &rec);
+		tail = rec.next;
+		if (tail - released >= ip->ring_bytes / 4) {
+			call_ring_release_to(r, tail);
+			released = tail;
+		}
 	}
+	if (tail != released)
+		call_ring_release_to(r, tail);
 	count_lost(ip, i, r);
 }
 
