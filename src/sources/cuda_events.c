@@ -359,7 +359,7 @@ static uint64_t low32(uint64_t v)
 }
 
 /* A launch's record from its event; call and kernel name as the caller found them. */
-static void fill_launch(struct grt_cuda_launch_rec *rec, const struct cuda_event *ev,
+static inline __attribute__((always_inline)) void fill_launch(struct grt_cuda_launch_rec *rec, const struct cuda_event *ev,
 			const struct grt_cuda_call *call, uint32_t kernel_str)
 {
 	const struct cuda_launch_args *a = &ev->args.launch;
@@ -704,7 +704,9 @@ static bool launch_fast(struct cuda_decoder *d, const struct cuda_event *ev, int
 	return true;
 }
 
-int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size_t len)
+/* Every event but launch_fast()'s: its own frame, which the hot path does not set up. */
+static __attribute__((noinline)) int decode_event(struct cuda_decoder *d,
+						  const struct cuda_event *ev, size_t len)
 {
 	char text[CUDA_TEXT_LEN];
 	struct decode x = {.d = d, .ev = ev};
@@ -712,8 +714,6 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 	bool own;
 	int err;
 
-	if (len >= sizeof(*ev) && launch_fast(d, ev, &err))
-		return err;
 	if (len < sizeof(*ev) || (x.cls = cuda_api_class(ev->api)) == CUDA_CLASS_COUNT) {
 		d->malformed++;
 		return 0;
@@ -767,4 +767,13 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 	}
 	d->malformed++;
 	return 0;
+}
+
+int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size_t len)
+{
+	int err;
+
+	if (len >= sizeof(*ev) && launch_fast(d, ev, &err))
+		return err;
+	return decode_event(d, ev, len);
 }
