@@ -376,9 +376,9 @@ static inline __attribute__((always_inline)) void fill_launch(struct grt_cuda_la
 	memcpy(rec->block, a->block, sizeof(rec->block));
 	rec->user_stack_id = stack_id_of(ev);
 	rec->arg_words = words;
-	/* the words past arg_words are 0 in the record whatever the event holds */
+	/* the words past arg_words are 0 in the record whatever the event holds (no branch) */
 	for (uint32_t i = 0; i < GRT_LAUNCH_ARG_WORDS; i++)
-		rec->args[i] = i < words ? a->args[i] : 0;
+		rec->args[i] = a->args[i] & -(uint64_t)(i < words);
 }
 
 static int emit_launch(struct decode *x)
