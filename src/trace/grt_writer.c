@@ -169,16 +169,12 @@ struct grt_writer *grt_writer_open(const char *path, const struct grt_file_heade
 
 static int write_checksum(struct grt_writer *w);
 
-/*
- * Appends one record; covered records go into the current checksum block
- * (all but the checksum records themselves). The trailer gets its own CRC
- * here, once its header (and sequence number) is known.
- */
-static int append_record(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
-			 const void *payload, uint32_t payload_len, bool covered)
+/* A record's header, its sequence number left 0. */
+static inline struct grt_record_header record_header(uint16_t type,
+						     const struct grt_event_origin *origin,
+						     uint32_t payload_len)
 {
-	struct grt_trailer_rec trailer;
-	struct grt_record_header hdr = {
+	return (struct grt_record_header){
 		.magic = GRT_RECORD_MAGIC,
 		.version = GRT_RECORD_VERSION,
 		.type = type,
@@ -188,6 +184,18 @@ static int append_record(struct grt_writer *w, uint16_t type, const struct grt_e
 		.tid = origin->tid,
 		.ts_ns = origin->ts_ns,
 	};
+}
+
+/*
+ * Appends one record; covered records go into the current checksum block
+ * (all but the checksum records themselves). The trailer gets its own CRC
+ * here, once its header (and sequence number) is known.
+ */
+static int append_record(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
+			 const void *payload, uint32_t payload_len, bool covered)
+{
+	struct grt_trailer_rec trailer;
+	struct grt_record_header hdr = record_header(type, origin, payload_len);
 	size_t need = sizeof(hdr) + payload_len;
 	uint64_t seq = 0;
 
@@ -277,17 +285,8 @@ int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_even
 	if (w->error || type == GRT_REC_TRAILER || type == GRT_REC_CHECKSUM ||
 	    origin->cpu >= SEQ_ARRAY_CPUS || w->buf_used + need > WRITE_BUFFER_BYTES)
 		return append_record(w, type, origin, payload, payload_len, true);
-	hdr = (struct grt_record_header){
-		.magic = GRT_RECORD_MAGIC,
-		.version = GRT_RECORD_VERSION,
-		.type = type,
-		.payload_len = payload_len,
-		.cpu = origin->cpu,
-		.pid = origin->pid,
-		.tid = origin->tid,
-		.seq = w->seq_of_cpu[origin->cpu]++,
-		.ts_ns = origin->ts_ns,
-	};
+	hdr = record_header(type, origin, payload_len);
+	hdr.seq = w->seq_of_cpu[origin->cpu]++;
 	at = w->buf + w->buf_used;
 	memcpy(at, &hdr, sizeof(hdr));
 	if (payload_len) /* an empty payload may come as NULL */
