@@ -22,6 +22,26 @@ static void test_crc32c_vectors(void)
 	CHECK_EQ_U64(crc32c_update(0, NULL, 0), 0);
 }
 
+/* The 32-bytes-a-turn loop and the byte loop agree: one call over a buffer, then byte by byte. */
+static void test_crc32c_any_split(void)
+{
+	unsigned char buf[1000];
+	uint32_t whole, bytes = 0;
+
+	for (size_t i = 0; i < sizeof(buf); i++)
+		buf[i] = (unsigned char)(i * 131 + 7);
+	for (size_t len = 0; len <= sizeof(buf); len += 37) {
+		whole = crc32c_update(0, buf, len);
+		bytes = 0;
+		for (size_t i = 0; i < len; i++)
+			bytes = crc32c_update(bytes, buf + i, 1);
+		CHECK_EQ_U64(whole, bytes);
+		/* and split at an odd place */
+		CHECK_EQ_U64(crc32c_update(crc32c_update(0, buf, len / 3), buf + len / 3, len - len / 3),
+			     whole);
+	}
+}
+
 /* 0 intact, 1 damage found, 2 the reader refused it: whichever, never silently accepted. */
 static int read_image(const unsigned char *img, size_t len, char *why, size_t why_len)
 {
@@ -195,9 +215,77 @@ static void test_old_format(void)
 	test_dir_remove(&dir);
 }
 
+/*
+ * The writer sums its buffer once per flush or block, not per record: every
+ * checksum record still holds the CRC-32C of exactly the bytes it names, and
+ * counts its records, over records of every size at every alignment, buffer
+ * flushes, strings, and a record larger than the buffer (written through).
+ */
+static void test_block_crcs_exact(void)
+{
+	enum { UNKNOWN_TYPE = 200 }; /* a free type number: readers skip it, any length goes */
+	static unsigned char payload[300 * 1024];
+	struct grt_file_header header = {.clock_id = GRT_CLOCK_MONOTONIC};
+	struct test_dir dir;
+	struct grt_writer *w;
+	char path[256], text[64], why[256];
+	unsigned char *img;
+	size_t len, at, blocks = 0, records = 0, in_block = 0;
+
+	for (size_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (unsigned char)(i * 2654435761u >> 13);
+	test_dir_make(&dir);
+	test_dir_file(&dir, "blocks.grt", path, sizeof(path));
+	w = grt_writer_open(path, &header);
+	CHECK(w != NULL);
+	for (uint32_t i = 0; w && i < 5000; i++) {
+		struct grt_event_origin origin = {.ts_ns = i, .cpu = i % 3, .pid = 1, .tid = 1};
+
+		CHECK(!grt_writer_append(w, UNKNOWN_TYPE, &origin, payload + i % 97, i * 7 % 1500));
+		if (i % 100 == 0) {
+			snprintf(text, sizeof(text), "string %u", i);
+			CHECK(grt_writer_intern(w, text) != 0);
+		}
+		if (i == 2500)
+			CHECK(!grt_writer_append(w, UNKNOWN_TYPE, &origin, payload,
+						 sizeof(payload)));
+	}
+	CHECK(w && !grt_writer_close(w, 0, 1));
+	img = test_read_file(path, &len);
+	CHECK(img != NULL);
+	CHECK_EQ_U64(read_image(img, len, why, sizeof(why)), 0);
+	if (why[0])
+		printf("  reader: %s\n", why);
+	for (at = sizeof(struct grt_file_header); img && at + sizeof(struct grt_record_header) <= len;) {
+		struct grt_record_header hdr;
+		struct grt_checksum_rec sum;
+
+		memcpy(&hdr, img + at, sizeof(hdr));
+		if (hdr.type == GRT_REC_CHECKSUM) {
+			memcpy(&sum, img + at + sizeof(hdr), sizeof(sum));
+			CHECK_EQ_U64(sum.start + sum.length, at);
+			CHECK_EQ_U64(sum.crc, crc32c_update(0, img + sum.start, sum.length));
+			CHECK_EQ_U64(sum.records, in_block);
+			in_block = 0;
+			blocks++;
+		} else if (hdr.type != GRT_REC_TRAILER) {
+			in_block++;
+			records++;
+		}
+		at += sizeof(hdr) + hdr.payload_len;
+	}
+	CHECK_EQ_U64(at, len);
+	CHECK_EQ_U64(records, 5001 + 50);
+	CHECK(blocks > 50);
+	free(img);
+	test_dir_remove(&dir);
+}
+
 int main(void)
 {
 	RUN_TEST(test_crc32c_vectors);
+	RUN_TEST(test_crc32c_any_split);
+	RUN_TEST(test_block_crcs_exact);
 	RUN_TEST(test_intact);
 	RUN_TEST(test_every_flip_found);
 	RUN_TEST(test_deleted_and_duplicated);

@@ -193,17 +193,20 @@ struct call_ring_record {
 };
 
 /*
- * Consumer: the next record, 1 and *out filled, or 0 when none is committed.
+ * Consumer, in batches: the record at tail, given a snapshot of head taken
+ * with an acquire load. 1 and *out filled (out->next is past it and any pad
+ * records before it), or 0 when none is committed before head, out->next
+ * then past the pads stepped over. Nothing is released here: the consumer
+ * gives the space back when it likes (call_ring_release_to), so a drain of
+ * many records costs one store of `tail`, not one each.
+ *
  * The producer is the traced process: nothing it wrote is trusted, so a
  * record that would reach past head or past the data area's end is handed
  * out as type 0, which releases everything up to head.
  */
-static inline int call_ring_next(struct call_ring *r, const uint8_t *data, uint32_t size,
+static inline int call_ring_peek(const uint8_t *data, uint32_t size, uint64_t tail, uint64_t head,
 				 struct call_ring_record *out)
 {
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-
 	while (tail != head) {
 		uint32_t off = (uint32_t)(tail & (size - 1));
 		const uint32_t *word = (const uint32_t *)(data + off);
@@ -221,7 +224,6 @@ static inline int call_ring_next(struct call_ring *r, const uint8_t *data, uint3
 		}
 		if (w & CALL_REC_PAD) {
 			tail += span;
-			atomic_store_explicit(&r->tail, tail, memory_order_release);
 			continue;
 		}
 		out->type = word[1] ? word[1] : ~0u;
@@ -230,12 +232,33 @@ static inline int call_ring_next(struct call_ring *r, const uint8_t *data, uint3
 		out->next = tail + span;
 		return 1;
 	}
+	out->next = tail;
+	return 0;
+}
+
+/* Consumer: everything before tail goes back to the producer. */
+static inline void call_ring_release_to(struct call_ring *r, uint64_t tail)
+{
+	atomic_store_explicit(&r->tail, tail, memory_order_release);
+}
+
+/* Consumer, one record at a time: the next record, 1 and *out filled, or 0 when none is committed. */
+static inline int call_ring_next(struct call_ring *r, const uint8_t *data, uint32_t size,
+				 struct call_ring_record *out)
+{
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+
+	if (call_ring_peek(data, size, tail, head, out))
+		return 1;
+	if (out->next != tail)
+		call_ring_release_to(r, out->next); /* only pads were passed */
 	return 0;
 }
 
 static inline void call_ring_release(struct call_ring *r, const struct call_ring_record *rec)
 {
-	atomic_store_explicit(&r->tail, rec->next, memory_order_release);
+	call_ring_release_to(r, rec->next);
 }
 
 #endif

@@ -56,6 +56,7 @@ struct cuda_decoder {
 	/* the last event's process */
 	uint32_t last_pid;
 	struct cuda_proc *last_proc;
+	bool is_launch[GRT_CUDA_API_COUNT]; /* per api, looked up once: the hot path's test */
 };
 
 /* One event being decoded. */
@@ -149,6 +150,11 @@ struct cuda_decoder *cuda_decoder_new(struct grt_session *s, cuda_stack_lookup_f
 	d->session = s;
 	d->lookup = lookup;
 	d->lookup_ctx = lookup_ctx;
+	for (uint32_t api = 0; api < GRT_CUDA_API_COUNT; api++) {
+		enum cuda_probe_class cls = cuda_api_class(api);
+
+		d->is_launch[api] = cls == CUDA_CLASS_LAUNCH || cls == CUDA_CLASS_LAUNCH_EX;
+	}
 	u64_map_init(&d->procs);
 	u64_map_init(&d->stacks_written);
 	return d;
@@ -310,13 +316,15 @@ static int write_mappings(struct decode *x)
  */
 static int note_stack(struct decode *x)
 {
-	uint64_t ips[CUDA_STACK_DEPTH] = {0};
+	uint64_t ips[CUDA_STACK_DEPTH];
 	uint32_t id = (uint32_t)x->ev->stack_id;
 	bool written, checked;
 	int err = 0;
 
 	if (x->ev->stack_id < 0 || !x->d->lookup)
 		return 0;
+	/* zeroed only here: most calls carry no stack, and this is every call's path */
+	memset(ips, 0, sizeof(ips));
 	written = u64_map_get(&x->d->stacks_written, id, NULL);
 	checked = u64_map_get(&x->proc->stacks_checked, id, NULL);
 	if (written && checked)
@@ -350,23 +358,35 @@ static uint64_t low32(uint64_t v)
 	return v & 0xffffffffu;
 }
 
-static int emit_launch(struct decode *x)
+/* A launch's record from its event; call and kernel name as the caller found them. */
+static inline __attribute__((always_inline)) void fill_launch(struct grt_cuda_launch_rec *rec, const struct cuda_event *ev,
+			const struct grt_cuda_call *call, uint32_t kernel_str)
 {
-	const struct cuda_launch_args *a = &x->ev->args.launch;
-	struct grt_cuda_launch_rec rec = {
-	    .call = x->call,
-	    .function = a->function,
-	    .stream = a->stream,
-	    .kernel_str = proc_name_of(x->proc, a->function),
-	    .shared_mem = a->shared_mem,
-	    .user_stack_id = stack_id_of(x->ev),
-	    .arg_words = a->arg_words < GRT_LAUNCH_ARG_WORDS ? a->arg_words : GRT_LAUNCH_ARG_WORDS,
-	};
+	const struct cuda_launch_args *a = &ev->args.launch;
+	uint32_t words = a->arg_words < GRT_LAUNCH_ARG_WORDS ? a->arg_words : GRT_LAUNCH_ARG_WORDS;
 
 	_Static_assert(CUDA_LAUNCH_ARG_WORDS == GRT_LAUNCH_ARG_WORDS, "argument words");
-	memcpy(rec.grid, a->grid, sizeof(rec.grid));
-	memcpy(rec.block, a->block, sizeof(rec.block));
-	memcpy(rec.args, a->args, rec.arg_words * sizeof(rec.args[0]));
+	_Static_assert(sizeof(*rec) == sizeof(rec->call) + 88, "every field set below");
+	rec->call = *call;
+	rec->function = a->function;
+	rec->stream = a->stream;
+	rec->kernel_str = kernel_str;
+	rec->shared_mem = a->shared_mem;
+	memcpy(rec->grid, a->grid, sizeof(rec->grid));
+	memcpy(rec->block, a->block, sizeof(rec->block));
+	rec->user_stack_id = stack_id_of(ev);
+	rec->arg_words = words;
+	/* the words past arg_words are 0 in the record whatever the event holds (no branch) */
+	for (uint32_t i = 0; i < GRT_LAUNCH_ARG_WORDS; i++)
+		rec->args[i] = a->args[i] & -(uint64_t)(i < words);
+}
+
+static int emit_launch(struct decode *x)
+{
+	struct grt_cuda_launch_rec rec;
+
+	fill_launch(&rec, x->ev, &x->call,
+		    proc_name_of(x->proc, x->ev->args.launch.function));
 	return emit(x, GRT_REC_CUDA_LAUNCH, &rec, sizeof(rec));
 }
 
@@ -626,23 +646,31 @@ static uint32_t comm_of(struct cuda_decoder *d, const char raw[CUDA_COMM_LEN], b
 	return d->last_comm_str;
 }
 
-static void fill_call(struct decode *x, uint32_t comm_str, bool own)
+/* The call part every record starts with. */
+static void call_of(const struct cuda_event *ev, uint32_t comm_str, bool own,
+		    struct grt_cuda_call *call)
 {
-	const struct cuda_event *ev = x->ev;
 	uint16_t flags = (ev->flags & CUDA_EVENT_NO_RETURN ? GRT_CUDA_F_NO_RETURN : 0) |
 			 (ev->flags & CUDA_EVENT_RETURN_UNSAMPLED ? GRT_CUDA_F_RETURN_UNSAMPLED : 0) |
 			 (own ? GRT_CUDA_F_OWN : 0);
 
-	x->call = (struct grt_cuda_call){
+	*call = (struct grt_cuda_call){
 	    .api = ev->api,
 	    .flags = flags,
 	    .ppid = ev->ppid,
 	    .comm_str = comm_str,
 	};
-	if (grt_cuda_call_returned(&x->call)) {
-		x->call.return_ns = ev->return_ns;
-		x->call.ret = ev->ret;
+	if (grt_cuda_call_returned(call)) {
+		call->return_ns = ev->return_ns;
+		call->ret = ev->ret;
 	}
+}
+
+static void fill_call(struct decode *x, uint32_t comm_str, bool own)
+{
+	const struct cuda_event *ev = x->ev;
+
+	call_of(ev, comm_str, own, &x->call);
 	x->origin = (struct grt_event_origin){
 	    .ts_ns = ev->entry_ns,
 	    .cpu = ev->cpu,
@@ -651,7 +679,34 @@ static void fill_call(struct decode *x, uint32_t comm_str, bool own)
 	};
 }
 
-int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size_t len)
+/*
+ * The hot case, kept short: a launch without a stack, of the process and
+ * thread name of the event before, whose mappings are written. Everything
+ * the general path would look up is then known, and the record is the one
+ * it would give. False: not that case, nothing done.
+ */
+static bool launch_fast(struct cuda_decoder *d, const struct cuda_event *ev, int *err)
+{
+	struct grt_event_origin origin;
+	struct grt_cuda_launch_rec rec;
+	struct grt_cuda_call call;
+
+	if (ev->api >= GRT_CUDA_API_COUNT || !d->is_launch[ev->api] || ev->stack_id >= 0 ||
+	    !d->last_proc || d->last_pid != ev->pid || (!d->last_proc->mapped && d->lookup) ||
+	    !d->have_last_comm || memcmp(ev->comm, d->last_comm, CUDA_COMM_LEN))
+		return false;
+	d->own_calls += d->last_comm_own;
+	call_of(ev, d->last_comm_str, d->last_comm_own, &call);
+	fill_launch(&rec, ev, &call, proc_name_of(d->last_proc, ev->args.launch.function));
+	origin = (struct grt_event_origin){
+	    .ts_ns = ev->entry_ns, .cpu = ev->cpu, .pid = ev->pid, .tid = ev->tid};
+	*err = grt_session_emit(d->session, GRT_REC_CUDA_LAUNCH, &origin, &rec, sizeof(rec));
+	return true;
+}
+
+/* Every event but launch_fast()'s: its own frame, which the hot path does not set up. */
+static __attribute__((noinline)) int decode_event(struct cuda_decoder *d,
+						  const struct cuda_event *ev, size_t len)
 {
 	char text[CUDA_TEXT_LEN];
 	struct decode x = {.d = d, .ev = ev};
@@ -712,4 +767,13 @@ int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size
 	}
 	d->malformed++;
 	return 0;
+}
+
+int cuda_decoder_event(struct cuda_decoder *d, const struct cuda_event *ev, size_t len)
+{
+	int err;
+
+	if (len >= sizeof(*ev) && launch_fast(d, ev, &err))
+		return err;
+	return decode_event(d, ev, len);
 }

@@ -141,23 +141,19 @@ int cuda_inproc_stack(struct cuda_inproc *ip, uint32_t stack_id, uint64_t *ips)
 }
 
 /*
- * One call from a ring. Everything is copied out of the shared memory first
- * and checked on the copy: the traced process can change it at any time.
+ * A call with a stack or a string: both copied out next to the event, the
+ * stack given its id.
  */
-static void on_call(struct cuda_inproc *ip, const void *payload, uint32_t len, bool no_return)
+static __attribute__((noinline)) void on_call_with_extras(struct cuda_inproc *ip,
+							    const struct cuda_event *ev,
+							    const void *payload, uint32_t len,
+							    bool no_return)
 {
-	struct cuda_text_event t;
+	struct cuda_text_event t = {.event = *ev};
 	uint64_t ips[CUDA_STACK_DEPTH];
-	uint32_t depth, text_len;
+	uint32_t depth = (uint32_t)ev->stack_id, text_len = no_return ? 0 : ev->text_len;
 	int err;
 
-	if (len < sizeof(t.event)) {
-		ip->malformed++;
-		return;
-	}
-	memcpy(&t.event, payload, sizeof(t.event));
-	depth = (uint32_t)t.event.stack_id;
-	text_len = no_return ? 0 : t.event.text_len;
 	if (depth > CUDA_STACK_DEPTH || text_len > CUDA_TEXT_LEN ||
 	    len < sizeof(t.event) + depth * sizeof(uint64_t) + text_len) {
 		ip->malformed++;
@@ -172,6 +168,37 @@ static void on_call(struct cuda_inproc *ip, const void *payload, uint32_t len, b
 		t.event.flags |= CUDA_EVENT_NO_RETURN;
 	note_process(ip, t.event.pid);
 	err = cuda_decoder_event(ip->decoder, &t.event, sizeof(t.event) + text_len);
+	if (err && !ip->sink_error)
+		ip->sink_error = err;
+}
+
+/*
+ * One call from a ring. Everything is copied out of the shared memory first
+ * and checked on the copy: the traced process can change it at any time.
+ * Most calls (every launch of a storm) carry neither stack nor string and
+ * take the short way here.
+ */
+static void on_call(struct cuda_inproc *ip, const void *payload, uint32_t len, bool no_return)
+{
+	struct cuda_event ev;
+	int err;
+
+	if (len < sizeof(ev)) {
+		ip->malformed++;
+		return;
+	}
+	memcpy(&ev, payload, sizeof(ev));
+	if (ev.stack_id || (ev.text_len && !no_return)) {
+		on_call_with_extras(ip, &ev, payload, len, no_return);
+		return;
+	}
+	/* in the ring, stack_id is the number of ips that follow; in the decoder, an id */
+	ev.stack_id = -1;
+	ev.text_len = 0;
+	if (no_return)
+		ev.flags |= CUDA_EVENT_NO_RETURN;
+	note_process(ip, ev.pid);
+	err = cuda_decoder_event(ip->decoder, &ev, sizeof(ev));
 	if (err && !ip->sink_error)
 		ip->sink_error = err;
 }
@@ -208,19 +235,41 @@ static uint8_t *ring_data(struct cuda_inproc *ip, uint32_t i)
 	return call_rings_data(ip->head, ip->nrings, ip->ring_bytes, i);
 }
 
+/*
+ * Everything the ring holds now, and what comes while it is read. Space goes
+ * back to the thread a quarter of the ring at a time and at the end, not
+ * after each record: one store to the producer's cache lines per batch.
+ */
 static void drain_ring(struct cuda_inproc *ip, uint32_t i)
 {
 	struct call_ring *r = call_rings_ring(ip->head, i);
 	uint8_t *data = ring_data(ip, i);
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), released = tail;
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	struct call_ring_record rec;
 
-	while (call_ring_next(r, data, ip->ring_bytes, &rec)) {
+	for (;;) {
+		if (!call_ring_peek(data, ip->ring_bytes, tail, head, &rec)) {
+			uint64_t newer = atomic_load_explicit(&r->head, memory_order_acquire);
+
+			tail = rec.next;
+			if (newer == head)
+				break;
+			head = newer;
+			continue;
+		}
 		if (rec.type == CALL_REC_CALL)
 			on_call(ip, rec.payload, rec.len, false);
 		else
 			ip->malformed++;
-		call_ring_release(r, &rec);
+		tail = rec.next;
+		if (tail - released >= ip->ring_bytes / 4) {
+			call_ring_release_to(r, tail);
+			released = tail;
+		}
 	}
+	if (tail != released)
+		call_ring_release_to(r, tail);
 	count_lost(ip, i, r);
 }
 
