@@ -30,6 +30,7 @@ static const struct corpus_case {
     /* a __device__ counter and a __constant__ the host sets: reached through address slots */
     {"multi_kernel", 3, 3, .slots = 1},
     {"constant_symbol", 2, 2, .slots = 1},
+    {"module_vars", 4, 4, .slots = 3},
     {"adversarial_names", 1, 1},
     {"printf_call", 1, 1},
     {"exit_in_function", 2, 1, "calls_exit",
