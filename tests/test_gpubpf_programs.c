@@ -436,6 +436,51 @@ static void test_attach_sites(void)
 	gpubpf_bundle_free(&entry);
 }
 
+/*
+ * bpftime's vectorAdd reads n from a __constant__ the host sets with
+ * cudaMemcpyToSymbol; a __device__ counter is bumped in a device function.
+ * Both kernels get their programs, their variables reached through slots (run by
+ * test_attach_refusals, with its program).
+ */
+static void attach_module_variables(const struct gpubpf_attach_opts *o)
+{
+	static const char *const modules[] = {
+	    ".version 7.8\n.target sm_90\n.address_size 64\n.const .align 4 .u32 fixed_n;\n"
+	    ".visible .entry k(.param .u64 a)\n{\n\t.reg .b32 %r<2>;\n"
+	    "\tld.const.u32 %r1, [fixed_n];\n\tret;\n}\n",
+	    ".version 7.8\n.target sm_90\n.address_size 64\n.global .align 4 .u32 hits;\n"
+	    ".func bump()\n{\n\t.reg .b32 %r<2>;\n\tatom.global.add.u32 %r1, [hits], 1;\n"
+	    "\tret;\n}\n.visible .entry k()\n{\n\tcall bump;\n\tret;\n}\n",
+	};
+	static const char *const vars[] = {"fixed_n", "hits"};
+	static const char *const uses[] = {"\tld.global.u32 %r1, [%grt_p_va0];\n",
+					   "\tatom.global.add.u32 %r1, [%grt_p_va0], 1;\n"};
+	char path[512];
+	const char *ptxas = ptxas_find(path, sizeof(path));
+
+	for (size_t i = 0; i < N(modules); i++) {
+		struct gpubpf_attach_result res;
+		struct ptxas_result pr;
+
+		CHECK_EQ_U64(gpubpf_attach(modules[i], strlen(modules[i]), o, &res), 0);
+		CHECK_EQ_U64(res.rw.nr_instrumented, 1);
+		CHECK_STR(res.rw.kernels[0].reason, "");
+		CHECK_EQ_U64(res.rw.nr_slots, 1);
+		CHECK_EQ_U64(res.rw.kernels[0].nr_slots, 1);
+		if (res.rw.nr_slots == 1)
+			CHECK_STR(res.rw.slots[0].var, vars[i]);
+		CHECK(strstr(res.rw.ptx, uses[i]) != NULL);
+		CHECK(strstr(res.rw.ptx, "bpf_env") != NULL);
+		if (ptxas) {
+			CHECK_EQ_U64(ptxas_compile(ptxas, res.rw.ptx, "sm_90", &pr), 0);
+			if (pr.exit_status)
+				printf("  %s\n", pr.message);
+			CHECK_EQ_U64(pr.exit_status, 0);
+		}
+		gpubpf_attach_result_free(&res);
+	}
+}
+
 static void test_attach_refusals(void)
 {
 	static const struct {
@@ -492,57 +537,7 @@ static void test_attach_refusals(void)
 		CHECK_STR(res.rw.error, "not PTX: no .version directive");
 		gpubpf_attach_result_free(&res);
 	}
-	gpubpf_bundle_free(&th);
-}
-
-/*
- * bpftime's vectorAdd reads n from a __constant__ the host sets with
- * cudaMemcpyToSymbol; a __device__ counter is bumped in a device function.
- * Both kernels get their programs, their variables reached through slots.
- */
-static void test_attach_module_variables(void)
-{
-	static const char *const modules[] = {
-	    ".version 7.8\n.target sm_90\n.address_size 64\n.const .align 4 .u32 fixed_n;\n"
-	    ".visible .entry k(.param .u64 a)\n{\n\t.reg .b32 %r<2>;\n"
-	    "\tld.const.u32 %r1, [fixed_n];\n\tret;\n}\n",
-	    ".version 7.8\n.target sm_90\n.address_size 64\n.global .align 4 .u32 hits;\n"
-	    ".func bump()\n{\n\t.reg .b32 %r<2>;\n\tatom.global.add.u32 %r1, [hits], 1;\n"
-	    "\tret;\n}\n.visible .entry k()\n{\n\tcall bump;\n\tret;\n}\n",
-	};
-	static const char *const vars[] = {"fixed_n", "hits"};
-	static const char *const uses[] = {"\tld.global.u32 %r1, [%grt_p_va0];\n",
-					   "\tatom.global.add.u32 %r1, [%grt_p_va0], 1;\n"};
-	char path[512];
-	const char *ptxas = ptxas_find(path, sizeof(path));
-	struct gpubpf_bundle th;
-	struct gpubpf_attach_prog prog;
-	struct gpubpf_attach_opts o = {.progs = &prog, .nr_progs = 1};
-	char err[512];
-
-	CHECK_EQ_U64(load("bpftime_threadhist", &th, 0, 0, NULL, err, sizeof(err)), 0);
-	prog = (struct gpubpf_attach_prog){GRT_BPF_ATTACH_EXIT, "k", &th.progs[0].ptx};
-	for (size_t i = 0; i < N(modules); i++) {
-		struct gpubpf_attach_result res;
-		struct ptxas_result pr;
-
-		CHECK_EQ_U64(gpubpf_attach(modules[i], strlen(modules[i]), &o, &res), 0);
-		CHECK_EQ_U64(res.rw.nr_instrumented, 1);
-		CHECK_STR(res.rw.kernels[0].reason, "");
-		CHECK_EQ_U64(res.rw.nr_slots, 1);
-		CHECK_EQ_U64(res.rw.kernels[0].nr_slots, 1);
-		if (res.rw.nr_slots == 1)
-			CHECK_STR(res.rw.slots[0].var, vars[i]);
-		CHECK(strstr(res.rw.ptx, uses[i]) != NULL);
-		CHECK(strstr(res.rw.ptx, "bpf_env") != NULL);
-		if (ptxas) {
-			CHECK_EQ_U64(ptxas_compile(ptxas, res.rw.ptx, "sm_90", &pr), 0);
-			if (pr.exit_status)
-				printf("  %s\n", pr.message);
-			CHECK_EQ_U64(pr.exit_status, 0);
-		}
-		gpubpf_attach_result_free(&res);
-	}
+	attach_module_variables(&o);
 	gpubpf_bundle_free(&th);
 }
 
@@ -559,6 +554,5 @@ int main(int argc, char **argv)
 	RUN_TEST(test_attach_corpus);
 	RUN_TEST(test_attach_sites);
 	RUN_TEST(test_attach_refusals);
-	RUN_TEST(test_attach_module_variables);
 	return TEST_EXIT_STATUS();
 }

@@ -156,16 +156,7 @@ static const char forms_redirected[] =
 
 static void check_ptxas(const char *ptx, size_t len, unsigned arch)
 {
-	const char *ptxas = cuda_tool("ptxas");
-	char dir[256], path[300];
-
-	if (!ptxas)
-		return; /* the text checks still ran */
-	CHECK(scratch_make(dir, sizeof(dir)));
-	snprintf(path, sizeof(path), "%s/t.ptx", dir);
-	CHECK(spit(path, ptx, len));
-	CHECK_EQ_U64(run_cmd("%s -arch=sm_%u -o /dev/null %s", ptxas, arch, path), 0);
-	scratch_remove(dir);
+	CHECK_EQ_U64(ptxas_text(ptx, len, arch), 0);
 }
 
 static void test_every_form(void)
@@ -316,7 +307,6 @@ static void test_printf_strings_stay(void)
 
 int main(void)
 {
-	(void)slurp; /* cuda_tools.h's, unused here */
 	RUN_TEST(test_every_form);
 	RUN_TEST(test_probes_on_redirected);
 	RUN_TEST(test_refusals);

@@ -305,16 +305,7 @@ static const char exits_ptx[] =
 
 static void check_ptxas(const char *ptx, size_t len, unsigned arch)
 {
-	const char *ptxas = cuda_tool("ptxas");
-	char dir[256], path[300];
-
-	if (!ptxas)
-		return; /* the text checks still ran */
-	CHECK(scratch_make(dir, sizeof(dir)));
-	snprintf(path, sizeof(path), "%s/t.ptx", dir);
-	CHECK(spit(path, ptx, len));
-	CHECK_EQ_U64(run_cmd("%s -arch=sm_%u -o /dev/null %s", ptxas, arch, path), 0);
-	scratch_remove(dir);
+	CHECK_EQ_U64(ptxas_text(ptx, len, arch), 0);
 }
 
 /* Occurrences of needle in text. */

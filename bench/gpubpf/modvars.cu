@@ -6,47 +6,10 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
+#include "module_vars.cu" // the kernels, also in the nvcc corpus (tests/ptx)
+
 #define N 10000 // 40 blocks of 256 threads: 10240 threads per launch
 #define TABLE 256
-
-__constant__ int scale;
-__device__ unsigned int counter;
-__device__ int table[TABLE];
-
-extern "C" __global__ void mv_read_const(int *out, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		out[i] = i * scale;
-}
-
-extern "C" __global__ void mv_bump(int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		atomicAdd(&counter, 1u);
-}
-
-__device__ __noinline__ int lookup(int i)
-{
-	return table[i % TABLE];
-}
-
-extern "C" __global__ void mv_table(int *out, int n)
-{
-	int i = blockIdx.x * blockDim.x + threadIdx.x;
-
-	if (i < n)
-		out[i] = lookup(i) + 1;
-}
-
-// left out of the instrumentation: reads the counter of the application's module
-extern "C" __global__ void read_counter(unsigned int *out)
-{
-	*out = counter;
-}
 
 static unsigned long long hash_of(const int *d, unsigned long long h)
 {
