@@ -506,20 +506,60 @@ static size_t scan_variable(struct ptx_module *m, size_t i, int *err)
 	return j;
 }
 
+/* Orders names by length, then bytes: tokens a and b of module m. */
+static int name_cmp(const struct ptx_module *m, size_t a, size_t b)
+{
+	uint32_t la = m->toks.v[a].len, lb = m->toks.v[b].len;
+
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return memcmp(ptx_tok_text(m, a), ptx_tok_text(m, b), la);
+}
+
+static int var_order_cmp(const void *a, const void *b, void *module)
+{
+	const struct ptx_module *m = module;
+
+	return name_cmp(m, m->vars[*(const size_t *)a].name, m->vars[*(const size_t *)b].name);
+}
+
+/* Every identifier of a module is looked up: a sorted index, not a walk over the variables. */
+static int index_variables(struct ptx_module *m)
+{
+	if (!m->nr_vars)
+		return 0;
+	m->var_order = malloc(m->nr_vars * sizeof(*m->var_order));
+	if (!m->var_order) {
+		snprintf(m->error, sizeof(m->error), "out of memory scanning variables");
+		return -ENOMEM;
+	}
+	for (size_t v = 0; v < m->nr_vars; v++)
+		m->var_order[v] = v;
+	qsort_r(m->var_order, m->nr_vars, sizeof(*m->var_order), var_order_cmp, m);
+	return 0;
+}
+
 const struct ptx_var *ptx_var_named(const struct ptx_module *m, size_t tok)
 {
 	const struct ptx_toks *t = &m->toks;
-	uint32_t len;
+	size_t lo = 0, hi = m->nr_vars;
 
-	if (tok >= t->n || t->v[tok].kind != PTX_TOK_IDENT)
+	if (tok >= t->n || t->v[tok].kind != PTX_TOK_IDENT || !m->var_order)
 		return NULL;
-	len = t->v[tok].len;
-	if (!(m->var_lengths >> (len & 63) & 1))
+	if (!(m->var_lengths >> (t->v[tok].len & 63) & 1))
 		return NULL;
-	for (size_t v = 0; v < m->nr_vars; v++)
-		if (len == t->v[m->vars[v].name].len &&
-		    !memcmp(ptx_tok_text(m, tok), ptx_tok_text(m, m->vars[v].name), len))
-			return &m->vars[v];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ptx_var *v = &m->vars[m->var_order[mid]];
+		int c = name_cmp(m, tok, v->name);
+
+		if (!c)
+			return v;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
 	return NULL;
 }
 
@@ -639,8 +679,10 @@ int ptx_module_scan(const char *text, size_t len, struct ptx_module *m)
 		snprintf(m->error, sizeof(m->error), "not PTX: no .version directive");
 		return -EINVAL;
 	}
-	check_initializers(m);
-	return 0;
+	err = index_variables(m);
+	if (!err)
+		check_initializers(m);
+	return err;
 }
 
 void ptx_module_free(struct ptx_module *m)
@@ -655,6 +697,7 @@ void ptx_module_free(struct ptx_module *m)
 	free(m->entries);
 	free(m->funcs);
 	free(m->vars);
+	free(m->var_order);
 	ptx_toks_free(&m->toks);
 	memset(m, 0, sizeof(*m));
 }

@@ -72,6 +72,7 @@ struct ptx_module {
 	struct ptx_var *vars;
 	size_t nr_vars;
 	uint64_t var_lengths; /* bit (len & 63) set for the length of each variable's name */
+	size_t *var_order;    /* vars by name (length, then bytes): ptx_var_named() searches it */
 	struct ptx_func *funcs;
 	size_t nr_funcs;
 	struct ptx_entry *entries;
