@@ -28,16 +28,20 @@ same_output samples plain
 $CHECK samples "$OUT/traces/samples.grt" "$OUT/traces/samples.sim.grt" 40 10000 2 || failed=1
 
 # --- bpftime's example programs, unchanged, on its kernels (C++ names) ---
-# As built, the fixed-n kernel reads a __constant__ that an instrumented copy of the module would
-# not share: it must run untouched, with the reason in the trace.
+# As built, the fixed-n kernel reads a __constant__ the host sets with cudaMemcpyToSymbol: its
+# instrumented copy reads the application's fixed_n through an address slot, every thread counted.
 "$OUT/bin/vector_add_cpp" 10000 2 >"$OUT/traces/cpp_plain.out"
 OBJS="--bpf $P/bpftime_threadhist.bpf.o"
 record constant_kernel "$OUT/bin/vector_add_cpp" 10000 2
 same_output constant_kernel cpp_plain
 "$G" parse "$OUT/traces/constant_kernel.grt" --filter type=gpu_instrument 2>/dev/null |
-	grep _Z9vectorAddPKfS0_Pf | grep -q "module variable 'fixed_n'" &&
-	ok "constant_kernel: left untouched, reason in the trace" ||
-	fail "constant_kernel: no 'module variable fixed_n' refusal in the trace"
+	grep _Z9vectorAddPKfS0_Pf | grep -q "instrumented=yes" &&
+	ok "constant_kernel: instrumented" ||
+	fail "constant_kernel: _Z9vectorAddPKfS0_Pf not instrumented"
+"$SIM" -o "$OUT/traces/constant_kernel.sim.grt" --kernel _Z9vectorAddPKfS0_Pf --grid 40 --block 256 \
+	--params 1,2,3,10000 --launches 2 "$P/bpftime_threadhist.bpf.o" >/dev/null
+$CHECK bpftime bpftime_threadhist "$OUT/traces/constant_kernel.grt" \
+	"$OUT/traces/constant_kernel.sim.grt" 10240 2 || failed=1
 "$OUT/bin/vector_add_literal" 10000 2 >"$OUT/traces/cpp_plain.out"
 for p in bpftime_threadhist bpftime_kernel_trace bpftime_kernelretsnoop bpftime_mem_trace bpftime_cuda_counter; do
 	OBJS="--bpf $P/$p.bpf.o"

@@ -338,6 +338,23 @@ static bool records_ok(const struct kcase *k, const struct run_out *o, int sms, 
 	return totals_match(o, blocks);
 }
 
+/*
+ * The copy's module variables are the original's: each address slot of the
+ * rewrite gets the address of its variable in m0 (what the injected library
+ * does after loading a copy, src/inject/module_vars.c).
+ */
+static void fill_slots(CUmodule m0, CUmodule m1, const struct ptx_rewrite_result *res)
+{
+	for (size_t i = 0; i < res->nr_slots; i++) {
+		CUdeviceptr var, slot;
+		size_t bytes;
+
+		CK(cuModuleGetGlobal(&var, &bytes, m0, res->slots[i].var));
+		CK(cuModuleGetGlobal(&slot, &bytes, m1, res->slots[i].slot));
+		CK(cuMemcpyHtoD(slot, &var, sizeof(var)));
+	}
+}
+
 static void check_case(const char *dir, const struct kcase *k, int sms)
 {
 	char path[512];
@@ -363,10 +380,12 @@ static void check_case(const char *dir, const struct kcase *k, int sms)
 	CK(cuModuleLoadData(&m1, res.ptx));
 	CK(cuModuleGetFunction(&f0, m0, k->kernel));
 	CK(cuModuleGetFunction(&f1, m1, k->kernel));
+	fill_slots(m0, m1, &res);
 	CK(cuMemAlloc(&probe, grt_probe_buffer_size(GRT_PROBE_BLOCK, blocks)));
+	/* a kernel's module variables are m0's in every run (the copy reaches them by address) */
 	run_case(k, m0, f0, 0, 0, false, &a);
-	run_case(k, m1, f1, probe, blocks, true, &b);
-	run_case(k, m1, f1, 0, 0, true, &c); /* NULL buffer: probes off */
+	run_case(k, m0, f1, probe, blocks, true, &b);
+	run_case(k, m0, f1, 0, 0, true, &c); /* NULL buffer: probes off */
 	verdict(kr && kr->instrumented && !memcmp(a.host_out, b.host_out, k->out_bytes) &&
 		    !memcmp(a.host_out, c.host_out, k->out_bytes),
 		"%s: instrumented output bit-identical (%zu bytes), also with a NULL buffer",

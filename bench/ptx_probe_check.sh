@@ -19,7 +19,7 @@ done
 "$nvcc" -fatbin -arch=sm_90 -o "$out/vector_add.fatbin" tests/ptx/vector_add.cu
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -Isrc -I/usr/local/cuda/include -o "$out/ptx_probe_check" \
-	bench/ptx_probe_check.c src/inject/fatbin*.c src/inject/ptx_*.c \
+	bench/ptx_probe_check.c src/inject/fatbin*.c src/inject/ptx_*.c src/common/kernel_regex.c \
 	-L/usr/local/cuda/lib64/stubs -lcuda -Wl,-Bstatic -lzstd -Wl,-Bdynamic
 cat >"$out/run.sh" <<'RUN'
 #!/bin/bash

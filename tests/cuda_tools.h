@@ -45,7 +45,7 @@ static inline int run_cmd(const char *fmt, ...)
 }
 
 /* The whole file in a malloc'd, NUL-terminated buffer, or NULL. */
-static char *slurp(const char *path, size_t *len)
+static inline char *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	char *buf = NULL;
@@ -96,6 +96,27 @@ static inline void scratch_remove(const char *dir)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	if (system(cmd))
 		printf("  could not remove %s\n", dir);
+}
+
+/*
+ * ptxas for sm_<arch> over len bytes of PTX text: its exit status (-1 when it
+ * could not run), 0 without a toolkit (the caller's text checks still ran).
+ */
+static inline int ptxas_text(const char *ptx, size_t len, unsigned arch)
+{
+	const char *ptxas = cuda_tool("ptxas");
+	char dir[256], path[300];
+	int rc = -1;
+
+	if (!ptxas)
+		return 0;
+	if (!scratch_make(dir, sizeof(dir)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/t.ptx", dir);
+	if (spit(path, ptx, len))
+		rc = run_cmd("%s -arch=sm_%u -o /dev/null %s", ptxas, arch, path);
+	scratch_remove(dir);
+	return rc;
 }
 
 #endif

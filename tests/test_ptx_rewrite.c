@@ -5,6 +5,7 @@
 #include "cuda_tools.h"
 #include "inject/ptx_lex.h"
 #include "inject/ptx_module.h"
+#include "inject/ptx_module_vars.h"
 #include "inject/ptx_rewrite.h"
 #include "inject/ptx_summarize.h"
 #include "test_util.h"
@@ -17,6 +18,7 @@ static const struct corpus_case {
 	const char *refused; /* a kernel that must stay unchanged */
 	const char *refused_reason;
 	unsigned min_exits; /* ret/exit instructions nvcc leaves in the first kernel */
+	unsigned slots;	    /* module variables redirected to address slots */
 } corpus[] = {
     {"vector_add", 1, 1},
     {"early_return", 1, 1, .min_exits = 2},
@@ -25,10 +27,10 @@ static const struct corpus_case {
     {"device_call", 1, 1},
     {"launch_bounds", 2, 2},
     {"long_names", 3, 3},
-    {"multi_kernel", 3, 2, "no_params",
-     "uses module variable 'counter', which a rewritten copy would not share"},
-    {"constant_symbol", 2, 1, "_Z9vectorAddPKfS0_Pf",
-     "uses module variable 'fixed_n', which a rewritten copy would not share"},
+    /* a __device__ counter and a __constant__ the host sets: reached through address slots */
+    {"multi_kernel", 3, 3, .slots = 1},
+    {"constant_symbol", 2, 2, .slots = 1},
+    {"module_vars", 4, 4, .slots = 3},
     {"adversarial_names", 1, 1},
     {"printf_call", 1, 1},
     {"exit_in_function", 2, 1, "calls_exit",
@@ -189,6 +191,20 @@ static void check_counts(const struct corpus_case *c, const struct ptx_rewrite_r
 	}
 }
 
+/* The module with its variables redirected (what the probes are added to), or a copy. */
+static char *redirected(const char *ptx, size_t len)
+{
+	struct ptx_module m = {0};
+	struct ptx_vars_out v = {0};
+	char *out = NULL;
+
+	if (!ptx_module_scan(ptx, len, &m) && !ptx_vars_redirect(&m, &v))
+		out = v.ptx ? strdup(v.ptx) : strndup(ptx, len);
+	ptx_vars_out_free(&v);
+	ptx_module_free(&m);
+	return out;
+}
+
 /* nvcc → rewrite (both modes) → ptxas, for one corpus file and arch. */
 static void corpus_one(const char *dir, const char *nvcc, const char *ptxas,
 		       const struct corpus_case *c, unsigned arch)
@@ -215,11 +231,18 @@ static void corpus_one(const char *dir, const char *nvcc, const char *ptxas,
 		struct ptx_rewrite_result res;
 		char rewritten[600];
 
+		char *before = redirected(ptx, len);
+
 		CHECK_EQ_U64(ptx_rewrite(ptx, len, &opts, &res), 0);
-		if (!res.ptx)
+		CHECK(before != NULL);
+		if (!res.ptx || !before) {
+			free(before);
 			continue;
+		}
 		check_counts(c, &res);
-		check_hygiene(ptx, &res);
+		CHECK_EQ_U64(res.nr_slots, c->slots);
+		check_hygiene(before, &res);
+		free(before);
 		check_exits(ptx, len, &res);
 		snprintf(rewritten, sizeof(rewritten), "%s/%s_%u_%d.ptx", dir, c->file, arch,
 			 modes[m]);
@@ -282,16 +305,7 @@ static const char exits_ptx[] =
 
 static void check_ptxas(const char *ptx, size_t len, unsigned arch)
 {
-	const char *ptxas = cuda_tool("ptxas");
-	char dir[256], path[300];
-
-	if (!ptxas)
-		return; /* the text checks still ran */
-	CHECK(scratch_make(dir, sizeof(dir)));
-	snprintf(path, sizeof(path), "%s/t.ptx", dir);
-	CHECK(spit(path, ptx, len));
-	CHECK_EQ_U64(run_cmd("%s -arch=sm_%u -o /dev/null %s", ptxas, arch, path), 0);
-	scratch_remove(dir);
+	CHECK_EQ_U64(ptxas_text(ptx, len, arch), 0);
 }
 
 /* Occurrences of needle in text. */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "gpubpf/bpf_attach.h"
 #include "inject/ptx_module.h"
+#include "inject/ptx_module_vars.h"
 #include "inject/ptx_names.h"
 #include "inject/ptx_strbuf.h"
 
@@ -624,13 +625,14 @@ int gpubpf_attach(const char *ptx, size_t len, const struct gpubpf_attach_opts *
 		  struct gpubpf_attach_result *res)
 {
 	struct ptx_module m = {0};
+	struct ptx_vars_out vars = {0};
 	struct attach a = {.m = &m, .o = opts, .res = res};
 	int err;
 
 	memset(res, 0, sizeof(*res));
 	if (!ptx)
 		return attach_error(res, -EINVAL, "no PTX given");
-	err = ptx_module_scan(ptx, len, &m);
+	err = ptx_scan_redirected(ptx, len, &m, &vars);
 	if (err) {
 		attach_error(res, err, m.error);
 		goto out;
@@ -655,9 +657,12 @@ int gpubpf_attach(const char *ptx, size_t len, const struct gpubpf_attach_opts *
 		if (!res->rw.ptx)
 			err = attach_error(res, -ENOMEM, "out of memory writing the module");
 	}
+	if (!err)
+		ptx_vars_hand_over(&vars, &res->rw);
 out:
 	strbuf_free(&a.b);
 	ptx_module_free(&m);
+	ptx_vars_out_free(&vars);
 	return err;
 }
 

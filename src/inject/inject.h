@@ -63,6 +63,12 @@ struct inject_driver {
 #undef INJECT_DRIVER_PTR
 	/* optional (drivers before CUDA 10.1 lack it): the calling thread's stream-capture mode */
 	CUresult (*cuThreadExchangeStreamCaptureMode)(int *mode);
+	/* optional: the application's module variables, for the instrumented copy's slots */
+	CUresult (*cuModuleGetGlobal_v2)(CUdeviceptr *dptr, size_t *bytes, CUmodule m,
+					 const char *name);
+	CUresult (*cuLibraryGetGlobal)(CUdeviceptr *dptr, size_t *bytes, CUlibrary l,
+				       const char *name);
+	CUresult (*cuStreamDestroy_v2)(CUstream s);
 };
 
 struct inject_config {

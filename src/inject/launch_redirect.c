@@ -11,6 +11,7 @@
 #include "inject/interpose.h"
 #include "inject/launch_redirect.h"
 #include "inject/module_jit.h"
+#include "inject/module_vars.h"
 #include "inject/twin.h"
 
 #define SLOW_LAUNCH_NS 5000000ULL
@@ -64,6 +65,9 @@ static bool launch_prepare(struct instr_state *is, struct twin *fn, CUcontext ct
 	*why = fn->unprobed ? fn->unprobed : "its instrumented copy could not be found";
 	if (!fn->target)
 		return false;
+	*why = "its module variables could not be reached in this context";
+	if (!module_vars_ready(is, fn->mod, fn->k, ctx))
+		return false;
 	*why = "the probes could not start in this context";
 	if (collector_start(is) || !(l->context = instr_context_get(is, ctx)))
 		return false;
@@ -115,6 +119,9 @@ static CUresult launch_twin(struct instr_launch *l, CUcontext ctx, void **params
 	size_t extra_size = 0;
 	CUresult res;
 
+	/* a kernel without parameters may be launched with neither list */
+	if (!params && !extra && !fn->k->nr_params)
+		params = small;
 	if (params)
 		new_params = instr_args_params(params, fn->k, values, small, SMALL_PARAMS);
 	else if (extra)

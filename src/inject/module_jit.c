@@ -7,6 +7,7 @@
 #include "inject/inject.h"
 #include "inject/interpose.h"
 #include "inject/module_jit.h"
+#include "inject/module_vars.h"
 #include "inject/probe_cache.h"
 #include "inject/twin.h"
 
@@ -219,6 +220,8 @@ void module_jit_instrument(struct instr_state *is, struct instr_module *m)
 				 module_jit_device_arch(st), &image, &size, &hit, why, sizeof(why));
 	if (!err)
 		err = load_instrumented(st, m, image, why, sizeof(why));
+	if (!err)
+		module_vars_loaded(is, m);
 	jit_ns = elapsed(t0);
 	free(image);
 	if (err)

@@ -12,6 +12,7 @@
 #include "inject/ptx_rewrite.h"
 
 struct inject_state;
+struct module_vars;
 
 /* A module or library the application loaded, and its instrumented copy. */
 struct instr_module {
@@ -29,6 +30,7 @@ struct instr_module {
 	size_t nr_instrumented;
 	CUmodule inst_mod;
 	CUlibrary inst_lib;
+	struct module_vars *vars; /* its slots per context (module_vars.h), NULL when none */
 	uint64_t extract_ns;
 };
 

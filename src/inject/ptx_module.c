@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ptx_module.h"
+#include "ptx_names.h"
 
 static int scan_error(struct ptx_module *m, size_t tok, const char *what)
 {
@@ -173,16 +174,16 @@ const char *ptx_param_refusal(const struct ptx_module *m, const struct ptx_entry
 	return NULL;
 }
 
-static int add_stmt(struct ptx_entry *e, size_t tok)
+static int add_stmt(size_t **stmts, size_t *nr, size_t tok)
 {
-	if ((e->nr_stmts & (e->nr_stmts - 1)) == 0) {
-		size_t *v = realloc(e->stmts, (e->nr_stmts ? e->nr_stmts * 2 : 1) * sizeof(*v));
+	if ((*nr & (*nr - 1)) == 0) {
+		size_t *v = realloc(*stmts, (*nr ? *nr * 2 : 1) * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
-		e->stmts = v;
+		*stmts = v;
 	}
-	e->stmts[e->nr_stmts++] = tok;
+	(*stmts)[(*nr)++] = tok;
 	return 0;
 }
 
@@ -211,6 +212,8 @@ struct body_walk {
 	size_t first_stmt;
 	bool has_exit_op; /* an `exit` instruction */
 	bool has_call;
+	size_t **stmts; /* where the instructions' first tokens go */
+	size_t *nr_stmts;
 };
 
 /*
@@ -225,7 +228,7 @@ static int body_statement(struct ptx_module *m, struct ptx_entry *e, struct body
 
 	if (w->first_stmt == PTX_NO_TOK && !is_declaration(m, i))
 		w->first_stmt = i;
-	if (e && !is_declaration(m, i) && add_stmt(e, i))
+	if (!is_declaration(m, i) && add_stmt(w->stmts, w->nr_stmts, i))
 		return -ENOMEM;
 	if (ptx_tok_is_punct(t, op, '@')) /* guard: @%p or @!%p */
 		op += ptx_tok_is_punct(t, op + 1, '!') ? 3 : 2;
@@ -300,6 +303,7 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 			      .body_close = PTX_NO_TOK,
 			      .last_param_name = PTX_NO_TOK,
 			      .unsized_param = -1};
+	struct ptx_func f = {.body_open = PTX_NO_TOK, .body_close = PTX_NO_TOK};
 	struct body_walk w = {0};
 	size_t j = i + 1;
 
@@ -338,16 +342,37 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 			*err = scan_error(m, j, "unclosed function body");
 			return PTX_NO_TOK;
 		}
+		w.stmts = is_entry ? &e.stmts : &f.stmts;
+		w.nr_stmts = is_entry ? &e.nr_stmts : &f.nr_stmts;
 		*err = scan_body(m, e.body_open, e.body_close, is_entry ? &e : NULL, &w);
 		if (*err) {
 			free(e.exits);
 			free(e.stmts);
+			free(f.stmts);
 			return PTX_NO_TOK;
 		}
 		j = e.body_close + 1;
 	}
 	if (!is_entry) {
 		m->func_exits |= w.has_exit_op;
+		if (e.body_open == PTX_NO_TOK)
+			return j;
+		f.name = e.name;
+		f.body_open = e.body_open;
+		f.body_close = e.body_close;
+		if ((m->nr_funcs & (m->nr_funcs - 1)) == 0) {
+			struct ptx_func *v =
+			    realloc(m->funcs, (m->nr_funcs ? m->nr_funcs * 2 : 1) * sizeof(*v));
+
+			if (!v) {
+				free(f.stmts);
+				*err = -ENOMEM;
+				snprintf(m->error, sizeof(m->error), "out of memory scanning functions");
+				return PTX_NO_TOK;
+			}
+			m->funcs = v;
+		}
+		m->funcs[m->nr_funcs++] = f;
 		return j;
 	}
 	e.first_stmt = w.first_stmt;
@@ -377,62 +402,219 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 	return j;
 }
 
-/* Notes the variable that the .const/.global directive at token i defines. */
-static int scan_variable(struct ptx_module *m, size_t i)
+/* Reasons a variable's uses cannot be redirected to the application's instance by address. */
+static const char unsup_ref[] = "a texture, surface or sampler reference, not shareable by address";
+static const char unsup_init[] = "whose initializer holds another variable's address";
+static const char unsup_list[] = "declared in a list with other variables";
+static const char unsup_bank[] = "in a numbered constant bank";
+
+static bool is_linkage(const struct ptx_module *m, size_t i)
 {
-	const struct ptx_toks *t = &m->toks;
-	size_t name = i + 1;
+	return ptx_tok_is(&m->toks, i, ".visible") || ptx_tok_is(&m->toks, i, ".extern") ||
+	       ptx_tok_is(&m->toks, i, ".weak") || ptx_tok_is(&m->toks, i, ".common");
+}
 
-	while (name < t->n && t->v[name].kind != PTX_TOK_IDENT && !ptx_tok_is_punct(t, name, ';'))
-		name++;
-	if (name >= t->n || t->v[name].kind != PTX_TOK_IDENT)
-		return 0;
-	/* nvcc's printf format strings ($str, $str$1, ...): constant data, safe to duplicate */
-	if (t->v[name].len >= 4 && !memcmp(ptx_tok_text(m, name), "$str", 4))
-		return 0;
-	if ((m->nr_vars & (m->nr_vars + 1)) == 0 || !m->vars) {
-		size_t *v = realloc(m->vars, (m->nr_vars * 2 + 1) * sizeof(*v));
+static int push_var(struct ptx_module *m, const struct ptx_var *v)
+{
+	if ((m->nr_vars & (m->nr_vars - 1)) == 0) {
+		struct ptx_var *nv =
+		    realloc(m->vars, (m->nr_vars ? m->nr_vars * 2 : 1) * sizeof(*nv));
 
-		if (!v) {
+		if (!nv) {
 			snprintf(m->error, sizeof(m->error), "out of memory scanning variables");
 			return -ENOMEM;
 		}
-		m->vars = v;
+		m->vars = nv;
 	}
-	m->vars[m->nr_vars++] = name;
+	m->vars[m->nr_vars++] = *v;
+	m->var_lengths |= 1ull << (m->toks.v[v->name].len & 63);
 	return 0;
 }
 
-static bool names_a_var(const struct ptx_module *m, size_t tok)
+/*
+ * Notes the variable(s) that the .const/.global/.tex directive at token i
+ * declares: `[linkage] .space [.align N] .type name[dims] [= init];`.
+ * Returns the token after the declaration.
+ */
+static size_t scan_variable(struct ptx_module *m, size_t i, int *err)
+{
+	const struct ptx_toks *t = &m->toks;
+	struct ptx_var v = {.name = PTX_NO_TOK, .decl = i, .constant = ptx_tok_is(t, i, ".const")};
+	uint32_t type = 0, count = 1;
+	unsigned braces = 0;
+	bool init = false, list = false;
+	size_t j;
+
+	while (v.decl > 0 && is_linkage(m, v.decl - 1))
+		v.decl--;
+	if (ptx_tok_is(t, i, ".tex"))
+		v.unsupported = unsup_ref;
+	if (ptx_tok_is_punct(t, i + 1, '['))
+		v.unsupported = unsup_bank;
+	for (j = i + 1; j < t->n && !(ptx_tok_is_punct(t, j, ';') && !braces); j++) {
+		if (ptx_tok_is_punct(t, j, '{'))
+			braces++;
+		else if (ptx_tok_is_punct(t, j, '}') && braces)
+			braces--;
+		else if (ptx_tok_is_punct(t, j, '='))
+			init = true;
+		else if (ptx_tok_is_punct(t, j, ',') && !braces)
+			list = true, init = false; /* `a, b` or `a = 1, b = 2` */
+		else if (init || v.name != PTX_NO_TOK || braces)
+			continue;
+		else if (ptx_tok_is(t, j, ".texref") || ptx_tok_is(t, j, ".surfref") ||
+			 ptx_tok_is(t, j, ".samplerref"))
+			v.unsupported = unsup_ref;
+		else if (ptx_tok_is(t, j, ".align"))
+			j++;
+		else if (!type && ptx_type_size(m, j))
+			type = ptx_type_size(m, j);
+		else if (t->v[j].kind == PTX_TOK_IDENT)
+			v.name = j;
+	}
+	v.semicolon = j;
+	if (v.name == PTX_NO_TOK || j >= t->n)
+		return j;
+	/* nvcc's printf format strings ($str, $str$1, ...): constant data, safe to duplicate */
+	if (t->v[v.name].len >= 4 && !memcmp(ptx_tok_text(m, v.name), "$str", 4))
+		return j;
+	/* an address slot of grtrace's own, added by an earlier rewrite */
+	if (v.constant && type == 8 && !init && !list &&
+	    !ptx_tok_is_punct(t, v.name + 1, '[') &&
+	    ptx_is_var_slot(ptx_tok_text(m, v.name), t->v[v.name].len))
+		return j;
+	for (size_t k = v.name + 1; k < j && ptx_tok_is_punct(t, k, '['); k += 3) {
+		uint32_t n = tok_number(m, k + 1);
+
+		count = n && ptx_tok_is_punct(t, k + 2, ']') && count <= (1u << 30) / n ? count * n
+											: 0;
+		if (!ptx_tok_is_punct(t, k + 2, ']'))
+			break;
+	}
+	v.size = type && count <= UINT32_MAX / type ? type * count : 0;
+	if (list)
+		v.unsupported = unsup_list;
+	*err = push_var(m, &v);
+	/* the other names of a list share its declaration and its refusal */
+	for (size_t k = v.name + 1; !*err && list && k < j; k++)
+		if (ptx_tok_is_punct(t, k, ',') && t->v[k + 1].kind == PTX_TOK_IDENT) {
+			struct ptx_var other = v;
+
+			other.name = k + 1;
+			*err = push_var(m, &other);
+		}
+	return j;
+}
+
+/* Orders names by length, then bytes: tokens a and b of module m. */
+static int name_cmp(const struct ptx_module *m, size_t a, size_t b)
+{
+	uint32_t la = m->toks.v[a].len, lb = m->toks.v[b].len;
+
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return memcmp(ptx_tok_text(m, a), ptx_tok_text(m, b), la);
+}
+
+static int var_order_cmp(const void *a, const void *b, void *module)
+{
+	const struct ptx_module *m = module;
+
+	return name_cmp(m, m->vars[*(const size_t *)a].name, m->vars[*(const size_t *)b].name);
+}
+
+/* Every identifier of a module is looked up: a sorted index, not a walk over the variables. */
+static int index_variables(struct ptx_module *m)
+{
+	if (!m->nr_vars)
+		return 0;
+	m->var_order = malloc(m->nr_vars * sizeof(*m->var_order));
+	if (!m->var_order) {
+		snprintf(m->error, sizeof(m->error), "out of memory scanning variables");
+		return -ENOMEM;
+	}
+	for (size_t v = 0; v < m->nr_vars; v++)
+		m->var_order[v] = v;
+	qsort_r(m->var_order, m->nr_vars, sizeof(*m->var_order), var_order_cmp, m);
+	return 0;
+}
+
+const struct ptx_var *ptx_var_named(const struct ptx_module *m, size_t tok)
+{
+	const struct ptx_toks *t = &m->toks;
+	size_t lo = 0, hi = m->nr_vars;
+
+	if (tok >= t->n || t->v[tok].kind != PTX_TOK_IDENT || !m->var_order)
+		return NULL;
+	if (!(m->var_lengths >> (t->v[tok].len & 63) & 1))
+		return NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct ptx_var *v = &m->vars[m->var_order[mid]];
+		int c = name_cmp(m, tok, v->name);
+
+		if (!c)
+			return v;
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/* A variable whose initializer names another variable holds its address. */
+static void check_initializers(struct ptx_module *m)
 {
 	const struct ptx_toks *t = &m->toks;
 
-	if (t->v[tok].kind != PTX_TOK_IDENT)
-		return false;
-	for (size_t v = 0; v < m->nr_vars; v++)
-		if (m->vars[v] != tok && t->v[tok].len == t->v[m->vars[v]].len &&
-		    !memcmp(ptx_tok_text(m, tok), ptx_tok_text(m, m->vars[v]), t->v[tok].len))
-			return true;
-	return false;
+	for (size_t v = 0; v < m->nr_vars; v++) {
+		struct ptx_var *var = &m->vars[v];
+		size_t k = var->name;
+
+		while (k < var->semicolon && !ptx_tok_is_punct(t, k, '='))
+			k++;
+		for (; k < var->semicolon && !var->unsupported; k++) {
+			const struct ptx_var *named = ptx_var_named(m, k);
+
+			if (named && named != var)
+				var->unsupported = unsup_init;
+		}
+	}
+}
+
+/* The first variable that tokens [from, to) name, unsupported ones only when asked. */
+static const struct ptx_var *first_named(const struct ptx_module *m, size_t from, size_t to,
+					 bool unsupported)
+{
+	for (size_t i = from; i < to; i++) {
+		const struct ptx_var *v = ptx_var_named(m, i);
+
+		if (v && v->name != i && (!unsupported || v->unsupported))
+			return v;
+	}
+	return NULL;
 }
 
 const char *ptx_module_var_refusal(const struct ptx_module *m, const struct ptx_entry *e, char *buf,
 				   size_t len)
 {
-	/* a kernel that calls device functions: any use in the module may be on its path */
-	size_t from = e->has_call ? 0 : e->body_open, to = e->has_call ? m->toks.n : e->body_close;
+	const struct ptx_var *v = NULL;
 
 	if (!m->nr_vars || e->body_open == PTX_NO_TOK)
 		return NULL;
-	for (size_t i = from; i < to; i++) {
-		if (!names_a_var(m, i))
-			continue;
-		snprintf(buf, len,
-			 "uses module variable '%.*s', which a rewritten copy would not share",
-			 (int)m->toks.v[i].len, ptx_tok_text(m, i));
-		return buf;
+	/* a kernel that calls device functions: any use in a device function may be on its path */
+	for (int pass = 0; pass < 2 && !v; pass++) {
+		v = first_named(m, e->body_open, e->body_close, !pass);
+		for (size_t f = 0; e->has_call && !v && f < m->nr_funcs; f++)
+			v = first_named(m, m->funcs[f].body_open, m->funcs[f].body_close, !pass);
 	}
-	return NULL;
+	if (!v)
+		return NULL;
+	snprintf(buf, len, "uses module variable '%.*s', %s", (int)m->toks.v[v->name].len,
+		 ptx_tok_text(m, v->name),
+		 v->unsupported ? v->unsupported : "which a rewritten copy would not share");
+	return buf;
 }
 
 static void scan_version(struct ptx_module *m, size_t i)
@@ -482,10 +664,12 @@ int ptx_module_scan(const char *text, size_t len, struct ptx_module *m)
 			if (err)
 				return err;
 			continue;
-		} else if (ptx_tok_is(t, i, ".const") || ptx_tok_is(t, i, ".global")) {
-			err = scan_variable(m, i);
+		} else if (ptx_tok_is(t, i, ".const") || ptx_tok_is(t, i, ".global") ||
+			   ptx_tok_is(t, i, ".tex")) {
+			i = scan_variable(m, i, &err);
 			if (err)
 				return err;
+			continue;
 		}
 		i++;
 	}
@@ -495,7 +679,10 @@ int ptx_module_scan(const char *text, size_t len, struct ptx_module *m)
 		snprintf(m->error, sizeof(m->error), "not PTX: no .version directive");
 		return -EINVAL;
 	}
-	return 0;
+	err = index_variables(m);
+	if (!err)
+		check_initializers(m);
+	return err;
 }
 
 void ptx_module_free(struct ptx_module *m)
@@ -505,8 +692,12 @@ void ptx_module_free(struct ptx_module *m)
 		free(m->entries[i].stmts);
 		free(m->entries[i].params);
 	}
+	for (size_t i = 0; i < m->nr_funcs; i++)
+		free(m->funcs[i].stmts);
 	free(m->entries);
+	free(m->funcs);
 	free(m->vars);
+	free(m->var_order);
 	ptx_toks_free(&m->toks);
 	memset(m, 0, sizeof(*m));
 }

@@ -41,18 +41,40 @@ struct ptx_entry {
 	size_t nr_stmts;
 };
 
+/* One `.func` with a body. */
+struct ptx_func {
+	size_t name;
+	size_t body_open, body_close;
+	size_t *stmts; /* first token (guard included) of every instruction */
+	size_t nr_stmts;
+};
+
+/*
+ * A .const, .global or .tex variable of the module (not nvcc's printf
+ * strings, not the address slots ptx_module_vars.c adds). A rewritten copy
+ * of the module gets its own instances, which the host's cudaMemcpyToSymbol
+ * never reaches, unless its uses are redirected to the application's.
+ */
+struct ptx_var {
+	size_t name;	    /* its token */
+	size_t decl;	    /* first token of its declaration (.visible, .extern, ... included) */
+	size_t semicolon;   /* the token ending the declaration */
+	bool constant;	    /* .const: its instructions name the .const state space */
+	uint32_t size;	    /* bytes as declared, 0 when the declaration does not say */
+	const char *unsupported; /* why its uses cannot be redirected by address, or NULL */
+};
+
 struct ptx_module {
 	struct ptx_toks toks;
 	unsigned version_major, version_minor;
 	unsigned address_size; /* 64 unless .address_size says otherwise */
 	bool func_exits;       /* some .func body executes `exit` */
-	/*
-	 * Name tokens of the module's own .const and .global variables (not
-	 * nvcc's printf strings): a rewritten copy of the module gets its own
-	 * instances, which the host's cudaMemcpyToSymbol never reaches.
-	 */
-	size_t *vars;
+	struct ptx_var *vars;
 	size_t nr_vars;
+	uint64_t var_lengths; /* bit (len & 63) set for the length of each variable's name */
+	size_t *var_order;    /* vars by name (length, then bytes): ptx_var_named() searches it */
+	struct ptx_func *funcs;
+	size_t nr_funcs;
 	struct ptx_entry *entries;
 	size_t nr_entries;
 	char error[128];
@@ -83,12 +105,17 @@ const char *ptx_param_refusal(const struct ptx_module *m, const struct ptx_entry
 
 /*
  * Why kernel e must not run from a rewritten copy of its module: it (or a
- * device function, when it calls one) names a .const/.global variable of the
- * module, whose copy would not be the one the application writes and reads.
- * Written into buf; NULL when the kernel names none.
+ * device function, when it calls one) names a variable of the module, whose
+ * copy would not be the one the application writes and reads. Variables
+ * that cannot be redirected (struct ptx_var.unsupported) are named first.
+ * Written into buf; NULL when the kernel names none. ptx_module_vars.h
+ * redirects the others, after which the kernel names none of them.
  */
 const char *ptx_module_var_refusal(const struct ptx_module *m, const struct ptx_entry *e, char *buf,
 				   size_t len);
+
+/* The variable token i names, or NULL. */
+const struct ptx_var *ptx_var_named(const struct ptx_module *m, size_t i);
 
 /* Bytes of a scalar PTX type directive at token i (".u32" -> 4), 0 when it is not one. */
 uint32_t ptx_type_size(const struct ptx_module *m, size_t i);

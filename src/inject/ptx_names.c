@@ -44,3 +44,14 @@ bool ptx_is_probe_param(const struct ptx_module *m, size_t tok)
 		i++;
 	return len - i == 4 && !memcmp(s + i, "_buf", 4);
 }
+
+bool ptx_is_var_slot(const char *name, size_t len)
+{
+	size_t i = 5;
+
+	if (len < 11 || memcmp(name, "grt_p", 5))
+		return false;
+	while (i < len && isdigit((unsigned char)name[i]))
+		i++;
+	return len - i > 5 && !memcmp(name + i, "_var_", 5);
+}

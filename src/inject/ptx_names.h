@@ -19,4 +19,10 @@ int ptx_choose_prefix(const struct ptx_module *m, char *prefix);
 /* True when the token is a probe buffer parameter this rewriter adds (grt_p_buf, grt_p7_buf). */
 bool ptx_is_probe_param(const struct ptx_module *m, size_t tok);
 
+/*
+ * True when the name is one of the address slots ptx_module_vars.h adds for
+ * the module's variables (grt_p_var_X, grt_p3_var_X).
+ */
+bool ptx_is_var_slot(const char *name, size_t len);
+
 #endif

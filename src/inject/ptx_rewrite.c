@@ -6,6 +6,7 @@
 #include <string.h>
 #include "common/kernel_regex.h"
 #include "ptx_module.h"
+#include "ptx_module_vars.h"
 #include "ptx_names.h"
 #include "ptx_probe.h"
 #include "ptx_rewrite.h"
@@ -143,6 +144,7 @@ int ptx_rewrite(const char *ptx, size_t len, const struct ptx_rewrite_opts *opts
 		struct ptx_rewrite_result *res)
 {
 	struct ptx_module m = {0};
+	struct ptx_vars_out vars = {0};
 	char prefix[PTX_PREFIX_MAX];
 	struct probe_style style = {.mode = GRT_PROBE_BLOCK};
 	regex_t filter;
@@ -159,7 +161,7 @@ int ptx_rewrite(const char *ptx, size_t len, const struct ptx_rewrite_opts *opts
 		return rewrite_error(res, -EINVAL, "no PTX given");
 	if (have_filter && kernel_regex_compile(&filter, opts->kernel_regex, why, sizeof(why)))
 		return rewrite_error(res, -EINVAL, "bad kernel filter regular expression");
-	err = ptx_module_scan(ptx, len, &m);
+	err = ptx_scan_redirected(ptx, len, &m, &vars);
 	if (err) {
 		rewrite_error(res, err, m.error);
 		goto out;
@@ -175,10 +177,13 @@ int ptx_rewrite(const char *ptx, size_t len, const struct ptx_rewrite_opts *opts
 		goto out;
 	}
 	err = rewrite_module(&m, have_filter ? &filter : NULL, &style, res);
+	if (!err)
+		ptx_vars_hand_over(&vars, res);
 out:
 	if (err)
 		ptx_rewrite_result_free(res);
 	ptx_module_free(&m);
+	ptx_vars_out_free(&vars);
 	if (have_filter)
 		regfree(&filter);
 	return err;
@@ -186,10 +191,19 @@ out:
 
 void ptx_rewrite_result_free(struct ptx_rewrite_result *res)
 {
-	for (size_t i = 0; i < res->nr_kernels; i++)
+	for (size_t i = 0; i < res->nr_kernels; i++) {
 		free(res->kernels[i].name);
+		free(res->kernels[i].slots);
+	}
+	for (size_t i = 0; i < res->nr_slots; i++) {
+		free(res->slots[i].var);
+		free(res->slots[i].slot);
+	}
+	free(res->slots);
 	free(res->kernels);
 	free(res->ptx);
+	res->slots = NULL;
+	res->nr_slots = 0;
 	res->kernels = NULL;
 	res->ptx = NULL;
 	res->nr_kernels = res->nr_instrumented = 0;

@@ -24,7 +24,7 @@ if [ -n "$nvcc" ] && [ ! -f "$out/corpus/seed_zstd" ]; then
 			tests/ptx/vector_add.cu 2>/dev/null || continue
 		{ printf '\264'; cat "$out/seed.fatbin"; } >"$out/corpus/seed_$mode"
 	done
-	for f in vector_add early_return multi_kernel; do
+	for f in vector_add early_return multi_kernel module_vars; do
 		"$nvcc" -ptx -arch=sm_90 -o "$out/seed.ptx" "tests/ptx/$f.cu" 2>/dev/null || continue
 		{ printf '\001'; cat "$out/seed.ptx"; } >"$out/corpus/seed_ptx_$f"
 	done

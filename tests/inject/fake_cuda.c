@@ -30,9 +30,20 @@
 #define CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES 701
 
 
+#define FAKE_GLOBALS 16
+#define FAKE_GLOBAL_BYTES 64
+
+/* A module variable's storage: cuModuleGetGlobal's answer. */
+struct fake_global {
+	char name[128];
+	void *mem;
+};
+
 struct fake_module {
 	char *text;
 	int instrumented; /* came out of our "JIT" */
+	struct fake_global globals[FAKE_GLOBALS];
+	struct fake_module *next; /* every module loaded, for checking slots against them */
 };
 
 struct fake_function {
@@ -57,6 +68,9 @@ static atomic_uint launches_plain, launches_probed, launches_calib, launches_sum
 static atomic_uint graph_launches, copies, memsets;
 static atomic_int application_launched; /* a kernel not named __grt_* ran */
 static atomic_uint events_legacy, events_per_thread;
+static atomic_uint slots_right, slots_wrong; /* what the instrumented copies' slots held */
+static struct fake_module *all_modules;
+static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t mono_ns(void)
 {
@@ -508,7 +522,115 @@ static CUresult load(void **mod, const void *image)
 	}
 	m->text = strdup(text);
 	*mod = m;
+	pthread_mutex_lock(&modules_lock);
+	m->next = all_modules;
+	all_modules = m;
+	pthread_mutex_unlock(&modules_lock);
 	return 0;
+}
+
+/* Whether the module's text declares a .const/.global variable name (one per line). */
+static int declares(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *line = text; line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		const char *end = strchr(line, '\n'), *at;
+
+		if (!strncmp(line, ".visible ", 9))
+			line += 9;
+		if (strncmp(line, ".global", 7) && strncmp(line, ".const", 6))
+			continue;
+		for (at = strstr(line, name); at && (!end || at < end); at = strstr(at + 1, name))
+			if (at[-1] == ' ' && (at[n] == ';' || at[n] == '['))
+				return 1;
+	}
+	return 0;
+}
+
+/* The storage of variable name in m, made on first use; NULL when m does not declare it. */
+static void *fake_global(struct fake_module *m, const char *name)
+{
+	const char *refuse = getenv("FAKE_CUDA_NO_GLOBAL");
+
+	if (!m->instrumented && refuse && !strcmp(refuse, name))
+		return NULL; /* as if the loaded module lacked it */
+	for (int i = 0; i < FAKE_GLOBALS; i++) {
+		struct fake_global *g = &m->globals[i];
+
+		if (g->mem && !strcmp(g->name, name))
+			return g->mem;
+		if (g->mem || !declares(m->text, name))
+			continue;
+		snprintf(g->name, sizeof(g->name), "%s", name);
+		g->mem = calloc(1, FAKE_GLOBAL_BYTES);
+		return g->mem;
+	}
+	return NULL;
+}
+
+EXPORT CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, void *mod, const char *name)
+{
+	void *mem = fake_global(mod, name);
+
+	if (!mem)
+		return CUDA_ERROR_NOT_FOUND;
+	if (dptr)
+		*dptr = (CUdeviceptr)(uintptr_t)mem;
+	if (bytes)
+		*bytes = FAKE_GLOBAL_BYTES;
+	return 0;
+}
+
+EXPORT CUresult cuStreamDestroy_v2(void *s)
+{
+	free(s);
+	return 0;
+}
+
+/*
+ * Where kernel fn reads variable name: its module's own instance, or, in an
+ * instrumented copy that redirected it, the address in its slot (`<p>var_<name>`),
+ * checked against the application's modules' instances.
+ */
+static void *variable_of(const struct fake_function *fn, const char *name)
+{
+	char suffix[160];
+	const char *at, *start;
+	char slot[200];
+	void *mem, *addr;
+	int right = 0;
+
+	snprintf(suffix, sizeof(suffix), "_var_%s;", name);
+	at = fn->mod->instrumented ? strstr(fn->mod->text, suffix) : NULL;
+	if (!at)
+		return fake_global(fn->mod, name);
+	for (start = at; start > fn->mod->text && start[-1] != ' '; start--)
+		;
+	snprintf(slot, sizeof(slot), "%.*s", (int)(at - start) + (int)strlen(suffix) - 1, start);
+	mem = fake_global(fn->mod, slot);
+	addr = mem ? *(void **)mem : NULL;
+	pthread_mutex_lock(&modules_lock);
+	for (struct fake_module *m = all_modules; m && addr; m = m->next)
+		for (int i = 0; !m->instrumented && i < FAKE_GLOBALS; i++)
+			right |= m->globals[i].mem == addr && !strcmp(m->globals[i].name, name);
+	pthread_mutex_unlock(&modules_lock);
+	atomic_fetch_add(right ? &slots_right : &slots_wrong, 1);
+	return right ? addr : NULL;
+}
+
+/*
+ * vec_scale(out): out[0] = the __constant__ fixed_n; vec_count(): the __device__ counter hits
+ * += 1, once per launch. Their results tell whether the copy reads the application's variables.
+ */
+static void module_variable_kernels(const struct fake_function *fn, void **params)
+{
+	uint32_t *v;
+
+	if (!strcmp(fn->name, "vec_scale") && (v = variable_of(fn, "fixed_n")))
+		*(uint32_t *)(uintptr_t) * (CUdeviceptr *)params[0] = *v;
+	else if (!strcmp(fn->name, "vec_count") && (v = variable_of(fn, "hits")))
+		(*v)++;
 }
 
 EXPORT CUresult cuModuleLoadData(void **mod, const void *image)
@@ -742,9 +864,11 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 		fill_probes(fn, params, grid, block);
 		run_bpf_programs(fn, params, grid, block);
 		vec_add(fn, params);
+		module_variable_kernels(fn, params);
 		atomic_fetch_add(&launches_probed, 1);
 	} else {
 		vec_add(fn, params);
+		module_variable_kernels(fn, params);
 		atomic_fetch_add(&launches_plain, 1);
 	}
 	if (strncmp(fn->name, "__grt_", 6))
@@ -912,8 +1036,10 @@ __attribute__((destructor)) static void report(void)
 		return;
 	fprintf(f,
 		"plain=%u probed=%u calib=%u summarize=%u graphs=%u copies=%u memsets=%u "
-		"events_legacy=%u events_per_thread=%u unsafe_in_capture=%u\n",
+		"events_legacy=%u events_per_thread=%u unsafe_in_capture=%u slots_right=%u "
+		"slots_wrong=%u\n",
 		launches_plain, launches_probed, launches_calib, launches_summarize, graph_launches,
-		copies, memsets, events_legacy, events_per_thread, atomic_load(&unsafe_in_capture));
+		copies, memsets, events_legacy, events_per_thread, atomic_load(&unsafe_in_capture),
+		atomic_load(&slots_right), atomic_load(&slots_wrong));
 	fclose(f);
 }

@@ -77,6 +77,13 @@ $(INJECT_FIX)/app_bpf: tests/inject/app_bpf.c tests/inject/app_common.h $(INJECT
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS)
 
+# Kernels that use their module's variables, whose results the fake driver computes.
+$(INJECT_FIX)/app_vars: tests/inject/app_vars.c tests/inject/app_common.h $(INJECT_FIX)/libcuda.so.1
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(INJECT_FIX)/libcuda.so.1 $(SAN_LDFLAGS)
+
+FIXTURES += $(INJECT_FIX)/app_vars
+
 FAKE_BPF_DEVICE_SRCS := tests/inject/fake_bpf_device.c tests/gpubpf/bpf_interp.c tests/gpubpf/bpf_sim.c \
 	$(wildcard src/gpubpf/*.c src/trace/*.c src/common/*.c src/inject/ptx_*.c)
 $(INJECT_FIX)/libfakegpubpf.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(FAKE_BPF_DEVICE_SRCS))

@@ -4,7 +4,7 @@
 # objects directly (the .so itself interposes libcuda, which a test must not).
 INJECT_PARSE_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,$(wildcard src/inject/fatbin*.c src/inject/ptx_*.c))
 
-$(BUILD)/tests/test_ptx_rewrite $(BUILD)/tests/test_fatbin: $(BUILD)/tests/%: tests/%.c $(LIB_OBJS) $(INJECT_PARSE_OBJS) tests/test_util.h tests/cuda_tools.h
+$(BUILD)/tests/test_ptx_rewrite $(BUILD)/tests/test_ptx_module_vars $(BUILD)/tests/test_fatbin: $(BUILD)/tests/%: tests/%.c $(LIB_OBJS) $(INJECT_PARSE_OBJS) tests/test_util.h tests/cuda_tools.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(LIB_OBJS) $(INJECT_PARSE_OBJS) $(SAN_LDFLAGS) $(LDLIBS)
