@@ -97,6 +97,50 @@ static void poll_events(struct block_probes *bp)
 		bp->max_complete_seq = max_seq;
 }
 
+/* Whether a completed (or failed) launch waits to be collected. Under the lock. */
+static bool any_collectable(const struct block_probes *bp)
+{
+	for (const struct pending *p = bp->head; p && p->seq <= bp->max_complete_seq; p = p->next)
+		if ((p->complete || p->failed) &&
+		    atomic_load_explicit(&p->launched, memory_order_acquire))
+			return true;
+	return false;
+}
+
+/*
+ * The pool runs low and nothing completed is left to collect: this thread
+ * (never the application's) sleeps on the oldest completion event in flight,
+ * a blocking-sync one, so that the launches before it are collected and
+ * their buffers recycled as soon as the GPU is past them, without the
+ * application synchronizing. Returns whether it completed. Under the lock,
+ * dropped while waiting; only this thread frees entries, so p stays valid.
+ */
+static bool wait_oldest(struct block_probes *bp)
+{
+	struct pending *p, *q;
+	CUresult res;
+
+	for (p = bp->head; p; p = p->next)
+		if (!p->complete && p->event_recorded &&
+		    atomic_load_explicit(&p->launched, memory_order_acquire))
+			break;
+	if (!p)
+		return false;
+	pthread_mutex_unlock(&bp->is->lock);
+	res = bp->st->drv.cuEventSynchronize(p->event);
+	pthread_mutex_lock(&bp->is->lock);
+	if (res != CUDA_SUCCESS)
+		return false;
+	/* a stream runs in order: its launches up to this one are done */
+	for (q = bp->head; q && q->seq <= p->seq; q = q->next)
+		if (q->stream_key == p->stream_key &&
+		    atomic_load_explicit(&q->launched, memory_order_acquire))
+			q->complete = true;
+	if (p->seq > bp->max_complete_seq)
+		bp->max_complete_seq = p->seq;
+	return true;
+}
+
 /*
  * At most what the collection reads of a launch: block mode's summary when the
  * device summarizes it, else the whole slot. Under the lock.
@@ -576,6 +620,8 @@ void probes_collect(void *self, enum instr_collect_reason why)
 
 	if (running) {
 		poll_events(bp);
+		if (pool_exhausted(&bp->pool) && !any_collectable(bp) && wait_oldest(bp))
+			poll_events(bp); /* what else completed meanwhile */
 	} else {
 		for (struct pending *p = bp->head; p; p = p->next)
 			p->complete = true;
@@ -583,11 +629,17 @@ void probes_collect(void *self, enum instr_collect_reason why)
 	}
 	t1 = inject_now_ns();
 	while ((batch = take_completed(bp))) {
+		uint64_t n = 0;
+
+		for (struct pending *p = batch; p; p = p->next)
+			n++;
 		pthread_mutex_unlock(&bp->is->lock);
 		collect(bp, batch);
 		pthread_mutex_lock(&bp->is->lock);
-		if (running)
+		if (running) {
 			stat_add(&stats->drain_batches, 1);
+			atomic_fetch_add(&bp->recycled, n);
+		}
 	}
 	/* the cost line is about the running collection; the one at exit costs the exit */
 	if (running) {
