@@ -433,14 +433,17 @@ static void probes_stop(void *self)
 	struct block_probes *bp = self;
 	struct inject_state *st = bp->st;
 
-	channel_drops(&st->chan, INJ_DROP_PROBE, atomic_load(&bp->no_buffer));
+	channel_drops(&st->chan, INJ_DROP_PROBE,
+		      atomic_load(&bp->no_buffer) + atomic_load(&bp->unread));
 	channel_status(&st->chan, INJ_PART_PROBES, 0,
 		       "probes: %llu launches instrumented, %llu ran unchanged after a failed "
-		       "instrumented launch, %llu without a probe buffer, %llu blocks lost; "
+		       "instrumented launch, %llu without a probe buffer, %llu not read back, "
+		       "%llu blocks lost; "
 		       "%llu collected while running (buffers recycled), pool %llu of %llu MiB",
 		       (unsigned long long)atomic_load(&st->stats.probe_launches),
 		       (unsigned long long)atomic_load(&bp->is->fallbacks),
 		       (unsigned long long)atomic_load(&bp->no_buffer),
+		       (unsigned long long)atomic_load(&bp->unread),
 		       (unsigned long long)atomic_load(&bp->lost_blocks),
 		       (unsigned long long)atomic_load(&bp->recycled),
 		       (unsigned long long)(bp->pool.used >> 20),

@@ -537,8 +537,19 @@ static void summarize_batch(struct block_probes *bp, struct probe_ctx *r, struct
 static void return_slot(struct block_probes *bp, struct pending *p, CUresult res)
 {
 	if (res && !p->failed)
-		atomic_fetch_add(&bp->no_buffer, 1); /* its records could not be read */
+		atomic_fetch_add(&bp->unread, 1); /* its records could not be read */
 	pool_slot_put(&bp->pool, p->slot);
+}
+
+/* A batch that could not be read back: said once, its launches counted lost. */
+static void say_unread(struct block_probes *bp, size_t n, CUresult res, const char *step)
+{
+	if (atomic_exchange(&bp->unread_said, true))
+		return;
+	channel_status(&bp->st->chan, INJ_PART_PROBES, -EIO,
+		       "block probes: reading back %zu launches failed (CUDA error %d at %s); "
+		       "their records are counted lost",
+		       n, res, step);
 }
 
 /*
@@ -553,6 +564,7 @@ static void collect(struct block_probes *bp, struct pending *batch)
 	struct pending **sorted, **reads;
 	struct probe_ctx *r;
 	size_t n = 0, nreads = 0;
+	const char *step;
 	CUresult res;
 
 	if (!batch)
@@ -572,6 +584,7 @@ static void collect(struct block_probes *bp, struct pending *batch)
 		if (!sorted[i]->failed)
 			reads[nreads++] = sorted[i];
 	r = batch->res;
+	step = "making the context current";
 	res = !sorted || d->cuCtxPushCurrent_v2(batch->ctx) ? CUDA_ERROR_INVALID_VALUE
 								  : CUDA_SUCCESS;
 	if (!res) {
@@ -581,15 +594,20 @@ static void collect(struct block_probes *bp, struct pending *batch)
 		 * through the driver beside the application's launches, the better */
 		if (nreads)
 			summarize_batch(bp, r, reads, nreads);
+		step = "the copies back";
 		res = nreads ? copy_back(bp, r, reads, nreads) : CUDA_SUCCESS;
-		if (!res && nreads)
+		if (!res && nreads) {
+			step = "the wait for the copies";
 			res = wait_stream(bp, r);
+		}
 		/* in launch order, as the recorder expects them */
 		for (struct pending *p = batch; p && !res; p = p->next)
 			if (!p->failed)
 				process_launch(bp, p, (uint8_t *)bp->staging + p->staging_off);
 		d->cuCtxPopCurrent_v2(&popped);
 	}
+	if (res && nreads)
+		say_unread(bp, nreads, res, step);
 	pthread_mutex_lock(&bp->is->lock);
 	while (batch) {
 		struct pending *next = batch->next;

@@ -56,6 +56,17 @@ n=$(json behind400 "status('ran dry')[0]")
 [[ "$n" == "block probes: the buffer pool (1 MiB) ran dry at launch 65 (kernel vector_add); "* ]] &&
 	ok behind_dry_said || fail behind_dry_said "got $n"
 
+# buffers that cannot be read back: counted lost apart from a dry pool, the reason said once
+record unread gpu FAKE_CUDA_FAIL_COPIES=1 -- "$FIX/app" 20
+n=$(json unread "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))")
+[ "$n" = "(0, 21)" ] && ok unread_counted || fail unread_counted "got $n"
+n=$(json unread "status('reading back')")
+[[ "$n" =~ ^\[\'block\ probes:\ reading\ back\ [0-9]+\ launches\ failed\ \(CUDA\ error\ 1\ at\ the\ copies\ back\)\;\ their\ records\ are\ counted\ lost\'\]$ ]] &&
+	ok unread_said_once || fail unread_said_once "got $n"
+n=$(probes_line unread)
+[[ "$n" == *", 0 without a probe buffer, 21 not read back, "* ]] && ok unread_in_probes_line ||
+	fail unread_in_probes_line "got $n"
+
 # the cost line with the cuda source recording in-process: the launch's bracket then opens at
 # the wrapper's entry, before the library's own work, which used to read negative and count
 # nearly every timed launch (one in 8) as a first-use launch of seconds

@@ -533,7 +533,8 @@ EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, void *s)
 {
 	uint32_t corr = cupti_call(289, s);
 
-	if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE || c->dstMemoryType != CU_MEMORYTYPE_HOST)
+	if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE || c->dstMemoryType != CU_MEMORYTYPE_HOST ||
+	    getenv("FAKE_CUDA_FAIL_COPIES"))
 		return CUDA_ERROR_INVALID_VALUE; /* the only direction the library asks for */
 	for (size_t y = 0; y < c->Height; y++)
 		memcpy((char *)c->dstHost + (c->dstY + y) * c->dstPitch + c->dstXInBytes,
