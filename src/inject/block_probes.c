@@ -101,7 +101,7 @@ static bool event_due(struct block_probes *bp, uint64_t key, const struct pool_s
 		c->key = key;
 		c->since_event = 0;
 	}
-	if (++c->since_event >= (every - 1 < EVENT_EVERY ? every : EVENT_EVERY)) {
+	if (++c->since_event >= (every < EVENT_EVERY ? (every ? every : 1) : EVENT_EVERY)) {
 		c->since_event = 0;
 		return true;
 	}
