@@ -88,14 +88,15 @@ void probes_event_put(struct probe_ctx *r, CUevent e)
 
 /*
  * Whether to record a completion event after this launch; under the lock.
- * Every EVENT_EVERY launches per stream, or every eighth of the slot's class
- * when that is fewer: the collection recycles a bounded pool in steps of the
- * launches between two events, so a small class needs them closer.
+ * Every EVENT_EVERY launches per stream, or every eighth of the slots of its
+ * size the budget holds when that is fewer: the collection recycles a bounded
+ * pool in steps of the launches between two events, so a small pool needs
+ * them closer.
  */
 static bool event_due(struct block_probes *bp, uint64_t key, const struct pool_slot *slot)
 {
 	struct stream_count *c = &bp->streams[handle_hash(key) % PROBE_STREAM_SLOTS];
-	unsigned every = bp->pool.slots[slot->size_class] >> 3;
+	uint64_t every = bp->pool.budget / slot->size >> 3;
 
 	if (c->key != key) {
 		c->key = key;

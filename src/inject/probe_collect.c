@@ -482,7 +482,9 @@ static int ensure_jobs(struct block_probes *bp, size_t n, CUdeviceptr *dptr)
  * compiles modules anyway) with the application's context current: pinning
  * memory takes the driver's locks for milliseconds, which at the first
  * collection would stall launches being submitted. A batch reads at most
- * MAX_BATCH_BYTES, so the staging area rarely grows later. Under the lock.
+ * MAX_BATCH_BYTES, so the staging area rarely grows later, and the job list
+ * is made for the largest batch of summaries: a pool recycled while the
+ * application runs collects up to that many at once. Under the lock.
  */
 void probes_collection_buffers(struct block_probes *bp)
 {
@@ -492,7 +494,7 @@ void probes_collection_buffers(struct block_probes *bp)
 		return;
 	ensure_staging(bp, MAX_BATCH_BYTES);
 	if (bp->mode == GRT_PROBE_BLOCK)
-		ensure_jobs(bp, 1, &unused);
+		ensure_jobs(bp, MAX_BATCH_BYTES / grt_probe_totals_bytes(bp->sm_slots) + 1, &unused);
 }
 
 /*
