@@ -8,8 +8,12 @@
 #     step time and % added; the trace's launch count against the PyTorch profiler's kernel count
 #     of the same program;
 #  3. the design's vector-add (10,000 launches of 1M elements): untraced, -s gpu, -s cuda,gpu; the
-#     loop time, % added, the probe coverage (gpu_launch records of the 10,020 launches, lost),
-#     whether the probe pool ran dry, and which kernel turned CUPTI's kernel timing on and why.
+#     loop time, % added, the probe coverage (gpu_launch records of the 10,020 launches, lost by
+#     source), whether the probe pool ran dry, the probes' line (launches without a buffer, not
+#     read back, collected while running: buffers recycled without the application's sync), the
+#     library's cost line (bookkeeping ns per launch), and which kernel turned CUPTI's kernel
+#     timing on and why. Also with GRTRACE_GPU_POOL_MB=64: a pool a quarter of the default,
+#     which the loop must recycle several times.
 #
 # usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]
 #        ONLY=vadd bench/gpu_inproc.sh BUILD OUTDIR   part 3 alone (under 2 minutes on an H100)
@@ -137,17 +141,18 @@ for round in $(seq "$ROUNDS"); do
 	"$OUT/vector_add" 1048576 10000 >"$OUT/vadd_untraced_$round.out" 2>&1
 	traced vadd_gpu_$round gpu "" "$OUT/vector_add" 1048576 10000
 	traced vadd_cudagpu_$round cuda,gpu "" "$OUT/vector_add" 1048576 10000
-	for m in untraced gpu cudagpu; do
+	GRTRACE_GPU_POOL_MB=64 traced vadd_gpupool64_$round gpu "" "$OUT/vector_add" 1048576 10000
+	for m in untraced gpu cudagpu gpupool64; do
 		sed -n 's/.*loop_ms=\([0-9.]*\).*/\1/p' "$OUT/vadd_${m}_$round.out" >>"$OUT/vadd_$m.ms"
 	done
 done
-for m in untraced gpu cudagpu; do
+for m in untraced gpu cudagpu gpupool64; do
 	read -r med lo hi _ pct < <(versus "$OUT/vadd_untraced.ms" "$OUT/vadd_$m.ms")
 	say "$(printf '%-9s median %.2f ms (rounds %.2f..%.2f)  added %+.1f%%' $m "$med" "$lo" "$hi" "$pct")"
 done
 # what each first-round trace says: probe coverage of the 10,020 launches (20 warm-up), loss,
 # the pool running dry, and the kernel that turned CUPTI's kernel timing on (none: it stayed off)
-for m in gpu cudagpu; do
+for m in gpu cudagpu gpupool64; do
 	"$GRT" parse --format json "$OUT/vadd_${m}_1.grt" | $PY -c '
 import json, sys
 recs = [json.loads(l) for l in sys.stdin]
@@ -156,14 +161,23 @@ launches = 10020
 probed = len(of("gpu_launch"))
 cupti = len([r for r in of("gpu_kernel") if not r.get("kernel", "").startswith("__grt_")])
 lost = sum(d["count"] for d in of("drop"))
+by_source = {}
+for d in of("drop"):
+    by_source[d["source"]] = by_source.get(d["source"], 0) + d["count"]
 msgs = [r["message"] for r in of("source_status")]
 on = [m for m in msgs if "kernel timing on from here" in m]
 dry = [m for m in msgs if "ran dry" in m]
-print("vadd_%s: probe coverage %d of %d launches (%.1f%%), CUPTI gpu_kernel records %d, lost %d"
-      % (sys.argv[1], probed, launches, probed * 100.0 / launches, cupti, lost))
+unread = [m for m in msgs if "reading back" in m]
+print("vadd_%s: probe coverage %d of %d launches (%.1f%%), CUPTI gpu_kernel records %d, lost %d %s"
+      % (sys.argv[1], probed, launches, probed * 100.0 / launches, cupti, lost,
+         sorted(by_source.items())))
 print("  uncovered kernel: " + (on[0].split("from here: ", 1)[1] if on else
       "none (CUPTI kernel timing stayed off)"))
 print("  probe pool: " + (dry[0] if dry else "never ran dry"))
+if unread:
+    print("  " + unread[0])
+# launches instrumented, without a buffer, not read back, collected while running (recycled)
+print("  " + next((m for m in msgs if "launches instrumented" in m), "probes: (no probes line)"))
 print("  library " + next((m for m in msgs if m.startswith("cost:")), "cost: (no cost line)"))
 ' "$m" | tee -a "$SUMMARY"
 done

@@ -2,6 +2,8 @@
 # Instructions per instrumented launch on the library's launch path, counted by callgrind on the
 # fake driver (no GPU): the wrapper cuLaunchKernel inclusive, less what depends on the collection
 # thread's timing (arena creation, pending-entry chunks), between a 1000- and a 3000-launch run.
+# Counted on the application's thread alone (--separate-threads): toggle-collect is global, so
+# without it whatever the collection thread ran meanwhile was counted as the launch's.
 # usage: bench/inject_launch_instructions.sh [BUILD]   (needs valgrind; GRTRACE_INJECT_LIB=another
 # build of the library compares it on the same fake driver)
 set -eu
@@ -17,7 +19,9 @@ inc() { # callgrind file, function as callgrind_annotate names it: its inclusive
 }
 for n in 1000 3000; do
 	"$BUILD/grtrace" record -f -s gpu -o "$W/t.grt" -- valgrind --tool=callgrind \
-		--callgrind-out-file="$W/cg.$n" --toggle-collect=cuLaunchKernel "$FIX/app" $n >/dev/null 2>&1
+		--callgrind-out-file="$W/cg.$n" --separate-threads=yes --toggle-collect=cuLaunchKernel \
+		"$FIX/app" $n >/dev/null 2>&1
+	mv "$W/cg.$n-01" "$W/cg.$n"
 	eval "net_$n=\$(( \$(inc $W/cg.$n 'interpose.c:cuLaunchKernel ') - \$(inc $W/cg.$n ':arena_alloc ') - \$(inc $W/cg.$n 'malloc.c:calloc ') ))"
 done
 echo "instructions per launch: $(( (net_3000 - net_1000) / 2000 ))"

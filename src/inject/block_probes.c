@@ -45,7 +45,8 @@ static void event_job(void *arg)
 {
 	struct driver_job *j = arg;
 
-	j->res = j->drv->cuEventCreate(&j->event, CU_EVENT_DISABLE_TIMING);
+	/* blocking-sync: the collection thread sleeps on one when the pool runs low */
+	j->res = j->drv->cuEventCreate(&j->event, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
 }
 
 /* Device memory for probe buffers: below the tag bits of the probe parameter, or none. */
@@ -85,16 +86,23 @@ void probes_event_put(struct probe_ctx *r, CUevent e)
 	r->free_events[r->nfree_events++] = e;
 }
 
-/* Whether to record a completion event after this launch; under the lock. */
-static bool event_due(struct block_probes *bp, uint64_t key)
+/*
+ * Whether to record a completion event after this launch; under the lock.
+ * Every EVENT_EVERY launches per stream, or every eighth of the slots of its
+ * size the budget holds when that is fewer: the collection recycles a bounded
+ * pool in steps of the launches between two events, so a small pool needs
+ * them closer.
+ */
+static bool event_due(struct block_probes *bp, uint64_t key, const struct pool_slot *slot)
 {
 	struct stream_count *c = &bp->streams[handle_hash(key) % PROBE_STREAM_SLOTS];
+	uint64_t every = bp->pool.budget / slot->size >> 3;
 
 	if (c->key != key) {
 		c->key = key;
 		c->since_event = 0;
 	}
-	if (++c->since_event >= EVENT_EVERY || bp->pool.used * 4 >= bp->pool.budget * 3) {
+	if (++c->since_event >= (every < EVENT_EVERY ? (every ? every : 1) : EVENT_EVERY)) {
 		c->since_event = 0;
 		return true;
 	}
@@ -102,8 +110,9 @@ static bool event_due(struct block_probes *bp, uint64_t key)
 }
 
 /*
- * A zeroed pending entry from the free list, refilled a chunk at a time
- * (entries are never freed: the launch path does no malloc); under the lock.
+ * A pending entry from the free list, refilled a chunk at a time (entries
+ * are never freed: the launch path does no malloc); the caller sets every
+ * field (no memset of the whole entry per launch). Under the lock.
  */
 static struct pending *pending_new(struct block_probes *bp)
 {
@@ -121,7 +130,6 @@ static struct pending *pending_new(struct block_probes *bp)
 		return &chunk[0];
 	}
 	bp->free_pending = p->next;
-	memset(p, 0, sizeof(*p));
 	return p;
 }
 
@@ -271,8 +279,11 @@ static int probes_launch_begin(void *self, struct instr_launch *l, unsigned inde
 	struct pending *p;
 	bool wanted;
 
+	/* past its first launches, a kernel's count is no longer written (a locked add saved) */
 	wanted = st->cfg.block_launches < 0 ||
-		 atomic_fetch_add(&l->fn->launches, 1) < (unsigned)st->cfg.block_launches;
+		 (atomic_load_explicit(&l->fn->launches, memory_order_relaxed) <
+		      (unsigned)st->cfg.block_launches &&
+		  atomic_fetch_add(&l->fn->launches, 1) < (unsigned)st->cfg.block_launches);
 	if (bp->mode == GRT_PROBE_THREAD)
 		slots *= (uint64_t)cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ;
 	if (bp->mode == GRT_PROBE_THREAD && !wanted) {
@@ -300,6 +311,10 @@ static int probes_launch_begin(void *self, struct instr_launch *l, unsigned inde
 			say_pool_dry(bp, l);
 		return -ENOSPC; /* runs unchanged; counted as lost */
 	}
+	p->next = NULL;
+	p->event = NULL;
+	p->event_recorded = p->failed = p->unlisted = p->complete = p->summarized = false;
+	atomic_store_explicit(&p->launched, false, memory_order_relaxed);
 	p->seq = l->seq;
 	p->launch_id = ((uint64_t)st->pid << 32) | (p->seq & 0xffffffffu);
 	p->stream_key = l->stream_key;
@@ -315,7 +330,7 @@ static int probes_launch_begin(void *self, struct instr_launch *l, unsigned inde
 	p->grid[0] = cfg->gridDimX, p->grid[1] = cfg->gridDimY, p->grid[2] = cfg->gridDimZ;
 	p->block[0] = cfg->blockDimX, p->block[1] = cfg->blockDimY, p->block[2] = cfg->blockDimZ;
 	p->blocks_wanted = wanted;
-	if (event_due(bp, p->stream_key))
+	if (event_due(bp, p->stream_key, slot))
 		p->event = event_get(bp, r);
 	if (bp->tail)
 		bp->tail->next = p;
@@ -419,14 +434,21 @@ static void probes_stop(void *self)
 	struct block_probes *bp = self;
 	struct inject_state *st = bp->st;
 
-	channel_drops(&st->chan, INJ_DROP_PROBE, atomic_load(&bp->no_buffer));
+	channel_drops(&st->chan, INJ_DROP_PROBE,
+		      atomic_load(&bp->no_buffer) + atomic_load(&bp->unread));
 	channel_status(&st->chan, INJ_PART_PROBES, 0,
 		       "probes: %llu launches instrumented, %llu ran unchanged after a failed "
-		       "instrumented launch, %llu without a probe buffer, %llu blocks lost",
+		       "instrumented launch, %llu without a probe buffer, %llu not read back, "
+		       "%llu blocks lost; "
+		       "%llu collected while running (buffers recycled), pool %llu of %llu MiB",
 		       (unsigned long long)atomic_load(&st->stats.probe_launches),
 		       (unsigned long long)atomic_load(&bp->is->fallbacks),
 		       (unsigned long long)atomic_load(&bp->no_buffer),
-		       (unsigned long long)atomic_load(&bp->lost_blocks));
+		       (unsigned long long)atomic_load(&bp->unread),
+		       (unsigned long long)atomic_load(&bp->lost_blocks),
+		       (unsigned long long)atomic_load(&bp->recycled),
+		       (unsigned long long)(bp->pool.used >> 20),
+		       (unsigned long long)(bp->pool.budget >> 20));
 }
 
 int block_probes_register(struct instr_state *is, char *why, size_t why_len)
@@ -445,6 +467,8 @@ int block_probes_register(struct instr_state *is, char *why, size_t why_len)
 	bp->pool.st = st;
 	bp->pool.mode = bp->mode;
 	bp->pool.budget = st->cfg.pool_bytes;
+	bp->pool.lock = &is->lock;
+	pthread_cond_init(&bp->pool.grown, NULL);
 	pthread_cond_init(&bp->slot_freed, NULL);
 	bp->ops = (struct instrumentation){
 	    .name = bp->mode == GRT_PROBE_THREAD ? "thread probes" : "block probes",

@@ -76,6 +76,9 @@ struct block_probes {
 	size_t jobs_cap;
 	unsigned sm_slots; /* block mode: SM slots read back per launch (0: not known yet) */
 	atomic_ullong no_buffer, lost_blocks;
+	atomic_ullong recycled; /* launches collected while the application ran: buffers reused */
+	atomic_ullong unread;	/* probed launches whose buffers could not be read back */
+	atomic_bool unread_said;
 	struct pending *free_pending; /* entries kept for the next launches */
 };
 

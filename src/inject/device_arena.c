@@ -29,21 +29,39 @@ static unsigned size_class(uint64_t bytes)
  * tag their spans, so a slot is reused without being cleaned. The launch
  * path then only takes a slot off a list; the collection thread tops the
  * lists up ahead of need (pool_top_up).
- * Arenas double per class up to ARENA_MAX_BYTES or a quarter of the budget.
+ * Arenas double per class up to ARENA_MAX_BYTES or a quarter of the budget;
+ * the last one takes what is left of the budget, in whole slots. (It used to
+ * go one slot at a time near the budget: every such slot was an allocation,
+ * memsets and a stream synchronize made while a launch waited, and its
+ * arena's quarter in reserve was no slot at all, so the pool never asked to
+ * be collected again.)
  */
 static uint64_t arena_bytes(const struct probe_pool *p, unsigned cls)
 {
 	uint64_t slot = slot_bytes(cls), bytes = ARENA_BYTES;
 	uint64_t cap = p->budget / 4 < ARENA_MAX_BYTES ? p->budget / 4 : ARENA_MAX_BYTES;
+	uint64_t left = p->used < p->budget ? p->budget - p->used : 0;
 
 	/* doubling per class, a quarter of the budget at most: several classes must fit */
 	for (unsigned i = 0; i < p->arenas[cls] && bytes * 2 <= cap; i++)
 		bytes *= 2;
+	if (bytes > cap)
+		bytes = cap;
 	if (bytes < slot)
 		bytes = slot;
-	if (p->used + bytes > p->budget)
-		bytes = slot; /* near the budget: one slot at a time */
-	return p->used + bytes > p->budget ? 0 : bytes;
+	if (bytes > left)
+		bytes = left;
+	return bytes / slot * slot;
+}
+
+/*
+ * The reserve below which a class asks for more: a quarter of every slot it
+ * has, so that the collection starts while three quarters are in flight.
+ */
+static void set_low_water(struct probe_pool *p, unsigned cls, uint64_t bytes)
+{
+	p->slots[cls] += (unsigned)(bytes / slot_bytes(cls));
+	p->low_water[cls] = p->slots[cls] / 4 ? p->slots[cls] / 4 : 1;
 }
 
 /* Allocates and formats an arena (no lock needed); returns its slots as a list, or NULL. */
@@ -141,7 +159,7 @@ static int arena_new(struct probe_pool *p, struct pool_ctx *pc, unsigned cls)
 	p->used += bytes;
 	p->arenas[cls]++;
 	arena_publish(p, cls, list);
-	p->low_water[cls] = (unsigned)(bytes / slot_bytes(cls) / 4);
+	set_low_water(p, cls, bytes);
 	return 0;
 }
 
@@ -157,6 +175,7 @@ void pool_top_up(struct probe_pool *p, pthread_mutex_t *lock)
 			continue;
 		p->used += bytes; /* reserved while the lock is dropped */
 		p->arenas[cls]++;
+		p->growing[cls] = true;
 		pthread_mutex_unlock(lock);
 		list = NULL;
 		if (!p->st->drv.cuCtxPushCurrent_v2(pc->ctx)) {
@@ -164,41 +183,58 @@ void pool_top_up(struct probe_pool *p, pthread_mutex_t *lock)
 			p->st->drv.cuCtxPopCurrent_v2(&popped);
 		}
 		pthread_mutex_lock(lock);
+		p->growing[cls] = false;
+		if (p->lock)
+			pthread_cond_broadcast(&p->grown);
 		if (!list) {
 			p->used -= bytes;
 			continue;
 		}
 		arena_publish(p, cls, list);
-		/* keep a quarter of the latest arena in reserve */
-		p->low_water[cls] = (unsigned)(bytes / slot_bytes(cls) / 4);
+		set_low_water(p, cls, bytes);
 	}
+}
+
+/* A free slot of class cls or the next two in pc's context, off its list; NULL when none. */
+static struct pool_slot *slot_take(struct probe_pool *p, struct pool_ctx *pc, unsigned cls)
+{
+	for (unsigned c = cls; c < POOL_SIZE_CLASSES && c <= cls + 2; c++) {
+		for (struct pool_slot **at = &p->free_slots[c]; *at; at = &(*at)->next) {
+			struct pool_slot *sl = *at;
+
+			if (sl->ctx != pc->ctx)
+				continue;
+			*at = sl->next;
+			sl->next = NULL;
+			p->nfree[c]--;
+			p->class_ctx[c] = pc;
+			return sl;
+		}
+	}
+	return NULL;
 }
 
 struct pool_slot *pool_slot_get(struct probe_pool *p, struct pool_ctx *pc, uint64_t bytes)
 {
 	unsigned cls = size_class(bytes);
+	struct pool_slot *sl;
+	bool tried = false;
 
 	if (slot_bytes(cls) < bytes)
 		return NULL; /* larger than the largest class */
 	p->class_ctx[cls] = pc;
-	for (int attempt = 0; attempt < 2; attempt++) {
-		for (unsigned c = cls; c < POOL_SIZE_CLASSES && c <= cls + 2; c++) {
-			for (struct pool_slot **at = &p->free_slots[c]; *at; at = &(*at)->next) {
-				struct pool_slot *sl = *at;
-
-				if (sl->ctx != pc->ctx)
-					continue;
-				*at = sl->next;
-				sl->next = NULL;
-				p->nfree[c]--;
-				p->class_ctx[c] = pc;
-				return sl;
-			}
+	while (!(sl = slot_take(p, pc, cls))) {
+		/* an arena the collection thread is making holds the budget: it comes in one
+		 * allocation's time, as one made here would (the budget spent: no driver call) */
+		if (p->growing[cls] && p->lock) {
+			pthread_cond_wait(&p->grown, p->lock);
+			continue;
 		}
-		if (attempt || arena_new(p, pc, cls))
+		if (tried || arena_new(p, pc, cls))
 			break;
+		tried = true;
 	}
-	return NULL;
+	return sl;
 }
 
 void pool_slot_put(struct probe_pool *p, struct pool_slot *s)

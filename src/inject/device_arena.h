@@ -35,9 +35,13 @@ struct probe_pool {
 	uint64_t used;	 /* taken so far (arenas, and memory others count against it) */
 	struct pool_slot *free_slots[POOL_SIZE_CLASSES];
 	unsigned nfree[POOL_SIZE_CLASSES];
-	unsigned low_water[POOL_SIZE_CLASSES]; /* pool_top_up adds an arena below this many free */
+	unsigned low_water[POOL_SIZE_CLASSES]; /* below this many free: top up, or collect */
+	unsigned slots[POOL_SIZE_CLASSES];     /* slots made per class, free or not */
 	struct pool_ctx *class_ctx[POOL_SIZE_CLASSES]; /* where the class was last used */
 	unsigned arenas[POOL_SIZE_CLASSES]; /* arenas made per class: each is larger than the last */
+	bool growing[POOL_SIZE_CLASSES];    /* pool_top_up is making one (its bytes are reserved) */
+	pthread_mutex_t *lock;		    /* the owner's, when a launch may wait for a top-up */
+	pthread_cond_t grown;		    /* a top-up ended */
 };
 
 /*

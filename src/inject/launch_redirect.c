@@ -142,9 +142,16 @@ static CUresult launch_twin(struct instr_launch *l, CUcontext ctx, void **params
 	return res;
 }
 
-static void count_probe_launch(struct inject_state *st, const struct instr_launch *l)
+/*
+ * real_start: when the driver's launch began. Not the bracket's start when
+ * the cuda source recorded the call in-process: that bracket opens at the
+ * wrapper's entry, before this path's own work, whose cost would then read
+ * negative (and, unsigned, as a first-use launch of seconds).
+ */
+static void count_probe_launch(struct inject_state *st, const struct instr_launch *l,
+			       uint64_t real_start)
 {
-	uint64_t real_ns = l->api_return_ns - l->api_enter_ns;
+	uint64_t real_ns = l->api_return_ns - real_start;
 	uint64_t host_ns = inject_now_ns() - l->entry_ns - real_ns;
 
 	/* a first launch that JIT-compiled or calibrated is counted apart from the steady state */
@@ -166,7 +173,7 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 	struct instr_launch l;
 	struct twin *fn;
 	CUcontext ctx;
-	uint64_t recorded_ns;
+	uint64_t recorded_ns, real_start;
 	CUresult res;
 	bool taken;
 
@@ -208,6 +215,7 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 	recorded_ns = inject_call.recorded_entry_ns;
 	inject_call_begin();
 	l.api_enter_ns = inject_call.enter_ns;
+	real_start = entry_ns && l.api_enter_ns < entry_ns ? inject_now_ns() : l.api_enter_ns;
 	res = launch_twin(&l, ctx, params, extra, ex, values);
 	l.api_return_ns = inject_call_end();
 	if (res != CUDA_SUCCESS) {
@@ -227,7 +235,7 @@ bool redirect_launch(CUfunction f, const CUlaunchConfig *cfg, void **params, voi
 	}
 	launch_finish(is, &l, res);
 	if (entry_ns)
-		count_probe_launch(st, &l);
+		count_probe_launch(st, &l, real_start);
 	inject_leave_tool();
 	return true;
 }

@@ -97,6 +97,50 @@ static void poll_events(struct block_probes *bp)
 		bp->max_complete_seq = max_seq;
 }
 
+/* Whether a completed (or failed) launch waits to be collected. Under the lock. */
+static bool any_collectable(const struct block_probes *bp)
+{
+	for (const struct pending *p = bp->head; p && p->seq <= bp->max_complete_seq; p = p->next)
+		if ((p->complete || p->failed) &&
+		    atomic_load_explicit(&p->launched, memory_order_acquire))
+			return true;
+	return false;
+}
+
+/*
+ * The pool runs low and nothing completed is left to collect: this thread
+ * (never the application's) sleeps on the oldest completion event in flight,
+ * a blocking-sync one, so that the launches before it are collected and
+ * their buffers recycled as soon as the GPU is past them, without the
+ * application synchronizing. Returns whether it completed. Under the lock,
+ * dropped while waiting; only this thread frees entries, so p stays valid.
+ */
+static bool wait_oldest(struct block_probes *bp)
+{
+	struct pending *p, *q;
+	CUresult res;
+
+	for (p = bp->head; p; p = p->next)
+		if (!p->complete && p->event_recorded &&
+		    atomic_load_explicit(&p->launched, memory_order_acquire))
+			break;
+	if (!p)
+		return false;
+	pthread_mutex_unlock(&bp->is->lock);
+	res = bp->st->drv.cuEventSynchronize(p->event);
+	pthread_mutex_lock(&bp->is->lock);
+	if (res != CUDA_SUCCESS)
+		return false;
+	/* a stream runs in order: its launches up to this one are done */
+	for (q = bp->head; q && q->seq <= p->seq; q = q->next)
+		if (q->stream_key == p->stream_key &&
+		    atomic_load_explicit(&q->launched, memory_order_acquire))
+			q->complete = true;
+	if (p->seq > bp->max_complete_seq)
+		bp->max_complete_seq = p->seq;
+	return true;
+}
+
 /*
  * At most what the collection reads of a launch: block mode's summary when the
  * device summarizes it, else the whole slot. Under the lock.
@@ -438,7 +482,9 @@ static int ensure_jobs(struct block_probes *bp, size_t n, CUdeviceptr *dptr)
  * compiles modules anyway) with the application's context current: pinning
  * memory takes the driver's locks for milliseconds, which at the first
  * collection would stall launches being submitted. A batch reads at most
- * MAX_BATCH_BYTES, so the staging area rarely grows later. Under the lock.
+ * MAX_BATCH_BYTES, so the staging area rarely grows later, and the job list
+ * is made for the largest batch of summaries: a pool recycled while the
+ * application runs collects up to that many at once. Under the lock.
  */
 void probes_collection_buffers(struct block_probes *bp)
 {
@@ -448,7 +494,7 @@ void probes_collection_buffers(struct block_probes *bp)
 		return;
 	ensure_staging(bp, MAX_BATCH_BYTES);
 	if (bp->mode == GRT_PROBE_BLOCK)
-		ensure_jobs(bp, 1, &unused);
+		ensure_jobs(bp, MAX_BATCH_BYTES / grt_probe_totals_bytes(bp->sm_slots) + 1, &unused);
 }
 
 /*
@@ -493,8 +539,19 @@ static void summarize_batch(struct block_probes *bp, struct probe_ctx *r, struct
 static void return_slot(struct block_probes *bp, struct pending *p, CUresult res)
 {
 	if (res && !p->failed)
-		atomic_fetch_add(&bp->no_buffer, 1); /* its records could not be read */
+		atomic_fetch_add(&bp->unread, 1); /* its records could not be read */
 	pool_slot_put(&bp->pool, p->slot);
+}
+
+/* A batch that could not be read back: said once, its launches counted lost. */
+static void say_unread(struct block_probes *bp, size_t n, CUresult res, const char *step)
+{
+	if (atomic_exchange(&bp->unread_said, true))
+		return;
+	channel_status(&bp->st->chan, INJ_PART_PROBES, -EIO,
+		       "block probes: reading back %zu launches failed (CUDA error %d at %s); "
+		       "their records are counted lost",
+		       n, res, step);
 }
 
 /*
@@ -509,6 +566,7 @@ static void collect(struct block_probes *bp, struct pending *batch)
 	struct pending **sorted, **reads;
 	struct probe_ctx *r;
 	size_t n = 0, nreads = 0;
+	const char *step;
 	CUresult res;
 
 	if (!batch)
@@ -528,6 +586,7 @@ static void collect(struct block_probes *bp, struct pending *batch)
 		if (!sorted[i]->failed)
 			reads[nreads++] = sorted[i];
 	r = batch->res;
+	step = "making the context current";
 	res = !sorted || d->cuCtxPushCurrent_v2(batch->ctx) ? CUDA_ERROR_INVALID_VALUE
 								  : CUDA_SUCCESS;
 	if (!res) {
@@ -537,15 +596,20 @@ static void collect(struct block_probes *bp, struct pending *batch)
 		 * through the driver beside the application's launches, the better */
 		if (nreads)
 			summarize_batch(bp, r, reads, nreads);
+		step = "the copies back";
 		res = nreads ? copy_back(bp, r, reads, nreads) : CUDA_SUCCESS;
-		if (!res && nreads)
+		if (!res && nreads) {
+			step = "the wait for the copies";
 			res = wait_stream(bp, r);
+		}
 		/* in launch order, as the recorder expects them */
 		for (struct pending *p = batch; p && !res; p = p->next)
 			if (!p->failed)
 				process_launch(bp, p, (uint8_t *)bp->staging + p->staging_off);
 		d->cuCtxPopCurrent_v2(&popped);
 	}
+	if (res && nreads)
+		say_unread(bp, nreads, res, step);
 	pthread_mutex_lock(&bp->is->lock);
 	while (batch) {
 		struct pending *next = batch->next;
@@ -576,6 +640,8 @@ void probes_collect(void *self, enum instr_collect_reason why)
 
 	if (running) {
 		poll_events(bp);
+		if (pool_exhausted(&bp->pool) && !any_collectable(bp) && wait_oldest(bp))
+			poll_events(bp); /* what else completed meanwhile */
 	} else {
 		for (struct pending *p = bp->head; p; p = p->next)
 			p->complete = true;
@@ -583,11 +649,17 @@ void probes_collect(void *self, enum instr_collect_reason why)
 	}
 	t1 = inject_now_ns();
 	while ((batch = take_completed(bp))) {
+		uint64_t n = 0;
+
+		for (struct pending *p = batch; p; p = p->next)
+			n++;
 		pthread_mutex_unlock(&bp->is->lock);
 		collect(bp, batch);
 		pthread_mutex_lock(&bp->is->lock);
-		if (running)
+		if (running) {
 			stat_add(&stats->drain_batches, 1);
+			atomic_fetch_add(&bp->recycled, n);
+		}
 	}
 	/* the cost line is about the running collection; the one at exit costs the exit */
 	if (running) {

@@ -71,6 +71,8 @@ static atomic_uint events_legacy, events_per_thread;
 static atomic_uint slots_right, slots_wrong; /* what the instrumented copies' slots held */
 static struct fake_module *all_modules;
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
+/* driver calls that are not launches, to tell what a launch costs beside itself */
+static atomic_uint allocs, event_records, app_event_records, event_waits, event_queries, stream_syncs;
 
 static uint64_t mono_ns(void)
 {
@@ -291,11 +293,15 @@ EXPORT CUresult cuStreamEndCapture(void *s, void **graph)
 	return 0;
 }
 
+static void gpu_catch_up(void);
+static bool app_stream(void *s);
+
 EXPORT CUresult cuCtxSynchronize(void)
 {
 	if (unsafe_call())
 		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	calib_join();
+	gpu_catch_up();
 	return 0;
 }
 EXPORT CUresult cuCtxSynchronize_v2(void *ctx)
@@ -304,6 +310,7 @@ EXPORT CUresult cuCtxSynchronize_v2(void *ctx)
 	if (unsafe_call())
 		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	calib_join();
+	gpu_catch_up();
 	return 0;
 }
 EXPORT CUresult cuStreamCreate(void **s, unsigned flags)
@@ -314,18 +321,24 @@ EXPORT CUresult cuStreamCreate(void **s, unsigned flags)
 }
 EXPORT CUresult cuStreamSynchronize(void *s)
 {
+	atomic_fetch_add(&stream_syncs, 1);
 	if (unsafe_call())
 		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	if (s == calib.stream)
 		calib_join();
+	if (app_stream(s))
+		gpu_catch_up();
 	return 0;
 }
 EXPORT CUresult cuStreamSynchronize_ptsz(void *s)
 {
+	atomic_fetch_add(&stream_syncs, 1);
 	if (unsafe_call())
 		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	if (s == calib.stream)
 		calib_join();
+	if (app_stream(s ? s : (void *)0x2))
+		gpu_catch_up();
 	return 0;
 }
 static void *calib_kernel(void *arg);
@@ -343,30 +356,103 @@ EXPORT CUresult cuStreamIsCapturing(void *s, int *st)
 	*st = s && s == capturing_stream; /* CU_STREAM_CAPTURE_STATUS_ACTIVE */
 	return 0;
 }
+/*
+ * FAKE_GPU_BEHIND=1: a GPU that has not run the application's kernels yet.
+ * An event recorded on a stream the application launched a kernel on
+ * completes only when the application synchronizes (its context, or one of
+ * those streams); grtrace's own streams run at once. Without it, every event
+ * is complete when recorded.
+ */
+struct fake_event {
+	bool held;
+	unsigned gen; /* the synchronization generation it waits for the end of */
+};
+
+#define APP_STREAMS 8
+static void *app_streams[APP_STREAMS];
+static atomic_uint napp_streams;
+static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gpu_caught_up = PTHREAD_COND_INITIALIZER;
+static unsigned sync_gen;
+
+static bool app_stream(void *s)
+{
+	for (unsigned i = 0; i < atomic_load(&napp_streams); i++)
+		if (app_streams[i] == s)
+			return true;
+	return false;
+}
+
+static void app_stream_used(void *s)
+{
+	pthread_mutex_lock(&gpu_lock);
+	if (!app_stream(s) && atomic_load(&napp_streams) < APP_STREAMS)
+		app_streams[atomic_fetch_add(&napp_streams, 1)] = s;
+	pthread_mutex_unlock(&gpu_lock);
+}
+
+/* The application synchronized: what it launched so far has run. */
+static void gpu_catch_up(void)
+{
+	pthread_mutex_lock(&gpu_lock);
+	sync_gen++;
+	pthread_cond_broadcast(&gpu_caught_up);
+	pthread_mutex_unlock(&gpu_lock);
+}
+
+static bool event_pending(const struct fake_event *ev)
+{
+	bool pending;
+
+	pthread_mutex_lock(&gpu_lock);
+	pending = ev->held && ev->gen == sync_gen;
+	pthread_mutex_unlock(&gpu_lock);
+	return pending;
+}
+
 EXPORT CUresult cuEventCreate(void **e, unsigned flags)
 {
 	(void)flags;
-	*e = malloc(1);
-	return 0;
+	*e = calloc(1, sizeof(struct fake_event));
+	return *e ? 0 : 2;
 }
 EXPORT CUresult cuEventRecord(void *e, void *s)
 {
-	(void)e;
+	struct fake_event *ev = e;
+
+	atomic_fetch_add(&event_records, 1);
 	/* which default stream events land on: the legacy one (NULL) or the thread's own (0x2) */
 	if (!s)
 		atomic_fetch_add(&events_legacy, 1);
 	else if (s == (void *)0x2)
 		atomic_fetch_add(&events_per_thread, 1);
+	pthread_mutex_lock(&gpu_lock);
+	if (app_stream(s))
+		atomic_fetch_add(&app_event_records, 1);
+	ev->held = getenv("FAKE_GPU_BEHIND") && app_stream(s);
+	ev->gen = sync_gen;
+	pthread_mutex_unlock(&gpu_lock);
 	return 0;
 }
 EXPORT CUresult cuEventQuery(void *e)
 {
-	(void)e;
-	return 0;
+	atomic_fetch_add(&event_queries, 1);
+	return event_pending(e) ? CUDA_ERROR_NOT_READY : 0;
 }
 EXPORT CUresult cuEventSynchronize(void *e)
 {
-	(void)e;
+	struct fake_event *ev = e;
+	struct timespec until;
+
+	atomic_fetch_add(&event_waits, 1);
+	/* at most 10 s: a test that never synchronizes ends rather than hangs */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&gpu_lock);
+	while (ev->held && ev->gen == sync_gen &&
+	       pthread_cond_timedwait(&gpu_caught_up, &gpu_lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&gpu_lock);
 	return 0;
 }
 
@@ -376,6 +462,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 
 	if (unsafe_call())
 		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
+	atomic_fetch_add(&allocs, 1);
 	m = calloc(1, n);
 
 	*p = (CUdeviceptr)(uintptr_t)m;
@@ -460,7 +547,8 @@ EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, void *s)
 {
 	uint32_t corr = cupti_call(289, s);
 
-	if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE || c->dstMemoryType != CU_MEMORYTYPE_HOST)
+	if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE || c->dstMemoryType != CU_MEMORYTYPE_HOST ||
+	    getenv("FAKE_CUDA_FAIL_COPIES"))
 		return CUDA_ERROR_INVALID_VALUE; /* the only direction the library asks for */
 	for (size_t y = 0; y < c->Height; y++)
 		memcpy((char *)c->dstHost + (c->dstY + y) * c->dstPitch + c->dstXInBytes,
@@ -871,8 +959,13 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 		module_variable_kernels(fn, params);
 		atomic_fetch_add(&launches_plain, 1);
 	}
-	if (strncmp(fn->name, "__grt_", 6))
+	if (strncmp(fn->name, "__grt_", 6)) {
 		atomic_store(&application_launched, 1);
+		app_stream_used(s);
+		/* FAKE_LAUNCH_US: a GPU-bound loop, where the driver's launch waits for room */
+		if (getenv("FAKE_LAUNCH_US"))
+			usleep((useconds_t)atoi(getenv("FAKE_LAUNCH_US")));
+	}
 	cupti_kernel(corr, fn->name, grid, block, 0);
 	return 0;
 }
@@ -1036,10 +1129,12 @@ __attribute__((destructor)) static void report(void)
 		return;
 	fprintf(f,
 		"plain=%u probed=%u calib=%u summarize=%u graphs=%u copies=%u memsets=%u "
-		"events_legacy=%u events_per_thread=%u unsafe_in_capture=%u slots_right=%u "
-		"slots_wrong=%u\n",
+		"events_legacy=%u events_per_thread=%u unsafe_in_capture=%u allocs=%u "
+		"event_records=%u app_event_records=%u event_waits=%u event_queries=%u "
+		"stream_syncs=%u slots_right=%u slots_wrong=%u\n",
 		launches_plain, launches_probed, launches_calib, launches_summarize, graph_launches,
 		copies, memsets, events_legacy, events_per_thread, atomic_load(&unsafe_in_capture),
+		allocs, event_records, app_event_records, event_waits, event_queries, stream_syncs,
 		atomic_load(&slots_right), atomic_load(&slots_wrong));
 	fclose(f);
 }

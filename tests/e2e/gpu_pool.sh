@@ -1,0 +1,77 @@
+#!/bin/bash
+# The block probes' buffer pool on the fake driver: arenas, recycling without the application's
+# synchronization, a GPU held behind, and the library's cost line.
+set -u
+. tests/e2e/lib/inject.bash
+export GRTRACE_GPU_CUPTI_KERNELS=
+
+# json NAME PYTHON-EXPRESSION over `recs` (the trace's records as dicts): prints its value
+json() {
+	"$G" parse --format json "$T/$1.grt" | python3 -c "
+import json, re, sys
+recs = [json.loads(l) for l in sys.stdin]
+def of(t): return [r for r in recs if r['type'] == t]
+def status(word): return [r['message'] for r in of('source_status') if word in r['message']]
+print($2)"
+}
+# what the library's closing line says: launches collected while running, without a buffer
+probes_line() { json "$1" "status('launches instrumented')[0]"; }
+
+# a 1 MiB pool collected at exit: 64 slots of 16 KiB in 4 arenas of a quarter each, the last
+# one too (it used to be made one slot at a time near the budget: an allocation, four memsets
+# and a stream synchronize per slot, each while a launch waited: 64 of each here)
+record arenas gpu GRTRACE_GPU_POOL_MB=1 GRTRACE_GPU_COLLECT=exit -- "$FIX/app" 200
+n=$(json arenas "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))")
+[ "$n" = "(64, 138)" ] && ok arenas_dry_counted || fail arenas_dry_counted "got $n"
+n="$(fake arenas allocs) $(fake arenas memsets) $(fake arenas stream_syncs)"
+[ "$n" = "4 16 8" ] && ok arenas_whole || fail arenas_whole "allocs memsets stream_syncs: $n"
+
+# a sync-free loop, the GPU keeping up (4 ms a launch in the driver, as in a GPU-bound loop):
+# the collection waits on grtrace's completion events, reads what completed and recycles the
+# buffers whenever the pool runs low, so 200 launches fit 128 slots (2 MiB) with none lost;
+# the periodic collection is out of the way (10 s) and the loop never synchronizes. (The
+# margins are wide: the first collection waits for the opening clock calibration.)
+record recycled gpu GRTRACE_GPU_POOL_MB=2 GRTRACE_GPU_DRAIN_MS=10000 FAKE_LAUNCH_US=4000 -- "$FIX/app" 200
+n=$(json recycled "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')), status('ran dry'))")
+[ "$n" = "(201, 0, [])" ] && ok recycled_full_coverage || fail recycled_full_coverage "got $n"
+n=$(probes_line recycled)
+[[ "$n" =~ ", 0 without a probe buffer, ".*"; "([0-9]+)" collected while running" ]] &&
+	[ "${BASH_REMATCH[1]}" -ge 73 ] && ok recycled_counted || fail recycled_counted "got $n"
+
+# the GPU held behind (events on the application's stream complete only when it synchronizes):
+# the first 64 launches hold every buffer, the rest run unprobed, each counted lost, and a dry
+# launch makes no driver call: twice the launches, the same allocations, memsets, completion
+# events and synchronizes. The launch after the application's sync is probed again.
+for n in 200 400; do
+	record behind$n gpu GRTRACE_GPU_POOL_MB=1 GRTRACE_GPU_DRAIN_MS=10000 FAKE_GPU_BEHIND=1 \
+		APP_PAUSE_MS=300 -- "$FIX/app" $n
+done
+n="$(json behind200 "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))") $(json behind400 "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))")"
+[ "$n" = "(65, 137) (65, 337)" ] && ok behind_counted_lost || fail behind_counted_lost "got $n"
+calls() { echo "$(fake "$1" allocs) $(fake "$1" memsets) $(fake "$1" app_event_records) $(fake "$1" stream_syncs)"; }
+a=$(calls behind200) b=$(calls behind400)
+[ "$a" = "$b" ] && ok behind_dry_launch_no_driver_calls ||
+	fail behind_dry_launch_no_driver_calls "allocs memsets events syncs: $a vs $b"
+n=$(json behind400 "status('ran dry')[0]")
+[[ "$n" == "block probes: the buffer pool (1 MiB) ran dry at launch 65 (kernel vector_add); "* ]] &&
+	ok behind_dry_said || fail behind_dry_said "got $n"
+
+# buffers that cannot be read back: counted lost apart from a dry pool, the reason said once
+record unread gpu FAKE_CUDA_FAIL_COPIES=1 -- "$FIX/app" 20
+n=$(json unread "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))")
+[ "$n" = "(0, 21)" ] && ok unread_counted || fail unread_counted "got $n"
+n=$(json unread "status('reading back')")
+[[ "$n" =~ ^\[\'block\ probes:\ reading\ back\ [0-9]+\ launches\ failed\ \(CUDA\ error\ 1\ at\ the\ copies\ back\)\;\ their\ records\ are\ counted\ lost\'\]$ ]] &&
+	ok unread_said_once || fail unread_said_once "got $n"
+n=$(probes_line unread)
+[[ "$n" == *", 0 without a probe buffer, 21 not read back, "* ]] && ok unread_in_probes_line ||
+	fail unread_in_probes_line "got $n"
+
+# the cost line with the cuda source recording in-process: the launch's bracket then opens at
+# the wrapper's entry, before the library's own work, which used to read negative and count
+# nearly every timed launch (one in 8) as a first-use launch of seconds
+record costline cuda,gpu -- "$FIX/app" 400
+n=$(json costline "status('cost:')[0]")
+[[ "$n" =~ \(lock\ wait\ [0-9]+,\ ([0-9]+)\ first-use\ launches\ apart\) ]] &&
+	[ "${BASH_REMATCH[1]}" -le 2 ] && ok cost_line_first_use || fail cost_line_first_use "got $n"
+exit $failed
