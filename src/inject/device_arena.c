@@ -99,6 +99,7 @@ static struct pool_slot *arena_alloc(struct probe_pool *p, struct pool_ctx *pc, 
 		struct pool_slot *sl = &arr[i];
 
 		sl->dptr = base + i * slot;
+		sl->arena = base;
 		sl->size = slot;
 		sl->capacity = capacity;
 		sl->ctx = pc->ctx;

@@ -21,6 +21,7 @@ struct pool_ctx {
 struct pool_slot {
 	struct pool_slot *next;
 	CUdeviceptr dptr;
+	CUdeviceptr arena; /* the allocation it was carved from: one copy never spans two */
 	uint64_t size;
 	uint64_t capacity; /* spans after the head */
 	CUcontext ctx;

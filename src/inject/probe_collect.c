@@ -362,7 +362,10 @@ static size_t run_length(const struct block_probes *bp, struct pending **sorted,
 	uint64_t bytes = used_bytes(bp, sorted[i]);
 	size_t j = i + 1;
 
+	/* adjacent slots of one arena: two arenas the driver placed back to back are two
+	 * allocations, and a 2-D copy that runs from one into the other is refused */
 	while (j < n && sorted[j]->slot->size_class == sorted[i]->slot->size_class &&
+	       sorted[j]->slot->arena == sorted[i]->slot->arena &&
 	       sorted[j]->slot->dptr == sorted[j - 1]->slot->dptr + sorted[j - 1]->slot->size &&
 	       used_bytes(bp, sorted[j]) == bytes)
 		j++;

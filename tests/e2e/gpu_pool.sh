@@ -26,6 +26,13 @@ n=$(json arenas "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))")
 n="$(fake arenas allocs) $(fake arenas memsets) $(fake arenas stream_syncs)"
 [ "$n" = "4 16 8" ] && ok arenas_whole || fail arenas_whole "allocs memsets stream_syncs: $n"
 
+# arenas that the driver placed one after another: a copy back reads one arena at a time (a
+# 2-D copy may not run from one allocation into the next: the driver refuses it), so every
+# launch is read back; 60 launches fit the 1 MiB pool's 64 slots, collected at exit
+record adjacent gpu GRTRACE_GPU_POOL_MB=1 FAKE_CUDA_ADJACENT_ALLOCS=1 -- "$FIX/app" 60
+n=$(json adjacent "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')), status('reading back'))")
+[ "$n" = "(61, 0, [])" ] && ok adjacent_arenas_read_back || fail adjacent_arenas_read_back "got $n"
+
 # a sync-free loop, the GPU keeping up (4 ms a launch in the driver, as in a GPU-bound loop):
 # the collection waits on grtrace's completion events, reads what completed and recycles the
 # buffers whenever the pool runs low, so 200 launches fit 128 slots (2 MiB) with none lost;

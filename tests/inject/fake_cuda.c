@@ -456,6 +456,59 @@ EXPORT CUresult cuEventSynchronize(void *e)
 	return 0;
 }
 
+/*
+ * FAKE_CUDA_ADJACENT_ALLOCS=1: allocations are carved one after another from
+ * one region, as a real driver may place them, and a 2-D copy whose source
+ * runs past the end of its allocation fails as on a real driver.
+ */
+#define ADJACENT_REGION (256u << 20)
+static struct {
+	pthread_mutex_t lock;
+	char *region;
+	size_t used;
+	struct {
+		uintptr_t base;
+		size_t size;
+	} allocs[4096];
+	unsigned n;
+} adjacent = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void *adjacent_alloc(size_t n)
+{
+	void *m = NULL;
+
+	pthread_mutex_lock(&adjacent.lock);
+	if (!adjacent.region)
+		adjacent.region = calloc(1, ADJACENT_REGION);
+	n = (n + 255) & ~(size_t)255;
+	if (adjacent.region && adjacent.used + n <= ADJACENT_REGION && adjacent.n < 4096) {
+		m = adjacent.region + adjacent.used;
+		adjacent.allocs[adjacent.n].base = (uintptr_t)m;
+		adjacent.allocs[adjacent.n++].size = n;
+		adjacent.used += n;
+	}
+	pthread_mutex_unlock(&adjacent.lock);
+	return m;
+}
+
+/* Whether [p, p + len) lies in one allocation (always, outside the adjacent region). */
+static bool within_one_alloc(uintptr_t p, size_t len)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&adjacent.lock);
+	if (adjacent.region && p >= (uintptr_t)adjacent.region &&
+	    p < (uintptr_t)adjacent.region + ADJACENT_REGION) {
+		ok = false;
+		for (unsigned i = 0; i < adjacent.n; i++)
+			if (p >= adjacent.allocs[i].base &&
+			    p + len <= adjacent.allocs[i].base + adjacent.allocs[i].size)
+				ok = true;
+	}
+	pthread_mutex_unlock(&adjacent.lock);
+	return ok;
+}
+
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	void *m;
@@ -463,7 +516,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 	if (unsafe_call())
 		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
 	atomic_fetch_add(&allocs, 1);
-	m = calloc(1, n);
+	m = getenv("FAKE_CUDA_ADJACENT_ALLOCS") ? adjacent_alloc(n) : calloc(1, n);
 
 	*p = (CUdeviceptr)(uintptr_t)m;
 	return m ? 0 : 2;
@@ -471,6 +524,9 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 
 EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
 {
+	if (adjacent.region && p >= (uintptr_t)adjacent.region &&
+	    p < (uintptr_t)adjacent.region + ADJACENT_REGION)
+		return 0; /* carved from the region: never reused */
 	free((void *)(uintptr_t)p);
 	return 0;
 }
@@ -550,6 +606,10 @@ EXPORT CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, void *s)
 	if (c->srcMemoryType != CU_MEMORYTYPE_DEVICE || c->dstMemoryType != CU_MEMORYTYPE_HOST ||
 	    getenv("FAKE_CUDA_FAIL_COPIES"))
 		return CUDA_ERROR_INVALID_VALUE; /* the only direction the library asks for */
+	if (c->Height &&
+	    !within_one_alloc((uintptr_t)c->srcDevice + c->srcY * c->srcPitch + c->srcXInBytes,
+			      (c->Height - 1) * c->srcPitch + c->WidthInBytes))
+		return CUDA_ERROR_INVALID_VALUE; /* a real driver's answer too */
 	for (size_t y = 0; y < c->Height; y++)
 		memcpy((char *)c->dstHost + (c->dstY + y) * c->dstPitch + c->dstXInBytes,
 		       (const char *)(uintptr_t)c->srcDevice + (c->srcY + y) * c->srcPitch +
