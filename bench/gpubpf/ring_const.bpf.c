@@ -2,18 +2,7 @@
 #include <vmlinux.h>
 #include <bpf/bpf_helpers.h>
 #include "gpu_bpf.h"
-
-struct thread_exit {
-	u64 x, y, z;
-	u64 ns;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_GPU_RINGBUF);
-	__uint(max_entries, 16);
-	__type(key, u32);
-	__type(value, struct thread_exit);
-} exits SEC(".maps");
+#include "thread_exit_ring.h"
 
 SEC("kretprobe/vec_add")
 int event_per_thread(void *ctx)
