@@ -69,6 +69,8 @@ struct inject_driver {
 	CUresult (*cuLibraryGetGlobal)(CUdeviceptr *dptr, size_t *bytes, CUlibrary l,
 				       const char *name);
 	CUresult (*cuStreamDestroy_v2)(CUstream s);
+	/* optional (CUDA 12.4): loads a function that lazy loading left for its first launch */
+	CUresult (*cuFuncLoad)(CUfunction f);
 };
 
 struct inject_config {

@@ -184,6 +184,7 @@ static int resolve_driver(bool may_load)
 	inject_process_state.drv.cuModuleGetGlobal_v2 = inject_real_dlsym(h, "cuModuleGetGlobal_v2");
 	inject_process_state.drv.cuLibraryGetGlobal = inject_real_dlsym(h, "cuLibraryGetGlobal");
 	inject_process_state.drv.cuStreamDestroy_v2 = inject_real_dlsym(h, "cuStreamDestroy_v2");
+	inject_process_state.drv.cuFuncLoad = inject_real_dlsym(h, "cuFuncLoad");
 	interpose_resolve(h);
 	atomic_store(&inject_process_state.driver_ready, 1);
 	pthread_mutex_unlock(&inject_process_state.init_lock);

@@ -46,6 +46,27 @@ struct resolve_job {
 	struct twin *f;
 };
 
+/*
+ * Loads the application's own function now, beside its twin's JIT. Under lazy
+ * loading (the default since CUDA 12.2) the driver loads a function at its
+ * first launch, and a probed kernel's first launch of the original is its
+ * first launch without a probe buffer: in the middle of a busy loop, where
+ * that load took 171-192 ms in the driver on an H100 (bench/RESULTS.md).
+ * Loaded here it costs what the application's own first launch would have.
+ */
+static void load_original(struct inject_state *st, struct twin *f)
+{
+	kernel_get_function_fn get_fn =
+	    (kernel_get_function_fn)interpose_real_for("cuKernelGetFunction");
+	CUfunction fn = (CUfunction)(uintptr_t)f->handle;
+
+	if (!st->drv.cuFuncLoad)
+		return;
+	if (f->mod && f->mod->library && (!get_fn || get_fn(&fn, (CUkernel)(uintptr_t)f->handle)))
+		return;
+	st->drv.cuFuncLoad(fn);
+}
+
 /* The twin of f, or none; f->target stays NULL when f launches unchanged. */
 static void find_target(struct instr_state *is, struct twin *f)
 {
@@ -95,6 +116,7 @@ static void find_target(struct instr_state *is, struct twin *f)
 			f->target_fn = NULL;
 	}
 	apply_attrs(st, f);
+	load_original(st, f);
 }
 
 /*

@@ -32,6 +32,11 @@ n="$(fake arenas allocs) $(fake arenas memsets) $(fake arenas stream_syncs)"
 record adjacent gpu GRTRACE_GPU_POOL_MB=1 FAKE_CUDA_ADJACENT_ALLOCS=1 -- "$FIX/app" 60
 n=$(json adjacent "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')), status('reading back'))")
 [ "$n" = "(61, 0, [])" ] && ok adjacent_arenas_read_back || fail adjacent_arenas_read_back "got $n"
+# the application's own functions (vector_add and probe_fails_kernel, both instrumented) are
+# loaded once each, beside their twins' JIT: under lazy loading a first launch without a probe
+# buffer would load the original in the middle of the loop (bench/RESULTS.md)
+n=$(fake adjacent func_loads)
+[ "$n" = 2 ] && ok original_loaded_ahead || fail original_loaded_ahead "cuFuncLoad calls: $n"
 
 # a sync-free loop, the GPU keeping up (4 ms a launch in the driver, as in a GPU-bound loop):
 # the collection waits on grtrace's completion events, reads what completed and recycles the

@@ -73,6 +73,7 @@ static struct fake_module *all_modules;
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 /* driver calls that are not launches, to tell what a launch costs beside itself */
 static atomic_uint allocs, event_records, app_event_records, event_waits, event_queries, stream_syncs;
+static atomic_uint func_loads; /* cuFuncLoad: functions loaded ahead of their first launch */
 
 static uint64_t mono_ns(void)
 {
@@ -825,6 +826,14 @@ static int count_params(const char *text, const char *name, unsigned *n)
 	return 0;
 }
 
+/* Lazy loading's "load it now": nothing to load here, only counted. */
+EXPORT CUresult cuFuncLoad(void *f)
+{
+	(void)f;
+	atomic_fetch_add(&func_loads, 1);
+	return 0;
+}
+
 EXPORT CUresult cuModuleGetFunction(void **f, void *mod, const char *name)
 {
 	struct fake_module *m = mod;
@@ -1191,10 +1200,10 @@ __attribute__((destructor)) static void report(void)
 		"plain=%u probed=%u calib=%u summarize=%u graphs=%u copies=%u memsets=%u "
 		"events_legacy=%u events_per_thread=%u unsafe_in_capture=%u allocs=%u "
 		"event_records=%u app_event_records=%u event_waits=%u event_queries=%u "
-		"stream_syncs=%u slots_right=%u slots_wrong=%u\n",
+		"stream_syncs=%u slots_right=%u slots_wrong=%u func_loads=%u\n",
 		launches_plain, launches_probed, launches_calib, launches_summarize, graph_launches,
 		copies, memsets, events_legacy, events_per_thread, atomic_load(&unsafe_in_capture),
 		allocs, event_records, app_event_records, event_waits, event_queries, stream_syncs,
-		atomic_load(&slots_right), atomic_load(&slots_wrong));
+		atomic_load(&slots_right), atomic_load(&slots_wrong), atomic_load(&func_loads));
 	fclose(f);
 }
