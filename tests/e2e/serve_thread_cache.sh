@@ -13,7 +13,7 @@ URL=http://127.0.0.1:$SERVE_PORT/metrics
 
 # has LINE: a scrape holds exactly this line within 10 s (the last calls' returns come late)
 has() {
-	for _ in $(seq 40); do
+	for _ in $(seq 120); do
 		curl -s "$URL" | grep -qxF "$1" && return 0
 		sleep 0.25
 	done
