@@ -46,6 +46,15 @@ struct resolve_job {
 	struct twin *f;
 };
 
+/* The real cuKernelGetFunction: a kernel's function in the current context. */
+static CUresult kernel_function(CUfunction *fn, CUkernel k)
+{
+	kernel_get_function_fn get_fn =
+	    (kernel_get_function_fn)interpose_real_for("cuKernelGetFunction");
+
+	return get_fn ? get_fn(fn, k) : CUDA_ERROR_NOT_FOUND;
+}
+
 /*
  * Loads the application's own function now, beside its twin's JIT. Under lazy
  * loading (the default since CUDA 12.2) the driver loads a function at its
@@ -56,13 +65,11 @@ struct resolve_job {
  */
 static void load_original(struct inject_state *st, struct twin *f)
 {
-	kernel_get_function_fn get_fn =
-	    (kernel_get_function_fn)interpose_real_for("cuKernelGetFunction");
 	CUfunction fn = (CUfunction)(uintptr_t)f->handle;
 
 	if (!st->drv.cuFuncLoad)
 		return;
-	if (f->mod && f->mod->library && (!get_fn || get_fn(&fn, (CUkernel)(uintptr_t)f->handle)))
+	if (f->target_is_kernel && kernel_function(&fn, (CUkernel)(uintptr_t)f->handle))
 		return;
 	st->drv.cuFuncLoad(fn);
 }
@@ -108,11 +115,8 @@ static void find_target(struct instr_state *is, struct twin *f)
 	}
 	f->unprobed = NULL;
 	if (f->target_is_kernel) {
-		kernel_get_function_fn get_fn =
-		    (kernel_get_function_fn)interpose_real_for("cuKernelGetFunction");
-
 		f->target_ctx = current_ctx(st);
-		if (!get_fn || get_fn(&f->target_fn, (CUkernel)f->target))
+		if (kernel_function(&f->target_fn, (CUkernel)f->target))
 			f->target_fn = NULL;
 	}
 	apply_attrs(st, f);
