@@ -337,7 +337,8 @@ static int probes_launch_begin(void *self, struct instr_launch *l, unsigned inde
 	else
 		bp->head = p;
 	bp->tail = p;
-	bp->npending++;
+	if (++bp->npending > bp->most_pending)
+		bp->most_pending = bp->npending;
 	l->priv[index] = p;
 	*params = p->param;
 	return 0;
@@ -440,7 +441,8 @@ static void probes_stop(void *self)
 		       "probes: %llu launches instrumented, %llu ran unchanged after a failed "
 		       "instrumented launch, %llu without a probe buffer, %llu not read back, "
 		       "%llu blocks lost; "
-		       "%llu collected while running (buffers recycled), pool %llu of %llu MiB",
+		       "%llu collected while running (buffers recycled), pool %llu of %llu MiB, "
+		       "at most %u launches held buffers at once",
 		       (unsigned long long)atomic_load(&st->stats.probe_launches),
 		       (unsigned long long)atomic_load(&bp->is->fallbacks),
 		       (unsigned long long)atomic_load(&bp->no_buffer),
@@ -448,7 +450,7 @@ static void probes_stop(void *self)
 		       (unsigned long long)atomic_load(&bp->lost_blocks),
 		       (unsigned long long)atomic_load(&bp->recycled),
 		       (unsigned long long)(bp->pool.used >> 20),
-		       (unsigned long long)(bp->pool.budget >> 20));
+		       (unsigned long long)(bp->pool.budget >> 20), bp->most_pending);
 }
 
 int block_probes_register(struct instr_state *is, char *why, size_t why_len)

@@ -67,6 +67,7 @@ struct block_probes {
 	pthread_cond_t slot_freed;
 	struct pending *head, *tail; /* in launch order */
 	unsigned npending;
+	unsigned most_pending; /* the most launches holding buffers at once: what a pool must hold */
 	struct probe_pool pool;
 	struct stream_count streams[PROBE_STREAM_SLOTS];
 	uint64_t max_complete_seq; /* no launch after this one is marked complete */

@@ -10,13 +10,18 @@
 
 static uint64_t slot_bytes(unsigned cls)
 {
-	return (uint64_t)POOL_MIN_SLOT_BYTES << cls;
+	uint64_t octave = (uint64_t)POOL_MIN_SLOT_BYTES << (cls / POOL_CLASS_STEPS);
+
+	return octave + octave / POOL_CLASS_STEPS * (cls % POOL_CLASS_STEPS);
 }
 
+/* The smallest class that holds bytes (the largest when none does): its octave, then its step. */
 static unsigned size_class(uint64_t bytes)
 {
 	unsigned c = 0;
 
+	while (c + POOL_CLASS_STEPS < POOL_SIZE_CLASSES && slot_bytes(c + POOL_CLASS_STEPS) < bytes)
+		c += POOL_CLASS_STEPS;
 	while (c + 1 < POOL_SIZE_CLASSES && slot_bytes(c) < bytes)
 		c++;
 	return c;

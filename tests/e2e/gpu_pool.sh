@@ -26,6 +26,15 @@ n=$(json arenas "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))")
 n="$(fake arenas allocs) $(fake arenas memsets) $(fake arenas stream_syncs)"
 [ "$n" = "4 16 8" ] && ok arenas_whole || fail arenas_whole "allocs memsets stream_syncs: $n"
 
+# a launch of 1,000 blocks needs 24,512 bytes: a 24 KiB slot, 10 to an arena of a quarter of a
+# 1 MiB pool and 2 in what is left, 42 in all (with one size class per power of two it took a
+# 32 KiB slot: 32 launches); the closing line says how many held buffers at once
+record classes gpu GRTRACE_GPU_POOL_MB=1 GRTRACE_GPU_COLLECT=exit APP_GRID=1000 -- "$FIX/app" 200
+n=$(json classes "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))")
+[ "$n" = "(42, 159)" ] && ok slot_classes_fit || fail slot_classes_fit "got $n"
+[[ "$(probes_line classes)" == *", at most 43 launches held buffers at once" ]] &&
+	ok most_held_said || fail most_held_said "got $(probes_line classes)"
+
 # arenas that the driver placed one after another: a copy back reads one arena at a time (a
 # 2-D copy may not run from one allocation into the next: the driver refuses it), so every
 # launch is read back; 60 launches fit the 1 MiB pool's 64 slots, collected at exit

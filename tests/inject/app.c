@@ -32,6 +32,8 @@ int main(int argc, char **argv)
 	void *ctx, *mod, *add, *fails, *missing = NULL, *p_default, *p_ptds, *p_dlsym, *libcuda;
 	CUdeviceptr a = 0, b = 0, c = 0;
 	int n = 512, status;
+	/* APP_GRID: blocks per vector_add launch (a probe buffer's size follows it) */
+	unsigned grid = getenv("APP_GRID") ? (unsigned)atoi(getenv("APP_GRID")) : 8;
 	void *params[] = {&a, &b, &c, &n}, *fail_params[] = {&a};
 	CUresult r;
 
@@ -44,7 +46,7 @@ int main(int argc, char **argv)
 	printf("get_missing=%d\n", cuModuleGetFunction(&missing, mod, "no_such_kernel"));
 	printf("launch_null=%d\n", cuLaunchKernel(NULL, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
 	for (int i = 0; i < launches; i++) {
-		r = cuLaunchKernel(add, 8, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
+		r = cuLaunchKernel(add, grid, 1, 1, 64, 1, 1, 0, NULL, params, NULL);
 		if (r)
 			printf("launch_add_failed=%d\n", r);
 	}
