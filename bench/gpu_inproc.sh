@@ -20,7 +20,9 @@
 #        ONLY=launch bench/gpu_inproc.sh BUILD OUTDIR part 1 alone
 #   BUILD   directory with grtrace and libgrtrace-inject.so (built on the development machine)
 #   OUTDIR  logs, traces and summary.txt go here
-# environment: STEPS (training steps, default 600), LAUNCH_BATCHES (default 200 x 256 launches)
+# environment: STEPS (training steps, default 600), LAUNCH_BATCHES (default 200 x 256 launches),
+#   VADD_EXTRA more vector-add modes, NAME|SOURCES|VAR=VALUE VAR=VALUE, ';' between modes (e.g.
+#   "gpu3g|gpu|GRTRACE_GPU_POOL_MB=3072;gpu3gexit|gpu|GRTRACE_GPU_POOL_MB=3072 GRTRACE_GPU_COLLECT=exit")
 # Needs root, nvcc and a GPU; PyTorch for part 2 (skipped with a line when missing).
 set -u
 BUILD=${1:?usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]}
@@ -58,8 +60,8 @@ say "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=
 traced() {
 	local name=$1 sources=$2 via=$3
 	shift 3
-	# shellcheck disable=SC2086 # LIBFLAG is words
-	timeout 300 "$GRT" record -f -s "$sources" ${via:+--cuda-via $via} $LIBFLAG -o "$OUT/$name.grt" \
+	# shellcheck disable=SC2086 # LIBFLAG and TRACED_ENV (VAR=VALUE ...) are words
+	env ${TRACED_ENV:-} timeout 300 "$GRT" record -f -s "$sources" ${via:+--cuda-via $via} $LIBFLAG -o "$OUT/$name.grt" \
 		-- "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" || echo "record failed: $name" >>"$SUMMARY"
 }
 launches_in() { "$GRT" report "$1" --kernels --format json 2>/dev/null |
@@ -136,23 +138,31 @@ fi # ONLY
 # ---- 3. vector add ----
 [ "$ONLY" = launch ] && exit 0
 say ""
-say "## vector add, 10000 launches of 1M elements: loop time"
+say "## vector add, 10000 launches of 1M elements: loop time, and the host's part of it (enqueue)"
+# NAME|SOURCES|ENVIRONMENT per traced mode; VADD_EXTRA adds modes, ';' between them
+VADD_MODES="gpu|gpu|;cudagpu|cuda,gpu|;gpupool64|gpu|GRTRACE_GPU_POOL_MB=64${VADD_EXTRA:+;$VADD_EXTRA}"
+IFS=';' read -r -a vadd_modes <<<"$VADD_MODES"
+vadd_names=untraced
+for spec in "${vadd_modes[@]}"; do vadd_names="$vadd_names ${spec%%|*}"; done
 for round in $(seq "$ROUNDS"); do
 	"$OUT/vector_add" 1048576 10000 >"$OUT/vadd_untraced_$round.out" 2>&1
-	traced vadd_gpu_$round gpu "" "$OUT/vector_add" 1048576 10000
-	traced vadd_cudagpu_$round cuda,gpu "" "$OUT/vector_add" 1048576 10000
-	GRTRACE_GPU_POOL_MB=64 traced vadd_gpupool64_$round gpu "" "$OUT/vector_add" 1048576 10000
-	for m in untraced gpu cudagpu gpupool64; do
+	for spec in "${vadd_modes[@]}"; do
+		IFS='|' read -r m sources envs <<<"$spec"
+		TRACED_ENV=$envs traced "vadd_${m}_$round" "$sources" "" "$OUT/vector_add" 1048576 10000
+	done
+	for m in $vadd_names; do
 		sed -n 's/.*loop_ms=\([0-9.]*\).*/\1/p' "$OUT/vadd_${m}_$round.out" >>"$OUT/vadd_$m.ms"
+		sed -n 's/.*enqueue_ms=\([0-9.]*\).*/\1/p' "$OUT/vadd_${m}_$round.out" >>"$OUT/vadd_$m.enq"
 	done
 done
-for m in untraced gpu cudagpu gpupool64; do
+for m in $vadd_names; do
 	read -r med lo hi _ pct < <(versus "$OUT/vadd_untraced.ms" "$OUT/vadd_$m.ms")
-	say "$(printf '%-9s median %.2f ms (rounds %.2f..%.2f)  added %+.1f%%' $m "$med" "$lo" "$hi" "$pct")"
+	read -r enq _ _ < <(stats "$OUT/vadd_$m.enq")
+	say "$(printf '%-12s median %.2f ms (rounds %.2f..%.2f)  added %+.1f%%  enqueue %.2f ms' $m "$med" "$lo" "$hi" "$pct" "$enq")"
 done
 # what each first-round trace says: probe coverage of the 10,020 launches (20 warm-up), loss,
 # the pool running dry, and the kernel that turned CUPTI's kernel timing on (none: it stayed off)
-for m in gpu cudagpu gpupool64; do
+for m in ${vadd_names#untraced }; do
 	"$GRT" parse --format json "$OUT/vadd_${m}_1.grt" | $PY -c '
 import json, sys
 recs = [json.loads(l) for l in sys.stdin]
