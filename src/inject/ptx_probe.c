@@ -25,8 +25,7 @@ static void emit(struct strbuf *b, const struct probe_style *s, const char *tmpl
  * scratch; d3 span address; d4 entry time (thread mode: live through the
  * kernel; block mode: loaded from shared memory at exit); d5 exit time, then
  * the span's second word; d6 the launch tag; r0-r11 32-bit scratch; q0-q2
- * predicates. Block mode adds one 16-byte shared variable: entry time and
- * exit count.
+ * predicates. Block mode adds one 8-byte shared variable: the entry time.
  */
 void probe_emit_decls(struct strbuf *b, const struct probe_style *s)
 {
@@ -35,7 +34,7 @@ void probe_emit_decls(struct strbuf *b, const struct probe_style *s)
 	     "\n\t.reg .b32 %~r<12>;"
 	     "\n\t.reg .pred %~q<3>;");
 	if (s->mode == GRT_PROBE_BLOCK)
-		emit(b, s, "\n\t.shared .align 8 .b8 ~blk[16];");
+		emit(b, s, "\n\t.shared .align 8 .b8 ~blk[8];");
 }
 
 void probe_emit_param(struct strbuf *b, const struct probe_style *s)
@@ -121,25 +120,30 @@ static void emit_store_span(struct strbuf *b, const struct probe_style *s, unsig
 	emit(b, s, store);
 }
 
-/*
- * Block mode: thread (0,0,0) notes the entry time and zeroes the exit count
- * in shared memory; one barrier, while every thread of the block is still
- * there, makes both visible before any thread can exit.
- */
-static void emit_block_entry(struct strbuf *b, const struct probe_style *s)
+/* q0: whether this is thread (0,0,0) of its block. */
+static void emit_first_thread(struct strbuf *b, const struct probe_style *s)
 {
 	emit(b, s,
-	     "\t// grtrace block probe: entry\n"
 	     "\tmov.u32 %~r0, %tid.x;\n"
 	     "\tmov.u32 %~r1, %tid.y;\n"
 	     "\tor.b32 %~r0, %~r0, %~r1;\n"
 	     "\tmov.u32 %~r1, %tid.z;\n"
 	     "\tor.b32 %~r0, %~r0, %~r1;\n"
-	     "\tsetp.eq.u32 %~q0, %~r0, 0;\n"
+	     "\tsetp.eq.u32 %~q0, %~r0, 0;\n");
+}
+
+/*
+ * Block mode: thread (0,0,0) notes the entry time in shared memory, for
+ * itself at the exit; nothing waits here, so the kernel's first loads go out
+ * as soon as they would without the probe.
+ */
+static void emit_block_entry(struct strbuf *b, const struct probe_style *s)
+{
+	emit(b, s, "\t// grtrace block probe: entry\n");
+	emit_first_thread(b, s);
+	emit(b, s,
 	     "\t@%~q0 mov.u64 %~d2, %globaltimer;\n"
-	     "\t@%~q0 st.shared.u64 [~blk], %~d2;\n"
-	     "\t@%~q0 st.shared.u32 [~blk+8], 0;\n"
-	     "\tbar.sync 0;\n");
+	     "\t@%~q0 st.shared.u64 [~blk], %~d2;\n");
 }
 
 void probe_emit_entry(struct strbuf *b, const struct probe_style *s)
@@ -155,32 +159,26 @@ void probe_emit_entry(struct strbuf *b, const struct probe_style *s)
 }
 
 /*
- * Block mode: every thread counts its exit in shared memory; the warp whose
- * count completes the block stores the span, and that is all: the totals are
- * the summarizer's work, after the launch (ptx_summarize.c). With warp aggregation the
- * lowest lane of each converged group adds the group's size, one shared
- * atomic per group.
+ * Block mode: one barrier at the exit, which every thread of the block
+ * reaches (every ret and exit of the kernel branches here; kernels whose
+ * device functions exit are not instrumented), then thread (0,0,0) stores the
+ * span from its own entry time, and that is all: the totals are the
+ * summarizer's work, after the launch (ptx_summarize.c). It used to be a
+ * barrier at the entry and a shared counter of exits, the warp that completed
+ * it storing the span: the vector add's loop took 17% longer on an H100, of
+ * which the exit's atomics were two thirds and the entry barrier the rest
+ * (bench/RESULTS.md). A block's resources are held until its last warp is
+ * done either way, so warps that wait here cost nothing that exiting would
+ * have freed.
  */
 static void emit_block_exit(struct strbuf *b, const struct probe_style *s)
 {
-	emit(b, s, "\t// grtrace block probe: exit\n");
-	if (s->warp_aggregate)
-		emit(b, s,
-		     "\tactivemask.b32 %~r0;\n"
-		     "\tmov.u32 %~r1, %lanemask_lt;\n"
-		     "\tand.b32 %~r1, %~r1, %~r0;\n"
-		     "\tsetp.ne.u32 %~q0, %~r1, 0;\n"
-		     "\t@%~q0 bra $~exit_done;\n"
-		     "\tpopc.b32 %~r2, %~r0;\n");
-	else
-		emit(b, s, "\tmov.u32 %~r2, 1;\n");
 	emit(b, s,
-	     "\tatom.shared.add.u32 %~r9, [~blk+8], %~r2;\n"
-	     "\tadd.u32 %~r9, %~r9, %~r2;\n");
-	emit_block_threads(b, s);
+	     "\t// grtrace block probe: exit\n"
+	     "\tbar.sync 0;\n");
+	emit_first_thread(b, s);
 	emit(b, s,
-	     "\tsetp.ne.u32 %~q0, %~r9, %~r10;\n"
-	     "\t@%~q0 bra $~exit_done;\n"
+	     "\t@!%~q0 bra $~exit_done;\n"
 	     "\tmov.u64 %~d5, %globaltimer;\n"
 	     "\tld.shared.u64 %~d4, [~blk];\n");
 	emit_load_param(b, s);

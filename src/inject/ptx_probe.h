@@ -9,7 +9,6 @@
 struct probe_style {
 	const char *prefix; /* from ptx_choose_prefix(): names are %<prefix>r0, $<prefix>exit */
 	enum grt_probe_mode mode;
-	bool warp_aggregate; /* PTX >= 6.2: count exits per converged group (activemask) */
 };
 
 /* The parameter the launcher fills: ",\n\t.param .u64 <prefix>buf" without the comma. */

@@ -169,8 +169,6 @@ int ptx_rewrite(const char *ptx, size_t len, const struct ptx_rewrite_opts *opts
 	style.prefix = ptx_choose_prefix(&m, prefix) ? NULL : prefix;
 	if (style.prefix)
 		snprintf(res->name_prefix, sizeof(res->name_prefix), "%s", prefix);
-	style.warp_aggregate =
-	    m.version_major > 6 || (m.version_major == 6 && m.version_minor >= 2);
 	res->kernels = calloc(m.nr_entries ? m.nr_entries : 1, sizeof(*res->kernels));
 	if (!res->kernels) {
 		err = rewrite_error(res, -ENOMEM, "out of memory");
