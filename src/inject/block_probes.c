@@ -49,6 +49,31 @@ static void event_job(void *arg)
 	j->res = j->drv->cuEventCreate(&j->event, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
 }
 
+/*
+ * The pool's budget when GRTRACE_GPU_POOL_MB does not set it: 1/64 of the
+ * device's memory, from 256 MiB to 1 GiB. Arenas are made as launches wait
+ * for the GPU, so a program that never runs far ahead of it never takes it
+ * all; one that does (the vector add queues ~2,500 launches of 72 KiB) needs
+ * it to keep every launch probed (bench/RESULTS.md).
+ */
+#define POOL_DEFAULT_MIN (256ull << 20)
+#define POOL_DEFAULT_MAX (1024ull << 20)
+
+static uint64_t default_pool_bytes(struct inject_state *st)
+{
+	CUdevice dev;
+	size_t total = 0;
+	uint64_t bytes;
+
+	if (!st->drv.cuDeviceTotalMem_v2 || st->drv.cuCtxGetDevice(&dev) ||
+	    st->drv.cuDeviceTotalMem_v2(&total, dev))
+		return POOL_DEFAULT_MIN;
+	bytes = (uint64_t)total / 64;
+	return bytes < POOL_DEFAULT_MIN ? POOL_DEFAULT_MIN
+	       : bytes > POOL_DEFAULT_MAX ? POOL_DEFAULT_MAX
+					  : bytes >> 20 << 20;
+}
+
 /* Device memory for probe buffers: below the tag bits of the probe parameter, or none. */
 static void alloc_job(void *arg)
 {
@@ -391,6 +416,8 @@ static int probes_context_open(void *self, struct instr_context *c, void **priv)
 	}
 	if (!bp->sm_slots)
 		bp->sm_slots = device_sm_slots(bp->st);
+	if (!bp->pool.budget)
+		bp->pool.budget = default_pool_bytes(bp->st);
 	probes_summarizer_ready(bp, r);
 	probes_collection_buffers(bp);
 	*priv = r;

@@ -71,6 +71,8 @@ struct inject_driver {
 	CUresult (*cuStreamDestroy_v2)(CUstream s);
 	/* optional (CUDA 12.4): loads a function that lazy loading left for its first launch */
 	CUresult (*cuFuncLoad)(CUfunction f);
+	/* optional: the device's memory, which the probe pool's default budget follows */
+	CUresult (*cuDeviceTotalMem_v2)(size_t *bytes, CUdevice dev);
 };
 
 struct inject_config {
@@ -87,7 +89,7 @@ struct inject_config {
 	char other_injection[256]; /* another tool's CUDA_INJECTION64_PATH: CUPTI is its */
 	char cache_dir[512];
 	int block_launches; /* launches per kernel with per-block records; -1 all */
-	uint64_t pool_bytes;
+	uint64_t pool_bytes; /* 0: the default, from the first context's device (block_probes.c) */
 	uint64_t max_ptx_bytes; /* larger modules are not rewritten (JIT time) */
 };
 

@@ -97,7 +97,7 @@ static void read_config(struct inject_config *c)
 {
 	const char *probes = getenv(GRT_INJECT_ENV_PROBES), *cupti = getenv(GRT_INJECT_ENV_CUPTI);
 	const char *debug = getenv(GRT_INJECT_ENV_DEBUG), *wait = getenv(GRT_INJECT_ENV_POOL_WAIT);
-	long pool_mb = env_long(GRT_INJECT_ENV_POOL_MB, 256);
+	long pool_mb = env_long(GRT_INJECT_ENV_POOL_MB, 0);
 
 	copy_env(c->shm_path, sizeof(c->shm_path), GRT_INJECT_ENV_SHM, "");
 	copy_env(c->kernels, sizeof(c->kernels), GRT_INJECT_ENV_KERNELS, "");
@@ -123,7 +123,7 @@ static void read_config(struct inject_config *c)
 	c->drain_ms = (unsigned)env_long(GRT_INJECT_ENV_DRAIN_MS, 100);
 	if (c->drain_ms < 1 || c->drain_ms > 10000)
 		c->drain_ms = 100;
-	c->pool_bytes = (uint64_t)(pool_mb > 0 ? pool_mb : 256) << 20;
+	c->pool_bytes = pool_mb > 0 ? (uint64_t)pool_mb << 20 : 0;
 	c->max_ptx_bytes = (uint64_t)env_long(GRT_INJECT_ENV_MAX_PTX, 8) << 20;
 }
 
@@ -185,6 +185,7 @@ static int resolve_driver(bool may_load)
 	inject_process_state.drv.cuLibraryGetGlobal = inject_real_dlsym(h, "cuLibraryGetGlobal");
 	inject_process_state.drv.cuStreamDestroy_v2 = inject_real_dlsym(h, "cuStreamDestroy_v2");
 	inject_process_state.drv.cuFuncLoad = inject_real_dlsym(h, "cuFuncLoad");
+	inject_process_state.drv.cuDeviceTotalMem_v2 = inject_real_dlsym(h, "cuDeviceTotalMem_v2");
 	interpose_resolve(h);
 	atomic_store(&inject_process_state.driver_ready, 1);
 	pthread_mutex_unlock(&inject_process_state.init_lock);

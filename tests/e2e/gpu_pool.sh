@@ -35,6 +35,15 @@ n=$(json classes "(len(of('gpu_launch')), sum(d['count'] for d in of('drop')))")
 [[ "$(probes_line classes)" == *", at most 43 launches held buffers at once" ]] &&
 	ok most_held_said || fail most_held_said "got $(probes_line classes)"
 
+# without GRTRACE_GPU_POOL_MB the budget is 1/64 of the device's memory, 256 MiB to 1 GiB: the
+# fake's 40 GiB give 640 MiB, 4 GiB the floor, 128 GiB the ceiling
+for mem in 40960:640 4096:256 131072:1024; do
+	record "total${mem%%:*}" gpu FAKE_CUDA_TOTAL_MB="${mem%%:*}" -- "$FIX/app" 5
+	[[ "$(probes_line "total${mem%%:*}")" == *" of ${mem##*:} MiB, "* ]] &&
+		ok "pool_default_${mem%%:*}_mb" ||
+		fail "pool_default_${mem%%:*}_mb" "got $(probes_line "total${mem%%:*}")"
+done
+
 # arenas that the driver placed one after another: a copy back reads one arena at a time (a
 # 2-D copy may not run from one allocation into the next: the driver refuses it), so every
 # launch is read back; 60 launches fit the 1 MiB pool's 64 slots, collected at exit

@@ -182,6 +182,16 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 	return 0;
 }
 
+/* 40 GiB, or FAKE_CUDA_TOTAL_MB: the probe pool's default budget follows it */
+EXPORT CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev)
+{
+	const char *mb = getenv("FAKE_CUDA_TOTAL_MB");
+
+	(void)dev;
+	*bytes = (size_t)(mb ? strtoull(mb, NULL, 10) : 40960) << 20;
+	return 0;
+}
+
 EXPORT CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int dev)
 {
 	(void)flags, (void)dev;
