@@ -14,6 +14,7 @@
 #include "gpubpf/gpubpf.h"
 #include "tests/gpubpf/bpf_sim.h"
 #include "trace/records_core.h"
+#include "cuda_check.h"
 
 /*
  * Without the injected library: this harness does by hand what `grtrace record
@@ -31,16 +32,6 @@
  * Usage: gpubpf_gpu_check DIR [OUTDIR]   (DIR as bench/gpubpf_h100.sh builds it)
  */
 
-#define CK(call)                                                                                   \
-	do {                                                                                       \
-		CUresult r_ = (call);                                                              \
-		if (r_ != CUDA_SUCCESS) {                                                          \
-			const char *s_ = "?";                                                      \
-			cuGetErrorString(r_, &s_);                                                 \
-			printf("FAIL - %s: %s (line %d)\n", #call, s_, __LINE__);                  \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
 
 static int failures;
 static const char *dir, *out_dir;

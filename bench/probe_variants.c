@@ -16,21 +16,12 @@
 #include <string.h>
 #include "inject/probe_buffer.h"
 #include "inject/ptx_rewrite.h"
+#include "cuda_check.h"
 
 #define N (1 << 20)
 #define THREADS 256
 #define MAX_ROUNDS 15
 
-#define CK(call)                                                                                   \
-	do {                                                                                       \
-		CUresult r_ = (call);                                                              \
-		if (r_ != CUDA_SUCCESS) {                                                          \
-			const char *s_ = "?";                                                      \
-			cuGetErrorString(r_, &s_);                                                 \
-			fprintf(stderr, "probe_variants: %s: %s\n", #call, s_);                    \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
 
 struct variant {
 	const char *name;

@@ -11,20 +11,11 @@
 #include "inject/probe_buffer.h"
 #include "inject/ptx_rewrite.h"
 #include "inject/ptx_summarize.h"
+#include "cuda_check.h"
 
 static int failures;
 static CUfunction summarize_fn; /* the library's __grt_summarize */
 
-#define CK(call)                                                                                   \
-	do {                                                                                       \
-		CUresult r_ = (call);                                                              \
-		if (r_ != CUDA_SUCCESS) {                                                          \
-			const char *s_ = "?";                                                      \
-			cuGetErrorString(r_, &s_);                                                 \
-			printf("FAIL - %s: %s (line %d)\n", #call, s_, __LINE__);                  \
-			exit(1);                                                                   \
-		}                                                                                  \
-	} while (0)
 
 static void verdict(bool ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void verdict(bool ok, const char *fmt, ...)
