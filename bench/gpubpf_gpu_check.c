@@ -333,21 +333,23 @@ static void write_trace(const char *name, const struct run *r, uint8_t **gpu, ui
 	struct grt_event_origin at = {.ts_ns = 1, .pid = (uint32_t)getpid()};
 	struct gpubpf_clock clk = {0, 0, 1ull << 32};
 	struct grt_writer *w;
+	struct gpubpf_out out;
 
 	snprintf(path, sizeof(path), "%s/%s.gpu.grt", out_dir, name);
 	w = grt_writer_open(path, &h);
 	if (!w)
 		return;
-	gpubpf_trace_bundle(w, &r->b, 0, &at);
+	out = gpubpf_out_writer(w);
+	gpubpf_trace_bundle(&out, &r->b, 0, &at);
 	for (size_t i = 0; i < r->b.obj.nr_maps; i++) {
 		if (!gpu[i])
 			continue;
 		if (gpubpf_map_is_ring(r->b.obj.maps[i].type))
-			gpubpf_trace_ring(w, &r->b, i, gpu[i], r->map_len[i], &clk, &at);
+			gpubpf_trace_ring(&out, &r->b, i, gpu[i], r->map_len[i], &clk, &at);
 		else
-			gpubpf_trace_map(w, &r->b, i, gpu[i], r->map_len[i], cap, 1, true, &at);
+			gpubpf_trace_map(&out, &r->b, i, gpu[i], r->map_len[i], cap, 1, true, &at);
 	}
-	gpubpf_trace_printk(w, printk, r->printk_len, &clk, &at);
+	gpubpf_trace_printk(&out, printk, r->printk_len, &clk, &at);
 	grt_writer_close(w, GRT_END_TARGET_EXIT, 2);
 }
 

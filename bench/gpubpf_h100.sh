@@ -22,12 +22,17 @@ for f in bench/gpubpf/*.bpf.c; do
 done
 bpf_cc -DPER_SM bench/gpubpf/memcount.bpf.c -o "$out/bench/memcount_sm.bpf.o"
 "$nvcc" -ptx -arch=sm_90 -o "$out/vec_add.sm_90.ptx" samples/gpu-bpf/vec_add.cu
-objs=$(find "$build/obj/src" -name '*.o' ! -path '*/cli/main.o')
+# the objects of today's sources (a build folder keeps those of files since moved)
+objs=$(find "$build/obj/src" -name '*.o' ! -path '*/cli/main.o' | while read -r o; do
+	s=${o#"$build"/obj/}
+	[ -e "${s%.o}.c" ] && echo "$o"
+done)
 gcc -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
 	-D_GNU_SOURCE -Isrc -I. -Itests -I"$build/gen" -I/usr/local/cuda/include \
 	-o "$out/gpubpf_gpu_check" bench/gpubpf_gpu_check.c $objs \
 	"$build/obj/tests/gpubpf/bpf_interp.o" "$build/obj/tests/gpubpf/bpf_sim.o" \
-	"$build/gpubpf/libptxparse.a" -Wl,-Bstatic -lbpf -lelf -lz -lzstd -Wl,-Bdynamic \
+	"$build/gpubpf/libptxparse.a" -Wl,-Bstatic -lbpf -lelf -lz -lzstd -lmicrohttpd -lncursesw -ltinfo \
+	-Wl,-Bdynamic -lgnutls \
 	-L/usr/local/cuda/lib64/stubs -lcuda -lpthread -ldl -lm
 cp "$build/grtrace" "$out/"
 cat >"$out/run.sh" <<'RUN'
