@@ -141,14 +141,19 @@ say ""
 say "## vector add, 10000 launches of 1M elements: loop time, and the host's part of it (enqueue)"
 # NAME|SOURCES|ENVIRONMENT per traced mode; VADD_EXTRA adds modes, ';' between them
 VADD_MODES="gpu|gpu|;cudagpu|cuda,gpu|;gpupool64|gpu|GRTRACE_GPU_POOL_MB=64${VADD_EXTRA:+;$VADD_EXTRA}"
-IFS=';' read -r -a vadd_modes <<<"$VADD_MODES"
-vadd_names=untraced
+IFS=';' read -r -a vadd_modes <<<"untraced||;$VADD_MODES"
+vadd_names=
 for spec in "${vadd_modes[@]}"; do vadd_names="$vadd_names ${spec%%|*}"; done
+vadd_names=${vadd_names# }
 for round in $(seq "$ROUNDS"); do
-	"$OUT/vector_add" 1048576 10000 >"$OUT/vadd_untraced_$round.out" 2>&1
-	for spec in "${vadd_modes[@]}"; do
-		IFS='|' read -r m sources envs <<<"$spec"
-		TRACED_ENV=$envs traced "vadd_${m}_$round" "$sources" "" "$OUT/vector_add" 1048576 10000
+	# each round starts one mode further along: no mode always runs first or after another
+	for i in $(seq 0 $((${#vadd_modes[@]} - 1))); do
+		IFS='|' read -r m sources envs <<<"${vadd_modes[$(((i + round - 1) % ${#vadd_modes[@]}))]}"
+		if [ "$m" = untraced ]; then
+			"$OUT/vector_add" 1048576 10000 >"$OUT/vadd_untraced_$round.out" 2>&1
+		else
+			TRACED_ENV=$envs traced "vadd_${m}_$round" "$sources" "" "$OUT/vector_add" 1048576 10000
+		fi
 	done
 	for m in $vadd_names; do
 		sed -n 's/.*loop_ms=\([0-9.]*\).*/\1/p' "$OUT/vadd_${m}_$round.out" >>"$OUT/vadd_$m.ms"
