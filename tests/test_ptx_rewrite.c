@@ -464,6 +464,24 @@ static void test_old_ptx_same_probe(void)
 	ptx_rewrite_result_free(&res);
 }
 
+#define BARRIER0_REASON "uses barrier 0 with a thread count (the probe waits on barrier 0 at the exit)"
+
+/* Barriers that leave barrier 0 to the whole block: instrumented, ptxas accepts the result. */
+static void test_barriers_kept(void)
+{
+	static const char ptx[] =
+	    ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n"
+	    "\t.reg .b32 %r<3>;\n\t.reg .pred %p<2>;\n"
+	    "\tbar.sync 0;\n\tbarrier.sync.aligned 1, 64;\n\tbar.arrive 2, 64;\n"
+	    "\tbar.red.popc.u32 %r1, 0, %p1;\n\tbar.sync %r2;\n\tbar.warp.sync -1;\n\tret;\n}\n";
+	struct ptx_rewrite_result res;
+
+	CHECK_EQ_U64(ptx_rewrite(ptx, sizeof(ptx) - 1, NULL, &res), 0);
+	CHECK_EQ_U64(res.nr_instrumented, 1);
+	check_ptxas(res.ptx, res.ptx_len, 90);
+	ptx_rewrite_result_free(&res);
+}
+
 /* Kernels the rewriter declines keep their text and say why. */
 static void test_refusals(void)
 {
@@ -482,6 +500,22 @@ static void test_refusals(void)
 	     "no room for the probe parameter (4104 of 4096 bytes)"},
 	    {".version 8.0\n.target sm_90\n.entry k(.param .u32 a);\n",
 	     "declaration without a body"},
+	    /* barrier 0 with a thread count (a register may be 0; hex too; bar.red's second
+	     * operand; in a called function): the probe's exit barrier is barrier 0 for every
+	     * thread, and one barrier with two counts may never complete */
+	    {".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{\n\tbar.sync 0, 64;\n\tret;\n}\n",
+	     BARRIER0_REASON},
+	    {".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{\n\t.reg .b32 %r<3>;\n"
+	     "\tbarrier.sync.aligned %r1, %r2;\n\tret;\n}\n",
+	     BARRIER0_REASON},
+	    {".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{\n\tbar.arrive 0x0, 32;\n\tret;\n}\n",
+	     BARRIER0_REASON},
+	    {".version 8.0\n.target sm_90\n.address_size 64\n.entry k()\n{\n\t.reg .b32 %r<2>;\n"
+	     "\t.reg .pred %p<2>;\n\tbar.red.popc.u32 %r1, 0, 64, %p1;\n\tret;\n}\n",
+	     BARRIER0_REASON},
+	    {".version 8.0\n.target sm_90\n.address_size 64\n.func f()\n{\n\tbar.sync 0, 32;\n\tret;\n}\n"
+	     ".entry k()\n{\n\tcall f, ();\n\tret;\n}\n",
+	     BARRIER0_REASON},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -586,6 +620,7 @@ int main(void)
 	RUN_TEST(test_kernel_filter);
 	RUN_TEST(test_thread_mode);
 	RUN_TEST(test_old_ptx_same_probe);
+	RUN_TEST(test_barriers_kept);
 	RUN_TEST(test_refusals);
 	RUN_TEST(test_malformed);
 	RUN_TEST(test_every_truncation);

@@ -212,9 +212,51 @@ struct body_walk {
 	size_t first_stmt;
 	bool has_exit_op; /* an `exit` instruction */
 	bool has_call;
+	bool barrier0_subset;
 	size_t **stmts; /* where the instructions' first tokens go */
 	size_t *nr_stmts;
 };
+
+/* Whether number token i is 0, in any base PTX writes it. */
+static bool number_is_zero(const struct ptx_toks *t, size_t i)
+{
+	char text[32];
+	size_t n = t->v[i].len < sizeof(text) - 1 ? t->v[i].len : sizeof(text) - 1;
+
+	memcpy(text, t->text + t->v[i].off, n);
+	text[n] = 0;
+	return strtoull(text, NULL, 0) == 0;
+}
+
+/*
+ * Whether the instruction at op (bar/barrier) waits on or arrives at barrier
+ * 0, or at a barrier named by a register, with a thread count: the block
+ * probe's exit barrier is barrier 0 for every thread of the block, and a
+ * barrier given two counts at once is undefined (it may never complete).
+ * bar.warp.sync is a warp's, not a barrier; bar.red names its destination
+ * first.
+ */
+static bool barrier0_with_count(const struct ptx_toks *t, size_t op, size_t close)
+{
+	size_t i = op + 1, operand = 0, id = PTX_NO_TOK;
+	bool red = false;
+
+	for (; i < close && t->v[i].kind == PTX_TOK_DIRECTIVE; i++) {
+		if (ptx_tok_is(t, i, ".warp"))
+			return false;
+		red |= ptx_tok_is(t, i, ".red");
+	}
+	for (; i < close && !ptx_tok_is_punct(t, i, ';'); i++) {
+		if (ptx_tok_is_punct(t, i, ','))
+			operand++;
+		else if (operand == (red ? 1u : 0u) && id == PTX_NO_TOK)
+			id = i;
+	}
+	/* operands: [d,] a[, b][, c]: a count b makes 2 (sync, arrive) or 4 (red) of them */
+	if (id == PTX_NO_TOK || operand + 1 < (red ? 4u : 2u))
+		return false;
+	return t->v[id].kind != PTX_TOK_NUMBER || number_is_zero(t, id);
+}
 
 /*
  * Handles the statement starting at token i: notes the first non-declaration
@@ -236,6 +278,8 @@ static int body_statement(struct ptx_module *m, struct ptx_entry *e, struct body
 		return 0;
 	if (ptx_tok_is(t, op, "call"))
 		w->has_call = true;
+	if (ptx_tok_is(t, op, "bar") || ptx_tok_is(t, op, "barrier"))
+		w->barrier0_subset |= barrier0_with_count(t, op, close);
 	if (!ptx_tok_is(t, op, "ret") && !ptx_tok_is(t, op, "exit"))
 		return 0;
 	w->has_exit_op |= ptx_tok_is(t, op, "exit");
@@ -353,8 +397,10 @@ static size_t scan_function(struct ptx_module *m, size_t i, bool is_entry, int *
 		}
 		j = e.body_close + 1;
 	}
+	e.barrier0_subset = w.barrier0_subset;
 	if (!is_entry) {
 		m->func_exits |= w.has_exit_op;
+		m->func_barrier0_subset |= w.barrier0_subset;
 		if (e.body_open == PTX_NO_TOK)
 			return j;
 		f.name = e.name;

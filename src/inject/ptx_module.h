@@ -36,6 +36,7 @@ struct ptx_entry {
 	struct ptx_exit_site *exits;
 	size_t nr_exits;
 	bool has_call;
+	bool barrier0_subset; /* a barrier instruction on barrier 0 (or a register) with a count */
 	struct ptx_param *params; /* nr_params of them */
 	size_t *stmts;		  /* first token (guard included) of every instruction */
 	size_t nr_stmts;
@@ -69,6 +70,7 @@ struct ptx_module {
 	unsigned version_major, version_minor;
 	unsigned address_size; /* 64 unless .address_size says otherwise */
 	bool func_exits;       /* some .func body executes `exit` */
+	bool func_barrier0_subset; /* some .func body: a barrier on barrier 0 with a count */
 	struct ptx_var *vars;
 	size_t nr_vars;
 	uint64_t var_lengths; /* bit (len & 63) set for the length of each variable's name */

@@ -42,6 +42,8 @@ static const char *refusal(const struct ptx_module *m, const struct ptx_entry *e
 		return k->reason;
 	if (m->func_exits && e->has_call)
 		return "calls device functions and some device function executes exit";
+	if (e->barrier0_subset || (m->func_barrier0_subset && e->has_call))
+		return "uses barrier 0 with a thread count (the probe waits on barrier 0 at the exit)";
 	return ptx_module_var_refusal(m, e, k->reason, sizeof(k->reason));
 }
 
