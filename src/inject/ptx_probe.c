@@ -167,9 +167,9 @@ void probe_emit_entry(struct strbuf *b, const struct probe_style *s)
  * barrier at the entry and a shared counter of exits, the warp that completed
  * it storing the span: the vector add's loop took 17% longer on an H100, of
  * which the exit's atomics were two thirds and the entry barrier the rest
- * (bench/RESULTS.md). A block's resources are held until its last warp is
- * done either way, so warps that wait here cost nothing that exiting would
- * have freed.
+ * (bench/RESULTS.md). Warps that get here early wait instead of leaving: in
+ * a kernel whose warps finish far apart they hold their slots longer (the
+ * block's shared memory is held until its last warp anyway).
  */
 static void emit_block_exit(struct strbuf *b, const struct probe_style *s)
 {
