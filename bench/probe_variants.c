@@ -44,8 +44,14 @@ static struct variant variants[16] = {
     {"exit barrier 15", "\tbar.sync 0;\n", NULL, "\tbar.sync 15;\n", true},
     {"exit barrier.sync", "\tbar.sync 0;\n", NULL, "\tbarrier.sync 0;\n", true},
     {"no exit", "\tbra $grt_p_exit;\n", NULL, "\tret;\n", true},
+    /* 256-thread blocks: warp 0 waits for the count, the others arrive and leave */
+    {"exit arrive, warp 0 waits", "// grtrace block probe: exit\n\tbar.sync 0;\n", NULL,
+     "// grtrace block probe: exit\n\tmov.u32 %grt_p_r0, %tid.x;\n"
+     "\tsetp.lt.u32 %grt_p_q0, %grt_p_r0, 32;\n\t@!%grt_p_q0 bar.arrive 0, 256;\n"
+     "\t@!%grt_p_q0 bra $grt_p_exit_done;\n\tbar.sync 0, 256;\n",
+     true},
 };
-static size_t nv = 7;
+static size_t nv = 8;
 #define NV nv
 
 static char *slurp(const char *path, size_t *len)
