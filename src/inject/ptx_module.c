@@ -217,17 +217,6 @@ struct body_walk {
 	size_t *nr_stmts;
 };
 
-/* Whether number token i is 0, in any base PTX writes it. */
-static bool number_is_zero(const struct ptx_toks *t, size_t i)
-{
-	char text[32];
-	size_t n = t->v[i].len < sizeof(text) - 1 ? t->v[i].len : sizeof(text) - 1;
-
-	memcpy(text, t->text + t->v[i].off, n);
-	text[n] = 0;
-	return strtoull(text, NULL, 0) == 0;
-}
-
 /*
  * Whether the instruction at op (bar/barrier) waits on or arrives at barrier
  * 0, or at a barrier named by a register, with a thread count: the block
@@ -236,8 +225,9 @@ static bool number_is_zero(const struct ptx_toks *t, size_t i)
  * bar.warp.sync is a warp's, not a barrier; bar.red names its destination
  * first.
  */
-static bool barrier0_with_count(const struct ptx_toks *t, size_t op, size_t close)
+static bool barrier0_with_count(const struct ptx_module *m, size_t op, size_t close)
 {
+	const struct ptx_toks *t = &m->toks;
 	size_t i = op + 1, operand = 0, id = PTX_NO_TOK;
 	bool red = false;
 
@@ -255,7 +245,7 @@ static bool barrier0_with_count(const struct ptx_toks *t, size_t op, size_t clos
 	/* operands: [d,] a[, b][, c]: a count b makes 2 (sync, arrive) or 4 (red) of them */
 	if (id == PTX_NO_TOK || operand + 1 < (red ? 4u : 2u))
 		return false;
-	return t->v[id].kind != PTX_TOK_NUMBER || number_is_zero(t, id);
+	return t->v[id].kind != PTX_TOK_NUMBER || tok_number(m, id) == 0;
 }
 
 /*
@@ -279,7 +269,7 @@ static int body_statement(struct ptx_module *m, struct ptx_entry *e, struct body
 	if (ptx_tok_is(t, op, "call"))
 		w->has_call = true;
 	if (ptx_tok_is(t, op, "bar") || ptx_tok_is(t, op, "barrier"))
-		w->barrier0_subset |= barrier0_with_count(t, op, close);
+		w->barrier0_subset |= barrier0_with_count(m, op, close);
 	if (!ptx_tok_is(t, op, "ret") && !ptx_tok_is(t, op, "exit"))
 		return 0;
 	w->has_exit_op |= ptx_tok_is(t, op, "exit");
