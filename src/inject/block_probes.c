@@ -424,9 +424,8 @@ static int probes_context_open(void *self, struct instr_context *c, void **priv)
 	return 0;
 }
 
-static void probes_synchronized(void *self, uint64_t key, bool all, uint64_t token)
+bool probes_mark_complete(struct block_probes *bp, uint64_t key, bool all, uint64_t token)
 {
-	struct block_probes *bp = self;
 	bool any = false;
 
 	for (struct pending *p = bp->head; p && p->seq <= token; p = p->next)
@@ -435,7 +434,14 @@ static void probes_synchronized(void *self, uint64_t key, bool all, uint64_t tok
 			p->complete = any = true;
 	if (any && token > bp->max_complete_seq)
 		bp->max_complete_seq = token;
-	if (any)
+	return any;
+}
+
+static void probes_synchronized(void *self, uint64_t key, bool all, uint64_t token)
+{
+	struct block_probes *bp = self;
+
+	if (probes_mark_complete(bp, key, all, token))
 		pthread_cond_signal(&bp->is->wake);
 }
 

@@ -96,5 +96,11 @@ void probes_collection_buffers(struct block_probes *bp);
 void probes_event_put(struct probe_ctx *r, CUevent e);
 /* An entry back to the free list (the launch path does no malloc). */
 void probes_pending_free(struct block_probes *bp, struct pending *p);
+/*
+ * Marks the launched entries up to launch `token` complete: those of stream
+ * `key`, or every stream's when `all`. Returns whether any was not yet.
+ * Under the lock.
+ */
+bool probes_mark_complete(struct block_probes *bp, uint64_t key, bool all, uint64_t token);
 
 #endif

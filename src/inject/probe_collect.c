@@ -117,7 +117,7 @@ static bool any_collectable(const struct block_probes *bp)
  */
 static bool wait_oldest(struct block_probes *bp)
 {
-	struct pending *p, *q;
+	struct pending *p;
 	CUresult res;
 
 	for (p = bp->head; p; p = p->next)
@@ -132,12 +132,7 @@ static bool wait_oldest(struct block_probes *bp)
 	if (res != CUDA_SUCCESS)
 		return false;
 	/* a stream runs in order: its launches up to this one are done */
-	for (q = bp->head; q && q->seq <= p->seq; q = q->next)
-		if (q->stream_key == p->stream_key &&
-		    atomic_load_explicit(&q->launched, memory_order_acquire))
-			q->complete = true;
-	if (p->seq > bp->max_complete_seq)
-		bp->max_complete_seq = p->seq;
+	probes_mark_complete(bp, p->stream_key, false, p->seq);
 	return true;
 }
 
@@ -560,26 +555,26 @@ static void say_unread(struct block_probes *bp, size_t n, CUresult res, const ch
 /*
  * Copies back what is read of a batch's launches (block mode: the device's
  * summary, or the spans of launches whose blocks are wanted; thread mode:
- * the first launches only), reports them and returns the slots. Without
- * the lock.
+ * the first launches only), reports them and returns the slots. Returns how
+ * many launches it took. Without the lock.
  */
-static void collect(struct block_probes *bp, struct pending *batch)
+static size_t collect(struct block_probes *bp, struct pending *batch)
 {
 	struct inject_driver *d = &bp->st->drv;
 	struct pending **sorted, **reads;
 	struct probe_ctx *r;
-	size_t n = 0, nreads = 0;
+	size_t n = 0, nreads = 0, taken = 0;
 	const char *step;
 	CUresult res;
 
 	if (!batch)
-		return;
+		return 0;
 	/* the launches are complete: a fit taken now brackets their device times */
 	calib_refresh(bp->st, CALIB_PERIOD_NS);
 	for (struct pending *p = batch; p; p = p->next)
-		n++;
-	sorted = malloc(2 * n * sizeof(*sorted));
-	reads = sorted ? sorted + n : NULL;
+		taken++;
+	sorted = malloc(2 * taken * sizeof(*sorted));
+	reads = sorted ? sorted + taken : NULL;
 	n = 0;
 	for (struct pending *p = batch; sorted && p; p = p->next)
 		sorted[n++] = p;
@@ -626,6 +621,7 @@ static void collect(struct block_probes *bp, struct pending *batch)
 	pthread_cond_broadcast(&bp->slot_freed);
 	pthread_mutex_unlock(&bp->is->lock);
 	free(sorted);
+	return taken;
 }
 
 /*
@@ -652,12 +648,10 @@ void probes_collect(void *self, enum instr_collect_reason why)
 	}
 	t1 = inject_now_ns();
 	while ((batch = take_completed(bp))) {
-		uint64_t n = 0;
+		size_t n;
 
-		for (struct pending *p = batch; p; p = p->next)
-			n++;
 		pthread_mutex_unlock(&bp->is->lock);
-		collect(bp, batch);
+		n = collect(bp, batch);
 		pthread_mutex_lock(&bp->is->lock);
 		if (running) {
 			stat_add(&stats->drain_batches, 1);
