@@ -454,7 +454,7 @@ static void probes_tick(void *self)
 {
 	struct block_probes *bp = self;
 
-	pool_top_up(&bp->pool, &bp->is->lock);
+	pool_top_up(&bp->pool);
 }
 
 /* A class running low whose budget allows no more arenas: collect to free slots. */

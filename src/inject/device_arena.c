@@ -169,7 +169,7 @@ static int arena_new(struct probe_pool *p, struct pool_ctx *pc, unsigned cls)
 	return 0;
 }
 
-void pool_top_up(struct probe_pool *p, pthread_mutex_t *lock)
+void pool_top_up(struct probe_pool *p)
 {
 	for (unsigned cls = 0; cls < POOL_SIZE_CLASSES; cls++) {
 		struct pool_ctx *pc = p->class_ctx[cls];
@@ -182,16 +182,15 @@ void pool_top_up(struct probe_pool *p, pthread_mutex_t *lock)
 		p->used += bytes; /* reserved while the lock is dropped */
 		p->arenas[cls]++;
 		p->growing[cls] = true;
-		pthread_mutex_unlock(lock);
+		pthread_mutex_unlock(p->lock);
 		list = NULL;
 		if (!p->st->drv.cuCtxPushCurrent_v2(pc->ctx)) {
 			list = arena_alloc(p, pc, cls, bytes);
 			p->st->drv.cuCtxPopCurrent_v2(&popped);
 		}
-		pthread_mutex_lock(lock);
+		pthread_mutex_lock(p->lock);
 		p->growing[cls] = false;
-		if (p->lock)
-			pthread_cond_broadcast(&p->grown);
+		pthread_cond_broadcast(&p->grown);
 		if (!list) {
 			p->used -= bytes;
 			continue;
@@ -232,7 +231,7 @@ struct pool_slot *pool_slot_get(struct probe_pool *p, struct pool_ctx *pc, uint6
 	while (!(sl = slot_take(p, pc, cls))) {
 		/* an arena the collection thread is making holds the budget: it comes in one
 		 * allocation's time, as one made here would (the budget spent: no driver call) */
-		if (p->growing[cls] && p->lock) {
+		if (p->growing[cls]) {
 			pthread_cond_wait(&p->grown, p->lock);
 			continue;
 		}

@@ -48,7 +48,7 @@ struct probe_pool {
 	struct pool_ctx *class_ctx[POOL_SIZE_CLASSES]; /* where the class was last used */
 	unsigned arenas[POOL_SIZE_CLASSES]; /* arenas made per class: each is larger than the last */
 	bool growing[POOL_SIZE_CLASSES];    /* pool_top_up is making one (its bytes are reserved) */
-	pthread_mutex_t *lock;		    /* the owner's, when a launch may wait for a top-up */
+	pthread_mutex_t *lock;		    /* the owner's: guards the pool; dropped while a top-up works */
 	pthread_cond_t grown;		    /* a top-up ended */
 };
 
@@ -67,10 +67,10 @@ static inline bool pool_class_low(const struct probe_pool *p, const struct pool_
 }
 /*
  * Look-ahead, off the launch path: a class the application uses that runs
- * low gets its next arena now. Under *lock, which is dropped while the driver
- * works.
+ * low gets its next arena now. Under p->lock, which is dropped while the
+ * driver works.
  */
-void pool_top_up(struct probe_pool *p, pthread_mutex_t *lock);
+void pool_top_up(struct probe_pool *p);
 /* Whether a class runs low and the budget allows no more arenas: only a collection helps. */
 bool pool_exhausted(const struct probe_pool *p);
 
