@@ -1,4 +1,4 @@
-/* Tests of the inject library's pure parts: ring, clock, summaries, cache, instrumentation tables. */
+/* Tests of the inject library's pure parts: ring, clock, summaries, cache, instrumentation tables, copy shapes. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -6,11 +6,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "inject/clock_math.h"
+#include "inject/copy_shape.h"
 #include "inject/cuda_decls.h"
 #include "inject/instr_kernel.h"
 #include "inject/launch_summary.h"
 #include "inject/probe_cache.h"
 #include "inject/shm_ring.h"
+#include "inject/work_calls.h"
+#include "trace/records_cuda.h"
+#include "trace/records_gpu.h"
 #include "test_util.h"
 
 static struct shm_ring *ring_new(uint64_t data_size)
@@ -611,6 +615,100 @@ static void test_twin_arguments(void)
 	CHECK(instr_args_extra(extra, &k, values, storage, &out_size) == NULL);
 }
 
+/* One call's shape as the copy timing sees it: kind, bytes and stream of the given arguments. */
+static void expect_shape(const char *name, unsigned nargs, const uint64_t *args, uint32_t kind,
+			 uint64_t bytes, uint64_t stream)
+{
+	struct copy_shape s;
+
+	if (!copy_shape_of(name, nargs, &s)) {
+		CHECK_MSG(false, "%s: no shape", name);
+		return;
+	}
+	CHECK_MSG(copy_shape_desc_kind(&s, args) == kind, "%s: kind %u, want %u", name,
+		  copy_shape_desc_kind(&s, args), kind);
+	CHECK_MSG(copy_shape_bytes(&s, args) == bytes, "%s: bytes %llu, want %llu", name,
+		  (unsigned long long)copy_shape_bytes(&s, args), (unsigned long long)bytes);
+	CHECK_MSG(copy_shape_stream(&s, args) == stream, "%s: stream %#llx, want %#llx", name,
+		  (unsigned long long)copy_shape_stream(&s, args), (unsigned long long)stream);
+}
+
+static void test_copy_shapes(void)
+{
+	const uint64_t linear[] = {0x1000, 0x2000, 4096, 0x5500};
+	const uint64_t peer[] = {0x1000, 0xc1, 0x2000, 0xc2, 777, 0x5500};
+	const uint64_t arrays[] = {0xa1, 16, 0xa2, 32, 999};
+	const uint64_t set2d[] = {0x1000, 512, 7, 100, 3, 0x5500};
+	const uint64_t sizes[] = {10, 20, 30};
+	const uint64_t batch[] = {0, 0, (uintptr_t)sizes, 3, 0, 0, 0, 0, 0x5500};
+	CUDA_MEMCPY2D d2 = {.srcMemoryType = CU_MEMORYTYPE_HOST,
+			    .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+			    .WidthInBytes = 100,
+			    .Height = 3};
+	uint64_t d3[26] = {0};
+	const uint64_t desc2[] = {(uintptr_t)&d2, 0x5500}, desc3[] = {(uintptr_t)d3};
+	struct copy_shape s;
+
+	expect_shape("cuMemcpyHtoD_v2", 3, linear, GRT_COPY_HTOD, 4096, 0x1);
+	expect_shape("cuMemcpyHtoD_v2_ptds", 3, linear, GRT_COPY_HTOD, 4096, 0x2);
+	expect_shape("cuMemcpyDtoHAsync_v2", 4, linear, GRT_COPY_DTOH, 4096, 0x5500);
+	expect_shape("cuMemcpyDtoDAsync_v2_ptsz", 4, linear, GRT_COPY_DTOD, 4096, 0x5500);
+	expect_shape("cuMemcpyPeerAsync", 6, peer, GRT_COPY_PEER, 777, 0x5500);
+	expect_shape("cuMemcpyAtoA_v2", 5, arrays, GRT_COPY_DTOD, 999, 0x1);
+	expect_shape("cuMemcpyHtoA_v2", 4, arrays, GRT_COPY_HTOD, 32, 0x1);
+	expect_shape("cuMemcpyAtoHAsync_v2", 5, arrays, GRT_COPY_DTOH, 32, 999);
+	expect_shape("cuMemsetD16Async", 4, linear, GRT_GPU_COPY_MEMSET, 8192, 0x5500);
+	expect_shape("cuMemsetD8_v2_ptds", 3, linear, GRT_GPU_COPY_MEMSET, 4096, 0x2);
+	expect_shape("cuMemsetD2D32_v2", 5, set2d, GRT_GPU_COPY_MEMSET, 1200, 0x1);
+	expect_shape("cuMemsetD2D8Async", 6, set2d, GRT_GPU_COPY_MEMSET, 300, 0x5500);
+	expect_shape("cuMemcpy2DAsync_v2", 2, desc2, GRT_COPY_HTOD, 300, 0x5500);
+	expect_shape("cuMemcpyBatchAsync", 9, batch, GRT_COPY_UNKNOWN, 60, 0x5500);
+	/* a 3D copy: device to pageable host, 8 x 4 x 2 */
+	d3[COPY_3D_OFF_SRC_TYPE / 8] = CU_MEMORYTYPE_DEVICE;
+	d3[COPY_3D_OFF_DST_TYPE / 8] = CU_MEMORYTYPE_HOST;
+	d3[COPY_3D_OFF_WIDTH / 8] = 8;
+	d3[COPY_3D_OFF_WIDTH / 8 + 1] = 4;
+	d3[COPY_3D_OFF_WIDTH / 8 + 2] = 2;
+	expect_shape("cuMemcpy3D_v2", 1, desc3, GRT_COPY_DTOH, 64, 0x1);
+	expect_shape("cuMemcpy3DPeer", 1, desc3, GRT_COPY_PEER, 64, 0x1);
+	/* unified addresses: the pointers' types decide, at the call */
+	CHECK(copy_shape_of("cuMemcpyAsync", 4, &s) && s.kind_by_pointers && s.stream_arg == 3);
+	CHECK(copy_shape_of("cuMemcpy_ptds", 3, &s) && s.kind_by_pointers &&
+	      s.stream_from == COPY_STREAM_PER_THREAD);
+	CHECK(copy_shape_of("cuMemcpyHtoD_v2", 3, &s) && !s.kind_by_pointers);
+	CHECK_EQ_U64(copy_shape_kind_of_types(0, CU_MEMORYTYPE_DEVICE), GRT_COPY_HTOD);
+	CHECK_EQ_U64(copy_shape_kind_of_types(CU_MEMORYTYPE_DEVICE, 0), GRT_COPY_DTOH);
+	CHECK_EQ_U64(copy_shape_kind_of_types(CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_DEVICE),
+		     GRT_COPY_DTOD);
+	CHECK_EQ_U64(copy_shape_kind_of_types(0, CU_MEMORYTYPE_HOST), GRT_COPY_HTOH);
+	CHECK_EQ_U64(copy_shape_kind_of_types(4, CU_MEMORYTYPE_DEVICE), GRT_COPY_DEFAULT);
+	/* graph launches are not copies */
+	CHECK(!copy_shape_of("cuGraphLaunch", 2, &s));
+	CHECK(!copy_shape_of("cuLaunchCooperativeKernelMultiDevice", 3, &s));
+}
+
+/* Every copy and memset the library forwards has a shape whose argument indices exist. */
+static void test_every_work_call_shaped(void)
+{
+	struct copy_shape s;
+	unsigned copies = 0;
+
+#define SHAPED(name, nargs)                                                                        \
+	if (!strncmp(#name, "cuMem", 5)) {                                                         \
+		bool ok = copy_shape_of(#name, nargs, &s);                                         \
+		CHECK_MSG(ok, "%s: no shape", #name);                                              \
+		CHECK_MSG(s.stream_from != COPY_STREAM_ARG || s.stream_arg < (nargs),              \
+			  "%s: stream argument %u", #name, s.stream_arg);                          \
+		CHECK_MSG(s.bytes_arg < (nargs), "%s: bytes argument %u", #name, s.bytes_arg);     \
+		CHECK_MSG((s.stream_from == COPY_STREAM_ARG) == (strstr(#name, "Async") != NULL),  \
+			  "%s: stream", #name);                                                    \
+		copies += ok;                                                                      \
+	}
+	INJECT_WORK_CALLS(SHAPED)
+#undef SHAPED
+	CHECK_EQ_U64(copies, 104);
+}
+
 int main(void)
 {
 	RUN_TEST(test_ring_rejects_bad_sizes);
@@ -632,5 +730,7 @@ int main(void)
 	RUN_TEST(test_probe_cache);
 	RUN_TEST(test_instrumentations_merged);
 	RUN_TEST(test_twin_arguments);
+	RUN_TEST(test_copy_shapes);
+	RUN_TEST(test_every_work_call_shaped);
 	return TEST_EXIT_STATUS();
 }

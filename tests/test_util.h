@@ -17,6 +17,17 @@ static int test_cases_passed, test_cases_failed;
 		}                                                                                  \
 	} while (0)
 
+/* CHECK with a printf-style detail of what was found */
+#define CHECK_MSG(cond, ...)                                                                       \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			printf("  check failed: ");                                                \
+			printf(__VA_ARGS__);                                                       \
+			printf(" (%s:%d)\n", __FILE__, __LINE__);                                  \
+			test_failures_in_case++;                                                   \
+		}                                                                                  \
+	} while (0)
+
 #define CHECK_EQ_U64(a, b)                                                                         \
 	do {                                                                                       \
 		uint64_t _a = (uint64_t)(a), _b = (uint64_t)(b);                                   \

@@ -3,6 +3,7 @@
 #include <time.h>
 #include "inject/calib.h"
 #include "inject/collector.h"
+#include "inject/copy_timing.h"
 #include "inject/inject.h"
 #include "inject/instrument.h"
 #include "inject/own_thread.h"
@@ -54,6 +55,12 @@ static void *collector_main(void *arg)
 				is->instr[u]->tick(is->instr[u]->self);
 		t1 = inject_now_ns();
 		stat_add(&stats->drain_topup_ns, t1 - t0);
+		/* copies timed with events: without the lock, which the launch path needs */
+		pthread_mutex_unlock(&is->lock);
+		copy_timing_collect(is->st, false);
+		pthread_mutex_lock(&is->lock);
+		if (is->stop)
+			break;
 		/* device times are mapped with the opening calibration: wait for it */
 		if (!instr_any_pending(is) || is->st->cfg.collect_at_exit ||
 		    !calib_opening_finished(is->st) || !collect_due(is))

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "inject/call_bracket.h"
 #include "inject/channel.h"
+#include "inject/copy_timing.h"
 #include "inject/cupti.h"
 #include "inject/cupti_decls.h"
 #include "inject/inject.h"
@@ -80,12 +81,12 @@ struct cupti_state {
 	struct corr_slot *corr;
 	bool own_clock; /* CUPTI timestamps are CLOCK_MONOTONIC (our callback) */
 	bool hw_trace;	/* we turned on hardware kernel timestamps */
+	atomic_bool hw_tried; /* asked once: by the calibration, or when CUPTI is loaded late */
 	atomic_bool released; /* handed over to the application's CUPTI client: hands off */
 	/*
 	 * Kernel activity is on. Where the block probes time kernels it is
 	 * turned on only at the first launch they do not cover (cupti_need_kernels).
 	 */
-	atomic_bool kernels_on;
 	_Atomic uint64_t last_flush_ns;
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t kernels, copies;
@@ -547,9 +548,7 @@ void cupti_try_hw_trace(struct inject_state *st)
 	struct cupti_state *c = st->cupti;
 	CUptiResult r;
 
-	if (!c)
-		return;
-	if (atomic_load(&c->released))
+	if (!c || atomic_load(&c->released) || atomic_exchange(&c->hw_tried, true))
 		return;
 	r = c->api.enable_hw_trace ? c->api.enable_hw_trace(1) : CUPTI_ERROR_NOT_SUPPORTED;
 	c->hw_trace = r == CUPTI_SUCCESS;
@@ -563,7 +562,7 @@ void cupti_try_hw_trace(struct inject_state *st)
 			       c->api.enable_hw_trace ? cupti_error(c, r) : "not in this libcupti");
 }
 
-/* The activity kinds grtrace records; the kernel kind first (it may be deferred). */
+/* The activity kinds grtrace records. */
 static const int activity_kinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
     CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -573,16 +572,18 @@ static const int activity_kinds[] = {
 /*
  * CUPTI's kernel activity instruments every launch in the driver (it cost
  * +70% on 10,000 short launches on the H100, against +16% for the block
- * probes): where the probes time the kernels it waits for one they do not.
+ * probes), and CUPTI loaded with nothing enabled still slows every launch
+ * (bench/RESULTS.md, run 26): where the probes time the kernels it is not
+ * loaded until a kernel they do not cover is launched.
  */
-static bool defer_kernels(const struct inject_state *st)
+bool cupti_waits_for_kernels(const struct inject_state *st)
 {
 	const char *v = getenv(GRT_INJECT_ENV_CUPTI_KERNELS);
 
-	return st->cfg.probe_mode && !(v && !strcmp(v, "always"));
+	return st->cfg.cupti && st->cfg.probe_mode && !(v && !strcmp(v, "always"));
 }
 
-static int enable_activity(struct cupti_state *c, bool kernels, char *why, size_t why_len)
+static int enable_activity(struct cupti_state *c, char *why, size_t why_len)
 {
 	const int *kinds = activity_kinds;
 	CUptiResult r;
@@ -591,8 +592,7 @@ static int enable_activity(struct cupti_state *c, bool kernels, char *why, size_
 		snprintf(why, why_len, "cuptiActivityRegisterCallbacks: %s", cupti_error(c, r));
 		return -EIO;
 	}
-	atomic_store(&c->kernels_on, kernels);
-	for (size_t i = kernels ? 0 : 1; i < sizeof(activity_kinds) / sizeof(activity_kinds[0]); i++)
+	for (size_t i = 0; i < sizeof(activity_kinds) / sizeof(activity_kinds[0]); i++)
 		if ((r = c->api.activity_enable(kinds[i]))) {
 			snprintf(why, why_len, "cuptiActivityEnable(%d): %s", kinds[i],
 				 cupti_error(c, r));
@@ -706,7 +706,7 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len)
 		return -EBUSY;
 	}
 	if ((st->cfg.cupti_callbacks && (err = enable_callbacks(c, why, why_len))) ||
-	    (err = enable_activity(c, !defer_kernels(st), why, why_len)))
+	    (err = enable_activity(c, why, why_len)))
 		return err; /* subscribed: keep the state, CUPTI may still call back */
 	/* buffers are flushed on a thread named as grtrace's, never on the application's */
 	c->flusher_started = !own_thread_start(&c->flusher, "cupti", flusher_main, c);
@@ -714,31 +714,40 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len)
 	return 0;
 }
 
-bool cupti_kernels_deferred(const struct inject_state *st)
-{
-	return st->cupti && !atomic_load(&st->cupti->kernels_on);
-}
+/* cupti_need_kernels() loads CUPTI once, whichever thread gets there first. */
+static pthread_mutex_t need_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_bool need_answered;
 
 void cupti_need_kernels(struct inject_state *st, const char *kernel, const char *why)
 {
-	struct cupti_state *c = st->cupti;
-	bool off = false;
-	CUptiResult r;
+	char err_why[256] = "";
+	int err;
 
-	if (!c || atomic_load(&c->released) || !atomic_compare_exchange_strong(&c->kernels_on, &off, true))
+	if (atomic_load(&need_answered) || st->cupti || !cupti_waits_for_kernels(st))
 		return;
+	pthread_mutex_lock(&need_lock);
+	if (atomic_load(&need_answered)) {
+		pthread_mutex_unlock(&need_lock);
+		return; /* another thread loaded it while this one waited: its kernel is timed */
+	}
 	inject_enter_tool();
-	r = c->api.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+	err = cupti_start_unless_taken(st, err_why, sizeof(err_why));
 	inject_leave_tool();
-	if (r)
-		channel_status(&st->chan, INJ_PART_CUPTI, -EIO,
-			       "CUPTI kernel timing could not be turned on (%s) for %s%s%s%s",
-			       cupti_error(c, r), kernel ? "kernel " : "", kernel ? kernel : "",
-			       kernel ? " launched without block probes: " : "", why);
-	else
-		channel_status(&st->chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on from here: %s%s%s%s",
+	if (!err) {
+		copy_timing_handoff(st);
+		channel_status(&st->chan, INJ_PART_CUPTI, 0,
+			       "CUPTI kernel and copy timing on from here: %s%s%s%s",
 			       kernel ? "kernel " : "", kernel ? kernel : "",
 			       kernel ? " launched without block probes: " : "", why);
+		cupti_try_hw_trace(st);
+	} else if (err != -EALREADY) { /* -EALREADY: the application's client has CUPTI */
+		channel_status(&st->chan, INJ_PART_CUPTI, err,
+			       "CUPTI kernel timing unavailable for %s%s%s%s: %s",
+			       kernel ? "kernel " : "", kernel ? kernel : "",
+			       kernel ? " launched without block probes: " : "", why, err_why);
+	}
+	atomic_store(&need_answered, true);
+	pthread_mutex_unlock(&need_lock);
 }
 
 void cupti_flush(struct inject_state *st)

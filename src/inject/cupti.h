@@ -9,12 +9,16 @@
 struct inject_state;
 
 int cupti_start(struct inject_state *st, char *why, size_t why_len);
-/* Whether CUPTI's kernel activity waits for a kernel the block probes do not cover. */
-bool cupti_kernels_deferred(const struct inject_state *st);
 /*
- * A kernel the block probes do not time is about to run: CUPTI's kernel
- * activity goes on, once, and the trace says from when, for which kernel
- * (NULL: launched by a graph or one not seen looked up) and why.
+ * Whether CUPTI stays out of the process until a kernel the block probes do
+ * not cover is launched (the probes are on, GRTRACE_GPU_CUPTI_KERNELS is not
+ * "always"); copies are timed with events meanwhile (copy_timing.h).
+ */
+bool cupti_waits_for_kernels(const struct inject_state *st);
+/*
+ * A kernel the block probes do not time is about to run: CUPTI is loaded
+ * with its kernel and copy activity, once, and the trace says from when, for
+ * which kernel (NULL: launched by a graph or one not seen looked up) and why.
  */
 void cupti_need_kernels(struct inject_state *st, const char *kernel, const char *why);
 

@@ -73,6 +73,10 @@ struct inject_driver {
 	CUresult (*cuFuncLoad)(CUfunction f);
 	/* optional: the device's memory, which the probe pool's default budget follows */
 	CUresult (*cuDeviceTotalMem_v2)(size_t *bytes, CUdevice dev);
+	/* optional: copies timed with events while CUPTI is not loaded (copy_timing.c) */
+	CUresult (*cuEventElapsedTime)(float *ms, CUevent start, CUevent end);
+	CUresult (*cuEventDestroy_v2)(CUevent e);
+	CUresult (*cuPointerGetAttribute)(void *data, int attribute, CUdeviceptr ptr);
 };
 
 struct inject_config {
@@ -116,6 +120,7 @@ struct inject_stats {
 };
 
 struct gpubpf_session;
+struct copy_timing;
 
 struct inject_state {
 	struct inject_config cfg;
@@ -137,6 +142,7 @@ struct inject_state {
 	bool calib_opened;
 	struct cupti_state *cupti;
 	struct cupti_handover handover;
+	struct copy_timing *copies; /* copies timed with events (copy_timing.c), NULL when off */
 	struct calib_state *calib;
 	struct instr_state *instr;
 	struct gpubpf_session *bpf; /* the recorder's GPU eBPF programs, NULL when none */

@@ -13,6 +13,7 @@
 #include "inject/bpf_probes.h"
 #include "inject/call_record.h"
 #include "inject/channel.h"
+#include "inject/copy_timing.h"
 #include "inject/cupti.h"
 #include "inject/inject.h"
 #include "inject/instrument.h"
@@ -186,6 +187,9 @@ static int resolve_driver(bool may_load)
 	inject_process_state.drv.cuStreamDestroy_v2 = inject_real_dlsym(h, "cuStreamDestroy_v2");
 	inject_process_state.drv.cuFuncLoad = inject_real_dlsym(h, "cuFuncLoad");
 	inject_process_state.drv.cuDeviceTotalMem_v2 = inject_real_dlsym(h, "cuDeviceTotalMem_v2");
+	inject_process_state.drv.cuEventElapsedTime = inject_real_dlsym(h, "cuEventElapsedTime");
+	inject_process_state.drv.cuEventDestroy_v2 = inject_real_dlsym(h, "cuEventDestroy_v2");
+	inject_process_state.drv.cuPointerGetAttribute = inject_real_dlsym(h, "cuPointerGetAttribute");
 	interpose_resolve(h);
 	atomic_store(&inject_process_state.driver_ready, 1);
 	pthread_mutex_unlock(&inject_process_state.init_lock);
@@ -245,18 +249,19 @@ void inject_start(void)
 	read_comm(comm, sizeof(comm));
 	channel_status(&inject_process_state.chan, INJ_PART_LIBRARY, 0,
 		       "libgrtrace-inject attached to %s (pid %d)", comm, (int)inject_process_state.pid);
-	if (inject_process_state.cfg.cupti)
+	/* where the block probes time the kernels, CUPTI waits for one they do not (cupti.h) */
+	if (inject_process_state.cfg.cupti && !cupti_waits_for_kernels(&inject_process_state))
 		err = cupti_start_unless_taken(&inject_process_state, why, sizeof(why));
 	if (!inject_process_state.cfg.cupti)
 		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, -ECANCELED,
 			       "CUPTI kernel timing off (GRTRACE_GPU_CUPTI=0)");
+	else if (cupti_waits_for_kernels(&inject_process_state))
+		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, 0,
+			       "CUPTI not loaded: the block probes time the kernels; CUPTI waits for "
+			       "a kernel they do not cover");
 	else if (err && err != -EALREADY) /* -EALREADY: another client's, its line went out */
 		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, err,
 			       "CUPTI kernel timing unavailable: %s", why);
-	else if (!err && cupti_kernels_deferred(&inject_process_state))
-		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, 0,
-			       "CUPTI copy timing on; CUPTI kernel timing waits for a kernel the "
-			       "block probes do not cover");
 	else if (!err)
 		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, 0, "CUPTI kernel timing on");
 	err = bpf_probes_load(&inject_process_state, why, sizeof(why));
@@ -275,6 +280,9 @@ void inject_start(void)
 			       why);
 		if (inject_process_state.cfg.probe_mode)
 			cupti_need_kernels(&inject_process_state, NULL, "block probes unavailable");
+	} else if (inject_process_state.cfg.probe_mode && !inject_process_state.cupti) {
+		/* copies and memsets: CUDA events until CUPTI is loaded, if ever */
+		copy_timing_start(&inject_process_state);
 	}
 	atexit(inject_finish);
 	inject_leave_tool();
@@ -378,6 +386,8 @@ static void *finish_main(void *unused)
 	if (inject_process_state.calib_thread_started)
 		pthread_join(inject_process_state.calib_thread, NULL);
 	instr_stop(&inject_process_state);
+	copy_timing_collect(&inject_process_state, true);
+	copy_timing_stop(&inject_process_state);
 	if (atomic_load(&inject_process_state.calib_started) && inject_process_state.globaltimer.valid) {
 		err = calib_globaltimer(&inject_process_state, true, why, sizeof(why));
 		if (err)

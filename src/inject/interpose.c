@@ -4,6 +4,7 @@
 #include <string.h>
 #include "inject/call_bracket.h"
 #include "inject/call_record.h"
+#include "inject/copy_timing.h"
 #include "inject/cupti.h"
 #include "inject/cupti_handover.h"
 #include "inject/inject.h"
@@ -88,6 +89,16 @@ enum interposed_id {
 /* Filled once by interpose_resolve() from libcuda itself; read-only afterwards. */
 static struct interposed table[IP_COUNT];
 
+/* Copies and memsets among them, by name (copy_shape.h): filled by interpose_resolve(). */
+static struct work_shape {
+	bool is_copy;
+	struct copy_shape shape;
+} work_shapes[IP_COUNT];
+
+#define WORK_NARGS(name, nargs) [IP_##name] = nargs,
+static const uint8_t work_nargs[IP_COUNT] = {INJECT_WORK_CALLS(WORK_NARGS)};
+#undef WORK_NARGS
+
 typedef void *(*dlsym_fn)(void *, const char *);
 /* libc's dlsym; the assembly entry below jumps to it for RTLD_NEXT lookups */
 __attribute__((used)) void *grt_real_dlsym;
@@ -123,6 +134,10 @@ DLSYM_PATH void *inject_real_dlsym(void *handle, const char *name)
 
 void interpose_resolve(void *libcuda)
 {
+	for (int i = 0; i < IP_COUNT; i++)
+		if (work_nargs[i])
+			work_shapes[i].is_copy =
+			    copy_shape_of(table[i].name, work_nargs[i], &work_shapes[i].shape);
 	for (int i = 0; i < IP_COUNT; i++) {
 		table[i].real = inject_real_dlsym(libcuda, table[i].name);
 		for (uint16_t api = 1; api < GRT_CUDA_API_COUNT && !table[i].api; api++)
@@ -673,25 +688,44 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
 	if (!real)                                                                                 \
 		return CUDA_ERROR_NOT_INITIALIZED;
 
+
+/*
+ * A copy's events (copy_timing.h) are recorded outside the call's record,
+ * so that the call's API time stays the application's.
+ */
 #define WORK_WRAPPER(name, nargs)                                                                  \
 	EXPORT CUresult name(WORK_PARAMS_##nargs)                                                  \
 	{                                                                                          \
 		FORWARD_PROLOGUE(name, nargs)                                                      \
+		struct copy_mark mark_;                                                            \
+		uint64_t enter_, end_;                                                             \
+		bool timed_;                                                                       \
+                                                                                                   \
 		if (inject_in_tool)                                                                \
 			return real(WORK_ARGS_##nargs);                                            \
-		REC_BEGIN(name, WORK_ARGS_##nargs);                                                \
-		if (!gpu_recording()) {                                                            \
+		timed_ = work_shapes[IP_##name].is_copy && gpu_recording() &&                      \
+			 copy_timing_begin(inject(), &work_shapes[IP_##name].shape,                 \
+					   (const uint64_t[]){WORK_ARGS_##nargs}, &mark_);          \
+		{                                                                                  \
+			REC_BEGIN(name, WORK_ARGS_##nargs);                                        \
+			if (!gpu_recording()) {                                                    \
+				r = real(WORK_ARGS_##nargs);                                       \
+				REC_END(r);                                                        \
+				return r;                                                          \
+			}                                                                          \
+			if (IP_##name == IP_cuGraphLaunch || IP_##name == IP_cuGraphLaunch_ptsz || \
+			    IP_##name == IP_cuLaunchCooperativeKernelMultiDevice)                  \
+				cupti_need_kernels(inject(), NULL,                                 \
+						   "a graph or multi-device launch (its "          \
+						   "kernels run unchanged)");                      \
+			REC_BRACKET_BEGIN();                                                       \
+			enter_ = inject_call.enter_ns;                                             \
 			r = real(WORK_ARGS_##nargs);                                               \
-			REC_END(r);                                                                \
-			return r;                                                                  \
+			end_ = inject_call_end();                                                  \
+			REC_END_AT(r, end_);                                                       \
 		}                                                                                  \
-		if (IP_##name == IP_cuGraphLaunch || IP_##name == IP_cuGraphLaunch_ptsz ||         \
-		    IP_##name == IP_cuLaunchCooperativeKernelMultiDevice)                          \
-			cupti_need_kernels(inject(), NULL, "a graph or multi-device launch (its "  \
-						     "kernels run unchanged)");                    \
-		REC_BRACKET_BEGIN();                                                               \
-		r = real(WORK_ARGS_##nargs);                                                       \
-		REC_END_AT(r, inject_call_end());                                                  \
+		if (timed_)                                                                        \
+			copy_timing_end(inject(), &mark_, r, enter_, end_);                        \
 		return r;                                                                          \
 	}
 

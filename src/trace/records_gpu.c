@@ -67,6 +67,8 @@ static void describe_gpu_copy(const struct grt_record *rec, const struct grt_str
 	grt_field_u64(out, "device", c->device);
 	grt_field_hex(out, "stream", c->stream);
 	grt_field_u64(out, "stream_id", c->stream_id);
+	if (c->flags & GRT_GPU_F_EVENT_TIMED)
+		grt_field_str(out, "timed_by", "events");
 	if (c->flags & GRT_GPU_F_OWN)
 		grt_field_u64(out, "own", 1);
 }

@@ -12,7 +12,7 @@
  */
 enum grt_gpu_record_type {
 	GRT_REC_GPU_KERNEL = GRT_REC_GPU_FIRST,	/* a kernel's START/END on the device (CUPTI) */
-	GRT_REC_GPU_COPY = GRT_REC_GPU_FIRST + 1,	/* a memcpy/memset on the device (CUPTI) */
+	GRT_REC_GPU_COPY = GRT_REC_GPU_FIRST + 1,	/* a memcpy/memset on the device (CUPTI or events) */
 	GRT_REC_GPU_BLOCK = GRT_REC_GPU_FIRST + 2,	/* one block of an instrumented launch */
 	GRT_REC_GPU_LAUNCH = GRT_REC_GPU_FIRST + 3,	/* per-launch summary of the block probes */
 	GRT_REC_GPU_INSTRUMENT = GRT_REC_GPU_FIRST + 4, /* a kernel was (not) instrumented, and why */
@@ -22,6 +22,8 @@ enum grt_gpu_record_type {
 enum grt_gpu_rec_flags {
 	/* grtrace's own work inside the target (calibration, probe collection): not the application's */
 	GRT_GPU_F_OWN = 1,
+	/* a copy timed by CUDA events around its call (CUPTI not loaded), not by CUPTI */
+	GRT_GPU_F_EVENT_TIMED = 2,
 };
 
 /*

@@ -51,4 +51,24 @@ RECORD_FLAGS="--cuda-via uprobe" record fallback_uprobe cuda,gpu -- "$FIX/app" 2
 identity fallback_uprobe
 expect_check fallback_uprobe fallback_bracket_is_the_original_launch_uprobe \
 	"gpu_kernel=22 gpu_copy=0 gpu_launch=21 matched=43 failed=0 cuda_calls=24 cuda_calls_matched=22"
+# the default where the probes time the kernels: CUPTI stays out until a kernel they do not cover
+# (round 0's graph launch, one thread); until then round 0's 3 copies and 2 memsets are timed
+# with CUDA events recorded around the calls as grtrace's own calls, the other 95 by CUPTI:
+# 100 copies, each with its one call; CUPTI's kernels from the graph launch on (38 + 8 x 3)
+record deferred cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app_threads" 1 20
+identity deferred
+grep -q "failed=0" "$T/deferred.out" && ok deferred_app_succeeds || fail deferred_app_succeeds
+expect_check deferred deferred_every_record_one_call \
+	"gpu_kernel=62 gpu_copy=100 gpu_launch=40 matched=202 failed=0 cuda_calls=148 cuda_calls_matched=148"
+n=$("$G" parse "$T/deferred.grt" --filter type=gpu_copy | grep -c "timed_by=events")
+[ "$n" = 5 ] && ok deferred_copies_timed_by_events || fail deferred_copies_timed_by_events "got $n"
+check deferred_no_cupti_before grep -q "CUPTI not loaded: the block probes time the kernels" \
+	<("$G" parse "$T/deferred.grt" --filter type=source_status)
+# by uprobes the events' recording calls are seen, on a thread lent to grtrace: its own, not the application's
+RECORD_FLAGS="--cuda-via uprobe" record deferred_uprobe cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app_threads" 1 20
+identity deferred_uprobe
+expect_check deferred_uprobe deferred_every_record_one_call_uprobe \
+	"gpu_kernel=62 gpu_copy=100 gpu_launch=40 matched=202 failed=0 cuda_calls=148 cuda_calls_matched=148"
+check deferred_events_line grep -q "copies and memsets timed with CUDA events: 5 timed (within [0-9]* ns), 0 not timed" \
+	<("$G" parse "$T/deferred.grt" --filter type=source_status)
 exit $failed

@@ -129,12 +129,12 @@ n=$(json noprobes "(len(app(of('gpu_kernel'))), len(of('gpu_launch')), len(of('g
 [ "$n" = "($((LAUNCHES + 2)), 0, 0)" ] && ok probes_off || fail probes_off "got $n"
 check probes_off_fake_plain grep -qE "^plain=$((LAUNCHES + 2)) probed=0 " "$T/noprobes.fake"
 
-# CUPTI kernel timing waits for a kernel the probes do not cover: here probe_fails_kernel's
+# CUPTI is not loaded until a kernel the probes do not cover: here probe_fails_kernel's
 # failed instrumented launch, which runs unchanged; the vector_add launches before it are timed by
 # the probes alone, the one after it (through the per-thread-stream pointer) by both
 record deferred gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app" $LAUNCHES
-n=$(json deferred "[r['message'] for r in of('source_status') if 'CUPTI' in r['message'] and 'kernel timing' in r['message']]")
-[ "$n" = "['CUPTI copy timing on; CUPTI kernel timing waits for a kernel the block probes do not cover', 'CUPTI kernel timing on from here: kernel probe_fails_kernel launched without block probes: its instrumented launch failed and ran unchanged']" ] &&
+n=$(json deferred "[r['message'] for r in of('source_status') if 'CUPTI' in r['message'] and 'CUPTI:' not in r['message']]")
+[ "$n" = "['CUPTI not loaded: the block probes time the kernels; CUPTI waits for a kernel they do not cover', 'copies and memsets timed with CUDA events until CUPTI is loaded', 'CUPTI kernel and copy timing on from here: kernel probe_fails_kernel launched without block probes: its instrumented launch failed and ran unchanged', 'CUPTI kernel timestamps by instrumenting each launch (hardware event system: fake CUPTI error)']" ] &&
 	ok cupti_deferred_says_from_when || fail cupti_deferred_says_from_when "got $n"
 n=$(json deferred "sorted(k['kernel'] for k in app(of('gpu_kernel')))")
 [ "$n" = "['probe_fails_kernel', 'vector_add']" ] && ok cupti_deferred_kernels ||
@@ -145,9 +145,9 @@ n=$(json deferred "len(of('gpu_launch'))")
 record selected gpu GRTRACE_GPU_CUPTI_KERNELS= GRTRACE_GPU_KERNELS='^vector' -- "$FIX/app" $LAUNCHES
 n=$(json selected "[i['reason'] for i in of('gpu_instrument') if i['kernel'] == 'probe_fails_kernel']")
 [ "$n" = "['not selected by the kernel filter']" ] && ok kernel_filter || fail kernel_filter "got $n"
-# the kernel the filter leaves out is the one that turns CUPTI's kernel timing on, by name
-n=$(json selected "[r['message'] for r in of('source_status') if 'kernel timing on from here' in r['message']]")
-[ "$n" = "['CUPTI kernel timing on from here: kernel probe_fails_kernel launched without block probes: left out by the kernel filter, or its rewrite failed']" ] &&
+# the kernel the filter leaves out is the one that loads CUPTI, by name
+n=$(json selected "[r['message'] for r in of('source_status') if 'timing on from here' in r['message']]")
+[ "$n" = "['CUPTI kernel and copy timing on from here: kernel probe_fails_kernel launched without block probes: left out by the kernel filter, or its rewrite failed']" ] &&
 	ok cupti_on_names_kernel || fail cupti_on_names_kernel "got $n"
 
 record thread gpu GRTRACE_GPU_PROBES=thread GRTRACE_GPU_BLOCK_LAUNCHES=2 -- "$FIX/app" $LAUNCHES

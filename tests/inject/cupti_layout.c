@@ -12,6 +12,7 @@ static const int headers_kind_memset = CUPTI_ACTIVITY_KIND_MEMSET;
 static const int headers_kind_memcpy = CUPTI_ACTIVITY_KIND_MEMCPY;
 
 #define GRT_CUPTI_CONSTANTS_ONLY
+#include "inject/copy_shape.h"
 #include "inject/cupti_decls.h"
 
 static int failures;
@@ -54,6 +55,17 @@ int main(void)
 	SAME("memset correlationId", CUPTI_COPY_OFF_CORRELATION,
 	     offsetof(CUpti_ActivityMemset4, correlationId));
 	SAME("memset graphId", CUPTI_COPY_OFF_GRAPH, offsetof(CUpti_ActivityMemset4, graphId));
+	/* the copy descriptors copy_shape.c reads (cuda.h) */
+	SAME("3D srcMemoryType", COPY_3D_OFF_SRC_TYPE, offsetof(CUDA_MEMCPY3D, srcMemoryType));
+	SAME("3D dstMemoryType", COPY_3D_OFF_DST_TYPE, offsetof(CUDA_MEMCPY3D, dstMemoryType));
+	SAME("3D WidthInBytes", COPY_3D_OFF_WIDTH, offsetof(CUDA_MEMCPY3D, WidthInBytes));
+	SAME("3D Height", COPY_3D_OFF_WIDTH + 8, offsetof(CUDA_MEMCPY3D, Height));
+	SAME("3D Depth", COPY_3D_OFF_WIDTH + 16, offsetof(CUDA_MEMCPY3D, Depth));
+	SAME("3D peer srcMemoryType", COPY_3D_OFF_SRC_TYPE,
+	     offsetof(CUDA_MEMCPY3D_PEER, srcMemoryType));
+	SAME("3D peer dstMemoryType", COPY_3D_OFF_DST_TYPE,
+	     offsetof(CUDA_MEMCPY3D_PEER, dstMemoryType));
+	SAME("3D peer WidthInBytes", COPY_3D_OFF_WIDTH, offsetof(CUDA_MEMCPY3D_PEER, WidthInBytes));
 	SAME("callback site", CUPTI_CB_OFF_SITE, offsetof(CUpti_CallbackData, callbackSite));
 	SAME("callback params", CUPTI_CB_OFF_PARAMS, offsetof(CUpti_CallbackData, functionParams));
 	SAME("callback correlationId", CUPTI_CB_OFF_CORRELATION,

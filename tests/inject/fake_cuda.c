@@ -73,6 +73,7 @@ static struct fake_module *all_modules;
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 /* driver calls that are not launches, to tell what a launch costs beside itself */
 static atomic_uint allocs, event_records, app_event_records, event_waits, event_queries, stream_syncs;
+static atomic_uint event_elapsed; /* cuEventElapsedTime calls: copies timed with events */
 static atomic_uint func_loads; /* cuFuncLoad: functions loaded ahead of their first launch */
 
 static uint64_t mono_ns(void)
@@ -377,6 +378,7 @@ EXPORT CUresult cuStreamIsCapturing(void *s, int *st)
 struct fake_event {
 	bool held;
 	unsigned gen; /* the synchronization generation it waits for the end of */
+	uint64_t at_ns; /* CLOCK_MONOTONIC of its recording: the fake GPU is never behind in time */
 };
 
 #define APP_STREAMS 8
@@ -442,7 +444,23 @@ EXPORT CUresult cuEventRecord(void *e, void *s)
 		atomic_fetch_add(&app_event_records, 1);
 	ev->held = getenv("FAKE_GPU_BEHIND") && app_stream(s);
 	ev->gen = sync_gen;
+	ev->at_ns = mono_ns();
 	pthread_mutex_unlock(&gpu_lock);
+	return 0;
+}
+EXPORT CUresult cuEventElapsedTime(float *ms, void *a, void *b)
+{
+	const struct fake_event *ea = a, *eb = b;
+
+	atomic_fetch_add(&event_elapsed, 1);
+	if (!ea->at_ns || !eb->at_ns || event_pending(ea) || event_pending(eb))
+		return CUDA_ERROR_NOT_READY;
+	*ms = (float)(((double)eb->at_ns - (double)ea->at_ns) / 1e6);
+	return 0;
+}
+EXPORT CUresult cuEventDestroy_v2(void *e)
+{
+	free(e);
 	return 0;
 }
 EXPORT CUresult cuEventQuery(void *e)
@@ -1210,10 +1228,11 @@ __attribute__((destructor)) static void report(void)
 		"plain=%u probed=%u calib=%u summarize=%u graphs=%u copies=%u memsets=%u "
 		"events_legacy=%u events_per_thread=%u unsafe_in_capture=%u allocs=%u "
 		"event_records=%u app_event_records=%u event_waits=%u event_queries=%u "
-		"stream_syncs=%u slots_right=%u slots_wrong=%u func_loads=%u\n",
+		"stream_syncs=%u slots_right=%u slots_wrong=%u func_loads=%u event_elapsed=%u\n",
 		launches_plain, launches_probed, launches_calib, launches_summarize, graph_launches,
 		copies, memsets, events_legacy, events_per_thread, atomic_load(&unsafe_in_capture),
 		allocs, event_records, app_event_records, event_waits, event_queries, stream_syncs,
-		atomic_load(&slots_right), atomic_load(&slots_wrong), atomic_load(&func_loads));
+		atomic_load(&slots_right), atomic_load(&slots_wrong), atomic_load(&func_loads),
+		atomic_load(&event_elapsed));
 	fclose(f);
 }

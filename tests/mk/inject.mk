@@ -52,7 +52,8 @@ FIXTURES += $(INJECT_FIX)/libcuda.so.1 $(INJECT_FIX)/cupti/libcupti.so.13 $(INJE
 # Unit tests of the inject library's pure parts (ring, clock math, launch summaries, cache,
 # the instrumentations' kernel tables and twin arguments).
 INJECT_PURE_OBJS := $(patsubst %.c,$(BUILD)/pic/%.o,src/inject/clock_math.c src/inject/launch_summary.c \
-	src/inject/probe_cache.c src/inject/instr_kernel.c $(wildcard src/inject/ptx_*.c))
+	src/inject/probe_cache.c src/inject/instr_kernel.c src/inject/copy_shape.c \
+	$(wildcard src/inject/ptx_*.c))
 
 $(BUILD)/tests/test_inject_parts: tests/test_inject_parts.c $(LIB_OBJS) $(INJECT_PURE_OBJS) tests/test_util.h
 	$(call msg,CC,$@)
@@ -63,7 +64,7 @@ $(BUILD)/tests/test_inject_parts: tests/test_inject_parts.c $(LIB_OBJS) $(INJECT
 # where they are installed (the e2e test runs it when it was built).
 CUPTI_HEADERS := $(wildcard /usr/local/cuda/include/cupti_activity.h)
 ifneq ($(CUPTI_HEADERS),)
-$(INJECT_FIX)/cupti_layout: tests/inject/cupti_layout.c src/inject/cupti_decls.h
+$(INJECT_FIX)/cupti_layout: tests/inject/cupti_layout.c src/inject/cupti_decls.h src/inject/copy_shape.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -I/usr/local/cuda/include -o $@ $< $(SAN_LDFLAGS)
