@@ -56,6 +56,12 @@ static struct copy_timing copy_timing = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 void copy_timing_start(struct inject_state *st)
 {
+	if (!st->cfg.copy_events) {
+		channel_status(&st->chan, INJ_PART_CUPTI, -ECANCELED,
+			       "copies and memsets not timed on the device until CUPTI is loaded "
+			       "(GRTRACE_GPU_COPY_EVENTS=0)");
+		return;
+	}
 	if (!st->drv.cuEventElapsedTime) {
 		channel_status(&st->chan, INJ_PART_CUPTI, -ENOSYS,
 			       "copies and memsets not timed: the driver lacks cuEventElapsedTime");

@@ -85,6 +85,7 @@ struct inject_config {
 	int probe_mode;	   /* 0 off, GRT_PROBE_BLOCK, GRT_PROBE_THREAD */
 	bool cupti;
 	bool cupti_callbacks; /* correlate CUPTI records with their call (api_enter_ns) */
+	bool copy_events;     /* time copies with events while CUPTI is not loaded */
 	bool collect_at_exit; /* benchmark knob: collect probe buffers only at exit */
 	bool debug;
 	bool pool_wait;

@@ -114,6 +114,8 @@ static void read_config(struct inject_config *c)
 	c->cupti = !(cupti && !strcmp(cupti, "0"));
 	if (!cupti_handover_other_injection(c->other_injection, sizeof(c->other_injection)))
 		c->other_injection[0] = 0;
+	c->copy_events = !(getenv(GRT_INJECT_ENV_COPY_EVENTS) &&
+			   !strcmp(getenv(GRT_INJECT_ENV_COPY_EVENTS), "0"));
 	c->cupti_callbacks = !(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS) &&
 			       !strcmp(getenv(GRT_INJECT_ENV_CUPTI_CALLBACKS), "0"));
 	c->collect_at_exit =

@@ -13,6 +13,8 @@
 #define GRT_INJECT_ENV_CUPTI "GRTRACE_GPU_CUPTI"     /* "0" turns CUPTI activity off */
 /* "always": CUPTI kernel activity from the start, even where block probes time the kernels */
 #define GRT_INJECT_ENV_CUPTI_KERNELS "GRTRACE_GPU_CUPTI_KERNELS"
+/* "0": copies are not timed with CUDA events while CUPTI is not loaded */
+#define GRT_INJECT_ENV_COPY_EVENTS "GRTRACE_GPU_COPY_EVENTS"
 #define GRT_INJECT_ENV_CUPTI_CALLBACKS                                                             \
 	"GRTRACE_GPU_CUPTI_CALLBACKS" /* "0": no call correlation                                  \
 				       */

@@ -71,4 +71,11 @@ expect_check deferred_uprobe deferred_every_record_one_call_uprobe \
 	"gpu_kernel=62 gpu_copy=100 gpu_launch=40 matched=202 failed=0 cuda_calls=148 cuda_calls_matched=148"
 check deferred_events_line grep -q "copies and memsets timed with CUDA events: 5 timed (within [0-9]* ns), 0 not timed" \
 	<("$G" parse "$T/deferred.grt" --filter type=source_status)
+# GRTRACE_GPU_COPY_EVENTS=0: round 0's copies are not timed on the device, the later 95 by CUPTI
+record noevents cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= GRTRACE_GPU_COPY_EVENTS=0 -- "$FIX/app_threads" 1 20
+identity noevents
+expect_check noevents noevents_copies_from_cupti_only \
+	"gpu_kernel=62 gpu_copy=95 gpu_launch=40 matched=197 failed=0 cuda_calls=148 cuda_calls_matched=143"
+check noevents_says_so grep -q "copies and memsets not timed on the device until CUPTI is loaded (GRTRACE_GPU_COPY_EVENTS=0)" \
+	<("$G" parse "$T/noevents.grt" --filter type=source_status)
 exit $failed
