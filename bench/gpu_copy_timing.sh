@@ -62,16 +62,18 @@ def check(cond, what):
 check(len(ev) == 3 and all(c.get("timed_by") == "events" for c in ev), f"events: 3 copies timed by events (got {len(ev)})")
 check(len(cu) == 3 and not any(c.get("timed_by") for c in cu), f"cupti: 3 copies timed by CUPTI (got {len(cu)})")
 check(not ev_kernels and any("CUPTI not loaded" in s for s in ev_status), "events: CUPTI never loaded, no CUPTI kernel record")
-print(f"{'copy':4} {'kind':>6} {'bytes':>9} {'events us':>10} {'CUPTI us':>9} {'start-enter us':>15} {'return-end us':>14}")
+def rel(c):
+    return (c["start_ns"] - c["api_enter_ns"]) / 1e3, (c["api_return_ns"] - c["end_ns"]) / 1e3
+print("pageable copies: the events span the stream's whole copy, the driver's staging included;")
+print("CUPTI's the DMA. start-enter / return-end: where each lies against its call (us)")
+print(f"{'copy':4} {'kind':>6} {'bytes':>9} {'events us':>10} {'CUPTI us':>9} {'ev start-enter':>15} {'ev return-end':>14} {'CUPTI s-e':>10} {'CUPTI r-e':>10}")
 for i, (a, b) in enumerate(zip(ev, cu)):
     check(a["kind"] == b["kind"] and a["bytes"] == b["bytes"], f"copy {i}: kind {a['kind']} bytes {a['bytes']} as CUPTI's")
+    (ase, are), (bse, bre) = rel(a), rel(b)
     print(f"{i:4} {a['kind']:>6} {a['bytes']:>9} {a['duration_ns']/1e3:10.1f} {b['duration_ns']/1e3:9.1f} "
-          f"{(a['start_ns']-a['api_enter_ns'])/1e3:15.1f} {(a['api_return_ns']-a['end_ns'])/1e3:14.1f}")
-    # a synchronous copy lies inside its call; the event pair may add a few us of the stream's
-    check(a["start_ns"] >= a["api_enter_ns"] and a["end_ns"] <= a["api_return_ns"] + 20000,
-          f"copy {i}: inside its call (within 20 us of its return)")
-    check(abs(a["duration_ns"] - b["duration_ns"]) <= max(0.25 * b["duration_ns"], 10000),
-          f"copy {i}: duration within 25% or 10 us of CUPTI's")
+          f"{ase:15.1f} {are:14.1f} {bse:10.1f} {bre:10.1f}")
+    check(a["start_ns"] >= a["api_enter_ns"], f"copy {i}: starts after its call was entered")
+    check(a["duration_ns"] >= 0.9 * b["duration_ns"], f"copy {i}: events span at least CUPTI's DMA time (90%)")
 for s in ev_status:
     print("  status:", s)
 sys.exit(1 if bad else 0)
@@ -85,11 +87,11 @@ cmp -s "$OUT/plain.bin" "$OUT/late.bin" && ok "late: output bit-identical" || fa
 json late | $PY -c '
 import json, sys
 recs = [json.loads(l) for l in sys.stdin]
-k = [r for r in recs if r["type"] == "gpu_kernel" and r.get("kernel") == "vector_add"]
+k = [r for r in recs if r["type"] == "gpu_kernel" and r.get("kernel") == "vector_add"]  # 100 + 20 warm-up
 c = [r for r in recs if r["type"] == "gpu_copy" and not r.get("own")]
 ev = sum(1 for r in c if r.get("timed_by") == "events")
 on = [r["message"] for r in recs if r["type"] == "source_status" and "timing on from here" in r["message"]]
-print("ok -" if len(k) == 100 else "FAIL -", f"late: CUPTI kernel records {len(k)} of 100 launches")
+print("ok -" if len(k) == 120 else "FAIL -", f"late: CUPTI kernel records {len(k)} of 120 launches")
 print("ok -" if (ev, len(c) - ev) == (2, 1) else "FAIL -", f"late: copies before CUPTI by events {ev} (2), after by CUPTI {len(c) - ev} (1)")
 print("ok -" if len(on) == 1 else "FAIL -", "late: says from when:", on)
 ' | tee "$OUT/late.check"
@@ -98,7 +100,9 @@ grep -q FAIL "$OUT/late.check" && failed=1
 # ---- 3. what timing costs a loop of copies ----
 ITERS=${ITERS:-5000}
 modes=("untraced||" "events|gpu|GRTRACE_GPU_CUPTI_KERNELS=" "cupti|gpu|GRTRACE_GPU_CUPTI_KERNELS=always"
-	"nocopytiming|gpu|GRTRACE_GPU_CUPTI=0 GRTRACE_GPU_COPY_EVENTS=0")
+	"nocopytiming|gpu|GRTRACE_GPU_COPY_EVENTS=0"
+	"nolend|gpu|GRTRACE_GPU_COPY_EVENTS=nolend" "notiming|gpu|GRTRACE_GPU_COPY_EVENTS=notiming"
+	"nocollect|gpu|GRTRACE_GPU_COPY_EVENTS=nocollect")
 for round in $(seq "$ROUNDS"); do
 	for i in $(seq 0 $((${#modes[@]} - 1))); do
 		IFS='|' read -r m sources envs <<<"${modes[$(((i + round - 1) % ${#modes[@]}))]}"
@@ -110,19 +114,28 @@ for round in $(seq "$ROUNDS"); do
 				"$OUT/copy_loop" "$ITERS" 65536 >"$OUT/loop_${m}_$round.out" 2>"$OUT/loop_${m}_$round.err"
 		fi
 		sed -n 's/.*loop_ms=\([0-9.]*\).*/\1/p' "$OUT/loop_${m}_$round.out" >>"$OUT/loop_$m.ms"
+		sed -n 's/.*enqueue_ms=\([0-9.]*\).*/\1/p' "$OUT/loop_${m}_$round.out" >>"$OUT/loop_$m.enq"
 	done
 done
 base=$(sort -g "$OUT/loop_untraced.ms" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+echo "copy loop: $ITERS x (64 KiB HtoD from pinned memory, a kernel, 64 KiB DtoH), one stream, $ROUNDS rounds rotated"
 for spec in "${modes[@]}"; do
 	m=${spec%%|*}
-	sort -g "$OUT/loop_$m.ms" | awk -v b="$base" -v m="$m" -v it="$ITERS" '{ v[NR] = $1 } END {
+	enq=$(sort -g "$OUT/loop_$m.enq" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+	sort -g "$OUT/loop_$m.ms" | awk -v b="$base" -v m="$m" -v it="$ITERS" -v enq="$enq" '{ v[NR] = $1 } END {
 		med = v[int((NR + 1) / 2)]
-		printf "copy loop %-13s median %8.2f ms (rounds %.2f..%.2f)  %+6.1f%%  %+7.2f us per copy\n",
-			m, med, v[1], v[NR], (med - b) * 100 / b, (med - b) * 1000 / (2 * it) }'
+		printf "  %-13s median %8.2f ms (rounds %.2f..%.2f)  %+6.1f%%  %+6.2f us per copy  enqueue %.2f ms\n",
+			m, med, v[1], v[NR], (med - b) * 100 / b, (med - b) * 1000 / (2 * it), enq }'
 done
 for m in events cupti; do
-	echo "$m: $("$GRT" parse "$OUT/loop_${m}_1.grt" --filter type=gpu_copy | grep -vc ' own=')" copy records \
-		"(loop: $((2 * ITERS + 2)))"
+	"$GRT" parse --format json "$OUT/loop_${m}_1.grt" | $PY -c '
+import json, statistics, sys
+c = [json.loads(l) for l in sys.stdin]
+c = [r for r in c if r["type"] == "gpu_copy" and not r.get("own")]
+for kind in ("HtoD", "DtoH"):
+    d = sorted(r["duration_ns"] for r in c if r["kind"] == kind)
+    print(f"  '"$m"': {len(c)} copy records; {kind} 64 KiB duration p10/p50/p90 {d[len(d)//10]/1e3:.2f} / {statistics.median(d)/1e3:.2f} / {d[9*len(d)//10]/1e3:.2f} us")
+'
 done
 [ $failed = 0 ] && echo "all checks passed" || echo "some checks FAILED"
 exit $failed

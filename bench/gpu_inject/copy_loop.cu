@@ -49,10 +49,13 @@ int main(int argc, char **argv)
 		add_one<<<(n + 255) / 256, 256, 0, s>>>(dev, n);
 		CHECK(cudaMemcpyAsync(host, dev, bytes, cudaMemcpyDeviceToHost, s));
 	}
+	double enqueue_ms =
+	    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 	CHECK(cudaStreamSynchronize(s));
 	double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 	for (int i = 0; i < n; i++)
 		sum += host[i];
-	printf("loop_ms=%.3f per_iter_us=%.3f checksum=%llu\n", ms, ms * 1000.0 / iters, sum);
+	printf("loop_ms=%.3f per_iter_us=%.3f checksum=%llu enqueue_ms=%.3f\n", ms, ms * 1000.0 / iters,
+	       sum, enqueue_ms);
 	return 0;
 }

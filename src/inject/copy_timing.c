@@ -40,9 +40,18 @@ struct pending_copy {
 	struct grt_gpu_copy_rec rec; /* everything but the times */
 };
 
+/* Benchmark switches (GRTRACE_GPU_COPY_EVENTS): what each part of the timing costs. */
+enum copy_events_mode {
+	COPY_EVENTS_ON,
+	COPY_EVENTS_NO_LEND,	 /* "nolend": recorded without lending the thread its grtrace name */
+	COPY_EVENTS_NO_TIMING,	 /* "notiming": events without timestamps (nothing is sent) */
+	COPY_EVENTS_NO_COLLECT,	 /* "nocollect": recorded, never read (nothing is sent) */
+};
+
 struct copy_timing {
 	pthread_mutex_t lock;
 	atomic_bool on;
+	enum copy_events_mode mode;
 	struct copy_ctx ctxs[COPY_CTXS];
 	unsigned nctx;
 	struct pending_copy pending[PENDING];
@@ -67,6 +76,14 @@ void copy_timing_start(struct inject_state *st)
 			       "copies and memsets not timed: the driver lacks cuEventElapsedTime");
 		return;
 	}
+	const char *mode = getenv(GRT_INJECT_ENV_COPY_EVENTS);
+
+	if (mode && !strcmp(mode, "nolend"))
+		copy_timing.mode = COPY_EVENTS_NO_LEND;
+	else if (mode && !strcmp(mode, "notiming"))
+		copy_timing.mode = COPY_EVENTS_NO_TIMING;
+	else if (mode && !strcmp(mode, "nocollect"))
+		copy_timing.mode = COPY_EVENTS_NO_COLLECT;
 	st->copies = &copy_timing;
 	atomic_store(&copy_timing.on, true);
 	channel_status(&st->chan, INJ_PART_CUPTI, 0,
@@ -104,7 +121,9 @@ static CUevent event_take(struct inject_state *st, struct copy_ctx *cc)
 
 	if (cc->nfree)
 		return cc->free_events[--cc->nfree];
-	if (st->drv.cuEventCreate(&e, 0) != CUDA_SUCCESS)
+	if (st->drv.cuEventCreate(&e, copy_timing.mode == COPY_EVENTS_NO_TIMING
+					  ? CU_EVENT_DISABLE_TIMING
+					  : 0) != CUDA_SUCCESS)
 		return NULL;
 	return e;
 }
@@ -150,7 +169,10 @@ static bool record_in(struct inject_state *st, CUevent e, uint64_t stream)
 	struct record_job j = {&st->drv, e, (CUstream)(uintptr_t)(stream == 0x1 ? 0 : stream),
 			       CUDA_ERROR_INVALID_VALUE};
 
-	own_thread_lend(record_job, &j);
+	if (copy_timing.mode == COPY_EVENTS_NO_LEND)
+		record_job(&j);
+	else
+		own_thread_lend(record_job, &j);
 	return j.res == CUDA_SUCCESS;
 }
 
@@ -221,6 +243,14 @@ void copy_timing_end(struct inject_state *st, struct copy_mark *m, int res, uint
 	inject_enter_tool();
 	recorded = res == CUDA_SUCCESS && record_in(st, m->end, m->stream);
 	pthread_mutex_lock(&t->lock);
+	if (recorded && t->mode == COPY_EVENTS_NO_COLLECT) {
+		/* the benchmark switch: the events are used again at once, nothing is read */
+		event_give(m->cc, m->start);
+		event_give(m->cc, m->end);
+		pthread_mutex_unlock(&t->lock);
+		inject_leave_tool();
+		return;
+	}
 	if (!recorded || t->head - t->tail == PENDING) {
 		/* a failed call did no work; a full queue loses the copy's times, counted */
 		event_give(m->cc, m->start);
@@ -356,6 +386,8 @@ void copy_timing_collect(struct inject_state *st, bool at_exit)
 
 	if (!t || !atomic_load_explicit(&t->waiting, memory_order_relaxed))
 		return;
+	if (!at_exit && t->mode == COPY_EVENTS_NO_TIMING)
+		return;
 	inject_enter_tool();
 	pthread_mutex_lock(&t->lock);
 	while (t->tail != t->head) {
@@ -373,7 +405,7 @@ void copy_timing_collect(struct inject_state *st, bool at_exit)
 				    inject_now_ns() - cc->anchored_ns > CLOCK_MAX_AGE_NS) &&
 		    anchor(st, cc) && !cc->anchored_ns)
 			cc->broken = true; /* never calibrated: its copies cannot be placed */
-		if (cc->broken)
+		if (cc->broken || t->mode == COPY_EVENTS_NO_TIMING)
 			atomic_fetch_add_explicit(&t->failed_events, 1, memory_order_relaxed);
 		else
 			send_copy(st, t, p);

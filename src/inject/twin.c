@@ -91,6 +91,9 @@ static void find_target(struct instr_state *is, struct twin *f)
 		module_jit_instrument(is, m);
 	f->unprobed = "its module has no PTX grtrace could rewrite";
 	if (m->status) {
+		/* the module's own reason where it has one: "no kernel selected for probes" is not "no PTX" */
+		if (m->reason[0])
+			f->unprobed = m->reason;
 		if (!m->nr_kernels) /* never rewritten: say why once per function */
 			channel_instrument(&st->chan, f->name, m->status, m->reason);
 		return;

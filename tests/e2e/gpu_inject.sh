@@ -150,6 +150,13 @@ n=$(json selected "[r['message'] for r in of('source_status') if 'timing on from
 [ "$n" = "['CUPTI kernel and copy timing on from here: kernel probe_fails_kernel launched without block probes: left out by the kernel filter, or its rewrite failed']" ] &&
 	ok cupti_on_names_kernel || fail cupti_on_names_kernel "got $n"
 
+# a filter that selects none of a module's kernels: the reason CUPTI is loaded says so (it said
+# "its module has no PTX grtrace could rewrite")
+record noneselected gpu GRTRACE_GPU_CUPTI_KERNELS= GRTRACE_GPU_KERNELS='^nothing_matches$' -- "$FIX/app" $LAUNCHES
+n=$(json noneselected "[r['message'] for r in of('source_status') if 'timing on from here' in r['message']]")
+[ "$n" = "['CUPTI kernel and copy timing on from here: kernel vector_add launched without block probes: no kernel selected for probes']" ] &&
+	ok cupti_on_says_none_selected || fail cupti_on_says_none_selected "got $n"
+
 record thread gpu GRTRACE_GPU_PROBES=thread GRTRACE_GPU_BLOCK_LAUNCHES=2 -- "$FIX/app" $LAUNCHES
 n=$(json thread "[(l['blocks'], l['sms_used'], l['exec_ns']) for l in of('gpu_launch')]")
 [ "$n" = "[(8, 4, 12063), (8, 4, 12063)]" ] && ok thread_mode_first_launches || fail thread_mode_first_launches "got $n"
