@@ -59,6 +59,9 @@ struct copy_timing {
 	atomic_uint waiting;
 	atomic_ullong timed, untimed, failed_events;
 	uint64_t worst_error_ns;
+	/* the collection thread's: when it last read, and the application's syncs by then */
+	uint64_t last_collect_ns;
+	unsigned last_syncs;
 };
 
 static struct copy_timing copy_timing = {.lock = PTHREAD_MUTEX_INITIALIZER};
@@ -379,12 +382,32 @@ static bool oldest_done(struct inject_state *st, struct pending_copy *p, bool at
 	return r != CUDA_ERROR_NOT_READY;
 }
 
+bool copy_timing_waiting(struct inject_state *st)
+{
+	return st->copies && atomic_load_explicit(&st->copies->waiting, memory_order_relaxed);
+}
+
+static bool collect_due(struct inject_state *st, struct copy_timing *t)
+{
+	unsigned syncs = st->instr ? atomic_load(&st->instr->syncs) : 0;
+	uint64_t now = inject_now_ns();
+
+	if (syncs == t->last_syncs && now - t->last_collect_ns < st->cfg.drain_ms * 1000000ULL &&
+	    atomic_load_explicit(&t->waiting, memory_order_relaxed) < PENDING / 2)
+		return false;
+	t->last_syncs = syncs;
+	t->last_collect_ns = now;
+	return true;
+}
+
 void copy_timing_collect(struct inject_state *st, bool at_exit)
 {
 	struct copy_timing *t = st->copies;
 	CUcontext current = NULL, popped;
 
 	if (!t || !atomic_load_explicit(&t->waiting, memory_order_relaxed))
+		return;
+	if (!at_exit && !collect_due(st, t))
 		return;
 	if (!at_exit && t->mode == COPY_EVENTS_NO_TIMING)
 		return;

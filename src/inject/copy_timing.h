@@ -39,7 +39,14 @@ bool copy_timing_begin(struct inject_state *st, const struct copy_shape *shape,
 /* After it returned res: the end event, and the copy waits for collection. */
 void copy_timing_end(struct inject_state *st, struct copy_mark *m, int res, uint64_t enter_ns,
 		     uint64_t return_ns);
-/* On the collection thread: sends the copies whose events completed (all of them: at_exit). */
+/* Whether copies wait for their events to be read. */
+bool copy_timing_waiting(struct inject_state *st);
+/*
+ * On the collection thread: sends the copies whose events completed (all of
+ * them: at_exit). While running only when due: the application synchronized,
+ * GRTRACE_GPU_DRAIN_MS passed, or half the queue waits (the reads are driver
+ * calls, which slow the application's own while it submits work).
+ */
 void copy_timing_collect(struct inject_state *st, bool at_exit);
 /* At exit, after the last collection: the closing line. */
 void copy_timing_stop(struct inject_state *st);

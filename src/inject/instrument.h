@@ -133,6 +133,7 @@ struct instr_state {
 	atomic_ullong seq;	  /* launches redirected so far: sync tokens */
 	atomic_uint captures;	  /* stream captures open: no redirection, no collection */
 	atomic_int sync_seen;	  /* a synchronizing call ended since the last collection */
+	atomic_uint syncs;	  /* synchronizing calls ended so far (copy_timing.c's collection) */
 	atomic_ullong fallbacks;  /* instrumented launches that failed and ran unchanged */
 	int driver_version;
 	/* the collection thread (collector.c) */

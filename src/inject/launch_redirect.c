@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "inject/call_bracket.h"
+#include "inject/copy_timing.h"
 #include "inject/cupti.h"
 #include "inject/channel.h"
 #include "inject/collector.h"
@@ -259,7 +260,8 @@ void redirect_sync_end(void)
 	if (!is)
 		return;
 	atomic_store(&is->sync_seen, 1);
-	if (instr_any_pending(is))
+	atomic_fetch_add(&is->syncs, 1);
+	if (instr_any_pending(is) || copy_timing_waiting(inject()))
 		pthread_cond_signal(&is->wake);
 }
 
