@@ -14,6 +14,13 @@
 
 #define COPY_CTXS 16
 #define PENDING 4096		    /* copies waiting for their events (a power of two) */
+/*
+ * Making an event costs the driver microseconds: the collection thread keeps
+ * this many ready per context, so that the application's thread takes them
+ * made (a loop of copies made two per copy otherwise: bench/RESULTS.md).
+ */
+#define EVENTS_LOW 512
+#define EVENTS_BATCH 1024
 #define CLOCK_SAMPLES 8
 #define CLOCK_MAX_AGE_NS 500000000ULL /* event times are floats in ms: re-anchor often */
 #define SAMPLE_SPIN_NS 50000000ULL    /* one calibration event may take this long */
@@ -58,6 +65,7 @@ struct copy_timing {
 	unsigned head, tail; /* pending[tail .. head) wait, in call order */
 	atomic_uint waiting;
 	atomic_ullong timed, untimed, failed_events;
+	atomic_ullong made_on_app; /* events the application's thread had to make itself */
 	uint64_t worst_error_ns;
 	/* the collection thread's: when it last read, and the application's syncs by then */
 	uint64_t last_collect_ns;
@@ -124,6 +132,7 @@ static CUevent event_take(struct inject_state *st, struct copy_ctx *cc)
 
 	if (cc->nfree)
 		return cc->free_events[--cc->nfree];
+	atomic_fetch_add_explicit(&copy_timing.made_on_app, 1, memory_order_relaxed);
 	if (st->drv.cuEventCreate(&e, copy_timing.mode == COPY_EVENTS_NO_TIMING
 					  ? CU_EVENT_DISABLE_TIMING
 					  : 0) != CUDA_SUCCESS)
@@ -387,6 +396,39 @@ bool copy_timing_waiting(struct inject_state *st)
 	return st->copies && atomic_load_explicit(&st->copies->waiting, memory_order_relaxed);
 }
 
+/*
+ * Makes events ahead for the contexts running low, on the collection
+ * thread: a batch at a time, outside the lock, with the context current.
+ */
+static void events_top_up(struct inject_state *st, struct copy_timing *t)
+{
+	CUcontext popped;
+	CUevent made[EVENTS_BATCH];
+
+	for (unsigned i = 0; i < COPY_CTXS; i++) {
+		struct copy_ctx *cc = &t->ctxs[i];
+		unsigned n = 0;
+
+		pthread_mutex_lock(&t->lock);
+		if (i >= t->nctx || cc->broken || cc->nfree >= EVENTS_LOW) {
+			pthread_mutex_unlock(&t->lock);
+			continue;
+		}
+		pthread_mutex_unlock(&t->lock);
+		if (st->drv.cuCtxPushCurrent_v2(cc->ctx) != CUDA_SUCCESS)
+			continue;
+		while (n < EVENTS_BATCH && st->drv.cuEventCreate(&made[n], t->mode == COPY_EVENTS_NO_TIMING
+									      ? CU_EVENT_DISABLE_TIMING
+									      : 0) == CUDA_SUCCESS)
+			n++;
+		st->drv.cuCtxPopCurrent_v2(&popped);
+		pthread_mutex_lock(&t->lock);
+		for (unsigned k = 0; k < n; k++)
+			event_give(cc, made[k]);
+		pthread_mutex_unlock(&t->lock);
+	}
+}
+
 static bool collect_due(struct inject_state *st, struct copy_timing *t)
 {
 	unsigned syncs = st->instr ? atomic_load(&st->instr->syncs) : 0;
@@ -405,7 +447,14 @@ void copy_timing_collect(struct inject_state *st, bool at_exit)
 	struct copy_timing *t = st->copies;
 	CUcontext current = NULL, popped;
 
-	if (!t || !atomic_load_explicit(&t->waiting, memory_order_relaxed))
+	if (!t)
+		return;
+	if (!at_exit && atomic_load_explicit(&t->on, memory_order_relaxed)) {
+		inject_enter_tool();
+		events_top_up(st, t);
+		inject_leave_tool();
+	}
+	if (!atomic_load_explicit(&t->waiting, memory_order_relaxed))
 		return;
 	if (!at_exit && !collect_due(st, t))
 		return;
@@ -451,9 +500,11 @@ void copy_timing_stop(struct inject_state *st)
 		return;
 	channel_status(&st->chan, INJ_PART_CUPTI, 0,
 		       "copies and memsets timed with CUDA events: %llu timed (within %llu ns), "
-		       "%llu not timed (no event or queue full), %llu whose events could not be read",
+		       "%llu not timed (no event or queue full), %llu whose events could not be read, "
+		       "%llu events made on the application's threads",
 		       (unsigned long long)atomic_load(&t->timed),
 		       (unsigned long long)t->worst_error_ns,
 		       (unsigned long long)atomic_load(&t->untimed),
-		       (unsigned long long)atomic_load(&t->failed_events));
+		       (unsigned long long)atomic_load(&t->failed_events),
+		       (unsigned long long)atomic_load(&t->made_on_app));
 }
