@@ -2,9 +2,11 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "inject/copy_timing.h"
+#include "inject/cupti.h"
 #include "inject/inject.h"
 #include "inject/inject_proto.h"
 #include "inject/instrument.h"
@@ -19,8 +21,18 @@
  * this many ready per context, so that the application's thread takes them
  * made (a loop of copies made two per copy otherwise: bench/RESULTS.md).
  */
-#define EVENTS_LOW 512
-#define EVENTS_BATCH 1024
+#define EVENTS_LOW 256
+#define EVENTS_BATCH 256
+/*
+ * Where CUDA events cost more than CUPTI would: a copy timed with events
+ * costs ~4.5 us more than one timed by CUPTI, and CUPTI in the process costs
+ * each launch ~1 us (H100: bench/RESULTS.md). So once a process has made at
+ * least SWITCH_MIN_COPIES copies and one for every SWITCH_LAUNCHES_PER_COPY
+ * launches or fewer, CUPTI is loaded for its copies (GRTRACE_GPU_COPY_EVENTS=
+ * always keeps events).
+ */
+#define SWITCH_MIN_COPIES 1024
+#define SWITCH_LAUNCHES_PER_COPY 4
 #define CLOCK_SAMPLES 8
 #define CLOCK_MAX_AGE_NS 500000000ULL /* event times are floats in ms: re-anchor often */
 #define SAMPLE_SPIN_NS 50000000ULL    /* one calibration event may take this long */
@@ -53,6 +65,7 @@ enum copy_events_mode {
 	COPY_EVENTS_NO_LEND,	 /* "nolend": recorded without lending the thread its grtrace name */
 	COPY_EVENTS_NO_TIMING,	 /* "notiming": events without timestamps (nothing is sent) */
 	COPY_EVENTS_NO_COLLECT,	 /* "nocollect": recorded, never read (nothing is sent) */
+	COPY_EVENTS_ALWAYS,	 /* "always": never hand the copies to CUPTI for their rate */
 };
 
 struct copy_timing {
@@ -66,6 +79,8 @@ struct copy_timing {
 	atomic_uint waiting;
 	atomic_ullong timed, untimed, failed_events;
 	atomic_ullong made_on_app; /* events the application's thread had to make itself */
+	atomic_ullong queued;	   /* copies timed so far */
+	atomic_bool switch_asked;
 	uint64_t worst_error_ns;
 	/* the collection thread's: when it last read, and the application's syncs by then */
 	uint64_t last_collect_ns;
@@ -95,6 +110,8 @@ void copy_timing_start(struct inject_state *st)
 		copy_timing.mode = COPY_EVENTS_NO_TIMING;
 	else if (mode && !strcmp(mode, "nocollect"))
 		copy_timing.mode = COPY_EVENTS_NO_COLLECT;
+	else if (mode && !strcmp(mode, "always"))
+		copy_timing.mode = COPY_EVENTS_ALWAYS;
 	st->copies = &copy_timing;
 	atomic_store(&copy_timing.on, true);
 	channel_status(&st->chan, INJ_PART_CUPTI, 0,
@@ -245,6 +262,20 @@ bool copy_timing_begin(struct inject_state *st, const struct copy_shape *shape,
 	return true;
 }
 
+/* After a copy was queued: CUPTI takes the copies over when they are this frequent. */
+static void switch_if_copy_heavy(struct inject_state *st, struct copy_timing *t)
+{
+	unsigned long long copies = atomic_fetch_add_explicit(&t->queued, 1, memory_order_relaxed) + 1;
+	unsigned long long launches = atomic_load_explicit(&st->stats.launches, memory_order_relaxed);
+	char why[96];
+
+	if (copies < SWITCH_MIN_COPIES || copies * SWITCH_LAUNCHES_PER_COPY < launches ||
+	    t->mode == COPY_EVENTS_ALWAYS || atomic_exchange(&t->switch_asked, true))
+		return;
+	snprintf(why, sizeof(why), "%llu copies and memsets for %llu launches", copies, launches);
+	cupti_need_copies(st, why);
+}
+
 void copy_timing_end(struct inject_state *st, struct copy_mark *m, int res, uint64_t enter_ns,
 		     uint64_t return_ns)
 {
@@ -289,6 +320,7 @@ void copy_timing_end(struct inject_state *st, struct copy_mark *m, int res, uint
 	atomic_fetch_add_explicit(&t->waiting, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&t->lock);
 	inject_leave_tool();
+	switch_if_copy_heavy(st, t);
 }
 
 /* An event's time against the anchor, in ns plus REL_ZERO; 0 when it cannot be read. */

@@ -81,6 +81,7 @@ struct cupti_state {
 	struct corr_slot *corr;
 	bool own_clock; /* CUPTI timestamps are CLOCK_MONOTONIC (our callback) */
 	bool hw_trace;	/* we turned on hardware kernel timestamps */
+	atomic_bool kernels_on; /* kernel activity on (loaded for copies alone: not yet) */
 	atomic_bool hw_tried; /* asked once: by the calibration, or when CUPTI is loaded late */
 	atomic_bool released; /* handed over to the application's CUPTI client: hands off */
 	/*
@@ -583,7 +584,8 @@ bool cupti_waits_for_kernels(const struct inject_state *st)
 	return st->cfg.cupti && st->cfg.probe_mode && !(v && !strcmp(v, "always"));
 }
 
-static int enable_activity(struct cupti_state *c, char *why, size_t why_len)
+/* The activity kinds, the kernel kind (the first) only if kernels. */
+static int enable_activity(struct cupti_state *c, bool kernels, char *why, size_t why_len)
 {
 	const int *kinds = activity_kinds;
 	CUptiResult r;
@@ -592,7 +594,8 @@ static int enable_activity(struct cupti_state *c, char *why, size_t why_len)
 		snprintf(why, why_len, "cuptiActivityRegisterCallbacks: %s", cupti_error(c, r));
 		return -EIO;
 	}
-	for (size_t i = 0; i < sizeof(activity_kinds) / sizeof(activity_kinds[0]); i++)
+	atomic_store(&c->kernels_on, kernels);
+	for (size_t i = kernels ? 0 : 1; i < sizeof(activity_kinds) / sizeof(activity_kinds[0]); i++)
 		if ((r = c->api.activity_enable(kinds[i]))) {
 			snprintf(why, why_len, "cuptiActivityEnable(%d): %s", kinds[i],
 				 cupti_error(c, r));
@@ -666,7 +669,7 @@ static void cupti_free(struct cupti_state *c)
 	free(c);
 }
 
-int cupti_start(struct inject_state *st, char *why, size_t why_len)
+int cupti_start(struct inject_state *st, bool kernels, char *why, size_t why_len)
 {
 	struct cupti_state *c = calloc(1, sizeof(*c));
 	struct range_search rs = {0};
@@ -706,7 +709,7 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len)
 		return -EBUSY;
 	}
 	if ((st->cfg.cupti_callbacks && (err = enable_callbacks(c, why, why_len))) ||
-	    (err = enable_activity(c, why, why_len)))
+	    (err = enable_activity(c, kernels, why, why_len)))
 		return err; /* subscribed: keep the state, CUPTI may still call back */
 	/* buffers are flushed on a thread named as grtrace's, never on the application's */
 	c->flusher_started = !own_thread_start(&c->flusher, "cupti", flusher_main, c);
@@ -714,39 +717,91 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len)
 	return 0;
 }
 
-/* cupti_need_kernels() loads CUPTI once, whichever thread gets there first. */
+/* Loading CUPTI late, and turning its kernel activity on: once each, whichever thread comes first. */
 static pthread_mutex_t need_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_bool need_answered;
+static atomic_bool load_answered, kernels_answered;
+
+/* Loads CUPTI (copy and memset activity, kernels too if asked). Under need_lock. */
+static int load_late(struct inject_state *st, bool kernels, char *why, size_t why_len)
+{
+	int err;
+
+	atomic_store(&load_answered, true);
+	inject_enter_tool();
+	err = cupti_start_unless_taken(st, kernels, why, why_len);
+	inject_leave_tool();
+	if (!err)
+		copy_timing_handoff(st);
+	return err;
+}
 
 void cupti_need_kernels(struct inject_state *st, const char *kernel, const char *why)
+{
+	const char *k = kernel ? "kernel " : "", *name = kernel ? kernel : "",
+		   *without = kernel ? " launched without block probes: " : "";
+	struct cupti_state *c;
+	char err_why[256] = "";
+	int err = 0;
+
+	if (atomic_load(&kernels_answered) || !cupti_waits_for_kernels(st))
+		return;
+	pthread_mutex_lock(&need_lock);
+	if (atomic_load(&kernels_answered)) {
+		pthread_mutex_unlock(&need_lock);
+		return; /* another thread did it while this one waited: its kernel is timed */
+	}
+	atomic_store(&kernels_answered, true);
+	if (!st->cupti && !atomic_load(&load_answered)) {
+		err = load_late(st, true, err_why, sizeof(err_why));
+		if (!err) {
+			channel_status(&st->chan, INJ_PART_CUPTI, 0,
+				       "CUPTI kernel and copy timing on from here: %s%s%s%s", k, name,
+				       without, why);
+			cupti_try_hw_trace(st);
+		}
+	} else if ((c = st->cupti) && !atomic_load(&c->released)) {
+		/* loaded for the copies before: its kernel activity goes on now */
+		inject_enter_tool();
+		err = c->api.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? -EIO : 0;
+		inject_leave_tool();
+		atomic_store(&c->kernels_on, !err);
+		if (err)
+			snprintf(err_why, sizeof(err_why), "cuptiActivityEnable failed");
+		else
+			channel_status(&st->chan, INJ_PART_CUPTI, 0,
+				       "CUPTI kernel timing on from here: %s%s%s%s", k, name, without,
+				       why);
+	}
+	if (err && err != -EALREADY) /* -EALREADY: the application's client has CUPTI */
+		channel_status(&st->chan, INJ_PART_CUPTI, err,
+			       "CUPTI kernel timing unavailable for %s%s%s%s: %s", k, name, without,
+			       why, err_why);
+	pthread_mutex_unlock(&need_lock);
+}
+
+void cupti_need_copies(struct inject_state *st, const char *why)
 {
 	char err_why[256] = "";
 	int err;
 
-	if (atomic_load(&need_answered) || st->cupti || !cupti_waits_for_kernels(st))
+	if (atomic_load(&load_answered) || st->cupti || !cupti_waits_for_kernels(st))
 		return;
 	pthread_mutex_lock(&need_lock);
-	if (atomic_load(&need_answered)) {
+	if (atomic_load(&load_answered)) {
 		pthread_mutex_unlock(&need_lock);
-		return; /* another thread loaded it while this one waited: its kernel is timed */
+		return;
 	}
-	inject_enter_tool();
-	err = cupti_start_unless_taken(st, err_why, sizeof(err_why));
-	inject_leave_tool();
+	err = load_late(st, false, err_why, sizeof(err_why));
 	if (!err) {
-		copy_timing_handoff(st);
 		channel_status(&st->chan, INJ_PART_CUPTI, 0,
-			       "CUPTI kernel and copy timing on from here: %s%s%s%s",
-			       kernel ? "kernel " : "", kernel ? kernel : "",
-			       kernel ? " launched without block probes: " : "", why);
+			       "CUPTI copy timing on from here (%s); CUPTI kernel timing waits for a "
+			       "kernel the block probes do not cover",
+			       why);
 		cupti_try_hw_trace(st);
-	} else if (err != -EALREADY) { /* -EALREADY: the application's client has CUPTI */
+	} else if (err != -EALREADY)
 		channel_status(&st->chan, INJ_PART_CUPTI, err,
-			       "CUPTI kernel timing unavailable for %s%s%s%s: %s",
-			       kernel ? "kernel " : "", kernel ? kernel : "",
-			       kernel ? " launched without block probes: " : "", why, err_why);
-	}
-	atomic_store(&need_answered, true);
+			       "copies stay timed with CUDA events (%s): CUPTI unavailable: %s", why,
+			       err_why);
 	pthread_mutex_unlock(&need_lock);
 }
 

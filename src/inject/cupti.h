@@ -8,7 +8,8 @@
 
 struct inject_state;
 
-int cupti_start(struct inject_state *st, char *why, size_t why_len);
+/* Loads CUPTI with its copy and memset activity, and its kernel activity if kernels. */
+int cupti_start(struct inject_state *st, bool kernels, char *why, size_t why_len);
 /*
  * Whether CUPTI stays out of the process until a kernel the block probes do
  * not cover is launched (the probes are on, GRTRACE_GPU_CUPTI_KERNELS is not
@@ -17,10 +18,18 @@ int cupti_start(struct inject_state *st, char *why, size_t why_len);
 bool cupti_waits_for_kernels(const struct inject_state *st);
 /*
  * A kernel the block probes do not time is about to run: CUPTI is loaded
- * with its kernel and copy activity, once, and the trace says from when, for
- * which kernel (NULL: launched by a graph or one not seen looked up) and why.
+ * with its kernel and copy activity (or, loaded for copies before, its
+ * kernel activity turned on), once, and the trace says from when, for which
+ * kernel (NULL: launched by a graph or one not seen looked up) and why.
  */
 void cupti_need_kernels(struct inject_state *st, const char *kernel, const char *why);
+
+/*
+ * Copies timed with events cost more than CUPTI would at this rate (why):
+ * CUPTI is loaded for copies and memsets, once; its kernel activity still
+ * waits for cupti_need_kernels().
+ */
+void cupti_need_copies(struct inject_state *st, const char *why);
 
 /* A sync point: the flusher thread hands CUPTI's finished records over soon. */
 void cupti_flush(struct inject_state *st);

@@ -98,7 +98,7 @@ void cupti_handover_report(struct inject_state *st)
 	pthread_mutex_unlock(&handover_lock);
 }
 
-int cupti_start_unless_taken(struct inject_state *st, char *why, size_t why_len)
+int cupti_start_unless_taken(struct inject_state *st, bool kernels, char *why, size_t why_len)
 {
 	int err;
 
@@ -107,7 +107,7 @@ int cupti_start_unless_taken(struct inject_state *st, char *why, size_t why_len)
 		return -EALREADY;
 	}
 	pthread_mutex_lock(&handover_lock);
-	err = st->handover.why[0] ? -EALREADY : cupti_start(st, why, why_len);
+	err = st->handover.why[0] ? -EALREADY : cupti_start(st, kernels, why, why_len);
 	report(st);
 	pthread_mutex_unlock(&handover_lock);
 	return err;

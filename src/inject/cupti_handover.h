@@ -21,7 +21,7 @@ struct cupti_handover {
  * or an application client that came first (-EALREADY: the status line says
  * so, once the ring is open).
  */
-int cupti_start_unless_taken(struct inject_state *st, char *why, size_t why_len);
+int cupti_start_unless_taken(struct inject_state *st, bool kernels, char *why, size_t why_len);
 /* Whether CUPTI is someone else's: grtrace must not start (or use) it. */
 bool cupti_handover_done(const struct inject_state *st);
 /* Sends the handover's status line if it could not be sent when it happened. */

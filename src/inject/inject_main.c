@@ -253,7 +253,7 @@ void inject_start(void)
 		       "libgrtrace-inject attached to %s (pid %d)", comm, (int)inject_process_state.pid);
 	/* where the block probes time the kernels, CUPTI waits for one they do not (cupti.h) */
 	if (inject_process_state.cfg.cupti && !cupti_waits_for_kernels(&inject_process_state))
-		err = cupti_start_unless_taken(&inject_process_state, why, sizeof(why));
+		err = cupti_start_unless_taken(&inject_process_state, true, why, sizeof(why));
 	if (!inject_process_state.cfg.cupti)
 		channel_status(&inject_process_state.chan, INJ_PART_CUPTI, -ECANCELED,
 			       "CUPTI kernel timing off (GRTRACE_GPU_CUPTI=0)");

@@ -71,6 +71,29 @@ expect_check deferred_uprobe deferred_every_record_one_call_uprobe \
 	"gpu_kernel=62 gpu_copy=100 gpu_launch=40 matched=202 failed=0 cuda_calls=148 cuda_calls_matched=148"
 check deferred_events_line grep -q "copies and memsets timed with CUDA events: 5 timed (within [0-9]* ns), 0 not timed" \
 	<("$G" parse "$T/deferred.grt" --filter type=source_status)
+# many copies (5 for 2 launches, no graph launch): events cost more than CUPTI would, so CUPTI is
+# loaded for the copies at the 1,024th, with 410 launches made; its kernel activity stays off
+record copyheavy cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app_threads" 1 600 nographs
+identity copyheavy
+expect_check copyheavy copyheavy_every_record_one_call \
+	"gpu_kernel=0 gpu_copy=3000 gpu_launch=1200 matched=4200 failed=0 cuda_calls=4200 cuda_calls_matched=4200"
+n=$("$G" parse "$T/copyheavy.grt" --filter type=gpu_copy | grep -c "timed_by=events")
+[ "$n" = 1024 ] && ok copyheavy_events_until_switch || fail copyheavy_events_until_switch "got $n"
+check copyheavy_says_why grep -q "CUPTI copy timing on from here (1024 copies and memsets for 410 launches); CUPTI kernel timing waits for a kernel the block probes do not cover" \
+	<("$G" parse "$T/copyheavy.grt" --filter type=source_status)
+# loaded for the copies, CUPTI turns its kernel activity on at the last round's graph launches:
+# their 2 x 3 kernels are its only kernel records
+record copythengraph cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app_threads" 1 600 lategraphs
+identity copythengraph
+expect_check copythengraph copythengraph_every_record_one_call \
+	"gpu_kernel=6 gpu_copy=3000 gpu_launch=1200 matched=4206 failed=0 cuda_calls=4202 cuda_calls_matched=4202"
+check copythengraph_kernels_from_here grep -q "CUPTI kernel timing on from here: a graph or multi-device launch" \
+	<("$G" parse "$T/copythengraph.grt" --filter type=source_status)
+# GRTRACE_GPU_COPY_EVENTS=always keeps events whatever the rate
+record copyevents cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= GRTRACE_GPU_COPY_EVENTS=always -- "$FIX/app_threads" 1 600 nographs
+n=$("$G" parse "$T/copyevents.grt" --filter type=gpu_copy | grep -c "timed_by=events")
+[ "$n" = 3000 ] && ok copyevents_always || fail copyevents_always "got $n"
+
 # GRTRACE_GPU_COPY_EVENTS=0: round 0's copies are not timed on the device, the later 95 by CUPTI
 record noevents cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= GRTRACE_GPU_COPY_EVENTS=0 -- "$FIX/app_threads" 1 20
 identity noevents

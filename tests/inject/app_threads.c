@@ -1,5 +1,6 @@
 /* A CUDA driver program for the call-identity test: several threads launch, copy and set memory. */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,8 @@ typedef CUresult (*graph_fn)(void *, void *);
 
 static void *ctx, *add;
 static int rounds;
+/* argv[3] "nographs": no graph launches (every kernel probed); "lategraphs": the last round's only */
+static bool graphs, late_graphs;
 static struct {
 	launch_fn launch;
 	dtoh_fn dtoh;
@@ -68,7 +71,7 @@ static void *worker(void *arg)
 		failed |= runtime.htod_async(dev, host, sizeof(host), NULL);
 		failed |= cuMemsetD8_v2(dev, 0, sizeof(host));
 		failed |= runtime.memset32_async(dev, 0, 64, NULL);
-		if (i % 5 == 0) {
+		if (late_graphs ? i == rounds - 1 : graphs && i % 5 == 0) {
 			failed |= cuGraphLaunch(graph, NULL);
 			failed |= runtime.graph(graph, NULL);
 		}
@@ -85,6 +88,8 @@ int main(int argc, char **argv)
 	void *mod, *ret;
 
 	rounds = argc > 2 ? atoi(argv[2]) : 20;
+	graphs = !(argc > 3 && !strcmp(argv[3], "nographs"));
+	late_graphs = argc > 3 && !strcmp(argv[3], "lategraphs");
 	if (threads < 1 || threads > 64 || rounds < 1)
 		return 2;
 	if (cuInit(0) || cuCtxCreate_v2(&ctx, 0, 0) || cuModuleLoadData(&mod, module_ptx) ||
