@@ -31,7 +31,7 @@
  * launches or fewer, CUPTI is loaded for its copies (GRTRACE_GPU_COPY_EVENTS=
  * always keeps events).
  */
-#define SWITCH_MIN_COPIES 1024
+#define SWITCH_MIN_COPIES 256
 #define SWITCH_LAUNCHES_PER_COPY 4
 #define CLOCK_SAMPLES 8
 #define CLOCK_MAX_AGE_NS 500000000ULL /* event times are floats in ms: re-anchor often */
