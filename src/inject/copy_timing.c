@@ -328,7 +328,9 @@ static uint64_t since_anchor(struct inject_state *st, const struct copy_ctx *cc,
 {
 	float ms = 0;
 
-	if (st->drv.cuEventElapsedTime(&ms, cc->anchor, e) != CUDA_SUCCESS || !isfinite(ms))
+	/* (a pair a day apart from the anchor is not a reading: no anchor lives that long) */
+	if (st->drv.cuEventElapsedTime(&ms, cc->anchor, e) != CUDA_SUCCESS || !isfinite(ms) ||
+	    ms > 8.64e7f || ms < -8.64e7f)
 		return 0;
 	/* rounded to the nearest ns (no libm in the library) */
 	return REL_ZERO + (uint64_t)(int64_t)((double)ms * 1e6 + (ms < 0 ? -0.5 : 0.5));
@@ -522,6 +524,16 @@ void copy_timing_collect(struct inject_state *st, bool at_exit)
 	if (current)
 		st->drv.cuCtxPopCurrent_v2(&popped);
 	inject_leave_tool();
+}
+
+void copy_timing_after_fork(struct inject_state *st)
+{
+	if (!st->copies)
+		return;
+	pthread_mutex_init(&st->copies->lock, NULL);
+	atomic_store(&st->copies->on, false);
+	atomic_store(&st->copies->waiting, 0);
+	st->copies = NULL;
 }
 
 void copy_timing_stop(struct inject_state *st)

@@ -48,6 +48,8 @@ bool copy_timing_waiting(struct inject_state *st);
  * calls, which slow the application's own while it submits work).
  */
 void copy_timing_collect(struct inject_state *st, bool at_exit);
+/* In a forked child: the parent's events are not its own, its lock may be held; off. */
+void copy_timing_after_fork(struct inject_state *st);
 /* At exit, after the last collection: the closing line. */
 void copy_timing_stop(struct inject_state *st);
 

@@ -142,6 +142,7 @@ static void on_fork_child(void)
 	own_thread_after_fork();
 	inject_process_state.pid = getpid();
 	call_record_after_fork();
+	copy_timing_after_fork(&inject_process_state);
 	/*
 	 * A child forked after CUDA started cannot use the parent's driver state;
 	 * stay quiet in it. One forked before keeps the library fresh.
