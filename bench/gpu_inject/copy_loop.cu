@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
+#include "cuda_check.cuh"
 
 extern "C" __global__ void add_one(unsigned *w, int n)
 {
@@ -14,15 +15,6 @@ extern "C" __global__ void add_one(unsigned *w, int n)
 	if (i < n)
 		w[i] += 1;
 }
-
-#define CHECK(call)                                                                              \
-	do {                                                                                     \
-		cudaError_t e_ = (call);                                                         \
-		if (e_ != cudaSuccess) {                                                         \
-			fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));              \
-			return 1;                                                                \
-		}                                                                                \
-	} while (0)
 
 int main(int argc, char **argv)
 {

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 #include <cuda_runtime.h>
+#include "cuda_check.cuh"
 
 extern "C" __global__ void vector_add(const float *a, const float *b, float *c, int n)
 {
@@ -13,15 +14,6 @@ extern "C" __global__ void vector_add(const float *a, const float *b, float *c, 
 	if (i < n)
 		c[i] = a[i] + b[i];
 }
-
-#define CHECK(call)                                                                              \
-	do {                                                                                     \
-		cudaError_t e_ = (call);                                                         \
-		if (e_ != cudaSuccess) {                                                         \
-			fprintf(stderr, "%s: %s\n", #call, cudaGetErrorString(e_));              \
-			return 1;                                                                \
-		}                                                                                \
-	} while (0)
 
 int main(int argc, char **argv)
 {

@@ -164,20 +164,6 @@ void probes_pending_free(struct block_probes *bp, struct pending *p)
 	bp->free_pending = p;
 }
 
-struct record_job {
-	struct inject_driver *drv;
-	CUevent event;
-	CUstream stream;
-	CUresult res;
-};
-
-static void record_job(void *arg)
-{
-	struct record_job *j = arg;
-
-	j->res = j->drv->cuEventRecord(j->event, j->stream);
-}
-
 /*
  * A completion event behind the launch, in its stream's order: recorded on
  * the launching thread itself (a per-thread default stream is only that
@@ -188,12 +174,11 @@ static void record_job(void *arg)
  */
 static bool record_completion(struct block_probes *bp, CUevent e, const struct instr_launch *l)
 {
-	struct record_job j = {&bp->st->drv, e, l->cfg->hStream, CUDA_ERROR_INVALID_VALUE};
+	CUstream stream = l->cfg->hStream;
 
-	if (!j.stream && l->ptsz)
-		j.stream = CU_STREAM_PER_THREAD;
-	own_thread_lend(record_job, &j);
-	return j.res == CUDA_SUCCESS;
+	if (!stream && l->ptsz)
+		stream = CU_STREAM_PER_THREAD;
+	return own_thread_record_event(e, stream, true) == CUDA_SUCCESS;
 }
 
 /* Waits (pool_wait mode) for the collection to free a slot; under the lock. */

@@ -174,35 +174,15 @@ static void event_give(struct copy_ctx *cc, CUevent e)
 	cc->free_events[cc->nfree++] = e;
 }
 
-struct record_job {
-	struct inject_driver *drv;
-	CUevent event;
-	CUstream stream;
-	CUresult res;
-};
-
-static void record_job(void *arg)
-{
-	struct record_job *j = arg;
-
-	j->res = j->drv->cuEventRecord(j->event, j->stream);
-}
-
 /*
  * In the call's stream, on the application's thread (a per-thread default
  * stream is only that thread's), lent to grtrace for the call (own_thread.h).
  * Sync copies go to the legacy default stream, or the thread's own.
  */
-static bool record_in(struct inject_state *st, CUevent e, uint64_t stream)
+static bool record_in(CUevent e, uint64_t stream)
 {
-	struct record_job j = {&st->drv, e, (CUstream)(uintptr_t)(stream == 0x1 ? 0 : stream),
-			       CUDA_ERROR_INVALID_VALUE};
-
-	if (copy_timing.mode == COPY_EVENTS_NO_LEND)
-		record_job(&j);
-	else
-		own_thread_lend(record_job, &j);
-	return j.res == CUDA_SUCCESS;
+	return own_thread_record_event(e, (CUstream)(uintptr_t)(stream == 0x1 ? 0 : stream),
+				       copy_timing.mode != COPY_EVENTS_NO_LEND) == CUDA_SUCCESS;
 }
 
 /* cuMemcpy/cuMemcpyAsync: unified addresses, the pointers' memory types tell the direction. */
@@ -244,7 +224,7 @@ bool copy_timing_begin(struct inject_state *st, const struct copy_shape *shape,
 	}
 	pthread_mutex_unlock(&t->lock);
 	m->stream = copy_shape_stream(shape, args);
-	if (!m->start || !m->end || !record_in(st, m->start, m->stream)) {
+	if (!m->start || !m->end || !record_in(m->start, m->stream)) {
 		if (m->cc) {
 			pthread_mutex_lock(&t->lock);
 			event_give(m->cc, m->start);
@@ -284,7 +264,7 @@ void copy_timing_end(struct inject_state *st, struct copy_mark *m, int res, uint
 	bool recorded;
 
 	inject_enter_tool();
-	recorded = res == CUDA_SUCCESS && record_in(st, m->end, m->stream);
+	recorded = res == CUDA_SUCCESS && record_in(m->end, m->stream);
 	pthread_mutex_lock(&t->lock);
 	if (recorded && t->mode == COPY_EVENTS_NO_COLLECT) {
 		/* the benchmark switch: the events are used again at once, nothing is read */

@@ -76,6 +76,30 @@ static void *started(void *arg)
 	return s.fn(s.arg);
 }
 
+struct record_job {
+	CUevent event;
+	CUstream stream;
+	CUresult res;
+};
+
+static void record_job(void *arg)
+{
+	struct record_job *j = arg;
+
+	j->res = inject()->drv.cuEventRecord(j->event, j->stream);
+}
+
+CUresult own_thread_record_event(CUevent e, CUstream stream, bool lend)
+{
+	struct record_job j = {e, stream, CUDA_ERROR_INVALID_VALUE};
+
+	if (lend)
+		own_thread_lend(record_job, &j);
+	else
+		record_job(&j);
+	return j.res;
+}
+
 int own_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg)
 {
 	struct own_start *s = malloc(sizeof(*s));

@@ -29,6 +29,12 @@
 void own_thread_run(CUcontext ctx, void (*fn)(void *), void *arg);
 
 void own_thread_lend(void (*fn)(void *), void *arg);
+/*
+ * cuEventRecord(e, stream) through own_thread_lend(): an event in the
+ * application's stream order, on its thread, as grtrace's call. lend false:
+ * without the loan (a benchmark switch). The driver's result.
+ */
+CUresult own_thread_record_event(CUevent e, CUstream stream, bool lend);
 
 /* Starts a named thread (GRT_OWN_THREAD_PREFIX + name) running fn(arg). 0 or -EAGAIN. */
 int own_thread_start(pthread_t *thread, const char *name, void *(*fn)(void *), void *arg);

@@ -13,6 +13,8 @@ identity() {
 	"$FIX/check_brackets" "$T/$1.grt" >"$T/$1.check" 2>&1
 	echo $? >"$T/$1.rc"
 }
+# by_events NAME: how many of the recording's copy records CUDA events timed
+by_events() { "$G" parse "$T/$1.grt" --filter type=gpu_copy | grep -c "timed_by=events"; }
 expect_check() { # recording, test name, expected counts line
 	local got
 	got=$(tail -1 "$T/$1.check")
@@ -60,7 +62,7 @@ identity deferred
 grep -q "failed=0" "$T/deferred.out" && ok deferred_app_succeeds || fail deferred_app_succeeds
 expect_check deferred deferred_every_record_one_call \
 	"gpu_kernel=62 gpu_copy=100 gpu_launch=40 matched=202 failed=0 cuda_calls=148 cuda_calls_matched=148"
-n=$("$G" parse "$T/deferred.grt" --filter type=gpu_copy | grep -c "timed_by=events")
+n=$(by_events deferred)
 [ "$n" = 5 ] && ok deferred_copies_timed_by_events || fail deferred_copies_timed_by_events "got $n"
 check deferred_no_cupti_before grep -q "CUPTI not loaded: the block probes time the kernels" \
 	<("$G" parse "$T/deferred.grt" --filter type=source_status)
@@ -77,7 +79,7 @@ record copyheavy cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app_threads" 1 600
 identity copyheavy
 expect_check copyheavy copyheavy_every_record_one_call \
 	"gpu_kernel=0 gpu_copy=3000 gpu_launch=1200 matched=4200 failed=0 cuda_calls=4200 cuda_calls_matched=4200"
-n=$("$G" parse "$T/copyheavy.grt" --filter type=gpu_copy | grep -c "timed_by=events")
+n=$(by_events copyheavy)
 [ "$n" = 256 ] && ok copyheavy_events_until_switch || fail copyheavy_events_until_switch "got $n"
 check copyheavy_says_why grep -q "CUPTI copy timing on from here (256 copies and memsets for 104 launches); CUPTI kernel timing waits for a kernel the block probes do not cover" \
 	<("$G" parse "$T/copyheavy.grt" --filter type=source_status)
@@ -91,7 +93,7 @@ check copythengraph_kernels_from_here grep -q "CUPTI kernel timing on from here:
 	<("$G" parse "$T/copythengraph.grt" --filter type=source_status)
 # GRTRACE_GPU_COPY_EVENTS=always keeps events whatever the rate
 record copyevents cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= GRTRACE_GPU_COPY_EVENTS=always -- "$FIX/app_threads" 1 600 nographs
-n=$("$G" parse "$T/copyevents.grt" --filter type=gpu_copy | grep -c "timed_by=events")
+n=$(by_events copyevents)
 [ "$n" = 3000 ] && ok copyevents_always || fail copyevents_always "got $n"
 
 # GRTRACE_GPU_COPY_EVENTS=0: round 0's copies are not timed on the device, the later 95 by CUPTI
