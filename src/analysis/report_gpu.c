@@ -58,6 +58,7 @@ struct gpu_report {
 	struct gpu_kernel_row *rows;
 	size_t cap;
 	struct copy_kind_row copies[8]; /* grt_copy_kind, the last for memsets */
+	uint64_t copies_by_events;	/* of them, timed with CUDA events (CUPTI not loaded) */
 	struct clock_series clocks[MAX_CLOCKS];
 	unsigned nclocks;
 	char *messages[MAX_MESSAGES];
@@ -165,6 +166,8 @@ static void on_copy(struct gpu_report *g, const struct grt_record *rec)
 
 	row->count++;
 	row->bytes += c->bytes;
+	if (c->flags & GRT_GPU_F_EVENT_TIMED)
+		g->copies_by_events++;
 	if (c->end_ns >= c->start_ns && c->start_ns)
 		add_stat(g, &row->device_ns, c->end_ns - c->start_ns);
 }
@@ -389,7 +392,8 @@ static void print_device_times(struct gpu_report *g, FILE *out)
 	if (!n) {
 		fprintf(
 		    out,
-		    "no CUPTI kernel records (CUPTI off or unavailable: see the notes below)\n");
+		    "no CUPTI kernel records (CUPTI off, unavailable, or not needed where the block "
+		    "probes timed every kernel: see the notes below)\n");
 		free(order);
 		return;
 	}
@@ -426,6 +430,13 @@ static void print_copies(struct gpu_report *g, FILE *out)
 			report_ns_to_us(c->device_ns.total),
 			report_ns_to_us(grt_stats_percentile(&c->device_ns, 50)));
 	}
+	/* an event pair times the stream, not the copy engine: say which rows read so */
+	if (g->copies_by_events)
+		fprintf(out,
+			"  (%" PRIu64 " of these timed with CUDA events around their calls, CUPTI not "
+			"loaded: the stream's time, with the copy engine's start-up and the staging of "
+			"pageable memory)\n",
+			g->copies_by_events);
 }
 
 static void print_probes(struct gpu_report *g, FILE *out)
@@ -634,6 +645,8 @@ static void json_rest(struct gpu_report *g, struct json_writer *w)
 		jw_end_object(w);
 	}
 	jw_end_array(w);
+	jw_key(w, "copies_timed_by_events");
+	jw_u64(w, g->copies_by_events);
 	jw_key(w, "drops");
 	jw_u64(w, g->drops);
 	jw_key(w, "messages");

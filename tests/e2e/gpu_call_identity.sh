@@ -64,6 +64,8 @@ expect_check deferred deferred_every_record_one_call \
 	"gpu_kernel=62 gpu_copy=100 gpu_launch=40 matched=202 failed=0 cuda_calls=148 cuda_calls_matched=148"
 n=$(by_events deferred)
 [ "$n" = 5 ] && ok deferred_copies_timed_by_events || fail deferred_copies_timed_by_events "got $n"
+check deferred_report_says_events grep -q "(5 of these timed with CUDA events around their calls" \
+	<("$G" report "$T/deferred.grt" --gpu)
 check deferred_no_cupti_before grep -q "CUPTI not loaded: the block probes time the kernels" \
 	<("$G" parse "$T/deferred.grt" --filter type=source_status)
 # by uprobes the events' recording calls are seen, on a thread lent to grtrace: its own, not the application's
