@@ -55,6 +55,7 @@ struct attach {
 	char p[PTX_PREFIX_MAX]; /* the name prefix */
 	bool call_mem;		/* memory programs are called, not pasted */
 	unsigned site_seq;	/* numbers memory sites across the module (labels) */
+	bool hints;		/* the module takes cache-policy forms (gpubpf_hints_allowed) */
 };
 
 static void copy_to(struct attach *a, size_t off)
@@ -87,6 +88,28 @@ static unsigned module_sm(const struct ptx_module *m)
 		if (ptx_tok_is(&m->toks, i, ".target") && tok_starts(m, i + 1, "sm_"))
 			return (unsigned)strtoul(ptx_tok_text(m, i + 1) + 3, NULL, 10);
 	return 0;
+}
+
+/* Whether the module's .target and .version take cache-policy forms. */
+static bool module_takes_hints(const struct ptx_module *m)
+{
+	unsigned major = 0, minor = 0;
+
+	for (size_t i = 0; i + 1 < m->toks.n; i++) {
+		if (ptx_tok_is(&m->toks, i, ".version")) {
+			char buf[16];
+			size_t n = m->toks.v[i + 1].len;
+
+			if (n >= sizeof(buf))
+				return false;
+			memcpy(buf, ptx_tok_text(m, i + 1), n);
+			buf[n] = 0;
+			if (sscanf(buf, "%u.%u", &major, &minor) != 2)
+				return false;
+			break;
+		}
+	}
+	return gpubpf_hints_allowed(module_sm(m), major, minor);
 }
 
 /* Where module-scope additions go: after .version, .target and .address_size. */
@@ -222,7 +245,7 @@ static void paste(struct attach *a, const struct gpubpf_translation *t, const ch
 		strbuf_puts(&a->b, ");\n");
 		return;
 	}
-	text = gpubpf_translation_inline(t, args);
+	text = gpubpf_translation_inline(t, args, a->hints);
 	if (!text) {
 		a->b.failed = true;
 		return;
@@ -514,7 +537,7 @@ static void emit_module_scope(struct attach *a)
 		const struct gpubpf_translation *t = a->o->progs[i].ptx;
 
 		if (a->call_mem && a->o->progs[i].attach == GRT_BPF_ATTACH_MEMCAPTURE) {
-			char *func = gpubpf_translation_func(t);
+			char *func = gpubpf_translation_func(t, a->hints);
 
 			if (!func)
 				a->b.failed = true;
@@ -641,6 +664,7 @@ int gpubpf_attach(const char *ptx, size_t len, const struct gpubpf_attach_opts *
 		err = -EINVAL;
 		goto out;
 	}
+	a.hints = module_takes_hints(&m);
 	if (ptx_choose_prefix(&m, a.p))
 		a.p[0] = 0;
 	snprintf(res->rw.name_prefix, sizeof(res->rw.name_prefix), "%s", a.p);

@@ -317,6 +317,50 @@ static int emit_map_op(struct emit *e, int32_t fn)
  * clear does it read head and add to it. The lowest dropping lane counts all
  * the warp's drops at once, in the slot's counter.
  */
+/*
+ * GPUBPF_VARIANT_RING_FAST_DROP: when the lowest lane reads "exhausted", the
+ * warp learns it by one vote and that lane counts every active lane as
+ * dropped, what the full path concludes too (no place fits: base is the
+ * capacity for all), without its shuffles, ballot and second popc.
+ */
+static void ring_exhausted_exit(struct emit *e, unsigned word, unsigned first, unsigned mask,
+				unsigned count, unsigned slot, const char *drop)
+{
+	struct labels l = new_labels(e);
+	unsigned full = new_p(e), n = new_t(e);
+
+	emitf(e, "	setp.ne.and.u64 %%p%u, %%t%u, 0, %%p%u;\n", full, word, first);
+	emitf(e, "	vote.sync.any.pred %%p%u, %%p%u, %%w%u;\n", full, full, mask);
+	emitf(e, "	@!%%p%u bra $H%u_room;\n", full, l.n);
+	emitf(e, "	cvt.u64.u32 %%t%u, %%w%u;\n", n, count);
+	emitf(e, "	@%%p%u red.global.add.u64 [%%t%u+%u], %%t%u;\n", first, slot,
+	      GRT_BPF_RING_DROP_OFF, n);
+	emitf(e, "	bra %s;\n", drop);
+	emitf(e, "$H%u_room:\n", l.n);
+}
+
+/*
+ * The drop slot of this warp (its address in %t<slot>): the SM's, or with
+ * GPUBPF_VARIANT_RING_WARP_SLOTS one of two per SM by warp id parity. Any
+ * slot is right for any warp: the host sums every counter, and a slot's
+ * "exhausted" word only says what holds for the whole ring.
+ */
+static void ring_drop_slot(struct emit *e, unsigned ring, unsigned slot, unsigned w)
+{
+	emitf(e, "	mov.u32 %%w%u, %%smid;\n", w);
+	if (e->opts->variants & GPUBPF_VARIANT_RING_WARP_SLOTS) {
+		unsigned par = new_w(e);
+
+		emitf(e, "	mov.u32 %%w%u, %%warpid;\n", par);
+		emitf(e, "	and.b32 %%w%u, %%w%u, 1;\n", par, par);
+		emitf(e, "	shl.b32 %%w%u, %%w%u, 1;\n", w, w);
+		emitf(e, "	or.b32 %%w%u, %%w%u, %%w%u;\n", w, w, par);
+	}
+	emitf(e, "	and.b32 %%w%u, %%w%u, %u;\n", w, w, GRT_BPF_RING_DROP_SLOTS - 1);
+	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", slot, w, GRT_BPF_RING_DROP_STRIDE);
+	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", slot, slot, ring);
+}
+
 static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsigned rec,
 			 const char *drop)
 {
@@ -337,13 +381,12 @@ static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsig
 	emitf(e, "	setp.eq.u32 %%p%u, %%w%u, 0;\n", first, rank);
 	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", total, count, rec_size);
 	emitf(e, "	ld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
-	emitf(e, "	mov.u32 %%w%u, %%smid;\n", lo);
-	emitf(e, "	and.b32 %%w%u, %%w%u, %u;\n", lo, lo, GRT_BPF_RING_DROP_SLOTS - 1);
-	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", slot, lo, GRT_BPF_RING_DROP_STRIDE);
-	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", slot, slot, ring);
+	ring_drop_slot(e, ring, slot, lo);
 	emitf(e, "	mov.b64 %%t%u, 0;\n", word);
 	emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u+%u];\n", first, word, slot,
 	      GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED);
+	if (e->opts->variants & GPUBPF_VARIANT_RING_FAST_DROP)
+		ring_exhausted_exit(e, word, first, mask, count, slot, drop);
 	emitf(e, "	setp.eq.and.u64 %%p%u, %%t%u, 0, %%p%u;\n", ask, word, first);
 	emitf(e, "	mov.b64 %%t%u, %%t%u;\n", base, cap);
 	emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u];\n", ask, base, ring);
