@@ -6,6 +6,7 @@ Prints ok/FAIL lines; exits 1 when a check failed.
   gpu_bpf_check.py GRTRACE samples GPU.grt SIM.grt BLOCKS N LAUNCHES
   gpu_bpf_check.py GRTRACE bpftime NAME GPU.grt SIM.grt THREADS LAUNCHES
   gpu_bpf_check.py GRTRACE attach TRACE...       (prints the attach times, checks the targets)
+  gpu_bpf_check.py GRTRACE variant NAME GPU.grt SIM.grt|- THREADS LAUNCHES
 """
 import json
 import re
@@ -108,6 +109,38 @@ def bpftime(g, name, gpu, sim, threads, launches):
               r["printk"]["lines"] > 0, (vals(m, "calls"), r["printk"]["lines"]))
 
 
+def variant(g, name, gpu, sim, threads, launches):
+    """A bench program (counter, clock_only, ring, ring_const) in one translator variant: every
+    thread's slot counted or written, every ring event delivered or counted lost, exactly; with a
+    SIM trace (same launches in the interpreter), the maps and totals equal to its."""
+    r, m = report(g, gpu)
+    check(f"{name}: loaded", r["programs"] and all(p["status"] == 0 for p in r["programs"]),
+          r["programs"])
+    check(f"{name}: every launch ran the program", ran(g, gpu) == launches, ran(g, gpu))
+    s = report(g, sim)[1] if sim != "-" else None
+    if "exits" in m and "events" not in m["exits"]:
+        v = vals(m, "exits")
+        check(f"{name}: every thread counted {launches} times", len(v) == threads and
+              all(x == launches for x in v), (len(v), sorted(set(v))[:4]))
+        if s:
+            check(f"{name}: counts equal the interpreter's", sorted(v) == sorted(vals(s, "exits")))
+    elif "last_exit" in m:
+        v = vals(m, "last_exit")
+        check(f"{name}: every thread wrote its clock", len(v) == threads and all(v), len(v))
+        if s:
+            check(f"{name}: the interpreter's threads too", len(vals(s, "last_exit")) == len(v))
+    else:
+        ring = m["exits"]
+        check(f"{name}: events + lost == one per thread per launch ({threads * launches})",
+              ring["events"] + ring["lost"] == threads * launches and ring["events"] > 0,
+              (ring["events"], ring["lost"]))
+        print(f"{name}: {ring['events']} events, {ring['lost']} lost")
+        if s:
+            check(f"{name}: events + lost equal the interpreter's",
+                  ring["events"] + ring["lost"] == s["exits"]["events"] + s["exits"]["lost"],
+                  (s["exits"]["events"], s["exits"]["lost"]))
+
+
 def attach(g, traces):
     rows = []
     for t in traces:
@@ -146,4 +179,6 @@ if __name__ == "__main__":
         bpftime(g, a[0], a[1], a[2], int(a[3]), int(a[4]))
     elif what == "attach":
         attach(g, a)
+    elif what == "variant":
+        variant(g, a[0], a[1], a[2], int(a[3]), int(a[4]))
     sys.exit(1 if failed else 0)

@@ -5,7 +5,7 @@
 #include "test_util.h"
 
 #define N(a) (sizeof(a) / sizeof(a[0]))
-#define ALL "ring_fast_drop,ring_warp_slots,l2_evict_last"
+#define ALL "ring_fast_drop,ring_warp_slots,ring_early_read,l2_evict_last"
 
 /* Loads dir/name with GRTRACE_BPF_VARIANTS set to list (NULL: unset). */
 static int load(const char *dir, const char *name, const char *list, struct gpubpf_bundle *b)
@@ -48,11 +48,11 @@ static void test_variants_parse(void)
 	CHECK_EQ_U64(v, GPUBPF_VARIANT_RING_WARP_SLOTS | GPUBPF_VARIANT_L2_EVICT_LAST);
 	CHECK_EQ_U64(gpubpf_variants_parse(ALL, &v, err, sizeof(err)), 0);
 	CHECK_EQ_U64(v, GPUBPF_VARIANT_RING_FAST_DROP | GPUBPF_VARIANT_RING_WARP_SLOTS |
-			    GPUBPF_VARIANT_L2_EVICT_LAST);
+			    GPUBPF_VARIANT_RING_EARLY_READ | GPUBPF_VARIANT_L2_EVICT_LAST);
 	CHECK_EQ_U64(gpubpf_variants_parse("ring_fast_drop,ring_fast", &v, err, sizeof(err)),
 		     -EINVAL);
 	CHECK_STR(err, "GRTRACE_BPF_VARIANTS: unknown variant 'ring_fast'; known: ring_fast_drop, "
-		       "ring_warp_slots, l2_evict_last");
+		       "ring_warp_slots, ring_early_read, l2_evict_last");
 	/* a bad list refuses the object, naming it */
 	setenv(GPUBPF_VARIANTS_ENV, "fast", 1);
 	CHECK_EQ_U64(gpubpf_bundle_load(gpubpf_test_object("bench", "ring"), NULL, &b, err,
@@ -71,6 +71,7 @@ static void test_default_unchanged(void)
 	CHECK_EQ_U64(load("bench", "ring", NULL, &b), 0);
 	CHECK_EQ_U64(count(b.progs[0].ptx.body, "vote.sync.any.pred"), 0);
 	CHECK_EQ_U64(count(b.progs[0].ptx.body, "%warpid"), 0);
+	CHECK_EQ_U64(count(b.progs[0].ptx.body, "%xw"), 0);
 	gpubpf_bundle_free(&b);
 	CHECK_EQ_U64(load("bench", "counter", NULL, &b), 0);
 	CHECK_EQ_U64(count(b.progs[0].ptx.body, "cache_hint"), 0);
@@ -102,6 +103,41 @@ static void test_ring_forms(void)
 			   "\tshl.b32 %w5, %w5, 1;\n\tor.b32 %w5, %w5, %w8;\n"
 			   "\tand.b32 %w5, %w5, 255;\n\tmul.wide.u32 %t6, %w5, 128;\n") != NULL);
 	CHECK_EQ_U64(count(body, "vote.sync.any.pred"), 0);
+	gpubpf_bundle_free(&b);
+}
+
+/*
+ * The early read: once, before the program's first instruction, for its first ring; every
+ * output to that ring takes the word from %xw, outputs to other rings and printk load it.
+ */
+static void test_ring_early_read(void)
+{
+	struct gpubpf_bundle b;
+	const char *body, *read;
+
+	CHECK_EQ_U64(load("bench", "ring", "ring_early_read", &b), 0);
+	body = b.progs[0].ptx.body;
+	read = strstr(body, "\tld.global.nc.u64 %t0, [%env+56];\n\tmov.u32 %w0, %smid;\n"
+			    "\tand.b32 %w0, %w0, 255;\n\tmul.wide.u32 %t1, %w0, 128;\n"
+			    "\tadd.u64 %t1, %t1, %t0;\n"
+			    "\tld.relaxed.gpu.global.u64 %xw, [%t1+40];\n");
+	CHECK(read != NULL);
+	/* right after the prologue: before the program's first instruction (r6 = r1) */
+	CHECK(read && strstr(body, "mov.b64 %r6, %r1;") > read);
+	CHECK_EQ_U64(count(body, ".reg .b64 %xw;"), 1);
+	CHECK_EQ_U64(count(body, "mov.b64 %t7, %xw;"), 1);
+	/* the output no longer loads the word itself */
+	CHECK_EQ_U64(count(body, "ld.relaxed.gpu.global.u64"), 2); /* the early read, head */
+	gpubpf_bundle_free(&b);
+
+	/* with warp slots, the early read takes the same slot as the output */
+	CHECK_EQ_U64(load("bench", "ring", "ring_early_read,ring_warp_slots", &b), 0);
+	CHECK_EQ_U64(count(b.progs[0].ptx.body, "%warpid"), 2);
+	gpubpf_bundle_free(&b);
+
+	/* a program without a ring output: no early read */
+	CHECK_EQ_U64(load("bench", "counter", "ring_early_read", &b), 0);
+	CHECK_EQ_U64(count(b.progs[0].ptx.body, "%xw"), 0);
 	gpubpf_bundle_free(&b);
 }
 
@@ -186,9 +222,10 @@ static void test_variants_compile(void)
 	    {"bench", "ring"},	      {"bench", "ring_const"},	  {"bench", "counter"},
 	    {"bench", "clock_only"},  {"progs", "ringbuf"},	  {"progs", "thread_adds"},
 	    {"progs", "stack_paths"}, {"progs", "bpftime_kernelretsnoop"},
+	    {"progs", "bpftime_kernel_trace"}, {"progs", "bpftime_cuda_counter"},
 	};
-	static const char *const lists[] = {"ring_fast_drop", "ring_warp_slots", "l2_evict_last",
-					    ALL};
+	static const char *const lists[] = {"ring_fast_drop", "ring_warp_slots", "ring_early_read",
+					    "l2_evict_last", ALL};
 	char path[512];
 	const char *ptxas = ptxas_find(path, sizeof(path));
 
@@ -230,6 +267,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_variants_parse);
 	RUN_TEST(test_default_unchanged);
 	RUN_TEST(test_ring_forms);
+	RUN_TEST(test_ring_early_read);
 	RUN_TEST(test_l2_forms);
 	RUN_TEST(test_l2_attach);
 	RUN_TEST(test_variants_compile);

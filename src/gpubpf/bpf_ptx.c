@@ -821,6 +821,8 @@ static void emit_prologue(struct emit *e, struct strbuf *out, uint32_t local_byt
 		strbuf_printf(out, "\t.reg .b64 %%s<%u>;\n", 64 - __builtin_clzll(e->slots_used));
 	if (e->need_thread_id)
 		strbuf_printf(out, "\t.reg .b64 %%gtid;\n\t.reg .b32 %%gw<8>;\n");
+	if (e->early_read)
+		strbuf_puts(out, "\t.reg .b64 %xw;\n");
 	if (e->l2_policy) /* declared on every target, set only where it is used */
 		strbuf_puts(out, "\t.reg .b64 %l2p;\n\t" GPUBPF_SM80_MARK
 				 "createpolicy.fractional.L2::evict_last.b64 %l2p, 1.0;\n");
@@ -875,7 +877,7 @@ int gpubpf_translate(const struct gpubpf_object *obj, const struct gpubpf_prog *
 {
 	struct emit e = {
 	    .obj = obj, .prog = prog, .ver = ver, .opts = opts, .err = err, .err_len = err_len};
-	struct strbuf body = {0};
+	struct strbuf body = {0}, early = {0};
 	bool *targets = jump_targets(prog);
 	uint32_t local_bytes = 0;
 	int rc = 0, fused;
@@ -907,8 +909,18 @@ int gpubpf_translate(const struct gpubpf_object *obj, const struct gpubpf_prog *
 	}
 	emitf(&e, "$Lexit:\n");
 	free(targets);
+	if (!rc && e.early_read) { /* its own text: it goes after the prologue, before the code */
+		struct strbuf code = e.b;
+
+		e.b = (struct strbuf){0};
+		e.nt = e.nw = e.np = 0;
+		emit_ring_early_read(&e);
+		early = e.b;
+		e.b = code;
+	}
 	if (!rc) {
 		emit_prologue(&e, &body, local_bytes);
+		strbuf_add(&body, early.s ? early.s : "", early.len);
 		strbuf_add(&body, e.b.s ? e.b.s : "", e.b.len);
 		out->body = strbuf_take(&body, NULL);
 		out->decls = e.decls.s ? strbuf_take(&e.decls, NULL) : strdup("");
@@ -923,6 +935,7 @@ int gpubpf_translate(const struct gpubpf_object *obj, const struct gpubpf_prog *
 	strbuf_free(&e.b);
 	strbuf_free(&e.decls);
 	strbuf_free(&body);
+	strbuf_free(&early);
 	return rc;
 }
 

@@ -24,6 +24,13 @@ struct gpubpf_translate_opts {
  *                    and ballot
  *   ring_warp_slots  drops counted in two slots per SM (by warp id parity),
  *                    halving the warps that add to one counter
+ *   ring_early_read  the warp's slot's "exhausted" word of the program's first ring
+ *                    read once at the program's start (the load overlaps the
+ *                    program's own work) and used by each of its outputs to it
+ *                    instead of a load there; a word read early may say "not
+ *                    exhausted" where a later read would not, which only sends
+ *                    the warp down the full path (head decides); "exhausted"
+ *                    stays true until the host resets the ring between launches
  *   l2_evict_last    a thread's own PERGPUTD_ARRAY value read, written and added
  *                    with an L2 evict_last policy, so the map stays in L2 while
  *                    the kernel streams its data (sm_80 and PTX 7.4 on; the plain
@@ -33,6 +40,7 @@ enum {
 	GPUBPF_VARIANT_RING_FAST_DROP = 1u << 0,
 	GPUBPF_VARIANT_RING_WARP_SLOTS = 1u << 1,
 	GPUBPF_VARIANT_L2_EVICT_LAST = 1u << 2,
+	GPUBPF_VARIANT_RING_EARLY_READ = 1u << 3,
 };
 #define GPUBPF_VARIANTS_ENV "GRTRACE_BPF_VARIANTS"
 

@@ -361,8 +361,29 @@ static void ring_drop_slot(struct emit *e, unsigned ring, unsigned slot, unsigne
 	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", slot, slot, ring);
 }
 
+void emit_ring_early_read(struct emit *e)
+{
+	unsigned ring = new_t(e), slot = new_t(e), w = new_w(e);
+
+	load_map_base(e, e->early_ring, ring);
+	ring_drop_slot(e, ring, slot, w);
+	emitf(e, "	ld.relaxed.gpu.global.u64 %%xw, [%%t%u+%u];\n", slot,
+	      GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED);
+}
+
+/* Whether this output's "exhausted" word is the one read at the program's start (map -1: printk). */
+static bool ring_read_early(struct emit *e, int map)
+{
+	if (!(e->opts->variants & GPUBPF_VARIANT_RING_EARLY_READ) || map < 0 ||
+	    (e->early_read && e->early_ring != map))
+		return false;
+	e->early_read = true;
+	e->early_ring = map;
+	return true;
+}
+
 static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsigned rec,
-			 const char *drop)
+			 const char *drop, int map)
 {
 	unsigned mask = new_w(e), lt = new_w(e), rank = new_w(e), count = new_w(e),
 		 leader = new_w(e), lo = new_w(e), hi = new_w(e), drops = new_w(e);
@@ -382,9 +403,13 @@ static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsig
 	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", total, count, rec_size);
 	emitf(e, "	ld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
 	ring_drop_slot(e, ring, slot, lo);
-	emitf(e, "	mov.b64 %%t%u, 0;\n", word);
-	emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u+%u];\n", first, word, slot,
-	      GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED);
+	if (ring_read_early(e, map)) {
+		emitf(e, "	mov.b64 %%t%u, %%xw;\n", word);
+	} else {
+		emitf(e, "	mov.b64 %%t%u, 0;\n", word);
+		emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u+%u];\n", first, word,
+		      slot, GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED);
+	}
 	if (e->opts->variants & GPUBPF_VARIANT_RING_FAST_DROP)
 		ring_exhausted_exit(e, word, first, mask, count, slot, drop);
 	emitf(e, "	setp.eq.and.u64 %%p%u, %%t%u, 0, %%p%u;\n", ask, word, first);
@@ -452,7 +477,7 @@ static int emit_output(struct emit *e, int32_t fn)
 						   : -EINVAL;
 	snprintf(drop, sizeof(drop), "$H%u_drop", l.n);
 	load_map_base(e, e->ver->info[e->pc].map, ring);
-	ring_reserve(e, ring, rec_size, rec, drop);
+	ring_reserve(e, ring, rec_size, rec, drop, e->ver->info[e->pc].map);
 	copy_to_global(e, &data, rec, GRT_BPF_RING_REC_SIZE, size);
 	ring_header(e, rec);
 	ring_commit(e, rec, size);
@@ -472,7 +497,8 @@ static int emit_reserve(struct emit *e)
 
 	snprintf(drop, sizeof(drop), "$H%u_drop", l.n);
 	load_map_base(e, e->ver->info[e->pc].map, ring);
-	ring_reserve(e, ring, GRT_BPF_RING_REC_SIZE + grt_bpf_stride(size), rec, drop);
+	ring_reserve(e, ring, GRT_BPF_RING_REC_SIZE + grt_bpf_stride(size), rec, drop,
+		     e->ver->info[e->pc].map);
 	ring_header(e, rec);
 	emitf(e, "\tadd.u64 %%r0, %%t%u, %u;\n", rec, GRT_BPF_RING_REC_SIZE);
 	emitf(e, "\tbra $H%u_done;\n", l.n);
@@ -509,7 +535,7 @@ static int emit_printk(struct emit *e, bool puts)
 	load_env(e, GRT_BPF_ENV_OFF_PRINTK_RING, ring);
 	emitf(e, "\tsetp.eq.u64 %%p%u, %%t%u, 0;\n", p, ring);
 	emitf(e, "\t@%%p%u bra %s;\n", p, drop);
-	ring_reserve(e, ring, rec_size, rec, drop);
+	ring_reserve(e, ring, rec_size, rec, drop, -1);
 	emitf(e, "\tmov.b64 %%t%u, 0x%llx;\n", t,
 	      (unsigned long long)((uint64_t)len << 32 | (puts ? GRT_BPF_PUTS : GRT_BPF_PRINTK)));
 	emitf(e, "\tst.global.u64 [%%t%u+%u], %%t%u;\n", rec, GRT_BPF_RING_REC_SIZE, t);

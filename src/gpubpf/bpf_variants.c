@@ -11,6 +11,7 @@ static const struct {
     {"ring_fast_drop", GPUBPF_VARIANT_RING_FAST_DROP},
     {"ring_warp_slots", GPUBPF_VARIANT_RING_WARP_SLOTS},
     {"l2_evict_last", GPUBPF_VARIANT_L2_EVICT_LAST},
+    {"ring_early_read", GPUBPF_VARIANT_RING_EARLY_READ},
 };
 
 int gpubpf_variants_parse(const char *list, unsigned *out, char *err, size_t err_len)
@@ -25,7 +26,7 @@ int gpubpf_variants_parse(const char *list, unsigned *out, char *err, size_t err
 		if (n && i == sizeof(known) / sizeof(known[0])) {
 			snprintf(err, err_len,
 				 "%s: unknown variant '%.*s'; known: ring_fast_drop, ring_warp_slots, "
-				 "l2_evict_last",
+				 "ring_early_read, l2_evict_last",
 				 GPUBPF_VARIANTS_ENV, (int)(n > 64 ? 64 : n), list);
 			return -EINVAL;
 		}
