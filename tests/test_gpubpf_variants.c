@@ -5,7 +5,7 @@
 #include "test_util.h"
 
 #define N(a) (sizeof(a) / sizeof(a[0]))
-#define ALL "ring_fast_drop,ring_warp_slots,ring_early_read,l2_evict_last"
+#define ALL "ring_fast_drop,ring_warp_slots,ring_entry_read,l2_evict_last"
 
 /* Loads dir/name with GRTRACE_BPF_VARIANTS set to list (NULL: unset). */
 static int load(const char *dir, const char *name, const char *list, struct gpubpf_bundle *b)
@@ -48,11 +48,12 @@ static void test_variants_parse(void)
 	CHECK_EQ_U64(v, GPUBPF_VARIANT_RING_WARP_SLOTS | GPUBPF_VARIANT_L2_EVICT_LAST);
 	CHECK_EQ_U64(gpubpf_variants_parse(ALL, &v, err, sizeof(err)), 0);
 	CHECK_EQ_U64(v, GPUBPF_VARIANT_RING_FAST_DROP | GPUBPF_VARIANT_RING_WARP_SLOTS |
-			    GPUBPF_VARIANT_RING_EARLY_READ | GPUBPF_VARIANT_L2_EVICT_LAST);
+			    GPUBPF_VARIANT_RING_EARLY_READ | GPUBPF_VARIANT_RING_ENTRY_READ |
+			    GPUBPF_VARIANT_L2_EVICT_LAST);
 	CHECK_EQ_U64(gpubpf_variants_parse("ring_fast_drop,ring_fast", &v, err, sizeof(err)),
 		     -EINVAL);
 	CHECK_STR(err, "GRTRACE_BPF_VARIANTS: unknown variant 'ring_fast'; known: ring_fast_drop, "
-		       "ring_warp_slots, ring_early_read, l2_evict_last");
+		       "ring_warp_slots, ring_early_read, ring_entry_read, l2_evict_last");
 	/* a bad list refuses the object, naming it */
 	setenv(GPUBPF_VARIANTS_ENV, "fast", 1);
 	CHECK_EQ_U64(gpubpf_bundle_load(gpubpf_test_object("bench", "ring"), NULL, &b, err,
@@ -135,9 +136,92 @@ static void test_ring_early_read(void)
 	CHECK_EQ_U64(count(b.progs[0].ptx.body, "%warpid"), 2);
 	gpubpf_bundle_free(&b);
 
+	/* only ring_entry_read marks the block for the attach code to move */
+	CHECK_EQ_U64(load("bench", "ring", "ring_early_read", &b), 0);
+	CHECK_EQ_U64(count(b.progs[0].ptx.body, "grtrace early read"), 0);
+	gpubpf_bundle_free(&b);
+
 	/* a program without a ring output: no early read */
 	CHECK_EQ_U64(load("bench", "counter", "ring_early_read", &b), 0);
 	CHECK_EQ_U64(count(b.progs[0].ptx.body, "%xw"), 0);
+	gpubpf_bundle_free(&b);
+}
+
+/* Two modules to paste exit programs into: sm_90 (PTX 8.0) and sm_75 (PTX 6.3). */
+static const char *const modules[] = {
+    ".version 8.0\n.target sm_90\n.address_size 64\n"
+    ".visible .entry k(.param .u64 k_p0)\n{\n\tret;\n}\n",
+    ".version 6.3\n.target sm_75\n.address_size 64\n"
+    ".visible .entry k(.param .u64 k_p0)\n{\n\tret;\n}\n",
+};
+
+static void check_ptxas(const char *ptx, const char *arch)
+{
+	char path[512];
+	const char *ptxas = ptxas_find(path, sizeof(path));
+	struct ptxas_result pr;
+
+	if (!ptxas)
+		return;
+	CHECK_EQ_U64(ptxas_compile(ptxas, ptx, arch, &pr), 0);
+	if (pr.exit_status)
+		printf("  %s: %s\n", arch, pr.message);
+	CHECK_EQ_U64(pr.exit_status, 0);
+}
+
+/*
+ * ring_entry_read: the exit program's early read runs at the kernel's entry
+ * (when the environment is on), and the program at the exit takes its word.
+ */
+static void test_ring_entry_read(void)
+{
+	struct gpubpf_bundle b;
+	struct gpubpf_attach_prog prog;
+	struct gpubpf_attach_opts o = {.progs = &prog, .nr_progs = 1};
+	const char *read_block = "\tmov.b64 %grt_p_x0, 0;\n"
+				 "\t@%grt_p_off bra $grt_p_bpf_reads_done;\n"
+				 "\t// grtrace GPU eBPF: __grt_bpf0's ring word, read early\n"
+				 "{\n\t.reg .b64 %env;\n\t.reg .b64 %xw;\n"
+				 "\tmov.b64 %env, %grt_p_e;\n{\n";
+
+	CHECK_EQ_U64(load("bench", "ring", "ring_entry_read", &b), 0);
+	CHECK_EQ_U64(count(b.progs[0].ptx.body, GPUBPF_EARLY_OPEN), 1);
+	CHECK_EQ_U64(count(b.progs[0].ptx.body, GPUBPF_EARLY_CLOSE), 1);
+	prog = (struct gpubpf_attach_prog){GRT_BPF_ATTACH_EXIT, "k", &b.progs[0].ptx};
+	for (size_t i = 0; i < N(modules); i++) {
+		struct gpubpf_attach_result res;
+		const char *at_entry, *at_exit;
+
+		CHECK_EQ_U64(gpubpf_attach(modules[i], strlen(modules[i]), &o, &res), 0);
+		CHECK_EQ_U64(res.rw.nr_instrumented, 1);
+		CHECK_EQ_U64(count(res.rw.ptx, "\t.reg .b64 %grt_p_x<1>;\n"), 1);
+		at_entry = strstr(res.rw.ptx, read_block);
+		at_exit = strstr(res.rw.ptx, "$grt_p_bpf_exit:");
+		CHECK(at_entry && at_exit && at_entry < at_exit);
+		CHECK(strstr(res.rw.ptx, "\tld.relaxed.gpu.global.u64 %xw, [%t1+40];\n}\n"
+					 "\tmov.b64 %grt_p_x0, %xw;\n}\n$grt_p_bpf_reads_done:\n") != NULL);
+		/* the exit program reads no word of its own: it takes the entry's */
+		CHECK(at_exit && strstr(at_exit, "\tmov.b64 %xw, %grt_p_x0;\n") != NULL);
+		CHECK_EQ_U64(count(res.rw.ptx, "ld.relaxed.gpu.global.u64 %xw"), 1);
+		CHECK_EQ_U64(count(res.rw.ptx, "grtrace early read"), 0);
+		check_ptxas(res.rw.ptx, i ? "sm_75" : "sm_90");
+		gpubpf_attach_result_free(&res);
+	}
+	gpubpf_bundle_free(&b);
+
+	/* an entry program keeps its read in place: it runs at the entry already */
+	CHECK_EQ_U64(load("progs", "bpftime_kernel_trace", "ring_entry_read", &b), 0);
+	CHECK_EQ_U64(count(b.progs[0].ptx.body, "ld.relaxed.gpu.global.u64 %xw"), 1);
+	prog = (struct gpubpf_attach_prog){GRT_BPF_ATTACH_ENTRY, "k", &b.progs[0].ptx};
+	{
+		struct gpubpf_attach_result res;
+
+		CHECK_EQ_U64(gpubpf_attach(modules[0], strlen(modules[0]), &o, &res), 0);
+		CHECK_EQ_U64(count(res.rw.ptx, "grt_p_x"), 0);
+		CHECK_EQ_U64(count(res.rw.ptx, "ld.relaxed.gpu.global.u64 %xw"), 1);
+		check_ptxas(res.rw.ptx, "sm_90");
+		gpubpf_attach_result_free(&res);
+	}
 	gpubpf_bundle_free(&b);
 }
 
@@ -176,17 +260,9 @@ static void test_l2_forms(void)
 /* Pasted into a kernel, the module's own .target and .version choose the form. */
 static void test_l2_attach(void)
 {
-	static const char *const modules[] = {
-	    ".version 8.0\n.target sm_90\n.address_size 64\n"
-	    ".visible .entry k(.param .u64 k_p0)\n{\n\tret;\n}\n",
-	    ".version 6.3\n.target sm_75\n.address_size 64\n"
-	    ".visible .entry k(.param .u64 k_p0)\n{\n\tret;\n}\n",
-	};
 	struct gpubpf_bundle b;
 	struct gpubpf_attach_prog prog;
 	struct gpubpf_attach_opts o = {.progs = &prog, .nr_progs = 1};
-	char path[512];
-	const char *ptxas = ptxas_find(path, sizeof(path));
 
 	CHECK_EQ_U64(load("bench", "counter", "l2_evict_last", &b), 0);
 	prog = (struct gpubpf_attach_prog){GRT_BPF_ATTACH_EXIT, "k", &b.progs[0].ptx};
@@ -199,15 +275,7 @@ static void test_l2_attach(void)
 		CHECK_EQ_U64(count(res.rw.ptx, "red.global.add.L2::cache_hint.u64"), sm90 ? 1 : 0);
 		CHECK_EQ_U64(count(res.rw.ptx, "createpolicy"), sm90 ? 1 : 0);
 		CHECK_EQ_U64(count(res.rw.ptx, "red.global.add.u64"), sm90 ? 0 : 1);
-		if (ptxas) {
-			struct ptxas_result pr;
-
-			CHECK_EQ_U64(ptxas_compile(ptxas, res.rw.ptx, sm90 ? "sm_90" : "sm_75", &pr),
-				     0);
-			if (pr.exit_status)
-				printf("  %s\n", pr.message);
-			CHECK_EQ_U64(pr.exit_status, 0);
-		}
+		check_ptxas(res.rw.ptx, sm90 ? "sm_90" : "sm_75");
 		gpubpf_attach_result_free(&res);
 	}
 	gpubpf_bundle_free(&b);
@@ -224,8 +292,8 @@ static void test_variants_compile(void)
 	    {"progs", "stack_paths"}, {"progs", "bpftime_kernelretsnoop"},
 	    {"progs", "bpftime_kernel_trace"}, {"progs", "bpftime_cuda_counter"},
 	};
-	static const char *const lists[] = {"ring_fast_drop", "ring_warp_slots", "ring_early_read",
-					    "l2_evict_last", ALL};
+	static const char *const lists[] = {"ring_fast_drop",  "ring_warp_slots", "ring_early_read",
+					    "ring_entry_read", "l2_evict_last",	  ALL};
 	char path[512];
 	const char *ptxas = ptxas_find(path, sizeof(path));
 
@@ -268,6 +336,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_default_unchanged);
 	RUN_TEST(test_ring_forms);
 	RUN_TEST(test_ring_early_read);
+	RUN_TEST(test_ring_entry_read);
 	RUN_TEST(test_l2_forms);
 	RUN_TEST(test_l2_attach);
 	RUN_TEST(test_variants_compile);

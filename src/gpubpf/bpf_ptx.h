@@ -31,6 +31,10 @@ struct gpubpf_translate_opts {
  *                    exhausted" where a later read would not, which only sends
  *                    the warp down the full path (head decides); "exhausted"
  *                    stays true until the host resets the ring between launches
+ *   ring_entry_read  ring_early_read, and for an exit program the read moves to
+ *                    the kernel's entry (bpf_attach.c), its latency hidden under
+ *                    the kernel's own work; the warps of later waves then find
+ *                    the ring exhausted at their exit without a load there
  *   l2_evict_last    a thread's own PERGPUTD_ARRAY value read, written and added
  *                    with an L2 evict_last policy, so the map stays in L2 while
  *                    the kernel streams its data (sm_80 and PTX 7.4 on; the plain
@@ -41,6 +45,7 @@ enum {
 	GPUBPF_VARIANT_RING_WARP_SLOTS = 1u << 1,
 	GPUBPF_VARIANT_L2_EVICT_LAST = 1u << 2,
 	GPUBPF_VARIANT_RING_EARLY_READ = 1u << 3,
+	GPUBPF_VARIANT_RING_ENTRY_READ = 1u << 4,
 };
 #define GPUBPF_VARIANTS_ENV "GRTRACE_BPF_VARIANTS"
 
@@ -53,6 +58,15 @@ int gpubpf_variants_parse(const char *list, unsigned *out, char *err, size_t err
  * and PTX ISA 7.4 on: cache policies), else the plain one (possibly empty).
  */
 #define GPUBPF_SM80_MARK "\t// sm_80: "
+
+/*
+ * The early read of ring_early_read is a block of the body between these two
+ * lines, reading %env and writing %xw (declared by the body). With
+ * ring_entry_read the attach code runs it at the kernel's entry instead and
+ * hands %xw to the exit program (gpubpf_translation_inline's early_word).
+ */
+#define GPUBPF_EARLY_OPEN "\t// grtrace early read {\n"
+#define GPUBPF_EARLY_CLOSE "\t// grtrace early read }\n"
 
 struct gpubpf_translation {
 	char name[GPUBPF_NAME_MAX];
@@ -96,7 +110,16 @@ char *gpubpf_translation_func(const struct gpubpf_translation *t, bool hints);
  * stack are scoped by the block, so the form may be pasted many times.
  */
 char *gpubpf_translation_inline(const struct gpubpf_translation *t, const char *const *args,
-				bool hints);
+				bool hints, const char *early_word);
+
+/*
+ * The early read of t as a block to run at a kernel's entry: it reads the
+ * environment from env and leaves the word in the register named out, which
+ * the exit program then gets as early_word. NULL when t has none to move
+ * (not ring_entry_read, or no ring output) or out of memory.
+ */
+char *gpubpf_translation_early_read(const struct gpubpf_translation *t, const char *env,
+				    const char *out);
 
 /* Whether a module of target sm_<sm> and PTX ISA <major>.<minor> takes the hinted forms. */
 bool gpubpf_hints_allowed(unsigned sm, unsigned major, unsigned minor);

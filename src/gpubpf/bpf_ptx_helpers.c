@@ -365,10 +365,15 @@ void emit_ring_early_read(struct emit *e)
 {
 	unsigned ring = new_t(e), slot = new_t(e), w = new_w(e);
 
+	/* a block of its own (its registers declared in it), so that it may run elsewhere */
+	bool movable = e->opts->variants & GPUBPF_VARIANT_RING_ENTRY_READ;
+
+	emitf(e, "%s{\n\t.reg .b64 %%t<2>;\n\t.reg .b32 %%w<2>;\n", movable ? GPUBPF_EARLY_OPEN : "");
 	load_map_base(e, e->early_ring, ring);
 	ring_drop_slot(e, ring, slot, w);
 	emitf(e, "	ld.relaxed.gpu.global.u64 %%xw, [%%t%u+%u];\n", slot,
 	      GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED);
+	emitf(e, "}\n%s", movable ? GPUBPF_EARLY_CLOSE : "");
 }
 
 /* Whether this output's "exhausted" word is the one read at the program's start (map -1: printk). */

@@ -12,6 +12,7 @@ static const struct {
     {"ring_warp_slots", GPUBPF_VARIANT_RING_WARP_SLOTS},
     {"l2_evict_last", GPUBPF_VARIANT_L2_EVICT_LAST},
     {"ring_early_read", GPUBPF_VARIANT_RING_EARLY_READ},
+    {"ring_entry_read", GPUBPF_VARIANT_RING_EARLY_READ | GPUBPF_VARIANT_RING_ENTRY_READ},
 };
 
 int gpubpf_variants_parse(const char *list, unsigned *out, char *err, size_t err_len)
@@ -26,7 +27,7 @@ int gpubpf_variants_parse(const char *list, unsigned *out, char *err, size_t err
 		if (n && i == sizeof(known) / sizeof(known[0])) {
 			snprintf(err, err_len,
 				 "%s: unknown variant '%.*s'; known: ring_fast_drop, ring_warp_slots, "
-				 "ring_early_read, l2_evict_last",
+				 "ring_early_read, ring_entry_read, l2_evict_last",
 				 GPUBPF_VARIANTS_ENV, (int)(n > 64 ? 64 : n), list);
 			return -EINVAL;
 		}

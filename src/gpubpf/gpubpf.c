@@ -143,7 +143,7 @@ static void harness_entry(struct strbuf *m, const struct gpubpf_translation *t, 
 				      i - 1);
 	}
 	{
-		char *inl = gpubpf_translation_inline(t, args, hints);
+		char *inl = gpubpf_translation_inline(t, args, hints, NULL);
 
 		if (inl)
 			strbuf_puts(m, inl);
