@@ -31,8 +31,10 @@ ROUNDS=${ROUNDS:-7}
 # name:program:variants; untraced runs vec_add alone
 rows=${ROWS:-"untraced empty counter counter_l2:counter:l2_evict_last clock_only
 clock_only_l2:clock_only:l2_evict_last ring ring_fast:ring:ring_fast_drop
-ring_slots:ring:ring_warp_slots ring_fast_slots:ring:ring_fast_drop,ring_warp_slots ring_const
-ring_const_fast:ring_const:ring_fast_drop"}
+ring_slots:ring:ring_warp_slots ring_entry:ring:ring_entry_read
+ring_entry_fast:ring:ring_entry_read,ring_fast_drop
+ring_all:ring:ring_entry_read,ring_fast_drop,ring_warp_slots ring_const
+ring_const_fast:ring_const:ring_fast_drop ring_const_entry_fast:ring_const:ring_entry_read,ring_fast_drop"}
 threads=$((1 << 20))
 
 "$nvcc" -O2 -arch=sm_90 -o "$OUT/bin/vec_add_bench" bench/gpubpf/vec_add_bench.cu || {
@@ -45,6 +47,7 @@ echo "overhead: $((SECONDS - start)) s"
 
 # --- correctness of every row: round 1's trace (10,000 launches + the warm-up), then a short run
 # of 1 + 1 launches against the interpreter's run of the same grid ---
+checks=""
 for row in $rows; do
 	IFS=: read -r name prog list <<<"$row"
 	prog=${prog:-$name}
@@ -56,9 +59,7 @@ for row in $rows; do
 		"$SIM" -o "$OUT/traces/$prog.sim.grt" --kernel vec_add --grid $((threads / 256)) \
 			--block 256 --params 1,2,3,$threads --launches 2 "$B/$prog.bpf.o" >/dev/null ||
 		fail "$prog: interpreter run"
-	$CHECK variant "$name" "$OUT/traces/bench_${name}_1.grt" - $threads 10001 || failed=1
-	$CHECK variant "$name (2 launches)" "$OUT/traces/short_$name.grt" \
-		"$OUT/traces/$prog.sim.grt" $threads 2 || failed=1
+	checks="$checks $name:$OUT/traces/bench_${name}_1.grt:$OUT/traces/short_$name.grt:$OUT/traces/$prog.sim.grt"
 	# the short run's result is the overhead runs' (vec_add's output does not depend on launches)
 	if [ "$(grep -o 'result [0-9a-f]*' "$OUT/traces/short_$name.out")" = \
 		"$(grep -o 'result [0-9a-f]*' "$OUT/traces/bench_untraced_1.out")" ]; then
@@ -67,6 +68,7 @@ for row in $rows; do
 		fail "$name: vec_add's result differs"
 	fi
 done
+$CHECK variants $threads 10001 $checks || failed=1
 
 echo
 echo "== summary ($((SECONDS - start)) s) =="
