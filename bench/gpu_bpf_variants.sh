@@ -22,11 +22,15 @@ if [ "${1:-}" = --carry ]; then
 	cp "$build/grtrace" "$build/libgrtrace-inject.so" "$dest/"
 	cp "$build/fixtures/gpubpf_sim" "$dest/fixtures/"
 	cp -r "$build/gpubpf/bench" "$build/gpubpf/progs" "$build/gpubpf/samples" "$dest/gpubpf/"
-	echo "$dest"
+	# the library's one shared dependency beyond libc, in case the machine lacks it
+	mkdir -p "$dest/lib"
+	cp -L "$(ldd "$build/libgrtrace-inject.so" | awk '/libzstd/ {print $3}')" "$dest/lib/"
+	du -sh "$dest"
 	exit 0
 fi
 ROUNDS=${ROUNDS:-7}
 . bench/gpu_bpf_common.sh "$@"
+[ -d "$BUILD/lib" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(cd "$BUILD/lib" && pwd)
 
 # name:program:variants; untraced runs vec_add alone
 rows=${ROWS:-"untraced empty counter counter_l2:counter:l2_evict_last clock_only
