@@ -5,7 +5,8 @@
 # the ratio to untraced; then, for every row, the correctness checks: vec_add's result identical
 # in every run, every thread's counter at 10,001 (10,000 launches and the warm-up), ring events +
 # lost = one per thread per launch exactly, and the same totals as the reference interpreter's
-# over two launches of the same grid. About 2.5 minutes on an H100.
+# over two launches of the same grid. About 3 minutes on an H100 (estimated from earlier runs:
+# about 1 s per recorded run of 10,000 launches, 105 of them, then the checks).
 #   bench/gpu_bpf_variants.sh --carry [BUILD] [DEST]   here: what the GPU machine needs, into
 #                                                       DEST (default .device-carry/bpf_variants)
 #   bench/gpu_bpf_variants.sh BUILD OUTDIR             on the GPU machine (BUILD: the carried DEST)
@@ -31,6 +32,7 @@ fi
 ROUNDS=${ROUNDS:-7}
 . bench/gpu_bpf_common.sh "$@"
 [ -d "$BUILD/lib" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(cd "$BUILD/lib" && pwd)
+rm -f "$OUT"/traces/*.sim.grt # the interpreter's runs, one per program, made again below
 
 # name:program:variants; untraced runs vec_add alone
 rows=${ROWS:-"untraced empty counter counter_l2:counter:l2_evict_last clock_only
