@@ -1,4 +1,4 @@
-/* GRTRACE_BPF_VARIANTS: the measured code forms, their text, and ptxas accepting them on sm_75 and sm_90. */
+/* GRTRACE_BPF_VARIANTS: each code form's PTX, and ptxas taking it for sm_75 and sm_90. */
 #include "gpubpf/bpf_attach.h"
 #include "gpubpf/gpubpf_test.h"
 #include "gpubpf/ptxas_run.h"
@@ -56,9 +56,9 @@ static void test_variants_parse(void)
 		       "ring_warp_slots, ring_early_read, ring_entry_read, l2_evict_last");
 	/* a bad list refuses the object, naming it */
 	setenv(GPUBPF_VARIANTS_ENV, "fast", 1);
-	CHECK_EQ_U64(gpubpf_bundle_load(gpubpf_test_object("bench", "ring"), NULL, &b, err,
-					sizeof(err)),
-		     -EINVAL);
+	CHECK_EQ_U64(
+	    gpubpf_bundle_load(gpubpf_test_object("bench", "ring"), NULL, &b, err, sizeof(err)),
+	    -EINVAL);
 	unsetenv(GPUBPF_VARIANTS_ENV);
 	CHECK(strstr(err, "ring.bpf.o: GRTRACE_BPF_VARIANTS: unknown variant 'fast'") != NULL);
 	gpubpf_bundle_free(&b);
@@ -100,9 +100,10 @@ static void test_ring_forms(void)
 
 	CHECK_EQ_U64(load("bench", "ring", "ring_warp_slots", &b), 0);
 	body = b.progs[0].ptx.body;
-	CHECK(strstr(body, "\tmov.u32 %w5, %smid;\n\tmov.u32 %w8, %warpid;\n\tand.b32 %w8, %w8, 1;\n"
-			   "\tshl.b32 %w5, %w5, 1;\n\tor.b32 %w5, %w5, %w8;\n"
-			   "\tand.b32 %w5, %w5, 255;\n\tmul.wide.u32 %t6, %w5, 128;\n") != NULL);
+	CHECK(strstr(body,
+		     "\tmov.u32 %w5, %smid;\n\tmov.u32 %w8, %warpid;\n\tand.b32 %w8, %w8, 1;\n"
+		     "\tshl.b32 %w5, %w5, 1;\n\tor.b32 %w5, %w5, %w8;\n"
+		     "\tand.b32 %w5, %w5, 255;\n\tmul.wide.u32 %t6, %w5, 128;\n") != NULL);
 	CHECK_EQ_U64(count(body, "vote.sync.any.pred"), 0);
 	gpubpf_bundle_free(&b);
 }
@@ -198,8 +199,9 @@ static void test_ring_entry_read(void)
 		at_entry = strstr(res.rw.ptx, read_block);
 		at_exit = strstr(res.rw.ptx, "$grt_p_bpf_exit:");
 		CHECK(at_entry && at_exit && at_entry < at_exit);
-		CHECK(strstr(res.rw.ptx, "\tld.relaxed.gpu.global.u64 %xw, [%t1+40];\n}\n"
-					 "\tmov.b64 %grt_p_x0, %xw;\n}\n$grt_p_bpf_reads_done:\n") != NULL);
+		CHECK(strstr(res.rw.ptx,
+			     "\tld.relaxed.gpu.global.u64 %xw, [%t1+40];\n}\n"
+			     "\tmov.b64 %grt_p_x0, %xw;\n}\n$grt_p_bpf_reads_done:\n") != NULL);
 		/* the exit program reads no word of its own: it takes the entry's */
 		CHECK(at_exit && strstr(at_exit, "\tmov.b64 %xw, %grt_p_x0;\n") != NULL);
 		CHECK_EQ_U64(count(res.rw.ptx, "ld.relaxed.gpu.global.u64 %xw"), 1);
@@ -287,10 +289,16 @@ static void test_variants_compile(void)
 	static const struct {
 		const char *dir, *name;
 	} objs[] = {
-	    {"bench", "ring"},	      {"bench", "ring_const"},	  {"bench", "counter"},
-	    {"bench", "clock_only"},  {"progs", "ringbuf"},	  {"progs", "thread_adds"},
-	    {"progs", "stack_paths"}, {"progs", "bpftime_kernelretsnoop"},
-	    {"progs", "bpftime_kernel_trace"}, {"progs", "bpftime_cuda_counter"},
+	    {"bench", "ring"},
+	    {"bench", "ring_const"},
+	    {"bench", "counter"},
+	    {"bench", "clock_only"},
+	    {"progs", "ringbuf"},
+	    {"progs", "thread_adds"},
+	    {"progs", "stack_paths"},
+	    {"progs", "bpftime_kernelretsnoop"},
+	    {"progs", "bpftime_kernel_trace"},
+	    {"progs", "bpftime_cuda_counter"},
 	};
 	static const char *const lists[] = {"ring_fast_drop",  "ring_warp_slots", "ring_early_read",
 					    "ring_entry_read", "l2_evict_last",	  ALL};

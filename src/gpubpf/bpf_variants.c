@@ -25,10 +25,11 @@ int gpubpf_variants_parse(const char *list, unsigned *out, char *err, size_t err
 			if (strlen(known[i].name) == n && !strncmp(known[i].name, list, n))
 				break;
 		if (n && i == sizeof(known) / sizeof(known[0])) {
-			snprintf(err, err_len,
-				 "%s: unknown variant '%.*s'; known: ring_fast_drop, ring_warp_slots, "
-				 "ring_early_read, ring_entry_read, l2_evict_last",
-				 GPUBPF_VARIANTS_ENV, (int)(n > 64 ? 64 : n), list);
+			snprintf(
+			    err, err_len,
+			    "%s: unknown variant '%.*s'; known: ring_fast_drop, ring_warp_slots, "
+			    "ring_early_read, ring_entry_read, l2_evict_last",
+			    GPUBPF_VARIANTS_ENV, (int)(n > 64 ? 64 : n), list);
 			return -EINVAL;
 		}
 		if (n)
