@@ -12,7 +12,7 @@ struct gpubpf_translate_opts {
 	const char *name;	/* the function's name; module-scope data gets it as a prefix */
 	uint32_t map_slot_base; /* env.map[] slot of the object's map 0 */
 	uint16_t prog_id;	/* written into ring records (grt_bpf_ring_rec.prog) */
-	unsigned variants;	/* GPUBPF_VARIANT_* bits: code forms under measurement; 0: the default */
+	unsigned variants;	/* GPUBPF_VARIANT_* bits (measured code forms), 0: default */
 };
 
 /*

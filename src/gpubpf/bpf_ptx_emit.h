@@ -28,8 +28,8 @@ struct emit {
 	uint64_t slots_used;
 	uint64_t rodata_declared; /* maps whose read-only data has a .global */
 	bool need_thread_id;	  /* %gtid holds the thread's linear id in the grid */
-	bool l2_policy;		  /* %l2p holds an L2 evict_last policy (GPUBPF_VARIANT_L2_EVICT_LAST) */
-	bool early_read;	  /* %xw holds ring early_ring's "exhausted" word, read at the start */
+	bool l2_policy;		  /* %l2p holds an L2 evict_last cache policy */
+	bool early_read;	  /* %xw holds map early_ring's "exhausted" word, read early */
 	int early_ring;
 	size_t insns;
 	char *err;
@@ -78,7 +78,7 @@ void emit_access(struct emit *e, bool hinted, const char *op, const char *type,
 
 /* Helper calls (bpf_ptx_helpers.c). */
 int emit_call(struct emit *e, const struct bpf_insn *insn);
-/* The read of %xw that the program's start makes when early_read (GPUBPF_VARIANT_RING_EARLY_READ). */
+/* The read of %xw at the program's start when early_read (GPUBPF_VARIANT_RING_EARLY_READ). */
 void emit_ring_early_read(struct emit *e);
 
 /*

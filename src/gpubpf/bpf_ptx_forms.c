@@ -42,7 +42,7 @@ static void put_body(struct strbuf *b, const char *body, bool hints, const char 
 			strbuf_add(b, body, (size_t)(end - body));
 		else if (hints)
 			strbuf_printf(b, "\t%.*s", (int)(end - mark - mark_len), mark + mark_len);
-		else if (mark > body + 1) /* "\t<plain>" before the mark; nothing when it is empty */
+		else if (mark > body + 1) /* the plain form; nothing when it is empty */
 			strbuf_printf(b, "%.*s\n", (int)(mark - body), body);
 		body = end;
 	}

@@ -365,10 +365,11 @@ void emit_ring_early_read(struct emit *e)
 {
 	unsigned ring = new_t(e), slot = new_t(e), w = new_w(e);
 
-	/* a block of its own (its registers declared in it), so that it may run elsewhere */
 	bool movable = e->opts->variants & GPUBPF_VARIANT_RING_ENTRY_READ;
 
-	emitf(e, "%s{\n\t.reg .b64 %%t<2>;\n\t.reg .b32 %%w<2>;\n", movable ? GPUBPF_EARLY_OPEN : "");
+	/* a block of its own (its registers declared in it), so that it may run elsewhere */
+	emitf(e, "%s{\n\t.reg .b64 %%t<2>;\n\t.reg .b32 %%w<2>;\n",
+	      movable ? GPUBPF_EARLY_OPEN : "");
 	load_map_base(e, e->early_ring, ring);
 	ring_drop_slot(e, ring, slot, w);
 	emitf(e, "	ld.relaxed.gpu.global.u64 %%xw, [%%t%u+%u];\n", slot,
@@ -376,7 +377,7 @@ void emit_ring_early_read(struct emit *e)
 	emitf(e, "}\n%s", movable ? GPUBPF_EARLY_CLOSE : "");
 }
 
-/* Whether this output's "exhausted" word is the one read at the program's start (map -1: printk). */
+/* Whether this output's "exhausted" word is the one read early (map -1: the printk ring). */
 static bool ring_read_early(struct emit *e, int map)
 {
 	if (!(e->opts->variants & GPUBPF_VARIANT_RING_EARLY_READ) || map < 0 ||
