@@ -92,6 +92,9 @@ static void test_ring_forms(void)
 	/* the lowest lane counts every active lane (popc of the mask), then the warp drops */
 	CHECK(strstr(body, "\tcvt.u64.u32 %t8, %w3;\n\t@%p0 red.global.add.u64 [%t6+32], %t8;\n"
 			   "\tbra $H0_drop;\n$H1_room:\n") != NULL);
+	/* the capacity is read only on the full path */
+	CHECK(strstr(body, "$H1_room:\n\tld.global.nc.u64 %t5, [%t0+16];\n") != NULL);
+	CHECK_EQ_U64(count(body, "[%t0+16]"), 1);
 	/* the full path is still there for warps that find room */
 	CHECK_EQ_U64(count(body, "atom.global.add.u64"), 1);
 	CHECK_EQ_U64(count(body, "red.global.add.u64"), 2);

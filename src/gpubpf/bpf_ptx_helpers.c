@@ -397,6 +397,7 @@ static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsig
 		 slot = new_t(e), word = new_t(e);
 	unsigned first = new_p(e), fits = new_p(e), room = new_p(e), counts = new_p(e),
 		 ask = new_p(e), spent = new_p(e);
+	bool fast = e->opts->variants & GPUBPF_VARIANT_RING_FAST_DROP;
 
 	emitf(e, "	activemask.b32 %%w%u;\n", mask);
 	emitf(e, "	mov.u32 %%w%u, %%lanemask_lt;\n", lt);
@@ -407,7 +408,8 @@ static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsig
 	emitf(e, "	bfind.shiftamt.u32 %%w%u, %%w%u;\n", leader, leader);
 	emitf(e, "	setp.eq.u32 %%p%u, %%w%u, 0;\n", first, rank);
 	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", total, count, rec_size);
-	emitf(e, "	ld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
+	if (!fast) /* the fast exit needs no capacity: it is read after it */
+		emitf(e, "	ld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
 	ring_drop_slot(e, ring, slot, lo);
 	if (ring_read_early(e, map)) {
 		emitf(e, "	mov.b64 %%t%u, %%xw;\n", word);
@@ -416,8 +418,10 @@ static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsig
 		emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u+%u];\n", first, word,
 		      slot, GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED);
 	}
-	if (e->opts->variants & GPUBPF_VARIANT_RING_FAST_DROP)
+	if (fast) {
 		ring_exhausted_exit(e, word, first, mask, count, slot, drop);
+		emitf(e, "	ld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
+	}
 	emitf(e, "	setp.eq.and.u64 %%p%u, %%t%u, 0, %%p%u;\n", ask, word, first);
 	emitf(e, "	mov.b64 %%t%u, %%t%u;\n", base, cap);
 	emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u];\n", ask, base, ring);
