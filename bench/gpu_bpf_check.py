@@ -6,6 +6,9 @@ Prints ok/FAIL lines; exits 1 when a check failed.
   gpu_bpf_check.py GRTRACE samples GPU.grt SIM.grt BLOCKS N LAUNCHES
   gpu_bpf_check.py GRTRACE bpftime NAME GPU.grt SIM.grt THREADS LAUNCHES
   gpu_bpf_check.py GRTRACE attach TRACE...       (prints the attach times, checks the targets)
+  gpu_bpf_check.py GRTRACE variants THREADS LAUNCHES NAME:LONG.grt:SHORT.grt:SIM.grt...
+      (a translator variant's long run of LAUNCHES launches and short run of 2, against the
+      interpreter's run of 2; each SIM read once)
 """
 import json
 import re
@@ -24,7 +27,9 @@ def check(name, cond, detail=""):
 def report(g, trace):
     out = subprocess.run([g, "report", trace, "--bpf", "--format", "json", "--top", "0"],
                          capture_output=True, text=True, check=True).stdout
-    r = json.loads(out)["bpf"]
+    r = json.loads(out).get("bpf") or {}
+    r.setdefault("programs", [])
+    r.setdefault("maps", [])
     return r, {m["name"]: m for m in r["maps"]}
 
 
@@ -108,6 +113,39 @@ def bpftime(g, name, gpu, sim, threads, launches):
               r["printk"]["lines"] > 0, (vals(m, "calls"), r["printk"]["lines"]))
 
 
+def variant(g, name, gpu, s, threads, launches):
+    """A bench program (counter, clock_only, ring, ring_const) in one translator variant: every
+    thread's slot counted or written, every ring event delivered or counted lost, exactly; with
+    s, the maps of the interpreter's run of the same launches, the maps and totals equal to its."""
+    r, m = report(g, gpu)
+    check(f"{name}: loaded", r["programs"] and all(p["status"] == 0 for p in r["programs"]),
+          r["programs"])
+    check(f"{name}: every launch ran the program", ran(g, gpu) == launches, ran(g, gpu))
+    if "exits" in m and "events" not in m["exits"]:
+        v = vals(m, "exits")
+        check(f"{name}: every thread counted {launches} times", len(v) == threads and
+              all(x == launches for x in v), (len(v), sorted(set(v))[:4]))
+        if s:
+            check(f"{name}: counts equal the interpreter's", sorted(v) == sorted(vals(s, "exits")))
+    elif "last_exit" in m:
+        v = vals(m, "last_exit")
+        check(f"{name}: every thread wrote its clock", len(v) == threads and all(v), len(v))
+        if s:
+            check(f"{name}: the interpreter's threads too", len(vals(s, "last_exit")) == len(v))
+    elif "exits" not in m:
+        check(f"{name}: its map in the trace", False, sorted(m))
+    else:
+        ring = m["exits"]
+        check(f"{name}: events + lost == one per thread per launch ({threads * launches})",
+              ring["events"] + ring["lost"] == threads * launches and ring["events"] > 0,
+              (ring["events"], ring["lost"]))
+        print(f"{name}: {ring['events']} events, {ring['lost']} lost")
+        if s:
+            check(f"{name}: events + lost equal the interpreter's",
+                  ring["events"] + ring["lost"] == s["exits"]["events"] + s["exits"]["lost"],
+                  (s["exits"]["events"], s["exits"]["lost"]))
+
+
 def attach(g, traces):
     rows = []
     for t in traces:
@@ -146,4 +184,12 @@ if __name__ == "__main__":
         bpftime(g, a[0], a[1], a[2], int(a[3]), int(a[4]))
     elif what == "attach":
         attach(g, a)
+    elif what == "variants":
+        sims = {}
+        for row in a[2:]:
+            name, long_run, short_run, sim = row.split(":")
+            if sim not in sims:
+                sims[sim] = report(g, sim)[1]
+            variant(g, name, long_run, None, int(a[0]), int(a[1]))
+            variant(g, name + " (2 launches)", short_run, sims[sim], int(a[0]), 2)
     sys.exit(1 if failed else 0)

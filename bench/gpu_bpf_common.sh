@@ -40,24 +40,29 @@ same_output() {
 	if diff -q "$OUT/traces/$1.out" "$OUT/traces/$2.out" >/dev/null; then ok "$1: output bit-identical"; else fail "$1: output differs: $(head -c 200 "$OUT/traces/$1.out")"; fi
 }
 
-# overhead VARIANT...: 10,000 launches of vec_add over 1M floats per run, ROUNDS rounds of the
-# variants interleaved; the table goes to $OUT/overhead.txt
+# overhead ROW...: 10,000 launches of vec_add over 1M floats per run, ROUNDS rounds of the rows
+# interleaved; the table goes to $OUT/overhead.txt. A row is a program of bench/gpubpf by name
+# (or untraced, recorded_no_programs), or NAME:PROGRAM:VARIANTS, the program translated with
+# GRTRACE_BPF_VARIANTS=VARIANTS (src/gpubpf/bpf_ptx.h); its runs are bench_NAME_ROUND.*
 overhead() {
-	local variants="$*"
+	local rows="$*" names="" row name prog list
+	for row in $rows; do names="$names ${row%%:*}"; done
 	# (CUPTI off in the recorded variants: the difference is the programs, not kernel timing)
 	for r in $(seq 1 "$ROUNDS"); do
-		for v in $variants; do
-			case $v in
-			untraced) "$OUT/bin/vec_add_bench" $((1 << 20)) 10000 >"$OUT/traces/bench_${v}_$r.out" ;;
+		for row in $rows; do
+			IFS=: read -r name prog list <<<"$row"
+			case $name in
+			untraced) "$OUT/bin/vec_add_bench" $((1 << 20)) 10000 >"$OUT/traces/bench_${name}_$r.out" ;;
 			*)
 				OBJS=""
-				[ $v != recorded_no_programs ] && OBJS="--bpf $B/$v.bpf.o"
-				GRTRACE_GPU_CUPTI=0 record "bench_${v}_$r" "$OUT/bin/vec_add_bench" $((1 << 20)) 10000
+				[ $name != recorded_no_programs ] && OBJS="--bpf $B/${prog:-$name}.bpf.o"
+				GRTRACE_BPF_VARIANTS=$list GRTRACE_GPU_CUPTI=0 \
+					record "bench_${name}_$r" "$OUT/bin/vec_add_bench" $((1 << 20)) 10000
 				;;
 			esac
 		done
 	done
-	python3 - "$OUT" "$ROUNDS" $variants <<'PY' | tee "$OUT/overhead.txt"
+	python3 - "$OUT" "$ROUNDS" $names <<'PY' | tee "$OUT/overhead.txt"
 import re, statistics, sys
 out, rounds, variants = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 secs, results = {}, set()
@@ -73,7 +78,9 @@ for v in variants:
             results.add(m.group(2))
 base = statistics.median(secs.get("untraced", [float("nan")]))
 target = {"empty": 1.15, "counter": 1.25, "ring": 2.0, "memcount": 3.0}
-print(f"{'variant':24} {'runs':>4} {'median s':>10} {'min':>9} {'max':>9} {'per launch us':>14} {'vs untraced':>12} {'target':>8}")
+us = 1e6 / 10000
+print(f"{'variant':24} {'runs':>4} {'median s':>10} {'min':>9} {'max':>9} {'per launch us':>14} "
+      f"{'min us':>7} {'max us':>7} {'vs untraced':>12} {'target':>8}")
 for v in variants:
     s = secs.get(v, [])
     if not s:
@@ -81,7 +88,8 @@ for v in variants:
         continue
     med = statistics.median(s)
     t = target.get(v)
-    print(f"{v:24} {len(s):4} {med:10.4f} {min(s):9.4f} {max(s):9.4f} {med / 10000 * 1e6:14.2f} "
+    print(f"{v:24} {len(s):4} {med:10.4f} {min(s):9.4f} {max(s):9.4f} {med * us:14.2f} "
+          f"{min(s) * us:7.2f} {max(s) * us:7.2f} "
           f"{med / base:11.2f}x {('<= %.2fx' % t) if t else '':>8}")
 print("results identical across every run:", len(results) == 1)
 sys.exit(0 if len(results) == 1 else 1)

@@ -55,6 +55,7 @@ struct attach {
 	char p[PTX_PREFIX_MAX]; /* the name prefix */
 	bool call_mem;		/* memory programs are called, not pasted */
 	unsigned site_seq;	/* numbers memory sites across the module (labels) */
+	bool hints;		/* the module takes cache-policy forms (gpubpf_hints_allowed) */
 };
 
 static void copy_to(struct attach *a, size_t off)
@@ -87,6 +88,28 @@ static unsigned module_sm(const struct ptx_module *m)
 		if (ptx_tok_is(&m->toks, i, ".target") && tok_starts(m, i + 1, "sm_"))
 			return (unsigned)strtoul(ptx_tok_text(m, i + 1) + 3, NULL, 10);
 	return 0;
+}
+
+/* Whether the module's .target and .version take cache-policy forms. */
+static bool module_takes_hints(const struct ptx_module *m)
+{
+	unsigned major = 0, minor = 0;
+
+	for (size_t i = 0; i + 1 < m->toks.n; i++) {
+		if (ptx_tok_is(&m->toks, i, ".version")) {
+			char buf[16];
+			size_t n = m->toks.v[i + 1].len;
+
+			if (n >= sizeof(buf))
+				return false;
+			memcpy(buf, ptx_tok_text(m, i + 1), n);
+			buf[n] = 0;
+			if (sscanf(buf, "%u.%u", &major, &minor) != 2)
+				return false;
+			break;
+		}
+	}
+	return gpubpf_hints_allowed(module_sm(m), major, minor);
 }
 
 /* Where module-scope additions go: after .version, .target and .address_size. */
@@ -209,8 +232,14 @@ static int parse_mem_site(const struct ptx_module *m, size_t close, size_t stmt,
 /* --- emission ---------------------------------------------------------------------------- */
 
 /* Pastes program t with args (operands of the kernel's scope), or calls its .func. */
+/* Whether program t reads its ring's "exhausted" word at the kernel's entry (ring_entry_read). */
+static bool reads_at_entry(const struct gpubpf_translation *t)
+{
+	return t->attach == GRT_BPF_ATTACH_EXIT && t->body && strstr(t->body, GPUBPF_EARLY_OPEN);
+}
+
 static void paste(struct attach *a, const struct gpubpf_translation *t, const char *const *args,
-		  bool call)
+		  bool call, const char *early_word)
 {
 	char *text;
 
@@ -222,7 +251,7 @@ static void paste(struct attach *a, const struct gpubpf_translation *t, const ch
 		strbuf_puts(&a->b, ");\n");
 		return;
 	}
-	text = gpubpf_translation_inline(t, args);
+	text = gpubpf_translation_inline(t, args, a->hints, early_word);
 	if (!text) {
 		a->b.failed = true;
 		return;
@@ -266,7 +295,7 @@ static unsigned paste_kernel_progs(struct attach *a, const struct ptx_entry *e, 
 
 	for (size_t i = 0; i < a->o->nr_progs; i++) {
 		const struct gpubpf_attach_prog *p = &a->o->progs[i];
-		char names[1 + GRT_BPF_KCTX_NR_FIELDS][40];
+		char names[1 + GRT_BPF_KCTX_NR_FIELDS][40], early[PTX_PREFIX_MAX + 24];
 		const char *args[1 + GRT_BPF_KCTX_NR_FIELDS];
 		unsigned k = 0;
 
@@ -287,7 +316,9 @@ static unsigned paste_kernel_progs(struct attach *a, const struct ptx_entry *e, 
 			k++;
 		}
 		strbuf_printf(&a->b, "\t// grtrace GPU eBPF: %s\n", p->ptx->name);
-		paste(a, p->ptx, args, false);
+		snprintf(early, sizeof(early), "%%%sx%zu", a->p, i);
+		paste(a, p->ptx, args, false,
+		      kind == GRT_BPF_ATTACH_EXIT && reads_at_entry(p->ptx) ? early : NULL);
 		n++;
 	}
 	return n;
@@ -344,7 +375,7 @@ static void emit_mem_site(struct attach *a, const struct mem_site *s, uint32_t k
 		}
 		if (a->call_mem)
 			stage_call_args(a, p->ptx, args);
-		paste(a, p->ptx, args, a->call_mem);
+		paste(a, p->ptx, args, a->call_mem, NULL);
 	}
 	strbuf_printf(&a->b, "$%sms%u:\n\t", a->p, label);
 }
@@ -353,6 +384,11 @@ static void emit_mem_site(struct attach *a, const struct mem_site *s, uint32_t k
 static void emit_decls(struct attach *a, bool mem)
 {
 	strbuf_printf(&a->b, "\n\t.reg .b64 %%%se;\n\t.reg .pred %%%soff;\n", a->p, a->p);
+	for (size_t i = 0; i < a->o->nr_progs; i++)
+		if (reads_at_entry(a->o->progs[i].ptx)) {
+			strbuf_printf(&a->b, "\t.reg .b64 %%%sx<%zu>;\n", a->p, a->o->nr_progs);
+			break;
+		}
 	strbuf_printf(&a->b, "\t.reg .b64 %%%sa<%u>;\n", a->p, GRT_BPF_CTX_PARAMS);
 	if (mem)
 		strbuf_printf(&a->b, "\t.reg .b64 %%%sm;\n\t.reg .pred %%%sg;\n", a->p, a->p);
@@ -376,6 +412,42 @@ static void emit_param(struct attach *a, const struct ptx_entry *e)
 	}
 }
 
+/*
+ * The early reads of the exit programs that run in this kernel (ring_entry_read),
+ * at its entry: each leaves its word in %<p>x<i>, 0 (the full path) while off.
+ */
+static void emit_entry_reads(struct attach *a, const char *kernel)
+{
+	char env[PTX_PREFIX_MAX + 8], out[PTX_PREFIX_MAX + 24];
+	bool any = false;
+
+	snprintf(env, sizeof(env), "%%%se", a->p);
+	for (size_t i = 0; i < a->o->nr_progs; i++) {
+		const struct gpubpf_attach_prog *p = &a->o->progs[i];
+		char *text;
+
+		if (p->attach != GRT_BPF_ATTACH_EXIT || !prog_matches(p, kernel) ||
+		    !reads_at_entry(p->ptx))
+			continue;
+		snprintf(out, sizeof(out), "%%%sx%zu", a->p, i);
+		text = gpubpf_translation_early_read(p->ptx, env, out);
+		if (!text) {
+			a->b.failed = true;
+			return;
+		}
+		strbuf_printf(&a->b, "\tmov.b64 %s, 0;\n", out);
+		if (!any)
+			strbuf_printf(&a->b, "\t@%%%soff bra $%sbpf_reads_done;\n", a->p, a->p);
+		any = true;
+		strbuf_printf(&a->b, "\t// grtrace GPU eBPF: %s's ring word, read early\n",
+			      p->ptx->name);
+		strbuf_puts(&a->b, text);
+		free(text);
+	}
+	if (any)
+		strbuf_printf(&a->b, "$%sbpf_reads_done:\n", a->p);
+}
+
 /* Writes one kernel with its sites; mem holds its memory sites in text order. */
 static void rewrite_kernel(struct attach *a, const struct ptx_entry *e, const char *name,
 			   uint32_t kernel_id, const struct mem_site *mem, size_t nr_mem,
@@ -395,6 +467,8 @@ static void rewrite_kernel(struct attach *a, const struct ptx_entry *e, const ch
 		      "\tsetp.eq.u64 %%%soff, %%%se, 0;\n"
 		      "\tcvta.to.global.u64 %%%se, %%%se;\n",
 		      a->p, a->p, a->p, a->p, a->p, a->p);
+	if (has_exit)
+		emit_entry_reads(a, name);
 	if (sites->entry) {
 		strbuf_printf(&a->b, "\t@%%%soff bra $%sbpf_entry_done;\n", a->p, a->p);
 		paste_kernel_progs(a, e, name, GRT_BPF_ATTACH_ENTRY, kernel_id);
@@ -514,7 +588,7 @@ static void emit_module_scope(struct attach *a)
 		const struct gpubpf_translation *t = a->o->progs[i].ptx;
 
 		if (a->call_mem && a->o->progs[i].attach == GRT_BPF_ATTACH_MEMCAPTURE) {
-			char *func = gpubpf_translation_func(t);
+			char *func = gpubpf_translation_func(t, a->hints);
 
 			if (!func)
 				a->b.failed = true;
@@ -641,6 +715,7 @@ int gpubpf_attach(const char *ptx, size_t len, const struct gpubpf_attach_opts *
 		err = -EINVAL;
 		goto out;
 	}
+	a.hints = module_takes_hints(&m);
 	if (ptx_choose_prefix(&m, a.p))
 		a.p[0] = 0;
 	snprintf(res->rw.name_prefix, sizeof(res->rw.name_prefix), "%s", a.p);

@@ -655,6 +655,24 @@ static int emit_global_atomic(struct emit *e, const struct bpf_insn *insn, const
 	return 0;
 }
 
+bool l2_hinted(const struct emit *e, const struct gpubpf_ptr_info *p)
+{
+	return (e->opts->variants & GPUBPF_VARIANT_L2_EVICT_LAST) && p->bases == GPUBPF_BASE_MAP &&
+	       p->map >= 0 && e->obj->maps[p->map].type == GRT_BPF_MAP_PERGPUTD_ARRAY;
+}
+
+void emit_access(struct emit *e, bool hinted, const char *op, const char *type,
+		 const char *operands)
+{
+	if (!hinted) {
+		emitf(e, "\t%s.%s %s;\n", op, type, operands);
+		return;
+	}
+	e->l2_policy = true;
+	emitf(e, "\t%s.%s %s;" GPUBPF_SM80_MARK "%s.L2::cache_hint.%s %s, %%l2p;\n", op, type,
+	      operands, op, type, operands);
+}
+
 static int emit_mem(struct emit *e, const struct bpf_insn *insn)
 {
 	const struct gpubpf_ptr_info *p = &e->ver->info[e->pc].mem;
@@ -664,7 +682,7 @@ static int emit_mem(struct emit *e, const struct bpf_insn *insn)
 	bool sx = BPF_INSN_MODE(insn->code) == BPF_MEMSX;
 	bool atomic = cls == BPF_STX && BPF_INSN_MODE(insn->code) == BPF_ATOMIC;
 	const char *sp = p->bases & GPUBPF_BASE_STACK ? "" : ".global";
-	char addr[32], val[32];
+	char addr[32], val[32], type[8], ops[80];
 
 	if (p->bases == GPUBPF_BASE_CTX)
 		return emit_ctx_read(e, insn, p->off);
@@ -716,8 +734,9 @@ static int emit_mem(struct emit *e, const struct bpf_insn *insn)
 		return emit_global_atomic(e, insn, addr, size);
 	}
 	if (cls == BPF_LDX) {
-		emitf(e, "\tld%s.%c%u %%r%u, [%s];\n", sp, sx ? 's' : 'u', 8 * size, insn->dst_reg,
-		      addr);
+		snprintf(type, sizeof(type), "%c%u", sx ? 's' : 'u', 8 * size);
+		snprintf(ops, sizeof(ops), "%%r%u, [%s]", insn->dst_reg, addr);
+		emit_access(e, l2_hinted(e, p), *sp ? "ld.global" : "ld", type, ops);
 		return 0;
 	}
 	if (cls == BPF_ST)
@@ -725,7 +744,9 @@ static int emit_mem(struct emit *e, const struct bpf_insn *insn)
 			 (unsigned long long)((uint64_t)(int64_t)insn->imm & low_mask(size)));
 	else
 		snprintf(val, sizeof(val), "%%r%u", insn->src_reg);
-	emitf(e, "\tst%s.u%u [%s], %s;\n", sp, 8 * size, addr, val);
+	snprintf(type, sizeof(type), "u%u", 8 * size);
+	snprintf(ops, sizeof(ops), "[%s], %s", addr, val);
+	emit_access(e, l2_hinted(e, p), *sp ? "st.global" : "st", type, ops);
 	return 0;
 }
 
@@ -800,6 +821,11 @@ static void emit_prologue(struct emit *e, struct strbuf *out, uint32_t local_byt
 		strbuf_printf(out, "\t.reg .b64 %%s<%u>;\n", 64 - __builtin_clzll(e->slots_used));
 	if (e->need_thread_id)
 		strbuf_printf(out, "\t.reg .b64 %%gtid;\n\t.reg .b32 %%gw<8>;\n");
+	if (e->early_read)
+		strbuf_puts(out, "\t.reg .b64 %xw;\n");
+	if (e->l2_policy) /* declared on every target, set only where it is used */
+		strbuf_puts(out, "\t.reg .b64 %l2p;\n\t" GPUBPF_SM80_MARK
+				 "createpolicy.fractional.L2::evict_last.b64 %l2p, 1.0;\n");
 	if (local_bytes)
 		strbuf_printf(out, "\t.local .align 8 .b8 stk[%u];\n", local_bytes);
 	strbuf_puts(out, "\tmov.b64 %r1, 0;\n");
@@ -851,7 +877,7 @@ int gpubpf_translate(const struct gpubpf_object *obj, const struct gpubpf_prog *
 {
 	struct emit e = {
 	    .obj = obj, .prog = prog, .ver = ver, .opts = opts, .err = err, .err_len = err_len};
-	struct strbuf body = {0};
+	struct strbuf body = {0}, early = {0};
 	bool *targets = jump_targets(prog);
 	uint32_t local_bytes = 0;
 	int rc = 0, fused;
@@ -883,8 +909,18 @@ int gpubpf_translate(const struct gpubpf_object *obj, const struct gpubpf_prog *
 	}
 	emitf(&e, "$Lexit:\n");
 	free(targets);
+	if (!rc && e.early_read) { /* its own text: it goes after the prologue, before the code */
+		struct strbuf code = e.b;
+
+		e.b = (struct strbuf){0};
+		e.nt = e.nw = e.np = 0;
+		emit_ring_early_read(&e);
+		early = e.b;
+		e.b = code;
+	}
 	if (!rc) {
 		emit_prologue(&e, &body, local_bytes);
+		strbuf_add(&body, early.s ? early.s : "", early.len);
 		strbuf_add(&body, e.b.s ? e.b.s : "", e.b.len);
 		out->body = strbuf_take(&body, NULL);
 		out->decls = e.decls.s ? strbuf_take(&e.decls, NULL) : strdup("");
@@ -899,6 +935,7 @@ int gpubpf_translate(const struct gpubpf_object *obj, const struct gpubpf_prog *
 	strbuf_free(&e.b);
 	strbuf_free(&e.decls);
 	strbuf_free(&body);
+	strbuf_free(&early);
 	return rc;
 }
 

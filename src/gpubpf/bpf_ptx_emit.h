@@ -28,6 +28,9 @@ struct emit {
 	uint64_t slots_used;
 	uint64_t rodata_declared; /* maps whose read-only data has a .global */
 	bool need_thread_id;	  /* %gtid holds the thread's linear id in the grid */
+	bool l2_policy;		  /* %l2p holds an L2 evict_last cache policy */
+	bool early_read;	  /* %xw holds map early_ring's "exhausted" word, read early */
+	int early_ring;
 	size_t insns;
 	char *err;
 	size_t err_len;
@@ -64,8 +67,19 @@ void load_env(struct emit *e, uint32_t off, unsigned dst);
 /* The storage address of the program's map `map` into %t<dst>. */
 void load_map_base(struct emit *e, int map, unsigned dst);
 
+/* Whether an access through p gets the L2 evict_last form (GPUBPF_VARIANT_L2_EVICT_LAST). */
+bool l2_hinted(const struct emit *e, const struct gpubpf_ptr_info *p);
+/*
+ * "\t<op>.<type> <operands>;": with hinted, the cache-policy form beside it
+ * (GPUBPF_SM80_MARK), "<op>.L2::cache_hint.<type> <operands>, %l2p;".
+ */
+void emit_access(struct emit *e, bool hinted, const char *op, const char *type,
+		 const char *operands);
+
 /* Helper calls (bpf_ptx_helpers.c). */
 int emit_call(struct emit *e, const struct bpf_insn *insn);
+/* The read of %xw at the program's start when early_read (GPUBPF_VARIANT_RING_EARLY_READ). */
+void emit_ring_early_read(struct emit *e);
 
 /*
  * At e->pc: a load, add and store of a thread's own PERGPUTD_ARRAY value

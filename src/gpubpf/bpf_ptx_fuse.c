@@ -1,5 +1,6 @@
 /* A load, add and store of a thread's own map value, translated as one fire-and-forget add. */
 #include <stdbool.h>
+#include <stdio.h>
 #include "gpubpf/bpf_insn.h"
 #include "gpubpf/bpf_ptx_emit.h"
 #include "gpubpf/gpu_abi.h"
@@ -72,6 +73,7 @@ int emit_fused_add(struct emit *e, const bool *jump_targets)
 	const struct bpf_insn *ld = &prog->insns[e->pc], *add, *st;
 	const struct gpubpf_ptr_info *p = &e->ver->info[e->pc].mem;
 	unsigned size, reg;
+	char type[8], ops[80];
 	bool wide;
 
 	if (e->pc + 2 >= prog->nr_insns || jump_targets[e->pc + 1] || jump_targets[e->pc + 2])
@@ -94,18 +96,19 @@ int emit_fused_add(struct emit *e, const bool *jump_targets)
 	    bpf_size_bytes(st->code) != size || st->dst_reg != ld->src_reg || st->off != ld->off ||
 	    st->src_reg != reg || !e->ver->info[e->pc + 2].seen || !dead_from(prog, e->pc + 3, reg))
 		return 0;
+	snprintf(type, sizeof(type), "u%u", 8 * size);
 	if (BPF_INSN_SRC(add->code) == BPF_K) {
-		emitf(e, "\tred.global.add.u%u [%%r%u+%d], 0x%llx;\n", 8 * size, ld->src_reg, ld->off,
-		      (unsigned long long)((uint64_t)(int64_t)add->imm &
-					   (size == 8 ? ~0ull : 0xffffffffull)));
+		snprintf(ops, sizeof(ops), "[%%r%u+%d], 0x%llx", ld->src_reg, ld->off,
+			 (unsigned long long)((uint64_t)(int64_t)add->imm &
+					      (size == 8 ? ~0ull : 0xffffffffull)));
 	} else if (size == 8) {
-		emitf(e, "\tred.global.add.u64 [%%r%u+%d], %%r%u;\n", ld->src_reg, ld->off,
-		      add->src_reg);
+		snprintf(ops, sizeof(ops), "[%%r%u+%d], %%r%u", ld->src_reg, ld->off, add->src_reg);
 	} else {
 		unsigned w = new_w(e);
 
 		emitf(e, "\tcvt.u32.u64 %%w%u, %%r%u;\n", w, add->src_reg);
-		emitf(e, "\tred.global.add.u32 [%%r%u+%d], %%w%u;\n", ld->src_reg, ld->off, w);
+		snprintf(ops, sizeof(ops), "[%%r%u+%d], %%w%u", ld->src_reg, ld->off, w);
 	}
+	emit_access(e, l2_hinted(e, p), "red.global.add", type, ops);
 	return 3;
 }

@@ -317,8 +317,79 @@ static int emit_map_op(struct emit *e, int32_t fn)
  * clear does it read head and add to it. The lowest dropping lane counts all
  * the warp's drops at once, in the slot's counter.
  */
+/*
+ * GPUBPF_VARIANT_RING_FAST_DROP: when the lowest lane reads "exhausted", the
+ * warp learns it by one vote and that lane counts every active lane as
+ * dropped, what the full path concludes too (no place fits: base is the
+ * capacity for all), without its shuffles, ballot and second popc.
+ */
+static void ring_exhausted_exit(struct emit *e, unsigned word, unsigned first, unsigned mask,
+				unsigned count, unsigned slot, const char *drop)
+{
+	struct labels l = new_labels(e);
+	unsigned full = new_p(e), n = new_t(e);
+
+	emitf(e, "	setp.ne.and.u64 %%p%u, %%t%u, 0, %%p%u;\n", full, word, first);
+	emitf(e, "	vote.sync.any.pred %%p%u, %%p%u, %%w%u;\n", full, full, mask);
+	emitf(e, "	@!%%p%u bra $H%u_room;\n", full, l.n);
+	emitf(e, "	cvt.u64.u32 %%t%u, %%w%u;\n", n, count);
+	emitf(e, "	@%%p%u red.global.add.u64 [%%t%u+%u], %%t%u;\n", first, slot,
+	      GRT_BPF_RING_DROP_OFF, n);
+	emitf(e, "	bra %s;\n", drop);
+	emitf(e, "$H%u_room:\n", l.n);
+}
+
+/*
+ * The drop slot of this warp (its address in %t<slot>): the SM's, or with
+ * GPUBPF_VARIANT_RING_WARP_SLOTS one of two per SM by warp id parity. Any
+ * slot is right for any warp: the host sums every counter, and a slot's
+ * "exhausted" word only says what holds for the whole ring.
+ */
+static void ring_drop_slot(struct emit *e, unsigned ring, unsigned slot, unsigned w)
+{
+	emitf(e, "	mov.u32 %%w%u, %%smid;\n", w);
+	if (e->opts->variants & GPUBPF_VARIANT_RING_WARP_SLOTS) {
+		unsigned par = new_w(e);
+
+		emitf(e, "	mov.u32 %%w%u, %%warpid;\n", par);
+		emitf(e, "	and.b32 %%w%u, %%w%u, 1;\n", par, par);
+		emitf(e, "	shl.b32 %%w%u, %%w%u, 1;\n", w, w);
+		emitf(e, "	or.b32 %%w%u, %%w%u, %%w%u;\n", w, w, par);
+	}
+	emitf(e, "	and.b32 %%w%u, %%w%u, %u;\n", w, w, GRT_BPF_RING_DROP_SLOTS - 1);
+	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", slot, w, GRT_BPF_RING_DROP_STRIDE);
+	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", slot, slot, ring);
+}
+
+void emit_ring_early_read(struct emit *e)
+{
+	unsigned ring = new_t(e), slot = new_t(e), w = new_w(e);
+
+	bool movable = e->opts->variants & GPUBPF_VARIANT_RING_ENTRY_READ;
+
+	/* a block of its own (its registers declared in it), so that it may run elsewhere */
+	emitf(e, "%s{\n\t.reg .b64 %%t<2>;\n\t.reg .b32 %%w<2>;\n",
+	      movable ? GPUBPF_EARLY_OPEN : "");
+	load_map_base(e, e->early_ring, ring);
+	ring_drop_slot(e, ring, slot, w);
+	emitf(e, "	ld.relaxed.gpu.global.u64 %%xw, [%%t%u+%u];\n", slot,
+	      GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED);
+	emitf(e, "}\n%s", movable ? GPUBPF_EARLY_CLOSE : "");
+}
+
+/* Whether this output's "exhausted" word is the one read early (map -1: the printk ring). */
+static bool ring_read_early(struct emit *e, int map)
+{
+	if (!(e->opts->variants & GPUBPF_VARIANT_RING_EARLY_READ) || map < 0 ||
+	    (e->early_read && e->early_ring != map))
+		return false;
+	e->early_read = true;
+	e->early_ring = map;
+	return true;
+}
+
 static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsigned rec,
-			 const char *drop)
+			 const char *drop, int map)
 {
 	unsigned mask = new_w(e), lt = new_w(e), rank = new_w(e), count = new_w(e),
 		 leader = new_w(e), lo = new_w(e), hi = new_w(e), drops = new_w(e);
@@ -326,6 +397,7 @@ static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsig
 		 slot = new_t(e), word = new_t(e);
 	unsigned first = new_p(e), fits = new_p(e), room = new_p(e), counts = new_p(e),
 		 ask = new_p(e), spent = new_p(e);
+	bool fast = e->opts->variants & GPUBPF_VARIANT_RING_FAST_DROP;
 
 	emitf(e, "	activemask.b32 %%w%u;\n", mask);
 	emitf(e, "	mov.u32 %%w%u, %%lanemask_lt;\n", lt);
@@ -336,14 +408,20 @@ static void ring_reserve(struct emit *e, unsigned ring, uint32_t rec_size, unsig
 	emitf(e, "	bfind.shiftamt.u32 %%w%u, %%w%u;\n", leader, leader);
 	emitf(e, "	setp.eq.u32 %%p%u, %%w%u, 0;\n", first, rank);
 	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", total, count, rec_size);
-	emitf(e, "	ld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
-	emitf(e, "	mov.u32 %%w%u, %%smid;\n", lo);
-	emitf(e, "	and.b32 %%w%u, %%w%u, %u;\n", lo, lo, GRT_BPF_RING_DROP_SLOTS - 1);
-	emitf(e, "	mul.wide.u32 %%t%u, %%w%u, %u;\n", slot, lo, GRT_BPF_RING_DROP_STRIDE);
-	emitf(e, "	add.u64 %%t%u, %%t%u, %%t%u;\n", slot, slot, ring);
-	emitf(e, "	mov.b64 %%t%u, 0;\n", word);
-	emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u+%u];\n", first, word, slot,
-	      GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED);
+	if (!fast) /* the fast exit needs no capacity: it is read after it */
+		emitf(e, "	ld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
+	ring_drop_slot(e, ring, slot, lo);
+	if (ring_read_early(e, map)) {
+		emitf(e, "	mov.b64 %%t%u, %%xw;\n", word);
+	} else {
+		emitf(e, "	mov.b64 %%t%u, 0;\n", word);
+		emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u+%u];\n", first, word,
+		      slot, GRT_BPF_RING_DROP_OFF + GRT_BPF_RING_EXHAUSTED);
+	}
+	if (fast) {
+		ring_exhausted_exit(e, word, first, mask, count, slot, drop);
+		emitf(e, "	ld.global.nc.u64 %%t%u, [%%t%u+16];\n", cap, ring);
+	}
 	emitf(e, "	setp.eq.and.u64 %%p%u, %%t%u, 0, %%p%u;\n", ask, word, first);
 	emitf(e, "	mov.b64 %%t%u, %%t%u;\n", base, cap);
 	emitf(e, "	@%%p%u ld.relaxed.gpu.global.u64 %%t%u, [%%t%u];\n", ask, base, ring);
@@ -409,7 +487,7 @@ static int emit_output(struct emit *e, int32_t fn)
 						   : -EINVAL;
 	snprintf(drop, sizeof(drop), "$H%u_drop", l.n);
 	load_map_base(e, e->ver->info[e->pc].map, ring);
-	ring_reserve(e, ring, rec_size, rec, drop);
+	ring_reserve(e, ring, rec_size, rec, drop, e->ver->info[e->pc].map);
 	copy_to_global(e, &data, rec, GRT_BPF_RING_REC_SIZE, size);
 	ring_header(e, rec);
 	ring_commit(e, rec, size);
@@ -429,7 +507,8 @@ static int emit_reserve(struct emit *e)
 
 	snprintf(drop, sizeof(drop), "$H%u_drop", l.n);
 	load_map_base(e, e->ver->info[e->pc].map, ring);
-	ring_reserve(e, ring, GRT_BPF_RING_REC_SIZE + grt_bpf_stride(size), rec, drop);
+	ring_reserve(e, ring, GRT_BPF_RING_REC_SIZE + grt_bpf_stride(size), rec, drop,
+		     e->ver->info[e->pc].map);
 	ring_header(e, rec);
 	emitf(e, "\tadd.u64 %%r0, %%t%u, %u;\n", rec, GRT_BPF_RING_REC_SIZE);
 	emitf(e, "\tbra $H%u_done;\n", l.n);
@@ -466,7 +545,7 @@ static int emit_printk(struct emit *e, bool puts)
 	load_env(e, GRT_BPF_ENV_OFF_PRINTK_RING, ring);
 	emitf(e, "\tsetp.eq.u64 %%p%u, %%t%u, 0;\n", p, ring);
 	emitf(e, "\t@%%p%u bra %s;\n", p, drop);
-	ring_reserve(e, ring, rec_size, rec, drop);
+	ring_reserve(e, ring, rec_size, rec, drop, -1);
 	emitf(e, "\tmov.b64 %%t%u, 0x%llx;\n", t,
 	      (unsigned long long)((uint64_t)len << 32 | (puts ? GRT_BPF_PUTS : GRT_BPF_PRINTK)));
 	emitf(e, "\tst.global.u64 [%%t%u+%u], %%t%u;\n", rec, GRT_BPF_RING_REC_SIZE, t);

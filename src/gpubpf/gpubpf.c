@@ -12,6 +12,7 @@ static int prepare(struct gpubpf_bundle *b, const struct gpubpf_bundle_opts *opt
 		   size_t err_len)
 {
 	const char *prefix = opts && opts->name_prefix ? opts->name_prefix : "__grt_bpf";
+	unsigned variants = 0;
 	char msg[384];
 
 	b->map_slot_base = opts ? opts->map_slot_base : 0;
@@ -37,11 +38,16 @@ static int prepare(struct gpubpf_bundle *b, const struct gpubpf_bundle_opts *opt
 			return rc;
 		}
 	}
+	if (gpubpf_variants_parse(getenv(GPUBPF_VARIANTS_ENV), &variants, msg, sizeof(msg))) {
+		snprintf(err, err_len, "%s: %s", b->obj.name, msg);
+		return -EINVAL;
+	}
 	/* every program's accesses known: the maps' layouts, before any program is translated */
 	gpubpf_stripe_counters(b);
 	for (size_t i = 0; i < b->nr_progs; i++) {
 		struct gpubpf_program *p = &b->progs[i];
-		struct gpubpf_translate_opts t = {.map_slot_base = b->map_slot_base};
+		struct gpubpf_translate_opts t = {.map_slot_base = b->map_slot_base,
+						  .variants = variants};
 		char name[GPUBPF_NAME_MAX];
 		int rc;
 
@@ -118,7 +124,7 @@ void gpubpf_bundles_free(struct gpubpf_bundle *b, size_t n)
 }
 
 /* An entry that runs one program inline, its inputs taken from parameters. */
-static void harness_entry(struct strbuf *m, const struct gpubpf_translation *t)
+static void harness_entry(struct strbuf *m, const struct gpubpf_translation *t, bool hints)
 {
 	const char *args[1 + 32];
 	char names[1 + 32][16];
@@ -137,7 +143,7 @@ static void harness_entry(struct strbuf *m, const struct gpubpf_translation *t)
 				      i - 1);
 	}
 	{
-		char *inl = gpubpf_translation_inline(t, args);
+		char *inl = gpubpf_translation_inline(t, args, hints, NULL);
 
 		if (inl)
 			strbuf_puts(m, inl);
@@ -152,15 +158,20 @@ char *gpubpf_bundle_module(const struct gpubpf_bundle *b, const char *arch, bool
 {
 	const char *version = gpubpf_ptx_version_for(arch);
 	struct strbuf m = {0};
+	unsigned sm = 0, major = 0, minor = 0;
+	bool hints;
 
 	if (!version)
 		return NULL;
+	sscanf(arch, "sm_%u", &sm);
+	sscanf(version, "%u.%u", &major, &minor);
+	hints = gpubpf_hints_allowed(sm, major, minor);
 	strbuf_printf(&m, "//\n// GPU eBPF programs of %s, translated by grtrace\n//\n\n",
 		      b->obj.name);
 	strbuf_printf(&m, ".version %s\n.target %s\n.address_size 64\n\n", version, arch);
 	for (size_t i = 0; i < b->nr_progs; i++) {
 		const struct gpubpf_translation *t = &b->progs[i].ptx;
-		char *func = gpubpf_translation_func(t);
+		char *func = gpubpf_translation_func(t, hints);
 
 		strbuf_printf(&m, "// %s: %s\n", b->progs[i].prog->section, b->progs[i].prog->name);
 		if (!func) {
@@ -171,7 +182,7 @@ char *gpubpf_bundle_module(const struct gpubpf_bundle *b, const char *arch, bool
 		strbuf_puts(&m, "\n");
 		free(func);
 		if (harness) {
-			harness_entry(&m, t);
+			harness_entry(&m, t, hints);
 			strbuf_puts(&m, "\n");
 		}
 	}

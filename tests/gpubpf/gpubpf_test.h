@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gpubpf/gpubpf.h"
+#include "gpubpf/ptxas_run.h"
 
 /* --- instructions, written as the kernel's samples/bpf macros name them ------------------ */
 
@@ -106,6 +107,21 @@ static inline const char *gpubpf_test_object(const char *dir, const char *name)
 	snprintf(path[slot], sizeof(path[slot]), "%s/gpubpf/%s/%s.bpf.o", gpubpf_test_build, dir,
 		 name);
 	return path[slot];
+}
+
+/*
+ * Compiles b's programs for arch with ptxas, one test kernel each. True when
+ * ptxas accepts the module and finds every kernel; res says why not.
+ */
+static inline bool gpubpf_test_module_compiles(const char *ptxas, const struct gpubpf_bundle *b,
+					       const char *arch, struct ptxas_result *res)
+{
+	char *module = gpubpf_bundle_module(b, arch, true);
+	bool ok = module && !ptxas_compile(ptxas, module, arch, res) && !res->exit_status &&
+		  res->nr_entries == b->nr_progs;
+
+	free(module);
+	return ok;
 }
 
 #endif
