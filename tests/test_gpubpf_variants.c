@@ -39,9 +39,12 @@ static void test_variants_parse(void)
 	char err[256];
 	struct gpubpf_bundle b;
 
+	/* unset: the default forms; set empty or "none": none */
 	CHECK_EQ_U64(gpubpf_variants_parse(NULL, &v, err, sizeof(err)), 0);
-	CHECK_EQ_U64(v, 0);
+	CHECK_EQ_U64(v, GPUBPF_VARIANT_RING_FAST_DROP);
 	CHECK_EQ_U64(gpubpf_variants_parse("", &v, err, sizeof(err)), 0);
+	CHECK_EQ_U64(v, 0);
+	CHECK_EQ_U64(gpubpf_variants_parse("none", &v, err, sizeof(err)), 0);
 	CHECK_EQ_U64(v, 0);
 	CHECK_EQ_U64(gpubpf_variants_parse("ring_warp_slots,,l2_evict_last,", &v, err, sizeof(err)),
 		     0);
@@ -53,7 +56,7 @@ static void test_variants_parse(void)
 	CHECK_EQ_U64(gpubpf_variants_parse("ring_fast_drop,ring_fast", &v, err, sizeof(err)),
 		     -EINVAL);
 	CHECK_STR(err, "GRTRACE_BPF_VARIANTS: unknown variant 'ring_fast'; known: ring_fast_drop, "
-		       "ring_warp_slots, ring_early_read, ring_entry_read, l2_evict_last");
+		       "ring_warp_slots, ring_early_read, ring_entry_read, l2_evict_last (or none)");
 	/* a bad list refuses the object, naming it */
 	setenv(GPUBPF_VARIANTS_ENV, "fast", 1);
 	CHECK_EQ_U64(
@@ -65,16 +68,30 @@ static void test_variants_parse(void)
 }
 
 /* Unset, the translation is the default one: no variant's instruction appears. */
+/* "none": the first forms, byte for byte as before the variants; unset: the fast drop alone */
 static void test_default_unchanged(void)
 {
 	struct gpubpf_bundle b;
+	char *fast;
 
 	CHECK_EQ_U64(load("bench", "ring", NULL, &b), 0);
+	fast = strdup(b.progs[0].ptx.body);
+	CHECK_EQ_U64(count(b.progs[0].ptx.body, "vote.sync.any.pred"), 1);
+	CHECK_EQ_U64(count(b.progs[0].ptx.body, "%warpid"), 0);
+	gpubpf_bundle_free(&b);
+	CHECK_EQ_U64(load("bench", "ring", "ring_fast_drop", &b), 0);
+	CHECK_STR(b.progs[0].ptx.body, fast);
+	gpubpf_bundle_free(&b);
+	free(fast);
+	CHECK_EQ_U64(load("bench", "ring", "none", &b), 0);
 	CHECK_EQ_U64(count(b.progs[0].ptx.body, "vote.sync.any.pred"), 0);
 	CHECK_EQ_U64(count(b.progs[0].ptx.body, "%warpid"), 0);
 	CHECK_EQ_U64(count(b.progs[0].ptx.body, "%xw"), 0);
 	gpubpf_bundle_free(&b);
 	CHECK_EQ_U64(load("bench", "counter", NULL, &b), 0);
+	CHECK_EQ_U64(count(b.progs[0].ptx.body, "cache_hint"), 0);
+	gpubpf_bundle_free(&b);
+	CHECK_EQ_U64(load("bench", "counter", "none", &b), 0);
 	CHECK_EQ_U64(count(b.progs[0].ptx.body, "cache_hint"), 0);
 	CHECK_EQ_U64(count(b.progs[0].ptx.body, "l2p"), 0);
 	gpubpf_bundle_free(&b);

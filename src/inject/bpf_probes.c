@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include "gpubpf/bpf_attach.h"
 #include "gpubpf/bpf_device.h"
+#include "gpubpf/bpf_ptx.h"
 #include "gpubpf/bpf_session.h"
 #include "gpubpf/gpu_abi.h"
 #include "inject/bpf_probes.h"
@@ -528,6 +529,7 @@ static void bpf_stop(void *self)
 int bpf_probes_register(struct instr_state *is, char *why, size_t why_len)
 {
 	struct inject_state *st = is->st;
+	const char *forms;
 	struct bpf_probes *bp = calloc(1, sizeof(*bp));
 	int err;
 
@@ -557,10 +559,13 @@ int bpf_probes_register(struct instr_state *is, char *why, size_t why_len)
 		free(bp);
 		return err;
 	}
+	/* which code forms the numbers of this trace come from (docs/gpu-bpf.md) */
+	forms = getenv(GPUBPF_VARIANTS_ENV);
 	channel_status(&st->chan, INJ_PART_BPF, 0,
 		       "GPU eBPF: %zu programs, %zu maps; per-thread maps for %u threads, rings of "
-		       "%llu bytes",
+		       "%llu bytes; code forms: %.128s",
 		       bp->s->nr_progs, bp->s->nr_maps, bp->s->thread_capacity,
-		       (unsigned long long)bp->s->ring_bytes);
+		       (unsigned long long)bp->s->ring_bytes,
+		       !forms ? "default (ring_fast_drop)" : *forms ? forms : "none");
 	return 0;
 }

@@ -67,6 +67,8 @@ bpf samples "$S/exit_times.bpf.o" "$S/block_hist.bpf.o" "$S/launch_latency.bpf.o
 	"$S/mem_counts.bpf.o" "$S/sm_placement.bpf.o"
 check samples_recorded test -s "$T/samples.grt"
 check outputs_bit_identical diff "$T/plain.out" "$T/samples.out"
+# the trace says which code forms the translation used
+check code_forms_said grep -q "code forms: default (ring_fast_drop)" <("$G" parse "$T/samples.grt" --filter type=source_status)
 n=$(report samples "len(r['programs']), [p['status'] for p in r['programs']].count(0)")
 [ "$n" = "6 6" ] && ok samples_programs_described || fail samples_programs_described "$n"
 n=$(report samples "len(vals('thread_exits', 1)), set(vals('thread_exits', 1)), len(vals('thread_exits', 0)), maps['thread_exits']['final']")
