@@ -81,6 +81,8 @@ struct copy_timing {
 	atomic_ullong made_on_app; /* events the application's thread had to make itself */
 	atomic_ullong queued;	   /* copies timed so far */
 	atomic_bool switch_asked;
+	_Atomic uint64_t cupti_since_ns; /* CUPTI times the copies of calls entered after this */
+	atomic_ullong left_to_cupti;	 /* copies of ours CUPTI recorded too: not sent twice */
 	uint64_t worst_error_ns;
 	/* the collection thread's: when it last read, and the application's syncs by then */
 	uint64_t last_collect_ns;
@@ -118,10 +120,12 @@ void copy_timing_start(struct inject_state *st)
 		       "copies and memsets timed with CUDA events until CUPTI is loaded");
 }
 
-void copy_timing_handoff(struct inject_state *st)
+void copy_timing_handoff(struct inject_state *st, uint64_t since_ns)
 {
-	if (st->copies)
-		atomic_store(&st->copies->on, false);
+	if (!st->copies)
+		return;
+	atomic_store(&st->copies->cupti_since_ns, since_ns);
+	atomic_store(&st->copies->on, false);
 }
 
 /* A context's entry, made on first use; NULL when full. Under the lock. */
@@ -223,7 +227,11 @@ bool copy_timing_begin(struct inject_state *st, const struct copy_shape *shape,
 		m->end = event_take(st, m->cc);
 	}
 	pthread_mutex_unlock(&t->lock);
+	/* what the call moves, before the start event: nothing of ours between it and the call */
 	m->stream = copy_shape_stream(shape, args);
+	m->bytes = copy_shape_bytes(shape, args);
+	m->kind = shape->kind_by_pointers ? kind_by_pointers(st, args)
+					  : copy_shape_desc_kind(shape, args);
 	if (!m->start || !m->end || !record_in(m->start, m->stream)) {
 		if (m->cc) {
 			pthread_mutex_lock(&t->lock);
@@ -235,9 +243,6 @@ bool copy_timing_begin(struct inject_state *st, const struct copy_shape *shape,
 		atomic_fetch_add_explicit(&t->untimed, 1, memory_order_relaxed);
 		return false;
 	}
-	m->bytes = copy_shape_bytes(shape, args);
-	m->kind = shape->kind_by_pointers ? kind_by_pointers(st, args)
-					  : copy_shape_desc_kind(shape, args);
 	inject_leave_tool();
 	return true;
 }
@@ -272,6 +277,16 @@ void copy_timing_end(struct inject_state *st, struct copy_mark *m, int res, uint
 		event_give(m->cc, m->end);
 		pthread_mutex_unlock(&t->lock);
 		inject_leave_tool();
+		return;
+	}
+	if (recorded && atomic_load(&t->cupti_since_ns) &&
+	    enter_ns > atomic_load(&t->cupti_since_ns)) {
+		/* another thread handed the copies to CUPTI while this call ran: CUPTI has it */
+		event_give(m->cc, m->start);
+		event_give(m->cc, m->end);
+		pthread_mutex_unlock(&t->lock);
+		inject_leave_tool();
+		atomic_fetch_add_explicit(&t->left_to_cupti, 1, memory_order_relaxed);
 		return;
 	}
 	if (!recorded || t->head - t->tail == PENDING) {
@@ -525,10 +540,12 @@ void copy_timing_stop(struct inject_state *st)
 	channel_status(&st->chan, INJ_PART_CUPTI, 0,
 		       "copies and memsets timed with CUDA events: %llu timed (within %llu ns), "
 		       "%llu not timed (no event or queue full), %llu whose events could not be read, "
-		       "%llu events made on the application's threads",
+		       "%llu events made on the application's threads, %llu left to CUPTI (it "
+		       "recorded them too)",
 		       (unsigned long long)atomic_load(&t->timed),
 		       (unsigned long long)t->worst_error_ns,
 		       (unsigned long long)atomic_load(&t->untimed),
 		       (unsigned long long)atomic_load(&t->failed_events),
-		       (unsigned long long)atomic_load(&t->made_on_app));
+		       (unsigned long long)atomic_load(&t->made_on_app),
+		       (unsigned long long)atomic_load(&t->left_to_cupti));
 }

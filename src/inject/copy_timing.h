@@ -28,8 +28,12 @@ struct copy_mark {
 
 /* Turns event timing on (the block probes time the kernels, CUPTI is not loaded). */
 void copy_timing_start(struct inject_state *st);
-/* CUPTI took over copy timing (it was loaded for a kernel the probes do not cover). */
-void copy_timing_handoff(struct inject_state *st);
+/*
+ * CUPTI took over copy timing (loaded for a kernel the probes do not cover,
+ * or for the copies' rate), its activity on by since_ns: a call entered
+ * after that is CUPTI's, one in flight then stays timed by its events.
+ */
+void copy_timing_handoff(struct inject_state *st, uint64_t since_ns);
 /*
  * Before the application's copy call (args as it passed them): records the
  * start event in its stream. False when the call is not timed this way.

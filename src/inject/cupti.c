@@ -731,7 +731,7 @@ static int load_late(struct inject_state *st, bool kernels, char *why, size_t wh
 	err = cupti_start_unless_taken(st, kernels, why, why_len);
 	inject_leave_tool();
 	if (!err)
-		copy_timing_handoff(st);
+		copy_timing_handoff(st, inject_now_ns());
 	return err;
 }
 
