@@ -81,7 +81,7 @@ struct copy_timing {
 	atomic_ullong made_on_app; /* events the application's thread had to make itself */
 	atomic_ullong queued;	   /* copies timed so far */
 	atomic_bool switch_asked;
-	_Atomic uint64_t cupti_since_ns; /* CUPTI times the copies of calls entered after this */
+	_Atomic uint64_t cupti_since_ns; /* handed over (without CUPTI's callbacks, the test) */
 	atomic_ullong left_to_cupti;	 /* copies of ours CUPTI recorded too: not sent twice */
 	uint64_t worst_error_ns;
 	/* the collection thread's: when it last read, and the application's syncs by then */
@@ -262,7 +262,7 @@ static void switch_if_copy_heavy(struct inject_state *st, struct copy_timing *t)
 }
 
 void copy_timing_end(struct inject_state *st, struct copy_mark *m, int res, uint64_t enter_ns,
-		     uint64_t return_ns)
+		     uint64_t return_ns, bool cupti_saw)
 {
 	struct copy_timing *t = st->copies;
 	struct pending_copy *p;
@@ -279,9 +279,13 @@ void copy_timing_end(struct inject_state *st, struct copy_mark *m, int res, uint
 		inject_leave_tool();
 		return;
 	}
-	if (recorded && atomic_load(&t->cupti_since_ns) &&
-	    enter_ns > atomic_load(&t->cupti_since_ns)) {
-		/* another thread handed the copies to CUPTI while this call ran: CUPTI has it */
+	if (recorded && (cupti_saw || (!st->cfg.cupti_callbacks && atomic_load(&t->cupti_since_ns) &&
+					enter_ns > atomic_load(&t->cupti_since_ns)))) {
+		/*
+		 * Another thread handed the copies to CUPTI while this call ran, and
+		 * CUPTI has it: its callback ran in the call, after its activity was on
+		 * (without callbacks: the call began after the handover).
+		 */
 		event_give(m->cc, m->start);
 		event_give(m->cc, m->end);
 		pthread_mutex_unlock(&t->lock);

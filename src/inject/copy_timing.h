@@ -40,9 +40,13 @@ void copy_timing_handoff(struct inject_state *st, uint64_t since_ns);
  */
 bool copy_timing_begin(struct inject_state *st, const struct copy_shape *shape,
 		       const uint64_t *args, struct copy_mark *m);
-/* After it returned res: the end event, and the copy waits for collection. */
+/*
+ * After it returned res: the end event, and the copy waits for collection.
+ * cupti_saw: CUPTI's callback ran inside the call (CUPTI was handed the
+ * copies meanwhile and records this one: it is left to CUPTI).
+ */
 void copy_timing_end(struct inject_state *st, struct copy_mark *m, int res, uint64_t enter_ns,
-		     uint64_t return_ns);
+		     uint64_t return_ns, bool cupti_saw);
 /* Whether copies wait for their events to be read. */
 bool copy_timing_waiting(struct inject_state *st);
 /*

@@ -708,8 +708,12 @@ int cupti_start(struct inject_state *st, bool kernels, char *why, size_t why_len
 		cupti_free(c);
 		return -EBUSY;
 	}
-	if ((st->cfg.cupti_callbacks && (err = enable_callbacks(c, why, why_len))) ||
-	    (err = enable_activity(c, kernels, why, why_len)))
+	/*
+	 * Activity before callbacks: a call whose callback ran is then surely in
+	 * CUPTI's records (copy_timing.c leaves such copies to CUPTI).
+	 */
+	if ((err = enable_activity(c, kernels, why, why_len)) ||
+	    (st->cfg.cupti_callbacks && (err = enable_callbacks(c, why, why_len))))
 		return err; /* subscribed: keep the state, CUPTI may still call back */
 	/* buffers are flushed on a thread named as grtrace's, never on the application's */
 	c->flusher_started = !own_thread_start(&c->flusher, "cupti", flusher_main, c);

@@ -699,7 +699,7 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
 		FORWARD_PROLOGUE(name, nargs)                                                      \
 		struct copy_mark mark_;                                                            \
 		uint64_t enter_, end_;                                                             \
-		bool timed_;                                                                       \
+		bool timed_, cupti_saw_ = false;                                                   \
                                                                                                    \
 		if (inject_in_tool)                                                                \
 			return real(WORK_ARGS_##nargs);                                            \
@@ -721,11 +721,12 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
 			REC_BRACKET_BEGIN();                                                       \
 			enter_ = inject_call.enter_ns;                                             \
 			r = real(WORK_ARGS_##nargs);                                               \
+			cupti_saw_ = inject_call.return_ns != NULL;                                \
 			end_ = inject_call_end();                                                  \
 			REC_END_AT(r, end_);                                                       \
 		}                                                                                  \
 		if (timed_)                                                                        \
-			copy_timing_end(inject(), &mark_, r, enter_, end_);                        \
+			copy_timing_end(inject(), &mark_, r, enter_, end_, cupti_saw_);            \
 		return r;                                                                          \
 	}
 

@@ -85,6 +85,12 @@ n=$(by_events copyheavy)
 [ "$n" = 256 ] && ok copyheavy_events_until_switch || fail copyheavy_events_until_switch "got $n"
 check copyheavy_says_why grep -q "CUPTI copy timing on from here (256 copies and memsets for 104 launches); CUPTI kernel timing waits for a kernel the block probes do not cover" \
 	<("$G" parse "$T/copyheavy.grt" --filter type=source_status)
+# 4 threads: copies in flight on the others when one hands them to CUPTI are recorded once,
+# by events or by CUPTI (whose callback ran in the call); 3,000 copies, none twice (it was 3,051)
+record copyheavy4 cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app_threads" 4 150 nographs
+identity copyheavy4
+expect_check copyheavy4 copyheavy_threads_each_copy_once \
+	"gpu_kernel=0 gpu_copy=3000 gpu_launch=1200 matched=4200 failed=0 cuda_calls=4200 cuda_calls_matched=4200"
 # loaded for the copies, CUPTI turns its kernel activity on at the last round's graph launches:
 # their 2 x 3 kernels are its only kernel records
 record copythengraph cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app_threads" 1 600 lategraphs
