@@ -74,6 +74,7 @@ static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 /* driver calls that are not launches, to tell what a launch costs beside itself */
 static atomic_uint allocs, event_records, app_event_records, event_waits, event_queries, stream_syncs;
 static atomic_uint event_elapsed; /* cuEventElapsedTime calls: copies timed with events */
+static atomic_uint calib_syncs;	  /* of stream_syncs, the calibration stream's (their number follows time) */
 static atomic_uint func_loads; /* cuFuncLoad: functions loaded ahead of their first launch */
 
 static uint64_t mono_ns(void)
@@ -336,8 +337,10 @@ EXPORT CUresult cuStreamSynchronize(void *s)
 	atomic_fetch_add(&stream_syncs, 1);
 	if (unsafe_call())
 		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
-	if (s == calib.stream)
+	if (s == calib.stream) {
+		atomic_fetch_add(&calib_syncs, 1);
 		calib_join();
+	}
 	if (app_stream(s))
 		gpu_catch_up();
 	return 0;
@@ -347,8 +350,10 @@ EXPORT CUresult cuStreamSynchronize_ptsz(void *s)
 	atomic_fetch_add(&stream_syncs, 1);
 	if (unsafe_call())
 		return FAKE_ERROR_CAPTURE_UNSUPPORTED;
-	if (s == calib.stream)
+	if (s == calib.stream) {
+		atomic_fetch_add(&calib_syncs, 1);
 		calib_join();
+	}
 	if (app_stream(s ? s : (void *)0x2))
 		gpu_catch_up();
 	return 0;
@@ -1228,11 +1233,12 @@ __attribute__((destructor)) static void report(void)
 		"plain=%u probed=%u calib=%u summarize=%u graphs=%u copies=%u memsets=%u "
 		"events_legacy=%u events_per_thread=%u unsafe_in_capture=%u allocs=%u "
 		"event_records=%u app_event_records=%u event_waits=%u event_queries=%u "
-		"stream_syncs=%u slots_right=%u slots_wrong=%u func_loads=%u event_elapsed=%u\n",
+		"stream_syncs=%u slots_right=%u slots_wrong=%u func_loads=%u event_elapsed=%u "
+		"calib_syncs=%u\n",
 		launches_plain, launches_probed, launches_calib, launches_summarize, graph_launches,
 		copies, memsets, events_legacy, events_per_thread, atomic_load(&unsafe_in_capture),
 		allocs, event_records, app_event_records, event_waits, event_queries, stream_syncs,
 		atomic_load(&slots_right), atomic_load(&slots_wrong), atomic_load(&func_loads),
-		atomic_load(&event_elapsed));
+		atomic_load(&event_elapsed), atomic_load(&calib_syncs));
 	fclose(f);
 }
