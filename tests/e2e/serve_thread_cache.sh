@@ -11,9 +11,10 @@ BUILD=${1:-build}
 serve_start a --libcuda "$FAKE" --idle-timeout 120 || { fail "serve starts"; exit 1; }
 URL=http://127.0.0.1:$SERVE_PORT/metrics
 
-# has LINE: a scrape holds exactly this line within 30 s (the last calls' returns come late)
+# has LINE: a scrape holds exactly this line within 60 s (the last calls' returns come late;
+# under the sanitizer build with the whole suite running, 30 s was once not enough)
 has() {
-	for _ in $(seq 120); do
+	for _ in $(seq 240); do
 		curl -s "$URL" | grep -qxF "$1" && return 0
 		sleep 0.25
 	done
