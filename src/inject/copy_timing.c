@@ -146,6 +146,14 @@ static struct copy_ctx *ctx_of(struct inject_state *st, struct copy_timing *t, C
 	return cc;
 }
 
+/* A new event of the current context, timed unless the benchmark switch says not. */
+static bool event_make(struct inject_state *st, CUevent *e)
+{
+	unsigned flags = copy_timing.mode == COPY_EVENTS_NO_TIMING ? CU_EVENT_DISABLE_TIMING : 0;
+
+	return st->drv.cuEventCreate(e, flags) == CUDA_SUCCESS;
+}
+
 /* A timing event of the current context (cc's); NULL when none can be made. Under the lock. */
 static CUevent event_take(struct inject_state *st, struct copy_ctx *cc)
 {
@@ -154,11 +162,7 @@ static CUevent event_take(struct inject_state *st, struct copy_ctx *cc)
 	if (cc->nfree)
 		return cc->free_events[--cc->nfree];
 	atomic_fetch_add_explicit(&copy_timing.made_on_app, 1, memory_order_relaxed);
-	if (st->drv.cuEventCreate(&e, copy_timing.mode == COPY_EVENTS_NO_TIMING
-					  ? CU_EVENT_DISABLE_TIMING
-					  : 0) != CUDA_SUCCESS)
-		return NULL;
-	return e;
+	return event_make(st, &e) ? e : NULL;
 }
 
 /* Under the lock. */
@@ -265,42 +269,37 @@ void copy_timing_end(struct inject_state *st, struct copy_mark *m, int res, uint
 		     uint64_t return_ns, bool cupti_saw)
 {
 	struct copy_timing *t = st->copies;
+	atomic_ullong *dropped = NULL;
 	struct pending_copy *p;
-	bool recorded;
+	bool recorded, queued = false;
 
 	inject_enter_tool();
 	recorded = res == CUDA_SUCCESS && record_in(m->end, m->stream);
 	pthread_mutex_lock(&t->lock);
-	if (recorded && t->mode == COPY_EVENTS_NO_COLLECT) {
-		/* the benchmark switch: the events are used again at once, nothing is read */
+	/*
+	 * Not queued, its events given back: the benchmark switch that reads
+	 * nothing; a copy another thread handed to CUPTI while this call ran
+	 * (CUPTI's callback ran in the call, after its activity was on; without
+	 * callbacks, the call began after the handover); a failed call, which did
+	 * no work; a full queue, which loses the copy's times, counted.
+	 */
+	if (recorded && t->mode == COPY_EVENTS_NO_COLLECT)
+		dropped = NULL;
+	else if (recorded && (cupti_saw || (!st->cfg.cupti_callbacks &&
+					    atomic_load(&t->cupti_since_ns) &&
+					    enter_ns > atomic_load(&t->cupti_since_ns))))
+		dropped = &t->left_to_cupti;
+	else if (!recorded || t->head - t->tail == PENDING)
+		dropped = res == CUDA_SUCCESS ? &t->untimed : NULL;
+	else
+		queued = true;
+	if (!queued) {
 		event_give(m->cc, m->start);
 		event_give(m->cc, m->end);
 		pthread_mutex_unlock(&t->lock);
 		inject_leave_tool();
-		return;
-	}
-	if (recorded && (cupti_saw || (!st->cfg.cupti_callbacks && atomic_load(&t->cupti_since_ns) &&
-					enter_ns > atomic_load(&t->cupti_since_ns)))) {
-		/*
-		 * Another thread handed the copies to CUPTI while this call ran, and
-		 * CUPTI has it: its callback ran in the call, after its activity was on
-		 * (without callbacks: the call began after the handover).
-		 */
-		event_give(m->cc, m->start);
-		event_give(m->cc, m->end);
-		pthread_mutex_unlock(&t->lock);
-		inject_leave_tool();
-		atomic_fetch_add_explicit(&t->left_to_cupti, 1, memory_order_relaxed);
-		return;
-	}
-	if (!recorded || t->head - t->tail == PENDING) {
-		/* a failed call did no work; a full queue loses the copy's times, counted */
-		event_give(m->cc, m->start);
-		event_give(m->cc, m->end);
-		pthread_mutex_unlock(&t->lock);
-		inject_leave_tool();
-		if (res == CUDA_SUCCESS)
-			atomic_fetch_add_explicit(&t->untimed, 1, memory_order_relaxed);
+		if (dropped)
+			atomic_fetch_add_explicit(dropped, 1, memory_order_relaxed);
 		return;
 	}
 	p = &t->pending[t->head++ & (PENDING - 1)];
@@ -450,9 +449,7 @@ static void events_top_up(struct inject_state *st, struct copy_timing *t)
 		pthread_mutex_unlock(&t->lock);
 		if (st->drv.cuCtxPushCurrent_v2(cc->ctx) != CUDA_SUCCESS)
 			continue;
-		while (n < EVENTS_BATCH && st->drv.cuEventCreate(&made[n], t->mode == COPY_EVENTS_NO_TIMING
-									      ? CU_EVENT_DISABLE_TIMING
-									      : 0) == CUDA_SUCCESS)
+		while (n < EVENTS_BATCH && event_make(st, &made[n]))
 			n++;
 		st->drv.cuCtxPopCurrent_v2(&popped);
 		pthread_mutex_lock(&t->lock);

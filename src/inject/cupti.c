@@ -81,13 +81,8 @@ struct cupti_state {
 	struct corr_slot *corr;
 	bool own_clock; /* CUPTI timestamps are CLOCK_MONOTONIC (our callback) */
 	bool hw_trace;	/* we turned on hardware kernel timestamps */
-	atomic_bool kernels_on; /* kernel activity on (loaded for copies alone: not yet) */
 	atomic_bool hw_tried; /* asked once: by the calibration, or when CUPTI is loaded late */
 	atomic_bool released; /* handed over to the application's CUPTI client: hands off */
-	/*
-	 * Kernel activity is on. Where the block probes time kernels it is
-	 * turned on only at the first launch they do not cover (cupti_need_kernels).
-	 */
 	_Atomic uint64_t last_flush_ns;
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t kernels, copies;
@@ -594,7 +589,6 @@ static int enable_activity(struct cupti_state *c, bool kernels, char *why, size_
 		snprintf(why, why_len, "cuptiActivityRegisterCallbacks: %s", cupti_error(c, r));
 		return -EIO;
 	}
-	atomic_store(&c->kernels_on, kernels);
 	for (size_t i = kernels ? 0 : 1; i < sizeof(activity_kinds) / sizeof(activity_kinds[0]); i++)
 		if ((r = c->api.activity_enable(kinds[i]))) {
 			snprintf(why, why_len, "cuptiActivityEnable(%d): %s", kinds[i],
@@ -768,7 +762,6 @@ void cupti_need_kernels(struct inject_state *st, const char *kernel, const char 
 		inject_enter_tool();
 		err = c->api.activity_enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ? -EIO : 0;
 		inject_leave_tool();
-		atomic_store(&c->kernels_on, !err);
 		if (err)
 			snprintf(err_why, sizeof(err_why), "cuptiActivityEnable failed");
 		else
