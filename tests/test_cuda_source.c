@@ -1,5 +1,6 @@
 /* Unit tests of the cuda source's user-space half: api tables, ELF symbols, maps, event decoding.
  */
+#include <errno.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -12,6 +13,7 @@
 #include "sources/elf_symbols.h"
 #include "sources/proc_maps.h"
 #include "sources/session.h"
+#include "sources/stack_store.h"
 #include "trace/records_core.h"
 #include "trace/trace_names.h"
 #include "test_util.h"
@@ -526,6 +528,57 @@ static void test_stacks_and_mappings(void)
 	harness_close(&h);
 }
 
+/* A launch whose stack walk failed says so (-2); one that asked for none says -1. */
+static void test_lost_stack_is_told_apart(void)
+{
+	struct harness h;
+	struct cuda_event ev = event_of(GRT_CUDA_LAUNCH_KERNEL);
+	const struct grt_cuda_launch_rec *l;
+
+	harness_open(&h, true);
+	CHECK(!decode(&h, &ev));
+	l = last_of(&h.cap, GRT_REC_CUDA_LAUNCH);
+	CHECK(l && l->user_stack_id == GRT_STACK_NONE);
+	ev.flags |= CUDA_EVENT_STACK_LOST;
+	CHECK(!decode(&h, &ev));
+	l = last_of(&h.cap, GRT_REC_CUDA_LAUNCH);
+	CHECK(l && l->user_stack_id == GRT_STACK_LOST);
+	CHECK_EQ_U64(count_of(&h.cap, GRT_REC_STACK), 0);
+	harness_close(&h);
+}
+
+/* Stacks named by their frames: equal frames one id, any difference another, none refused. */
+static void test_stack_store_names_by_frames(void)
+{
+	struct stack_store st;
+	uint64_t a[3] = {0x1000, 0x2000, 0x3000}, b[3] = {0x1000, 0x2000, 0x3001};
+	uint64_t deep[GRT_MAX_STACK_DEPTH], got[GRT_MAX_STACK_DEPTH];
+	int32_t ids[2048];
+	bool distinct = true;
+
+	stack_store_init(&st, 100);
+	CHECK_EQ_U64(stack_store_id(&st, a, 3), 100);
+	CHECK_EQ_U64(stack_store_id(&st, b, 3), 101);
+	CHECK_EQ_U64(stack_store_id(&st, a, 3), 100);
+	CHECK_EQ_U64(stack_store_id(&st, a, 2), 102); /* a prefix is another stack */
+	CHECK(stack_store_id(&st, a, 0) == -1 && stack_store_id(&st, a, 33) == -1);
+	CHECK(!stack_store_get(&st, 101, got) && got[2] == 0x3001 && got[3] == 0);
+	CHECK(stack_store_get(&st, 99, got) == -ENOENT && stack_store_get(&st, 103, got) == -ENOENT);
+	/* 2048 stacks differing in one deep frame: 2048 ids, each giving its frames back */
+	for (int i = 0; i < GRT_MAX_STACK_DEPTH; i++)
+		deep[i] = 0x400000 + i;
+	for (int i = 0; i < 2048; i++) {
+		deep[GRT_MAX_STACK_DEPTH - 1] = 0x900000 + i;
+		ids[i] = stack_store_id(&st, deep, GRT_MAX_STACK_DEPTH);
+	}
+	for (int i = 0; i < 2048; i++) {
+		distinct &= ids[i] == 103 + i && !stack_store_get(&st, (uint32_t)ids[i], got) &&
+			    got[GRT_MAX_STACK_DEPTH - 1] == 0x900000u + i;
+	}
+	CHECK(distinct);
+	stack_store_destroy(&st);
+}
+
 int main(int argc, char **argv)
 {
 	char self[PATH_MAX];
@@ -548,5 +601,7 @@ int main(int argc, char **argv)
 	RUN_TEST(test_full_length_comm);
 	RUN_TEST(test_own_threads_flagged);
 	RUN_TEST(test_stacks_and_mappings);
+	RUN_TEST(test_lost_stack_is_told_apart);
+	RUN_TEST(test_stack_store_names_by_frames);
 	return TEST_EXIT_STATUS();
 }

@@ -347,6 +347,10 @@ static void print_stack(struct leaks_report *l, uint32_t pid, int32_t stack_id, 
 	const uint64_t *ips = user_stacks_get(l->stacks, stack_id, &depth);
 	char frame[512];
 
+	if (stack_id == GRT_STACK_LOST) {
+		fprintf(out, "        (no stack: the kernel could not walk it)\n");
+		return;
+	}
 	if (stack_id < 0) {
 		fprintf(out, "        (no stack recorded)\n");
 		return;

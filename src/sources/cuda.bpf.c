@@ -45,14 +45,24 @@ struct {
 	__type(value, struct cuda_event);
 } calls SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, CUDA_STACK_DEPTH * sizeof(__u64));
-} stack_traces SEC(".maps");
+/*
+ * The user stack of each thread's call in flight, walked at its entry and
+ * sent with its return (cuda_stack_event). Not a stack map: two stacks whose
+ * hashes share a bucket there get no id, and user space names stacks by
+ * their frames instead (stack_store.h).
+ */
+struct cuda_call_stack {
+	__u64 ips[CUDA_STACK_DEPTH];
+};
 
-/* (tgid << 32 | stack id) of stacks sent: a new one wakes the reader (new_stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct cuda_call_stack);
+} call_stacks SEC(".maps");
+
+/* (tgid << 32 | a digest of the frames) of stacks sent: a new one wakes the reader (new_stack) */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
@@ -106,6 +116,32 @@ int inproc_exec(void *ctx)
 }
 
 /* Fills everything of a call's event but the class's arguments. */
+/*
+ * Walks the calling thread's user stack into ips: the event says how many
+ * frames, or that the walk failed.
+ */
+static __always_inline void take_stack(struct pt_regs *ctx, struct cuda_event *ev, __u64 *ips)
+{
+	long n = bpf_get_stack(ctx, ips, CUDA_STACK_DEPTH * sizeof(__u64), BPF_F_USER_STACK);
+
+	if (n >= (long)sizeof(__u64))
+		ev->stack_id = n / sizeof(__u64);
+	else
+		ev->flags |= CUDA_EVENT_STACK_LOST;
+}
+
+/* The stack of the thread's call in flight, kept until its return. */
+static __always_inline void keep_stack(struct pt_regs *ctx, struct cuda_event *ev)
+{
+	struct cuda_call_stack *st = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(),
+							  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (st)
+		take_stack(ctx, ev, st->ips);
+	else
+		ev->flags |= CUDA_EVENT_STACK_LOST;
+}
+
 static __always_inline void call_fill(struct pt_regs *ctx, struct cuda_event *ev, bool want_stack)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -124,9 +160,9 @@ static __always_inline void call_fill(struct pt_regs *ctx, struct cuda_event *ev
 	ev->api = cookie & CUDA_COOKIE_API_MASK;
 	ev->flags = cookie & CUDA_COOKIE_LEGACY32 ? CUDA_EVENT_LEGACY32 : 0;
 	ev->stack_id = -1;
-	if (want_stack && capture_stacks)
-		ev->stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
 	bpf_get_current_comm(ev->comm, sizeof(ev->comm));
+	if (want_stack && capture_stacks)
+		keep_stack(ctx, ev);
 }
 
 /* Starts a call's event: false when the thread is not traced. */
@@ -278,6 +314,57 @@ static __always_inline struct cuda_event *event_from_saved(struct pt_regs *ctx,
 	return ev;
 }
 
+/*
+ * Whether the event carries a stack this process has not sent before. User
+ * space symbolizes stacks with the memory map it reads from /proc while the
+ * process runs; a program that exits before the next drain tick would leave
+ * its stacks as bare addresses. Such an event wakes the reader at once: a new
+ * stack of a process is rare (allocation sites), so this costs little. The
+ * frames are told apart by a digest of the call site and its callers: two
+ * stacks sharing one only lose the early wake, not their frames.
+ */
+static __always_inline bool new_stack(const struct cuda_stack_event *se)
+{
+	__u64 key, digest;
+	__u8 one = 1;
+
+	if (se->event.stack_id <= 0)
+		return false;
+	digest = se->ips[1] ^ (se->ips[2] << 7) ^ (se->ips[3] << 13) ^ (se->ips[4] << 19);
+	key = ((__u64)se->event.pid << 32) | (__u32)(digest ^ digest >> 32);
+	if (bpf_map_lookup_elem(&stacks_sent, &key))
+		return false;
+	bpf_map_update_elem(&stacks_sent, &key, &one, BPF_ANY);
+	return true;
+}
+
+/*
+ * A saved entry's event: with the frames its entry walked when it has them
+ * (a cuda_stack_event), else a plain one.
+ */
+static __always_inline struct cuda_event *event_with_stack(struct pt_regs *ctx,
+							   const struct cuda_event *saved, __u64 now)
+{
+	struct cuda_stack_event *se;
+	struct cuda_call_stack *st;
+
+	if (saved->stack_id <= 0)
+		return event_from_saved(ctx, saved, now, sizeof(struct cuda_event));
+	se = (void *)event_from_saved(ctx, saved, now, sizeof(*se));
+	if (!se)
+		return NULL;
+	st = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0, 0);
+	if (st) {
+		__builtin_memcpy(se->ips, st->ips, sizeof(se->ips));
+		if (new_stack(se))
+			se->event.flags |= CUDA_EVENT_NEW_STACK;
+	} else {
+		se->event.stack_id = -1;
+		se->event.flags |= CUDA_EVENT_STACK_LOST;
+	}
+	return &se->event;
+}
+
 /* The returning call's event from the per-thread table, which lets go of it. */
 static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, __u64 id, __u64 now,
 							  const __u32 size)
@@ -292,31 +379,10 @@ static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, _
 	return ev;
 }
 
-/*
- * Whether the event carries a stack this process has not sent before. User
- * space symbolizes stacks with the memory map it reads from /proc while the
- * process runs; a program that exits before the next drain tick would leave
- * its stacks as bare addresses. Such an event wakes the reader at once: a new
- * stack of a process is rare (allocation sites), so this costs little.
- */
-static __always_inline bool new_stack(const struct cuda_event *ev)
-{
-	__u64 key;
-	__u8 one = 1;
-
-	if (ev->stack_id < 0)
-		return false;
-	key = ((__u64)ev->pid << 32) | (__u32)ev->stack_id;
-	if (bpf_map_lookup_elem(&stacks_sent, &key))
-		return false;
-	bpf_map_update_elem(&stacks_sent, &key, &one, BPF_ANY);
-	return true;
-}
-
 static __always_inline void event_submit(void *ev)
 {
 	__u64 queued = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	bool wake = queued >= wakeup_bytes || new_stack(ev);
+	bool wake = queued >= wakeup_bytes || ((struct cuda_event *)ev)->flags & CUDA_EVENT_NEW_STACK;
 
 	bpf_ringbuf_submit(ev, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 }
@@ -341,9 +407,14 @@ static __always_inline int finish_plain(struct pt_regs *ctx)
 /* Allocations: the address (and pitch) the call wrote through its out pointers. */
 static __always_inline int finish_alloc(struct pt_regs *ctx)
 {
-	__u64 now = bpf_ktime_get_ns();
-	struct cuda_event *ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	struct cuda_event *saved = pending_call(ctx, id);
+	struct cuda_event *ev;
 
+	if (!saved)
+		return 0;
+	ev = event_with_stack(ctx, saved, now);
+	bpf_map_delete_elem(&calls, &id);
 	if (!ev)
 		return 0;
 	ev->args.alloc.addr = read_user_u64(ev->args.alloc.out);
@@ -524,6 +595,7 @@ static __always_inline void launch_args(struct pt_regs *ctx, struct cuda_event *
  */
 static __always_inline bool launch_entry(struct pt_regs *ctx, const enum launch_kind kind)
 {
+	struct cuda_stack_event *se = NULL;
 	struct cuda_launch_slot *slot;
 	struct cuda_event *ev;
 
@@ -539,12 +611,22 @@ static __always_inline bool launch_entry(struct pt_regs *ctx, const enum launch_
 		return true;
 	}
 	/* built in place: no copy through the stack */
-	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (capture_launch_stacks && capture_stacks) {
+		se = bpf_ringbuf_reserve(&events, sizeof(*se), 0);
+		ev = se ? &se->event : NULL;
+	} else {
+		ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	}
 	if (!ev) {
 		count_dropped_event();
 		return false;
 	}
-	call_fill(ctx, ev, capture_launch_stacks);
+	call_fill(ctx, ev, false);
+	if (se) {
+		take_stack(ctx, ev, se->ips);
+		if (new_stack(se))
+			ev->flags |= CUDA_EVENT_NEW_STACK;
+	}
 	launch_args(ctx, ev, kind);
 	ev->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
 	event_submit(ev);
@@ -562,7 +644,7 @@ static __always_inline int launch_exit(struct pt_regs *ctx)
 	    slot->ev.api != (bpf_get_attach_cookie(ctx) & CUDA_COOKIE_API_MASK))
 		return 0;
 	slot->in_flight = 0;
-	ev = event_from_saved(ctx, &slot->ev, now, sizeof(*ev));
+	ev = event_with_stack(ctx, &slot->ev, now);
 	if (ev)
 		event_submit(ev);
 	return 0;

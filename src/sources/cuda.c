@@ -26,6 +26,7 @@
 #include "sources/libcuda_watch.h"
 #include "sources/session.h"
 #include "sources/source.h"
+#include "sources/stack_store.h"
 #include "sources/uprobe_multi.h"
 #include "trace/records_core.h"
 #include "trace/records_cuda.h"
@@ -82,6 +83,7 @@ struct cuda_tracer {
 	struct cuda_inproc *inproc;
 	struct bpf_link *inproc_links[2];
 	struct u64_map uprobe_pids;
+	struct stack_store stacks; /* the frames the BPF programs sent, by id */
 	unsigned batch;
 	int sink_error;
 	unsigned long long drops_seen;
@@ -577,14 +579,33 @@ static int lookup_stack(void *ctx, uint32_t stack_id, uint64_t *ips)
 
 	if (t->inproc && stack_id >= CUDA_INPROC_STACK_BASE)
 		return cuda_inproc_stack(t->inproc, stack_id, ips);
-	return bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.stack_traces), &stack_id, ips) ? -errno
-											    : 0;
+	return stack_store_get(&t->stacks, stack_id, ips);
+}
+
+/*
+ * A BPF event with frames behind it (cuda_stack_event): the decoder gets it
+ * with their id in stack_id. Most events carry none and go as they are.
+ */
+static int decode_with_stack(struct cuda_tracer *t, const void *data, size_t len)
+{
+	const struct cuda_stack_event *se = data;
+	struct cuda_event ev;
+
+	if (len < sizeof(*se) || se->event.stack_id > CUDA_STACK_DEPTH)
+		return cuda_decoder_event(t->decoder, data, len); /* the decoder rejects it */
+	ev = se->event;
+	ev.stack_id = stack_store_id(&t->stacks, (const uint64_t *)se->ips, (uint32_t)se->event.stack_id);
+	if (ev.stack_id < 0)
+		ev.flags |= CUDA_EVENT_STACK_LOST;
+	return cuda_decoder_event(t->decoder, &ev, sizeof(ev));
 }
 
 static int on_cuda_event(void *ctx, void *data, size_t len)
 {
 	struct cuda_tracer *t = ctx;
-	int err = cuda_decoder_event(t->decoder, data, len);
+	const struct cuda_event *ev = data;
+	int err = len >= sizeof(*ev) && ev->stack_id > 0 ? decode_with_stack(t, data, len)
+							  : cuda_decoder_event(t->decoder, data, len);
 
 	if (err && !t->sink_error)
 		t->sink_error = err;
@@ -598,6 +619,11 @@ static int on_cuda_event(void *ctx, void *data, size_t len)
 
 static void flush_event(struct cuda_tracer *t, struct cuda_event *ev)
 {
+	/* its frames stayed in the thread's storage, gone with the thread or read by no one */
+	if (ev->stack_id > 0) {
+		ev->stack_id = -1;
+		ev->flags |= CUDA_EVENT_STACK_LOST;
+	}
 	ev->flags |= CUDA_EVENT_NO_RETURN;
 	ev->text_len = 0;
 	cuda_decoder_event(t->decoder, ev, sizeof(*ev));
@@ -708,6 +734,7 @@ static void cuda_detach(void *ctx)
 	cuda_decoder_free(t->decoder);
 	cuda_bpf__destroy(t->skel);
 	u64_map_destroy(&t->uprobe_pids);
+	stack_store_destroy(&t->stacks);
 	free(t);
 }
 
@@ -909,6 +936,7 @@ static int cuda_attach(struct grt_session *s, void **ctx)
 		return -ENOMEM;
 	t->session = s;
 	u64_map_init(&t->uprobe_pids);
+	stack_store_init(&t->stacks, 0);
 	grt_bpf_capture_messages();
 	err = choose_via(t);
 	if (!err)

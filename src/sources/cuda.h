@@ -20,6 +20,10 @@ enum cuda_event_flags {
 	CUDA_EVENT_NO_RETURN = 2,
 	/* a launch whose return is not sampled (--launch-returns): sent at entry */
 	CUDA_EVENT_RETURN_UNSAMPLED = 4,
+	/* a stack was asked for and the kernel could not walk it */
+	CUDA_EVENT_STACK_LOST = 8,
+	/* the first of its stack in its process: woke the reader (the BPF side's own) */
+	CUDA_EVENT_NEW_STACK = 16,
 };
 
 /*
@@ -143,7 +147,7 @@ struct cuda_event {
 	__s32 ret;	/* CUresult */
 	__u16 api;	/* enum grt_cuda_api */
 	__u16 flags;	/* enum cuda_event_flags */
-	__s32 stack_id; /* user stack in stack_traces, negative when none */
+	__s32 stack_id; /* in a ring: frames that follow (cuda_stack_event); in the decoder: an id */
 	__u32 text_len; /* bytes of text used, with the NUL; 0 when none */
 	char comm[CUDA_COMM_LEN];
 	union cuda_call_args args;
@@ -152,6 +156,16 @@ struct cuda_event {
 struct cuda_text_event {
 	struct cuda_event event;
 	char text[CUDA_TEXT_LEN];
+};
+
+/*
+ * A call with its user stack: event.stack_id frames (innermost first) in ips,
+ * the rest 0. User space names stacks by their frames (stack_store.h): a
+ * kernel stack map would give two stacks whose hashes collide no id at all.
+ */
+struct cuda_stack_event {
+	struct cuda_event event;
+	__u64 ips[CUDA_STACK_DEPTH];
 };
 
 /*

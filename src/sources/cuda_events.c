@@ -348,7 +348,9 @@ static int note_stack(struct decode *x)
 
 static int32_t stack_id_of(const struct cuda_event *ev)
 {
-	return ev->stack_id < 0 ? -1 : ev->stack_id;
+	if (ev->stack_id >= 0)
+		return ev->stack_id;
+	return ev->flags & CUDA_EVENT_STACK_LOST ? GRT_STACK_LOST : GRT_STACK_NONE;
 }
 
 /* ---- one builder per record type ---- */

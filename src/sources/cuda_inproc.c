@@ -11,7 +11,6 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "common/clock.h"
-#include "common/crc32c.h"
 #include "common/u64_map.h"
 #include "inject/call_record.h"
 #include "sources/cuda.h"
@@ -20,6 +19,7 @@
 #include "sources/inject_preload.h"
 #include "sources/session.h"
 #include "sources/source.h"
+#include "sources/stack_store.h"
 #include "trace/records_core.h"
 
 #define DEFAULT_RINGS 64
@@ -46,10 +46,7 @@ struct cuda_inproc {
 	struct u64_map procs;	    /* pids seen recording here */
 	uint32_t last_pid;	    /* the last call's: a storm comes from one process */
 	struct u64_map thread_lost; /* pid << 32 | tid -> calls lost */
-	struct u64_map stack_ids;   /* crc of a stack's frames -> its id */
-	uint64_t (*stacks)[CUDA_STACK_DEPTH];
-	uint32_t nstacks;
-	uint32_t stacks_cap;
+	struct stack_store stacks;  /* ids from CUDA_INPROC_STACK_BASE */
 	uint64_t malformed;
 	int sink_error;
 };
@@ -106,38 +103,9 @@ static void note_process(struct cuda_inproc *ip, uint32_t pid)
 	status_line(ip, pid, 0, line);
 }
 
-/* A stack's id: the same frames get the same id across threads and processes. */
-static int32_t stack_id_of(struct cuda_inproc *ip, const uint64_t *ips, uint32_t depth)
-{
-	uint64_t key = (uint64_t)crc32c_update(0, ips, depth * sizeof(*ips)) << 8 | depth, id;
-	uint64_t frames[CUDA_STACK_DEPTH] = {0};
-
-	memcpy(frames, ips, depth * sizeof(*ips));
-	if (u64_map_get(&ip->stack_ids, key, &id) &&
-	    !memcmp(ip->stacks[id], frames, sizeof(frames)))
-		return (int32_t)(CUDA_INPROC_STACK_BASE + id);
-	if (ip->nstacks == ip->stacks_cap) {
-		uint32_t cap = ip->stacks_cap ? 2 * ip->stacks_cap : 256;
-		void *bigger = realloc(ip->stacks, cap * sizeof(*ip->stacks));
-
-		if (!bigger || ip->nstacks >= INT32_MAX - CUDA_INPROC_STACK_BASE)
-			return -1;
-		ip->stacks = bigger;
-		ip->stacks_cap = cap;
-	}
-	memcpy(ip->stacks[ip->nstacks], frames, sizeof(frames));
-	/* a crc collision keeps the first stack's entry: the second is simply not shared */
-	if (!u64_map_get(&ip->stack_ids, key, NULL))
-		u64_map_put(&ip->stack_ids, key, ip->nstacks);
-	return (int32_t)(CUDA_INPROC_STACK_BASE + ip->nstacks++);
-}
-
 int cuda_inproc_stack(struct cuda_inproc *ip, uint32_t stack_id, uint64_t *ips)
 {
-	if (stack_id < CUDA_INPROC_STACK_BASE || stack_id - CUDA_INPROC_STACK_BASE >= ip->nstacks)
-		return -ENOENT;
-	memcpy(ips, ip->stacks[stack_id - CUDA_INPROC_STACK_BASE], sizeof(ip->stacks[0]));
-	return 0;
+	return stack_store_get(&ip->stacks, stack_id, ips);
 }
 
 /*
@@ -163,7 +131,7 @@ static __attribute__((noinline)) void on_call_with_extras(struct cuda_inproc *ip
 	memcpy(t.text, (const uint8_t *)payload + sizeof(t.event) + depth * sizeof(uint64_t),
 	       text_len);
 	t.event.text_len = text_len;
-	t.event.stack_id = depth ? stack_id_of(ip, ips, depth) : -1;
+	t.event.stack_id = depth ? stack_store_id(&ip->stacks, ips, depth) : -1;
 	if (no_return)
 		t.event.flags |= CUDA_EVENT_NO_RETURN;
 	note_process(ip, t.event.pid);
@@ -365,8 +333,7 @@ static void free_inproc(struct cuda_inproc *ip)
 		unlink(ip->path);
 	u64_map_destroy(&ip->procs);
 	u64_map_destroy(&ip->thread_lost);
-	u64_map_destroy(&ip->stack_ids);
-	free(ip->stacks);
+	stack_store_destroy(&ip->stacks);
 	free(ip->lost_seen);
 	free(ip);
 }
@@ -387,7 +354,7 @@ int cuda_inproc_start(struct grt_session *s, struct cuda_decoder *decoder,
 	ip->timer_fd = -1;
 	u64_map_init(&ip->procs);
 	u64_map_init(&ip->thread_lost);
-	u64_map_init(&ip->stack_ids);
+	stack_store_init(&ip->stacks, CUDA_INPROC_STACK_BASE);
 	if (gpu_find_inject_lib(lib, sizeof(lib))) {
 		free_inproc(ip);
 		return grt_session_fail(s, -ENOENT,

@@ -106,6 +106,9 @@ struct grt_mapping_rec {
 };
 
 #define GRT_MAX_STACK_DEPTH 32
+/* An event's user_stack_id when it has no stack: none was asked for, or the walk failed. */
+#define GRT_STACK_NONE (-1)
+#define GRT_STACK_LOST (-2)
 
 struct grt_stack_rec {
 	uint32_t stack_id;	/* referenced by events' user_stack_id */

@@ -179,7 +179,7 @@ struct grt_cuda_launch_rec {
 	uint32_t shared_mem;
 	uint32_t grid[3];
 	uint32_t block[3];
-	int32_t user_stack_id;	/* -1 when none */
+	int32_t user_stack_id;	/* GRT_STACK_NONE, GRT_STACK_LOST or a stack record's id */
 	uint32_t arg_words;	/* valid entries of args */
 	uint64_t args[GRT_LAUNCH_ARG_WORDS]; /* first 8 bytes of each leading kernel argument */
 };

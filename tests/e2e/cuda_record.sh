@@ -43,6 +43,26 @@ assert frames[0].startswith("cuMemAlloc_v2+") and frames[0].endswith("/libcuda.s
 assert frames[1].startswith("main+") and frames[1].endswith("/cuda_short_leak)"), frames
 ' < <("$GRT" report "$tmp/s.grt" --leaks --format json)
 
+# 512 allocations from 512 stacks, through the uprobes and in-process: each keeps its own
+# frames (a hashed stack map gave the ones whose hash shared a bucket no stack at all)
+for via in uprobe inject; do
+	"$GRT" record -f -o "$tmp/st.grt" --cuda-via $via --libcuda "$FAKE" -- "$WL/cuda_stack_sites" \
+		2>"$tmp/err"
+	check "record of 512 allocation sites ($via): status 0" [ $? = 0 ]
+	parse "$tmp/st.grt"
+	check "512 allocations, 512 stack ids, 512 different frame lists ($via)" python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+allocs = [r for r in recs if r["type"] == "alloc"]
+stacks = {r["stack_id"]: tuple(r["ips"]) for r in recs if r["type"] == "stack"}
+assert len(allocs) == 512, len(allocs)
+missing = [a["stack_id"] for a in allocs if a["stack_id"] not in stacks]
+assert not missing, f"{len(missing)} without a stack: {missing[:8]}"
+assert len({a["stack_id"] for a in allocs}) == 512
+assert len({stacks[a["stack_id"]] for a in allocs}) == 512
+' "$tmp/st.grt.json"
+done
+
 # libcuda found the way the loader will find it (LD_LIBRARY_PATH)
 LD_LIBRARY_PATH=$(dirname "$FAKE") "$GRT" record -f -o "$tmp/l.grt" -- "$WL/cuda_known" 2>"$tmp/err"
 check "record finds libcuda through LD_LIBRARY_PATH" [ $? = 0 ]

@@ -97,8 +97,8 @@ def main():
             for k in sorted(set(x) | set(y)):
                 if k == "addr":
                     continue
-                # the uprobe path's bpf_get_stackid may fail on a user page it cannot
-                # read (tests/e2e/lib/cuda_expect.py allows 1 launch in 20)
+                # the kernel's stack walk of the uprobe path can fail, rarely
+                # (tests/e2e/lib/cuda_expect.py allows 1 launch in 20)
                 if k == "stack" and (x.get(k) is None or y.get(k) is None) and \
                         x.get("type") == "launch":
                     missing_stacks += 1

@@ -105,11 +105,12 @@ def check_stacks(records, mine, exe_suffix):
     stacks = {r["stack_id"]: r for r in of_type(records, "stack")}
     maps = of_type(mine, "mapping")
     ids = {r["stack_id"] for r in launches if r["stack_id"] >= 0}
-    # bpf_get_stackid may fail for a call on a loaded machine (a user page it cannot read
-    # without faulting); such launches say -1, and they must stay rare
-    missing = sum(1 for r in launches if r["stack_id"] < 0)
-    check("launches carry user stack ids", launches and missing <= len(launches) // 20,
-          f"{missing} of {len(launches)} without")
+    # the kernel's stack walk can fail (its per-CPU buffer busy): such a launch says -2, and
+    # that stays rare; -1 (none asked for) never appears with --launch-stacks
+    missing = [r["stack_id"] for r in launches if r["stack_id"] < 0]
+    check("launches carry user stack ids", launches and len(missing) <= len(launches) // 20,
+          f"{len(missing)} of {len(launches)} without")
+    check("... and one without says the walk failed (-2)", all(i == -2 for i in missing), missing)
     check("a stack record for every launch stack id", ids <= set(stacks), ids - set(stacks))
     exe_maps = [m for m in maps if m["path"] and m["path"].endswith(exe_suffix)]
     check("executable mappings of the workload recorded", len(exe_maps) > 0,

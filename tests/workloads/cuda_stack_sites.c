@@ -1,0 +1,48 @@
+/*
+ * 512 allocations, each from a stack of its own: a binary tree of calls 9
+ * deep, every level reached through one of two call sites. Enough distinct
+ * stacks that a hashed stack map of 16,384 buckets would give several of them
+ * a bucket another stack holds (tests/e2e/cuda_record.sh checks each keeps
+ * its own frames).
+ */
+#include "workload.h"
+
+#define LEVELS 9
+
+static void descend(unsigned path, int level);
+
+/* the two call sites of each level: kept apart, not merged or inlined */
+static __attribute__((noinline)) void left(unsigned path, int level)
+{
+	descend(path, level + 1);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void right(unsigned path, int level)
+{
+	descend(path, level + 1);
+	__asm__ volatile("" ::: "memory");
+}
+
+static __attribute__((noinline)) void descend(unsigned path, int level)
+{
+	CUdeviceptr p;
+
+	if (level == LEVELS) {
+		expect(cuMemAlloc_v2(&p, 4096 + path), CUDA_SUCCESS, "cuMemAlloc_v2");
+		expect(cuMemFree_v2(p), CUDA_SUCCESS, "cuMemFree_v2");
+		return;
+	}
+	if (path >> level & 1)
+		right(path, level);
+	else
+		left(path, level);
+	__asm__ volatile("" ::: "memory");
+}
+
+int main(void)
+{
+	for (unsigned path = 0; path < 1u << LEVELS; path++)
+		descend(path, 0);
+	return 0;
+}
