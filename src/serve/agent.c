@@ -190,14 +190,18 @@ static const char *name_of(const struct serve_proc *p, uint64_t handle)
 	return u64_map_get(&p->names, handle, &idx) ? p->name_texts.names[idx - 1] : NULL;
 }
 
-/* An allocation's stack: kept, and the mappings read again when a frame may lie in a new one. */
-static void learn_stack(struct serve_agent *a, struct serve_proc *p, int32_t stack_id)
+/*
+ * An allocation's stack, its frames in the event: kept, and the mappings read
+ * again when a frame may lie in a new one.
+ */
+static void learn_stack(struct serve_proc *p, const struct agg_event *ev)
 {
 	uint64_t ips[AGG_STACK_DEPTH];
 
-	if (proc_stacks_has(p->stacks, stack_id) || cuda_agg_stack(a->agg, stack_id, ips))
+	if (ev->name_len != sizeof(ips) || proc_stacks_has(p->stacks, ev->other))
 		return;
-	proc_stacks_add(p->stacks, stack_id, ips, AGG_STACK_DEPTH);
+	memcpy(ips, ev->name, sizeof(ips));
+	proc_stacks_add(p->stacks, ev->other, ips, AGG_STACK_DEPTH);
 	proc_stacks_read_maps(p->stacks);
 }
 
@@ -233,7 +237,7 @@ static void on_agg_event(void *ctx, const struct agg_event *ev)
 		}
 		break;
 	case AGG_EV_STACK:
-		learn_stack(a, p, (int32_t)ev->other);
+		learn_stack(p, ev);
 		break;
 	}
 }
@@ -276,7 +280,7 @@ static void report_leaks(struct serve_agent *a, struct serve_proc *p, const stru
 	const struct agg_alloc_key *keys = t->keys;
 	const struct agg_alloc *allocs = t->values;
 	uint64_t bytes = 0, largest = 0;
-	int32_t largest_stack = -1;
+	uint64_t largest_stack = 0;
 	size_t count = 0;
 	char where[2048], comm[4 * AGG_COMM_LEN + 1]; /* each byte escaped to at most 4 */
 
@@ -288,7 +292,7 @@ static void report_leaks(struct serve_agent *a, struct serve_proc *p, const stru
 		count++;
 		if (allocs[i].bytes > largest) {
 			largest = allocs[i].bytes;
-			largest_stack = allocs[i].stack_id;
+			largest_stack = allocs[i].stack_key;
 		}
 	}
 	if (!count)

@@ -52,12 +52,22 @@ struct {
 	__type(value, struct agg_alloc);
 } allocs SEC(".maps");
 
+/*
+ * The user stack of each thread's allocation in flight, walked at its entry.
+ * Not a stack map: a stack whose hash falls in a bucket another one holds
+ * gets no id there. Allocations keep a digest of their frames, and the frames
+ * go to user space with the allocation's event.
+ */
+struct agg_call_stack {
+	__u64 ips[AGG_STACK_DEPTH];
+};
+
 struct {
-	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
-	__uint(max_entries, 4096);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, AGG_STACK_DEPTH * sizeof(__u64));
-} stack_traces SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct agg_call_stack);
+} call_stacks SEC(".maps");
 
 /* rare events only (first call, exit, names, allocation stacks) */
 struct {
@@ -126,6 +136,51 @@ static __always_inline void send_event(__u32 kind, __u32 tgid, __u64 handle, __u
 	if (name_ptr)
 		n = bpf_probe_read_user_str(e->name, sizeof(e->name), (void *)name_ptr);
 	e->name_len = n > 0 ? n : 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Walks the thread's user stack into its agg_call_stack: the frames walked, -1 when none. */
+static __always_inline __s32 walk_stack(struct pt_regs *ctx, struct task_struct *task)
+{
+	struct agg_call_stack *st =
+	    bpf_task_storage_get(&call_stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	long n;
+
+	if (!st)
+		return -1;
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
+	return n >= (long)sizeof(__u64) ? n / sizeof(__u64) : -1;
+}
+
+/* A 64-bit digest of a stack's frames (FNV-1a on the words), never 0: the stack's key. */
+static __always_inline __u64 frames_digest(const struct agg_call_stack *st)
+{
+	__u64 h = 0xcbf29ce484222325ull;
+
+	for (int i = 0; i < AGG_STACK_DEPTH; i++)
+		h = (h ^ st->ips[i]) * 0x100000001b3ull;
+	return h | 1;
+}
+
+/* An allocation's stack: its key and frames (the walk zeroed the words past its depth). */
+static __always_inline void send_stack(__u32 tgid, __u64 addr, __u64 stack_key,
+				       const struct agg_call_stack *st)
+{
+	struct agg_event *e = bpf_ringbuf_reserve(&agg_events, sizeof(*e), 0);
+
+	if (!e) {
+		count_loss(AGG_LOST_EVENT);
+		return;
+	}
+	e->kind = AGG_EV_STACK;
+	e->tgid = tgid;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->handle = addr;
+	e->other = stack_key;
+	e->reserved = 0;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->name_len = sizeof(st->ips);
+	__builtin_memcpy(e->name, st->ips, sizeof(st->ips));
 	bpf_ringbuf_submit(e, 0);
 }
 
@@ -315,7 +370,7 @@ int agg_enter(struct pt_regs *ctx)
 	slot->out = ARG1(ctx);
 	slot->aux = 0;
 	slot->bytes = 0;
-	slot->stack_id = -1;
+	slot->stack_depth = -1;
 	slot->in_flight = 1;
 	switch (op) {
 	case AGG_OP_LAUNCH:
@@ -326,12 +381,12 @@ int agg_enter(struct pt_regs *ctx)
 		break;
 	case AGG_OP_ALLOC:
 		slot->bytes = low32_if(legacy, ARG2(ctx));
-		slot->stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+		slot->stack_depth = walk_stack(ctx, task);
 		break;
 	case AGG_OP_ALLOC_PITCH:
 		slot->aux = ARG2(ctx);
 		slot->bytes = low32_if(legacy, ARG4(ctx));
-		slot->stack_id = bpf_get_stackid(ctx, &stack_traces, BPF_F_USER_STACK);
+		slot->stack_depth = walk_stack(ctx, task);
 		break;
 	case AGG_OP_FREE:
 		slot->aux = AGG_COOKIE_KIND(cookie) == 4 ? ARG1(ctx) : low32_if(legacy, ARG1(ctx));
@@ -362,7 +417,8 @@ static __always_inline void finish_alloc(struct agg_call_slot *slot, __u32 tgid,
 {
 	__u32 kind = AGG_COOKIE_KIND(slot->cookie) & (AGG_ALLOC_KINDS - 1);
 	struct agg_alloc_key key = {.tgid = tgid};
-	struct agg_alloc a = {.kind = kind, .stack_id = slot->stack_id};
+	struct agg_alloc a = {.kind = kind};
+	struct agg_call_stack *st = NULL;
 	__u64 addr = 0, pitch = 0;
 
 	bpf_probe_read_user(&addr, sizeof(addr), (void *)slot->out);
@@ -376,6 +432,10 @@ static __always_inline void finish_alloc(struct agg_call_slot *slot, __u32 tgid,
 	}
 	if (!addr || !p)
 		return;
+	if (slot->stack_depth > 0)
+		st = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0, 0);
+	if (st)
+		a.stack_key = frames_digest(st);
 	key.addr = addr;
 	if (bpf_map_update_elem(&allocs, &key, &a, BPF_ANY)) {
 		count_loss(AGG_LOST_ALLOC);
@@ -383,8 +443,8 @@ static __always_inline void finish_alloc(struct agg_call_slot *slot, __u32 tgid,
 	}
 	add(&p->alloc_bytes[kind], a.bytes);
 	add(&p->in_use_bytes[kind], a.bytes);
-	if (slot->stack_id >= 0)
-		send_event(AGG_EV_STACK, tgid, addr, slot->stack_id, 0);
+	if (st)
+		send_stack(tgid, addr, a.stack_key, st);
 }
 
 static __always_inline void finish_free(struct agg_call_slot *slot, __u32 tgid,

@@ -451,15 +451,6 @@ void cuda_agg_delete(struct cuda_agg *a, enum cuda_agg_map which, const struct a
 		__atomic_add_fetch(&a->skel->bss->procs_generation, 1, __ATOMIC_RELEASE);
 }
 
-int cuda_agg_stack(struct cuda_agg *a, int32_t stack_id, uint64_t *ips)
-{
-	__u32 id = (__u32)stack_id;
-
-	if (stack_id < 0)
-		return -ENOENT;
-	return bpf_map_lookup_elem(bpf_map__fd(a->skel->maps.stack_traces), &id, ips) ? -errno : 0;
-}
-
 static uint64_t loss(struct cuda_agg *a, __u32 slot)
 {
 	int ncpus = libbpf_num_possible_cpus();

@@ -91,8 +91,9 @@ struct agg_alloc_key {
 
 struct agg_alloc {
 	__u64 bytes;
+	__u64 stack_key; /* a digest of its user stack's frames (never 0), 0 when none */
 	__u32 kind;
-	__s32 stack_id; /* user stack in stack_traces, negative when none */
+	__u32 reserved;
 };
 
 /* Per thread: the call between its entry and its return. */
@@ -102,7 +103,7 @@ struct agg_call_slot {
 	__u64 out;	 /* result pointer (allocations, names) */
 	__u64 aux;	 /* pitch pointer, free address, copy bytes, name pointer, kernel */
 	__u64 bytes;	 /* allocation bytes (pitch: the height) */
-	__s32 stack_id;
+	__s32 stack_depth; /* frames walked into the thread's agg_call_stack; -1 when none */
 	__u32 in_flight;
 	/*
 	 * The process this thread was last found counted in (traced, not
@@ -129,7 +130,7 @@ enum agg_event_kind {
 	AGG_EV_EXIT,	    /* the last thread of a seen process exited, or it exec'd */
 	AGG_EV_NAME,	    /* handle -> name */
 	AGG_EV_ALIAS,	    /* handle -> the name of another handle (cuKernelGetFunction) */
-	AGG_EV_STACK,	    /* an allocation with a user stack: its frames must be coverable */
+	AGG_EV_STACK,	    /* an allocation's user stack: key in other, frames in name */
 };
 
 struct agg_event {
@@ -137,15 +138,16 @@ struct agg_event {
 	__u32 tgid;
 	__u64 ts_ns;
 	__u64 handle;
-	__u64 other; /* alias: the kernel handle; stack: the stack id */
+	__u64 other; /* alias: the kernel handle; stack: its key (agg_alloc.stack_key) */
 	char comm[AGG_COMM_LEN];
-	__u32 name_len; /* with the NUL, 0 when none */
+	__u32 name_len; /* with the NUL, 0 when none; stack: the frames' bytes */
 	__u32 reserved;
-	char name[AGG_NAME_LEN];
+	char name[AGG_NAME_LEN]; /* stack: AGG_STACK_DEPTH frames, innermost first */
 };
 
 _Static_assert(sizeof(struct agg_api_stats) == 32 + 8 * AGG_HIST_BUCKETS, "api stats layout");
 _Static_assert(sizeof(struct agg_call_slot) == 56, "call slot layout");
 _Static_assert(sizeof(struct agg_event) == 312, "event layout");
+_Static_assert(AGG_NAME_LEN == AGG_STACK_DEPTH * 8, "a stack's frames fill an event's name");
 
 #endif

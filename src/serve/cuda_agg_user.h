@@ -57,8 +57,6 @@ int cuda_agg_read(struct cuda_agg *a, enum cuda_agg_map which, struct agg_table 
 /* Deletes the entries of t (as read) whose tgid (the key's first u32) is_gone says. */
 void cuda_agg_delete(struct cuda_agg *a, enum cuda_agg_map which, const struct agg_table *t,
 		     bool (*is_gone)(void *ctx, uint32_t tgid), void *ctx);
-/* A user stack's frames (AGG_STACK_DEPTH, unused 0). 0 or a negative errno. */
-int cuda_agg_stack(struct cuda_agg *a, int32_t stack_id, uint64_t *ips);
 
 struct cuda_agg_health {
 	uint64_t lost_counts;	  /* calls not counted: a counter map was full */

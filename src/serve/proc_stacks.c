@@ -5,6 +5,7 @@
 #include <string.h>
 #include "analysis/user_stacks.h"
 #include "common/text_escape.h"
+#include "common/u64_map.h"
 #include "serve/proc_stacks.h"
 #include "sources/proc_maps.h"
 #include "trace/grt_strings.h"
@@ -15,6 +16,8 @@ struct proc_stacks {
 	struct user_stacks *stacks;
 	struct grt_strings *paths; /* mapping records name their file by string id */
 	uint32_t next_path_id;
+	struct u64_map ids;	   /* key -> the stack id given to user_stacks */
+	uint32_t next_stack_id;
 };
 
 struct proc_stacks *proc_stacks_new(pid_t pid)
@@ -24,6 +27,7 @@ struct proc_stacks *proc_stacks_new(pid_t pid)
 	if (!ps)
 		return NULL;
 	ps->pid = pid;
+	u64_map_init(&ps->ids);
 	ps->stacks = user_stacks_new();
 	ps->paths = grt_strings_new();
 	if (!ps->stacks || !ps->paths) {
@@ -39,6 +43,7 @@ void proc_stacks_free(struct proc_stacks *ps)
 		return;
 	user_stacks_free(ps->stacks);
 	grt_strings_free(ps->paths);
+	u64_map_destroy(&ps->ids);
 	free(ps);
 }
 
@@ -64,36 +69,46 @@ int proc_stacks_read_maps(struct proc_stacks *ps)
 	return proc_maps_foreach(ps->pid, keep_mapping, ps);
 }
 
-int proc_stacks_add(struct proc_stacks *ps, int32_t stack_id, const uint64_t *ips, uint32_t depth)
+int proc_stacks_add(struct proc_stacks *ps, uint64_t key, const uint64_t *ips, uint32_t depth)
 {
 	struct {
 		struct grt_stack_rec head;
 		uint64_t ips[GRT_MAX_STACK_DEPTH];
-	} rec = {.head = {.stack_id = (uint32_t)stack_id}};
+	} rec = {.head = {.stack_id = ps->next_stack_id}};
 	struct grt_record r = {.hdr = {.type = GRT_REC_STACK, .pid = (uint32_t)ps->pid},
 			       .payload = &rec};
+	int err;
 
-	while (depth && !ips[depth - 1])
-		depth--;
+	if (!key || u64_map_get(&ps->ids, key, NULL))
+		return 0;
 	if (depth > GRT_MAX_STACK_DEPTH)
 		depth = GRT_MAX_STACK_DEPTH;
+	while (depth && !ips[depth - 1])
+		depth--;
 	rec.head.depth = depth;
 	memcpy(rec.ips, ips, depth * sizeof(ips[0]));
-	return user_stacks_on_record(ps->stacks, &r, ps->paths);
+	err = user_stacks_on_record(ps->stacks, &r, ps->paths);
+	if (err)
+		return err;
+	if (u64_map_put(&ps->ids, key, ps->next_stack_id))
+		return -ENOMEM;
+	ps->next_stack_id++;
+	return 0;
 }
 
-int proc_stacks_has(const struct proc_stacks *ps, int32_t stack_id)
+int proc_stacks_has(const struct proc_stacks *ps, uint64_t key)
 {
-	uint32_t depth;
-
-	return user_stacks_get(ps->stacks, stack_id, &depth) != NULL;
+	return key && u64_map_get(&ps->ids, key, NULL);
 }
 
-void proc_stacks_format(struct proc_stacks *ps, int32_t stack_id, unsigned max_frames, char *buf,
+void proc_stacks_format(struct proc_stacks *ps, uint64_t key, unsigned max_frames, char *buf,
 			size_t len)
 {
 	uint32_t depth = 0;
-	const uint64_t *ips = user_stacks_get(ps->stacks, stack_id, &depth);
+	uint64_t id;
+	const uint64_t *ips = key && u64_map_get(&ps->ids, key, &id)
+				  ? user_stacks_get(ps->stacks, (int32_t)id, &depth)
+				  : NULL;
 	size_t at = 0;
 	char frame[512];
 

@@ -88,5 +88,15 @@ GRTRACE_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 usage "NVML missing" 1 \
 	"^grtrace: serve: /nonexistent/libnvidia-ml.so.1: No such file or directory" -s pcie --listen 127.0.0.1:0
 usage "unreadable --libcuda" 1 "serve: cannot read --libcuda /nonexistent" --libcuda /nonexistent
 usage "stray argument" 2 "unexpected argument 'extra'" extra
+# 512 allocations from 512 stacks, none freed: the leak's largest allocation is named with its
+# own stack, the right-hand call site at every level (a stack map of 4,096 buckets, as before,
+# gave several of these stacks no id)
+"$WL/cuda_stack_sites" leak &
+XPID=$!
+wait $XPID
+check "leaking workload ran" [ $? = 0 ]
+for _ in $(seq 100); do grep -q "pid $XPID (cuda_stack_site) exited" "$tmp/a.err" && break; sleep 0.1; done
+check "its leak: 512 allocations, the largest allocated through right() at each level" \
+	grep -q "pid $XPID (cuda_stack_site) exited with 2227968 bytes of CUDA memory in 512 allocations not freed; the largest, 4607 bytes, allocated at cuMemAlloc_v2+0x[0-9a-f]* (.*) <- descend+0x[0-9a-f]* (.*cuda_stack_sites) <- right+0x[0-9a-f]* (.*cuda_stack_sites) <- descend+0x[0-9a-f]* (.*cuda_stack_sites) <- right+0x[0-9a-f]* (.*cuda_stack_sites) <- descend" "$tmp/a.err"
 check "serve stops on SIGINT with status 0" serve_stop "$A_PID"
 exit $failed

@@ -3,11 +3,16 @@
  * deep, every level reached through one of two call sites. Enough distinct
  * stacks that a hashed stack map of 16,384 buckets would give several of them
  * a bucket another stack holds (tests/e2e/cuda_record.sh checks each keeps
- * its own frames).
+ * its own frames). With "leak", nothing is freed: allocation N has 4096 + N
+ * bytes, so the largest comes through the right-hand call site at every level
+ * (tests/e2e/serve_http.sh checks the leak's stack says so).
  */
+#include <string.h>
 #include "workload.h"
 
 #define LEVELS 9
+
+static int leak;
 
 static void descend(unsigned path, int level);
 
@@ -30,7 +35,8 @@ static __attribute__((noinline)) void descend(unsigned path, int level)
 
 	if (level == LEVELS) {
 		expect(cuMemAlloc_v2(&p, 4096 + path), CUDA_SUCCESS, "cuMemAlloc_v2");
-		expect(cuMemFree_v2(p), CUDA_SUCCESS, "cuMemFree_v2");
+		if (!leak)
+			expect(cuMemFree_v2(p), CUDA_SUCCESS, "cuMemFree_v2");
 		return;
 	}
 	if (path >> level & 1)
@@ -40,8 +46,9 @@ static __attribute__((noinline)) void descend(unsigned path, int level)
 	__asm__ volatile("" ::: "memory");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	leak = argc > 1 && !strcmp(argv[1], "leak");
 	for (unsigned path = 0; path < 1u << LEVELS; path++)
 		descend(path, 0);
 	return 0;
