@@ -8,8 +8,9 @@
 #include "trace/grt_reader.h"
 
 /*
- * Stack records are kept by stack_id (ids are global to a recording, as a
- * BPF stack map's are); mapping records by the pid of their record header.
+ * Stack records are kept by stack_id (ids are global to a recording: the
+ * recorder names each distinct list of frames once); mapping records by the
+ * pid of their record header.
  * An ip is symbolized with the mappings of the pid whose event used the
  * stack: the mapping gives path + file offset, the file's ELF symbol table
  * gives the function. The ELF files are read at report time, so a binary
