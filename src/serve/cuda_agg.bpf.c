@@ -116,15 +116,15 @@ static __always_inline bool own_thread(struct task_struct *task)
 	       comm[4] == 'a' && comm[5] == 'c' && comm[6] == 'e' && comm[7] == '-';
 }
 
-static __always_inline void send_event(__u32 kind, __u32 tgid, __u64 handle, __u64 other,
-				       __u64 name_ptr)
+/* A ring slot for an event, its header filled; NULL (and the loss counted) when the ring is full. */
+static __always_inline struct agg_event *new_event(__u32 kind, __u32 tgid, __u64 handle,
+						   __u64 other)
 {
 	struct agg_event *e = bpf_ringbuf_reserve(&agg_events, sizeof(*e), 0);
-	long n = 0;
 
 	if (!e) {
 		count_loss(AGG_LOST_EVENT);
-		return;
+		return NULL;
 	}
 	e->kind = kind;
 	e->tgid = tgid;
@@ -133,6 +133,17 @@ static __always_inline void send_event(__u32 kind, __u32 tgid, __u64 handle, __u
 	e->other = other;
 	e->reserved = 0;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	return e;
+}
+
+static __always_inline void send_event(__u32 kind, __u32 tgid, __u64 handle, __u64 other,
+				       __u64 name_ptr)
+{
+	struct agg_event *e = new_event(kind, tgid, handle, other);
+	long n = 0;
+
+	if (!e)
+		return;
 	if (name_ptr)
 		n = bpf_probe_read_user_str(e->name, sizeof(e->name), (void *)name_ptr);
 	e->name_len = n > 0 ? n : 0;
@@ -166,19 +177,10 @@ static __always_inline __u64 frames_digest(const struct agg_call_stack *st)
 static __always_inline void send_stack(__u32 tgid, __u64 addr, __u64 stack_key,
 				       const struct agg_call_stack *st)
 {
-	struct agg_event *e = bpf_ringbuf_reserve(&agg_events, sizeof(*e), 0);
+	struct agg_event *e = new_event(AGG_EV_STACK, tgid, addr, stack_key);
 
-	if (!e) {
-		count_loss(AGG_LOST_EVENT);
+	if (!e)
 		return;
-	}
-	e->kind = AGG_EV_STACK;
-	e->tgid = tgid;
-	e->ts_ns = bpf_ktime_get_ns();
-	e->handle = addr;
-	e->other = stack_key;
-	e->reserved = 0;
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	e->name_len = sizeof(st->ips);
 	__builtin_memcpy(e->name, st->ips, sizeof(st->ips));
 	bpf_ringbuf_submit(e, 0);
