@@ -18,9 +18,11 @@
 # usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]
 #        ONLY=vadd bench/gpu_inproc.sh BUILD OUTDIR   part 3 alone (under 2 minutes on an H100)
 #        ONLY=launch bench/gpu_inproc.sh BUILD OUTDIR part 1 alone
+#        ONLY=torch bench/gpu_inproc.sh BUILD OUTDIR  part 2 alone
 #   BUILD   directory with grtrace and libgrtrace-inject.so (built on the development machine)
 #   OUTDIR  logs, traces and summary.txt go here
 # environment: STEPS (training steps, default 600), LAUNCH_BATCHES (default 200 x 256 launches),
+#   TORCH_MODES the traced modes of part 2 (default "cuda cudagpu"),
 #   VADD_EXTRA more vector-add modes, NAME|SOURCES|VAR=VALUE VAR=VALUE, ';' between modes (e.g.
 #   "gpu3g|gpu|GRTRACE_GPU_POOL_MB=3072;gpu3gexit|gpu|GRTRACE_GPU_POOL_MB=3072 GRTRACE_GPU_COLLECT=exit")
 # Needs root, nvcc and a GPU; PyTorch for part 2 (skipped with a line when missing).
@@ -31,6 +33,7 @@ ROUNDS=${3:-3}
 STEPS=${STEPS:-600}
 BATCHES=${LAUNCH_BATCHES:-200}
 ONLY=${ONLY:-}
+TORCH_MODES=${TORCH_MODES:-cuda cudagpu}
 HERE=$(cd "$(dirname "$0")" && pwd)
 GRT=$(cd "$BUILD" && pwd)/grtrace
 NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
@@ -50,7 +53,7 @@ for c in /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.
 	[ -e "$c" ] && LIBCUDA=$c && break
 done
 LIBFLAG=${LIBCUDA:+--libcuda $LIBCUDA}
-[ "$ONLY" = vadd ] ||
+[ "$ONLY" = vadd ] || [ "$ONLY" = torch ] ||
 	"$NVCC" -O2 -o "$OUT/launch_loop" "$HERE/gpu_inproc/launch_loop.cu" -lcuda || die "nvcc launch_loop"
 "$NVCC" -O2 -o "$OUT/vector_add" "$HERE/gpu_inject/vector_add.cu" || die "nvcc vector_add"
 
@@ -79,6 +82,7 @@ versus() {
 
 # ---- 1. launch micro-benchmark ----
 if [ "$ONLY" != vadd ]; then
+if [ "$ONLY" != torch ]; then
 say ""
 say "## launch micro-benchmark: $BATCHES x 256 launches of an empty kernel, median ns per launch"
 for round in $(seq "$ROUNDS"); do
@@ -106,6 +110,8 @@ for api in driver runtime; do
 	done
 done
 
+fi # part 1
+
 # ---- 2. PyTorch training loop ----
 say ""
 if [ "$ONLY" = launch ]; then
@@ -113,16 +119,31 @@ if [ "$ONLY" = launch ]; then
 elif $PY -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	say "## transformer training loop, $STEPS steps: median step time"
 	for round in $(seq "$ROUNDS"); do
-		$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
-		traced torch_cuda_$round cuda "" $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS"
-		traced torch_cudagpu_$round cuda,gpu "" $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS"
-		for m in untraced cuda cudagpu; do
+		# untraced first in odd rounds, last in even ones: a drift does not favour either
+		[ $((round % 2)) = 1 ] &&
+			$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
+		for m in $TORCH_MODES; do
+			src=cuda
+			[ $m = cudagpu ] && src=cuda,gpu
+			traced torch_${m}_$round $src "" $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS"
+		done
+		[ $((round % 2)) = 0 ] &&
+			$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
+		for m in untraced $TORCH_MODES; do
 			sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' "$OUT/torch_${m}_$round.out" >>"$OUT/torch_$m.ms"
 		done
 	done
-	for m in untraced cuda cudagpu; do
+	for m in untraced $TORCH_MODES; do
 		read -r med lo hi _ pct < <(versus "$OUT/torch_untraced.ms" "$OUT/torch_$m.ms")
 		say "$(printf '%-9s median %.4f ms (rounds %.4f..%.4f)  added %+.2f%%' $m "$med" "$lo" "$hi" "$pct")"
+	done
+	# each round against its own untraced run (the baseline drifts between rounds)
+	for m in $TORCH_MODES; do
+		paste "$OUT/torch_untraced.ms" "$OUT/torch_$m.ms" |
+			awk '{ printf "%.4f\n", ($2 - $1) * 100 / $1 }' | sort -g >"$OUT/torch_$m.paired"
+		say "$m, each round against its untraced run: median $(awk '{ v[NR] = $1 } END {
+			printf "%+.2f%% of %d rounds", v[int((NR + 1) / 2)], NR }' "$OUT/torch_$m.paired")" \
+			"(sorted: $(tr '\n' ' ' <"$OUT/torch_$m.paired"))"
 	done
 	$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" profile >"$OUT/torch_profile.out" 2>&1
 	say "launches in the -s cuda trace: $(launches_in "$OUT/torch_cuda_1.grt"), PyTorch profiler's" \
@@ -136,7 +157,7 @@ fi
 fi # ONLY
 
 # ---- 3. vector add ----
-[ "$ONLY" = launch ] && exit 0
+case $ONLY in launch | torch) exit 0 ;; esac
 say ""
 say "## vector add, 10000 launches of 1M elements: loop time, and the host's part of it (enqueue)"
 # NAME|SOURCES|ENVIRONMENT per traced mode; VADD_EXTRA adds modes, ';' between them
