@@ -39,15 +39,18 @@ check "no launches of the lent kernel" [ "$(series "^grtrace_cuda_launches_total
 
 # an exec: 15 + 15 launches (and 15 lent), then the process execs itself and, past the gate
 # again, its main thread (the same thread) launches 15 times in the new program
+# each opening of the gate writes one byte: the rest of a longer write could still be in the
+# FIFO when the exec'd program opens it (the writer not yet closed, on a loaded machine) and
+# let it through at once, before the first program's final series were scraped
 mkfifo "$tmp/gate"
 WORKLOAD_GATE=$tmp/gate "$WL/cuda_lend_exec" 15 exec &
 E=$!
-echo go >"$tmp/gate"
+printf g >"$tmp/gate"
 X="pid=\"$E\",comm=\"cuda_lend_exec\""
 check "the first program's launches, final at its exec" \
 	has "grtrace_cuda_launches_total{$X,kernel=\"mine\"} 30"
 check "... which ended it" has "grtrace_cuda_process_exited{$X} 1"
-echo go >"$tmp/gate"
+printf g >"$tmp/gate"
 wait $E
 check "exec workload ran" [ $? = 0 ]
 check "the new program's launches on the same thread are counted" \
