@@ -591,10 +591,13 @@ static int decode_with_stack(struct cuda_tracer *t, const void *data, size_t len
 	const struct cuda_stack_event *se = data;
 	struct cuda_event ev;
 
-	if (len < sizeof(*se) || se->event.stack_id > CUDA_STACK_DEPTH)
-		return cuda_decoder_event(t->decoder, data, len); /* the decoder rejects it */
+	if (len < sizeof(ev))
+		return cuda_decoder_event(t->decoder, data, len); /* the decoder counts it malformed */
 	ev = se->event;
-	ev.stack_id = stack_store_id(&t->stacks, (const uint64_t *)se->ips, (uint32_t)se->event.stack_id);
+	/* never a frame count taken for an id: frames that are not all there are none */
+	ev.stack_id = len >= sizeof(*se) && ev.stack_id <= CUDA_STACK_DEPTH
+			  ? stack_store_id(&t->stacks, (const uint64_t *)se->ips, (uint32_t)ev.stack_id)
+			  : -1;
 	if (ev.stack_id < 0)
 		ev.flags |= CUDA_EVENT_STACK_LOST;
 	return cuda_decoder_event(t->decoder, &ev, sizeof(ev));
