@@ -18,7 +18,7 @@ has() {
 		curl -s "$URL" | grep -qxF "$1" && return 0
 		sleep 0.25
 	done
-	echo "not in the scrape: $1" >&2
+	echo "not in the scrape: $1; the scrape has: $(curl -s "$URL" | grep -F "${1%%\{*}" | grep -F "pid=\"$(echo "$1" | sed -n 's/.*pid="\([0-9]*\)".*/\1/p')\"" | tr '\n' ';')" >&2
 	return 1
 }
 # series PATTERN: how many lines of the last scrape match
