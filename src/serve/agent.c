@@ -18,6 +18,7 @@
 #include "serve/proc_stacks.h"
 #include "sources/libcuda_watch.h"
 #include "sources/nvml_sampler.h"
+#include "sources/source.h"
 #include "trace/trace_names.h"
 
 #define LIVENESS_CHECK_NS 1000000000ull
@@ -110,16 +111,28 @@ static unsigned long long read_start_time(uint32_t pid)
 	return start;
 }
 
+/*
+ * The process's name, /proc/PID/comm, into comm; comm is left as it was when
+ * that cannot be read, or while the main thread is lent to grtrace and
+ * carries its name (grtrace-*): grtrace's name is never the application's.
+ */
 static void read_comm(uint32_t pid, char *comm, size_t len)
 {
-	char path[64];
+	char path[64], name[64];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
 	if (!(f = fopen(path, "re")))
 		return;
-	if (fgets(comm, (int)len, f))
-		comm[strcspn(comm, "\n")] = 0;
+	if (fgets(name, (int)sizeof(name), f)) {
+		name[strcspn(name, "\n")] = 0;
+		if (len && strncmp(name, GRT_OWN_THREAD_PREFIX, strlen(GRT_OWN_THREAD_PREFIX))) {
+			size_t n = strnlen(name, len - 1);
+
+			memcpy(comm, name, n);
+			comm[n] = 0;
+		}
+	}
 	fclose(f);
 }
 

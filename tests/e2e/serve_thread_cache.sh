@@ -37,6 +37,15 @@ check "... and its launch calls: the lent ones not counted" \
 check "... nor timed" has "grtrace_cuda_api_duration_seconds_count{$L,api=\"cuLaunchKernel\"} 40"
 check "no launches of the lent kernel" [ "$(series "^grtrace_cuda_launches_total{$L,kernel=\"lent\"}")" = 0 ]
 
+# the main thread lent to grtrace (named grtrace-lent) while another thread makes every call:
+# the process is not labelled with grtrace's name
+"$WL/cuda_lend_exec" 12 lent-main &
+M=$!
+wait $M
+check "lent-main workload ran" [ $? = 0 ]
+check "its launches, under the calling thread's name, not grtrace's" \
+	has "grtrace_cuda_launches_total{pid=\"$M\",comm=\"lend_worker\",kernel=\"mine\"} 12"
+
 # an exec: 15 + 15 launches (and 15 lent), then the process execs itself and, past the gate
 # again, its main thread (the same thread) launches 15 times in the new program
 # each opening of the gate writes one byte: the rest of a longer write could still be in the

@@ -4,9 +4,12 @@
  * (as the inject library names a thread it borrows), N more of "mine" under
  * its own name again; then, with "exec", the same process execs itself and,
  * once past the gate again, makes N launches of "after_exec" on that thread
- * and allocates 4096 bytes.
- * usage: cuda_lend_exec N [exec]
+ * and allocates 4096 bytes. With "lent-main", the main thread stays named
+ * grtrace-lent while a thread of its own (lend_worker) makes all the calls
+ * and N launches of "mine": the process's name is then grtrace's.
+ * usage: cuda_lend_exec N [exec|lent-main]
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -19,6 +22,19 @@ static void launch(CUfunction kernel, int n)
 		expect(cuLaunchKernel(kernel, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), 0, "launch");
 }
 
+static void *worker(void *arg)
+{
+	CUmodule module;
+	CUfunction mine;
+
+	prctl(PR_SET_NAME, "lend_worker");
+	expect(cuInit(0), 0, "cuInit");
+	expect(cuModuleLoad(&module, "/opt/fake/lend.cubin"), 0, "load");
+	expect(cuModuleGetFunction(&mine, module, "mine"), 0, "get");
+	launch(mine, *(int *)arg);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	int n = argc > 1 ? atoi(argv[1]) : 10;
@@ -27,9 +43,20 @@ int main(int argc, char **argv)
 	CUmodule module;
 	CUfunction mine, lent;
 
-	if (n < 0 || (argc > 2 && strcmp(argv[2], "exec") && !after_exec)) {
-		fprintf(stderr, "usage: cuda_lend_exec N [exec]\n");
+	pthread_t thread;
+
+	if (n < 0 || (argc > 2 && strcmp(argv[2], "exec") && strcmp(argv[2], "lent-main") &&
+		      !after_exec)) {
+		fprintf(stderr, "usage: cuda_lend_exec N [exec|lent-main]\n");
 		return 2;
+	}
+	if (argc > 2 && !strcmp(argv[2], "lent-main")) {
+		prctl(PR_SET_NAME, "grtrace-lent");
+		if (pthread_create(&thread, NULL, worker, &n) || pthread_join(thread, NULL))
+			return 3;
+		/* still lent while serve first reads the process's name */
+		sleep(1);
+		return 0;
 	}
 	workload_gate();
 	expect(cuInit(0), 0, "cuInit");
