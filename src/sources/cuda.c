@@ -583,16 +583,15 @@ static int lookup_stack(void *ctx, uint32_t stack_id, uint64_t *ips)
 }
 
 /*
- * A BPF event with frames behind it (cuda_stack_event): the decoder gets it
- * with their id in stack_id. Most events carry none and go as they are.
+ * A BPF event (len >= sizeof(struct cuda_event)) with frames behind it
+ * (cuda_stack_event): the decoder gets it with their id in stack_id. Most
+ * events carry none and go as they are.
  */
 static int decode_with_stack(struct cuda_tracer *t, const void *data, size_t len)
 {
 	const struct cuda_stack_event *se = data;
 	struct cuda_event ev;
 
-	if (len < sizeof(ev))
-		return cuda_decoder_event(t->decoder, data, len); /* the decoder counts it malformed */
 	ev = se->event;
 	/* never a frame count taken for an id: frames that are not all there are none */
 	ev.stack_id = len >= sizeof(*se) && ev.stack_id <= CUDA_STACK_DEPTH
