@@ -22,6 +22,7 @@ vm_die() {
 }
 . tests/vm/lib/kernel.bash
 . tests/vm/lib/initramfs.bash
+. tests/vm/lib/accel.bash
 
 for tool in qemu-system-x86_64:qemu-system-x86 busybox:busybox-static cpio:cpio dpkg-deb:dpkg \
 	apt-get:apt depmod:kmod modprobe:kmod bash:bash python3:python3 xz:xz-utils; do
@@ -31,20 +32,6 @@ done
 ldd "$(command -v busybox)" >/dev/null 2>&1 &&
 	vm_die "$(command -v busybox) is not static; install busybox-static (tools/install-deps.sh vm)"
 [ -x "$build/grtrace" ] || vm_die "no $build/grtrace; run make first"
-
-if [ -w /dev/kvm ] && [ -r /dev/kvm ]; then
-	accel=(-accel kvm -cpu host)
-	limit=${GRT_VM_TIMEOUT:-900}
-	suite_limit=600
-	script_limit=300
-else
-	echo "vmtest: no /dev/kvm here: the guests run under TCG emulation (slower)"
-	accel=(-accel tcg -cpu max)
-	# emulation is 5 to 20 times slower: the same suites, with limits to match
-	limit=${GRT_VM_TIMEOUT:-10800}
-	suite_limit=7200
-	script_limit=2400
-fi
 
 mkdir -p "$work"
 vm_userland "$work/userland" "$repo" "$build" || vm_die "cannot assemble the guest userland"
@@ -64,6 +51,7 @@ for s in $series; do
 	cat "$work/userland.cpio.gz" "$kdir/modules.cpio.gz" >"$work/initrd-$s.gz"
 	log=$work/console-$s.log
 	start=$(date +%s)
+	vm_accel "$kdir/boot/vmlinuz-$release" "$work/kvm-probe-$s"
 	timeout -k 10 "$limit" qemu-system-x86_64 "${accel[@]}" -smp 2 -m 2048 -nodefaults -no-reboot \
 		-display none -vga none -serial "file:$log" -device virtio-gpu-pci \
 		-kernel "$kdir/boot/vmlinuz-$release" -initrd "$work/initrd-$s.gz" \
