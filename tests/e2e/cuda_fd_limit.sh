@@ -12,7 +12,7 @@ export GRT_CUDA_NO_UPROBE_MULTI=1
 (
 	ulimit -Sn 1024 && ulimit -Hn 4096 || exit 1
 	mkfifo "$tmp/gate"
-	WORKLOAD_GATE=$tmp/gate "$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 1500 $N &
+	WORKLOAD_GATE=$tmp/gate "$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 "${GRT_E2E_LATE_MS:-1500}" $N &
 	wpid=$!
 	echo $wpid >"$tmp/wpid"
 	grt_start "$tmp/json" "$tmp/err" snoop cuda -p "$wpid" --libcuda "$FAKE" --json || exit 1
