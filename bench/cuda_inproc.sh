@@ -9,6 +9,9 @@
 #     drains, so the recorder's work is not counted: the traced thread's own cost).
 #
 # usage: bench/cuda_inproc.sh BUILD [SECONDS] [RATE] [ROUNDS]   (root; RATE default 5000000)
+# environment: PACE=spin|sleep how a paced thread ahead of its rate waits (cuda_storm's PACE;
+#   default spin: the threads keep both CPUs, the recorder gets what the scheduler gives it;
+#   sleep: they give the CPU back between batches, as threads that wait between calls)
 set -u
 BUILD=${1:?usage: bench/cuda_inproc.sh BUILD [SECONDS] [RATE] [ROUNDS]}
 SECONDS_EACH=${2:-2}
@@ -31,11 +34,11 @@ cc -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -o "$TMP/inproc_rings" bench/inproc_rings.
 storm() {
 	local mode=$1 rate=$2 made seconds recorded=0 lost=0
 	case $mode in
-	untraced) "$STORM" "$SECONDS_EACH" 2 "$rate" >"$TMP/out" ;;
-	library) LD_PRELOAD=$LIB "$STORM" "$SECONDS_EACH" 2 "$rate" >"$TMP/out" ;;
+	untraced) "$STORM" "$SECONDS_EACH" 2 "$rate" "${PACE:-spin}" >"$TMP/out" ;;
+	library) LD_PRELOAD=$LIB "$STORM" "$SECONDS_EACH" 2 "$rate" "${PACE:-spin}" >"$TMP/out" ;;
 	inject | uprobe)
 		"$GRT" record -f -o "$TMP/s.grt" --cuda-via "$mode" --libcuda "$FAKE" \
-			-- "$STORM" "$SECONDS_EACH" 2 "$rate" >"$TMP/out" 2>"$TMP/err" ||
+			-- "$STORM" "$SECONDS_EACH" 2 "$rate" "${PACE:-spin}" >"$TMP/out" 2>"$TMP/err" ||
 			{ echo "record failed: $(cat "$TMP/err")" >&2; return 1; }
 		"$GRT" report "$TMP/s.grt" --kernels --drops --format json >"$TMP/r.json" || return 1
 		read -r recorded lost < <(python3 -c '
@@ -52,7 +55,7 @@ print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$TMP/r.jso
 }
 
 echo "# machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
-echo "# storm: 2 threads, ${SECONDS_EACH} s each, $ROUNDS rounds interleaved"
+echo "# storm: 2 threads, ${SECONDS_EACH} s each, $ROUNDS rounds interleaved, paced by ${PACE:-spin}"
 printf '%-6s %-9s %-9s %14s %14s %12s\n' round mode paced reached/s recorded/s lost
 for round in $(seq "$ROUNDS"); do
 	for rate in 0 "$RATE"; do

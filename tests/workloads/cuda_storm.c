@@ -2,8 +2,14 @@
  * Launch storm for the throughput benchmark: THREADS threads call
  * cuLaunchKernel as fast as they can (or at RATE calls/s in total) for
  * SECONDS, then the count is printed: "launches N seconds S rate R".
+ * PACE says how a paced thread that is ahead waits for its next batch: spin
+ * (the default: it keeps its CPU, as a thread that is busy between its calls)
+ * or sleep (it gives the CPU back until the batch is due, as a thread that
+ * waits between its calls).
  */
 #include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
 #include <time.h>
 #include "workload.h"
 
@@ -12,6 +18,7 @@ struct storm {
 	CUfunction kernel;
 	double seconds;
 	double rate; /* this thread's share, 0 = unlimited */
+	bool sleep;  /* PACE sleep */
 	unsigned long launches;
 };
 
@@ -38,8 +45,16 @@ static void *storm(void *arg)
 		s->launches += 256;
 		t = now_s();
 		/* paced: wait until this batch is due */
-		while (s->rate > 0 && start + (double)s->launches / s->rate > t && t < end)
+		while (s->rate > 0 && start + (double)s->launches / s->rate > t && t < end) {
+			if (s->sleep) {
+				double due = start + (double)s->launches / s->rate;
+				struct timespec ts = {.tv_sec = (time_t)due,
+						      .tv_nsec = (long)((due - (double)(time_t)due) * 1e9)};
+
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+			}
 			t = now_s();
+		}
 	}
 	return NULL;
 }
@@ -49,14 +64,16 @@ int main(int argc, char **argv)
 	double seconds = argc > 1 ? atof(argv[1]) : 2;
 	int threads = argc > 2 ? atoi(argv[2]) : 1;
 	double rate = argc > 3 ? atof(argv[3]) : 0;
+	bool sleep = argc > 4 && !strcmp(argv[4], "sleep");
 	struct storm *storms = calloc(threads > 0 ? threads : 1, sizeof(*storms));
 	unsigned long total = 0;
 	CUmodule module;
 	CUfunction kernel;
 	double start, elapsed;
 
-	if (seconds <= 0 || threads <= 0 || rate < 0 || !storms) {
-		fprintf(stderr, "usage: cuda_storm SECONDS [THREADS [RATE]]\n");
+	if (seconds <= 0 || threads <= 0 || rate < 0 || !storms ||
+	    (argc > 4 && !sleep && strcmp(argv[4], "spin"))) {
+		fprintf(stderr, "usage: cuda_storm SECONDS [THREADS [RATE [spin|sleep]]]\n");
 		return 2;
 	}
 	workload_gate();
@@ -65,7 +82,8 @@ int main(int argc, char **argv)
 	start = now_s();
 	for (int t = 0; t < threads; t++) {
 		storms[t] =
-		    (struct storm){.kernel = kernel, .seconds = seconds, .rate = rate / threads};
+		    (struct storm){.kernel = kernel, .seconds = seconds, .rate = rate / threads,
+				    .sleep = sleep};
 		pthread_create(&storms[t].thread, NULL, storm, &storms[t]);
 	}
 	for (int t = 0; t < threads; t++) {
