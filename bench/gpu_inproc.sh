@@ -36,22 +36,11 @@ ONLY=${ONLY:-}
 TORCH_MODES=${TORCH_MODES:-cuda cudagpu}
 HERE=$(cd "$(dirname "$0")" && pwd)
 GRT=$(cd "$BUILD" && pwd)/grtrace
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 PY=${PYTHON:-python3}
-mkdir -p "$OUT"
-SUMMARY=$OUT/summary.txt
-: >"$SUMMARY"
-say() { echo "$*" | tee -a "$SUMMARY"; }
-die() {
-	echo "gpu_inproc: $*" >&2
-	exit 1
-}
+NAME=gpu_inproc
+. "$HERE/gpu_summary.bash"
 [ "$(id -u)" = 0 ] || die "needs root"
 [ -x "$GRT" ] || die "no $GRT"
-LIBCUDA=
-for c in /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1; do
-	[ -e "$c" ] && LIBCUDA=$c && break
-done
 LIBFLAG=${LIBCUDA:+--libcuda $LIBCUDA}
 [ "$ONLY" = vadd ] || [ "$ONLY" = torch ] ||
 	"$NVCC" -O2 -o "$OUT/launch_loop" "$HERE/gpu_inproc/launch_loop.cu" -lcuda || die "nvcc launch_loop"

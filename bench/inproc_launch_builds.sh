@@ -22,23 +22,12 @@ ROUNDS=${4:-7}
 BATCHES=${LAUNCH_BATCHES:-200}
 PIN=${PIN:-4}
 HERE=$(cd "$(dirname "$0")" && pwd)
-NVCC=${NVCC:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
 PY=${PYTHON:-python3}
-mkdir -p "$OUT"
-SUMMARY=$OUT/summary.txt
-: >"$SUMMARY"
-say() { echo "$*" | tee -a "$SUMMARY"; }
-die() {
-	echo "inproc_launch_builds: $*" >&2
-	exit 1
-}
+NAME=inproc_launch_builds
+. "$HERE/gpu_summary.bash"
 [ "$(id -u)" = 0 ] || die "needs root"
 for b in "$A" "$B"; do [ -x "$b/grtrace" ] && [ -e "$b/libgrtrace-inject.so" ] || die "no grtrace or library in $b"; done
 "$NVCC" -O2 -o "$OUT/launch_loop" "$HERE/gpu_inproc/launch_loop.cu" -lcuda || die "nvcc launch_loop"
-LIBCUDA=
-for c in /usr/local/nvidia/lib64/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1; do
-	[ -e "$c" ] && LIBCUDA=$c && break
-done
 pin=()
 [ "$PIN" = none ] || pin=(taskset -c "$PIN")
 [ "${NOASLR:-0}" = 1 ] && pin=(setarch "$(uname -m)" -R "${pin[@]}")
@@ -65,6 +54,7 @@ one() {
 		;;
 	esac
 	sed -n 's/.*median_ns=\([0-9.]*\).*/\1/p' "$n.out" | tee -a "$OUT/${api}_$mode.ns" >"$n.ns"
+	[ -s "$n.ns" ] || die "$api $mode round $round: the benchmark printed no median ($(cat "$n.out" "$n.err" 2>/dev/null | grep . | tail -1))"
 }
 
 read -r -a modes <<<"${MODES:-untraced A B}"
