@@ -214,6 +214,62 @@ static void test_pad_alone_released(void)
 	free(f.head);
 }
 
+/* A producer that keeps pace: each record the consumer is handed, it writes another. */
+struct keeping_pace {
+	struct fixture *f;
+	uint32_t handed;
+	uint8_t first[64];
+	uint8_t written;
+};
+
+static void on_record_write_one_more(void *ctx, const struct call_ring_record *rec)
+{
+	struct keeping_pace *k = ctx;
+
+	if (k->handed < sizeof(k->first))
+		k->first[k->handed] = ((const uint8_t *)rec->payload)[0];
+	k->handed++;
+	/* bounded, so that a drain that follows the head still ends and the check below fails */
+	if (k->written < 60 && put(k->f, 100, k->written))
+		k->written++;
+}
+
+/*
+ * call_ring_drain hands over what was committed when it began and no more,
+ * however fast the thread commits meanwhile: a drain that followed the head
+ * was held on one busy ring while the others filled (a 2-thread storm lost one
+ * thread's calls for seconds). What came in the meantime is the next batch's,
+ * in order, across the wrap, and the space read is given back.
+ */
+static void test_drain_stops_at_its_head(void)
+{
+	struct fixture f;
+	struct keeping_pace k = {.f = &f};
+
+	setup(&f, 1);
+	for (; k.written < 10; k.written++)
+		CHECK(put(&f, 100, k.written));
+	CHECK_EQ_U64(call_ring_drain(f.ring, f.data, RING, on_record_write_one_more, &k), 10);
+	CHECK_EQ_U64(k.handed, 10);
+	CHECK_EQ_U64(k.written, 20);
+	for (uint8_t i = 0; i < 10; i++)
+		CHECK_EQ_U64(k.first[i], i);
+	CHECK_EQ_U64(atomic_load(&f.ring->tail), 10 * 112);
+	/* the next batch: the ten written during the first, and again no more */
+	CHECK_EQ_U64(call_ring_drain(f.ring, f.data, RING, on_record_write_one_more, &k), 10);
+	for (uint8_t i = 10; i < 20; i++)
+		CHECK_EQ_U64(k.first[i], i);
+	CHECK_EQ_U64(atomic_load(&f.ring->tail), 20 * 112);
+	/* batches until the producer stops: all 60 handed once, in order, the ring empty */
+	while (call_ring_drain(f.ring, f.data, RING, on_record_write_one_more, &k))
+		;
+	CHECK_EQ_U64(k.handed, 60);
+	for (uint8_t i = 0; i < 60; i++)
+		CHECK_EQ_U64(k.first[i], i);
+	CHECK_EQ_U64(atomic_load(&f.ring->tail), atomic_load(&f.ring->head));
+	free(f.head);
+}
+
 int main(void)
 {
 	RUN_TEST(test_geometry_checked);
@@ -222,5 +278,6 @@ int main(void)
 	RUN_TEST(test_bad_producer_contained);
 	RUN_TEST(test_batch_read_releases_once);
 	RUN_TEST(test_pad_alone_released);
+	RUN_TEST(test_drain_stops_at_its_head);
 	return TEST_EXIT_STATUS();
 }

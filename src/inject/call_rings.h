@@ -261,4 +261,36 @@ static inline void call_ring_release(struct call_ring *r, const struct call_ring
 	call_ring_release_to(r, rec->next);
 }
 
+/*
+ * Consumer, in a batch: every record committed before the head read on entry,
+ * each handed to fn, and nothing after it; the number handed. What a thread
+ * commits meanwhile waits for the next batch: a drain that followed the head
+ * while its thread kept pace would never return, and the other rings, unread,
+ * would fill. Space goes back to the thread a quarter of the ring at a time
+ * and at the end, not after each record: one store to the producer's cache
+ * lines per batch.
+ */
+static inline uint64_t call_ring_drain(struct call_ring *r, const uint8_t *data, uint32_t size,
+				       void (*fn)(void *ctx, const struct call_ring_record *rec),
+				       void *ctx)
+{
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), released = tail;
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire), handed = 0;
+	struct call_ring_record rec;
+
+	while (call_ring_peek(data, size, tail, head, &rec)) {
+		fn(ctx, &rec);
+		handed++;
+		tail = rec.next;
+		if (tail - released >= size / 4) {
+			call_ring_release_to(r, tail);
+			released = tail;
+		}
+	}
+	tail = rec.next; /* past pads before head */
+	if (tail != released)
+		call_ring_release_to(r, tail);
+	return handed;
+}
+
 #endif

@@ -30,6 +30,7 @@
  */
 #define DRAIN_PERIOD_NS 5000000
 #define REAP_PERIOD_NS 500000000ull
+#define DRAIN_ROUNDS 16
 
 struct cuda_inproc {
 	struct grt_session *session;
@@ -203,42 +204,24 @@ static uint8_t *ring_data(struct cuda_inproc *ip, uint32_t i)
 	return call_rings_data(ip->head, ip->nrings, ip->ring_bytes, i);
 }
 
-/*
- * Everything the ring holds now, and what comes while it is read. Space goes
- * back to the thread a quarter of the ring at a time and at the end, not
- * after each record: one store to the producer's cache lines per batch.
- */
-static void drain_ring(struct cuda_inproc *ip, uint32_t i)
+static void on_ring_record(void *ctx, const struct call_ring_record *rec)
+{
+	struct cuda_inproc *ip = ctx;
+
+	if (rec->type == CALL_REC_CALL)
+		on_call(ip, rec->payload, rec->len, false);
+	else
+		ip->malformed++;
+}
+
+/* What ring i held when asked (call_ring_drain); whether it held anything. */
+static bool drain_ring(struct cuda_inproc *ip, uint32_t i)
 {
 	struct call_ring *r = call_rings_ring(ip->head, i);
-	uint8_t *data = ring_data(ip, i);
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), released = tail;
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-	struct call_ring_record rec;
+	uint64_t handed = call_ring_drain(r, ring_data(ip, i), ip->ring_bytes, on_ring_record, ip);
 
-	for (;;) {
-		if (!call_ring_peek(data, ip->ring_bytes, tail, head, &rec)) {
-			uint64_t newer = atomic_load_explicit(&r->head, memory_order_acquire);
-
-			tail = rec.next;
-			if (newer == head)
-				break;
-			head = newer;
-			continue;
-		}
-		if (rec.type == CALL_REC_CALL)
-			on_call(ip, rec.payload, rec.len, false);
-		else
-			ip->malformed++;
-		tail = rec.next;
-		if (tail - released >= ip->ring_bytes / 4) {
-			call_ring_release_to(r, tail);
-			released = tail;
-		}
-	}
-	if (tail != released)
-		call_ring_release_to(r, tail);
 	count_lost(ip, i, r);
+	return handed > 0;
 }
 
 /*
@@ -283,11 +266,22 @@ static void drain_all(struct cuda_inproc *ip)
 {
 	uint64_t unringed = atomic_load(&ip->head->unringed), now;
 
-	for (uint32_t i = 0; i < ip->nrings; i++) {
-		struct call_ring *r = call_rings_ring(ip->head, i);
+	/*
+	 * Ring by ring, each to the head it had when its turn came, in rounds while
+	 * calls keep coming: every thread's ring is read as often as the busiest's.
+	 * The rounds are bounded so that the session's other sources get their turn.
+	 */
+	for (int round = 0; round < DRAIN_ROUNDS; round++) {
+		bool any = false;
 
-		if (atomic_load_explicit(&r->state, memory_order_acquire) != CALL_RING_FREE)
-			drain_ring(ip, i);
+		for (uint32_t i = 0; i < ip->nrings; i++) {
+			struct call_ring *r = call_rings_ring(ip->head, i);
+
+			if (atomic_load_explicit(&r->state, memory_order_acquire) != CALL_RING_FREE)
+				any |= drain_ring(ip, i);
+		}
+		if (!any)
+			break;
 	}
 	if (unringed > ip->unringed_seen) {
 		grt_session_count_drop(ip->session, GRT_SRC_CUDA, unringed - ip->unringed_seen);
