@@ -28,6 +28,7 @@ for f in "$GRT" "$LIB" "$FAKE" "$STORM"; do
 	[ -e "$f" ] || { echo "cuda_inproc: missing $f (run make BUILD=$BUILD)" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "cuda_inproc: needs root" >&2; exit 1; }
+case ${PACE:-spin} in spin | sleep) ;; *) echo "cuda_inproc: PACE is spin or sleep, not $PACE" >&2; exit 1 ;; esac
 cc -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -o "$TMP/inproc_rings" bench/inproc_rings.c || exit 1
 
 # storm MODE RATE: one 2-thread storm; prints "reached/s recorded/s lost"

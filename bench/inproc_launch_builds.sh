@@ -57,6 +57,7 @@ one() {
 	[ -s "$n.ns" ] || die "$api $mode round $round: the benchmark printed no median ($(cat "$n.out" "$n.err" 2>/dev/null | grep . | tail -1))"
 }
 
+rm -f "$OUT"/*.ns # an earlier run's rounds must not join this one's medians
 read -r -a modes <<<"${MODES:-untraced A B}"
 [ "${modes[0]}" = untraced ] || die "MODES must start with untraced"
 for round in $(seq "$ROUNDS"); do

@@ -17,7 +17,7 @@ while [ $# -gt 0 ]; do
 done
 case $FAKE_QEMU in
 panic) printf 'Linux version 6.1\r\nKernel panic - not syncing: VFS: Unable to mount root fs\r\n' >"$serial" ;;
-abort) echo "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69" >&2; kill -ABRT $$ ;;
+abort) echo "qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69" >&2; ulimit -c 0; kill -ABRT $$ ;;
 stall) echo "KVM internal error. Suberror: 1" >&2; echo emulation failure >&2 ;;
 esac
 QEMU
@@ -40,6 +40,12 @@ check "QEMU aborting at start: tcg, the 3 h limit, with QEMU's error (got: $got)
 got=$(choose stall)
 check "a guest stopped before its kernel ran: tcg (got: $got)" \
 	bash -c "[[ '$got' == 'tcg 10800 vmtest: /dev/kvm cannot run a guest here (KVM internal error'* ]]"
+chmod 0 "$tmp/kvm"
+if [ "$(id -u)" != 0 ]; then
+	got=$(choose panic)
+	check "a device node this user cannot open: tcg, saying so (got: $got)" \
+		test "$got" = "tcg 10800 vmtest: /dev/kvm cannot run a guest here ($tmp/kvm is not readable and writable by this user): the guests run under TCG emulation (slower)"
+fi
 export GRT_VM_KVM_DEV=$tmp/none
 got=$(choose panic)
 check "no device node: tcg, saying so (got: $got)" \

@@ -50,8 +50,8 @@ for s in $series; do
 	fi
 	cat "$work/userland.cpio.gz" "$kdir/modules.cpio.gz" >"$work/initrd-$s.gz"
 	log=$work/console-$s.log
-	start=$(date +%s)
 	vm_accel "$kdir/boot/vmlinuz-$release" "$work/kvm-probe-$s"
+	start=$(date +%s)
 	timeout -k 10 "$limit" qemu-system-x86_64 "${accel[@]}" -smp 2 -m 2048 -nodefaults -no-reboot \
 		-display none -vga none -serial "file:$log" -device virtio-gpu-pci \
 		-kernel "$kdir/boot/vmlinuz-$release" -initrd "$work/initrd-$s.gz" \

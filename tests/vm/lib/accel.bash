@@ -10,8 +10,11 @@
 vm_kvm_runs() {
 	local vmlinuz=$1 scratch=$2
 	local dev=${GRT_VM_KVM_DEV:-/dev/kvm}
-	[ -r "$dev" ] && [ -w "$dev" ] || return 1
-	rm -f "$scratch.log"
+	rm -f "$scratch.log" "$scratch.out"
+	if ! [ -r "$dev" ] || ! [ -w "$dev" ]; then
+		[ -e "$dev" ] && echo "$dev is not readable and writable by this user" >"$scratch.out"
+		return 1
+	fi
 	# in a subshell, so that the shell's own "Aborted" line goes with QEMU's output
 	(timeout -k 5 30 qemu-system-x86_64 -accel kvm -cpu host -smp 1 -m 256 \
 		-nodefaults -no-reboot -display none -vga none -serial "file:$scratch.log" \
@@ -30,7 +33,7 @@ vm_accel() {
 		return
 	fi
 	if [ -e "${GRT_VM_KVM_DEV:-/dev/kvm}" ]; then
-		echo "vmtest: /dev/kvm cannot run a guest here ($(grep -m1 -iE 'error|failed' "$2.out" || echo 'no panic reached')): the guests run under TCG emulation (slower)"
+		echo "vmtest: /dev/kvm cannot run a guest here ($(grep -s -m1 -iE 'error|failed|not readable' "$2.out" || echo 'no panic reached')): the guests run under TCG emulation (slower)"
 	else
 		echo "vmtest: no /dev/kvm here: the guests run under TCG emulation (slower)"
 	fi
