@@ -73,6 +73,12 @@ def expect(prom, path):
     return failed
 
 
+def panel_exprs(panel):
+    """A panel's queries as Grafana would send them for every instance."""
+    return [t["expr"].replace("$__rate_interval", "1m").replace('instance=~"$instance"', 'instance=~".*"')
+            for t in panel["targets"]]
+
+
 def dashboard(prom, path):
     """One ok/FAIL line per panel. Panels that say they need the NVIDIA driver may be empty."""
     failed = 0
@@ -81,9 +87,7 @@ def dashboard(prom, path):
     for panel in dash["panels"]:
         needs_driver = "NVIDIA driver" in panel.get("description", "")
         series = 0
-        for t in panel["targets"]:
-            expr = (t["expr"].replace("$__rate_interval", "1m")
-                    .replace('instance=~"$instance"', 'instance=~".*"'))
+        for expr in panel_exprs(panel):
             try:
                 series += len(query(prom, expr))
             except Exception as e:
@@ -91,6 +95,13 @@ def dashboard(prom, path):
                 failed = 1
                 break
         else:
+            if not series and not needs_driver:
+                # rate() needs two samples in its window: a series first scraped a moment ago
+                # (or a scrape the agent was too slow for) has none yet; a few scrapes settle it
+                counted = []
+                wait_for(lambda: counted.append(sum(len(query(prom, e)) for e in panel_exprs(panel)))
+                         or counted[-1] > 0, 10)
+                series = counted[-1] if counted else 0
             if series:
                 print("ok - dashboard panel '%s' returns data (%d series)" % (panel["title"], series))
             elif needs_driver:
