@@ -28,18 +28,19 @@ for f in "$GRT" "$LIB" "$FAKE" "$STORM"; do
 	[ -e "$f" ] || { echo "cuda_inproc: missing $f (run make BUILD=$BUILD)" >&2; exit 1; }
 done
 [ "$(id -u)" = 0 ] || { echo "cuda_inproc: needs root" >&2; exit 1; }
-case ${PACE:-spin} in spin | sleep) ;; *) echo "cuda_inproc: PACE is spin or sleep, not $PACE" >&2; exit 1 ;; esac
+PACE=${PACE:-spin}
+case $PACE in spin | sleep) ;; *) echo "cuda_inproc: PACE is spin or sleep, not $PACE" >&2; exit 1 ;; esac
 cc -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -o "$TMP/inproc_rings" bench/inproc_rings.c || exit 1
 
 # storm MODE RATE: one 2-thread storm; prints "reached/s recorded/s lost"
 storm() {
 	local mode=$1 rate=$2 made seconds recorded=0 lost=0
 	case $mode in
-	untraced) "$STORM" "$SECONDS_EACH" 2 "$rate" "${PACE:-spin}" >"$TMP/out" ;;
-	library) LD_PRELOAD=$LIB "$STORM" "$SECONDS_EACH" 2 "$rate" "${PACE:-spin}" >"$TMP/out" ;;
+	untraced) "$STORM" "$SECONDS_EACH" 2 "$rate" "$PACE" >"$TMP/out" ;;
+	library) LD_PRELOAD=$LIB "$STORM" "$SECONDS_EACH" 2 "$rate" "$PACE" >"$TMP/out" ;;
 	inject | uprobe)
 		"$GRT" record -f -o "$TMP/s.grt" --cuda-via "$mode" --libcuda "$FAKE" \
-			-- "$STORM" "$SECONDS_EACH" 2 "$rate" "${PACE:-spin}" >"$TMP/out" 2>"$TMP/err" ||
+			-- "$STORM" "$SECONDS_EACH" 2 "$rate" "$PACE" >"$TMP/out" 2>"$TMP/err" ||
 			{ echo "record failed: $(cat "$TMP/err")" >&2; return 1; }
 		"$GRT" report "$TMP/s.grt" --kernels --drops --format json >"$TMP/r.json" || return 1
 		read -r recorded lost < <(python3 -c '
@@ -56,7 +57,7 @@ print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$TMP/r.jso
 }
 
 echo "# machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
-echo "# storm: 2 threads, ${SECONDS_EACH} s each, $ROUNDS rounds interleaved, paced by ${PACE:-spin}"
+echo "# storm: 2 threads, ${SECONDS_EACH} s each, $ROUNDS rounds interleaved, paced by $PACE"
 printf '%-6s %-9s %-9s %14s %14s %12s\n' round mode paced reached/s recorded/s lost
 for round in $(seq "$ROUNDS"); do
 	for rate in 0 "$RATE"; do

@@ -126,7 +126,7 @@ static void read_comm(uint32_t pid, char *comm, size_t len)
 		return;
 	if (fgets(name, (int)sizeof(name), f)) {
 		name[strcspn(name, "\n")] = 0;
-		if (len && strncmp(name, GRT_OWN_THREAD_PREFIX, strlen(GRT_OWN_THREAD_PREFIX))) {
+		if (len && !grt_is_own_thread_name(name)) {
 			size_t n = strnlen(name, len - 1);
 
 			memcpy(comm, name, n);

@@ -638,8 +638,7 @@ static uint32_t comm_of(struct cuda_decoder *d, const char raw[CUDA_COMM_LEN], b
 	if (!d->have_last_comm || memcmp(raw, d->last_comm, CUDA_COMM_LEN)) {
 		memcpy(comm, raw, CUDA_COMM_LEN);
 		comm[CUDA_COMM_LEN] = 0;
-		d->last_comm_own =
-		    !strncmp(comm, GRT_OWN_THREAD_PREFIX, strlen(GRT_OWN_THREAD_PREFIX));
+		d->last_comm_own = grt_is_own_thread_name(comm);
 		d->last_comm_str = grt_session_intern(d->session, comm);
 		memcpy(d->last_comm, raw, CUDA_COMM_LEN);
 		d->have_last_comm = true;

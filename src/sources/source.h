@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include "trace/grt_format.h"
 
 struct grt_session;
@@ -14,6 +15,12 @@ struct grt_session;
  * calls out of the application's activity.
  */
 #define GRT_OWN_THREAD_PREFIX "grtrace-"
+
+/* Whether a thread or process name (a NUL-terminated comm) is one of grtrace's own threads'. */
+static inline bool grt_is_own_thread_name(const char *comm)
+{
+	return !strncmp(comm, GRT_OWN_THREAD_PREFIX, sizeof(GRT_OWN_THREAD_PREFIX) - 1);
+}
 
 /*
  * An option a source takes on the command line of record (--NAME or --NAME VALUE): the

@@ -44,15 +44,14 @@ static void *storm(void *arg)
 			cuLaunchKernel(s->kernel, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
 		s->launches += 256;
 		t = now_s();
-		/* paced: wait until this batch is due */
-		while (s->rate > 0 && start + (double)s->launches / s->rate > t && t < end) {
-			if (s->sleep) {
-				double due = start + (double)s->launches / s->rate;
-				struct timespec ts = {.tv_sec = (time_t)due,
-						      .tv_nsec = (long)((due - (double)(time_t)due) * 1e9)};
+		/* paced: wait until the next batch is due */
+		double due = s->rate > 0 ? start + (double)s->launches / s->rate : t;
+		struct timespec due_ts = {.tv_sec = (time_t)due,
+					  .tv_nsec = (long)((due - (double)(time_t)due) * 1e9)};
 
-				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
-			}
+		while (due > t && t < end) {
+			if (s->sleep)
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due_ts, NULL);
 			t = now_s();
 		}
 	}

@@ -79,6 +79,11 @@ def panel_exprs(panel):
             for t in panel["targets"]]
 
 
+def panel_series(prom, panel):
+    """How many series a panel's queries return together."""
+    return sum(len(query(prom, expr)) for expr in panel_exprs(panel))
+
+
 def dashboard(prom, path):
     """One ok/FAIL line per panel. Panels that say they need the NVIDIA driver may be empty."""
     failed = 0
@@ -86,30 +91,24 @@ def dashboard(prom, path):
         dash = json.load(f)
     for panel in dash["panels"]:
         needs_driver = "NVIDIA driver" in panel.get("description", "")
-        series = 0
-        for expr in panel_exprs(panel):
-            try:
-                series += len(query(prom, expr))
-            except Exception as e:
-                print("FAIL - dashboard panel '%s': %s" % (panel["title"], e))
-                failed = 1
-                break
+        try:
+            series = panel_series(prom, panel)
+        except Exception as e:
+            print("FAIL - dashboard panel '%s': %s" % (panel["title"], e))
+            failed = 1
+            continue
+        # rate() needs two samples in its window: a series first scraped a moment ago (or a
+        # scrape the agent was too slow for) has none yet; a few scrapes settle it
+        if not series and not needs_driver and wait_for(lambda: panel_series(prom, panel) > 0, 10):
+            series = panel_series(prom, panel)
+        if series:
+            print("ok - dashboard panel '%s' returns data (%d series)" % (panel["title"], series))
+        elif needs_driver:
+            print("ok - dashboard panel '%s' is valid PromQL; no data without the NVIDIA driver"
+                  % panel["title"])
         else:
-            if not series and not needs_driver:
-                # rate() needs two samples in its window: a series first scraped a moment ago
-                # (or a scrape the agent was too slow for) has none yet; a few scrapes settle it
-                counted = []
-                wait_for(lambda: counted.append(sum(len(query(prom, e)) for e in panel_exprs(panel)))
-                         or counted[-1] > 0, 10)
-                series = counted[-1] if counted else 0
-            if series:
-                print("ok - dashboard panel '%s' returns data (%d series)" % (panel["title"], series))
-            elif needs_driver:
-                print("ok - dashboard panel '%s' is valid PromQL; no data without the NVIDIA driver"
-                      % panel["title"])
-            else:
-                print("FAIL - dashboard panel '%s' returns no data" % panel["title"])
-                failed = 1
+            print("FAIL - dashboard panel '%s' returns no data" % panel["title"])
+            failed = 1
     return failed
 
 
