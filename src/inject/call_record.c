@@ -346,10 +346,18 @@ READS_PAST_OBJECTS static void read_kernel_args(struct cuda_launch_args *l, uint
 
 	if (!params || !want)
 		return;
-	/* the slots the driver may not read stop at the array's page, a mapped one */
-	n = (int)((PAGE - (params & (PAGE - 1))) / 8);
-	if (n > CUDA_LAUNCH_ARG_WORDS)
-		n = CUDA_LAUNCH_ARG_WORDS;
+	/*
+	 * The slots past the kernel's own may lie past the array's page, maybe
+	 * an unmapped one: read up to its end, or further on the thread's own
+	 * stack, which is mapped (where launch stubs keep the array: one in 256
+	 * placements straddles a page), as the uprobe path's reads do.
+	 */
+	n = CUDA_LAUNCH_ARG_WORDS;
+	if (!on_stack(params, (uint64_t)n * 8)) {
+		n = (int)((PAGE - (params & (PAGE - 1))) / 8);
+		if (n > CUDA_LAUNCH_ARG_WORDS)
+			n = CUDA_LAUNCH_ARG_WORDS;
+	}
 	for (int i = 0; i < n; i++) {
 		uint64_t slot = slots[i];
 

@@ -315,8 +315,11 @@ static void report_leaks(struct serve_agent *a, struct serve_proc *p, const stru
 	text_escape(comm, sizeof(comm), p->comm, false);
 	note(a,
 	     "pid %u (%s) exited with %" PRIu64 " bytes of CUDA memory in %zu allocations not "
-	     "freed; the largest, %" PRIu64 " bytes, allocated at %s",
-	     p->pid, comm, bytes, count, largest, where);
+	     "freed; the largest, %" PRIu64 " bytes, allocated at %s%s",
+	     p->pid, comm, bytes, count, largest, where,
+	     proc_stacks_has_mappings(p->stacks)
+		 ? ""
+		 : " (not symbolized: the process exited before the agent could read its mappings)");
 }
 
 static void freeze(struct serve_agent *a, struct serve_proc *p, uint64_t now)

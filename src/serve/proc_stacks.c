@@ -18,6 +18,7 @@ struct proc_stacks {
 	uint32_t next_path_id;
 	struct u64_map ids;	   /* key -> the stack id given to user_stacks */
 	uint32_t next_stack_id;
+	size_t mappings_read; /* 0: the process was gone before its maps could be read */
 };
 
 struct proc_stacks *proc_stacks_new(pid_t pid)
@@ -61,6 +62,7 @@ static int keep_mapping(const struct proc_mapping *m, void *ctx)
 	rec.path_str = ++ps->next_path_id;
 	if (grt_strings_set(ps->paths, rec.path_str, m->path))
 		return -ENOMEM;
+	ps->mappings_read++;
 	return user_stacks_on_record(ps->stacks, &r, ps->paths);
 }
 
@@ -94,6 +96,11 @@ int proc_stacks_add(struct proc_stacks *ps, uint64_t key, const uint64_t *ips, u
 		return -ENOMEM;
 	ps->next_stack_id++;
 	return 0;
+}
+
+bool proc_stacks_has_mappings(const struct proc_stacks *ps)
+{
+	return ps->mappings_read > 0;
 }
 
 int proc_stacks_has(const struct proc_stacks *ps, uint64_t key)

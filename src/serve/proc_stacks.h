@@ -2,6 +2,7 @@
 #ifndef GRT_SERVE_PROC_STACKS_H
 #define GRT_SERVE_PROC_STACKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -12,6 +13,11 @@ struct proc_stacks *proc_stacks_new(pid_t pid);
 void proc_stacks_free(struct proc_stacks *ps);
 /* Reads the process's executable mappings now (again: later ones replace older). 0 or -errno. */
 int proc_stacks_read_maps(struct proc_stacks *ps);
+/*
+ * Whether any executable mapping was ever read: a process that exited before
+ * the agent first read its maps has none, and its frames stay bare addresses.
+ */
+bool proc_stacks_has_mappings(const struct proc_stacks *ps);
 /*
  * Stacks are known by a key: the BPF side's 64-bit digest of their frames
  * (cuda_agg.bpf.c), never 0.

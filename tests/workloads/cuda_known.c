@@ -172,7 +172,14 @@ static void launch(const struct kernels *k, const struct buffers *m)
 	 * The driver is not told how many parameters a kernel has, so the tracer
 	 * reads up to four slots; the NULLs end the shorter lists for it.
 	 */
-	void *vec_params[] = {&vec_args.a, &vec_args.b, &vec_args.c, &vec_args.n};
+	/*
+	 * vecAdd's four slots straddle a page of the stack, two on each side, as
+	 * a stub's array does for one launch in 256 of the stack's placements:
+	 * the stack is mapped on both sides, so all four are read.
+	 */
+	static const size_t page_bytes = 4096;
+	char two_pages[2 * 4096] __attribute__((aligned(4096)));
+	void **vec_params = (void **)(two_pages + page_bytes - 2 * sizeof(void *));
 	void *reduce_params[] = {(void *)&m->a, &n.n, NULL};
 	int *alpha = arg_at_page_end();
 	void *saxpy_params[] = {alpha, NULL};
@@ -187,6 +194,10 @@ static void launch(const struct kernels *k, const struct buffers *m)
 	    .hStream = stream1,
 	};
 
+	vec_params[0] = &vec_args.a;
+	vec_params[1] = &vec_args.b;
+	vec_params[2] = &vec_args.c;
+	vec_params[3] = &vec_args.n;
 	*alpha = 0x41424344;
 	for (int i = 0; i < 10; i++)
 		expect(cuLaunchKernel(k->vec_add, 4, 1, 1, 256, 1, 1, 0, NULL, vec_params, NULL), 0,
