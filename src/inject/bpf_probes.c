@@ -38,6 +38,13 @@
 #define RINGS (GRT_BPF_MAX_MAPS + 1) /* every map slot, then the printk ring */
 #define PRINTK_RING GRT_BPF_MAX_MAPS
 #define CHUNK_BYTES (1u << 20)
+/*
+ * A copy into pageable memory goes through the driver's own staging, and a
+ * full ring's 32 MB read so slowed a kernel loop running beside it by a
+ * third (bench/RESULTS.md, run 45): rings are read in chunks into this much
+ * page-locked memory, taken once.
+ */
+#define PINNED_BYTES CHUNK_BYTES
 #define SEND_WAIT_TRIES 4000 /* 1 ms each: the recorder drains every few ms */
 
 /*
@@ -76,8 +83,10 @@ struct bpf_probes {
 	uint64_t since_maps;	    /* launches since the last map snapshot */
 	uint64_t last_maps_ns;
 	uint32_t snapshot;
-	uint8_t *host;		    /* staging for read-back */
+	uint8_t *host;		    /* staging for read-back, when it does not fit pinned */
 	size_t host_len;
+	void *pinned;		    /* PINNED_BYTES of page-locked staging, the rings' */
+	bool no_pinned;		    /* the driver refused it */
 	uint64_t launches, no_env, lost_messages;
 };
 
@@ -337,6 +346,13 @@ static struct inj_bpf_data *message(struct bpf_probes *bp, uint32_t kind, uint32
 
 static uint8_t *staging(struct bpf_probes *bp, size_t n)
 {
+	if (n <= PINNED_BYTES && !bp->pinned && !bp->no_pinned &&
+	    bp->st->drv.cuMemHostAlloc(&bp->pinned, PINNED_BYTES, CU_MEMHOSTALLOC_PORTABLE)) {
+		bp->pinned = NULL;
+		bp->no_pinned = true;
+	}
+	if (n <= PINNED_BYTES && bp->pinned)
+		return bp->pinned;
 	if (n > bp->host_len) {
 		uint8_t *bigger = realloc(bp->host, n);
 
@@ -419,16 +435,22 @@ static void drain_ring(struct bpf_probes *bp, struct bpf_ctx *c, unsigned set, u
 	if (head.head >= head.capacity && (h = read_back(bp, c, ring, GRT_BPF_RING_HEAD_SIZE)))
 		dropped = gpubpf_ring_dropped(h);
 	used = head.head < head.capacity ? head.head : head.capacity;
-	if (used > from &&
-	    (img = read_back(bp, c, ring + GRT_BPF_RING_HEAD_SIZE + from, used - from))) {
-		size_t off = 0, n;
+	/* a chunk at a time, each ending with its last whole committed record */
+	while (used > from) {
+		size_t want = used - from < CHUNK_BYTES ? used - from : CHUNK_BYTES, off = 0, n;
 
-		while ((n = gpubpf_ring_committed(img + off, used - from - off, CHUNK_BYTES))) {
+		img = read_back(bp, c, ring + GRT_BPF_RING_HEAD_SIZE + from, want);
+		if (!img)
+			break;
+		while ((n = gpubpf_ring_committed(img + off, want - off, CHUNK_BYTES))) {
 			send_records(bp, slot, img + off, n, 0);
 			off += n;
 		}
-		c->consumed[set][slot] = from + off;
+		if (!off)
+			break; /* the next record is not committed yet */
+		from += off;
 	}
+	c->consumed[set][slot] = from;
 	if (dropped > c->dropped_seen[set][slot]) {
 		send_records(bp, slot, NULL, 0, dropped - c->dropped_seen[set][slot]);
 		c->dropped_seen[set][slot] = dropped;
@@ -461,8 +483,15 @@ static void set_clock(struct bpf_probes *bp, struct bpf_ctx *c)
 		c->clock_set = true;
 }
 
-static void collect_ctx(struct bpf_probes *bp, struct bpf_ctx *c, bool still, bool maps,
-			bool final)
+/*
+ * Under the lock: the maps, when no launch runs; and with every launch
+ * complete, the active ring set handed over to the other set, emptied
+ * meanwhile, as the next launch would (only when both hold records is the
+ * set left behind, then the active one, read and emptied here, under the
+ * lock).
+ */
+static void collect_locked(struct bpf_probes *bp, struct bpf_ctx *c, bool still, bool maps,
+			   bool final)
 {
 	struct inject_driver *drv = &bp->st->drv;
 	CUcontext popped;
@@ -476,22 +505,53 @@ static void collect_ctx(struct bpf_probes *bp, struct bpf_ctx *c, bool still, bo
 		if (!m->rodata && !gpubpf_map_is_ring(m->shape.type))
 			send_map(bp, c, m->slot, final);
 	}
-	for (unsigned set = 0; set < 2; set++) {
-		/* the set left behind ran nothing since every launch completed */
-		bool idle = set != c->active || still;
+	if (still && c->dirty[c->active]) {
+		if (!c->dirty[!c->active]) {
+			c->active ^= 1;
+		} else { /* the older records first: the set left behind's */
+			for (unsigned k = 0; k < 2; k++) {
+				unsigned set = k ? c->active : !c->active;
 
-		if (!c->dirty[set])
-			continue;
-		for (unsigned slot = 0; slot < RINGS; slot++)
-			if (c->mem[set][slot] && (slot == PRINTK_RING || is_ring_slot(bp->s, slot)))
-				drain_ring(bp, c, set, slot, idle);
-		if (idle)
-			c->dirty[set] = false;
+				for (unsigned slot = 0; slot < RINGS; slot++)
+					if (c->mem[set][slot] &&
+					    (slot == PRINTK_RING || is_ring_slot(bp->s, slot)))
+						drain_ring(bp, c, set, slot, true);
+				c->dirty[set] = false;
+			}
+		}
 	}
 	drv->cuCtxPopCurrent_v2(&popped);
 }
 
-/* Under the lock (kept: a launch must not start while a ring is reset). */
+enum set_work { SET_IDLE, SET_READ, SET_EMPTY };
+
+/*
+ * Without the lock: a ring set's records committed since the last read and
+ * its drops, then with SET_EMPTY the set emptied. Only the active set can be
+ * written by a launch, and it is only read; a set left behind is dirty until
+ * the lock is taken again, and a launch never switches to a dirty set. The
+ * read waits for a copy, the messages for room in the recorder's ring (a full
+ * ring is tens of MB): under the lock the application's launches waited
+ * meanwhile, a stall of tens of ms (bench/RESULTS.md, runs 42-44). Only this
+ * thread collects, so the sets' read state is its own.
+ */
+static void drain_set(struct bpf_probes *bp, struct bpf_ctx *c, unsigned set, enum set_work work)
+{
+	struct inject_driver *drv = &bp->st->drv;
+	CUcontext popped;
+
+	if (drv->cuCtxPushCurrent_v2(c->ctx) != CUDA_SUCCESS)
+		return;
+	for (unsigned slot = 0; slot < RINGS; slot++)
+		if (c->mem[set][slot] && (slot == PRINTK_RING || is_ring_slot(bp->s, slot)))
+			drain_ring(bp, c, set, slot, work == SET_EMPTY);
+	drv->cuCtxPopCurrent_v2(&popped);
+}
+
+/*
+ * Called under the lock (a launch must not start while a set it may use is
+ * emptied); released while the ring sets are read.
+ */
 static void bpf_collect(void *self, enum instr_collect_reason why)
 {
 	struct bpf_probes *bp = self;
@@ -500,6 +560,8 @@ static void bpf_collect(void *self, enum instr_collect_reason why)
 	uint64_t now = inject_now_ns();
 	bool maps = final || (still && bp->since_maps &&
 			      now - bp->last_maps_ns >= bp->st->cfg.drain_ms * 1000000ull);
+	enum set_work work[INSTR_MAX_CTXS][2];
+	unsigned n;
 
 	if (!bp->last_seq)
 		return;
@@ -509,10 +571,31 @@ static void bpf_collect(void *self, enum instr_collect_reason why)
 		bp->since_maps = 0;
 	}
 	inject_enter_tool();
-	for (unsigned i = 0; i < bp->nctxs; i++)
-		collect_ctx(bp, bp->ctxs[i], still, maps, final);
-	inject_leave_tool();
+	n = bp->nctxs; /* ctxs only grows, and its entries stay */
+	for (unsigned i = 0; i < n; i++) {
+		struct bpf_ctx *c = bp->ctxs[i];
+
+		collect_locked(bp, c, still, maps, final);
+		for (unsigned set = 0; set < 2; set++)
+			work[i][set] = !c->dirty[set]	 ? SET_IDLE
+				       : set != c->active ? SET_EMPTY
+							  : SET_READ;
+	}
 	bp->uncollected = 0;
+	pthread_mutex_unlock(&bp->is->lock);
+	for (unsigned i = 0; i < n; i++) /* the set left behind first: its records are older */
+		for (unsigned k = 0; k < 2; k++) {
+			unsigned set = (work[i][0] == SET_EMPTY) == !k ? 0 : 1;
+
+			if (work[i][set] != SET_IDLE)
+				drain_set(bp, bp->ctxs[i], set, work[i][set]);
+		}
+	pthread_mutex_lock(&bp->is->lock);
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned set = 0; set < 2; set++)
+			if (work[i][set] == SET_EMPTY)
+				bp->ctxs[i]->dirty[set] = false;
+	inject_leave_tool();
 }
 
 static void bpf_stop(void *self)

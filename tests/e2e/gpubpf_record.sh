@@ -125,6 +125,39 @@ FAKE_CUDA_BPF_OBJECTS=$P/vec_add_live.bpf.o GRTRACE_GPU_PROBES=off GRTRACE_GPU_B
 n=$(report reset "maps['done']['events'], maps['done']['lost'], r['printk']['lines'], r['printk']['lost']")
 [ "$n" = "$((BLOCKS * 3)) 0 $((BLOCKS * 3 + 3)) 0" ] && ok rings_emptied_at_syncs || fail rings_emptied_at_syncs "$n"
 
+# the collection reads the rings without holding the launch path: the fake driver holds the
+# collection's first read until the application launched 3 more kernels (5 s at most). Read while
+# launches still write the ring (one synchronization, at the end), and emptied after each
+# launch's synchronization (the next launch goes to the other set meanwhile): a collection that
+# held the launches' lock stalled the application until its reads were done
+for mode in at_end each; do
+	sync=""
+	[ $mode = at_end ] && sync=1
+	FAKE_CUDA_BPF_OBJECTS=$P/vec_add_live.bpf.o GRTRACE_GPU_PROBES=off GRTRACE_GPU_DRAIN_MS=20 \
+		FAKE_LAUNCH_US=2000 APP_BPF_SYNC_AT_END=$sync FAKE_CUDA_COLLECTOR_COPY_WAITS=3 \
+		FAKE_CUDA_REPORT="$T/running_$mode.fake" timeout 120 "$G" record -s gpu \
+		-o "$T/running_$mode.grt" --bpf "$P/vec_add_live.bpf.o" -- "$FIX/app_bpf" 1000 200 \
+		>"$T/running_$mode.out" 2>"$T/running_$mode.err"
+	n=$(grep -o "collector_copy_wait=[a-z-]*" "$T/running_$mode.fake")
+	[ "$n" = collector_copy_wait=launches-went-on ] && ok "ring_read_while_launching_$mode" ||
+		fail "ring_read_while_launching_$mode" "$n"
+	n=$(report "running_$mode" "maps['done']['events'], maps['done']['lost'], r['printk']['lines'], r['printk']['lost']")
+	[ "$n" = "800 0 1000 0" ] && ok "ring_read_while_launching_${mode}_counts" ||
+		fail "ring_read_while_launching_${mode}_counts" "$n"
+done
+
+# a ring read in chunks (1 MB at a time): 1.5 MB of 48-byte records per launch, every one whole
+FAKE_CUDA_BPF_OBJECTS=$BUILD/gpubpf/bench/ring.bpf.o GRTRACE_GPU_PROBES=off timeout 120 \
+	"$G" record -s gpu -o "$T/chunks.grt" --bpf "$BUILD/gpubpf/bench/ring.bpf.o" -- \
+	"$FIX/app_bpf" 32768 2 >"$T/chunks.out" 2>"$T/chunks.err"
+n=$("$G" parse "$T/chunks.grt" --filter type=bpf_event --format json | python3 -c "
+import json, sys
+from collections import Counter
+ev = [json.loads(l) for l in sys.stdin]
+print(len(ev), Counter(e['x'] for e in ev) == Counter({x: 256 for x in range(256)}),
+      all(e['y'] == 0 and e['z'] == 0 and e['size'] == 32 for e in ev))")
+[ "$n" = "65536 True True" ] && ok ring_read_in_chunks || fail ring_read_in_chunks "$n"
+
 # snoop gpu: the same lines live
 FAKE_CUDA_BPF_OBJECTS=$P/vec_add_live.bpf.o GRTRACE_GPU_PROBES=off timeout 120 \
 	"$G" snoop gpu --bpf "$P/vec_add_live.bpf.o" -- "$FIX/app_bpf" 1000 2 >"$T/snoop.out" 2>"$T/snoop.err"

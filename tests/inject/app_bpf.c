@@ -1,4 +1,5 @@
 /* A CUDA driver program for the GPU eBPF tests: vec_add over n floats, launched several times. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,8 @@
  * with and without programs. Loads app_common.h's module with vector_add
  * renamed vec_add (the samples' kernel), launches it LAUNCHES times in
  * blocks of 256 threads, synchronizing after each (APP_BPF_IDLE_MS: that long after each
- * launch before its synchronization), and prints key=value lines.
+ * launch before its synchronization; APP_BPF_SYNC_AT_END: only once, after the last), and
+ * prints key=value lines.
  */
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n);
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n);
@@ -44,6 +46,8 @@ int main(int argc, char **argv)
 	CUdeviceptr a, b, c;
 	void *ctx, *mod, *fn, *params[] = {&a, &b, &c, &n};
 	uint64_t hash = 0xcbf29ce484222325ULL;
+	const char *at_end = getenv("APP_BPF_SYNC_AT_END");
+	bool sync_at_end = at_end && *at_end;
 	int failed = 0;
 
 	if (!ptx || !ha || !hb || !hc || n < 1)
@@ -64,8 +68,11 @@ int main(int argc, char **argv)
 		failed += cuLaunchKernel(fn, blocks, 1, 1, 256, 1, 1, 0, NULL, params, NULL) != 0;
 		if (getenv("APP_BPF_IDLE_MS"))
 			usleep((useconds_t)atoi(getenv("APP_BPF_IDLE_MS")) * 1000);
-		failed += cuCtxSynchronize() != 0;
+		if (!sync_at_end)
+			failed += cuCtxSynchronize() != 0;
 	}
+	if (sync_at_end)
+		failed += cuCtxSynchronize() != 0;
 	cuMemcpyDtoH_v2(hc, c, (size_t)n * 4);
 	for (size_t i = 0; i < (size_t)n * 4; i++)
 		hash = (hash ^ ((uint8_t *)hc)[i]) * 0x100000001b3ULL;

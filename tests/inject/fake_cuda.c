@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 #include "inject/cuda_decls.h"
@@ -67,6 +68,7 @@ static int ctx_token;
 static atomic_uint launches_plain, launches_probed, launches_calib, launches_summarize;
 static atomic_uint graph_launches, copies, memsets;
 static atomic_int application_launched; /* a kernel not named __grt_* ran */
+static atomic_uint application_launches;
 static atomic_uint events_legacy, events_per_thread;
 static atomic_uint slots_right, slots_wrong; /* what the instrumented copies' slots held */
 static struct fake_module *all_modules;
@@ -628,8 +630,33 @@ EXPORT CUresult cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size
 	return copy(HOST(dst), src, n, s, 421, CUPTI_MEMCPY_HTOD);
 }
 
+/*
+ * FAKE_CUDA_COLLECTOR_COPY_WAITS=K: the first copy to the host by grtrace's
+ * collection thread (grtrace-probes) waits, 5 s at most, until the
+ * application has launched K more kernels: whether the application may
+ * launch while the collection reads. The report says how it ended.
+ */
+static atomic_flag collector_waited = ATOMIC_FLAG_INIT;
+static const char *collector_wait = "none";
+
+static void collector_copy_wait(void)
+{
+	const char *k = getenv("FAKE_CUDA_COLLECTOR_COPY_WAITS");
+	char name[17] = "";
+	unsigned want;
+
+	if (!k || prctl(PR_GET_NAME, name) || strcmp(name, "grtrace-probes") ||
+	    atomic_flag_test_and_set(&collector_waited))
+		return;
+	want = atomic_load(&application_launches) + (unsigned)atoi(k);
+	for (int i = 0; i < 5000 && atomic_load(&application_launches) < want; i++)
+		usleep(1000);
+	collector_wait = atomic_load(&application_launches) >= want ? "launches-went-on" : "timeout";
+}
+
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s)
 {
+	collector_copy_wait();
 	return copy(dst, HOST(src), n, s, 279, CUPTI_MEMCPY_DTOH);
 }
 
@@ -1063,6 +1090,7 @@ static CUresult launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 	}
 	if (strncmp(fn->name, "__grt_", 6)) {
 		atomic_store(&application_launched, 1);
+		atomic_fetch_add(&application_launches, 1);
 		app_stream_used(s);
 		/* FAKE_LAUNCH_US: a GPU-bound loop, where the driver's launch waits for room */
 		if (getenv("FAKE_LAUNCH_US"))
@@ -1234,11 +1262,11 @@ __attribute__((destructor)) static void report(void)
 		"events_legacy=%u events_per_thread=%u unsafe_in_capture=%u allocs=%u "
 		"event_records=%u app_event_records=%u event_waits=%u event_queries=%u "
 		"stream_syncs=%u slots_right=%u slots_wrong=%u func_loads=%u event_elapsed=%u "
-		"calib_syncs=%u\n",
+		"calib_syncs=%u collector_copy_wait=%s\n",
 		launches_plain, launches_probed, launches_calib, launches_summarize, graph_launches,
 		copies, memsets, events_legacy, events_per_thread, atomic_load(&unsafe_in_capture),
 		allocs, event_records, app_event_records, event_waits, event_queries, stream_syncs,
 		atomic_load(&slots_right), atomic_load(&slots_wrong), atomic_load(&func_loads),
-		atomic_load(&event_elapsed), atomic_load(&calib_syncs));
+		atomic_load(&event_elapsed), atomic_load(&calib_syncs), collector_wait);
 	fclose(f);
 }
