@@ -12,6 +12,9 @@
 #   env_only        both: what is left is the map's address loaded from the environment and a vote
 #   exh_l1          the "exhausted" word loaded through L1 instead of at GPU scope
 #   no_clock        (ring) the clock the event carries not read
+#   counter_st      (counter) the thread's value stored, not added to: no read of it
+#   counter_u32     (counter) values of 4 bytes, added to: half the map's traffic
+#   counter_no_mem  (counter) the value's address computed, nothing read or written
 # Modules that write nothing to a ring drop the events as the real ones do: outputs must stay
 # c = a + b. Results are diagnostics for bench/RESULTS.md, not a product path.
 set -eu
@@ -49,6 +52,10 @@ if [ "${1:-}" = --prepare ]; then
 	edit ring_const_env_only ring_const "0,/$exh_load/s/$exh_load/mov.b64 %t7, 1;/; 0,/$drop_red/s/$drop_red//"
 	edit ring_const_exh_l1 ring_const "0,/$exh_load/s/$exh_load/@%p0 ld.global.ca.u64 %t7, [%t6+40];/"
 	edit ring_no_clock ring '0,/mov.u64 %r0, %globaltimer;/s/mov.u64 %r0, %globaltimer;/mov.u64 %r0, 0;/'
+	add1='red.global.add.u64 \[%r0+0\], 0x1;'
+	edit counter_st counter "s/$add1/st.global.u64 [%r0+0], %gtid;/"
+	edit counter_u32 counter "s/$add1/red.global.add.u32 [%r0+0], 0x1;/; s/mad.lo.u64 %t0, %t1, 8, %t2;/mad.lo.u64 %t0, %t1, 4, %t2;/"
+	edit counter_no_mem counter "s/$add1//"
 	cp bench/gpubpf/ptx_timing.cu "$dest/"
 	for f in "$dest"/*.ptx; do ptxas -arch=sm_90 -o /dev/null "$f"; done
 	ls "$dest"
