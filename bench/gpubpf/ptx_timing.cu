@@ -143,12 +143,13 @@ int main(int argc, char **argv)
 
 			check(cuMemsetD8(c, 0, N * 4), "memset c");
 			// one launch outside the timing: the first pays for loading the module
-			check(cuLaunchKernel(m.fn, N / 256, 1, 1, 256, 1, 1, 0, nullptr, params, nullptr),
+			check(cuLaunchKernel(m.fn, N / 256, 1, 1, 256, 1, 1, 0, nullptr, params,
+					     nullptr),
 			      "launch");
 			check(cuEventRecord(start, nullptr), "record");
 			for (int i = 0; i < launches; i++)
-				check(cuLaunchKernel(m.fn, N / 256, 1, 1, 256, 1, 1, 0, nullptr, params,
-						     nullptr),
+				check(cuLaunchKernel(m.fn, N / 256, 1, 1, 256, 1, 1, 0, nullptr,
+						     params, nullptr),
 				      "launch");
 			check(cuEventRecord(stop, nullptr), "record");
 			check(cuEventSynchronize(stop), "sync");
@@ -163,7 +164,8 @@ int main(int argc, char **argv)
 		}
 	}
 	double base = 0;
-	printf("%-22s %10s %21s %8s  %s\n", "module", "us/launch", "min..max", "ratio", "c = a + b");
+	printf("%-22s %10s %21s %8s  %s\n", "module", "us/launch", "min..max", "ratio",
+	       "c = a + b");
 	for (auto &m : mods) {
 		std::vector<double> s = m.us;
 		std::sort(s.begin(), s.end());
