@@ -576,10 +576,12 @@ static void bpf_collect(void *self, enum instr_collect_reason why)
 		struct bpf_ctx *c = bp->ctxs[i];
 
 		collect_locked(bp, c, still, maps, final);
-		for (unsigned set = 0; set < 2; set++)
-			work[i][set] = !c->dirty[set]	 ? SET_IDLE
-				       : set != c->active ? SET_EMPTY
-							  : SET_READ;
+		for (unsigned set = 0; set < 2; set++) {
+			if (!c->dirty[set])
+				work[i][set] = SET_IDLE;
+			else
+				work[i][set] = set == c->active ? SET_READ : SET_EMPTY;
+		}
 	}
 	bp->uncollected = 0;
 	pthread_mutex_unlock(&bp->is->lock);

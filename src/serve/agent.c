@@ -296,6 +296,7 @@ static void report_leaks(struct serve_agent *a, struct serve_proc *p, const stru
 	uint64_t largest_stack = 0;
 	size_t count = 0;
 	char where[2048], comm[4 * AGG_COMM_LEN + 1]; /* each byte escaped to at most 4 */
+	const char *bare = "";
 
 	for (size_t i = 0; i < t->n; i++) {
 		if (keys[i].tgid != p->pid)
@@ -311,15 +312,15 @@ static void report_leaks(struct serve_agent *a, struct serve_proc *p, const stru
 	if (!count)
 		return;
 	a->leaking_processes++;
+	if (!proc_stacks_has_mappings(p->stacks))
+		bare = " (not symbolized: the process exited before the agent could read its "
+		       "mappings)";
 	proc_stacks_format(p->stacks, largest_stack, LEAK_STACK_FRAMES, where, sizeof(where));
 	text_escape(comm, sizeof(comm), p->comm, false);
 	note(a,
 	     "pid %u (%s) exited with %" PRIu64 " bytes of CUDA memory in %zu allocations not "
 	     "freed; the largest, %" PRIu64 " bytes, allocated at %s%s",
-	     p->pid, comm, bytes, count, largest, where,
-	     proc_stacks_has_mappings(p->stacks)
-		 ? ""
-		 : " (not symbolized: the process exited before the agent could read its mappings)");
+	     p->pid, comm, bytes, count, largest, where, bare);
 }
 
 static void freeze(struct serve_agent *a, struct serve_proc *p, uint64_t now)

@@ -651,7 +651,8 @@ static void collector_copy_wait(void)
 	want = atomic_load(&application_launches) + (unsigned)atoi(k);
 	for (int i = 0; i < 5000 && atomic_load(&application_launches) < want; i++)
 		usleep(1000);
-	collector_wait = atomic_load(&application_launches) >= want ? "launches-went-on" : "timeout";
+	collector_wait =
+	    atomic_load(&application_launches) >= want ? "launches-went-on" : "timeout";
 }
 
 EXPORT CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, void *s)
