@@ -40,8 +40,8 @@
 #define CHUNK_BYTES (1u << 20)
 /*
  * A copy into pageable memory goes through the driver's own staging, and a
- * full ring's 32 MB read so slowed a kernel loop running beside it by a
- * third (bench/RESULTS.md, run 45): rings are read in chunks into this much
+ * full ring's 32 MB read that way slowed a kernel loop running beside it by
+ * a fifth (bench/RESULTS.md, run 45): rings are read in chunks into this much
  * page-locked memory, taken once.
  */
 #define PINNED_BYTES CHUNK_BYTES
