@@ -483,6 +483,14 @@ static void set_clock(struct bpf_probes *bp, struct bpf_ctx *c)
 		c->clock_set = true;
 }
 
+/* Every ring of one set, the context current: read, then with reset emptied. */
+static void drain_rings(struct bpf_probes *bp, struct bpf_ctx *c, unsigned set, bool reset)
+{
+	for (unsigned slot = 0; slot < RINGS; slot++)
+		if (c->mem[set][slot] && (slot == PRINTK_RING || is_ring_slot(bp->s, slot)))
+			drain_ring(bp, c, set, slot, reset);
+}
+
 /*
  * Under the lock: the maps, when no launch runs; and with every launch
  * complete, the active ring set handed over to the other set, emptied
@@ -512,10 +520,7 @@ static void collect_locked(struct bpf_probes *bp, struct bpf_ctx *c, bool still,
 			for (unsigned k = 0; k < 2; k++) {
 				unsigned set = k ? c->active : !c->active;
 
-				for (unsigned slot = 0; slot < RINGS; slot++)
-					if (c->mem[set][slot] &&
-					    (slot == PRINTK_RING || is_ring_slot(bp->s, slot)))
-						drain_ring(bp, c, set, slot, true);
+				drain_rings(bp, c, set, true);
 				c->dirty[set] = false;
 			}
 		}
@@ -542,9 +547,7 @@ static void drain_set(struct bpf_probes *bp, struct bpf_ctx *c, unsigned set, en
 
 	if (drv->cuCtxPushCurrent_v2(c->ctx) != CUDA_SUCCESS)
 		return;
-	for (unsigned slot = 0; slot < RINGS; slot++)
-		if (c->mem[set][slot] && (slot == PRINTK_RING || is_ring_slot(bp->s, slot)))
-			drain_ring(bp, c, set, slot, work == SET_EMPTY);
+	drain_rings(bp, c, set, work == SET_EMPTY);
 	drv->cuCtxPopCurrent_v2(&popped);
 }
 
@@ -585,13 +588,14 @@ static void bpf_collect(void *self, enum instr_collect_reason why)
 	}
 	bp->uncollected = 0;
 	pthread_mutex_unlock(&bp->is->lock);
-	for (unsigned i = 0; i < n; i++) /* the set left behind first: its records are older */
-		for (unsigned k = 0; k < 2; k++) {
-			unsigned set = (work[i][0] == SET_EMPTY) == !k ? 0 : 1;
+	for (unsigned i = 0; i < n; i++) {
+		/* the set left behind (SET_EMPTY) first: its records are older */
+		unsigned first = work[i][1] == SET_EMPTY;
 
+		for (unsigned set = first, k = 0; k < 2; k++, set = !set)
 			if (work[i][set] != SET_IDLE)
 				drain_set(bp, bp->ctxs[i], set, work[i][set]);
-		}
+	}
 	pthread_mutex_lock(&bp->is->lock);
 	for (unsigned i = 0; i < n; i++)
 		for (unsigned set = 0; set < 2; set++)

@@ -7,7 +7,7 @@
 # under emulation, where a loaded host stalls the virtual CPUs for tens of milliseconds: 80 ms
 # measured with builds running beside), and the median of that work within 200 us under KVM,
 # 5 ms under emulation (0.3 ms measured there). A fence the host completed before
-# the wait began is not waited for: the test checks that too, and that most waits did block.
+# the wait began is not waited for: the test checks that too, and that enough waits did block.
 # Each fenced command waits behind T transfers of 16 MiB the host copies: 4 under KVM; 16 under
 # emulation, whose virtual CPU is slow beside the host's copies (with 4, a run saw 3 of 13
 # waits block). More is no better there: QEMU copies holding its big lock, which the emulated
