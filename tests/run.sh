@@ -16,11 +16,18 @@ count() {
 	failed=$((failed + f))
 }
 
+# One case may take this long (the slowest, a sanitized GPU-eBPF or fuzz script, takes a few
+# minutes): a case that hangs fails by name instead of holding the whole run past CI's limit.
+CASE_TIMEOUT=${GRT_CASE_TIMEOUT:-1200}
+
 run_case() { # label, command...
 	local label=$1
 	shift
-	"$@" >"$log" 2>&1
+	timeout --kill-after=10 "$CASE_TIMEOUT" "$@" >"$log" 2>&1
 	local rc=$?
+	if [ $rc = 124 ] || [ $rc = 137 ]; then
+		echo "FAIL - still running after ${CASE_TIMEOUT} s: stopped" >>"$log"
+	fi
 	# A test that replaces /dev/null (a tool unlinking its -o output, say) breaks every later
 	# one and the machine: name the culprit and put the device back.
 	if [ ! -c /dev/null ]; then

@@ -16,7 +16,7 @@ export GRT_CUDA_NO_UPROBE_MULTI=1
 	wpid=$!
 	echo $wpid >"$tmp/wpid"
 	grt_start "$tmp/json" "$tmp/err" snoop cuda -p "$wpid" --libcuda "$FAKE" --json || exit 1
-	echo >"$tmp/gate"
+	open_gate "$tmp/gate" || echo "no workload at the gate" >&2
 	wait $wpid
 	grt_wait
 )

@@ -19,7 +19,7 @@ WORKLOAD_GATE=$tmp/gate "$WL/cuda_late_dlopen" "$(realpath "$FAKE_COPY")" 100 "$
 wpid=$!
 grt_start "$tmp/json2" "$tmp/err" snoop cuda -p "$wpid" --libcuda "$FAKE" --json ||
 	{ fail "snoop -p starts"; exit 1; }
-echo >"$tmp/gate"
+check "the workload opened its gate" open_gate "$tmp/gate"
 wait $wpid
 check "workload (other copy) ran" [ $? = 0 ]
 check "snoop ends with its process" grt_wait

@@ -46,20 +46,40 @@ check "lent-main workload ran" [ $? = 0 ]
 check "its launches, under the calling thread's name, not grtrace's" \
 	has "grtrace_cuda_launches_total{pid=\"$M\",comm=\"lend_worker\",kernel=\"mine\"} 12"
 
+# the gate itself: a workload that opens it while an earlier writer is still open, and sees that
+# writer close without a byte for it, waits for the next opening (the exec below meets this when
+# the first byte's writer closes late on a loaded machine; before, it exited and the script hung)
+mkfifo "$tmp/stale"
+exec 3<>"$tmp/stale" # a writer (and reader) that never writes
+WORKLOAD_GATE=$tmp/stale "$WL/cuda_lend_exec" 1 3>&- &
+G=$!
+for _ in $(seq 200); do
+	ls -l "/proc/$G/fd" 2>/dev/null | grep -q "$tmp/stale" && break
+	sleep 0.05
+done
+exec 3>&-
+sleep 0.3
+check "a stale writer closing does not open the gate" kill -0 $G
+check "... the next opening does" open_gate "$tmp/stale"
+wait $G
+check "... and the workload ran" [ $? = 0 ]
+
 # an exec: 15 + 15 launches (and 15 lent), then the process execs itself and, past the gate
 # again, its main thread (the same thread) launches 15 times in the new program
 # each opening of the gate writes one byte: the rest of a longer write could still be in the
 # FIFO when the exec'd program opens it (the writer not yet closed, on a loaded machine) and
-# let it through at once, before the first program's final series were scraped
+# let it through at once, before the first program's final series were scraped; and the exec'd
+# program, finding the first byte's writer not yet closed, reads an end of file and waits for
+# the next opening (workload_gate)
 mkfifo "$tmp/gate"
 WORKLOAD_GATE=$tmp/gate "$WL/cuda_lend_exec" 15 exec &
 E=$!
-printf g >"$tmp/gate"
+check "the workload opened its gate" open_gate "$tmp/gate"
 X="pid=\"$E\",comm=\"cuda_lend_exec\""
 check "the first program's launches, final at its exec" \
 	has "grtrace_cuda_launches_total{$X,kernel=\"mine\"} 30"
 check "... which ended it" has "grtrace_cuda_process_exited{$X} 1"
-printf g >"$tmp/gate"
+check "the exec'd program opened its gate" open_gate "$tmp/gate"
 wait $E
 check "exec workload ran" [ $? = 0 ]
 check "the new program's launches on the same thread are counted" \

@@ -35,7 +35,7 @@ tmux new-session -d -s "$S" -x 150 -y 30 \
 	"GRTRACE_UVM_REPLAY=$PWD/tests/data/uvm/v2.bin $GRT top -s cuda,uvm -p $STORM --libcuda $FAKE; sleep 30"
 check "top draws its header" until_screen "PID COMMAND *LAUNCH/s *API_P50 *API_P99 *DEV_MEM *COPY_GB/s *SYNC% *UVM_FLT/s *BUSIEST KERNEL" 300
 check "the title names the sort" until_screen "sort: launches/s" 10
-echo x >"$tmp/gate"
+check "the workload opened its gate" open_gate "$tmp/gate"
 check "a row for the workload with its busiest kernel" until_screen "^ *$STORM cuda_storm .* storm *\$" 100
 rate=$(screen | sed -n "s/^ *$STORM cuda_storm *\([0-9]*\) .*/\1/p")
 check "launches/s near the workload's pace of 2000 (got $rate)" test "${rate:-0}" -ge 1500 -a "${rate:-0}" -le 2500
@@ -55,7 +55,7 @@ wait $STORM
 # --batch: plain snapshots, one title each, no terminal needed
 WORKLOAD_GATE="$tmp/gate" "$WL/cuda_storm" 6 1 1000 >/dev/null &
 STORM=$!
-(sleep 3; echo x >"$tmp/gate") &
+(sleep 3; open_gate "$tmp/gate") &
 "$GRT" top --batch 3 -p $STORM --libcuda "$FAKE" --interval 1 >"$tmp/batch.out" 2>"$tmp/batch.err" </dev/null
 check "--batch 3 exits 0" [ $? = 0 ]
 check "--batch 3 prints three snapshots" [ "$(grep -c '^grtrace top - ' "$tmp/batch.out")" = 3 ]

@@ -16,3 +16,9 @@ check() {
 	shift
 	if "$@"; then ok "$name"; else fail "$name"; fi
 }
+
+# open_gate FIFO: lets a workload waiting at its WORKLOAD_GATE go (one byte); fails after 60 s
+# when no workload opened the FIFO, which would otherwise block the script for ever
+open_gate() {
+	timeout 60 bash -c 'printf g >"$1"' open_gate "$1"
+}
