@@ -15,6 +15,7 @@
 #include "inject/call_rings.h"
 #include "inject/inject.h"
 #include "inject/interpose.h"
+#include "inject/tsc_clock.h"
 #include "sources/cuda.h"
 #include "sources/cuda_api.h"
 #include "trace/records_cuda.h"
@@ -146,6 +147,12 @@ void call_record_load(void)
 	close_rings_of_old_image();
 	rec_state.ppid = (uint32_t)getppid();
 	rec_state.have_key = !pthread_key_create(&rec_state.exit_key, thread_exit);
+	/*
+	 * The calls' two timestamps from the TSC, unless the gpu source records here too: its
+	 * launch path opens its own bracket at the record's entry time, on clock_gettime.
+	 */
+	if (!inject()->cfg.shm_path[0])
+		tsc_clock_init();
 	announce_process();
 	call_record_on = true;
 }
@@ -156,6 +163,7 @@ void call_record_after_fork(void)
 		return;
 	/* the forking thread's ring stays the parent's: the child's threads claim their own */
 	atomic_fetch_add(&fork_generation, 1);
+	tsc_clock_after_fork();
 	me.ring = NULL;
 	me.tid = 0;
 	rec_state.pid = (uint32_t)getpid();
@@ -715,7 +723,7 @@ struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, vo
 	if (!ev)
 		return NULL;
 	memset(ev, 0, sizeof(*ev));
-	ev->entry_ns = inject_now_ns();
+	ev->entry_ns = tsc_clock_ns();
 	ev->pid = rec_state.pid;
 	ev->tid = me.tid;
 	ev->ppid = rec_state.ppid;
@@ -746,7 +754,10 @@ void call_record_exit(struct cuda_event *ev, CUresult r, uint64_t now_ns)
 	union cuda_call_args *x = &ev->args;
 
 	_Static_assert(offsetof(struct cuda_event, entry_ns) == 0, "call_record_entry_ns()");
-	ev->return_ns = now_ns ? now_ns : inject_now_ns();
+	ev->return_ns = now_ns ? now_ns : tsc_clock_ns();
+	/* two CPUs' counters, or a refit between the reads, may differ by a few ns */
+	if (ev->return_ns < ev->entry_ns)
+		ev->return_ns = ev->entry_ns;
 	ev->ret = r;
 	switch (cls) {
 	case CUDA_CLASS_MEM_ALLOC:

@@ -33,4 +33,37 @@ expect_records known "" -- "$WL/cuda_known"
 expect_records known_returns4 "" --launch-returns 4 -- "$WL/cuda_known"
 # 4 named threads, 300 launches each: per-thread names and exact counts
 expect_records threads --sorted -- "$WL/cuda_threads" 4 300
+# The calls' timestamps are CLOCK_MONOTONIC, as the kernel-side sources' are (from the TSC by
+# default, from clock_gettime with GRTRACE_INJECT_CLOCK=monotonic): on the calling thread every
+# system call lies inside a CUDA call or outside it, never across its entry or return (1 us
+# allowed), and cuda_known's closing sleep starts after its last CUDA call returned.
+clock_agrees() { # JSON
+	python3 - "$1" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+calls = [(r["ts_ns"], r["ts_ns"] + r["api_ns"]) for r in rows
+         if r.get("api_ns") is not None and r.get("type") != "syscall" and r.get("comm") == "cuda_known"]
+main = {r["pid"] for r in rows if r.get("comm") == "cuda_known"}
+sys_ = [(r["ts_ns"], r["ts_ns"] + (r.get("duration_ns") or 0), r["name"]) for r in rows
+        if r.get("type") == "syscall" and r["tid"] in main and r.get("state") == "returned"]
+SLACK = 1000
+across = [(n, s - a, e - b) for s, e, n in sys_ for a, b in calls
+          if (a + SLACK < s < b - SLACK and e > b + SLACK) or (s < a - SLACK and a + SLACK < e < b - SLACK)]
+sleep = [s for s, e, n in sys_ if n == "clock_nanosleep"]
+last = max(b for a, b in calls)
+ok = calls and sys_ and not across and sleep and sleep[-1] >= last
+print("%d calls, %d system calls, %d across a call%s, sleep %d ns after the last return"
+      % (len(calls), len(sys_), len(across), (" " + str(across[:3])) if across else "",
+         (sleep[-1] - last) if sleep else -1))
+sys.exit(0 if ok else 1)
+PY
+}
+for clock in auto monotonic; do
+	GRTRACE_INJECT_CLOCK=$clock "$GRT" record -f -o "$tmp/clock.grt" -s cuda,syscall --cuda-via inject \
+		--libcuda "$FAKE" -- "$WL/cuda_known" >/dev/null 2>"$tmp/clock.err"
+	check "clock $clock: cuda_known recorded with system calls" [ $? = 0 ]
+	"$GRT" parse --format json --all "$tmp/clock.grt" >"$tmp/clock.json"
+	said=$(clock_agrees "$tmp/clock.json")
+	check "clock $clock: calls and system calls on one clock ($said)" [ $? = 0 ]
+done
 exit $failed
