@@ -12,7 +12,9 @@
 # environment: MODES (default "untraced A B"; also L: build A's library preloaded, not
 #   recording, for what interposing alone costs), PIN (a CPU, or "none"), NOASLR=1 (every run with the same address layout, through
 #   setarch -R), LAUNCH_BATCHES (default 200 x 256 launches),
-#   GRT_RECORD_FLAGS (more record flags for both builds)
+#   GRT_RECORD_FLAGS (more record flags for both builds), A_ENV / B_ENV (VAR=VALUE words set
+#   for build A's / B's recorded runs: one build against itself with another setting, e.g.
+#   B_ENV=GRTRACE_INJECT_CLOCK=monotonic)
 # Needs root, nvcc and a GPU.
 set -u
 A=$(cd "${1:?usage: bench/inproc_launch_builds.sh BUILD_A BUILD_B OUTDIR [ROUNDS]}" && pwd)
@@ -32,19 +34,20 @@ pin=()
 [ "$PIN" = none ] || pin=(taskset -c "$PIN")
 [ "${NOASLR:-0}" = 1 ] && pin=(setarch "$(uname -m)" -R "${pin[@]}")
 say "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), $(uname -r), $ROUNDS rounds, pinned to ${PIN}, NOASLR=${NOASLR:-0}"
-say "# A=$A B=$B"
+say "# A=$A ${A_ENV:-} B=$B ${B_ENV:-}"
 
 # one MODE API ROUND: one run of the loop, its median ns appended to OUT/API_MODE.ns
 one() {
-	local mode=$1 api=$2 round=$3 n=$OUT/$2_$1_$3 build
+	local mode=$1 api=$2 round=$3 n=$OUT/$2_$1_$3 build envs
 	case $mode in
 	untraced) "${pin[@]}" "$OUT/launch_loop" "$api" 256 "$BATCHES" >"$n.out" 2>&1 ;;
 	L) LD_PRELOAD=$A/libgrtrace-inject.so "${pin[@]}" "$OUT/launch_loop" "$api" 256 "$BATCHES" >"$n.out" 2>&1 ;;
 	*)
 		build=$A
-		[ "$mode" = B ] && build=$B
-		# shellcheck disable=SC2086 # GRT_RECORD_FLAGS is words
-		timeout 300 "$build/grtrace" record -f -s cuda --cuda-via inject ${LIBCUDA:+--libcuda $LIBCUDA} \
+		envs=${A_ENV:-}
+		[ "$mode" = B ] && build=$B && envs=${B_ENV:-}
+		# shellcheck disable=SC2086 # GRT_RECORD_FLAGS and the environments are words
+		env $envs timeout 300 "$build/grtrace" record -f -s cuda --cuda-via inject ${LIBCUDA:+--libcuda $LIBCUDA} \
 			${GRT_RECORD_FLAGS:-} -o "$n.grt" -- "${pin[@]}" "$OUT/launch_loop" "$api" 256 "$BATCHES" \
 			>"$n.out" 2>"$n.err" || say "record failed: $n ($(tail -1 "$n.err"))"
 		got=$("$build/grtrace" report "$n.grt" --kernels --format json 2>/dev/null |
