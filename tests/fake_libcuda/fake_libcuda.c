@@ -288,6 +288,28 @@ static CUresult wait_stream(CUstream stream)
 	return CUDA_SUCCESS;
 }
 
+/*
+ * FAKE_CUDA_LAUNCH_TOUCH_KB=N: each launch writes one byte in every cache line of an N KiB
+ * buffer, as a real driver's launch works through its own memory between the caller's two
+ * halves of a wrapper (bench/inproc_clock.sh; the tests leave it unset).
+ */
+static unsigned char *touch_buf;
+static size_t touch_bytes;
+
+__attribute__((constructor)) static void read_touch(void)
+{
+	const char *kb = getenv("FAKE_CUDA_LAUNCH_TOUCH_KB");
+
+	if (kb && atol(kb) > 0 && (touch_buf = calloc((size_t)atol(kb), 1024)))
+		touch_bytes = (size_t)atol(kb) * 1024;
+}
+
+static void launch_work(void)
+{
+	for (size_t i = 0; i < touch_bytes; i += 64)
+		touch_buf[i]++;
+}
+
 /* ---- launches: a NULL function is the one invalid handle ---- */
 
 #define FAKE_LAUNCH(name)                                                                          \
@@ -297,6 +319,7 @@ static CUresult wait_stream(CUstream stream)
 	{                                                                                          \
 		TOUCH();                                                                           \
 		wait_stream(stream);                                                               \
+		launch_work();                                                                     \
 		return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;                               \
 	}
 FAKE_LAUNCH(cuLaunchKernel)
