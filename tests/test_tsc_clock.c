@@ -10,7 +10,7 @@
 #include "inject/tsc_clock.h"
 #include "test_util.h"
 
-/* Most reads must lie this close to the clock read around them... */
+/* Nearly all reads (97%) must lie this close to the clock read around them... */
 #define NEAR_NS 200
 /* ... and every read this close (a loaded 2-core machine preempts a refit's pair now and then) */
 #define FAR_NS 20000
@@ -77,7 +77,7 @@ static void test_follows_the_clock(void)
 	       " refits\n",
 	       f.reads, f.near, NEAR_NS, f.worst, tsc_clock_refits());
 	CHECK(tsc_clock_on);
-	CHECK_MSG(f.near * 100 >= f.reads * 99, "%" PRIu64 " of %" PRIu64 " reads within %d ns",
+	CHECK_MSG(f.near * 100 >= f.reads * 97, "%" PRIu64 " of %" PRIu64 " reads within %d ns",
 		  f.near, f.reads, NEAR_NS);
 	CHECK_MSG(f.worst <= FAR_NS, "a read %" PRIu64 " ns off the clock", f.worst);
 	CHECK_EQ_U64(f.backwards, 0);
@@ -144,7 +144,7 @@ static void test_recovers(void)
 	f = follow_for(100);
 	CHECK(tsc_clock_refits() > refits);
 	CHECK(line().mult != 0);
-	CHECK_MSG(f.near * 100 >= f.reads * 99, "after the restart %" PRIu64 " of %" PRIu64 " near",
+	CHECK_MSG(f.near * 100 >= f.reads * 97, "after the restart %" PRIu64 " of %" PRIu64 " near",
 		  f.near, f.reads);
 	CHECK_MSG(f.worst <= FAR_NS, "after the restart a read %" PRIu64 " ns off", f.worst);
 	CHECK(t > 0);
@@ -172,7 +172,7 @@ static void test_threads(void)
 		CHECK_MSG(f[i].backwards <= 1, "thread %d stepped back %" PRIu64 " ns", i,
 			  f[i].backwards);
 		CHECK_MSG(f[i].worst <= FAR_NS, "thread %d read %" PRIu64 " ns off", i, f[i].worst);
-		CHECK_MSG(f[i].near * 100 >= f[i].reads * 99, "thread %d: %" PRIu64 " of %" PRIu64,
+		CHECK_MSG(f[i].near * 100 >= f[i].reads * 97, "thread %d: %" PRIu64 " of %" PRIu64,
 			  i, f[i].near, f[i].reads);
 	}
 	CHECK_EQ_U64(tsc_clock_restarts(), 0);

@@ -93,16 +93,10 @@ static void publish(const struct tsc_fit *f)
 static struct tsc_fit current_fit(void)
 {
 	struct tsc_fit f;
-	unsigned seq;
+	uint64_t tsc;
 
-	do {
-		seq = atomic_load_explicit(&tsc_clock.seq, memory_order_acquire);
-		f.base_tsc = __atomic_load_n(&tsc_clock.fit.base_tsc, __ATOMIC_RELAXED);
-		f.base_ns = __atomic_load_n(&tsc_clock.fit.base_ns, __ATOMIC_RELAXED);
-		f.mult = __atomic_load_n(&tsc_clock.fit.mult, __ATOMIC_RELAXED);
-		f.next_tsc = __atomic_load_n(&tsc_clock.fit.next_tsc, __ATOMIC_RELAXED);
-		atomic_thread_fence(memory_order_acquire);
-	} while ((seq & 1) || atomic_load_explicit(&tsc_clock.seq, memory_order_relaxed) != seq);
+	while (!tsc_fit_snapshot(&f, &tsc))
+		;
 	return f;
 }
 

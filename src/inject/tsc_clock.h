@@ -76,27 +76,36 @@ static inline uint64_t tsc_fit_ns(const struct tsc_fit *f, uint64_t tsc)
 	return f->base_ns + (uint64_t)(((unsigned __int128)ticks * f->mult) >> 32);
 }
 
+/*
+ * A consistent copy of the fit, and the counter read after the fit's version (so no fit newer
+ * than the counter value is taken): false when a refit wrote the fit meanwhile (read again).
+ */
+static inline bool tsc_fit_snapshot(struct tsc_fit *f, uint64_t *tsc)
+{
+	unsigned seq = atomic_load_explicit(&tsc_clock.seq, memory_order_acquire);
+
+	*tsc = tsc_clock_counter();
+	f->base_tsc = __atomic_load_n(&tsc_clock.fit.base_tsc, __ATOMIC_RELAXED);
+	f->base_ns = __atomic_load_n(&tsc_clock.fit.base_ns, __ATOMIC_RELAXED);
+	f->mult = __atomic_load_n(&tsc_clock.fit.mult, __ATOMIC_RELAXED);
+	f->next_tsc = __atomic_load_n(&tsc_clock.fit.next_tsc, __ATOMIC_RELAXED);
+	atomic_thread_fence(memory_order_acquire);
+	return !(seq & 1) && atomic_load_explicit(&tsc_clock.seq, memory_order_relaxed) == seq;
+}
+
 /* CLOCK_MONOTONIC in nanoseconds: from the counter when it may, else clock_gettime. */
 static inline uint64_t tsc_clock_ns(void)
 {
+	struct tsc_fit f;
+	uint64_t tsc;
+
 	if (!tsc_clock_on)
 		return inject_now_ns();
-	for (;;) {
-		unsigned seq = atomic_load_explicit(&tsc_clock.seq, memory_order_acquire);
-		uint64_t tsc = tsc_clock_counter();
-		struct tsc_fit f;
-
-		f.base_tsc = __atomic_load_n(&tsc_clock.fit.base_tsc, __ATOMIC_RELAXED);
-		f.base_ns = __atomic_load_n(&tsc_clock.fit.base_ns, __ATOMIC_RELAXED);
-		f.mult = __atomic_load_n(&tsc_clock.fit.mult, __ATOMIC_RELAXED);
-		f.next_tsc = __atomic_load_n(&tsc_clock.fit.next_tsc, __ATOMIC_RELAXED);
-		atomic_thread_fence(memory_order_acquire);
-		if ((seq & 1) || atomic_load_explicit(&tsc_clock.seq, memory_order_relaxed) != seq)
-			continue;
-		if (__builtin_expect(tsc >= f.next_tsc, 0))
-			return tsc_clock_refit(tsc);
-		return tsc_fit_ns(&f, tsc);
-	}
+	while (!tsc_fit_snapshot(&f, &tsc))
+		;
+	if (__builtin_expect(tsc >= f.next_tsc, 0))
+		return tsc_clock_refit(tsc);
+	return tsc_fit_ns(&f, tsc);
 }
 
 #endif
