@@ -153,6 +153,9 @@ void call_record_load(void)
 	 */
 	if (!inject()->cfg.shm_path[0])
 		tsc_clock_init();
+	if (inject()->cfg.debug)
+		inject_debug("call timestamps: %s", tsc_clock_on ? "the TSC, fitted to CLOCK_MONOTONIC"
+							     : "clock_gettime");
 	announce_process();
 	call_record_on = true;
 }
