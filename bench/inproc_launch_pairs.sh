@@ -8,7 +8,8 @@
 # GRTRACE_INJECT_CLOCK=monotonic. Prints each process's median added ns per launch and, per
 # mode, the median over processes; every trace must hold exactly the wrapped launches.
 # usage: bench/inproc_launch_pairs.sh BUILD OUTDIR [RUNS] [PAIRS]   (root, nvcc, a GPU)
-# environment: VARIANT_LIB (another libgrtrace-inject.so: adds the mode "variant", recorded
+# environment: MODES (default "untraced library tsc monotonic"), VARIANT_LIB (another
+#   libgrtrace-inject.so: adds the mode "variant", recorded
 #   with it through GRTRACE_INJECT_LIB); FAKE=1 (no GPU: bench/fake_launch_pairs.c on BUILD's
 #   fake driver, each launch working through FAKE_CUDA_LAUNCH_TOUCH_KB, default 128, of memory)
 set -u
@@ -59,7 +60,7 @@ one() {
 }
 
 rm -f "$OUT"/*.added
-modes=(untraced library tsc monotonic)
+read -r -a modes <<<"${MODES:-untraced library tsc monotonic}"
 [ -n "${VARIANT_LIB:-}" ] && modes+=(variant)
 for run in $(seq "$RUNS"); do
 	for k in "${!modes[@]}"; do one "${modes[$(((k + run) % ${#modes[@]}))]}" "$run"; done
