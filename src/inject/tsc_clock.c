@@ -29,6 +29,7 @@ bool tsc_clock_on;
 static struct {
 	uint64_t tsc, ns; /* the first pair: the slope's baseline starts here */
 	atomic_flag refitting;
+	uint64_t slope; /* the long-run ns per tick (32.32) of the last refit, without correction */
 	atomic_uint_fast64_t refits, restarts;
 } state = {.refitting = ATOMIC_FLAG_INIT};
 
@@ -101,6 +102,19 @@ static struct tsc_fit current_fit(void)
 }
 
 /*
+ * Where the old line stands at tsc: its own (corrected) slope as far as next_tsc, where readers
+ * could read it, and the long-run slope beyond, where they could not: a correction meant for one
+ * period must not go on through an idle second (it would carry the line microseconds off).
+ */
+static uint64_t line_at(const struct tsc_fit *old, uint64_t tsc, uint64_t slope)
+{
+	if (tsc <= old->next_tsc)
+		return tsc_fit_ns(old, tsc);
+	return tsc_fit_ns(old, old->next_tsc) +
+	       (uint64_t)(((unsigned __int128)(tsc - old->next_tsc) * slope) >> 32);
+}
+
+/*
  * The next line from a fresh pair: its slope from the baseline since the first pair, corrected
  * so that the drift the old line shows at the pair is gone by the end of the next period; it
  * starts where the old line is, so no reader sees time step back. A line with no slope (mult 0)
@@ -109,7 +123,7 @@ static struct tsc_fit current_fit(void)
 static struct tsc_fit next_fit(const struct tsc_fit *old, uint64_t tsc, uint64_t ns)
 {
 	uint64_t baseline = ns - state.ns;
-	uint64_t mult, ticks;
+	uint64_t mult, ticks, now;
 	int64_t drift;
 
 	if (tsc <= state.tsc || ns <= state.ns)
@@ -118,7 +132,8 @@ static struct tsc_fit next_fit(const struct tsc_fit *old, uint64_t tsc, uint64_t
 	ticks = period_ticks(baseline, mult);
 	if (!old->mult)
 		return (struct tsc_fit){tsc, ns, mult, tsc + ticks};
-	drift = (int64_t)(ns - tsc_fit_ns(old, tsc));
+	now = line_at(old, tsc, mult);
+	drift = (int64_t)(ns - now);
 	if (drift > RESTART_NS || drift < -RESTART_NS)
 		return (struct tsc_fit){0};
 	/* ahead of the line: step forward; behind it: slow down rather than step back */
@@ -131,7 +146,7 @@ static struct tsc_fit next_fit(const struct tsc_fit *old, uint64_t tsc, uint64_t
 		mult -= slope((uint64_t)-drift, ticks);
 	else
 		mult /= 2;
-	return (struct tsc_fit){tsc, tsc_fit_ns(old, tsc), mult, tsc + ticks};
+	return (struct tsc_fit){tsc, now, mult, tsc + ticks};
 }
 
 uint64_t tsc_clock_refit(uint64_t tsc)
@@ -148,8 +163,15 @@ uint64_t tsc_clock_refit(uint64_t tsc)
 	}
 	if (atomic_flag_test_and_set_explicit(&state.refitting, memory_order_acquire))
 		/* another thread refits: the old line a little longer, or the clock itself */
-		return old.mult ? tsc_fit_ns(&old, tsc) : inject_now_ns();
+		return old.mult
+			   ? line_at(&old, tsc, __atomic_load_n(&state.slope, __ATOMIC_RELAXED))
+			   : inject_now_ns();
 	old = current_fit();
+	if (old.mult && tsc >= old.base_tsc && tsc < old.next_tsc) {
+		/* another thread refitted since this one found the line due */
+		atomic_flag_clear_explicit(&state.refitting, memory_order_release);
+		return tsc_fit_ns(&old, tsc);
+	}
 	read_pair(&pair_tsc, &pair_ns);
 	f = next_fit(&old, pair_tsc, pair_ns);
 	if (!f.mult) {
@@ -157,6 +179,8 @@ uint64_t tsc_clock_refit(uint64_t tsc)
 		__atomic_store_n(&state.ns, pair_ns, __ATOMIC_RELAXED);
 		atomic_fetch_add_explicit(&state.restarts, 1, memory_order_relaxed);
 	} else {
+		__atomic_store_n(&state.slope, slope(pair_ns - state.ns, pair_tsc - state.tsc),
+				 __ATOMIC_RELAXED);
 		atomic_fetch_add_explicit(&state.refits, 1, memory_order_relaxed);
 	}
 	publish(&f);
@@ -187,11 +211,21 @@ void tsc_clock_start(void)
 
 void tsc_clock_after_fork(void)
 {
-	/* the thread that held the fit or its lock at the fork is not in the child */
+	/*
+	 * A thread that was refitting at the fork is not in the child: its fit may be half written
+	 * and its first pair half moved. Start over, as after a jump.
+	 */
 	unsigned seq = atomic_load_explicit(&tsc_clock.seq, memory_order_relaxed);
+	bool cut = atomic_flag_test_and_set_explicit(&state.refitting, memory_order_relaxed);
 
 	if (seq & 1)
 		atomic_store_explicit(&tsc_clock.seq, seq + 1, memory_order_relaxed);
+	if (cut || (seq & 1)) {
+		static const struct tsc_fit none;
+
+		publish(&none);
+		read_pair(&state.tsc, &state.ns);
+	}
 	atomic_flag_clear_explicit(&state.refitting, memory_order_relaxed);
 }
 

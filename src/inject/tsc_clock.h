@@ -8,9 +8,11 @@
  * library keeps against CLOCK_MONOTONIC itself: refitted by whichever thread reads the clock
  * once a period has passed (1 ms at first, 50 ms once the fit rests on a long baseline), each
  * refit continuing the previous line and steering its slope to absorb what it drifted, so the
- * values stay within tens of nanoseconds of CLOCK_MONOTONIC and do not step back by more than
- * a nanosecond (a line 1 us behind the clock steps forward, one ahead slows down; a drift over
- * 1 ms starts the fit over, on clock_gettime meanwhile). Used only
+ * values stay within tens of nanoseconds of CLOCK_MONOTONIC and a thread's time does not step
+ * back (but by tens of ns when a refit is preempted while another thread reads on: records
+ * keep return >= entry). A line 1 us behind the clock steps forward, one ahead slows down; a
+ * drift over 1 ms, a counter reset or a fork during a refit starts the fit over, on
+ * clock_gettime meanwhile. Used only
  * where the kernel's own clocksource is the TSC (synchronized across CPUs, constant rate);
  * elsewhere, or with GRTRACE_INJECT_CLOCK=monotonic, every read is clock_gettime.
  */
@@ -23,6 +25,9 @@
 #include "inject/now.h"
 
 #define GRT_INJECT_ENV_CLOCK "GRTRACE_INJECT_CLOCK" /* "monotonic": no TSC */
+
+/* A counter this far behind the line's start is no skew between CPUs but a reset (~0.3 ms). */
+#define TSC_BEHIND_TICKS (1ULL << 20)
 
 /* The line ns = base_ns + (tsc - base_tsc) * mult / 2^32, valid until next_tsc. */
 struct tsc_fit {
@@ -101,9 +106,12 @@ static inline uint64_t tsc_clock_ns(void)
 
 	if (!tsc_clock_on)
 		return inject_now_ns();
-	while (!tsc_fit_snapshot(&f, &tsc))
-		;
-	if (__builtin_expect(tsc >= f.next_tsc, 0))
+	/* bounded: a signal handler's call on a thread interrupted inside a refit must not spin */
+	for (int tries = 0; !tsc_fit_snapshot(&f, &tsc); tries++)
+		if (tries > 1000)
+			return inject_now_ns();
+	/* due, or a counter far behind the line's start (a TSC reset): refit */
+	if (__builtin_expect(tsc >= f.next_tsc || tsc + TSC_BEHIND_TICKS < f.base_tsc, 0))
 		return tsc_clock_refit(tsc);
 	return tsc_fit_ns(&f, tsc);
 }
