@@ -198,14 +198,20 @@ uint64_t tsc_clock_restarts(void)
 	return atomic_load_explicit(&state.restarts, memory_order_relaxed);
 }
 
-void tsc_clock_start(void)
+/* No line, and a new first pair: clock_gettime until the baseline from it is long enough. */
+static void start_over(void)
 {
 	static const struct tsc_fit none;
 
 	publish(&none);
+	read_pair(&state.tsc, &state.ns);
+}
+
+void tsc_clock_start(void)
+{
 	atomic_store_explicit(&state.refits, 0, memory_order_relaxed);
 	atomic_store_explicit(&state.restarts, 0, memory_order_relaxed);
-	read_pair(&state.tsc, &state.ns);
+	start_over();
 	tsc_clock_on = true;
 }
 
@@ -220,12 +226,8 @@ void tsc_clock_after_fork(void)
 
 	if (seq & 1)
 		atomic_store_explicit(&tsc_clock.seq, seq + 1, memory_order_relaxed);
-	if (cut || (seq & 1)) {
-		static const struct tsc_fit none;
-
-		publish(&none);
-		read_pair(&state.tsc, &state.ns);
-	}
+	if (cut || (seq & 1))
+		start_over();
 	atomic_flag_clear_explicit(&state.refitting, memory_order_relaxed);
 }
 

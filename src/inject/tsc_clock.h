@@ -12,9 +12,9 @@
  * back (but by tens of ns when a refit is preempted while another thread reads on: records
  * keep return >= entry). A line 1 us behind the clock steps forward, one ahead slows down; a
  * drift over 1 ms, a counter reset or a fork during a refit starts the fit over, on
- * clock_gettime meanwhile. Used only
- * where the kernel's own clocksource is the TSC (synchronized across CPUs, constant rate);
- * elsewhere, or with GRTRACE_INJECT_CLOCK=monotonic, every read is clock_gettime.
+ * clock_gettime meanwhile. Used only where the kernel's own clocksource is the TSC
+ * (synchronized across CPUs, constant rate); elsewhere, or with GRTRACE_INJECT_CLOCK=monotonic,
+ * every read is clock_gettime.
  */
 #ifndef GRT_INJECT_TSC_CLOCK_H
 #define GRT_INJECT_TSC_CLOCK_H

@@ -298,10 +298,11 @@ static size_t touch_bytes;
 
 __attribute__((constructor)) static void read_touch(void)
 {
-	const char *kb = getenv("FAKE_CUDA_LAUNCH_TOUCH_KB");
+	const char *env = getenv("FAKE_CUDA_LAUNCH_TOUCH_KB");
+	long kb = env ? atol(env) : 0;
 
-	if (kb && atol(kb) > 0 && (touch_buf = calloc((size_t)atol(kb), 1024)))
-		touch_bytes = (size_t)atol(kb) * 1024;
+	if (kb > 0 && (touch_buf = calloc((size_t)kb, 1024)))
+		touch_bytes = (size_t)kb * 1024;
 }
 
 static void launch_work(void)
