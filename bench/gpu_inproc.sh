@@ -56,8 +56,6 @@ traced() {
 	env ${TRACED_ENV:-} timeout 300 "$GRT" record -f -s "$sources" ${via:+--cuda-via $via} $LIBFLAG -o "$OUT/$name.grt" \
 		-- "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" || echo "record failed: $name" >>"$SUMMARY"
 }
-launches_in() { "$GRT" report "$1" --kernels --format json 2>/dev/null |
-	$PY -c 'import json,sys; print(sum(k["launches"] for k in json.load(sys.stdin)["kernels"]))'; }
 # stats FILE: "median min max" of the numbers in FILE
 stats() { sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.4f %.4f %.4f", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 # versus BASE FILE: "median min max added added%" of the numbers in FILE against BASE's median
@@ -82,7 +80,7 @@ for round in $(seq "$ROUNDS"); do
 				"$OUT/launch_loop" $api 256 "$BATCHES" >"$OUT/$n.out" 2>&1
 			else
 				traced "$n" cuda $via "$OUT/launch_loop" $api 256 "$BATCHES"
-				got=$(launches_in "$OUT/$n.grt")
+				got=$(launches_in "$GRT" "$OUT/$n.grt")
 				want=$((256 * (BATCHES + 10)))
 				[ "$got" = "$want" ] || say "MISSING: $n recorded $got of $want launches"
 				rm -f "$OUT/$n.grt"
@@ -135,7 +133,7 @@ elif $PY -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 			"(sorted: $(tr '\n' ' ' <"$OUT/torch_$m.paired"))"
 	done
 	$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" profile >"$OUT/torch_profile.out" 2>&1
-	say "launches in the -s cuda trace: $(launches_in "$OUT/torch_cuda_1.grt"), PyTorch profiler's" \
+	say "launches in the -s cuda trace: $(launches_in "$GRT" "$OUT/torch_cuda_1.grt"), PyTorch profiler's" \
 		"kernels: $(sed -n 's/^profiler_kernels=//p' "$OUT/torch_profile.out")"
 	say "path: $("$GRT" parse "$OUT/torch_cuda_1.grt" | grep -o 'CUDA calls recorded [a-z-]*' | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
 	say "lost: $("$GRT" report "$OUT/torch_cuda_1.grt" --drops --format json | $PY -c 'import json,sys; print(json.load(sys.stdin)["drops"]["lost"])')"

@@ -24,7 +24,6 @@ ROUNDS=${4:-7}
 BATCHES=${LAUNCH_BATCHES:-200}
 PIN=${PIN:-4}
 HERE=$(cd "$(dirname "$0")" && pwd)
-PY=${PYTHON:-python3}
 NAME=inproc_launch_builds
 . "$HERE/gpu_summary.bash"
 [ "$(id -u)" = 0 ] || die "needs root"
@@ -50,8 +49,7 @@ one() {
 		env $envs timeout 300 "$build/grtrace" record -f -s cuda --cuda-via inject ${LIBCUDA:+--libcuda $LIBCUDA} \
 			${GRT_RECORD_FLAGS:-} -o "$n.grt" -- "${pin[@]}" "$OUT/launch_loop" "$api" 256 "$BATCHES" \
 			>"$n.out" 2>"$n.err" || say "record failed: $n ($(tail -1 "$n.err"))"
-		got=$("$build/grtrace" report "$n.grt" --kernels --format json 2>/dev/null |
-			$PY -c 'import json,sys; print(sum(k["launches"] for k in json.load(sys.stdin)["kernels"]))')
+		got=$(launches_in "$build/grtrace" "$n.grt")
 		[ "$got" = $((256 * (BATCHES + 10))) ] || say "MISSING: $n recorded $got of $((256 * (BATCHES + 10))) launches"
 		rm -f "$n.grt"
 		;;

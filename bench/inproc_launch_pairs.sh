@@ -47,8 +47,7 @@ one() {
 		GRTRACE_INJECT_LIB=$lib GRTRACE_INJECT_CLOCK=$clock timeout 300 "$BUILD/grtrace" record -f -s cuda --cuda-via inject \
 			${LIBCUDA:+--libcuda $LIBCUDA} -o "$n.grt" -- "$OUT/launch_pairs" 256 "$PAIRS" \
 			>"$n.out" 2>"$n.err" || say "record failed: $n ($(tail -1 "$n.err"))"
-		got=$("$BUILD/grtrace" report "$n.grt" --kernels --format json 2>/dev/null |
-			python3 -c 'import json,sys; print(sum(k["launches"] for k in json.load(sys.stdin)["kernels"]))')
+		got=$(launches_in "$BUILD/grtrace" "$n.grt")
 		want=$(sed -n 's/.*launches_wrapped=\([0-9]*\).*/\1/p' "$n.out")
 		[ "$got" = "$want" ] || say "MISMATCH: $n recorded $got launches, the wrapper made $want"
 		rm -f "$n.grt"
