@@ -13,7 +13,7 @@
 
 int main(int argc, char **argv)
 {
-	struct call_rings_config cfg = {.launch_return_every = 1, .stacks = 1, .args = 1};
+	struct call_rings_config cfg = {.launch_return_every = 1, .stacks = 1, .args = 1, .tsc = 1};
 	char path[] = "/dev/shm/grtrace-bench-rings-XXXXXX";
 	uint32_t nrings = 4, ring_bytes;
 	uint64_t len;

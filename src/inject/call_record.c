@@ -15,7 +15,7 @@
 #include "inject/call_rings.h"
 #include "inject/inject.h"
 #include "inject/interpose.h"
-#include "inject/tsc_clock.h"
+#include "common/tsc_counter.h"
 #include "sources/cuda.h"
 #include "sources/cuda_api.h"
 #include "trace/records_cuda.h"
@@ -32,31 +32,53 @@
 #define STACK_DEPTH CUDA_STACK_DEPTH
 
 bool call_record_on;
-
-static struct {
-	struct call_rings_head *rings;
-	uint64_t map_len;
-	uint32_t pid;
-	uint32_t ppid;
-	pthread_key_t exit_key;
-	bool have_key;
-} rec_state;
+bool call_record_raw_tsc;
 
 /*
- * Per api, what the hot path asks of cuda_api.c, looked up once at load: its
- * probe class and whether it is a pre-3.2 (32-bit) entry point.
+ * What every recorded call reads of the process, in one cache line: after a
+ * real launch, whose driver work evicts most of what the wrapper touched,
+ * each further line the path needs is another miss.
+ */
+static struct {
+	struct call_rings_head *rings;
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t launch_return_every; /* the rings' configuration, copied */
+	bool args;
+	bool raw_tsc; /* timestamps are the raw TSC (the recorder converts them) */
+	/* Bumped whenever a thread may have a new name; each thread compares its copy. */
+	atomic_uint comm_generation;
+	/* Bumped in a forked child: every ring pointer inherited from the parent is the parent's. */
+	atomic_uint fork_generation;
+	/* the rseq area's offset from the thread pointer (cpu_id at +4), where glibc registered one */
+	long rseq_offset;
+	bool have_rseq;
+	bool have_key;
+	pthread_key_t exit_key;
+	uint64_t map_len;
+} rec_state __attribute__((aligned(64)));
+
+_Static_assert(sizeof(rec_state) <= 64, "the process's hot state fits one line");
+
+/*
+ * Per api, what the hot path asks of cuda_api.c and of the configuration,
+ * looked up once at load.
  */
 static struct {
 	uint8_t cls;
-	bool legacy32;
+	bool legacy32; /* a pre-3.2 (32-bit) entry point */
+	bool launch;
+	bool stack; /* its records carry the user stack */
+	bool text;  /* its records carry a string */
 } apis[GRT_CUDA_API_COUNT];
 
 _Static_assert(CUDA_CLASS_COUNT < 256, "classes fit a byte");
 
-/* Bumped whenever a thread may have a new name; each thread compares its copy. */
-static atomic_uint comm_generation;
-/* Bumped in a forked child: every ring pointer inherited from the parent is the parent's. */
-static atomic_uint fork_generation;
+/* A timestamp: the raw TSC where the recorder converts it, else CLOCK_MONOTONIC. */
+static inline uint64_t call_clock(void)
+{
+	return rec_state.raw_tsc ? grt_tsc_read() : inject_now_ns();
+}
 
 struct call_thread {
 	struct call_ring *ring; /* NULL: none claimed yet */
@@ -89,7 +111,7 @@ static void announce_process(void)
 
 static void thread_exit(void *unused)
 {
-	if (me.ring && me.ring_generation == atomic_load(&fork_generation))
+	if (me.ring && me.ring_generation == atomic_load(&rec_state.fork_generation))
 		atomic_store_explicit(&me.ring->state, CALL_RING_CLOSED, memory_order_release);
 	me.ring = NULL;
 }
@@ -113,6 +135,49 @@ static void close_rings_of_old_image(void)
 	}
 }
 
+static bool class_has_text(enum cuda_probe_class cls);
+static bool class_has_stack(enum cuda_probe_class cls, const struct call_rings_config *cfg);
+
+static void index_apis(const struct call_rings_config *cfg)
+{
+	for (uint32_t api = 0; api < GRT_CUDA_API_COUNT; api++) {
+		enum cuda_probe_class cls = cuda_api_class(api);
+
+		apis[api].cls = (uint8_t)cls;
+		apis[api].legacy32 = cuda_api_is_legacy32(api);
+		apis[api].launch = cls < CUDA_CLASS_COUNT && cuda_class_is_launch(cls);
+		apis[api].stack = cls < CUDA_CLASS_COUNT && class_has_stack(cls, cfg);
+		apis[api].text = cls < CUDA_CLASS_COUNT && class_has_text(cls);
+	}
+}
+
+/*
+ * The rseq area glibc registered for each thread holds the thread's CPU, kept
+ * by the kernel: read in place, it saves a call into libc per record. Looked
+ * up by name, so that a glibc without it (before 2.35) still loads the library.
+ */
+static void find_rseq(void)
+{
+	const long *offset = inject_real_dlsym(RTLD_DEFAULT, "__rseq_offset");
+	const unsigned *size = inject_real_dlsym(RTLD_DEFAULT, "__rseq_size");
+
+	rec_state.have_rseq = offset && size && *size >= 8;
+	rec_state.rseq_offset = rec_state.have_rseq ? *offset : 0;
+}
+
+/*
+ * The calls' two timestamps are the raw TSC when the recorder converts them,
+ * unless the gpu source records here too (its launch path opens its own
+ * bracket at the record's entry time, in CLOCK_MONOTONIC) or the environment
+ * asks for clock_gettime.
+ */
+static bool want_raw_tsc(const struct call_rings_config *cfg)
+{
+	const char *clock = getenv(GRT_INJECT_ENV_CLOCK);
+
+	return cfg->tsc && !inject()->cfg.shm_path[0] && !(clock && !strcmp(clock, "monotonic"));
+}
+
 void call_record_load(void)
 {
 	const char *path = getenv(GRT_INJECT_ENV_CALLS);
@@ -122,10 +187,6 @@ void call_record_load(void)
 
 	if (!path || !*path)
 		return;
-	for (uint32_t api = 0; api < GRT_CUDA_API_COUNT; api++) {
-		apis[api].cls = (uint8_t)cuda_api_class(api);
-		apis[api].legacy32 = cuda_api_is_legacy32(api);
-	}
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return;
@@ -147,15 +208,15 @@ void call_record_load(void)
 	close_rings_of_old_image();
 	rec_state.ppid = (uint32_t)getppid();
 	rec_state.have_key = !pthread_key_create(&rec_state.exit_key, thread_exit);
-	/*
-	 * The calls' two timestamps from the TSC, unless the gpu source records here too: its
-	 * launch path opens its own bracket at the record's entry time, on clock_gettime.
-	 */
-	if (!inject()->cfg.shm_path[0])
-		tsc_clock_init();
+	rec_state.launch_return_every = rec_state.rings->cfg.launch_return_every;
+	rec_state.args = rec_state.rings->cfg.args;
+	rec_state.raw_tsc = want_raw_tsc(&rec_state.rings->cfg);
+	call_record_raw_tsc = rec_state.raw_tsc;
+	index_apis(&rec_state.rings->cfg);
+	find_rseq();
 	if (inject()->cfg.debug)
-		inject_debug("call timestamps: %s", tsc_clock_on ? "the TSC, fitted to CLOCK_MONOTONIC"
-							     : "clock_gettime");
+		inject_debug("call timestamps: %s",
+			     rec_state.raw_tsc ? "the TSC, converted by the recorder" : "clock_gettime");
 	announce_process();
 	call_record_on = true;
 }
@@ -165,8 +226,7 @@ void call_record_after_fork(void)
 	if (!rec_state.rings)
 		return;
 	/* the forking thread's ring stays the parent's: the child's threads claim their own */
-	atomic_fetch_add(&fork_generation, 1);
-	tsc_clock_after_fork();
+	atomic_fetch_add(&rec_state.fork_generation, 1);
 	me.ring = NULL;
 	me.tid = 0;
 	rec_state.pid = (uint32_t)getpid();
@@ -176,7 +236,7 @@ void call_record_after_fork(void)
 
 void call_record_comm_changed(void)
 {
-	atomic_fetch_add_explicit(&comm_generation, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&rec_state.comm_generation, 1, memory_order_relaxed);
 }
 
 /* ---- the thread ---- */
@@ -201,7 +261,7 @@ static void read_stack_bounds(void)
 static bool claim_ring(void)
 {
 	struct call_rings_head *h = rec_state.rings;
-	unsigned gen = atomic_load(&fork_generation);
+	unsigned gen = atomic_load(&rec_state.fork_generation);
 
 	if (me.no_ring && me.ring_generation == gen)
 		return false;
@@ -216,6 +276,7 @@ static bool claim_ring(void)
 			continue;
 		r->pid = rec_state.pid;
 		r->tid = me.tid;
+		r->clock = rec_state.raw_tsc ? CALL_CLOCK_TSC : CALL_CLOCK_MONOTONIC;
 		me.ring = r;
 		me.data = call_rings_data(h, h->nrings, h->ring_bytes, i);
 		me.size = h->ring_bytes;
@@ -232,8 +293,8 @@ static bool claim_ring(void)
 static inline bool thread_ready(void)
 {
 	if (__builtin_expect(me.ring != NULL, 1) &&
-	    __builtin_expect(me.ring_generation == atomic_load_explicit(&fork_generation,
-									memory_order_relaxed),
+	    __builtin_expect(me.ring_generation ==
+				 atomic_load_explicit(&rec_state.fork_generation, memory_order_relaxed),
 			     1))
 		return true;
 	me.ring = NULL;
@@ -242,7 +303,7 @@ static inline bool thread_ready(void)
 
 static inline void fill_comm(char *out)
 {
-	unsigned gen = atomic_load_explicit(&comm_generation, memory_order_relaxed);
+	unsigned gen = atomic_load_explicit(&rec_state.comm_generation, memory_order_relaxed);
 
 	if (__builtin_expect(!me.comm[0] || me.comm_generation != gen, 0)) {
 		char name[17] = "";
@@ -699,49 +760,64 @@ static uint64_t read_out(uint64_t out)
 
 /* ---- the hot path ---- */
 
+/* The CPU the thread runs on, from the rseq area where there is one. */
+static inline uint32_t current_cpu(void)
+{
+	int cpu = -1;
+
+	if (__builtin_expect(rec_state.have_rseq, 1))
+		cpu = *(const volatile int *)((const char *)__builtin_thread_pointer() +
+					      rec_state.rseq_offset + 4);
+	if (__builtin_expect(cpu < 0, 0))
+		cpu = sched_getcpu();
+	return cpu < 0 ? 0 : (uint32_t)cpu;
+}
+
 struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame,
 					  const void *real)
 {
-	const struct call_rings_config *cfg = &rec_state.rings->cfg;
-	enum cuda_probe_class cls = api < GRT_CUDA_API_COUNT ? apis[api].cls : CUDA_CLASS_COUNT;
-	bool launch = cuda_class_is_launch(cls), sampled = true;
+	enum cuda_probe_class cls;
+	bool sampled = true;
 	uint64_t ips[STACK_DEPTH];
 	uint32_t depth = 0, len;
 	struct cuda_event *ev;
-	int cpu;
 
-	if (inject_in_tool || cls == CUDA_CLASS_COUNT)
+	if (inject_in_tool || api >= GRT_CUDA_API_COUNT || apis[api].cls >= CUDA_CLASS_COUNT)
 		return NULL;
+	cls = apis[api].cls;
 	if (!thread_ready()) {
 		atomic_fetch_add_explicit(&rec_state.rings->unringed, 1, memory_order_relaxed);
 		return NULL;
 	}
-	if (launch)
-		sampled = launch_return_sampled(cfg->launch_return_every);
-	if (class_has_stack(cls, cfg))
+	if (apis[api].launch)
+		sampled = launch_return_sampled(rec_state.launch_return_every);
+	if (apis[api].stack)
 		depth = capture_stack(ips, frame, real);
 	len = (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)) +
-	      (class_has_text(cls) ? CUDA_TEXT_LEN : 0);
+	      (apis[api].text ? CUDA_TEXT_LEN : 0);
 	ev = call_ring_reserve(me.ring, me.data, me.size, CALL_REC_CALL, len);
 	if (!ev)
 		return NULL;
-	memset(ev, 0, sizeof(*ev));
-	ev->entry_ns = tsc_clock_ns();
-	ev->pid = rec_state.pid;
-	ev->tid = me.tid;
-	ev->ppid = rec_state.ppid;
-	cpu = sched_getcpu();
-	ev->cpu = cpu < 0 ? 0 : (uint32_t)cpu;
-	ev->api = api;
-	ev->flags = apis[api].legacy32 ? CUDA_EVENT_LEGACY32 : 0;
-	/* in the ring, stack_id carries the number of ips that follow the event */
-	ev->stack_id = (int32_t)depth;
-	memcpy(ev + 1, ips, depth * sizeof(uint64_t));
+	/* the header whole (its padding and unused members zero), then the class's arguments */
+	*(struct cuda_event *)ev = (struct cuda_event){
+	    .pid = rec_state.pid,
+	    .tid = me.tid,
+	    .ppid = rec_state.ppid,
+	    .cpu = current_cpu(),
+	    .api = api,
+	    .flags = apis[api].legacy32 ? CUDA_EVENT_LEGACY32 : 0,
+	    /* in the ring, stack_id carries the number of ips that follow the event */
+	    .stack_id = (int32_t)depth,
+	};
+	if (depth)
+		memcpy(ev + 1, ips, depth * sizeof(uint64_t));
 	fill_comm(ev->comm);
-	if (launch)
-		decode_launch(ev, cls, args, cfg->args);
+	if (apis[api].launch)
+		decode_launch(ev, cls, args, rec_state.args);
 	else
 		decode_entry(ev, cls, args);
+	/* last: the call's time covers the driver, not this */
+	ev->entry_ns = call_clock();
 	if (!sampled) {
 		ev->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
 		call_ring_commit(me.ring, ev, (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)));
@@ -757,8 +833,9 @@ void call_record_exit(struct cuda_event *ev, CUresult r, uint64_t now_ns)
 	union cuda_call_args *x = &ev->args;
 
 	_Static_assert(offsetof(struct cuda_event, entry_ns) == 0, "call_record_entry_ns()");
-	ev->return_ns = now_ns ? now_ns : tsc_clock_ns();
-	/* two CPUs' counters, or a refit between the reads, may differ by a few ns */
+	/* first: the call's time ends where the driver returned */
+	ev->return_ns = now_ns && !rec_state.raw_tsc ? now_ns : call_clock();
+	/* two CPUs' counters may differ by a few ns */
 	if (ev->return_ns < ev->entry_ns)
 		ev->return_ns = ev->entry_ns;
 	ev->ret = r;

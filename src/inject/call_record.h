@@ -8,6 +8,8 @@
 
 /* The recorder names the rings' file here when the cuda source records in-process. */
 #define GRT_INJECT_ENV_CALLS "GRTRACE_CUDA_CALLS"
+/* "monotonic": the calls' timestamps from clock_gettime, never the raw TSC */
+#define GRT_INJECT_ENV_CLOCK "GRTRACE_INJECT_CLOCK"
 
 struct cuda_event;
 
@@ -16,6 +18,8 @@ struct cuda_event;
  * a plain global: set once at load (and again in a forked child).
  */
 extern bool call_record_on;
+/* Whether its calls' timestamps are the raw TSC (the recorder converts them). */
+extern bool call_record_raw_tsc;
 
 /*
  * The entry of a call to api (enum grt_cuda_api) with its arguments in order
@@ -44,10 +48,15 @@ static inline struct cuda_event *call_record_enter(uint16_t api, const uint64_t 
  */
 void call_record_exit(struct cuda_event *ev, CUresult r, uint64_t now_ns);
 
-/* When the open call was entered: the wrapper's bracket reuses it instead of reading the clock. */
+/*
+ * When the open call was entered: the wrapper's bracket reuses it instead of
+ * reading the clock. Only where the gpu source records in the process, whose
+ * calls' timestamps are CLOCK_MONOTONIC (never the raw TSC).
+ */
 static inline uint64_t call_record_entry_ns(const struct cuda_event *ev)
 {
-	return ev ? *(const uint64_t *)ev : 0; /* entry_ns, the event's first field */
+	/* entry_ns, the event's first field */
+	return ev && !call_record_raw_tsc ? *(const uint64_t *)ev : 0;
 }
 
 /* A thread's name changed (pthread_setname_np, the library's own threads): comm is read again. */

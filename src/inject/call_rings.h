@@ -30,7 +30,7 @@
  */
 
 #define CALL_RINGS_MAGIC 0x47524352u /* "RCRG" */
-#define CALL_RINGS_VERSION 1u
+#define CALL_RINGS_VERSION 2u
 #define CALL_RINGS_HEAD_BYTES 4096u
 #define CALL_REC_HDR 8u
 #define CALL_REC_PAD 0x80000000u
@@ -56,6 +56,13 @@ struct call_rings_config {
 	uint32_t launch_stacks;	      /* 1: launches carry user stacks */
 	uint32_t stacks;	      /* 0: no user stacks at all (GRT_CUDA_NO_STACKS) */
 	uint32_t args;		      /* 0: no kernel argument words (GRT_CUDA_NO_ARGS) */
+	uint32_t tsc; /* 1: the recorder turns raw TSC values into CLOCK_MONOTONIC (tsc_timeline.h) */
+};
+
+/* What a ring's timestamps are, as the thread that claimed it says. */
+enum call_ring_clock {
+	CALL_CLOCK_MONOTONIC = 0, /* CLOCK_MONOTONIC ns, as every other record's */
+	CALL_CLOCK_TSC = 1,	  /* the raw counter, converted by the recorder */
 };
 
 struct call_rings_head {
@@ -74,7 +81,7 @@ struct call_ring {
 	_Atomic uint32_t state; /* enum call_ring_state */
 	uint32_t pid;
 	uint32_t tid;
-	uint32_t reserved;
+	uint32_t clock; /* enum call_ring_clock, set by the thread when it claims the ring */
 	_Atomic uint64_t lost;	      /* calls that did not fit (producer) */
 	_Atomic uint32_t pending;     /* length of the call inside the driver now, 0 none */
 	uint8_t pad0[36];

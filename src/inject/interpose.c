@@ -488,31 +488,23 @@ typedef CUresult (*launch_cooperative_fn)(CUfunction, unsigned int, unsigned int
 					  CUstream, void **);
 
 /*
- * A kernel launch: redirected to its instrumented twin when it has one
- * (launch_redirect.c stamps the bracket there), else forwarded, bracketed.
- * The library's own launches pass straight through.
+ * A kernel launch the gpu source sees: redirected to its instrumented twin
+ * when it has one (launch_redirect.c stamps the bracket there), else
+ * forwarded, bracketed. rec is the call's open record, if recorded.
  */
-static CUresult launch(enum interposed_id id, bool ptsz, void *frame, CUfunction f,
-		       unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-		       unsigned int by, unsigned int bz, unsigned int shmem, CUstream s,
-		       void **params, void **extra)
+static __attribute__((noinline)) CUresult launch_for_gpu(enum interposed_id id, bool ptsz,
+							 struct cuda_event *rec_, CUfunction f,
+							 unsigned int gx, unsigned int gy,
+							 unsigned int gz, unsigned int bx,
+							 unsigned int by, unsigned int bz,
+							 unsigned int shmem, CUstream s,
+							 void **params, void **extra)
 {
 	CUlaunchConfig cfg = {gx, gy, gz, bx, by, bz, shmem, s, NULL, 0};
 	struct redirect_miss miss;
 	uint64_t entry_ns, return_ns;
 	CUresult r;
 
-	if (!table[id].real)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	if (inject_in_tool)
-		return ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-	REC_BEGIN_AT(id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
-		     REC_ARG(params));
-	if (!gpu_recording()) {
-		r = ((launch_fn)table[id].real)(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-		REC_END(r);
-		return r;
-	}
 	entry_ns = redirect_entry_if_timed();
 	inject_start_with_context();
 	inject_call.recorded_entry_ns = call_record_entry_ns(rec_);
@@ -530,6 +522,33 @@ static CUresult launch(enum interposed_id id, bool ptsz, void *frame, CUfunction
 	return_ns = inject_call_end();
 	count_launch(entry_ns, return_ns);
 	REC_END_AT(r, return_ns);
+	return r;
+}
+
+/*
+ * A kernel launch. Inlined into its two entry points: a launch that is only
+ * recorded (or not even that) passes its arguments once and touches nothing
+ * of the gpu source. The library's own launches pass straight through.
+ */
+static inline __attribute__((always_inline)) CUresult
+launch(enum interposed_id id, bool ptsz, void *frame, CUfunction f, unsigned int gx,
+       unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
+       unsigned int shmem, CUstream s, void **params, void **extra)
+{
+	launch_fn real = (launch_fn)table[id].real;
+	CUresult r;
+
+	if (!real)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (inject_in_tool || (!call_record_on && !gpu_recording()))
+		return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+	REC_BEGIN_AT(id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
+		     REC_ARG(params));
+	if (gpu_recording())
+		return launch_for_gpu(id, ptsz, rec_, f, gx, gy, gz, bx, by, bz, shmem, s, params,
+				      extra);
+	r = real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+	REC_END(r);
 	return r;
 }
 

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "common/clock.h"
+#include "common/tsc_timeline.h"
 #include "common/u64_map.h"
 #include "inject/call_record.h"
 #include "sources/cuda.h"
@@ -48,6 +49,10 @@ struct cuda_inproc {
 	uint32_t last_pid;	    /* the last call's: a storm comes from one process */
 	struct u64_map thread_lost; /* pid << 32 | tid -> calls lost */
 	struct stack_store stacks;  /* ids from CUDA_INPROC_STACK_BASE */
+	/* rings whose threads stamp calls with the raw TSC are converted here (cfg.tsc) */
+	bool tsc;
+	struct tsc_timeline timeline;
+	bool ring_tsc; /* the ring being read says its timestamps are the TSC */
 	uint64_t malformed;
 	int sink_error;
 };
@@ -141,6 +146,17 @@ static __attribute__((noinline)) void on_call_with_extras(struct cuda_inproc *ip
 		ip->sink_error = err;
 }
 
+/* A call stamped with the raw TSC, on CLOCK_MONOTONIC as every other record. */
+static void to_monotonic(struct cuda_inproc *ip, struct cuda_event *ev, bool no_return)
+{
+	ev->entry_ns = tsc_timeline_ns(&ip->timeline, ev->entry_ns);
+	if (no_return)
+		return;
+	ev->return_ns = tsc_timeline_ns(&ip->timeline, ev->return_ns);
+	if (ev->return_ns < ev->entry_ns) /* two CPUs' counters may differ by a few ticks */
+		ev->return_ns = ev->entry_ns;
+}
+
 /*
  * One call from a ring. Everything is copied out of the shared memory first
  * and checked on the copy: the traced process can change it at any time.
@@ -157,6 +173,8 @@ static void on_call(struct cuda_inproc *ip, const void *payload, uint32_t len, b
 		return;
 	}
 	memcpy(&ev, payload, sizeof(ev));
+	if (ip->ring_tsc)
+		to_monotonic(ip, &ev, no_return);
 	if (ev.stack_id || (ev.text_len && !no_return)) {
 		on_call_with_extras(ip, &ev, payload, len, no_return);
 		return;
@@ -214,11 +232,24 @@ static void on_ring_record(void *ctx, const struct call_ring_record *rec)
 		ip->malformed++;
 }
 
+/*
+ * Which clock ring r's calls carry. Its thread sets it before its first
+ * record: read after a look at head, it is the thread's for any record seen.
+ */
+static void note_ring_clock(struct cuda_inproc *ip, struct call_ring *r)
+{
+	atomic_load_explicit(&r->head, memory_order_acquire);
+	ip->ring_tsc = ip->tsc && ((volatile struct call_ring *)r)->clock == CALL_CLOCK_TSC;
+}
+
 /* What ring i held when asked (call_ring_drain); whether it held anything. */
 static bool drain_ring(struct cuda_inproc *ip, uint32_t i)
 {
 	struct call_ring *r = call_rings_ring(ip->head, i);
-	uint64_t handed = call_ring_drain(r, ring_data(ip, i), ip->ring_bytes, on_ring_record, ip);
+	uint64_t handed;
+
+	note_ring_clock(ip, r);
+	handed = call_ring_drain(r, ring_data(ip, i), ip->ring_bytes, on_ring_record, ip);
 
 	count_lost(ip, i, r);
 	return handed > 0;
@@ -238,6 +269,7 @@ static void flush_pending(struct cuda_inproc *ip, uint32_t i)
 
 	if (!len || (off & 7) || (uint64_t)off + CALL_REC_HDR + len > ip->ring_bytes)
 		return;
+	note_ring_clock(ip, r);
 	on_call(ip, ring_data(ip, i) + off + CALL_REC_HDR, len, true);
 	atomic_store(&r->pending, 0);
 }
@@ -266,6 +298,13 @@ static void drain_all(struct cuda_inproc *ip)
 {
 	uint64_t unringed = atomic_load(&ip->head->unringed), now;
 
+	/*
+	 * A sample after every call committed so far: they are interpolated, and
+	 * only those committed while this drain runs are extrapolated. (A sample
+	 * that found no memory leaves the newest calls extrapolated a little further.)
+	 */
+	if (ip->tsc)
+		tsc_timeline_sample(&ip->timeline);
 	/*
 	 * Ring by ring, each to the head it had when its turn came, in rounds while
 	 * calls keep coming: every thread's ring is read as often as the busiest's.
@@ -328,6 +367,7 @@ static void free_inproc(struct cuda_inproc *ip)
 	u64_map_destroy(&ip->procs);
 	u64_map_destroy(&ip->thread_lost);
 	stack_store_destroy(&ip->stacks);
+	tsc_timeline_free(&ip->timeline);
 	free(ip->lost_seen);
 	free(ip);
 }
@@ -338,6 +378,7 @@ int cuda_inproc_start(struct grt_session *s, struct cuda_decoder *decoder,
 	struct itimerspec period = {.it_interval.tv_nsec = DRAIN_PERIOD_NS,
 				    .it_value.tv_nsec = DRAIN_PERIOD_NS};
 	struct cuda_inproc *ip = calloc(1, sizeof(*ip));
+	struct call_rings_config rings_cfg = *cfg;
 	char lib[PATH_MAX];
 	int err;
 
@@ -356,7 +397,10 @@ int cuda_inproc_start(struct grt_session *s, struct cuda_decoder *decoder,
 					"grtrace (build it, or set GRTRACE_INJECT_LIB), or use "
 					"--cuda-via uprobe");
 	}
-	err = create_rings(ip, cfg);
+	/* the TSC, where it keeps CLOCK_MONOTONIC, is the cheaper timestamp for the threads */
+	ip->tsc = tsc_timeline_usable() && !tsc_timeline_init(&ip->timeline);
+	rings_cfg.tsc = ip->tsc;
+	err = create_rings(ip, &rings_cfg);
 	if (err) {
 		free_inproc(ip);
 		return grt_session_fail(s, err, "cuda: cannot create the call rings in /dev/shm: %s",

@@ -33,18 +33,19 @@ expect_records known "" -- "$WL/cuda_known"
 expect_records known_returns4 "" --launch-returns 4 -- "$WL/cuda_known"
 # 4 named threads, 300 launches each: per-thread names and exact counts
 expect_records threads --sorted -- "$WL/cuda_threads" 4 300
-# The calls' timestamps are CLOCK_MONOTONIC, as the kernel-side sources' are (from the TSC by
-# default, from clock_gettime with GRTRACE_INJECT_CLOCK=monotonic): on the calling thread every
+# The calls' timestamps are CLOCK_MONOTONIC, as the kernel-side sources' are (the raw TSC by
+# default, converted by the recorder; clock_gettime with GRTRACE_INJECT_CLOCK=monotonic): on the
+# calling thread every
 # system call lies inside a CUDA call or outside it, never across its entry or return (1 us
 # allowed), and cuda_known's closing sleep starts after its last CUDA call returned.
 clock_agrees() { # JSON
 	python3 tests/e2e/lib/clock_nesting.py "$1" --sleep-after-last cuda_known
 }
-# The workload waits at its gate for 0.1 s once it runs, so that its calls come after the clock's
-# first fit (2 ms of clock_gettime after the library loads); the library says which clock it took.
+# The workload waits at its gate for 0.1 s once it runs (its calls then fall between the
+# recorder's clock samples of a later drain, not its first); the library says which clock it took.
 tsc_here=clock_gettime
 [ "$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)" = tsc ] &&
-	tsc_here="the TSC, fitted to CLOCK_MONOTONIC"
+	tsc_here="the TSC, converted by the recorder"
 mkfifo "$tmp/clock_gate"
 for clock in auto monotonic; do
 	WORKLOAD_GATE=$tmp/clock_gate GRTRACE_INJECT_DEBUG=1 GRTRACE_INJECT_CLOCK=$clock \

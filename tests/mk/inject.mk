@@ -93,8 +93,3 @@ $(INJECT_FIX)/libfakegpubpf.so: $(patsubst %.c,$(BUILD)/pic/%.o,$(FAKE_BPF_DEVIC
 
 FIXTURES += $(INJECT_FIX)/app_bpf $(INJECT_FIX)/libfakegpubpf.so
 
-# The TSC clock of the calls' timestamps against CLOCK_MONOTONIC (inject/tsc_clock.c).
-$(BUILD)/tests/test_tsc_clock: tests/test_tsc_clock.c $(BUILD)/pic/src/inject/tsc_clock.o tests/test_util.h
-	$(call msg,CC,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(ALL_CFLAGS) -Itests -o $@ $< $(BUILD)/pic/src/inject/tsc_clock.o $(SAN_LDFLAGS) -lpthread
