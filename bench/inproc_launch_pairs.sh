@@ -10,7 +10,9 @@
 # usage: bench/inproc_launch_pairs.sh BUILD OUTDIR [RUNS] [PAIRS]   (root, nvcc, a GPU)
 # environment: MODES (default "untraced library tsc monotonic"), VARIANT_LIB (another
 #   libgrtrace-inject.so: adds the mode "variant", recorded
-#   with it through GRTRACE_INJECT_LIB); FAKE=1 (no GPU: bench/fake_launch_pairs.c on BUILD's
+#   with it through GRTRACE_INJECT_LIB), VARIANT_BUILD (another build's directory, grtrace and
+#   its library: adds the mode "variant", recorded by that build; for a change of the rings'
+#   format, where one build's library cannot serve the other's recorder); FAKE=1 (no GPU: bench/fake_launch_pairs.c on BUILD's
 #   fake driver, each launch working through FAKE_CUDA_LAUNCH_TOUCH_KB, default 128, of memory)
 set -u
 BUILD=$(cd "${1:?usage: bench/inproc_launch_pairs.sh BUILD OUTDIR [RUNS] [PAIRS]}" && pwd)
@@ -36,15 +38,17 @@ say "# $(date -u +%FT%TZ) ${FAKE:+fake driver touching ${FAKE_CUDA_LAUNCH_TOUCH_
 
 # one MODE RUN: one process; appends its added_ns to OUT/MODE.added
 one() {
-	local mode=$1 run=$2 n=$OUT/$1_$2 clock=auto got want lib
+	local mode=$1 run=$2 n=$OUT/$1_$2 clock=auto got want lib grt
 	case $mode in
 	untraced) "$OUT/launch_pairs" 256 "$PAIRS" >"$n.out" 2>&1 ;;
 	library) LD_PRELOAD=$BUILD/libgrtrace-inject.so "$OUT/launch_pairs" 256 "$PAIRS" >"$n.out" 2>&1 ;;
 	tsc | monotonic | variant)
 		[ "$mode" = monotonic ] && clock=monotonic
-		lib=$BUILD/libgrtrace-inject.so
-		[ "$mode" = variant ] && lib=$VARIANT_LIB
-		GRTRACE_INJECT_LIB=$lib GRTRACE_INJECT_CLOCK=$clock timeout 300 "$BUILD/grtrace" record -f -s cuda --cuda-via inject \
+		lib=$BUILD/libgrtrace-inject.so grt=$BUILD/grtrace
+		[ "$mode" = variant ] && [ -n "${VARIANT_LIB:-}" ] && lib=$VARIANT_LIB
+		[ "$mode" = variant ] && [ -n "${VARIANT_BUILD:-}" ] &&
+			lib=$VARIANT_BUILD/libgrtrace-inject.so grt=$VARIANT_BUILD/grtrace
+		GRTRACE_INJECT_LIB=$lib GRTRACE_INJECT_CLOCK=$clock timeout 300 "$grt" record -f -s cuda --cuda-via inject \
 			${LIBCUDA:+--libcuda $LIBCUDA} -o "$n.grt" -- "$OUT/launch_pairs" 256 "$PAIRS" \
 			>"$n.out" 2>"$n.err" || say "record failed: $n ($(tail -1 "$n.err"))"
 		got=$(launches_in "$BUILD/grtrace" "$n.grt")
@@ -60,7 +64,7 @@ one() {
 
 rm -f "$OUT"/*.added
 read -r -a modes <<<"${MODES:-untraced library tsc monotonic}"
-[ -n "${VARIANT_LIB:-}" ] && modes+=(variant)
+[ -n "${VARIANT_LIB:-}${VARIANT_BUILD:-}" ] && modes+=(variant)
 for run in $(seq "$RUNS"); do
 	for k in "${!modes[@]}"; do one "${modes[$(((k + run) % ${#modes[@]}))]}" "$run"; done
 done

@@ -7,28 +7,35 @@
 #define RING 4096u
 
 struct fixture {
+	uint32_t size; /* the data area of each ring */
 	struct call_rings_head *head;
 	struct call_ring *ring;
 	uint8_t *data;
 	uint64_t len;
 };
 
-static void setup(struct fixture *f, uint32_t nrings)
+static void setup_sized(struct fixture *f, uint32_t nrings, uint32_t size)
 {
 	struct call_rings_config cfg = {.launch_return_every = 1};
 
-	f->len = call_rings_size(nrings, RING);
+	f->size = size;
+	f->len = call_rings_size(nrings, size);
 	f->head = calloc(1, f->len);
 	CHECK(f->head != NULL);
-	CHECK(!call_rings_init(f->head, nrings, RING, &cfg));
+	CHECK(!call_rings_init(f->head, nrings, size, &cfg));
 	f->ring = call_rings_ring(f->head, 0);
-	f->data = call_rings_data(f->head, nrings, RING, 0);
+	f->data = call_rings_data(f->head, nrings, size, 0);
+}
+
+static void setup(struct fixture *f, uint32_t nrings)
+{
+	setup_sized(f, nrings, RING);
 }
 
 /* Writes a record of len bytes, each byte its sequence number; false when full. */
 static bool put(struct fixture *f, uint32_t len, uint8_t seq)
 {
-	uint8_t *p = call_ring_reserve(f->ring, f->data, RING, CALL_REC_CALL, len);
+	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, len);
 
 	if (!p)
 		return false;
@@ -43,7 +50,7 @@ static int take(struct fixture *f, uint32_t *len)
 	struct call_ring_record rec;
 	int first;
 
-	if (!call_ring_next(f->ring, f->data, RING, &rec))
+	if (!call_ring_next(f->ring, f->data, f->size, &rec))
 		return -1;
 	*len = rec.len;
 	first = rec.type == CALL_REC_CALL && rec.len ? ((const uint8_t *)rec.payload)[0] : -2;
@@ -270,6 +277,60 @@ static void test_drain_stops_at_its_head(void)
 	free(f.head);
 }
 
+/* Where the next record's payload goes: its offset in the data area. */
+static uint32_t next_offset(struct fixture *f)
+{
+	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, 16);
+
+	CHECK(p != NULL);
+	if (p)
+		call_ring_commit(f->ring, p, 16);
+	return p ? (uint32_t)(p - f->data) : 0;
+}
+
+/*
+ * Once the recorder has caught up, a thread past the first CALL_RING_WINDOW bytes starts
+ * writing at the beginning again (a pad record covers the rest): the memory it writes stays
+ * what its caches hold. Not while records wait, nor within the window.
+ */
+static void test_caught_up_starts_over(void)
+{
+	struct fixture f;
+	uint32_t len, size = 65536;
+
+	setup_sized(&f, 1, size);
+	for (int i = 0; i < 30; i++) /* 30 x 408 bytes: past the window */
+		CHECK(put(&f, 400, (uint8_t)i));
+	for (int i = 0; i < 29; i++)
+		CHECK_EQ_U64(take(&f, &len), (uint8_t)i);
+	/* one record still waits: no start over */
+	CHECK_EQ_U64(next_offset(&f), 30 * 408 + CALL_REC_HDR);
+	CHECK_EQ_U64(take(&f, &len), 29);
+	CHECK_EQ_U64(len, 400);
+	CHECK_EQ_U64(take(&f, &len), 0); /* next_offset's record: 16 bytes of garbage is fine */
+	CHECK_EQ_U64(len, 16);
+	CHECK_EQ_U64(take(&f, &len), -1);
+	/* caught up: the next record opens the data area again, the pad before it skipped */
+	CHECK(put(&f, 400, 77));
+	CHECK_EQ_U64(atomic_load(&f.ring->head) % size, 408);
+	CHECK_EQ_U64(atomic_load(&f.ring->head), size + 408);
+	CHECK_EQ_U64(take(&f, &len), 77);
+	CHECK_EQ_U64(take(&f, &len), -1);
+	CHECK_EQ_U64(atomic_load(&f.ring->tail), size + 408);
+	/* within the window, caught up or not, writing goes on where it was */
+	CHECK_EQ_U64(next_offset(&f), 408 + CALL_REC_HDR);
+	free(f.head);
+
+	/* a ring no bigger than the window never starts over early */
+	setup(&f, 1);
+	for (int i = 0; i < 8; i++) {
+		CHECK(put(&f, 400, (uint8_t)i));
+		CHECK_EQ_U64(take(&f, &len), (uint8_t)i);
+	}
+	CHECK_EQ_U64(atomic_load(&f.ring->head), 8 * 408);
+	free(f.head);
+}
+
 int main(void)
 {
 	RUN_TEST(test_geometry_checked);
@@ -279,5 +340,6 @@ int main(void)
 	RUN_TEST(test_batch_read_releases_once);
 	RUN_TEST(test_pad_alone_released);
 	RUN_TEST(test_drain_stops_at_its_head);
+	RUN_TEST(test_caught_up_starts_over);
 	return TEST_EXIT_STATUS();
 }

@@ -20,7 +20,12 @@
  *
  * Records are 8-byte aligned: u32 length | CALL_REC_PAD, u32 type, payload.
  * A record that would cross the end of the data area is preceded by a pad
- * record filling the rest.
+ * record filling the rest. So is the first record after the recorder caught
+ * up, once the thread is past the data area's first CALL_RING_WINDOW bytes:
+ * writing starts over at the beginning, and the memory a thread writes
+ * between two drains stays the same few hundred KiB, which its CPU's caches
+ * keep, rather than sweeping the whole ring through them and evicting the
+ * application's own data (the ring's size is there for bursts).
  *
  * A call is written where it will stay: its entry at the call's start, its
  * results at the return, then `head` moves past it. While the call is inside
@@ -35,6 +40,7 @@
 #define CALL_REC_HDR 8u
 #define CALL_REC_PAD 0x80000000u
 #define CALL_REC_LEN_MASK 0x00ffffffu
+#define CALL_RING_WINDOW 4096u
 
 enum call_ring_state {
 	CALL_RING_FREE = 0,
@@ -160,7 +166,7 @@ static inline void *call_ring_reserve(struct call_ring *r, uint8_t *data, uint32
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	uint32_t rec = CALL_REC_HDR + call_rec_round8(len), off = (uint32_t)(head & (size - 1));
-	uint32_t pad = off + rec > size ? size - off : 0;
+	uint32_t pad = off + rec > size || (head == tail && off >= CALL_RING_WINDOW) ? size - off : 0;
 	uint32_t *word;
 
 	if (head + pad + rec - tail > size) {
