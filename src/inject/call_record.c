@@ -365,56 +365,25 @@ static uint32_t capture_stack(uint64_t *ips, void *frame, const void *real)
 #define ARG_SLOT_SPAN 0x10000ull
 #define PAGE 4096ull
 
-static bool same_page(uint64_t a, uint64_t b)
-{
-	return (a & ~(PAGE - 1)) == (b & ~(PAGE - 1));
-}
-
-static bool on_stack(uint64_t p, uint64_t len)
-{
-	return p >= me.stack_lo && p + len <= me.stack_hi;
-}
-
-/*
- * 8 bytes at p, cut at its page's end as the uprobe path cuts them. Only
- * memory known to be mapped is read here: the thread's own stack (where launch
- * stubs put their arguments), and the page of the first argument, which the
- * driver itself reads.
- */
 /*
  * The words are read as the uprobe path reads them, past the end of a
  * shorter argument (an int) and of the parameter array, within mapped pages:
  * deliberately, so a sanitizer build must not stop the application for it.
+ * Only memory known to be mapped is read: the thread's own stack (where
+ * launch stubs put their arguments), and the page of the first argument,
+ * which the driver itself reads.
  */
 #define READS_PAST_OBJECTS __attribute__((no_sanitize("address")))
 
 /* a word at any address: arguments are as aligned as the application made them */
 typedef uint64_t unaligned_u64 __attribute__((aligned(1), may_alias));
 
-READS_PAST_OBJECTS static bool read_word(uint64_t p, uint64_t first, uint64_t *out)
-{
-	uint64_t room = PAGE - (p & (PAGE - 1)), word = 0;
-	const volatile uint8_t *bytes = (const volatile uint8_t *)(uintptr_t)p;
-	unsigned n = room >= 8 ? 8 : (unsigned)(room & 7);
-
-	if (!on_stack(p, 1) && !same_page(p, first))
-		return false;
-	if (n == 8) { /* one load, not eight: this runs for every argument word of every launch */
-		*out = *(const volatile unaligned_u64 *)bytes;
-		return true;
-	}
-	for (unsigned i = 0; i < n; i++) /* not memcpy: the sanitizer intercepts it */
-		word |= (uint64_t)bytes[i] << (8 * i);
-	*out = word;
-	return true;
-}
-
 READS_PAST_OBJECTS static void read_kernel_args(struct cuda_launch_args *l, uint64_t params,
 						bool want)
 {
 	const uint64_t *slots = (const uint64_t *)(uintptr_t)params;
-	uint64_t prev = 0;
-	int n;
+	uint64_t lo = me.stack_lo, hi = me.stack_hi, prev = 0, first_page;
+	uint32_t n, i;
 
 	if (!params || !want)
 		return;
@@ -425,25 +394,36 @@ READS_PAST_OBJECTS static void read_kernel_args(struct cuda_launch_args *l, uint
 	 * placements straddles a page), as the uprobe path's reads do.
 	 */
 	n = CUDA_LAUNCH_ARG_WORDS;
-	if (!on_stack(params, (uint64_t)n * 8)) {
-		n = (int)((PAGE - (params & (PAGE - 1))) / 8);
+	if (!(params >= lo && params + n * 8 <= hi)) {
+		n = (uint32_t)((PAGE - (params & (PAGE - 1))) / 8);
 		if (n > CUDA_LAUNCH_ARG_WORDS)
 			n = CUDA_LAUNCH_ARG_WORDS;
 	}
-	for (int i = 0; i < n; i++) {
-		uint64_t slot = slots[i];
+	if (!n)
+		return;
+	/* an argument is read on the stack, or on the page of the first one, which the driver reads */
+	first_page = slots[0] & ~(PAGE - 1);
+	for (i = 0; i < n; i++) {
+		uint64_t slot = slots[i], word = 0;
 
-		if (slot < USER_PTR_MIN || slot > USER_PTR_MAX ||
-		    (prev && (slot > prev ? slot - prev : prev - slot) > ARG_SLOT_SPAN))
+		if (slot - USER_PTR_MIN > USER_PTR_MAX - USER_PTR_MIN ||
+		    (prev && (slot > prev ? slot - prev : prev - slot) > ARG_SLOT_SPAN) ||
+		    (!(slot >= lo && slot + 1 <= hi) && (slot & ~(PAGE - 1)) != first_page))
 			break;
-		uint64_t word;
+		if ((slot & (PAGE - 1)) <= PAGE - 8) {
+			/* one load, not eight: this runs for every argument word of every launch */
+			word = *(const volatile unaligned_u64 *)(uintptr_t)slot;
+		} else { /* cut at the page's end, as the uprobe path cuts it; not memcpy: the
+			  * sanitizer intercepts it */
+			const volatile uint8_t *bytes = (const volatile uint8_t *)(uintptr_t)slot;
 
-		if (!read_word(slot, slots[0], &word))
-			break;
+			for (unsigned b = 0; b < PAGE - (slot & (PAGE - 1)); b++)
+				word |= (uint64_t)bytes[b] << (8 * b);
+		}
 		l->args[i] = word;
 		prev = slot;
-		l->arg_words = (uint32_t)i + 1;
 	}
+	l->arg_words = i;
 }
 
 /* CUDA_MEMCPY3D (the _v2 layout): only what the record needs. */

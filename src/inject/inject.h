@@ -124,10 +124,17 @@ struct gpubpf_session;
 struct copy_timing;
 
 struct inject_state {
+	/*
+	 * What every wrapped call reads, first and together: after a launch, whose
+	 * driver work evicts most of what the wrapper touched, each further line
+	 * is another miss.
+	 */
+	atomic_int driver_ready; /* 0 not tried, 1 resolved, -1 no libcuda */
+	bool debug;		 /* cfg.debug */
+	bool gpu_recording;	 /* cfg.shm_path names the gpu source's ring */
 	struct inject_config cfg;
 	struct inject_driver drv;
 	struct inject_channel chan;
-	atomic_int driver_ready; /* 0 not tried, 1 resolved, -1 no libcuda */
 	atomic_int started;
 	atomic_int calib_started; /* the opening calibration was started (or given up) */
 	atomic_int finished;

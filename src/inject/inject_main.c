@@ -27,7 +27,7 @@
  * One per process: the library is loaded once (LD_PRELOAD, or by the driver
  * through CUDA_INJECTION64_PATH, which dlopen()s the same file).
  */
-struct inject_state inject_process_state = {
+struct inject_state inject_process_state __attribute__((aligned(64))) = {
     .init_lock = PTHREAD_MUTEX_INITIALIZER,
     .calib_lock = PTHREAD_MUTEX_INITIALIZER,
     .calib_cond = PTHREAD_COND_INITIALIZER,
@@ -133,7 +133,7 @@ static void read_config(struct inject_config *c)
 /* Whether this process records at all: only under `grtrace record` (the ring is named). */
 static bool recording(void)
 {
-	return inject_process_state.cfg.shm_path[0] != 0;
+	return inject_process_state.gpu_recording;
 }
 
 static void on_fork_child(void)
@@ -154,6 +154,8 @@ static void on_fork_child(void)
 __attribute__((constructor)) static void inject_load(void)
 {
 	read_config(&inject_process_state.cfg);
+	inject_process_state.debug = inject_process_state.cfg.debug;
+	inject_process_state.gpu_recording = inject_process_state.cfg.shm_path[0] != 0;
 	inject_process_state.pid = getpid();
 	call_record_load();
 	pthread_atfork(NULL, NULL, on_fork_child);

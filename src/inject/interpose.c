@@ -172,7 +172,7 @@ void interpose_resolve(void *libcuda)
  */
 static inline bool gpu_recording(void)
 {
-	return inject()->cfg.shm_path[0] != 0;
+	return inject()->gpu_recording;
 }
 
 /* The wrapper replacing a real driver address, or the address itself. */
@@ -245,7 +245,7 @@ __asm__(".text\n"
 	do {                                                                                       \
 		if (inject_driver_ready())                                                         \
 			return CUDA_ERROR_NOT_INITIALIZED;                                         \
-		if (inject()->cfg.debug && !inject_in_tool)                                        \
+		if (inject()->debug && !inject_in_tool)                                            \
 			inject_debug("%s", table[IP_##id].name);                                   \
 	} while (0)
 
