@@ -7,7 +7,8 @@
 #define RING 4096u
 
 struct fixture {
-	uint32_t size; /* the data area of each ring */
+	uint32_t size;	     /* the data area of each ring */
+	bool may_start_over; /* what the producer passes */
 	struct call_rings_head *head;
 	struct call_ring *ring;
 	uint8_t *data;
@@ -19,6 +20,7 @@ static void setup_sized(struct fixture *f, uint32_t nrings, uint32_t size)
 	struct call_rings_config cfg = {.launch_return_every = 1};
 
 	f->size = size;
+	f->may_start_over = true;
 	f->len = call_rings_size(nrings, size);
 	f->head = calloc(1, f->len);
 	CHECK(f->head != NULL);
@@ -35,7 +37,7 @@ static void setup(struct fixture *f, uint32_t nrings)
 /* Writes a record of len bytes, each byte its sequence number; false when full. */
 static bool put(struct fixture *f, uint32_t len, uint8_t seq)
 {
-	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, len);
+	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, len, f->may_start_over);
 
 	if (!p)
 		return false;
@@ -148,7 +150,7 @@ static void test_bad_producer_contained(void)
 	/* a record of type 0 written by the producer is not taken for the bad-ring marker's */
 	atomic_store(&f.ring->head, 0);
 	atomic_store(&f.ring->tail, 0);
-	CHECK(call_ring_reserve(f.ring, f.data, RING, 0, 16) != NULL);
+	CHECK(call_ring_reserve(f.ring, f.data, RING, 0, 16, true) != NULL);
 	call_ring_commit(f.ring, f.data + CALL_REC_HDR, 16);
 	CHECK(call_ring_next(f.ring, f.data, RING, &rec));
 	CHECK(rec.type != 0 && rec.type != CALL_REC_CALL);
@@ -280,7 +282,7 @@ static void test_drain_stops_at_its_head(void)
 /* Where the next record's payload goes: its offset in the data area. */
 static uint32_t next_offset(struct fixture *f)
 {
-	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, 16);
+	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, 16, f->may_start_over);
 
 	CHECK(p != NULL);
 	if (p)
@@ -289,23 +291,30 @@ static uint32_t next_offset(struct fixture *f)
 }
 
 /*
- * Once the recorder has caught up, a thread past the first CALL_RING_WINDOW bytes starts
- * writing at the beginning again (a pad record covers the rest): the memory it writes stays
- * what its caches hold. Not while records wait, nor within the window.
+ * Once the recorder has caught up, a thread past the first quarter of its ring starts writing
+ * at the beginning again (a pad record covers the rest): the memory it writes stays what its
+ * caches hold. Not while records wait, nor within the first quarter.
  */
 static void test_caught_up_starts_over(void)
 {
 	struct fixture f;
-	uint32_t len, size = 65536;
+	uint32_t len, size = 1u << 20; /* its quarter: 256 KiB */
 
 	setup_sized(&f, 1, size);
-	for (int i = 0; i < 30; i++) /* 30 x 408 bytes: past the window */
+	for (int i = 0; i < 300; i++) /* 300 x 408 bytes: still in the first quarter */
 		CHECK(put(&f, 400, (uint8_t)i));
-	for (int i = 0; i < 29; i++)
+	for (int i = 0; i < 300; i++)
+		CHECK_EQ_U64(take(&f, &len), (uint8_t)i);
+	/* caught up, but within the first quarter: no start over */
+	CHECK_EQ_U64(next_offset(&f), 300 * 408 + CALL_REC_HDR);
+	CHECK_EQ_U64(take(&f, &len), 0);
+	for (int i = 300; i < 650; i++) /* 650 x 408 bytes and 24: past it */
+		CHECK(put(&f, 400, (uint8_t)i));
+	for (int i = 300; i < 649; i++)
 		CHECK_EQ_U64(take(&f, &len), (uint8_t)i);
 	/* one record still waits: no start over */
-	CHECK_EQ_U64(next_offset(&f), 30 * 408 + CALL_REC_HDR);
-	CHECK_EQ_U64(take(&f, &len), 29);
+	CHECK_EQ_U64(next_offset(&f), 650 * 408 + 24 + CALL_REC_HDR);
+	CHECK_EQ_U64(take(&f, &len), (uint8_t)649);
 	CHECK_EQ_U64(len, 400);
 	CHECK_EQ_U64(take(&f, &len), 0); /* next_offset's record: 16 bytes of garbage is fine */
 	CHECK_EQ_U64(len, 16);
@@ -317,17 +326,27 @@ static void test_caught_up_starts_over(void)
 	CHECK_EQ_U64(take(&f, &len), 77);
 	CHECK_EQ_U64(take(&f, &len), -1);
 	CHECK_EQ_U64(atomic_load(&f.ring->tail), size + 408);
-	/* within the window, caught up or not, writing goes on where it was */
+	/* within the first quarter, caught up or not, writing goes on where it was */
 	CHECK_EQ_U64(next_offset(&f), 408 + CALL_REC_HDR);
 	free(f.head);
 
-	/* a ring no bigger than the window never starts over early */
-	setup(&f, 1);
-	for (int i = 0; i < 8; i++) {
+	/* past the first quarter and caught up, but the producer may not: no start over */
+	setup_sized(&f, 1, size);
+	f.may_start_over = false;
+	for (int i = 0; i < 650; i++)
+		CHECK(put(&f, 400, (uint8_t)i));
+	for (int i = 0; i < 650; i++)
+		CHECK_EQ_U64(take(&f, &len), (uint8_t)i);
+	CHECK_EQ_U64(next_offset(&f), 650 * 408 + CALL_REC_HDR);
+	free(f.head);
+
+	/* a small ring goes round as it is */
+	setup_sized(&f, 1, 65536);
+	for (int i = 0; i < 100; i++) {
 		CHECK(put(&f, 400, (uint8_t)i));
 		CHECK_EQ_U64(take(&f, &len), (uint8_t)i);
 	}
-	CHECK_EQ_U64(atomic_load(&f.ring->head), 8 * 408);
+	CHECK_EQ_U64(atomic_load(&f.ring->head), 100 * 408);
 	free(f.head);
 }
 

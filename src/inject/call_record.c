@@ -74,6 +74,15 @@ static struct {
 
 _Static_assert(CUDA_CLASS_COUNT < 256, "classes fit a byte");
 
+/*
+ * A thread whose ring the recorder keeps up with starts over at the ring's
+ * start (call_rings.h) only once this much time went by since it last wrote
+ * there, in the clock's units: 30 ms of CLOCK_MONOTONIC, or of a TSC ticking
+ * at 2 to 5 GHz 15 to 6 ms, against a drain every 5 ms: what it wrote since
+ * then takes as long to write again, and the recorder reads the pad before.
+ */
+#define START_OVER_AFTER 30000000ull
+
 /* A timestamp: the raw TSC where the recorder converts it, else CLOCK_MONOTONIC. */
 static inline uint64_t call_clock(void)
 {
@@ -89,6 +98,8 @@ struct call_thread {
 	unsigned comm_generation;
 	uint32_t launches_to_skip; /* --launch-returns countdown */
 	bool no_ring;		   /* every ring was taken: count, do not retry each call */
+	uint64_t last_entry;	   /* the last call's entry time, in the clock's units */
+	uint64_t lap_start;	   /* when the thread last wrote at its ring's start */
 	uintptr_t stack_lo, stack_hi;
 	char comm[CUDA_COMM_LEN];
 };
@@ -281,6 +292,7 @@ static bool claim_ring(void)
 		me.data = call_rings_data(h, h->nrings, h->ring_bytes, i);
 		me.size = h->ring_bytes;
 		me.no_ring = false;
+		me.lap_start = me.last_entry = call_clock();
 		read_stack_bounds();
 		if (rec_state.have_key)
 			pthread_setspecific(rec_state.exit_key, &me);
@@ -775,9 +787,12 @@ struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, vo
 		depth = capture_stack(ips, frame, real);
 	len = (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)) +
 	      (apis[api].text ? CUDA_TEXT_LEN : 0);
-	ev = call_ring_reserve(me.ring, me.data, me.size, CALL_REC_CALL, len);
+	ev = call_ring_reserve(me.ring, me.data, me.size, CALL_REC_CALL, len,
+			       me.last_entry - me.lap_start >= START_OVER_AFTER);
 	if (!ev)
 		return NULL;
+	if ((uint8_t *)ev == me.data + CALL_REC_HDR)
+		me.lap_start = me.last_entry;
 	/* the header whole (its padding and unused members zero), then the class's arguments */
 	*(struct cuda_event *)ev = (struct cuda_event){
 	    .pid = rec_state.pid,
@@ -797,7 +812,7 @@ struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, vo
 	else
 		decode_entry(ev, cls, args);
 	/* last: the call's time covers the driver, not this */
-	ev->entry_ns = call_clock();
+	ev->entry_ns = me.last_entry = call_clock();
 	if (!sampled) {
 		ev->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
 		call_ring_commit(me.ring, ev, (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)));

@@ -3,6 +3,7 @@
 #define GRT_CALL_RINGS_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,11 +22,16 @@
  * Records are 8-byte aligned: u32 length | CALL_REC_PAD, u32 type, payload.
  * A record that would cross the end of the data area is preceded by a pad
  * record filling the rest. So is the first record after the recorder caught
- * up, once the thread is past the data area's first CALL_RING_WINDOW bytes:
- * writing starts over at the beginning, and the memory a thread writes
- * between two drains stays the same few hundred KiB, which its CPU's caches
- * keep, rather than sweeping the whole ring through them and evicting the
- * application's own data (the ring's size is there for bursts).
+ * up, once the thread is past the first quarter of the data area: writing
+ * starts over at the beginning, and a thread whose calls the recorder keeps
+ * up with writes the same quarter of its ring over and over, which its CPU's
+ * caches keep, rather than sweeping the whole ring through them and evicting
+ * the application's and the driver's data. Until the recorder has read the
+ * pad, the ring holds only what lies before it, so the thread starts over
+ * only where that took long to write (the producer's may_start_over: many
+ * drain periods, at the rate it writes now) and the recorder will have read
+ * the pad long before the thread is back there. Rings under 256 KiB, already
+ * small, go round as they are.
  *
  * A call is written where it will stay: its entry at the call's start, its
  * results at the return, then `head` moves past it. While the call is inside
@@ -40,7 +46,8 @@
 #define CALL_REC_HDR 8u
 #define CALL_REC_PAD 0x80000000u
 #define CALL_REC_LEN_MASK 0x00ffffffu
-#define CALL_RING_WINDOW 4096u
+/* where a caught-up thread starts over: a quarter of the ring (rings under 256 KiB never do) */
+#define CALL_RING_RESTART_AT(size) ((size) / 4 > 65536u ? (size) / 4 : ~0u)
 
 enum call_ring_state {
 	CALL_RING_FREE = 0,
@@ -157,16 +164,20 @@ static inline uint32_t call_rec_round8(uint32_t len)
 
 /*
  * Producer: room for a payload of up to len bytes at head, a pad record
- * written first where the data area wraps. NULL (counted lost) when full.
- * Nothing is visible to the consumer until call_ring_commit().
+ * written first where the data area wraps, or where the thread may start
+ * over (may_start_over) and the consumer has caught up. NULL (counted lost)
+ * when full. Nothing is visible to the consumer until call_ring_commit().
  */
 static inline void *call_ring_reserve(struct call_ring *r, uint8_t *data, uint32_t size,
-				      uint32_t type, uint32_t len)
+				      uint32_t type, uint32_t len, bool may_start_over)
 {
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	uint32_t rec = CALL_REC_HDR + call_rec_round8(len), off = (uint32_t)(head & (size - 1));
-	uint32_t pad = off + rec > size || (head == tail && off >= CALL_RING_WINDOW) ? size - off : 0;
+	uint32_t pad = off + rec > size || (may_start_over && head == tail &&
+					    off >= CALL_RING_RESTART_AT(size))
+			   ? size - off
+			   : 0;
 	uint32_t *word;
 
 	if (head + pad + rec - tail > size) {
