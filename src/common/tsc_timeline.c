@@ -82,6 +82,7 @@ int tsc_timeline_add(struct tsc_timeline *t, uint64_t tsc, uint64_t ns)
 {
 	struct tsc_point *last = t->n ? &t->points[t->n - 1] : NULL;
 
+	t->seg.hi = 0; /* the samples change: the segment kept for the next value with them */
 	if (last && (tsc < last->tsc || ns < last->ns)) {
 		/* a counter that went back (reset, or another machine's): start over from here */
 		t->n = 0;
@@ -136,7 +137,7 @@ void tsc_timeline_free(struct tsc_timeline *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* ns at tsc on the line through a and b (tsc may lie outside them). */
+/* ns at tsc on the line through a and b (tsc may lie outside them): exact, for the rare cases */
 static uint64_t along(const struct tsc_point *a, const struct tsc_point *b, uint64_t tsc)
 {
 	__int128 ticks = (__int128)tsc - (__int128)a->tsc;
@@ -145,6 +146,27 @@ static uint64_t along(const struct tsc_point *a, const struct tsc_point *b, uint
 	__int128 ns = (__int128)a->ns + (span_tsc ? ticks * span_ns / span_tsc : 0);
 
 	return ns < 0 ? 0 : ns > (__int128)UINT64_MAX ? UINT64_MAX : (uint64_t)ns;
+}
+
+/* The line through a and b from lo up to hi, ready to apply. */
+static void keep_segment(struct tsc_timeline *t, const struct tsc_point *a,
+			 const struct tsc_point *b, uint64_t lo, uint64_t lo_ns, uint64_t hi)
+{
+	unsigned __int128 mult = b->tsc > a->tsc ? ((unsigned __int128)(b->ns - a->ns) << 40) /
+						       (b->tsc - a->tsc)
+						 : 0;
+
+	t->seg.lo = lo;
+	t->seg.ns = lo_ns;
+	t->seg.mult = mult > UINT64_MAX ? UINT64_MAX : (uint64_t)mult;
+	t->seg.hi = hi;
+}
+
+/* ns at tsc, lo <= tsc < hi: one multiplication, rounded to the nearest ns */
+static uint64_t on_segment(const struct tsc_segment *seg, uint64_t tsc)
+{
+	return seg->ns +
+	       (uint64_t)(((unsigned __int128)(tsc - seg->lo) * seg->mult + (1ull << 39)) >> 40);
 }
 
 /* The segment [i, i + 1] holding tsc, first < tsc < last given. */
@@ -171,6 +193,9 @@ uint64_t tsc_timeline_ns(struct tsc_timeline *t, uint64_t tsc)
 	const struct tsc_point *first, *last;
 	uint32_t i;
 
+	/* a drain converts calls of the same few milliseconds: mostly the segment of the last one */
+	if (tsc >= t->seg.lo && tsc < t->seg.hi)
+		return on_segment(&t->seg, tsc);
 	if (!t->n)
 		return 0;
 	first = &t->points[0];
@@ -180,7 +205,9 @@ uint64_t tsc_timeline_ns(struct tsc_timeline *t, uint64_t tsc)
 	if (tsc >= last->tsc) {
 		for (i = t->n - 1; i > 0 && last->ns - t->points[i].ns < SLOPE_BASE_NS; i--)
 			;
-		return along(&t->points[i == t->n - 1 ? i - 1 : i], last, tsc);
+		keep_segment(t, &t->points[i == t->n - 1 ? i - 1 : i], last, last->tsc, last->ns,
+			     UINT64_MAX);
+		return on_segment(&t->seg, tsc);
 	}
 	if (tsc < first->tsc) {
 		for (i = 1; i < t->n - 1 && t->points[i].ns - first->ns < SLOPE_BASE_NS; i++)
@@ -188,5 +215,7 @@ uint64_t tsc_timeline_ns(struct tsc_timeline *t, uint64_t tsc)
 		return along(first, &t->points[i], tsc);
 	}
 	i = find_segment(t, tsc);
-	return along(&t->points[i], &t->points[i + 1], tsc);
+	keep_segment(t, &t->points[i], &t->points[i + 1], t->points[i].tsc, t->points[i].ns,
+		     t->points[i + 1].tsc);
+	return on_segment(&t->seg, tsc);
 }

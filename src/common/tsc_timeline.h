@@ -25,11 +25,22 @@ struct tsc_point {
 	uint64_t ns;
 };
 
+/*
+ * The line of the segment the last conversion used, ready to apply: a value in [lo, hi) is
+ * ns + (tsc - lo) * mult / 2^40. Most values a drain converts fall in one segment.
+ */
+struct tsc_segment {
+	uint64_t lo, hi; /* hi == 0: none */
+	uint64_t ns;
+	uint64_t mult; /* ns per tick, 24.40 fixed point */
+};
+
 struct tsc_timeline {
 	struct tsc_point *points; /* increasing in both members */
 	uint32_t n, cap;
 	uint32_t hint;	   /* the segment the last conversion used */
 	bool provisional;  /* the last point is less than the gap after the one before: replaced */
+	struct tsc_segment seg;
 };
 
 /* Whether this machine's kernel keeps CLOCK_MONOTONIC on the TSC (only then may it stand in). */
