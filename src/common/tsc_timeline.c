@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 #include "common/clock.h"
+#include "common/grow_array.h"
 #include "common/tsc_timeline.h"
 
 /* A sample closer than this to the one before is replaced by the next, not kept beside it. */
@@ -97,14 +98,9 @@ int tsc_timeline_add(struct tsc_timeline *t, uint64_t tsc, uint64_t ns)
 	} else if (t->n == t->cap) {
 		if (t->cap >= MAX_POINTS) {
 			thin(t);
-		} else {
-			uint32_t cap = t->cap ? t->cap * 2 : 64;
-			struct tsc_point *p = realloc(t->points, cap * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			t->points = p;
-			t->cap = cap;
+		} else if (grt_grow_array((void **)&t->points, &t->cap, sizeof(*t->points),
+					  t->n + 1)) {
+			return -ENOMEM;
 		}
 	}
 	t->points[t->n++] = (struct tsc_point){tsc, ns};
