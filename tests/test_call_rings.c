@@ -348,6 +348,21 @@ static void test_caught_up_starts_over(void)
 	}
 	CHECK_EQ_U64(atomic_load(&f.ring->head), 100 * 408);
 	free(f.head);
+
+	/* from 256 KiB up they start over; over 16 MiB, whose pad's length would not fit, never */
+	CHECK_EQ_U64(CALL_RING_RESTART_AT(256u << 10), 64u << 10);
+	CHECK_EQ_U64(CALL_RING_RESTART_AT(16u << 20), 4u << 20);
+	CHECK_EQ_U64(CALL_RING_RESTART_AT(32u << 20), ~0u);
+	setup_sized(&f, 1, 32u << 20);
+	for (int i = 0; i < 24000; i++) /* 9.8 MB: past a quarter */
+		CHECK(put(&f, 400, (uint8_t)i));
+	for (int i = 0; i < 24000; i++)
+		CHECK_EQ_U64(take(&f, &len), (uint8_t)i);
+	CHECK(put(&f, 400, 1));
+	CHECK_EQ_U64(atomic_load(&f.ring->head), 24001 * 408);
+	CHECK_EQ_U64(take(&f, &len), 1);
+	CHECK_EQ_U64(take(&f, &len), -1);
+	free(f.head);
 }
 
 int main(void)

@@ -78,8 +78,10 @@ _Static_assert(CUDA_CLASS_COUNT < 256, "classes fit a byte");
  * A thread whose ring the recorder keeps up with starts over at the ring's
  * start (call_rings.h) only once this much time went by since it last wrote
  * there, in the clock's units: 30 ms of CLOCK_MONOTONIC, or of a TSC ticking
- * at 2 to 5 GHz 15 to 6 ms, against a drain every 5 ms: what it wrote since
- * then takes as long to write again, and the recorder reads the pad before.
+ * at 2 to 5 GHz 15 to 6 ms, against a drain every 1 ms: at the rate it wrote
+ * so far, what lies before the pad takes that long to write again, and the
+ * recorder reads the pad long before. A burst after a quiet spell has the
+ * quarter or more before the pad, ~2.5 ms of 2.5 M calls a second.
  */
 #define START_OVER_AFTER 30000000ull
 
@@ -287,7 +289,9 @@ static bool claim_ring(void)
 			continue;
 		r->pid = rec_state.pid;
 		r->tid = me.tid;
-		r->clock = rec_state.raw_tsc ? CALL_CLOCK_TSC : CALL_CLOCK_MONOTONIC;
+		atomic_store_explicit(&r->clock,
+				      rec_state.raw_tsc ? CALL_CLOCK_TSC : CALL_CLOCK_MONOTONIC,
+				      memory_order_relaxed);
 		me.ring = r;
 		me.data = call_rings_data(h, h->nrings, h->ring_bytes, i);
 		me.size = h->ring_bytes;

@@ -31,7 +31,7 @@
  * only where that took long to write (the producer's may_start_over: many
  * drain periods, at the rate it writes now) and the recorder will have read
  * the pad long before the thread is back there. Rings under 256 KiB, already
- * small, go round as they are.
+ * small, go round as they are, and so do rings over 16 MiB.
  *
  * A call is written where it will stay: its entry at the call's start, its
  * results at the return, then `head` moves past it. While the call is inside
@@ -46,8 +46,17 @@
 #define CALL_REC_HDR 8u
 #define CALL_REC_PAD 0x80000000u
 #define CALL_REC_LEN_MASK 0x00ffffffu
-/* where a caught-up thread starts over: a quarter of the ring (rings under 256 KiB never do) */
-#define CALL_RING_RESTART_AT(size) ((size) / 4 > 65536u ? (size) / 4 : ~0u)
+/*
+ * Where a caught-up thread starts over: a quarter of the ring. Rings under 256 KiB never do,
+ * nor rings over 16 MiB, whose pad (up to three quarters) would not fit a record's length.
+ */
+#define CALL_RING_RESTART_MIN (256u << 10)
+#define CALL_RING_RESTART_MAX (16u << 20)
+#define CALL_RING_RESTART_AT(size)                                                                 \
+	((size) >= CALL_RING_RESTART_MIN && (size) <= CALL_RING_RESTART_MAX ? (size) / 4 : ~0u)
+_Static_assert(CALL_RING_RESTART_MAX - CALL_RING_RESTART_MAX / 4 - CALL_REC_HDR <=
+		   CALL_REC_LEN_MASK,
+	       "a start-over pad's length fits its record's");
 
 enum call_ring_state {
 	CALL_RING_FREE = 0,
@@ -94,7 +103,8 @@ struct call_ring {
 	_Atomic uint32_t state; /* enum call_ring_state */
 	uint32_t pid;
 	uint32_t tid;
-	uint32_t clock; /* enum call_ring_clock, set by the thread when it claims the ring */
+	/* enum call_ring_clock, set by the thread when it claims the ring, before its first record */
+	_Atomic uint32_t clock;
 	_Atomic uint64_t lost;	      /* calls that did not fit (producer) */
 	_Atomic uint32_t pending;     /* length of the call inside the driver now, 0 none */
 	uint8_t pad0[36];

@@ -27,9 +27,12 @@
 #define DEFAULT_RING_KB 4096
 /*
  * Drained this often besides the session's tick: a thread writing 2.5M calls
- * a second fills ~0.4 MB of its 4 MiB ring in that time.
+ * a second fills ~0.4 MB of its ring in that time, less than the quarter of
+ * it a thread that just started over has until the recorder reads its pad
+ * (call_rings.h), a burst after a quiet spell included. A round over idle
+ * rings costs the recorder a few microseconds.
  */
-#define DRAIN_PERIOD_NS 5000000
+#define DRAIN_PERIOD_NS 1000000
 #define REAP_PERIOD_NS 500000000ull
 #define DRAIN_ROUNDS 16
 
@@ -52,7 +55,7 @@ struct cuda_inproc {
 	/* rings whose threads stamp calls with the raw TSC are converted here (cfg.tsc) */
 	bool tsc;
 	struct tsc_timeline timeline;
-	bool ring_tsc; /* the ring being read says its timestamps are the TSC */
+	struct call_ring *ring; /* the ring being read */
 	uint64_t malformed;
 	int sink_error;
 };
@@ -146,6 +149,17 @@ static __attribute__((noinline)) void on_call_with_extras(struct cuda_inproc *ip
 		ip->sink_error = err;
 }
 
+/*
+ * Whether the ring being read says its calls carry the raw TSC. Its thread
+ * sets that before its first record, and a record is read only after the
+ * head that published it: read here, it is the thread's for this record.
+ */
+static bool ring_stamps_tsc(const struct cuda_inproc *ip)
+{
+	return ip->tsc &&
+	       atomic_load_explicit(&ip->ring->clock, memory_order_relaxed) == CALL_CLOCK_TSC;
+}
+
 /* A call stamped with the raw TSC, on CLOCK_MONOTONIC as every other record. */
 static void to_monotonic(struct cuda_inproc *ip, struct cuda_event *ev, bool no_return)
 {
@@ -173,7 +187,7 @@ static void on_call(struct cuda_inproc *ip, const void *payload, uint32_t len, b
 		return;
 	}
 	memcpy(&ev, payload, sizeof(ev));
-	if (ip->ring_tsc)
+	if (ring_stamps_tsc(ip))
 		to_monotonic(ip, &ev, no_return);
 	if (ev.stack_id || (ev.text_len && !no_return)) {
 		on_call_with_extras(ip, &ev, payload, len, no_return);
@@ -232,23 +246,13 @@ static void on_ring_record(void *ctx, const struct call_ring_record *rec)
 		ip->malformed++;
 }
 
-/*
- * Which clock ring r's calls carry. Its thread sets it before its first
- * record: read after a look at head, it is the thread's for any record seen.
- */
-static void note_ring_clock(struct cuda_inproc *ip, struct call_ring *r)
-{
-	atomic_load_explicit(&r->head, memory_order_acquire);
-	ip->ring_tsc = ip->tsc && ((volatile struct call_ring *)r)->clock == CALL_CLOCK_TSC;
-}
-
 /* What ring i held when asked (call_ring_drain); whether it held anything. */
 static bool drain_ring(struct cuda_inproc *ip, uint32_t i)
 {
 	struct call_ring *r = call_rings_ring(ip->head, i);
 	uint64_t handed;
 
-	note_ring_clock(ip, r);
+	ip->ring = r;
 	handed = call_ring_drain(r, ring_data(ip, i), ip->ring_bytes, on_ring_record, ip);
 
 	count_lost(ip, i, r);
@@ -269,7 +273,7 @@ static void flush_pending(struct cuda_inproc *ip, uint32_t i)
 
 	if (!len || (off & 7) || (uint64_t)off + CALL_REC_HDR + len > ip->ring_bytes)
 		return;
-	note_ring_clock(ip, r);
+	ip->ring = r;
 	on_call(ip, ring_data(ip, i) + off + CALL_REC_HDR, len, true);
 	atomic_store(&r->pending, 0);
 }
