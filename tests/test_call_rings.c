@@ -279,6 +279,31 @@ static void test_drain_stops_at_its_head(void)
 	free(f.head);
 }
 
+/* A drain to a head noted earlier stops there, though more was committed since. */
+static void test_drain_to_a_noted_head(void)
+{
+	struct fixture f;
+	struct keeping_pace k = {.f = &f};
+	uint64_t noted;
+
+	setup(&f, 1);
+	for (; k.written < 5; k.written++)
+		CHECK(put(&f, 100, k.written));
+	noted = atomic_load(&f.ring->head);
+	for (; k.written < 8; k.written++)
+		CHECK(put(&f, 100, k.written));
+	CHECK_EQ_U64(call_ring_drain_to(f.ring, f.data, RING, noted, on_record_write_one_more, &k),
+		     5);
+	CHECK_EQ_U64(atomic_load(&f.ring->tail), noted);
+	CHECK_EQ_U64(call_ring_drain_to(f.ring, f.data, RING, noted, on_record_write_one_more, &k),
+		     0);
+	/* the rest (3, then the 5 the first drain's records wrote) on a drain to the head now */
+	CHECK_EQ_U64(call_ring_drain(f.ring, f.data, RING, on_record_write_one_more, &k), 8);
+	for (uint8_t i = 0; i < 13; i++)
+		CHECK_EQ_U64(k.first[i], i);
+	free(f.head);
+}
+
 /* Where the next record's payload goes: its offset in the data area. */
 static uint32_t next_offset(struct fixture *f)
 {
@@ -374,6 +399,7 @@ int main(void)
 	RUN_TEST(test_batch_read_releases_once);
 	RUN_TEST(test_pad_alone_released);
 	RUN_TEST(test_drain_stops_at_its_head);
+	RUN_TEST(test_drain_to_a_noted_head);
 	RUN_TEST(test_caught_up_starts_over);
 	return TEST_EXIT_STATUS();
 }

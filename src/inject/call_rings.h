@@ -302,14 +302,16 @@ static inline void call_ring_release(struct call_ring *r, const struct call_ring
  * while its thread kept pace would never return, and the other rings, unread,
  * would fill. Space goes back to the thread a quarter of the ring at a time
  * and at the end, not after each record: one store to the producer's cache
- * lines per batch.
+ * lines per batch. head: a snapshot taken with an acquire load (call_ring_drain
+ * takes it on entry).
  */
-static inline uint64_t call_ring_drain(struct call_ring *r, const uint8_t *data, uint32_t size,
-				       void (*fn)(void *ctx, const struct call_ring_record *rec),
-				       void *ctx)
+static inline uint64_t call_ring_drain_to(struct call_ring *r, const uint8_t *data, uint32_t size,
+					  uint64_t head,
+					  void (*fn)(void *ctx, const struct call_ring_record *rec),
+					  void *ctx)
 {
 	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed), released = tail;
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire), handed = 0;
+	uint64_t handed = 0;
 	struct call_ring_record rec;
 
 	while (call_ring_peek(data, size, tail, head, &rec)) {
@@ -325,6 +327,14 @@ static inline uint64_t call_ring_drain(struct call_ring *r, const uint8_t *data,
 	if (tail != released)
 		call_ring_release_to(r, tail);
 	return handed;
+}
+
+static inline uint64_t call_ring_drain(struct call_ring *r, const uint8_t *data, uint32_t size,
+				       void (*fn)(void *ctx, const struct call_ring_record *rec),
+				       void *ctx)
+{
+	return call_ring_drain_to(r, data, size, atomic_load_explicit(&r->head, memory_order_acquire),
+				  fn, ctx);
 }
 
 #endif

@@ -35,6 +35,7 @@
 #define DRAIN_PERIOD_NS 1000000
 #define REAP_PERIOD_NS 500000000ull
 #define DRAIN_ROUNDS 16
+#define NO_HEAD UINT64_MAX
 
 struct cuda_inproc {
 	struct grt_session *session;
@@ -45,6 +46,7 @@ struct cuda_inproc {
 	uint32_t nrings;     /* the geometry as created: never read back from the file */
 	uint32_t ring_bytes;
 	uint64_t *lost_seen; /* per ring: its `lost` already counted */
+	uint64_t *heads;     /* per ring: the head a drain round reads it to, NO_HEAD when free */
 	uint64_t unringed_seen;
 	int timer_fd;
 	uint64_t next_reap_ns;
@@ -85,7 +87,8 @@ static int create_rings(struct cuda_inproc *ip, const struct call_rings_config *
 		return err;
 	ip->head = map;
 	ip->lost_seen = calloc(ip->nrings, sizeof(*ip->lost_seen));
-	if (!ip->lost_seen)
+	ip->heads = calloc(ip->nrings, sizeof(*ip->heads));
+	if (!ip->lost_seen || !ip->heads)
 		return -ENOMEM;
 	return call_rings_init(ip->head, ip->nrings, ip->ring_bytes, cfg);
 }
@@ -246,17 +249,24 @@ static void on_ring_record(void *ctx, const struct call_ring_record *rec)
 		ip->malformed++;
 }
 
-/* What ring i held when asked (call_ring_drain); whether it held anything. */
-static bool drain_ring(struct cuda_inproc *ip, uint32_t i)
+/* What ring i held up to head (call_ring_drain_to); whether it held anything. */
+static bool drain_ring_to(struct cuda_inproc *ip, uint32_t i, uint64_t head)
 {
 	struct call_ring *r = call_rings_ring(ip->head, i);
 	uint64_t handed;
 
 	ip->ring = r;
-	handed = call_ring_drain(r, ring_data(ip, i), ip->ring_bytes, on_ring_record, ip);
+	handed = call_ring_drain_to(r, ring_data(ip, i), ip->ring_bytes, head, on_ring_record, ip);
 
 	count_lost(ip, i, r);
 	return handed > 0;
+}
+
+static bool drain_ring(struct cuda_inproc *ip, uint32_t i)
+{
+	struct call_ring *r = call_rings_ring(ip->head, i);
+
+	return drain_ring_to(ip, i, atomic_load_explicit(&r->head, memory_order_acquire));
 }
 
 /*
@@ -310,9 +320,15 @@ static void drain_all(struct cuda_inproc *ip)
 	if (ip->tsc)
 		tsc_timeline_sample(&ip->timeline);
 	/*
-	 * Ring by ring, each to the head it had when its turn came, in rounds while
-	 * calls keep coming: every thread's ring is read as often as the busiest's.
-	 * The rounds are bounded so that the session's other sources get their turn.
+	 * In rounds while calls keep coming: every thread's ring is read as often
+	 * as the busiest's, and the rounds are bounded so that the session's other
+	 * sources get their turn. A round first notes every ring's head, then reads
+	 * each to the head noted. What one thread did before another's call (its
+	 * cuModuleGetFunction before a launch of that function by another thread,
+	 * an allocation before its free) must be decoded first; heads noted as
+	 * each ring's turn came let a round read a launch and miss the name
+	 * committed just after the namer's ring was read, a window as long as the
+	 * round. Noted together, the window is the microseconds the noting takes.
 	 */
 	for (int round = 0; round < DRAIN_ROUNDS; round++) {
 		bool any = false;
@@ -320,9 +336,14 @@ static void drain_all(struct cuda_inproc *ip)
 		for (uint32_t i = 0; i < ip->nrings; i++) {
 			struct call_ring *r = call_rings_ring(ip->head, i);
 
-			if (atomic_load_explicit(&r->state, memory_order_acquire) != CALL_RING_FREE)
-				any |= drain_ring(ip, i);
+			ip->heads[i] = atomic_load_explicit(&r->state, memory_order_acquire) !=
+					       CALL_RING_FREE
+					   ? atomic_load_explicit(&r->head, memory_order_acquire)
+					   : NO_HEAD;
 		}
+		for (uint32_t i = 0; i < ip->nrings; i++)
+			if (ip->heads[i] != NO_HEAD)
+				any |= drain_ring_to(ip, i, ip->heads[i]);
 		if (!any)
 			break;
 	}
@@ -373,6 +394,7 @@ static void free_inproc(struct cuda_inproc *ip)
 	stack_store_destroy(&ip->stacks);
 	tsc_timeline_free(&ip->timeline);
 	free(ip->lost_seen);
+	free(ip->heads);
 	free(ip);
 }
 
