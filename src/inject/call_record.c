@@ -188,7 +188,7 @@ static bool want_raw_tsc(const struct call_rings_config *cfg)
 {
 	const char *clock = getenv(GRT_INJECT_ENV_CLOCK);
 
-	return cfg->tsc && !inject()->cfg.shm_path[0] && !(clock && !strcmp(clock, "monotonic"));
+	return cfg->tsc && !inject_gpu_recording() && !(clock && !strcmp(clock, "monotonic"));
 }
 
 void call_record_load(void)

@@ -171,6 +171,16 @@ static inline struct inject_state *inject(void)
 	return &inject_process_state;
 }
 
+/*
+ * Whether the gpu source records in this process (`grtrace record` named its
+ * ring): without it, a call that is only recorded needs no bracket, no
+ * redirection and no launch statistics, and the library starts nothing.
+ */
+static inline bool inject_gpu_recording(void)
+{
+	return inject_process_state.gpu_recording;
+}
+
 /* Per-thread: inside the library's own driver/CUPTI calls, interposition passes straight through.
  */
 extern __thread int inject_in_tool __attribute__((tls_model("initial-exec")));

@@ -130,12 +130,6 @@ static void read_config(struct inject_config *c)
 	c->max_ptx_bytes = (uint64_t)env_long(GRT_INJECT_ENV_MAX_PTX, 8) << 20;
 }
 
-/* Whether this process records at all: only under `grtrace record` (the ring is named). */
-static bool recording(void)
-{
-	return inject_process_state.gpu_recording;
-}
-
 static void on_fork_child(void)
 {
 	atomic_fetch_add(&fork_generation, 1);
@@ -244,7 +238,7 @@ void inject_start(void)
 	char why[256] = "", comm[32];
 	int err;
 
-	if (!recording() || atomic_load(&inject_process_state.finished) || atomic_exchange(&inject_process_state.started, 1))
+	if (!inject_gpu_recording() || atomic_load(&inject_process_state.finished) || atomic_exchange(&inject_process_state.started, 1))
 		return;
 	inject_enter_tool();
 	err = channel_open(&inject_process_state.chan, inject_process_state.cfg.shm_path);
@@ -324,7 +318,7 @@ void inject_start_with_context(void)
 {
 	CUcontext ctx = NULL;
 
-	if (atomic_load_explicit(&inject_process_state.calib_started, memory_order_acquire) || !recording())
+	if (atomic_load_explicit(&inject_process_state.calib_started, memory_order_acquire) || !inject_gpu_recording())
 		return;
 	inject_start();
 	if (inject_driver_ready() || !inject_process_state.drv.cuCtxGetCurrent)

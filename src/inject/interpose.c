@@ -166,15 +166,6 @@ void interpose_resolve(void *libcuda)
 /* The wrapper's bracket (call_bracket.h) opened at the record's entry time, no second clock read. */
 #define REC_BRACKET_BEGIN() inject_call_begin_at(call_record_entry_ns(rec_))
 
-/*
- * Whether the gpu source records in this process: without it, a call that is
- * only recorded needs no bracket, no redirection and no launch statistics.
- */
-static inline bool gpu_recording(void)
-{
-	return inject()->gpu_recording;
-}
-
 /* The wrapper replacing a real driver address, or the address itself. */
 static void *swap_for_wrapper(void *p, const void *caller)
 {
@@ -540,11 +531,11 @@ launch(enum interposed_id id, bool ptsz, void *frame, CUfunction f, unsigned int
 
 	if (!real)
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (inject_in_tool || (!call_record_on && !gpu_recording()))
+	if (inject_in_tool || (!call_record_on && !inject_gpu_recording()))
 		return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
 	REC_BEGIN_AT(id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
 		     REC_ARG(params));
-	if (gpu_recording())
+	if (inject_gpu_recording())
 		return launch_for_gpu(id, ptsz, rec_, f, gx, gy, gz, bx, by, bz, shmem, s, params,
 				      extra);
 	r = real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
@@ -581,7 +572,7 @@ static CUresult launch_ex(enum interposed_id id, bool ptsz, void *frame, const C
 	if (inject_in_tool)
 		return ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
 	REC_BEGIN_AT(id, frame, REC_ARG(cfg), REC_ARG(f), REC_ARG(params));
-	if (!cfg || !gpu_recording()) {
+	if (!cfg || !inject_gpu_recording()) {
 		r = ((launch_ex_fn)table[id].real)(cfg, f, params, extra);
 		REC_END(r);
 		return r;
@@ -637,7 +628,7 @@ static CUresult launch_cooperative(enum interposed_id id, void *frame, CUfunctio
 	REC_BEGIN_AT(id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
 		     REC_ARG(params));
 	inject_start_with_context();
-	if (gpu_recording())
+	if (inject_gpu_recording())
 		cupti_need_kernels(inject(), twin_name(f), "a cooperative launch (run unchanged)");
 	REC_BRACKET_BEGIN();
 	enter_ns = inject_call.enter_ns;
@@ -722,12 +713,12 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
                                                                                                    \
 		if (inject_in_tool)                                                                \
 			return real(WORK_ARGS_##nargs);                                            \
-		timed_ = work_shapes[IP_##name].is_copy && gpu_recording() &&                      \
+		timed_ = work_shapes[IP_##name].is_copy && inject_gpu_recording() &&               \
 			 copy_timing_begin(inject(), &work_shapes[IP_##name].shape,                 \
 					   (const uint64_t[]){WORK_ARGS_##nargs}, &mark_);          \
 		{                                                                                  \
 			REC_BEGIN(name, WORK_ARGS_##nargs);                                        \
-			if (!gpu_recording()) {                                                    \
+			if (!inject_gpu_recording()) {                                             \
 				r = real(WORK_ARGS_##nargs);                                       \
 				REC_END(r);                                                        \
 				return r;                                                          \
