@@ -41,7 +41,7 @@
  */
 
 #define CALL_RINGS_MAGIC 0x47524352u /* "RCRG" */
-#define CALL_RINGS_VERSION 2u
+#define CALL_RINGS_VERSION 3u
 #define CALL_RINGS_HEAD_BYTES 4096u
 #define CALL_REC_HDR 8u
 #define CALL_REC_PAD 0x80000000u
@@ -105,16 +105,25 @@ struct call_ring {
 	uint32_t tid;
 	/* enum call_ring_clock, set by the thread when it claims the ring, before its first record */
 	_Atomic uint32_t clock;
-	_Atomic uint64_t lost;	      /* calls that did not fit (producer) */
-	_Atomic uint32_t pending;     /* length of the call inside the driver now, 0 none */
-	uint8_t pad0[36];
-	_Atomic uint64_t head; /* producer; own cache line */
-	uint8_t pad1[56];
+	_Atomic uint64_t lost; /* calls that did not fit (producer) */
+	uint8_t pad0[40];
+	/*
+	 * The producer's cache line, written at every call; the consumer reads
+	 * it once a drain round. Nothing the consumer reads per record may share
+	 * it: each read would pull the line from the producer's CPU and make
+	 * the producer's next store fetch it back.
+	 */
+	_Atomic uint64_t head;
+	_Atomic uint32_t pending; /* length of the call inside the driver now, 0 none */
+	uint8_t pad1[52];
 	_Atomic uint64_t tail; /* consumer; own cache line */
 	uint8_t pad2[56];
 };
 
 _Static_assert(sizeof(struct call_ring) == 192, "ring header layout");
+_Static_assert(offsetof(struct call_ring, pending) / 64 == offsetof(struct call_ring, head) / 64 &&
+		       offsetof(struct call_ring, clock) / 64 != offsetof(struct call_ring, head) / 64,
+	       "pending, written at every call, sits on the producer's line, apart from the clock");
 
 static inline uint64_t call_rings_size(uint32_t nrings, uint32_t ring_bytes)
 {

@@ -57,7 +57,7 @@ struct cuda_inproc {
 	/* rings whose threads stamp calls with the raw TSC are converted here (cfg.tsc) */
 	bool tsc;
 	struct tsc_timeline timeline;
-	struct call_ring *ring; /* the ring being read */
+	bool ring_tsc; /* whether the ring being read stamps its calls with the raw TSC */
 	uint64_t malformed;
 	int sink_error;
 };
@@ -153,14 +153,17 @@ static __attribute__((noinline)) void on_call_with_extras(struct cuda_inproc *ip
 }
 
 /*
- * Whether the ring being read says its calls carry the raw TSC. Its thread
- * sets that before its first record, and a record is read only after the
- * head that published it: read here, it is the thread's for this record.
+ * The ring to read next, and whether its thread stamps calls with the raw
+ * TSC. The thread sets that when it claims the ring, before its first
+ * record, and the ring stays its until the recorder frees it: read after
+ * the head that published the records to read, it holds for all of them.
+ * Read once a drain, not per record: a load from the ring's header for each
+ * record would pull header lines the thread writes to the recorder's CPU.
  */
-static bool ring_stamps_tsc(const struct cuda_inproc *ip)
+static void select_ring(struct cuda_inproc *ip, struct call_ring *r)
 {
-	return ip->tsc &&
-	       atomic_load_explicit(&ip->ring->clock, memory_order_relaxed) == CALL_CLOCK_TSC;
+	ip->ring_tsc = ip->tsc && atomic_load_explicit(&r->clock, memory_order_relaxed) ==
+					  CALL_CLOCK_TSC;
 }
 
 /* A call stamped with the raw TSC, on CLOCK_MONOTONIC as every other record. */
@@ -190,7 +193,7 @@ static void on_call(struct cuda_inproc *ip, const void *payload, uint32_t len, b
 		return;
 	}
 	memcpy(&ev, payload, sizeof(ev));
-	if (ring_stamps_tsc(ip))
+	if (ip->ring_tsc)
 		to_monotonic(ip, &ev, no_return);
 	if (ev.stack_id || (ev.text_len && !no_return)) {
 		on_call_with_extras(ip, &ev, payload, len, no_return);
@@ -255,7 +258,7 @@ static bool drain_ring_to(struct cuda_inproc *ip, uint32_t i, uint64_t head)
 	struct call_ring *r = call_rings_ring(ip->head, i);
 	uint64_t handed;
 
-	ip->ring = r;
+	select_ring(ip, r);
 	handed = call_ring_drain_to(r, ring_data(ip, i), ip->ring_bytes, head, on_ring_record, ip);
 
 	count_lost(ip, i, r);
@@ -283,7 +286,7 @@ static void flush_pending(struct cuda_inproc *ip, uint32_t i)
 
 	if (!len || (off & 7) || (uint64_t)off + CALL_REC_HDR + len > ip->ring_bytes)
 		return;
-	ip->ring = r;
+	select_ring(ip, r);
 	on_call(ip, ring_data(ip, i) + off + CALL_REC_HDR, len, true);
 	atomic_store(&r->pending, 0);
 }
