@@ -81,6 +81,28 @@ void buffer_worker_hand(struct buffer_worker *w, const void *buf, size_t len)
 	pthread_mutex_unlock(&w->lock);
 }
 
+int buffer_worker_wait(struct buffer_worker *w)
+{
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	while (w->pending)
+		pthread_cond_wait(&w->cond, &w->lock);
+	err = w->error;
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
+int buffer_worker_error(struct buffer_worker *w)
+{
+	int err;
+
+	pthread_mutex_lock(&w->lock);
+	err = w->error;
+	pthread_mutex_unlock(&w->lock);
+	return err;
+}
+
 int buffer_worker_finish(struct buffer_worker *w)
 {
 	int err;

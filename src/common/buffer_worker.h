@@ -20,6 +20,10 @@ typedef int (*buffer_worker_fn)(void *ctx, const void *buf, size_t len);
 /* NULL when no thread can be started (the caller then processes buffers itself). */
 struct buffer_worker *buffer_worker_start(buffer_worker_fn process, void *ctx);
 void buffer_worker_hand(struct buffer_worker *w, const void *buf, size_t len);
+/* Waits until every buffer handed over is processed: 0 or process's first error. */
+int buffer_worker_wait(struct buffer_worker *w);
+/* process's first error so far, without waiting: 0 while none failed. */
+int buffer_worker_error(struct buffer_worker *w);
 /* Waits for the last buffer, stops the thread, frees w: 0 or process's first error. */
 int buffer_worker_finish(struct buffer_worker *w);
 

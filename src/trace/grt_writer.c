@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "common/buffer_worker.h"
 #include "common/crc32c.h"
 #include "common/u64_map.h"
 #include "trace/grt_writer.h"
@@ -24,9 +25,18 @@ struct interned {
 struct grt_writer {
 	int fd;
 	struct grt_file_header header;
-	char *buf;
+	char *buf;			/* the buffer being filled: one of bufs */
 	size_t buf_used;
-	uint64_t committed_bytes;	/* bytes known to be on disk as whole records */
+	/*
+	 * A full buffer goes to a thread that write(2)s it while the next one
+	 * fills: at millions of records a second, the kernel's side of the
+	 * writes (page cache, the filesystem's allocation) costs the recorder
+	 * as much as making the records. Without the thread (none could be
+	 * started), buffers are written here, the same bytes.
+	 */
+	char *bufs[2];
+	struct buffer_worker *worker;
+	uint64_t committed_bytes;	/* bytes known to be on disk as whole records (the writing thread's) */
 	int error;			/* first negative errno, sticky */
 	uint64_t records;
 	uint64_t drops;
@@ -95,6 +105,27 @@ static size_t whole_records(const char *buf, size_t written)
 	return at;
 }
 
+/* Writes one full buffer (on the writing thread, if any): its whole records count as committed. */
+static int write_buffer(void *ctx, const void *buf, size_t len)
+{
+	struct grt_writer *w = ctx;
+	size_t written;
+	int err = write_counted(w->fd, buf, len, &written);
+
+	w->committed_bytes += err ? whole_records(buf, written) : len;
+	return err;
+}
+
+/* Waits until every buffer handed to the writing thread is written: 0 or the first error. */
+static int settle_writes(struct grt_writer *w)
+{
+	int err = w->worker ? buffer_worker_wait(w->worker) : 0;
+
+	if (err && !w->error)
+		w->error = err;
+	return w->error;
+}
+
 /* Folds the buffer's records not checksummed yet into the current block's CRC. */
 static void crc_catch_up(struct grt_writer *w)
 {
@@ -104,9 +135,14 @@ static void crc_catch_up(struct grt_writer *w)
 	w->crc_from = w->buf_used;
 }
 
+/*
+ * The buffer goes out, and the other one is filled next. A write error shows
+ * here one buffer late (the thread reports the buffer before this one): the
+ * records appended meanwhile are lost with the rest, and close keeps only
+ * the whole records that reached the file.
+ */
 static int flush_buffer(struct grt_writer *w)
 {
-	size_t written;
 	int err;
 
 	if (w->error)
@@ -114,16 +150,18 @@ static int flush_buffer(struct grt_writer *w)
 	crc_catch_up(w);
 	if (!w->buf_used)
 		return 0;
-	err = write_counted(w->fd, w->buf, w->buf_used, &written);
-	if (err) {
-		w->committed_bytes += whole_records(w->buf, written);
-		w->error = err;
-		return err;
+	if (w->worker) {
+		buffer_worker_hand(w->worker, w->buf, w->buf_used);
+		err = buffer_worker_error(w->worker);
+		w->buf = w->buf == w->bufs[0] ? w->bufs[1] : w->bufs[0];
+	} else {
+		err = write_buffer(w, w->buf, w->buf_used);
 	}
-	w->committed_bytes += w->buf_used;
 	w->buf_used = 0;
 	w->crc_from = 0;
-	return 0;
+	if (err)
+		w->error = err;
+	return err;
 }
 
 struct grt_writer *grt_writer_open(const char *path, const struct grt_file_header *header)
@@ -133,13 +171,16 @@ struct grt_writer *grt_writer_open(const char *path, const struct grt_file_heade
 
 	if (!w)
 		return NULL;
-	w->buf = malloc(WRITE_BUFFER_BYTES);
+	w->bufs[0] = malloc(WRITE_BUFFER_BYTES);
+	w->bufs[1] = malloc(WRITE_BUFFER_BYTES);
+	w->buf = w->bufs[0];
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (!w->buf || w->fd < 0) {
-		err = w->buf ? errno : ENOMEM;
+	if (!w->bufs[0] || !w->bufs[1] || w->fd < 0) {
+		err = w->fd < 0 ? errno : ENOMEM;
 		if (w->fd >= 0)
 			close(w->fd);
-		free(w->buf);
+		free(w->bufs[0]);
+		free(w->bufs[1]);
 		free(w);
 		errno = err;
 		return NULL;
@@ -157,12 +198,14 @@ struct grt_writer *grt_writer_open(const char *path, const struct grt_file_heade
 	err = write_all(w->fd, &w->header, sizeof(w->header));
 	if (err) {
 		close(w->fd);
-		free(w->buf);
+		free(w->bufs[0]);
+		free(w->bufs[1]);
 		free(w);
 		errno = -err;
 		return NULL;
 	}
 	w->committed_bytes = sizeof(w->header);
+	w->worker = buffer_worker_start(write_buffer, w);
 	w->next_offset = w->block_start = sizeof(w->header);
 	return w;
 }
@@ -227,8 +270,8 @@ static int append_record(struct grt_writer *w, uint16_t type, const struct grt_e
 	if (w->buf_used + need > WRITE_BUFFER_BYTES && flush_buffer(w))
 		return w->error;
 	if (need > WRITE_BUFFER_BYTES) {
-		/* larger than the buffer: write through, still as one whole record */
-		int err = write_all(w->fd, &hdr, sizeof(hdr));
+		/* larger than the buffer: written through after what came before, as one whole record */
+		int err = settle_writes(w) ? w->error : write_all(w->fd, &hdr, sizeof(hdr));
 
 		if (covered)
 			w->block_crc = crc32c_update(crc32c_update(w->block_crc, &hdr, sizeof(hdr)),
@@ -277,9 +320,11 @@ void grt_writer_set_checksums(struct grt_writer *w, bool on)
 int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
 		      const void *payload, uint32_t payload_len)
 {
-	size_t need = sizeof(struct grt_record_header) + payload_len;
 	struct grt_record_header hdr;
+	size_t need;
 	char *at;
+
+	need = sizeof(struct grt_record_header) + payload_len;
 
 	_Static_assert(WRITE_BUFFER_BYTES <= GRT_MAX_PAYLOAD, "what fits the buffer fits a record");
 	if (w->error || type == GRT_REC_TRAILER || type == GRT_REC_CHECKSUM ||
@@ -472,6 +517,10 @@ int grt_writer_close(struct grt_writer *w, uint32_t end_reason, uint64_t end_ns)
 	if (!w->error)
 		grt_writer_append(w, GRT_REC_TRAILER, &origin, &trailer, sizeof(trailer));
 	flush_buffer(w);
+	err = buffer_worker_finish(w->worker);
+	w->worker = NULL;
+	if (err && !w->error)
+		w->error = err;
 	if (!w->error && fsync(w->fd) && errno != EINVAL)
 		w->error = -errno;
 	err = w->error;
@@ -486,7 +535,8 @@ int grt_writer_close(struct grt_writer *w, uint32_t end_reason, uint64_t end_ns)
 		err = -errno;
 	free_strings(w);
 	u64_map_destroy(&w->seq_by_cpu);
-	free(w->buf);
+	free(w->bufs[0]);
+	free(w->bufs[1]);
 	free(w);
 	return err;
 }
