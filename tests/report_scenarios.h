@@ -408,7 +408,10 @@ static inline int scn_spit(const char *path, const unsigned char *buf, size_t le
 	return ok ? 0 : -1;
 }
 
-/* Offset of the n-th record (0-based) of a type, or 0 when there is none. */
+/*
+ * Offset of the n-th record (0-based) of a type as the reader hands them out
+ * (a launch written as a repeat record is a launch), or 0 when there is none.
+ */
 static inline size_t scn_find_record(const unsigned char *buf, size_t len, uint16_t type, int n)
 {
 	size_t at = sizeof(struct grt_file_header);
@@ -417,6 +420,8 @@ static inline size_t scn_find_record(const unsigned char *buf, size_t len, uint1
 		struct grt_record_header h;
 
 		memcpy(&h, buf + at, sizeof(h));
+		if (h.type == GRT_REC_CUDA_LAUNCH_REPEAT)
+			h.type = GRT_REC_CUDA_LAUNCH;
 		if (h.type == type && n-- == 0)
 			return at;
 		at += sizeof(h) + h.payload_len;

@@ -219,7 +219,7 @@ static void test_corrupt_trace(void)
 	r = run_cli((const char *[]){ path, "--kernels", NULL });
 	CHECK_EQ_U64(r.rc, 1);
 	/* one line on stderr naming the file and the reader's error */
-	snprintf(want, sizeof(want), "grtrace: %s: truncated record at offset 1478: length 112 goes "
+	snprintf(want, sizeof(want), "grtrace: %s: truncated record at offset 1190: length 16 goes "
 		 "past end of file\n", path);
 	CHECK_STR(r.err, want);
 	CHECK_HAS(r.out, "        4      0      150.000");
@@ -227,7 +227,7 @@ static void test_corrupt_trace(void)
 	r = run_cli((const char *[]){ path, "--format", "json", NULL });
 	CHECK_EQ_U64(r.rc, 1);
 	CHECK_HAS(r.out, "\"complete\":false,\"end_reason\":null,\"write_error\":false,"
-			 "\"error\":\"truncated record at offset 1478: length 112 goes past end of file\","
+			 "\"error\":\"truncated record at offset 1190: length 16 goes past end of file\","
 			 "\"checksum_blocks_verified\":0,\"damage\":null}");
 	CHECK_HAS(r.out, "\"launches\":4,");
 	free_result(&r);

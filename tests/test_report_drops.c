@@ -59,6 +59,7 @@ static int write_irregular(const char *path, bool duplicate)
 	struct grt_record_header a, b;
 	unsigned char *buf, *out;
 	size_t len = 0, at = sizeof(struct grt_file_header), na = 0, nb = 0;
+	bool found = false;
 	int err = -1;
 
 	if (scn_write_drops(path) || !(buf = scn_slurp(path, &len)))
@@ -70,11 +71,15 @@ static int write_irregular(const char *path, bool duplicate)
 			break;
 		memcpy(&b, buf + at + na, sizeof(b));
 		nb = sizeof(b) + b.payload_len;
-		if (a.cpu == b.cpu && a.cpu && a.type != GRT_REC_CHECKSUM && b.type != GRT_REC_CHECKSUM)
+		/* (a launch repeat record moved before the launch it repeats could not be read) */
+		if (a.cpu == b.cpu && a.cpu && a.type != GRT_REC_CHECKSUM && b.type != GRT_REC_CHECKSUM &&
+		    !(a.type == GRT_REC_CUDA_LAUNCH && b.type == GRT_REC_CUDA_LAUNCH_REPEAT)) {
+			found = true;
 			break;
+		}
 	}
 	out = malloc(len + na);
-	if (out && at + sizeof(a) <= len) {
+	if (out && found) {
 		memcpy(out, buf, at);
 		if (duplicate) {
 			memcpy(out + at, buf + at, na);

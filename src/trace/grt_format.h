@@ -17,7 +17,8 @@
 
 #define GRT_FILE_MAGIC "GRTRACE\0"
 #define GRT_VERSION_MAJOR 1
-#define GRT_VERSION_MINOR 2 /* 1.2: checksum records, the trailer's own CRC */
+/* 1.2: checksum records, the trailer's own CRC; 1.3: launch repeat records (launch_repeat.h) */
+#define GRT_VERSION_MINOR 3
 /* What a writer with checksums off writes: the 1.1 layout. */
 #define GRT_VERSION_MINOR_NO_CHECKSUMS 1
 
@@ -124,6 +125,8 @@ enum grt_record_type {
 	GRT_REC_CUDA_GRAPH_LAUNCH = 24,
 	GRT_REC_CUDA_CONTEXT = 25,	/* a context created, retained, made current, pushed, popped */
 	GRT_REC_CUDA_DEVICE = 26,	/* a device's PCI bus id or UUID, as the driver answered */
+	/* a launch written as what differs from the launch before it; read back as a launch */
+	GRT_REC_CUDA_LAUNCH_REPEAT = 27,
 	GRT_REC_CUDA_CONFIG = 47,	/* the last of the range: the others are calls */
 	/* 48..79: records_kernel.h (syscall, sched, fence, xid, pcie) */
 	GRT_REC_KERNEL_FIRST = 48,

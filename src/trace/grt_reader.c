@@ -12,6 +12,7 @@
 #include "common/crc32c.h"
 #include "common/regular_file.h"
 #include "trace/grt_reader.h"
+#include "trace/launch_repeat.h"
 #include "trace/record_desc.h"
 #include "trace/records_core.h"
 
@@ -41,6 +42,9 @@ struct grt_reader {
 	uint64_t blocks_verified;
 	uint64_t blocks_bad;
 	char damage[256];		/* the first problem found, "" while none */
+	/* the last launch read, and a repeat record's expansion (format 1.3) */
+	struct launch_repeat_base launch_base;
+	struct grt_cuda_launch_rec expanded;
 };
 
 static void set_error(char *buf, size_t len, const char *fmt, ...)
@@ -411,6 +415,19 @@ enum grt_read_status grt_reader_next(struct grt_reader *r, struct grt_record *re
 		return fail(r, "malformed %s record at offset %" PRIu64, desc->name, at);
 	rec->offset = at;
 	r->offset = at + sizeof(*hdr) + hdr->payload_len;
+	if (hdr->type == GRT_REC_CUDA_LAUNCH) {
+		launch_repeat_note(&r->launch_base, rec->payload, hdr->payload_len);
+	} else if (hdr->type == GRT_REC_CUDA_LAUNCH_REPEAT) {
+		/* handed out as the launch record the writer was given */
+		if (launch_repeat_expand(&r->launch_base, rec->payload, hdr->payload_len, hdr->ts_ns,
+					 &r->expanded))
+			return fail(r, "launch repeat record at offset %" PRIu64 " %s", at,
+				    r->launch_base.valid ? "is malformed"
+							 : "has no launch record before it");
+		hdr->type = GRT_REC_CUDA_LAUNCH;
+		hdr->payload_len = sizeof(r->expanded);
+		rec->payload = &r->expanded;
+	}
 	if (hdr->type == GRT_REC_CHECKSUM) {
 		verify_block(r, rec);
 	} else if (hdr->type == GRT_REC_TRAILER) {

@@ -10,6 +10,7 @@
 #include "common/crc32c.h"
 #include "common/u64_map.h"
 #include "trace/grt_writer.h"
+#include "trace/launch_repeat.h"
 #include "trace/records_core.h"
 
 #define WRITE_BUFFER_BYTES (256 * 1024)
@@ -56,6 +57,7 @@ struct grt_writer {
 	 */
 	size_t crc_from;
 	bool no_checksums;		/* format 1.1 layout (grt_writer_set_checksums) */
+	struct launch_repeat_base launch_base; /* the last launch written (format 1.3) */
 };
 
 /* Writes len bytes; on failure *written says how many made it. */
@@ -320,10 +322,29 @@ void grt_writer_set_checksums(struct grt_writer *w, bool on)
 int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
 		      const void *payload, uint32_t payload_len)
 {
+	uint64_t repeat[LAUNCH_REPEAT_MAX_BYTES / sizeof(uint64_t)];
 	struct grt_record_header hdr;
 	size_t need;
 	char *at;
 
+	/* a launch like the one before it goes as a repeat record (not in the 1.1 layout) */
+	if (type == GRT_REC_CUDA_LAUNCH && payload_len == sizeof(struct grt_cuda_launch_rec) &&
+	    !w->no_checksums) {
+		struct grt_cuda_launch_rec copy;
+		const struct grt_cuda_launch_rec *launch = payload;
+		uint32_t len;
+
+		if ((uintptr_t)payload % _Alignof(struct grt_cuda_launch_rec)) {
+			memcpy(&copy, payload, sizeof(copy));
+			launch = &copy;
+		}
+		len = launch_repeat_encode(&w->launch_base, launch, origin->ts_ns, repeat);
+		if (len) {
+			type = GRT_REC_CUDA_LAUNCH_REPEAT;
+			payload = repeat;
+			payload_len = len;
+		}
+	}
 	need = sizeof(struct grt_record_header) + payload_len;
 
 	_Static_assert(WRITE_BUFFER_BYTES <= GRT_MAX_PAYLOAD, "what fits the buffer fits a record");

@@ -287,3 +287,23 @@ GRT_RECORD_DESC(config_desc) = {
 	.min_len = sizeof(struct grt_cuda_config_rec),
 	.describe = describe_config,
 };
+
+/* Never handed out by the reader (it expands them into launches); described for completeness. */
+static void describe_launch_repeat(const struct grt_record *rec, const struct grt_strings *strings,
+				   struct grt_fields *out)
+{
+	const struct grt_cuda_launch_repeat_rec *r = rec->payload;
+
+	(void)strings;
+	grt_field_u64(out, "api_ns", r->api_ns);
+	grt_field_i64(out, "ret", r->ret);
+	grt_field_u64(out, "flags", r->flags);
+	grt_field_u64(out, "arg_words", r->arg_words);
+}
+
+GRT_RECORD_DESC(launch_repeat_desc) = {
+	.type = GRT_REC_CUDA_LAUNCH_REPEAT,
+	.name = "launch_repeat",
+	.min_len = sizeof(struct grt_cuda_launch_repeat_rec),
+	.describe = describe_launch_repeat,
+};

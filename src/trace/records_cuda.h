@@ -184,6 +184,25 @@ struct grt_cuda_launch_rec {
 	uint64_t args[GRT_LAUNCH_ARG_WORDS]; /* first 8 bytes of each leading kernel argument */
 };
 
+/*
+ * GRT_REC_CUDA_LAUNCH_REPEAT: a launch that the writer found equal to the
+ * launch record before it in the file (whichever thread's) in everything but
+ * its record header, return, flags and argument words: the kernel, its
+ * geometry, stream, stack and thread name are the earlier record's. A launch
+ * storm repeats one launch millions of times; this writes 48 bytes of the
+ * 144 a full record takes. Readers never hand it out: grt_reader_next()
+ * expands it into the GRT_REC_CUDA_LAUNCH the writer was given, byte for
+ * byte (launch_repeat.h).
+ */
+struct grt_cuda_launch_repeat_rec {
+	uint32_t api_ns;	/* return_ns - the header's ts_ns; 0 when the return is not recorded */
+	int32_t ret;
+	uint16_t flags;		/* the call's flags */
+	uint16_t arg_words;	/* words of args that follow; 0: the earlier record's args */
+	uint32_t reserved;
+	/* uint64_t args[arg_words] */
+};
+
 struct grt_cuda_graph_launch_rec {
 	struct grt_cuda_call call;
 	uint64_t graph_exec;
@@ -368,6 +387,7 @@ _Static_assert(sizeof(struct grt_cuda_config_rec) == 16, "cuda config layout");
 _Static_assert(sizeof(struct grt_cuda_call) == 24, "cuda call layout");
 _Static_assert(sizeof(struct grt_cuda_launch_rec) == 112, "launch layout");
 _Static_assert(sizeof(struct grt_cuda_graph_launch_rec) == 48, "graph launch layout");
+_Static_assert(sizeof(struct grt_cuda_launch_repeat_rec) == 16, "launch repeat layout");
 _Static_assert(sizeof(struct grt_cuda_alloc_rec) == 56, "alloc layout");
 _Static_assert(sizeof(struct grt_cuda_free_rec) == 48, "free layout");
 _Static_assert(sizeof(struct grt_cuda_memcpy_rec) == 80, "memcpy layout");

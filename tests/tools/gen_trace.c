@@ -107,6 +107,33 @@ static int write_topology_seed(const char *path)
 	return grt_writer_close(w, GRT_END_IDLE, 6);
 }
 
+/* Launches that repeat the one before (format 1.3's repeat records), with and without new args. */
+static int write_launch_repeat_seed(const char *path)
+{
+	struct gen_rng rng = {91};
+	struct grt_file_header h;
+	struct grt_event_origin o = {.ts_ns = 5, .cpu = 1, .pid = 2, .tid = 3};
+	struct grt_cuda_launch_rec l = {
+		.call = {.return_ns = 9, .api = GRT_CUDA_LAUNCH_KERNEL},
+		.grid = {4, 1, 1}, .block = {128, 1, 1}, .user_stack_id = -1,
+		.arg_words = 2, .args = {0x7000, 0x10},
+	};
+	struct grt_writer *w;
+
+	gen_header(&rng, &h);
+	w = grt_writer_open(path, &h);
+	if (!w)
+		return -errno;
+	for (int i = 0; i < 4; i++) {
+		l.args[1] = 0x10 + (uint64_t)(i / 2);
+		l.call.return_ns = o.ts_ns + 4 + (uint64_t)i;
+		grt_writer_append(w, GRT_REC_CUDA_LAUNCH, &o, &l, sizeof(l));
+		o.ts_ns++;
+		o.tid = 3 + (uint32_t)(i % 2);
+	}
+	return grt_writer_close(w, GRT_END_IDLE, o.ts_ns);
+}
+
 /* One small trace per covered type, so the fuzzer starts from every record's layout. */
 static int write_corpus(const char *dir)
 {
@@ -135,6 +162,8 @@ static int write_corpus(const char *dir)
 		gen_random_record(w, NULL, &rng, gen_types[i], &o);
 		err = grt_writer_close(w, GRT_END_IDLE, 6);
 	}
+	snprintf(path, sizeof(path), "%s/launch-repeat.grt", dir);
+	err = err ?: write_launch_repeat_seed(path);
 	snprintf(path, sizeof(path), "%s/gpu-link.grt", dir);
 	return err ?: write_topology_seed(path);
 }

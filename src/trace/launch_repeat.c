@@ -1,0 +1,94 @@
+/* Launch repeat records: encoding a launch against the one before it, and expanding it back. */
+#include <stddef.h>
+#include <string.h>
+#include "trace/launch_repeat.h"
+
+/*
+ * repeats() names every field; one added to the record must be added there
+ * too, or a repeat would drop it. (The size says whether one was.)
+ */
+_Static_assert(sizeof(struct grt_cuda_launch_rec) == 112 && sizeof(struct grt_cuda_call) == 24,
+	       "launch record fields: see repeats()");
+
+/*
+ * Whether rec equals before in every field a repeat record does not carry
+ * (it carries the return, result, flags, and the first arg_words argument
+ * words), the unused argument slots included, so that the expansion is
+ * exact. *args_differ: whether the carried words differ.
+ */
+static bool repeats(const struct grt_cuda_launch_rec *before, const struct grt_cuda_launch_rec *rec,
+		    bool *args_differ)
+{
+	uint32_t words = rec->arg_words; /* at most GRT_LAUNCH_ARG_WORDS: the caller checked */
+
+	if (rec->call.api != before->call.api || rec->call.ppid != before->call.ppid ||
+	    rec->call.comm_str != before->call.comm_str || rec->function != before->function ||
+	    rec->stream != before->stream || rec->kernel_str != before->kernel_str ||
+	    rec->shared_mem != before->shared_mem || rec->user_stack_id != before->user_stack_id ||
+	    rec->arg_words != before->arg_words || rec->grid[0] != before->grid[0] ||
+	    rec->grid[1] != before->grid[1] || rec->grid[2] != before->grid[2] ||
+	    rec->block[0] != before->block[0] || rec->block[1] != before->block[1] ||
+	    rec->block[2] != before->block[2])
+		return false;
+	*args_differ = false;
+	for (uint32_t i = 0; i < GRT_LAUNCH_ARG_WORDS; i++) {
+		if (rec->args[i] == before->args[i])
+			continue;
+		if (i >= words)
+			return false;
+		*args_differ = true;
+	}
+	return true;
+}
+
+uint32_t launch_repeat_encode(struct launch_repeat_base *base, const struct grt_cuda_launch_rec *rec,
+			      uint64_t ts_ns, void *out)
+{
+	struct grt_cuda_launch_repeat_rec head = {.ret = rec->call.ret, .flags = rec->call.flags};
+	bool returned = grt_cuda_call_returned(&rec->call), args_differ = false;
+	uint32_t words = rec->arg_words, len = 0;
+
+	if (base->valid && words <= GRT_LAUNCH_ARG_WORDS &&
+	    /* the return, as the reader rebuilds it from the header's time */
+	    (returned ? rec->call.return_ns >= ts_ns && rec->call.return_ns - ts_ns <= UINT32_MAX
+		      : rec->call.return_ns == 0) &&
+	    repeats(&base->rec, rec, &args_differ)) {
+		head.api_ns = returned ? (uint32_t)(rec->call.return_ns - ts_ns) : 0;
+		head.arg_words = args_differ ? (uint16_t)words : 0;
+		memcpy(out, &head, sizeof(head));
+		memcpy((char *)out + sizeof(head), rec->args, head.arg_words * sizeof(rec->args[0]));
+		len = (uint32_t)(sizeof(head) + head.arg_words * sizeof(rec->args[0]));
+	}
+	base->rec = *rec;
+	base->valid = true;
+	return len;
+}
+
+void launch_repeat_note(struct launch_repeat_base *base, const void *payload, uint32_t len)
+{
+	memset(&base->rec, 0, sizeof(base->rec));
+	memcpy(&base->rec, payload, len < sizeof(base->rec) ? len : sizeof(base->rec));
+	base->valid = true;
+}
+
+int launch_repeat_expand(struct launch_repeat_base *base, const void *payload, uint32_t len,
+			 uint64_t ts_ns, struct grt_cuda_launch_rec *out)
+{
+	struct grt_cuda_launch_repeat_rec head;
+
+	if (!base->valid || len < sizeof(head))
+		return -1;
+	memcpy(&head, payload, sizeof(head));
+	/* argument words come whole, as many as the launch before has, or not at all */
+	if (head.reserved || head.arg_words > GRT_LAUNCH_ARG_WORDS ||
+	    (head.arg_words && head.arg_words != base->rec.arg_words) ||
+	    len != sizeof(head) + head.arg_words * sizeof(out->args[0]))
+		return -1;
+	*out = base->rec;
+	out->call.flags = head.flags;
+	out->call.ret = head.ret;
+	out->call.return_ns = grt_cuda_call_returned(&out->call) ? ts_ns + head.api_ns : 0;
+	memcpy(out->args, (const char *)payload + sizeof(head), head.arg_words * sizeof(out->args[0]));
+	base->rec = *out;
+	return 0;
+}
