@@ -11,7 +11,11 @@
 # usage: bench/cuda_inproc.sh BUILD [SECONDS] [RATE] [ROUNDS]   (root; RATE default 5000000)
 # environment: PACE=spin|sleep how a paced thread ahead of its rate waits (cuda_storm's PACE;
 #   default spin: the threads keep both CPUs, the recorder gets what the scheduler gives it;
-#   sleep: they give the CPU back between batches, as threads that wait between calls)
+#   sleep: they give the CPU back between batches, as threads that wait between calls);
+#   MODES (default "untraced library inject uprobe"); VARIANT_BUILD (another build's directory:
+#   its grtrace and library record in-process as one more mode, "variant", in the same rounds);
+#   PACED_ONLY=1 (only the paced storms: an unpaced one writes gigabytes the next round's
+#   storm shares the machine's writeback with)
 set -u
 BUILD=${1:?usage: bench/cuda_inproc.sh BUILD [SECONDS] [RATE] [ROUNDS]}
 SECONDS_EACH=${2:-2}
@@ -35,14 +39,18 @@ cc -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -o "$TMP/inproc_rings" bench/inproc_rings.
 # storm MODE RATE: one 2-thread storm; prints "reached/s recorded/s lost"
 storm() {
 	local mode=$1 rate=$2 made seconds recorded=0 lost=0
+
+	sync # the trace before this one is written back first, not during this storm
 	case $mode in
 	untraced) "$STORM" "$SECONDS_EACH" 2 "$rate" "$PACE" >"$TMP/out" ;;
 	library) LD_PRELOAD=$LIB "$STORM" "$SECONDS_EACH" 2 "$rate" "$PACE" >"$TMP/out" ;;
-	inject | uprobe)
-		"$GRT" record -f -o "$TMP/s.grt" --cuda-via "$mode" --libcuda "$FAKE" \
+	inject | uprobe | variant)
+		local grt=$GRT via=$mode
+		[ "$mode" = variant ] && grt=$VARIANT_BUILD/grtrace via=inject
+		"$grt" record -f -o "$TMP/s.grt" --cuda-via "$via" --libcuda "$FAKE" \
 			-- "$STORM" "$SECONDS_EACH" 2 "$rate" "$PACE" >"$TMP/out" 2>"$TMP/err" ||
 			{ echo "record failed: $(cat "$TMP/err")" >&2; return 1; }
-		"$GRT" report "$TMP/s.grt" --kernels --drops --format json >"$TMP/r.json" || return 1
+		"$grt" report "$TMP/s.grt" --kernels --drops --format json >"$TMP/r.json" || return 1
 		read -r recorded lost < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -56,12 +64,19 @@ print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$TMP/r.jso
 		'BEGIN { printf "%.0f %.0f %d\n", m / s, r / s, l }'
 }
 
+read -r -a modes <<<"${MODES:-untraced library inject uprobe}"
+rates=(0 "$RATE")
+[ "${PACED_ONLY:-0}" = 1 ] && rates=("$RATE")
+if [ -n "${VARIANT_BUILD:-}" ]; then
+	[ -x "$VARIANT_BUILD/grtrace" ] || { echo "cuda_inproc: no $VARIANT_BUILD/grtrace" >&2; exit 1; }
+	modes+=(variant)
+fi
 echo "# machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
 echo "# storm: 2 threads, ${SECONDS_EACH} s each, $ROUNDS rounds interleaved, paced by $PACE"
 printf '%-6s %-9s %-9s %14s %14s %12s\n' round mode paced reached/s recorded/s lost
 for round in $(seq "$ROUNDS"); do
-	for rate in 0 "$RATE"; do
-		for mode in untraced library inject uprobe; do
+	for rate in "${rates[@]}"; do
+		for mode in "${modes[@]}"; do
 			read -r reached recorded lost < <(storm $mode "$rate") || continue
 			printf '%-6s %-9s %-9s %14s %14s %12s\n' "$round" $mode \
 				"$([ "$rate" = 0 ] && echo no || echo "$rate")" "$reached" \
