@@ -46,22 +46,28 @@ uint32_t launch_repeat_encode(struct launch_repeat_base *base, const struct grt_
 {
 	struct grt_cuda_launch_repeat_rec head = {.ret = rec->call.ret, .flags = rec->call.flags};
 	bool returned = grt_cuda_call_returned(&rec->call), args_differ = false;
-	uint32_t words = rec->arg_words, len = 0;
+	uint32_t words = rec->arg_words;
+	uint64_t *args_out = (uint64_t *)((char *)out + sizeof(head));
 
-	if (base->valid && words <= GRT_LAUNCH_ARG_WORDS &&
+	if (!base->valid || words > GRT_LAUNCH_ARG_WORDS ||
 	    /* the return, as the reader rebuilds it from the header's time */
-	    (returned ? rec->call.return_ns >= ts_ns && rec->call.return_ns - ts_ns <= UINT32_MAX
-		      : rec->call.return_ns == 0) &&
-	    repeats(&base->rec, rec, &args_differ)) {
-		head.api_ns = returned ? (uint32_t)(rec->call.return_ns - ts_ns) : 0;
-		head.arg_words = args_differ ? (uint16_t)words : 0;
-		memcpy(out, &head, sizeof(head));
-		memcpy((char *)out + sizeof(head), rec->args, head.arg_words * sizeof(rec->args[0]));
-		len = (uint32_t)(sizeof(head) + head.arg_words * sizeof(rec->args[0]));
+	    (returned ? rec->call.return_ns < ts_ns || rec->call.return_ns - ts_ns > UINT32_MAX
+		      : rec->call.return_ns != 0) ||
+	    !repeats(&base->rec, rec, &args_differ)) {
+		base->rec = *rec;
+		base->valid = true;
+		return 0;
 	}
-	base->rec = *rec;
-	base->valid = true;
-	return len;
+	/* the base becomes rec: only what the repeat carries differs */
+	base->rec.call.return_ns = rec->call.return_ns;
+	base->rec.call.ret = rec->call.ret;
+	base->rec.call.flags = rec->call.flags;
+	head.api_ns = returned ? (uint32_t)(rec->call.return_ns - ts_ns) : 0;
+	head.arg_words = args_differ ? (uint16_t)words : 0;
+	memcpy(out, &head, sizeof(head));
+	for (uint32_t i = 0; i < head.arg_words; i++)
+		base->rec.args[i] = args_out[i] = rec->args[i];
+	return (uint32_t)(sizeof(head) + head.arg_words * sizeof(rec->args[0]));
 }
 
 void launch_repeat_note(struct launch_repeat_base *base, const void *payload, uint32_t len)

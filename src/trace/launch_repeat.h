@@ -23,8 +23,8 @@ struct launch_repeat_base {
 /*
  * Writer: a launch record (its header's time ts_ns) becomes the base, and
  * when the base before it repeats all but what a repeat record carries, the
- * repeat's payload goes to out (LAUNCH_REPEAT_MAX_BYTES) and its length is
- * returned; 0: write the launch record whole.
+ * repeat's payload goes to out (LAUNCH_REPEAT_MAX_BYTES, 8-byte aligned)
+ * and its length is returned; 0: write the launch record whole.
  */
 uint32_t launch_repeat_encode(struct launch_repeat_base *base, const struct grt_cuda_launch_rec *rec,
 			      uint64_t ts_ns, void *out);
