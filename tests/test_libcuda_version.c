@@ -90,6 +90,7 @@ static void test_num_parse(void)
 {
 	double d;
 	uint64_t u;
+	int64_t i;
 
 	CHECK_EQ_U64(num_parse_seconds("1.5", &d), 0);
 	CHECK(d == 1.5);
@@ -116,6 +117,31 @@ static void test_num_parse(void)
 	CHECK_EQ_U64(num_parse_u64("11", 0, 10, &u), (uint64_t)-ERANGE);
 	CHECK_EQ_U64(num_parse_u64("1.5", 0, 10, &u), (uint64_t)-EINVAL);
 	CHECK_EQ_U64(num_parse_u64("+1", 0, 10, &u), (uint64_t)-EINVAL);
+	/* signed: both ends of int64_t, the range on either side of 0, what is no integer */
+	CHECK_EQ_U64(num_parse_i64("-10", -20, 19, &i), 0);
+	CHECK(i == -10);
+	CHECK_EQ_U64(num_parse_i64("19", -20, 19, &i), 0);
+	CHECK(i == 19);
+	CHECK_EQ_U64(num_parse_i64("-0", -20, 19, &i), 0);
+	CHECK(i == 0);
+	CHECK_EQ_U64(num_parse_i64("-21", -20, 19, &i), (uint64_t)-ERANGE);
+	CHECK_EQ_U64(num_parse_i64("20", -20, 19, &i), (uint64_t)-ERANGE);
+	CHECK_EQ_U64(num_parse_i64("-5", 1, 10, &i), (uint64_t)-ERANGE);
+	CHECK_EQ_U64(num_parse_i64("-9223372036854775808", INT64_MIN, INT64_MAX, &i), 0);
+	CHECK(i == INT64_MIN);
+	CHECK_EQ_U64(num_parse_i64("9223372036854775807", INT64_MIN, INT64_MAX, &i), 0);
+	CHECK(i == INT64_MAX);
+	CHECK_EQ_U64(num_parse_i64("-9223372036854775809", INT64_MIN, INT64_MAX, &i),
+		     (uint64_t)-ERANGE);
+	CHECK_EQ_U64(num_parse_i64("9223372036854775808", INT64_MIN, INT64_MAX, &i),
+		     (uint64_t)-ERANGE);
+	CHECK_EQ_U64(num_parse_i64("99999999999999999999", INT64_MIN, INT64_MAX, &i),
+		     (uint64_t)-ERANGE);
+	CHECK_EQ_U64(num_parse_i64("-", -20, 19, &i), (uint64_t)-EINVAL);
+	CHECK_EQ_U64(num_parse_i64("--1", -20, 19, &i), (uint64_t)-EINVAL);
+	CHECK_EQ_U64(num_parse_i64("+1", -20, 19, &i), (uint64_t)-EINVAL);
+	CHECK_EQ_U64(num_parse_i64("1.5", -20, 19, &i), (uint64_t)-EINVAL);
+	CHECK_EQ_U64(num_parse_i64("", -20, 19, &i), (uint64_t)-EINVAL);
 }
 
 int main(int argc, char **argv)

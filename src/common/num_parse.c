@@ -1,5 +1,6 @@
 /* The one parser of numbers given on the command line: whole text, finite, range-checked. */
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include "common/num_parse.h"
@@ -40,6 +41,32 @@ int num_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out)
 	if (*end)
 		return -EINVAL;
 	if (errno == ERANGE || v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int num_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out)
+{
+	bool negative = text[0] == '-';
+	const char *digits = text + negative;
+	unsigned long long magnitude, limit = negative ? (unsigned long long)INT64_MAX + 1 : INT64_MAX;
+	int64_t v;
+	char *end;
+
+	if (digits[0] < '0' || digits[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	magnitude = strtoull(digits, &end, 10);
+	if (*end)
+		return -EINVAL;
+	/* checked before the negation: nothing past INT64_MIN is negated or cast */
+	if (errno == ERANGE || magnitude > limit)
+		return -ERANGE;
+	v = !negative ? (int64_t)magnitude
+	    : magnitude == limit ? INT64_MIN
+				 : -(int64_t)magnitude;
+	if (v < min || v > max)
 		return -ERANGE;
 	*out = v;
 	return 0;

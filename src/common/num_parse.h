@@ -13,6 +13,8 @@
 int num_parse_double(const char *text, double min, double max, double *out);
 /* A decimal integer (no sign, no fraction). */
 int num_parse_u64(const char *text, uint64_t min, uint64_t max, uint64_t *out);
+/* A decimal integer with an optional leading '-' (no '+', no fraction). */
+int num_parse_i64(const char *text, int64_t min, int64_t max, int64_t *out);
 
 /* Longest --duration / --idle-timeout: a year, far below where seconds * 1e9 overflows. */
 #define NUM_MAX_SECONDS (365.0 * 24 * 3600)

@@ -76,6 +76,23 @@ sleep 0.5; kill -INT $rec; wait $rec; rc=$?
 grep -q "stopped: signal" "$T/err" && [ $rc -eq 0 ] && echo "ok - sigint_stop" || { echo "FAIL - sigint_stop (rc=$rc)"; fails=$((fails + 1)); }
 kill $sleeper 2>/dev/null
 
+# The recorder's nice value: -10 by default, --nice N, the caller's when lower; every thread of
+# the recorder has it (the trace writer's too), the command keeps the caller's.
+nice_of() { # the nice values of the recorder's threads, then the command's, as the command sees them
+	$G record -f -s none -o "$T/n.grt" "$@" -- sh -c \
+		'for t in /proc/$PPID/task/*/stat; do cut -d" " -f19 "$t"; done | sort -u | tr "\n" " "; cut -d" " -f19 /proc/self/stat' 2>/dev/null
+}
+for c in "default|0|-10 0" "--nice 5|0|5 0" "--nice -20|0|-20 0" "default|-15|-15 -15" "--nice 0|-15|0 -15"; do
+	IFS='|' read -r opt caller want <<<"$c"
+	args=()
+	[ "$opt" = default ] || read -r -a args <<<"$opt"
+	got=$(nice -n "$caller" bash -c "$(declare -f nice_of); G=$G T=$T nice_of ${args[*]}")
+	[ "$got" = "$want" ] && echo "ok - nice: $opt, caller at $caller: recorder $want" ||
+		{ echo "FAIL - nice: $opt, caller at $caller: got '$got', want '$want'"; fails=$((fails + 1)); }
+done
+check nice_out_of_range 2 "bad value '-21' for --nice: out of range; give a nice value from -20 to 19" $G record -f --nice -21 -s none -o "$T/x.grt" -- true
+check nice_not_a_number 2 "bad value '1.5' for --nice" $G record -f --nice 1.5 -s none -o "$T/x.grt" -- true
+
 # Disk full: the recorder reports it, the file says so, and what was written reads back.
 mkdir -p "$T/full"
 if mount -t tmpfs -o size=16k tmpfs "$T/full" 2>/dev/null; then
