@@ -80,9 +80,12 @@ kill $sleeper 2>/dev/null
 # the recorder has it (the trace writer's too), the command keeps the caller's.
 nice_of() { # the nice values of the recorder's threads, then the command's, as the command sees them
 	$G record -f -s none -o "$T/n.grt" "$@" -- sh -c \
-		'for t in /proc/$PPID/task/*/stat; do cut -d" " -f19 "$t"; done | sort -u | tr "\n" " "; cut -d" " -f19 /proc/self/stat' 2>/dev/null
+		'for t in /proc/$PPID/task/*/stat; do cut -d" " -f19 "$t"; done | sort | uniq -c |
+			awk "{ printf \"%dx%s \", \$1, \$2 }"; cut -d" " -f19 /proc/self/stat' 2>/dev/null
 }
-for c in "default|0|-10 0" "--nice 5|0|5 0" "--nice -20|0|-20 0" "default|-15|-15 -15" "--nice 0|-15|0 -15"; do
+# (-s none: the recorder's main thread and its trace writer's, "2x")
+for c in "default|0|2x-10 0" "--nice 5|0|2x5 0" "--nice -20|0|2x-20 0" "default|-15|2x-15 -15" \
+	"--nice 0|-15|2x0 -15"; do
 	IFS='|' read -r opt caller want <<<"$c"
 	args=()
 	[ "$opt" = default ] || read -r -a args <<<"$opt"
