@@ -62,7 +62,7 @@ static inline void known_memcpy(struct grt_writer *w, struct grt_event_origin *o
 }
 
 /*
- * Writes the known trace, with checksum records (format 1.2) or in the format
+ * Writes the known trace, with checksum records (format 2.0) or in the format
  * 1.1 layout; returns 0 or a negative errno.
  */
 static inline int known_trace_write_layout(const char *path, bool checksums)
@@ -156,7 +156,7 @@ static inline int known_trace_write_layout(const char *path, bool checksums)
 	return grt_writer_close(w, GRT_END_TARGET_EXIT, KNOWN_T0 + 20000);
 }
 
-/* Writes the known trace as the recorder does (format 1.2); returns 0 or a negative errno. */
+/* Writes the known trace as the recorder does (format 2.0); returns 0 or a negative errno. */
 static inline int known_trace_write(const char *path)
 {
 	return known_trace_write_layout(path, true);

@@ -1,4 +1,4 @@
-/* Launch repeat records (format 1.3): which launches the writer shortens, and that readers get
+/* Launch repeat records (format 2.0): which launches the writer shortens, and that readers get
  * back every byte of every launch. */
 #include <stddef.h>
 #include <stdio.h>
@@ -28,20 +28,26 @@ static struct grt_cuda_launch_rec a_launch(uint32_t grid_x)
 	return l;
 }
 
-/* Encodes l against the writer's base and expands it with the reader's: the same bytes back. */
+/*
+ * Encodes l against the writer's base and expands it with the reader's, as
+ * the writer and the reader do: the same bytes back, and both take it as
+ * their base (at a made-up file offset).
+ */
 static uint32_t through(struct launch_repeat_base *writer, struct launch_repeat_base *reader,
 			const struct grt_cuda_launch_rec *l, uint64_t ts)
 {
+	static uint64_t offset = 752;
 	uint64_t packed[LAUNCH_REPEAT_MAX_BYTES / 8];
 	struct grt_cuda_launch_rec back;
 	uint32_t len = launch_repeat_encode(writer, l, ts, packed);
 
-	if (!len) {
-		launch_repeat_note(reader, l, sizeof(*l));
-		return 0;
+	if (len) {
+		CHECK(launch_repeat_expand(reader, packed, len, ts, &back) == 0);
+		CHECK(!memcmp(&back, l, sizeof(back)));
 	}
-	CHECK(launch_repeat_expand(reader, packed, len, ts, &back) == 0);
-	CHECK(!memcmp(&back, l, sizeof(back)));
+	offset += 32 + (len ? len : sizeof(*l));
+	launch_repeat_note(writer, l, sizeof(*l), offset);
+	launch_repeat_note(reader, len ? &back : l, sizeof(*l), offset);
 	return len;
 }
 
@@ -181,11 +187,8 @@ static void test_trace_roundtrip(void)
 	test_dir_remove(&dir);
 }
 
-/*
- * A trace of two launches, the second a repeat; patch() damages the image.
- * Returns the repeat record's offset.
- */
-static size_t two_launches(unsigned char **img, size_t *len)
+/* A trace of three launches, the second and third repeats. Returns the first repeat's offset. */
+static size_t three_launches(unsigned char **img, size_t *len)
 {
 	struct gen_rng rng = {3};
 	struct grt_cuda_launch_rec l = a_launch(8);
@@ -201,8 +204,8 @@ static size_t two_launches(unsigned char **img, size_t *len)
 	gen_header(&rng, &h);
 	w = grt_writer_open(path, &h);
 	CHECK(w != NULL);
-	CHECK(grt_writer_append(w, GRT_REC_CUDA_LAUNCH, &o, &l, sizeof(l)) == 0);
-	CHECK(grt_writer_append(w, GRT_REC_CUDA_LAUNCH, &o, &l, sizeof(l)) == 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(grt_writer_append(w, GRT_REC_CUDA_LAUNCH, &o, &l, sizeof(l)) == 0);
 	CHECK(grt_writer_close(w, GRT_END_TARGET_EXIT, TS + 1) == 0);
 	*img = test_read_file(path, len);
 	test_dir_remove(&dir);
@@ -234,16 +237,34 @@ static void expect_error(const unsigned char *img, size_t len, const char *says,
 static void test_repeat_needs_its_launch(void)
 {
 	unsigned char *img;
-	size_t len, second = two_launches(&img, &len);
+	size_t len, second = three_launches(&img, &len);
+	size_t third = second + sizeof(struct grt_record_header) +
+		       sizeof(struct grt_cuda_launch_repeat_rec);
 	uint16_t unknown = 200, three = 3;
 	size_t first = sizeof(struct grt_file_header);
+	struct grt_cuda_launch_repeat_rec r2, r3;
 	struct grt_record_header hdr;
+	unsigned char *cut;
 
 	if (!img)
 		return;
 	memcpy(&hdr, img + second, sizeof(hdr));
 	CHECK_EQ_U64(hdr.type, GRT_REC_CUDA_LAUNCH_REPEAT);
 	CHECK_EQ_U64(hdr.payload_len, sizeof(struct grt_cuda_launch_repeat_rec));
+	/* each repeat names the record before it */
+	memcpy(&r2, img + second + sizeof(hdr), sizeof(r2));
+	memcpy(&r3, img + third + sizeof(hdr), sizeof(r3));
+	CHECK_EQ_U64(r2.base, first);
+	CHECK_EQ_U64(r3.base, second);
+	/* the middle launch cut out: the third names a record that is not the one before it */
+	cut = malloc(len);
+	if (cut) {
+		memcpy(cut, img, second);
+		memcpy(cut + second, img + third, len - third);
+		expect_error(cut, len - (third - second), "repeats another launch record than the one "
+			     "before it", second, 1);
+		free(cut);
+	}
 	/* argument words the launch before does not have */
 	memcpy(img + second + sizeof(hdr) + offsetof(struct grt_cuda_launch_repeat_rec, arg_words),
 	       &three, sizeof(three));
@@ -254,10 +275,56 @@ static void test_repeat_needs_its_launch(void)
 	free(img);
 }
 
+/*
+ * A launch record longer than this build's (a later version's, copied by a
+ * tool) is written whole, and the writer compares the next launch with it, as
+ * the reader does: the launch after it, like the one before it, reads back
+ * exact.
+ */
+static void test_longer_launch_between(void)
+{
+	struct gen_rng rng = {5};
+	struct grt_event_origin o = {.ts_ns = TS, .cpu = 1, .pid = 10, .tid = 11};
+	struct {
+		struct grt_cuda_launch_rec l;
+		uint64_t appended;
+	} longer = {.l = a_launch(2), .appended = 0x5a5a};
+	struct grt_cuda_launch_rec l = a_launch(1), got[3];
+	struct grt_file_header h;
+	struct test_dir dir;
+	struct grt_writer *w;
+	struct grt_reader *r;
+	struct grt_record rec;
+	char path[256], err[256];
+	size_t n = 0;
+
+	test_dir_make(&dir);
+	test_dir_file(&dir, "longer.grt", path, sizeof(path));
+	gen_header(&rng, &h);
+	w = grt_writer_open(path, &h);
+	CHECK(w != NULL);
+	CHECK(grt_writer_append(w, GRT_REC_CUDA_LAUNCH, &o, &l, sizeof(l)) == 0);
+	CHECK(grt_writer_append(w, GRT_REC_CUDA_LAUNCH, &o, &longer, sizeof(longer)) == 0);
+	CHECK(grt_writer_append(w, GRT_REC_CUDA_LAUNCH, &o, &l, sizeof(l)) == 0);
+	CHECK(grt_writer_close(w, GRT_END_TARGET_EXIT, TS + 1) == 0);
+	r = grt_reader_open(path, err, sizeof(err));
+	CHECK(r != NULL);
+	while (r && grt_reader_next(r, &rec) == GRT_READ_OK)
+		if (rec.hdr.type == GRT_REC_CUDA_LAUNCH && n < 3)
+			memcpy(&got[n++], rec.payload, sizeof(got[0]));
+	CHECK_EQ_U64(n, 3);
+	CHECK(n == 3 && !memcmp(&got[0], &l, sizeof(l)) && !memcmp(&got[1], &longer.l, sizeof(l)) &&
+	      !memcmp(&got[2], &l, sizeof(l)));
+	CHECK(r && grt_reader_damage(r) == NULL);
+	grt_reader_close(r);
+	test_dir_remove(&dir);
+}
+
 int main(void)
 {
 	RUN_TEST(test_what_repeats);
 	RUN_TEST(test_trace_roundtrip);
 	RUN_TEST(test_repeat_needs_its_launch);
+	RUN_TEST(test_longer_launch_between);
 	return TEST_EXIT_STATUS();
 }

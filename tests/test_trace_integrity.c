@@ -208,7 +208,7 @@ static void test_old_format(void)
 		n++;
 	}
 	CHECK_EQ_U64(n, KNOWN_RECORDS);
-	CHECK(r && grt_reader_header(r)->version_minor == 1);
+	CHECK(r && grt_reader_header(r)->version_major == 1 && grt_reader_header(r)->version_minor == 1);
 	CHECK(r && !grt_reader_damage(r) && grt_reader_blocks_verified(r) == 0);
 	grt_reader_close(r);
 	free(img);

@@ -292,7 +292,7 @@ static const struct error_case error_cases[] = {
     {"bad file magic", NULL, patch_file_magic, true, "bad magic"},
     {"short foreign file", NULL, patch_foreign_short, true, "bad magic"},
     {"empty file", NULL, patch_empty, true, "truncated header"},
-    {"unknown major version", NULL, patch_major, true, "unsupported format version 2."},
+    {"unknown major version", NULL, patch_major, true, "unsupported format version 3."},
     {"truncated header", NULL, patch_header_cut, true, "truncated header"},
     {"header cut inside the version", NULL, patch_header_cut_in_version, true, "truncated header"},
     {"header length too small", NULL, patch_header_len_small, true, "bad header length 100"},

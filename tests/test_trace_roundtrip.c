@@ -141,7 +141,7 @@ static size_t verify_trace(struct grt_reader *r, const struct gen_log *log,
 	size_t n = 0;
 
 	memcpy(want.magic, GRT_FILE_MAGIC, 8);
-	want.version_major = GRT_VERSION_MAJOR;
+	want.version_major = GRT_VERSION_MAJOR_NO_CHECKSUMS;
 	want.version_minor = GRT_VERSION_MINOR_NO_CHECKSUMS;
 	want.header_len = sizeof(want);
 	want.flags = GRT_HDR_FINISHED;
@@ -215,7 +215,8 @@ static int rewrite_trace(const char *src, const char *dst)
 		grt_reader_close(r);
 		return -1;
 	}
-	grt_writer_set_checksums(w, grt_reader_header(r)->version_minor >= 2);
+	grt_writer_set_checksums(w, grt_format_has_checksums(grt_reader_header(r)->version_major,
+							     grt_reader_header(r)->version_minor));
 	while (grt_reader_next(r, &rec) == GRT_READ_OK) {
 		if (rec.hdr.type == GRT_REC_CHECKSUM) /* the copy's writer makes its own */
 			continue;

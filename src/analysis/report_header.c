@@ -139,6 +139,10 @@ void report_header_print_text(const struct report_header *h, FILE *out)
 	if (h->blocks_verified)
 		fprintf(out, "  integrity: %" PRIu64 " checksum blocks verified%s\n", h->blocks_verified,
 			h->damage ? ", damage found" : "");
+	else if (grt_format_has_checksums(h->file->version_major, h->file->version_minor))
+		fprintf(out, "  integrity: no checksum block verified (format %u.%u: the file ends "
+			"before its first checksum record)\n",
+			h->file->version_major, h->file->version_minor);
 	else
 		fprintf(out, "  integrity: no integrity data (format %u.%u has no checksums)\n",
 			h->file->version_major, h->file->version_minor);

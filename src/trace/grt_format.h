@@ -2,6 +2,7 @@
 #ifndef GRT_FORMAT_H
 #define GRT_FORMAT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -12,15 +13,27 @@
  *
  * Compatibility rule: readers accept a payload longer than the struct they
  * know (newer minor versions append fields) and skip record types they do not
- * know; a different major version is refused.
+ * know; a major version they do not know is refused. A new major version is
+ * for records that an older reader would skip at the cost of events: 2.0's
+ * launch repeat records each stand for a launch.
  */
 
 #define GRT_FILE_MAGIC "GRTRACE\0"
-#define GRT_VERSION_MAJOR 1
-/* 1.2: checksum records, the trailer's own CRC; 1.3: launch repeat records (launch_repeat.h) */
-#define GRT_VERSION_MINOR 3
-/* What a writer with checksums off writes: the 1.1 layout. */
+/*
+ * 1.2: checksum records, the trailer's own CRC; 2.0: launch repeat records
+ * (launch_repeat.h). Readers read 1.x and 2.x.
+ */
+#define GRT_VERSION_MAJOR 2
+#define GRT_VERSION_MINOR 0
+/* What a writer with checksums off writes: the 1.1 layout (no checksums, no repeats). */
+#define GRT_VERSION_MAJOR_NO_CHECKSUMS 1
 #define GRT_VERSION_MINOR_NO_CHECKSUMS 1
+
+/* Whether a trace of this format version has checksum records (from 1.2 on). */
+static inline bool grt_format_has_checksums(uint16_t major, uint16_t minor)
+{
+	return major > 1 || minor >= 2;
+}
 
 #define GRT_RECORD_MAGIC 0xA7
 #define GRT_RECORD_VERSION 1

@@ -133,9 +133,10 @@ static int check_header(struct grt_reader *r, char *err, size_t err_len)
 		return -1;
 	}
 	if (have >= offsetof(struct grt_file_header, version_minor) &&
-	    h->version_major != GRT_VERSION_MAJOR) {
+	    (h->version_major < 1 || h->version_major > GRT_VERSION_MAJOR)) {
 		set_error(err, err_len,
-			  "unsupported format version %u.%u at offset %zu (this grtrace reads %u.x)",
+			  "unsupported format version %u.%u at offset %zu (this grtrace reads 1.x to "
+			  "%u.x)",
 			  h->version_major, h->version_minor,
 			  offsetof(struct grt_file_header, version_major), GRT_VERSION_MAJOR);
 		return -1;
@@ -349,7 +350,8 @@ static void verify_trailer(struct grt_reader *r, const struct grt_record *rec, u
 	else if (r->block_records && (r->blocks_verified || r->blocks_bad))
 		damaged(r, "bytes %" PRIu64 "..%" PRIu64 " before the trailer are covered by no checksum",
 			r->block_start, rec->offset);
-	else if (!r->blocks_verified && !r->blocks_bad && r->header.version_minor >= 2 &&
+	else if (!r->blocks_verified && !r->blocks_bad &&
+		 grt_format_has_checksums(r->header.version_major, r->header.version_minor) &&
 		 r->records_read)
 		damaged(r, "no checksum record before the trailer at offset %" PRIu64
 			   " (format %u.%u writes them)", rec->offset, r->header.version_major,
@@ -415,15 +417,21 @@ enum grt_read_status grt_reader_next(struct grt_reader *r, struct grt_record *re
 		return fail(r, "malformed %s record at offset %" PRIu64, desc->name, at);
 	rec->offset = at;
 	r->offset = at + sizeof(*hdr) + hdr->payload_len;
+	rec->stored_len = hdr->payload_len;
 	if (hdr->type == GRT_REC_CUDA_LAUNCH) {
-		launch_repeat_note(&r->launch_base, rec->payload, hdr->payload_len);
+		launch_repeat_note(&r->launch_base, rec->payload, hdr->payload_len, at);
 	} else if (hdr->type == GRT_REC_CUDA_LAUNCH_REPEAT) {
 		/* handed out as the launch record the writer was given */
-		if (launch_repeat_expand(&r->launch_base, rec->payload, hdr->payload_len, hdr->ts_ns,
-					 &r->expanded))
+		int bad = launch_repeat_expand(&r->launch_base, rec->payload, hdr->payload_len,
+					       hdr->ts_ns, &r->expanded);
+
+		if (bad)
 			return fail(r, "launch repeat record at offset %" PRIu64 " %s", at,
-				    r->launch_base.valid ? "is malformed"
-							 : "has no launch record before it");
+				    bad == -1   ? "has no launch record before it"
+				    : bad == -2 ? "repeats another launch record than the one before "
+						  "it: a launch record was lost or moved"
+						: "is malformed");
+		launch_repeat_note(&r->launch_base, &r->expanded, sizeof(r->expanded), at);
 		hdr->type = GRT_REC_CUDA_LAUNCH;
 		hdr->payload_len = sizeof(r->expanded);
 		rec->payload = &r->expanded;

@@ -16,6 +16,11 @@ struct grt_record {
 	struct grt_record_header hdr;
 	const void *payload;
 	uint64_t offset;
+	/*
+	 * Payload bytes in the file after the header: hdr.payload_len, but for
+	 * a launch read from a repeat record (format 2.0), handed out expanded.
+	 */
+	uint32_t stored_len;
 };
 
 enum grt_read_status {

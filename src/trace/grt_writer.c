@@ -310,6 +310,7 @@ void grt_writer_set_checksums(struct grt_writer *w, bool on)
 {
 	w->no_checksums = !on;
 	/* the header is rewritten at close: it then names the layout written */
+	w->header.version_major = on ? GRT_VERSION_MAJOR : GRT_VERSION_MAJOR_NO_CHECKSUMS;
 	w->header.version_minor = on ? GRT_VERSION_MINOR : GRT_VERSION_MINOR_NO_CHECKSUMS;
 }
 
@@ -319,33 +320,12 @@ void grt_writer_set_checksums(struct grt_writer *w, bool on)
  * limit), neither trailer nor checksum. It writes what append_record()
  * would, with fewer branches: a launch storm appends millions a second.
  */
-int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
-		      const void *payload, uint32_t payload_len)
+static int append_short(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
+			const void *payload, uint32_t payload_len)
 {
-	uint64_t repeat[LAUNCH_REPEAT_MAX_BYTES / sizeof(uint64_t)];
+	size_t need = sizeof(struct grt_record_header) + payload_len;
 	struct grt_record_header hdr;
-	size_t need;
 	char *at;
-
-	/* a launch like the one before it goes as a repeat record (not in the 1.1 layout) */
-	if (type == GRT_REC_CUDA_LAUNCH && payload_len == sizeof(struct grt_cuda_launch_rec) &&
-	    !w->no_checksums) {
-		struct grt_cuda_launch_rec copy;
-		const struct grt_cuda_launch_rec *launch = payload;
-		uint32_t len;
-
-		if ((uintptr_t)payload % _Alignof(struct grt_cuda_launch_rec)) {
-			memcpy(&copy, payload, sizeof(copy));
-			launch = &copy;
-		}
-		len = launch_repeat_encode(&w->launch_base, launch, origin->ts_ns, repeat);
-		if (len) {
-			type = GRT_REC_CUDA_LAUNCH_REPEAT;
-			payload = repeat;
-			payload_len = len;
-		}
-	}
-	need = sizeof(struct grt_record_header) + payload_len;
 
 	_Static_assert(WRITE_BUFFER_BYTES <= GRT_MAX_PAYLOAD, "what fits the buffer fits a record");
 	if (w->error || type == GRT_REC_TRAILER || type == GRT_REC_CHECKSUM ||
@@ -367,6 +347,45 @@ int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_even
 	    w->block_records >= GRT_CHECKSUM_BLOCK_RECORDS)
 		return write_checksum(w);
 	return 0;
+}
+
+/*
+ * A launch like the launch record before it goes as a repeat record (format
+ * 2.0; not in the 1.1 layout). Every launch record that reaches the file,
+ * whole or repeat, becomes the base the next one is compared with, as the
+ * reader takes them.
+ */
+static int append_launch(struct grt_writer *w, const struct grt_event_origin *origin,
+			 const void *payload, uint32_t payload_len)
+{
+	uint64_t repeat[LAUNCH_REPEAT_MAX_BYTES / sizeof(uint64_t)], at = w->next_offset;
+	uint32_t len = 0;
+	int err;
+
+	if (payload_len == sizeof(struct grt_cuda_launch_rec)) {
+		struct grt_cuda_launch_rec copy;
+		const struct grt_cuda_launch_rec *launch = payload;
+
+		if ((uintptr_t)payload % _Alignof(struct grt_cuda_launch_rec)) {
+			memcpy(&copy, payload, sizeof(copy));
+			launch = &copy;
+		}
+		len = launch_repeat_encode(&w->launch_base, launch, origin->ts_ns, repeat);
+	}
+	err = len ? append_short(w, GRT_REC_CUDA_LAUNCH_REPEAT, origin, repeat, len)
+		  : append_short(w, GRT_REC_CUDA_LAUNCH, origin, payload, payload_len);
+	/* in the buffer (an error after it, in a checksum record, still leaves it there) */
+	if (w->next_offset > at)
+		launch_repeat_note(&w->launch_base, payload, payload_len, at);
+	return err;
+}
+
+int grt_writer_append(struct grt_writer *w, uint16_t type, const struct grt_event_origin *origin,
+		      const void *payload, uint32_t payload_len)
+{
+	if (type == GRT_REC_CUDA_LAUNCH && !w->no_checksums)
+		return append_launch(w, origin, payload, payload_len);
+	return append_short(w, type, origin, payload, payload_len);
 }
 
 /* Closes the current checksum block with a checksum record (none for an empty block). */

@@ -41,10 +41,11 @@ static bool repeats(const struct grt_cuda_launch_rec *before, const struct grt_c
 	return true;
 }
 
-uint32_t launch_repeat_encode(struct launch_repeat_base *base, const struct grt_cuda_launch_rec *rec,
-			      uint64_t ts_ns, void *out)
+uint32_t launch_repeat_encode(const struct launch_repeat_base *base,
+			      const struct grt_cuda_launch_rec *rec, uint64_t ts_ns, void *out)
 {
-	struct grt_cuda_launch_repeat_rec head = {.ret = rec->call.ret, .flags = rec->call.flags};
+	struct grt_cuda_launch_repeat_rec head = {
+	    .ret = rec->call.ret, .flags = rec->call.flags, .base = (uint32_t)base->offset};
 	bool returned = grt_cuda_call_returned(&rec->call), args_differ = false;
 	uint32_t words = rec->arg_words;
 	uint64_t *args_out = (uint64_t *)((char *)out + sizeof(head));
@@ -53,48 +54,47 @@ uint32_t launch_repeat_encode(struct launch_repeat_base *base, const struct grt_
 	    /* the return, as the reader rebuilds it from the header's time */
 	    (returned ? rec->call.return_ns < ts_ns || rec->call.return_ns - ts_ns > UINT32_MAX
 		      : rec->call.return_ns != 0) ||
-	    !repeats(&base->rec, rec, &args_differ)) {
-		base->rec = *rec;
-		base->valid = true;
+	    !repeats(&base->rec, rec, &args_differ))
 		return 0;
-	}
-	/* the base becomes rec: only what the repeat carries differs */
-	base->rec.call.return_ns = rec->call.return_ns;
-	base->rec.call.ret = rec->call.ret;
-	base->rec.call.flags = rec->call.flags;
 	head.api_ns = returned ? (uint32_t)(rec->call.return_ns - ts_ns) : 0;
 	head.arg_words = args_differ ? (uint16_t)words : 0;
 	memcpy(out, &head, sizeof(head));
 	for (uint32_t i = 0; i < head.arg_words; i++)
-		base->rec.args[i] = args_out[i] = rec->args[i];
+		args_out[i] = rec->args[i];
 	return (uint32_t)(sizeof(head) + head.arg_words * sizeof(rec->args[0]));
 }
 
-void launch_repeat_note(struct launch_repeat_base *base, const void *payload, uint32_t len)
+void launch_repeat_note(struct launch_repeat_base *base, const void *launch, uint32_t len,
+			uint64_t offset)
 {
-	memset(&base->rec, 0, sizeof(base->rec));
-	memcpy(&base->rec, payload, len < sizeof(base->rec) ? len : sizeof(base->rec));
+	if (len < sizeof(base->rec))
+		memset(&base->rec, 0, sizeof(base->rec));
+	memcpy(&base->rec, launch, len < sizeof(base->rec) ? len : sizeof(base->rec));
+	base->offset = offset;
 	base->valid = true;
 }
 
-int launch_repeat_expand(struct launch_repeat_base *base, const void *payload, uint32_t len,
+int launch_repeat_expand(const struct launch_repeat_base *base, const void *payload, uint32_t len,
 			 uint64_t ts_ns, struct grt_cuda_launch_rec *out)
 {
 	struct grt_cuda_launch_repeat_rec head;
 
-	if (!base->valid || len < sizeof(head))
+	if (!base->valid)
 		return -1;
+	if (len < sizeof(head))
+		return -3;
 	memcpy(&head, payload, sizeof(head));
+	if (head.base != (uint32_t)base->offset)
+		return -2;
 	/* argument words come whole, as many as the launch before has, or not at all */
-	if (head.reserved || head.arg_words > GRT_LAUNCH_ARG_WORDS ||
+	if (head.arg_words > GRT_LAUNCH_ARG_WORDS ||
 	    (head.arg_words && head.arg_words != base->rec.arg_words) ||
 	    len != sizeof(head) + head.arg_words * sizeof(out->args[0]))
-		return -1;
+		return -3;
 	*out = base->rec;
 	out->call.flags = head.flags;
 	out->call.ret = head.ret;
 	out->call.return_ns = grt_cuda_call_returned(&out->call) ? ts_ns + head.api_ns : 0;
 	memcpy(out->args, (const char *)payload + sizeof(head), head.arg_words * sizeof(out->args[0]));
-	base->rec = *out;
 	return 0;
 }

@@ -8,11 +8,13 @@
 
 /*
  * The launch record before the current one in the file, as the writer wrote
- * it and as the reader read it: both sides keep one, in file order, so a
- * repeat record means the same launch to both. Zero-initialized: none yet.
+ * it and as the reader read it: both keep one, in file order, updated by
+ * launch_repeat_note() for every launch record (whole or repeat), so a
+ * repeat means the same launch to both. Zero-initialized: none yet.
  */
 struct launch_repeat_base {
 	struct grt_cuda_launch_rec rec;
+	uint64_t offset; /* the record's file offset: a repeat names it */
 	bool valid;
 };
 
@@ -21,23 +23,29 @@ struct launch_repeat_base {
 	(sizeof(struct grt_cuda_launch_repeat_rec) + GRT_LAUNCH_ARG_WORDS * sizeof(uint64_t))
 
 /*
- * Writer: a launch record (its header's time ts_ns) becomes the base, and
- * when the base before it repeats all but what a repeat record carries, the
- * repeat's payload goes to out (LAUNCH_REPEAT_MAX_BYTES, 8-byte aligned)
- * and its length is returned; 0: write the launch record whole.
+ * Writer: whether a launch record (112 bytes, its header's time ts_ns) can
+ * be written as a repeat of the base; if so the repeat's payload goes to out
+ * (LAUNCH_REPEAT_MAX_BYTES, 8-byte aligned) and its length is returned, else
+ * 0 (write it whole). The base is not changed: the record becomes the base
+ * with launch_repeat_note() once it is written.
  */
-uint32_t launch_repeat_encode(struct launch_repeat_base *base, const struct grt_cuda_launch_rec *rec,
-			      uint64_t ts_ns, void *out);
+uint32_t launch_repeat_encode(const struct launch_repeat_base *base,
+			      const struct grt_cuda_launch_rec *rec, uint64_t ts_ns, void *out);
 
-/* Reader: a launch record read whole (len bytes, zero-extended past them) becomes the base. */
-void launch_repeat_note(struct launch_repeat_base *base, const void *payload, uint32_t len);
+/*
+ * Writer and reader: the launch record at file offset `offset` (whole, len
+ * bytes, read zero-extended past them; or a repeat's expansion) is the base.
+ */
+void launch_repeat_note(struct launch_repeat_base *base, const void *launch, uint32_t len,
+			uint64_t offset);
 
 /*
  * Reader: a repeat record's payload (len bytes, header time ts_ns) expanded
- * into the launch record it stands for, which becomes the base. -1 when there
- * is no launch before it or the payload's length disagrees with its count.
+ * into the launch record it stands for. -1 when there is no launch before
+ * it, -2 when the launch before it is not the one it repeats (a launch record
+ * deleted or moved), -3 when its length disagrees with its counts.
  */
-int launch_repeat_expand(struct launch_repeat_base *base, const void *payload, uint32_t len,
+int launch_repeat_expand(const struct launch_repeat_base *base, const void *payload, uint32_t len,
 			 uint64_t ts_ns, struct grt_cuda_launch_rec *out);
 
 #endif

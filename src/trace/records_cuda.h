@@ -192,14 +192,15 @@ struct grt_cuda_launch_rec {
  * storm repeats one launch millions of times; this writes 48 bytes of the
  * 144 a full record takes. Readers never hand it out: grt_reader_next()
  * expands it into the GRT_REC_CUDA_LAUNCH the writer was given, byte for
- * byte (launch_repeat.h).
+ * byte (launch_repeat.h). It names the record it repeats, so a launch
+ * record lost before it is an error and not a wrong launch. Format 2.0.
  */
 struct grt_cuda_launch_repeat_rec {
 	uint32_t api_ns;	/* return_ns - the header's ts_ns; 0 when the return is not recorded */
 	int32_t ret;
 	uint16_t flags;		/* the call's flags */
 	uint16_t arg_words;	/* words of args that follow; 0: the earlier record's args */
-	uint32_t reserved;
+	uint32_t base;		/* the low 32 bits of the file offset of the launch it repeats */
 	/* uint64_t args[arg_words] */
 };
 

@@ -185,7 +185,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(!memcmp(&a.hdr, &b.hdr, sizeof(a.hdr)) && a.offset == b.offset);
 		FUZZ_ASSERT(a.payload && b.payload);
 		FUZZ_ASSERT(!memcmp(a.payload, b.payload, a.hdr.payload_len));
-		FUZZ_ASSERT(a.offset + sizeof(a.hdr) + a.hdr.payload_len <= size);
+		FUZZ_ASSERT(a.offset + sizeof(a.hdr) + a.stored_len <= size);
+		FUZZ_ASSERT(a.stored_len == a.hdr.payload_len ||
+			    (a.hdr.type == GRT_REC_CUDA_LAUNCH && a.stored_len < a.hdr.payload_len));
 		grt_event_printer_print(text.printer, &a, grt_reader_strings(rm));
 		FUZZ_ASSERT(event_csv_write(csv.csv, &a, grt_reader_strings(rm)) == 0);
 		if (records < MAX_TYPES_SEEN)

@@ -107,7 +107,7 @@ static int write_topology_seed(const char *path)
 	return grt_writer_close(w, GRT_END_IDLE, 6);
 }
 
-/* Launches that repeat the one before (format 1.3's repeat records), with and without new args. */
+/* Launches that repeat the one before (format 2.0's repeat records), with and without new args. */
 static int write_launch_repeat_seed(const char *path)
 {
 	struct gen_rng rng = {91};
