@@ -359,13 +359,12 @@ static int append_launch(struct grt_writer *w, const struct grt_event_origin *or
 			 const void *payload, uint32_t payload_len)
 {
 	uint64_t repeat[LAUNCH_REPEAT_MAX_BYTES / sizeof(uint64_t)], at = w->next_offset;
+	const struct grt_cuda_launch_rec *launch = payload;
+	struct grt_cuda_launch_rec copy;
 	uint32_t len = 0;
 	int err;
 
 	if (payload_len == sizeof(struct grt_cuda_launch_rec)) {
-		struct grt_cuda_launch_rec copy;
-		const struct grt_cuda_launch_rec *launch = payload;
-
 		if ((uintptr_t)payload % _Alignof(struct grt_cuda_launch_rec)) {
 			memcpy(&copy, payload, sizeof(copy));
 			launch = &copy;
@@ -375,7 +374,11 @@ static int append_launch(struct grt_writer *w, const struct grt_event_origin *or
 	err = len ? append_short(w, GRT_REC_CUDA_LAUNCH_REPEAT, origin, repeat, len)
 		  : append_short(w, GRT_REC_CUDA_LAUNCH, origin, payload, payload_len);
 	/* in the buffer (an error after it, in a checksum record, still leaves it there) */
-	if (w->next_offset > at)
+	if (w->next_offset <= at)
+		return err;
+	if (len)
+		launch_repeat_advance(&w->launch_base, launch, at);
+	else
 		launch_repeat_note(&w->launch_base, payload, payload_len, at);
 	return err;
 }

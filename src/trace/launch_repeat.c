@@ -74,6 +74,17 @@ void launch_repeat_note(struct launch_repeat_base *base, const void *launch, uin
 	base->valid = true;
 }
 
+void launch_repeat_advance(struct launch_repeat_base *base, const struct grt_cuda_launch_rec *rec,
+			   uint64_t offset)
+{
+	base->rec.call.return_ns = rec->call.return_ns;
+	base->rec.call.ret = rec->call.ret;
+	base->rec.call.flags = rec->call.flags;
+	for (uint32_t i = 0; i < rec->arg_words && i < GRT_LAUNCH_ARG_WORDS; i++)
+		base->rec.args[i] = rec->args[i];
+	base->offset = offset;
+}
+
 int launch_repeat_expand(const struct launch_repeat_base *base, const void *payload, uint32_t len,
 			 uint64_t ts_ns, struct grt_cuda_launch_rec *out)
 {

@@ -40,6 +40,14 @@ void launch_repeat_note(struct launch_repeat_base *base, const void *launch, uin
 			uint64_t offset);
 
 /*
+ * Writer: rec, which launch_repeat_encode() found a repeat of the base, was
+ * written at `offset`: the base takes what differs (what the repeat carries),
+ * which costs less than launch_repeat_note() on every launch of a storm.
+ */
+void launch_repeat_advance(struct launch_repeat_base *base, const struct grt_cuda_launch_rec *rec,
+			   uint64_t offset);
+
+/*
  * Reader: a repeat record's payload (len bytes, header time ts_ns) expanded
  * into the launch record it stands for. -1 when there is no launch before
  * it, -2 when the launch before it is not the one it repeats (a launch record
