@@ -112,14 +112,14 @@ assert [k["launches"] for k in r["kernels"]] == [8, 3, 1]
 
 check_json "json: truncated trace still reports what was read" truncated '
 t = r["trace"]
-assert t["complete"] is False and t["error"].startswith("truncated record at offset 1478")
+assert t["complete"] is False and t["error"].startswith("truncated record at offset 1190")
 assert r["kernels"][0]["launches"] == 4 and r["kernels"][0]["api_ns"]["p50"] == 30000
 ' 1
 
 # the corrupt trace's one stderr line
 "$grtrace" report "$tmp/bad_magic.grt" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-if [ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "grtrace: $tmp/bad_magic.grt: bad record magic 0x55 at offset 1622" ] &&
+if [ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "grtrace: $tmp/bad_magic.grt: bad record magic 0x55 at offset 1238" ] &&
 	grep -q '^WARNING: reading stopped early (bad record magic' "$tmp/out" &&
 	grep -q '== drops ==' "$tmp/out"; then
 	ok "text: corrupt trace prints the partial report, one error line, exit 1"
