@@ -38,16 +38,18 @@ static uint32_t through(struct launch_repeat_base *writer, struct launch_repeat_
 {
 	static uint64_t offset = 752;
 	uint64_t packed[LAUNCH_REPEAT_MAX_BYTES / 8];
-	struct grt_cuda_launch_rec back;
 	uint32_t len = launch_repeat_encode(writer, l, ts, packed);
 
-	if (len) {
-		CHECK(launch_repeat_expand(reader, packed, len, ts, &back) == 0);
-		CHECK(!memcmp(&back, l, sizeof(back)));
-	}
 	offset += 32 + (len ? len : sizeof(*l));
-	launch_repeat_note(writer, l, sizeof(*l), offset);
-	launch_repeat_note(reader, len ? &back : l, sizeof(*l), offset);
+	if (len) {
+		CHECK(launch_repeat_expand(reader, packed, len, ts, offset) == 0);
+		CHECK(!memcmp(&reader->rec, l, sizeof(*l)));
+		launch_repeat_advance(writer, l, offset);
+		CHECK(!memcmp(&writer->rec, l, sizeof(*l)));
+	} else {
+		launch_repeat_note(writer, l, sizeof(*l), offset);
+		launch_repeat_note(reader, l, sizeof(*l), offset);
+	}
 	return len;
 }
 

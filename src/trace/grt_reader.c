@@ -42,9 +42,8 @@ struct grt_reader {
 	uint64_t blocks_verified;
 	uint64_t blocks_bad;
 	char damage[256];		/* the first problem found, "" while none */
-	/* the last launch read, and a repeat record's expansion (format 1.3) */
+	/* the last launch read; a repeat record is expanded into it (format 2.0) */
 	struct launch_repeat_base launch_base;
-	struct grt_cuda_launch_rec expanded;
 };
 
 static void set_error(char *buf, size_t len, const char *fmt, ...)
@@ -423,7 +422,7 @@ enum grt_read_status grt_reader_next(struct grt_reader *r, struct grt_record *re
 	} else if (hdr->type == GRT_REC_CUDA_LAUNCH_REPEAT) {
 		/* handed out as the launch record the writer was given */
 		int bad = launch_repeat_expand(&r->launch_base, rec->payload, hdr->payload_len,
-					       hdr->ts_ns, &r->expanded);
+					       hdr->ts_ns, at);
 
 		if (bad)
 			return fail(r, "launch repeat record at offset %" PRIu64 " %s", at,
@@ -431,10 +430,9 @@ enum grt_read_status grt_reader_next(struct grt_reader *r, struct grt_record *re
 				    : bad == -2 ? "repeats another launch record than the one before "
 						  "it: a launch record was lost or moved"
 						: "is malformed");
-		launch_repeat_note(&r->launch_base, &r->expanded, sizeof(r->expanded), at);
 		hdr->type = GRT_REC_CUDA_LAUNCH;
-		hdr->payload_len = sizeof(r->expanded);
-		rec->payload = &r->expanded;
+		hdr->payload_len = sizeof(r->launch_base.rec);
+		rec->payload = &r->launch_base.rec;
 	}
 	if (hdr->type == GRT_REC_CHECKSUM) {
 		verify_block(r, rec);

@@ -57,7 +57,7 @@ struct grt_writer {
 	 */
 	size_t crc_from;
 	bool no_checksums;		/* format 1.1 layout (grt_writer_set_checksums) */
-	struct launch_repeat_base launch_base; /* the last launch written (format 1.3) */
+	struct launch_repeat_base launch_base; /* the last launch written (format 2.0) */
 };
 
 /* Writes len bytes; on failure *written says how many made it. */

@@ -85,9 +85,10 @@ void launch_repeat_advance(struct launch_repeat_base *base, const struct grt_cud
 	base->offset = offset;
 }
 
-int launch_repeat_expand(const struct launch_repeat_base *base, const void *payload, uint32_t len,
-			 uint64_t ts_ns, struct grt_cuda_launch_rec *out)
+int launch_repeat_expand(struct launch_repeat_base *base, const void *payload, uint32_t len,
+			 uint64_t ts_ns, uint64_t offset)
 {
+	struct grt_cuda_launch_rec *out = &base->rec;
 	struct grt_cuda_launch_repeat_rec head;
 
 	if (!base->valid)
@@ -102,10 +103,10 @@ int launch_repeat_expand(const struct launch_repeat_base *base, const void *payl
 	    (head.arg_words && head.arg_words != base->rec.arg_words) ||
 	    len != sizeof(head) + head.arg_words * sizeof(out->args[0]))
 		return -3;
-	*out = base->rec;
 	out->call.flags = head.flags;
 	out->call.ret = head.ret;
 	out->call.return_ns = grt_cuda_call_returned(&out->call) ? ts_ns + head.api_ns : 0;
 	memcpy(out->args, (const char *)payload + sizeof(head), head.arg_words * sizeof(out->args[0]));
+	base->offset = offset;
 	return 0;
 }

@@ -8,9 +8,9 @@
 
 /*
  * The launch record before the current one in the file, as the writer wrote
- * it and as the reader read it: both keep one, in file order, updated by
- * launch_repeat_note() for every launch record (whole or repeat), so a
- * repeat means the same launch to both. Zero-initialized: none yet.
+ * it and as the reader read it: both keep one, in file order, updated for
+ * every launch record (whole or repeat), so a repeat means the same launch
+ * to both. Zero-initialized: none yet.
  */
 struct launch_repeat_base {
 	struct grt_cuda_launch_rec rec;
@@ -33,8 +33,8 @@ uint32_t launch_repeat_encode(const struct launch_repeat_base *base,
 			      const struct grt_cuda_launch_rec *rec, uint64_t ts_ns, void *out);
 
 /*
- * Writer and reader: the launch record at file offset `offset` (whole, len
- * bytes, read zero-extended past them; or a repeat's expansion) is the base.
+ * Writer and reader: the launch record written whole at file offset `offset`
+ * (len bytes, read zero-extended past them) is the base.
  */
 void launch_repeat_note(struct launch_repeat_base *base, const void *launch, uint32_t len,
 			uint64_t offset);
@@ -48,12 +48,14 @@ void launch_repeat_advance(struct launch_repeat_base *base, const struct grt_cud
 			   uint64_t offset);
 
 /*
- * Reader: a repeat record's payload (len bytes, header time ts_ns) expanded
- * into the launch record it stands for. -1 when there is no launch before
- * it, -2 when the launch before it is not the one it repeats (a launch record
- * deleted or moved), -3 when its length disagrees with its counts.
+ * Reader: a repeat record's payload (len bytes, header time ts_ns, at file
+ * offset `offset`) expanded in place: the base becomes the launch record it
+ * stands for, base->rec. -1 when there is no launch before it, -2 when the
+ * launch before it is not the one it repeats (a launch record deleted or
+ * moved), -3 when its length disagrees with its counts; the base is then
+ * unchanged.
  */
-int launch_repeat_expand(const struct launch_repeat_base *base, const void *payload, uint32_t len,
-			 uint64_t ts_ns, struct grt_cuda_launch_rec *out);
+int launch_repeat_expand(struct launch_repeat_base *base, const void *payload, uint32_t len,
+			 uint64_t ts_ns, uint64_t offset);
 
 #endif
