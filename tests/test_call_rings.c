@@ -9,6 +9,7 @@
 struct fixture {
 	uint32_t size;	     /* the data area of each ring */
 	bool may_start_over; /* what the producer passes */
+	uint64_t tail_seen;  /* the producer's bound on the consumer's tail */
 	struct call_rings_head *head;
 	struct call_ring *ring;
 	uint8_t *data;
@@ -21,6 +22,7 @@ static void setup_sized(struct fixture *f, uint32_t nrings, uint32_t size)
 
 	f->size = size;
 	f->may_start_over = true;
+	f->tail_seen = 0;
 	f->len = call_rings_size(nrings, size);
 	f->head = calloc(1, f->len);
 	CHECK(f->head != NULL);
@@ -37,7 +39,8 @@ static void setup(struct fixture *f, uint32_t nrings)
 /* Writes a record of len bytes, each byte its sequence number; false when full. */
 static bool put(struct fixture *f, uint32_t len, uint8_t seq)
 {
-	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, len, f->may_start_over);
+	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, len, f->may_start_over,
+				&f->tail_seen);
 
 	if (!p)
 		return false;
@@ -150,7 +153,8 @@ static void test_bad_producer_contained(void)
 	/* a record of type 0 written by the producer is not taken for the bad-ring marker's */
 	atomic_store(&f.ring->head, 0);
 	atomic_store(&f.ring->tail, 0);
-	CHECK(call_ring_reserve(f.ring, f.data, RING, 0, 16, true) != NULL);
+	f.tail_seen = 0;
+	CHECK(call_ring_reserve(f.ring, f.data, RING, 0, 16, true, &f.tail_seen) != NULL);
 	call_ring_commit(f.ring, f.data + CALL_REC_HDR, 16);
 	CHECK(call_ring_next(f.ring, f.data, RING, &rec));
 	CHECK(rec.type != 0 && rec.type != CALL_REC_CALL);
@@ -307,7 +311,8 @@ static void test_drain_to_a_noted_head(void)
 /* Where the next record's payload goes: its offset in the data area. */
 static uint32_t next_offset(struct fixture *f)
 {
-	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, 16, f->may_start_over);
+	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, 16, f->may_start_over,
+				&f->tail_seen);
 
 	CHECK(p != NULL);
 	if (p)

@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "inject/call_launch.h"
 #include "inject/call_record.h"
 #include "inject/call_rings.h"
 #include "inject/inject.h"
@@ -55,6 +56,7 @@ static struct {
 	bool have_rseq;
 	bool have_key;
 	pthread_key_t exit_key;
+	uint32_t ring_bytes; /* every ring's data area */
 	uint64_t map_len;
 } rec_state __attribute__((aligned(64)));
 
@@ -91,20 +93,28 @@ static inline uint64_t call_clock(void)
 	return rec_state.raw_tsc ? grt_tsc_read() : inject_now_ns();
 }
 
+/*
+ * The thread's state. What a recorded launch reads comes first, in one
+ * cache line, for the reason rec_state is one line.
+ */
 struct call_thread {
 	struct call_ring *ring; /* NULL: none claimed yet */
 	uint8_t *data;
-	uint32_t size;
-	uint32_t tid;
+	uint64_t tail_seen;  /* call_ring_reserve()'s bound on the recorder's tail */
+	uint64_t last_entry; /* the last call's entry time, in the clock's units */
+	uint64_t lap_start;  /* when the thread last wrote at its ring's start */
+	uintptr_t stack_lo, stack_hi;
+	unsigned comm_generation; /* of comm; 0: not read yet */
+	bool thread_said;	  /* its ring holds a CALL_REC_THREAD with comm as it is now */
+	/* the rest: per claim, per name, and the sampled launch returns' countdown */
+	_Alignas(64) uint32_t tid;
 	unsigned ring_generation;
-	unsigned comm_generation;
 	uint32_t launches_to_skip; /* --launch-returns countdown */
 	bool no_ring;		   /* every ring was taken: count, do not retry each call */
-	uint64_t last_entry;	   /* the last call's entry time, in the clock's units */
-	uint64_t lap_start;	   /* when the thread last wrote at its ring's start */
-	uintptr_t stack_lo, stack_hi;
 	char comm[CUDA_COMM_LEN];
 };
+
+_Static_assert(offsetof(struct call_thread, tid) == 64, "a launch's thread state fits one line");
 
 static __thread struct call_thread me __attribute__((tls_model("initial-exec")));
 
@@ -216,6 +226,8 @@ void call_record_load(void)
 		return;
 	}
 	rec_state.rings = map;
+	rec_state.ring_bytes = rec_state.rings->ring_bytes;
+	atomic_store(&rec_state.comm_generation, 1);
 	rec_state.map_len = (uint64_t)sb.st_size;
 	rec_state.pid = (uint32_t)getpid();
 	close_rings_of_old_image();
@@ -294,8 +306,9 @@ static bool claim_ring(void)
 				      memory_order_relaxed);
 		me.ring = r;
 		me.data = call_rings_data(h, h->nrings, h->ring_bytes, i);
-		me.size = h->ring_bytes;
+		me.tail_seen = 0;
 		me.no_ring = false;
+		me.thread_said = false;
 		me.lap_start = me.last_entry = call_clock();
 		read_stack_bounds();
 		if (rec_state.have_key)
@@ -306,29 +319,39 @@ static bool claim_ring(void)
 	return false;
 }
 
+/*
+ * A forked child's only thread drops its parent's ring in the fork handler
+ * (call_record_after_fork): a ring a thread holds is its own.
+ */
 static inline bool thread_ready(void)
 {
-	if (__builtin_expect(me.ring != NULL, 1) &&
-	    __builtin_expect(me.ring_generation ==
-				 atomic_load_explicit(&rec_state.fork_generation, memory_order_relaxed),
-			     1))
+	if (__builtin_expect(me.ring != NULL, 1))
 		return true;
-	me.ring = NULL;
 	return claim_ring();
 }
 
-static inline void fill_comm(char *out)
+/*
+ * The thread's name as it is now, read again only after it may have changed
+ * (generations start at 1: a thread's 0 is a name never read).
+ */
+static inline void refresh_comm(void)
 {
 	unsigned gen = atomic_load_explicit(&rec_state.comm_generation, memory_order_relaxed);
 
-	if (__builtin_expect(!me.comm[0] || me.comm_generation != gen, 0)) {
+	if (__builtin_expect(me.comm_generation != gen, 0)) {
 		char name[17] = "";
 
 		prctl(PR_GET_NAME, name);
 		memset(me.comm, 0, sizeof(me.comm));
 		memcpy(me.comm, name, strnlen(name, CUDA_COMM_LEN - 1));
 		me.comm_generation = gen;
+		me.thread_said = false;
 	}
+}
+
+static inline void fill_comm(char *out)
+{
+	refresh_comm();
 	memcpy(out, me.comm, CUDA_COMM_LEN);
 }
 
@@ -394,15 +417,15 @@ static uint32_t capture_stack(uint64_t *ips, void *frame, const void *real)
 /* a word at any address: arguments are as aligned as the application made them */
 typedef uint64_t unaligned_u64 __attribute__((aligned(1), may_alias));
 
-READS_PAST_OBJECTS static void read_kernel_args(struct cuda_launch_args *l, uint64_t params,
-						bool want)
+/* The kernel's argument words into args: how many were readable. */
+READS_PAST_OBJECTS static uint32_t read_kernel_args(uint64_t *args, uint64_t params, bool want)
 {
 	const uint64_t *slots = (const uint64_t *)(uintptr_t)params;
 	uint64_t lo = me.stack_lo, hi = me.stack_hi, prev = 0, first_page;
 	uint32_t n, i;
 
 	if (!params || !want)
-		return;
+		return 0;
 	/*
 	 * The slots past the kernel's own may lie past the array's page, maybe
 	 * an unmapped one: read up to its end, or further on the thread's own
@@ -416,7 +439,7 @@ READS_PAST_OBJECTS static void read_kernel_args(struct cuda_launch_args *l, uint
 			n = CUDA_LAUNCH_ARG_WORDS;
 	}
 	if (!n)
-		return;
+		return 0;
 	/* an argument is read on the stack, or on the page of the first one, which the driver reads */
 	first_page = slots[0] & ~(PAGE - 1);
 	for (i = 0; i < n; i++) {
@@ -436,10 +459,10 @@ READS_PAST_OBJECTS static void read_kernel_args(struct cuda_launch_args *l, uint
 			for (unsigned b = 0; b < PAGE - (slot & (PAGE - 1)); b++)
 				word |= (uint64_t)bytes[b] << (8 * b);
 		}
-		l->args[i] = word;
+		args[i] = word;
 		prev = slot;
 	}
-	l->arg_words = i;
+	return i;
 }
 
 /* CUDA_MEMCPY3D (the _v2 layout): only what the record needs. */
@@ -499,29 +522,33 @@ static void decode_copy_3d(struct cuda_copy_args *c, uint64_t desc)
 	c->bytes = p->width_bytes * p->height * p->depth;
 }
 
-static void decode_launch(struct cuda_event *ev, enum cuda_probe_class cls, const uint64_t *a,
+/*
+ * A launch's arguments into its short record, every field of it written
+ * (the record is not zeroed first): what a graph launch or a launch without
+ * a configuration lacks is 0, as in the uprobe path's event.
+ */
+static void decode_launch(struct call_rec_launch *l, enum cuda_probe_class cls, const uint64_t *a,
 			  bool want_args)
 {
-	struct cuda_launch_args *l = &ev->args.launch;
-
-	if (cls == CUDA_CLASS_GRAPH_LAUNCH) {
-		ev->args.graph.graph_exec = a[0];
-		ev->args.graph.stream = a[1];
-	} else if (cls == CUDA_CLASS_LAUNCH_EX) {
+	if (cls == CUDA_CLASS_GRAPH_LAUNCH || cls == CUDA_CLASS_LAUNCH_EX) {
 		const CUlaunchConfig *cfg = (const void *)(uintptr_t)a[0];
+		bool graph = cls == CUDA_CLASS_GRAPH_LAUNCH;
 
-		l->function = a[1];
-		if (cfg) {
-			l->grid[0] = cfg->gridDimX;
-			l->grid[1] = cfg->gridDimY;
-			l->grid[2] = cfg->gridDimZ;
-			l->block[0] = cfg->blockDimX;
-			l->block[1] = cfg->blockDimY;
-			l->block[2] = cfg->blockDimZ;
-			l->shared_mem = cfg->sharedMemBytes;
-			l->stream = (uint64_t)(uintptr_t)cfg->hStream;
-		}
-		read_kernel_args(l, a[2], want_args);
+		memset(l->grid, 0, offsetof(struct call_rec_launch, ret) -
+				       offsetof(struct call_rec_launch, grid));
+		l->function = graph ? a[0] : a[1];
+		l->stream = graph ? a[1] : 0;
+		l->arg_words = graph ? 0 : (uint8_t)read_kernel_args(l->args, a[2], want_args);
+		if (graph || !cfg)
+			return;
+		l->grid[0] = cfg->gridDimX;
+		l->grid[1] = cfg->gridDimY;
+		l->grid[2] = cfg->gridDimZ;
+		l->block[0] = cfg->blockDimX;
+		l->block[1] = cfg->blockDimY;
+		l->block[2] = cfg->blockDimZ;
+		l->shared_mem = cfg->sharedMemBytes;
+		l->stream = (uint64_t)(uintptr_t)cfg->hStream;
 	} else {
 		l->function = a[0];
 		l->grid[0] = (uint32_t)a[1];
@@ -532,7 +559,7 @@ static void decode_launch(struct cuda_event *ev, enum cuda_probe_class cls, cons
 		l->block[2] = (uint32_t)a[6];
 		l->shared_mem = (uint32_t)a[7];
 		l->stream = a[8];
-		read_kernel_args(l, a[9], want_args);
+		l->arg_words = (uint8_t)read_kernel_args(l->args, a[9], want_args);
 	}
 }
 
@@ -769,8 +796,86 @@ static inline uint32_t current_cpu(void)
 	return cpu < 0 ? 0 : (uint32_t)cpu;
 }
 
-struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame,
-					  const void *real)
+/* A record reserved at the data area's start begins a lap (START_OVER_AFTER). */
+static inline void note_lap(const void *rec)
+{
+	if ((const uint8_t *)rec == me.data + CALL_REC_HDR)
+		me.lap_start = me.last_entry;
+}
+
+static inline bool may_start_over(void)
+{
+	return me.last_entry - me.lap_start >= START_OVER_AFTER;
+}
+
+/*
+ * Who the thread is, in its ring before its first short launch record and
+ * again after its name may have changed (call_launch.h). false when the ring
+ * is full: the launch is counted lost there, and the record is tried again
+ * at the next.
+ */
+static inline bool thread_said(void)
+{
+	struct call_rec_thread *t;
+
+	refresh_comm();
+	if (__builtin_expect(me.thread_said, 1))
+		return true;
+	t = call_ring_reserve(me.ring, me.data, rec_state.ring_bytes, CALL_REC_THREAD, sizeof(*t),
+			      false, &me.tail_seen);
+	if (!t)
+		return false;
+	note_lap(t);
+	*t = (struct call_rec_thread){.pid = rec_state.pid, .tid = me.tid, .ppid = rec_state.ppid};
+	memcpy(t->comm, me.comm, CUDA_COMM_LEN);
+	call_ring_commit(me.ring, t, sizeof(*t));
+	me.thread_said = true;
+	return true;
+}
+
+/* A launch without a user stack: its short record, every field written once. */
+static struct call_rec_launch *launch_enter(uint16_t api, enum cuda_probe_class cls,
+					    const uint64_t *args, bool sampled)
+{
+	struct call_rec_launch *l;
+
+	if (!thread_said())
+		return NULL;
+	l = call_ring_reserve(me.ring, me.data, rec_state.ring_bytes, CALL_REC_LAUNCH, sizeof(*l),
+			      may_start_over(), &me.tail_seen);
+	if (!l)
+		return NULL;
+	note_lap(l);
+	l->return_ns = 0;
+	l->ret = 0;
+	l->api = api;
+	l->flags = apis[api].legacy32 ? CUDA_EVENT_LEGACY32 : 0;
+	l->cpu = current_cpu();
+	decode_launch(l, cls, args, rec_state.args);
+	/* last: the call's time covers the driver, not this */
+	l->entry_ns = me.last_entry = call_clock();
+	if (!sampled) {
+		l->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
+		call_ring_commit(me.ring, l, call_launch_len(l->arg_words));
+		return NULL;
+	}
+	atomic_store_explicit(&me.ring->pending, sizeof(*l), memory_order_release);
+	return l;
+}
+
+static void launch_exit(struct call_rec_launch *l, CUresult r, uint64_t now_ns)
+{
+	/* first: the call's time ends where the driver returned */
+	l->return_ns = now_ns && !rec_state.raw_tsc ? now_ns : call_clock();
+	/* two CPUs' counters may differ by a few ns */
+	if (l->return_ns < l->entry_ns)
+		l->return_ns = l->entry_ns;
+	l->ret = r;
+	atomic_store_explicit(&me.ring->pending, 0, memory_order_relaxed);
+	call_ring_commit(me.ring, l, call_launch_len(l->arg_words));
+}
+
+void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, const void *real)
 {
 	enum cuda_probe_class cls;
 	bool sampled = true;
@@ -785,18 +890,20 @@ struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, vo
 		atomic_fetch_add_explicit(&rec_state.rings->unringed, 1, memory_order_relaxed);
 		return NULL;
 	}
-	if (apis[api].launch)
+	if (apis[api].launch) {
 		sampled = launch_return_sampled(rec_state.launch_return_every);
+		if (!apis[api].stack)
+			return launch_enter(api, cls, args, sampled);
+	}
 	if (apis[api].stack)
 		depth = capture_stack(ips, frame, real);
 	len = (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)) +
 	      (apis[api].text ? CUDA_TEXT_LEN : 0);
-	ev = call_ring_reserve(me.ring, me.data, me.size, CALL_REC_CALL, len,
-			       me.last_entry - me.lap_start >= START_OVER_AFTER);
+	ev = call_ring_reserve(me.ring, me.data, rec_state.ring_bytes, CALL_REC_CALL, len,
+			       may_start_over(), &me.tail_seen);
 	if (!ev)
 		return NULL;
-	if ((uint8_t *)ev == me.data + CALL_REC_HDR)
-		me.lap_start = me.last_entry;
+	note_lap(ev);
 	/* the header whole (its padding and unused members zero), then the class's arguments */
 	*(struct cuda_event *)ev = (struct cuda_event){
 	    .pid = rec_state.pid,
@@ -811,10 +918,14 @@ struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, vo
 	if (depth)
 		memcpy(ev + 1, ips, depth * sizeof(uint64_t));
 	fill_comm(ev->comm);
-	if (apis[api].launch)
-		decode_launch(ev, cls, args, rec_state.args);
-	else
+	if (apis[api].launch) { /* one with its stack: the long record */
+		struct call_rec_launch l;
+
+		decode_launch(&l, cls, args, rec_state.args);
+		call_launch_args(&ev->args.launch, &l, l.args);
+	} else {
 		decode_entry(ev, cls, args);
+	}
 	/* last: the call's time covers the driver, not this */
 	ev->entry_ns = me.last_entry = call_clock();
 	if (!sampled) {
@@ -826,10 +937,18 @@ struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, vo
 	return ev;
 }
 
-void call_record_exit(struct cuda_event *ev, CUresult r, uint64_t now_ns)
+void call_record_exit(void *open, CUresult r, uint64_t now_ns)
 {
-	enum cuda_probe_class cls = apis[ev->api].cls;
+	struct cuda_event *ev = open;
+	enum cuda_probe_class cls;
 	union cuda_call_args *x = &ev->args;
+
+	/* the record's type, in its ring header just before it (call_ring_reserve) */
+	if (((const uint32_t *)open)[-1] == CALL_REC_LAUNCH) {
+		launch_exit(open, r, now_ns);
+		return;
+	}
+	cls = apis[ev->api].cls;
 
 	_Static_assert(offsetof(struct cuda_event, entry_ns) == 0, "call_record_entry_ns()");
 	/* first: the call's time ends where the driver returned */

@@ -11,8 +11,6 @@
 /* "monotonic": the calls' timestamps from clock_gettime, never the raw TSC */
 #define GRT_INJECT_ENV_CLOCK "GRTRACE_INJECT_CLOCK"
 
-struct cuda_event;
-
 /*
  * Whether this process records its calls in-process. Read on every call, so
  * a plain global: set once at load (and again in a forked child).
@@ -26,16 +24,16 @@ extern bool call_record_raw_tsc;
  * (args[0] is the first; integers as the caller's registers held them).
  * frame is the exported wrapper's __builtin_frame_address(0): the user stack
  * starts at its caller. real is the driver's function (the first frame, as
- * a uprobe there sees it). Returns the call's open record, to be passed to
- * call_record_exit(), or NULL when nothing more is to be done (not
+ * a uprobe there sees it). Returns the call's open record in its ring (a
+ * struct cuda_event, or a launch's short record: call_launch.h), to be
+ * passed to call_record_exit(), or NULL when nothing more is to be done (not
  * recording, the ring was full, or a launch whose return is not sampled:
  * already written).
  */
-struct cuda_event *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame,
-					  const void *real);
+void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, const void *real);
 
-static inline struct cuda_event *call_record_enter(uint16_t api, const uint64_t *args, void *frame,
-						   const void *real)
+static inline void *call_record_enter(uint16_t api, const uint64_t *args, void *frame,
+				      const void *real)
 {
 	if (!call_record_on || !api || !real)
 		return NULL;
@@ -46,17 +44,17 @@ static inline struct cuda_event *call_record_enter(uint16_t api, const uint64_t 
  * The call returned r at now_ns (0: read the clock here): its results are
  * read and the record goes to the recorder.
  */
-void call_record_exit(struct cuda_event *ev, CUresult r, uint64_t now_ns);
+void call_record_exit(void *open, CUresult r, uint64_t now_ns);
 
 /*
  * When the open call was entered: the wrapper's bracket reuses it instead of
  * reading the clock. Only where the gpu source records in the process, whose
  * calls' timestamps are CLOCK_MONOTONIC (never the raw TSC).
  */
-static inline uint64_t call_record_entry_ns(const struct cuda_event *ev)
+static inline uint64_t call_record_entry_ns(const void *open)
 {
-	/* entry_ns, the event's first field */
-	return ev && !call_record_raw_tsc ? *(const uint64_t *)ev : 0;
+	/* entry_ns, the first field of both records */
+	return open && !call_record_raw_tsc ? *(const uint64_t *)open : 0;
 }
 
 /* A thread's name changed (pthread_setname_np, the library's own threads): comm is read again. */

@@ -41,7 +41,7 @@
  */
 
 #define CALL_RINGS_MAGIC 0x47524352u /* "RCRG" */
-#define CALL_RINGS_VERSION 3u
+#define CALL_RINGS_VERSION 4u
 #define CALL_RINGS_HEAD_BYTES 4096u
 #define CALL_REC_HDR 8u
 #define CALL_REC_PAD 0x80000000u
@@ -70,6 +70,10 @@ enum call_rec_type {
 	 * user stack ips that follow it, then its text (text_len bytes)
 	 */
 	CALL_REC_CALL = 1,
+	/* struct call_rec_thread (call_launch.h): the pid, tid, ppid and name of what follows */
+	CALL_REC_THREAD = 2,
+	/* struct call_rec_launch (call_launch.h): a launch without a stack, short */
+	CALL_REC_LAUNCH = 3,
 };
 
 /* What the recorder asks of every process (set before the command starts; read-only). */
@@ -186,19 +190,24 @@ static inline uint32_t call_rec_round8(uint32_t len)
  * written first where the data area wraps, or where the thread may start
  * over (may_start_over) and the consumer has caught up. NULL (counted lost)
  * when full. Nothing is visible to the consumer until call_ring_commit().
+ *
+ * tail_seen: the consumer's tail as the producer last read it (0 for a ring
+ * just claimed), a bound the tail only moves past. The tail itself, on the
+ * consumer's cache line, is read only when that bound leaves too little room
+ * or the thread would start over: most calls do not touch the line.
  */
 static inline void *call_ring_reserve(struct call_ring *r, uint8_t *data, uint32_t size,
-				      uint32_t type, uint32_t len, bool may_start_over)
+				      uint32_t type, uint32_t len, bool may_start_over,
+				      uint64_t *tail_seen)
 {
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed), tail = *tail_seen;
 	uint32_t rec = CALL_REC_HDR + call_rec_round8(len), off = (uint32_t)(head & (size - 1));
-	uint32_t pad = off + rec > size || (may_start_over && head == tail &&
-					    off >= CALL_RING_RESTART_AT(size))
-			   ? size - off
-			   : 0;
-	uint32_t *word;
+	bool restart_here = may_start_over && off >= CALL_RING_RESTART_AT(size);
+	uint32_t wrap = off + rec > size ? size - off : 0, pad, *word;
 
+	if (restart_here || head + wrap + rec - tail > size)
+		*tail_seen = tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+	pad = wrap || (restart_here && head == tail) ? size - off : 0;
 	if (head + pad + rec - tail > size) {
 		atomic_fetch_add_explicit(&r->lost, 1, memory_order_relaxed);
 		return NULL;

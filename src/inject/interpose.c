@@ -154,8 +154,7 @@ void interpose_resolve(void *libcuda)
 #define REC_ARG(v) ((uint64_t)(uintptr_t)(v))
 #define REC_BEGIN_AT(id, frame, ...)                                                               \
 	const uint64_t rec_args_[] = {__VA_ARGS__};                                                \
-	struct cuda_event *rec_ =                                                                  \
-	    call_record_enter(table[id].api, rec_args_, frame, table[id].real)
+	void *rec_ = call_record_enter(table[id].api, rec_args_, frame, table[id].real)
 #define REC_BEGIN(id, ...) REC_BEGIN_AT(IP_##id, __builtin_frame_address(0), __VA_ARGS__)
 #define REC_END_AT(r, now)                                                                         \
 	do {                                                                                       \
@@ -484,7 +483,7 @@ typedef CUresult (*launch_cooperative_fn)(CUfunction, unsigned int, unsigned int
  * forwarded, bracketed. rec is the call's open record, if recorded.
  */
 static __attribute__((noinline)) CUresult launch_for_gpu(enum interposed_id id, bool ptsz,
-							 struct cuda_event *rec_, CUfunction f,
+							 void *rec_, CUfunction f,
 							 unsigned int gx, unsigned int gy,
 							 unsigned int gz, unsigned int bx,
 							 unsigned int by, unsigned int bz,

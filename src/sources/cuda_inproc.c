@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/tsc_timeline.h"
 #include "common/u64_map.h"
+#include "inject/call_launch.h"
 #include "inject/call_record.h"
 #include "sources/cuda.h"
 #include "sources/cuda_events.h"
@@ -37,6 +38,11 @@
 #define DRAIN_ROUNDS 16
 #define NO_HEAD UINT64_MAX
 
+struct ring_thread {
+	struct call_rec_thread said;
+	bool known; /* said holds a thread record of the ring's current owner */
+};
+
 struct cuda_inproc {
 	struct grt_session *session;
 	struct cuda_decoder *decoder;
@@ -47,6 +53,9 @@ struct cuda_inproc {
 	uint32_t ring_bytes;
 	uint64_t *lost_seen; /* per ring: its `lost` already counted */
 	uint64_t *heads;     /* per ring: the head a drain round reads it to, NO_HEAD when free */
+	/* per ring: its last CALL_REC_THREAD, which its short launch records lean on */
+	struct ring_thread *threads;
+	uint32_t ring;	     /* the ring being read */
 	uint64_t unringed_seen;
 	int timer_fd;
 	uint64_t next_reap_ns;
@@ -88,7 +97,8 @@ static int create_rings(struct cuda_inproc *ip, const struct call_rings_config *
 	ip->head = map;
 	ip->lost_seen = calloc(ip->nrings, sizeof(*ip->lost_seen));
 	ip->heads = calloc(ip->nrings, sizeof(*ip->heads));
-	if (!ip->lost_seen || !ip->heads)
+	ip->threads = calloc(ip->nrings, sizeof(*ip->threads));
+	if (!ip->lost_seen || !ip->heads || !ip->threads)
 		return -ENOMEM;
 	return call_rings_init(ip->head, ip->nrings, ip->ring_bytes, cfg);
 }
@@ -160,8 +170,9 @@ static __attribute__((noinline)) void on_call_with_extras(struct cuda_inproc *ip
  * Read once a drain, not per record: a load from the ring's header for each
  * record would pull header lines the thread writes to the recorder's CPU.
  */
-static void select_ring(struct cuda_inproc *ip, struct call_ring *r)
+static void select_ring(struct cuda_inproc *ip, uint32_t i, struct call_ring *r)
 {
+	ip->ring = i;
 	ip->ring_tsc = ip->tsc && atomic_load_explicit(&r->clock, memory_order_relaxed) ==
 					  CALL_CLOCK_TSC;
 }
@@ -177,37 +188,88 @@ static void to_monotonic(struct cuda_inproc *ip, struct cuda_event *ev, bool no_
 		ev->return_ns = ev->entry_ns;
 }
 
+/* A call without stack or string, on the recorder's timeline, to the decoder. */
+static void decode_call(struct cuda_inproc *ip, struct cuda_event *ev, bool no_return)
+{
+	int err;
+
+	if (ip->ring_tsc)
+		to_monotonic(ip, ev, no_return);
+	if (no_return)
+		ev->flags |= CUDA_EVENT_NO_RETURN;
+	note_process(ip, ev->pid);
+	err = cuda_decoder_event(ip->decoder, ev, sizeof(*ev));
+	if (err && !ip->sink_error)
+		ip->sink_error = err;
+}
+
 /*
  * One call from a ring. Everything is copied out of the shared memory first
  * and checked on the copy: the traced process can change it at any time.
- * Most calls (every launch of a storm) carry neither stack nor string and
- * take the short way here.
  */
 static void on_call(struct cuda_inproc *ip, const void *payload, uint32_t len, bool no_return)
 {
 	struct cuda_event ev;
-	int err;
 
 	if (len < sizeof(ev)) {
 		ip->malformed++;
 		return;
 	}
 	memcpy(&ev, payload, sizeof(ev));
-	if (ip->ring_tsc)
-		to_monotonic(ip, &ev, no_return);
 	if (ev.stack_id || (ev.text_len && !no_return)) {
+		if (ip->ring_tsc)
+			to_monotonic(ip, &ev, no_return);
 		on_call_with_extras(ip, &ev, payload, len, no_return);
 		return;
 	}
 	/* in the ring, stack_id is the number of ips that follow; in the decoder, an id */
 	ev.stack_id = -1;
 	ev.text_len = 0;
-	if (no_return)
-		ev.flags |= CUDA_EVENT_NO_RETURN;
-	note_process(ip, ev.pid);
-	err = cuda_decoder_event(ip->decoder, &ev, sizeof(ev));
-	if (err && !ip->sink_error)
-		ip->sink_error = err;
+	decode_call(ip, &ev, no_return);
+}
+
+/* A thread says who writes the ring's next short launch records. */
+static void on_thread(struct cuda_inproc *ip, const void *payload, uint32_t len)
+{
+	struct ring_thread *t = &ip->threads[ip->ring];
+
+	if (len < sizeof(t->said)) {
+		ip->malformed++;
+		return;
+	}
+	memcpy(&t->said, payload, sizeof(t->said));
+	t->known = true;
+}
+
+/*
+ * A launch's short record (most calls: every launch of a storm), made the
+ * event its long record would be, with the identity its thread said last.
+ */
+static void on_launch(struct cuda_inproc *ip, const void *payload, uint32_t len, bool no_return)
+{
+	const struct ring_thread *t = &ip->threads[ip->ring];
+	struct cuda_event ev;
+
+	if (!t->known || !call_launch_event(&t->said, payload, len, &ev)) {
+		ip->malformed++;
+		return;
+	}
+	ev.stack_id = -1;
+	decode_call(ip, &ev, no_return);
+}
+
+/* A record at payload, of type, len bytes; no_return: the call is still inside the driver. */
+static void on_record(struct cuda_inproc *ip, uint32_t type, const void *payload, uint32_t len,
+		      bool no_return)
+{
+	if (type == CALL_REC_LAUNCH)
+		on_launch(ip, payload, len, no_return);
+	else if (type == CALL_REC_CALL)
+		on_call(ip, payload, len, no_return);
+	else if (type == CALL_REC_THREAD && !no_return)
+		on_thread(ip, payload, len);
+	else
+		ip->malformed++;
 }
 
 /* ---- rings ---- */
@@ -234,6 +296,7 @@ static void free_ring(struct cuda_inproc *ip, uint32_t i, struct call_ring *r)
 	atomic_store(&r->pending, 0);
 	atomic_store(&r->head, 0);
 	atomic_store(&r->tail, 0);
+	ip->threads[i].known = false;
 	atomic_store_explicit(&r->state, CALL_RING_FREE, memory_order_release);
 }
 
@@ -244,12 +307,7 @@ static uint8_t *ring_data(struct cuda_inproc *ip, uint32_t i)
 
 static void on_ring_record(void *ctx, const struct call_ring_record *rec)
 {
-	struct cuda_inproc *ip = ctx;
-
-	if (rec->type == CALL_REC_CALL)
-		on_call(ip, rec->payload, rec->len, false);
-	else
-		ip->malformed++;
+	on_record(ctx, rec->type, rec->payload, rec->len, false);
 }
 
 /* What ring i held up to head (call_ring_drain_to); whether it held anything. */
@@ -258,7 +316,7 @@ static bool drain_ring_to(struct cuda_inproc *ip, uint32_t i, uint64_t head)
 	struct call_ring *r = call_rings_ring(ip->head, i);
 	uint64_t handed;
 
-	select_ring(ip, r);
+	select_ring(ip, i, r);
 	handed = call_ring_drain_to(r, ring_data(ip, i), ip->ring_bytes, head, on_ring_record, ip);
 
 	count_lost(ip, i, r);
@@ -286,8 +344,10 @@ static void flush_pending(struct cuda_inproc *ip, uint32_t i)
 
 	if (!len || (off & 7) || (uint64_t)off + CALL_REC_HDR + len > ip->ring_bytes)
 		return;
-	select_ring(ip, r);
-	on_call(ip, ring_data(ip, i) + off + CALL_REC_HDR, len, true);
+	select_ring(ip, i, r);
+	/* the type, written when the record was reserved; its length word only at the return */
+	on_record(ip, ((const uint32_t *)(ring_data(ip, i) + off))[1],
+		  ring_data(ip, i) + off + CALL_REC_HDR, len, true);
 	atomic_store(&r->pending, 0);
 }
 
@@ -398,6 +458,7 @@ static void free_inproc(struct cuda_inproc *ip)
 	tsc_timeline_free(&ip->timeline);
 	free(ip->lost_seen);
 	free(ip->heads);
+	free(ip->threads);
 	free(ip);
 }
 

@@ -103,6 +103,45 @@ check "one ring for 5 threads: status 0" [ $? = 0 ]
 check "... the threads without a ring are counted lost" bash -c \
 	"'$GRT' parse '$tmp/r.grt' | grep -q 'CUDA calls lost: more threads than rings'"
 
+# a call the thread is still inside when recording stops is recorded without a return, from the
+# record left open in its ring: a launch's short record (hang-launch) and a synchronisation's long
+# one (hang)
+inproc_hung() {
+	local how=$1 wpid
+	rm -f "$tmp/fifo"
+	mkfifo "$tmp/fifo"
+	"$GRT" record -f -o "$tmp/$how.grt" --cuda-via inject --libcuda "$FAKE" -- \
+		"$WL/cuda_wait" 3 "$how" <"$tmp/fifo" >"$tmp/$how.ready" 2>"$tmp/$how.err" &
+	GRT_BG=$!
+	exec 7>"$tmp/fifo"
+	for _ in $(seq 100); do grep -q ready "$tmp/$how.ready" 2>/dev/null && break; sleep 0.1; done
+	wpid=$(awk '/^ready/ { print $2 }' "$tmp/$how.ready")
+	echo go >&7
+	exec 7>&-
+	sleep 1
+	check "$how, in-process: record stops on SIGINT with status 0" grt_stop
+	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null
+	"$GRT" parse --format json --all "$tmp/$how.grt" >"$tmp/$how.json"
+	check "$how, in-process: the open call is recorded, without a return" python3 -c '
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+launches = [r for r in recs if r.get("type") == "launch"]
+syncs = [r for r in recs if r.get("type") == "sync"]
+timed = [r for r in launches if r.get("api_ns") is not None]
+assert len(timed) == 4 and all(r["kernel"] == "waited" for r in launches), launches
+if sys.argv[2] == "hang-launch":
+    last = launches[-1]
+    assert len(launches) == 5 and last.get("api_ns") is None, launches
+    assert last["grid"] == [3, 1, 1] and last["stream"] == 0xDEAD0 and last["block"] == [64, 1, 1], last
+    assert not syncs, syncs
+else:
+    assert len(launches) == 4, launches
+    assert len(syncs) == 1 and syncs[0].get("api_ns") is None and syncs[0]["stream"] == 0xDEAD0, syncs
+' "$tmp/$how.json" "$how"
+}
+inproc_hung hang-launch
+inproc_hung hang
+
 # option errors: one line, exit 2
 "$GRT" record --cuda-via bpf -- true >/dev/null 2>"$tmp/err"
 check "--cuda-via bpf: exit 2" [ $? = 2 ]
