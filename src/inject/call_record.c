@@ -283,7 +283,7 @@ static void read_stack_bounds(void)
 }
 
 /* A free ring for this thread, or false (every ring taken: its calls are counted lost). */
-static bool claim_ring(void)
+static __attribute__((noinline, cold)) bool claim_ring(void)
 {
 	struct call_rings_head *h = rec_state.rings;
 	unsigned gen = atomic_load(&rec_state.fork_generation);
@@ -334,19 +334,23 @@ static inline bool thread_ready(void)
  * The thread's name as it is now, read again only after it may have changed
  * (generations start at 1: a thread's 0 is a name never read).
  */
+static __attribute__((noinline, cold)) void read_comm(unsigned gen)
+{
+	char name[17] = "";
+
+	prctl(PR_GET_NAME, name);
+	memset(me.comm, 0, sizeof(me.comm));
+	memcpy(me.comm, name, strnlen(name, CUDA_COMM_LEN - 1));
+	me.comm_generation = gen;
+	me.thread_said = false;
+}
+
 static inline void refresh_comm(void)
 {
 	unsigned gen = atomic_load_explicit(&rec_state.comm_generation, memory_order_relaxed);
 
-	if (__builtin_expect(me.comm_generation != gen, 0)) {
-		char name[17] = "";
-
-		prctl(PR_GET_NAME, name);
-		memset(me.comm, 0, sizeof(me.comm));
-		memcpy(me.comm, name, strnlen(name, CUDA_COMM_LEN - 1));
-		me.comm_generation = gen;
-		me.thread_said = false;
-	}
+	if (__builtin_expect(me.comm_generation != gen, 0))
+		read_comm(gen);
 }
 
 static inline void fill_comm(char *out)
@@ -527,8 +531,9 @@ static void decode_copy_3d(struct cuda_copy_args *c, uint64_t desc)
  * (the record is not zeroed first): what a graph launch or a launch without
  * a configuration lacks is 0, as in the uprobe path's event.
  */
-static void decode_launch(struct call_rec_launch *l, enum cuda_probe_class cls, const uint64_t *a,
-			  bool want_args)
+static inline __attribute__((always_inline)) void
+decode_launch(struct call_rec_launch *l, enum cuda_probe_class cls, const uint64_t *a,
+	      bool want_args)
 {
 	if (cls == CUDA_CLASS_GRAPH_LAUNCH || cls == CUDA_CLASS_LAUNCH_EX) {
 		const CUlaunchConfig *cfg = (const void *)(uintptr_t)a[0];
@@ -814,13 +819,10 @@ static inline bool may_start_over(void)
  * is full: the launch is counted lost there, and the record is tried again
  * at the next.
  */
-static inline bool thread_said(void)
+static __attribute__((noinline, cold)) bool say_thread(void)
 {
 	struct call_rec_thread *t;
 
-	refresh_comm();
-	if (__builtin_expect(me.thread_said, 1))
-		return true;
 	t = call_ring_reserve(me.ring, me.data, rec_state.ring_bytes, CALL_REC_THREAD, sizeof(*t),
 			      false, &me.tail_seen);
 	if (!t)
@@ -833,8 +835,14 @@ static inline bool thread_said(void)
 	return true;
 }
 
+static inline bool thread_said(void)
+{
+	refresh_comm();
+	return __builtin_expect(me.thread_said, 1) || say_thread();
+}
+
 /* A launch without a user stack: its short record, every field written once. */
-static struct call_rec_launch *launch_enter(uint16_t api, enum cuda_probe_class cls,
+static inline __attribute__((always_inline)) struct call_rec_launch *launch_enter(uint16_t api, enum cuda_probe_class cls,
 					    const uint64_t *args, bool sampled)
 {
 	struct call_rec_launch *l;
@@ -875,26 +883,20 @@ static void launch_exit(struct call_rec_launch *l, CUresult r, uint64_t now_ns)
 	call_ring_commit(me.ring, l, call_launch_len(l->arg_words));
 }
 
-void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, const void *real)
+/*
+ * Every other call (and a launch that carries its stack): the long record, a
+ * struct cuda_event with its stack and string. Out of line: the launch path
+ * above stays short and in few lines of code.
+ */
+static __attribute__((noinline)) struct cuda_event *long_enter(uint16_t api,
+							       enum cuda_probe_class cls,
+							       const uint64_t *args, void *frame,
+							       const void *real, bool sampled)
 {
-	enum cuda_probe_class cls;
-	bool sampled = true;
 	uint64_t ips[STACK_DEPTH];
 	uint32_t depth = 0, len;
 	struct cuda_event *ev;
 
-	if (inject_in_tool || api >= GRT_CUDA_API_COUNT || apis[api].cls >= CUDA_CLASS_COUNT)
-		return NULL;
-	cls = apis[api].cls;
-	if (!thread_ready()) {
-		atomic_fetch_add_explicit(&rec_state.rings->unringed, 1, memory_order_relaxed);
-		return NULL;
-	}
-	if (apis[api].launch) {
-		sampled = launch_return_sampled(rec_state.launch_return_every);
-		if (!apis[api].stack)
-			return launch_enter(api, cls, args, sampled);
-	}
 	if (apis[api].stack)
 		depth = capture_stack(ips, frame, real);
 	len = (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)) +
@@ -918,7 +920,7 @@ void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, co
 	if (depth)
 		memcpy(ev + 1, ips, depth * sizeof(uint64_t));
 	fill_comm(ev->comm);
-	if (apis[api].launch) { /* one with its stack: the long record */
+	if (apis[api].launch) { /* one with its stack */
 		struct call_rec_launch l;
 
 		decode_launch(&l, cls, args, rec_state.args);
@@ -935,6 +937,26 @@ void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, co
 	}
 	atomic_store_explicit(&me.ring->pending, len, memory_order_release);
 	return ev;
+}
+
+void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, const void *real)
+{
+	enum cuda_probe_class cls;
+	bool sampled = true;
+
+	if (inject_in_tool || api >= GRT_CUDA_API_COUNT || apis[api].cls >= CUDA_CLASS_COUNT)
+		return NULL;
+	cls = apis[api].cls;
+	if (!thread_ready()) {
+		atomic_fetch_add_explicit(&rec_state.rings->unringed, 1, memory_order_relaxed);
+		return NULL;
+	}
+	if (apis[api].launch) {
+		sampled = launch_return_sampled(rec_state.launch_return_every);
+		if (!apis[api].stack)
+			return launch_enter(api, cls, args, sampled);
+	}
+	return long_enter(api, cls, args, frame, real, sampled);
 }
 
 void call_record_exit(void *open, CUresult r, uint64_t now_ns)
