@@ -9,7 +9,7 @@
 struct fixture {
 	uint32_t size;	     /* the data area of each ring */
 	bool may_start_over; /* what the producer passes */
-	uint64_t tail_seen;  /* the producer's bound on the consumer's tail */
+	struct call_ring_producer prod; /* the producer's head and bound on the tail */
 	struct call_rings_head *head;
 	struct call_ring *ring;
 	uint8_t *data;
@@ -22,7 +22,7 @@ static void setup_sized(struct fixture *f, uint32_t nrings, uint32_t size)
 
 	f->size = size;
 	f->may_start_over = true;
-	f->tail_seen = 0;
+	f->prod = (struct call_ring_producer){0};
 	f->len = call_rings_size(nrings, size);
 	f->head = calloc(1, f->len);
 	CHECK(f->head != NULL);
@@ -39,13 +39,13 @@ static void setup(struct fixture *f, uint32_t nrings)
 /* Writes a record of len bytes, each byte its sequence number; false when full. */
 static bool put(struct fixture *f, uint32_t len, uint8_t seq)
 {
-	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, len, f->may_start_over,
-				&f->tail_seen);
+	uint8_t *p = call_ring_reserve(f->ring, &f->prod, f->data, f->size, CALL_REC_CALL, len,
+				       f->may_start_over);
 
 	if (!p)
 		return false;
 	memset(p, seq, len);
-	call_ring_commit(f->ring, p, len);
+	call_ring_commit(f->ring, &f->prod, p, len);
 	return true;
 }
 
@@ -153,9 +153,9 @@ static void test_bad_producer_contained(void)
 	/* a record of type 0 written by the producer is not taken for the bad-ring marker's */
 	atomic_store(&f.ring->head, 0);
 	atomic_store(&f.ring->tail, 0);
-	f.tail_seen = 0;
-	CHECK(call_ring_reserve(f.ring, f.data, RING, 0, 16, true, &f.tail_seen) != NULL);
-	call_ring_commit(f.ring, f.data + CALL_REC_HDR, 16);
+	f.prod = (struct call_ring_producer){0};
+	CHECK(call_ring_reserve(f.ring, &f.prod, f.data, RING, 0, 16, true) != NULL);
+	call_ring_commit(f.ring, &f.prod, f.data + CALL_REC_HDR, 16);
 	CHECK(call_ring_next(f.ring, f.data, RING, &rec));
 	CHECK(rec.type != 0 && rec.type != CALL_REC_CALL);
 	free(f.head);
@@ -311,12 +311,12 @@ static void test_drain_to_a_noted_head(void)
 /* Where the next record's payload goes: its offset in the data area. */
 static uint32_t next_offset(struct fixture *f)
 {
-	uint8_t *p = call_ring_reserve(f->ring, f->data, f->size, CALL_REC_CALL, 16, f->may_start_over,
-				&f->tail_seen);
+	uint8_t *p = call_ring_reserve(f->ring, &f->prod, f->data, f->size, CALL_REC_CALL, 16,
+				       f->may_start_over);
 
 	CHECK(p != NULL);
 	if (p)
-		call_ring_commit(f->ring, p, 16);
+		call_ring_commit(f->ring, &f->prod, p, 16);
 	return p ? (uint32_t)(p - f->data) : 0;
 }
 

@@ -57,6 +57,7 @@ static struct {
 	bool have_key;
 	pthread_key_t exit_key;
 	uint32_t ring_bytes; /* every ring's data area */
+	bool launch_stacks;  /* launches carry their user stacks (the long record) */
 	uint64_t map_len;
 } rec_state __attribute__((aligned(64)));
 
@@ -94,27 +95,34 @@ static inline uint64_t call_clock(void)
 }
 
 /*
- * The thread's state. What a recorded launch reads comes first, in one
- * cache line, for the reason rec_state is one line.
+ * The thread's state. What a recorded launch reads and writes comes first,
+ * in an aligned pair of cache lines (which the CPU fetches together), for
+ * the reason rec_state is one line. Everything a launch needs to know
+ * before it writes its record is here, not in the ring's shared header:
+ * a call whose next load waits for a line a real launch evicted waits
+ * for each such line in turn.
  */
 struct call_thread {
-	struct call_ring *ring; /* NULL: none claimed yet */
+	_Alignas(128) struct call_ring *ring; /* NULL: none claimed yet */
 	uint8_t *data;
-	uint64_t tail_seen;  /* call_ring_reserve()'s bound on the recorder's tail */
+	struct call_ring_producer prod;
 	uint64_t last_entry; /* the last call's entry time, in the clock's units */
 	uint64_t lap_start;  /* when the thread last wrote at its ring's start */
 	uintptr_t stack_lo, stack_hi;
+	/* the launch inside the driver now, its short record's length: its return needs no more */
+	struct call_rec_launch *open_launch;
+	uint32_t open_len;
 	unsigned comm_generation; /* of comm; 0: not read yet */
 	bool thread_said;	  /* its ring holds a CALL_REC_THREAD with comm as it is now */
 	/* the rest: per claim, per name, and the sampled launch returns' countdown */
-	_Alignas(64) uint32_t tid;
+	_Alignas(128) uint32_t tid;
 	unsigned ring_generation;
 	uint32_t launches_to_skip; /* --launch-returns countdown */
 	bool no_ring;		   /* every ring was taken: count, do not retry each call */
 	char comm[CUDA_COMM_LEN];
 };
 
-_Static_assert(offsetof(struct call_thread, tid) == 64, "a launch's thread state fits one line");
+_Static_assert(offsetof(struct call_thread, tid) == 128, "a launch's thread state fits two lines");
 
 static __thread struct call_thread me __attribute__((tls_model("initial-exec")));
 
@@ -235,6 +243,7 @@ void call_record_load(void)
 	rec_state.have_key = !pthread_key_create(&rec_state.exit_key, thread_exit);
 	rec_state.launch_return_every = rec_state.rings->cfg.launch_return_every;
 	rec_state.args = rec_state.rings->cfg.args;
+	rec_state.launch_stacks = rec_state.rings->cfg.stacks && rec_state.rings->cfg.launch_stacks;
 	rec_state.raw_tsc = want_raw_tsc(&rec_state.rings->cfg);
 	call_record_raw_tsc = rec_state.raw_tsc;
 	index_apis(&rec_state.rings->cfg);
@@ -306,7 +315,8 @@ static __attribute__((noinline, cold)) bool claim_ring(void)
 				      memory_order_relaxed);
 		me.ring = r;
 		me.data = call_rings_data(h, h->nrings, h->ring_bytes, i);
-		me.tail_seen = 0;
+		me.prod = (struct call_ring_producer){0};
+		me.open_launch = NULL;
 		me.no_ring = false;
 		me.thread_said = false;
 		me.lap_start = me.last_entry = call_clock();
@@ -823,14 +833,14 @@ static __attribute__((noinline, cold)) bool say_thread(void)
 {
 	struct call_rec_thread *t;
 
-	t = call_ring_reserve(me.ring, me.data, rec_state.ring_bytes, CALL_REC_THREAD, sizeof(*t),
-			      false, &me.tail_seen);
+	t = call_ring_reserve(me.ring, &me.prod, me.data, rec_state.ring_bytes, CALL_REC_THREAD,
+			      sizeof(*t), false);
 	if (!t)
 		return false;
 	note_lap(t);
 	*t = (struct call_rec_thread){.pid = rec_state.pid, .tid = me.tid, .ppid = rec_state.ppid};
 	memcpy(t->comm, me.comm, CUDA_COMM_LEN);
-	call_ring_commit(me.ring, t, sizeof(*t));
+	call_ring_commit(me.ring, &me.prod, t, sizeof(*t));
 	me.thread_said = true;
 	return true;
 }
@@ -842,45 +852,56 @@ static inline bool thread_said(void)
 }
 
 /* A launch without a user stack: its short record, every field written once. */
-static inline __attribute__((always_inline)) struct call_rec_launch *launch_enter(uint16_t api, enum cuda_probe_class cls,
-					    const uint64_t *args, bool sampled)
+static inline __attribute__((always_inline)) struct call_rec_launch *
+launch_enter(uint16_t api, enum cuda_probe_class cls, bool legacy32, const uint64_t *args,
+	     bool sampled)
 {
 	struct call_rec_launch *l;
 
+	me.open_launch = NULL;
 	if (!thread_said())
 		return NULL;
-	l = call_ring_reserve(me.ring, me.data, rec_state.ring_bytes, CALL_REC_LAUNCH, sizeof(*l),
-			      may_start_over(), &me.tail_seen);
+	l = call_ring_reserve(me.ring, &me.prod, me.data, rec_state.ring_bytes, CALL_REC_LAUNCH,
+			      sizeof(*l), may_start_over());
 	if (!l)
 		return NULL;
 	note_lap(l);
 	l->return_ns = 0;
 	l->ret = 0;
 	l->api = api;
-	l->flags = apis[api].legacy32 ? CUDA_EVENT_LEGACY32 : 0;
+	l->flags = legacy32 ? CUDA_EVENT_LEGACY32 : 0;
 	l->cpu = current_cpu();
 	decode_launch(l, cls, args, rec_state.args);
 	/* last: the call's time covers the driver, not this */
 	l->entry_ns = me.last_entry = call_clock();
 	if (!sampled) {
 		l->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
-		call_ring_commit(me.ring, l, call_launch_len(l->arg_words));
+		call_ring_commit(me.ring, &me.prod, l, call_launch_len(l->arg_words));
 		return NULL;
 	}
+	me.open_launch = l;
+	me.open_len = call_launch_len(l->arg_words);
 	atomic_store_explicit(&me.ring->pending, sizeof(*l), memory_order_release);
 	return l;
 }
 
-static void launch_exit(struct call_rec_launch *l, CUresult r, uint64_t now_ns)
+/*
+ * A launch returned. entry_ns and len: the record's, which the thread keeps
+ * (me.open_launch): the return only writes, and waits for no line of the
+ * record that the driver's work evicted.
+ */
+static inline void launch_exit(struct call_rec_launch *l, CUresult r, uint64_t now_ns,
+			       uint64_t entry_ns, uint32_t len)
 {
 	/* first: the call's time ends where the driver returned */
-	l->return_ns = now_ns && !rec_state.raw_tsc ? now_ns : call_clock();
+	uint64_t ret_ns = now_ns && !rec_state.raw_tsc ? now_ns : call_clock();
+
 	/* two CPUs' counters may differ by a few ns */
-	if (l->return_ns < l->entry_ns)
-		l->return_ns = l->entry_ns;
+	l->return_ns = ret_ns < entry_ns ? entry_ns : ret_ns;
 	l->ret = r;
+	me.open_launch = NULL;
 	atomic_store_explicit(&me.ring->pending, 0, memory_order_relaxed);
-	call_ring_commit(me.ring, l, call_launch_len(l->arg_words));
+	call_ring_commit(me.ring, &me.prod, l, len);
 }
 
 /*
@@ -901,8 +922,9 @@ static __attribute__((noinline)) struct cuda_event *long_enter(uint16_t api,
 		depth = capture_stack(ips, frame, real);
 	len = (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)) +
 	      (apis[api].text ? CUDA_TEXT_LEN : 0);
-	ev = call_ring_reserve(me.ring, me.data, rec_state.ring_bytes, CALL_REC_CALL, len,
-			       may_start_over(), &me.tail_seen);
+	me.open_launch = NULL;
+	ev = call_ring_reserve(me.ring, &me.prod, me.data, rec_state.ring_bytes, CALL_REC_CALL, len,
+			       may_start_over());
 	if (!ev)
 		return NULL;
 	note_lap(ev);
@@ -932,7 +954,8 @@ static __attribute__((noinline)) struct cuda_event *long_enter(uint16_t api,
 	ev->entry_ns = me.last_entry = call_clock();
 	if (!sampled) {
 		ev->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
-		call_ring_commit(me.ring, ev, (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)));
+		call_ring_commit(me.ring, &me.prod, ev,
+				 (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)));
 		return NULL;
 	}
 	atomic_store_explicit(&me.ring->pending, len, memory_order_release);
@@ -954,9 +977,29 @@ void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, co
 	if (apis[api].launch) {
 		sampled = launch_return_sampled(rec_state.launch_return_every);
 		if (!apis[api].stack)
-			return launch_enter(api, cls, args, sampled);
+			return launch_enter(api, cls, apis[api].legacy32, args, sampled);
 	}
 	return long_enter(api, cls, args, frame, real, sampled);
+}
+
+/*
+ * cuLaunchKernel and cuLaunchKernel_ptsz, from their wrappers, which passed
+ * the library's own launches through already: the class is known and the
+ * entry points are not pre-3.2 ones, so nothing is looked up per api (one
+ * more line a launch would wait for).
+ */
+void *call_record_launch_slow(uint16_t api, const uint64_t *args, void *frame, const void *real)
+{
+	bool sampled;
+
+	if (!thread_ready()) {
+		atomic_fetch_add_explicit(&rec_state.rings->unringed, 1, memory_order_relaxed);
+		return NULL;
+	}
+	sampled = launch_return_sampled(rec_state.launch_return_every);
+	if (__builtin_expect(rec_state.launch_stacks, 0))
+		return long_enter(api, CUDA_CLASS_LAUNCH, args, frame, real, sampled);
+	return launch_enter(api, CUDA_CLASS_LAUNCH, false, args, sampled);
 }
 
 void call_record_exit(void *open, CUresult r, uint64_t now_ns)
@@ -965,9 +1008,15 @@ void call_record_exit(void *open, CUresult r, uint64_t now_ns)
 	enum cuda_probe_class cls;
 	union cuda_call_args *x = &ev->args;
 
+	if (__builtin_expect(open == me.open_launch, 1)) {
+		launch_exit(open, r, now_ns, me.last_entry, me.open_len);
+		return;
+	}
 	/* the record's type, in its ring header just before it (call_ring_reserve) */
 	if (((const uint32_t *)open)[-1] == CALL_REC_LAUNCH) {
-		launch_exit(open, r, now_ns);
+		struct call_rec_launch *l = open;
+
+		launch_exit(l, r, now_ns, l->entry_ns, call_launch_len(l->arg_words));
 		return;
 	}
 	cls = apis[ev->api].cls;
@@ -1037,7 +1086,7 @@ void call_record_exit(void *open, CUresult r, uint64_t now_ns)
 		break;
 	}
 	atomic_store_explicit(&me.ring->pending, 0, memory_order_relaxed);
-	call_ring_commit(me.ring, ev,
+	call_ring_commit(me.ring, &me.prod, ev,
 			 (uint32_t)(sizeof(*ev) + (uint32_t)ev->stack_id * sizeof(uint64_t) +
 				    ev->text_len));
 }

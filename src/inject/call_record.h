@@ -41,6 +41,20 @@ static inline void *call_record_enter(uint16_t api, const uint64_t *args, void *
 }
 
 /*
+ * call_record_enter() for cuLaunchKernel and cuLaunchKernel_ptsz, whose
+ * wrappers passed the library's own calls through already.
+ */
+void *call_record_launch_slow(uint16_t api, const uint64_t *args, void *frame, const void *real);
+
+static inline void *call_record_launch(uint16_t api, const uint64_t *args, void *frame,
+				       const void *real)
+{
+	if (!call_record_on || !api || !real)
+		return NULL;
+	return call_record_launch_slow(api, args, frame, real);
+}
+
+/*
  * The call returned r at now_ns (0: read the clock here): its results are
  * read and the record goes to the recorder.
  */

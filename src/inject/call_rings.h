@@ -186,27 +186,37 @@ static inline uint32_t call_rec_round8(uint32_t len)
 }
 
 /*
+ * The producer's own copy of what it needs of its ring's counters, in its
+ * thread's memory (both 0 for a ring just claimed): its head, which only it
+ * moves, and the consumer's tail as it last read it, a bound the tail only
+ * moves past. The ring's header is then only written on the way: a call
+ * does not wait for its lines, which a real launch's driver work evicts,
+ * before it can tell where its record goes. The tail itself, on the
+ * consumer's line, is read only when the bound leaves too little room or
+ * the thread would start over.
+ */
+struct call_ring_producer {
+	uint64_t head;
+	uint64_t tail_seen;
+};
+
+/*
  * Producer: room for a payload of up to len bytes at head, a pad record
  * written first where the data area wraps, or where the thread may start
  * over (may_start_over) and the consumer has caught up. NULL (counted lost)
  * when full. Nothing is visible to the consumer until call_ring_commit().
- *
- * tail_seen: the consumer's tail as the producer last read it (0 for a ring
- * just claimed), a bound the tail only moves past. The tail itself, on the
- * consumer's cache line, is read only when that bound leaves too little room
- * or the thread would start over: most calls do not touch the line.
  */
-static inline void *call_ring_reserve(struct call_ring *r, uint8_t *data, uint32_t size,
-				      uint32_t type, uint32_t len, bool may_start_over,
-				      uint64_t *tail_seen)
+static inline void *call_ring_reserve(struct call_ring *r, struct call_ring_producer *p,
+				      uint8_t *data, uint32_t size, uint32_t type, uint32_t len,
+				      bool may_start_over)
 {
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed), tail = *tail_seen;
+	uint64_t head = p->head, tail = p->tail_seen;
 	uint32_t rec = CALL_REC_HDR + call_rec_round8(len), off = (uint32_t)(head & (size - 1));
 	bool restart_here = may_start_over && off >= CALL_RING_RESTART_AT(size);
 	uint32_t wrap = off + rec > size ? size - off : 0, pad, *word;
 
 	if (restart_here || head + wrap + rec - tail > size)
-		*tail_seen = tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+		p->tail_seen = tail = atomic_load_explicit(&r->tail, memory_order_acquire);
 	pad = wrap || (restart_here && head == tail) ? size - off : 0;
 	if (head + pad + rec - tail > size) {
 		atomic_fetch_add_explicit(&r->lost, 1, memory_order_relaxed);
@@ -217,7 +227,8 @@ static inline void *call_ring_reserve(struct call_ring *r, uint8_t *data, uint32
 		word[0] = (pad - CALL_REC_HDR) | CALL_REC_PAD;
 		word[1] = 0;
 		/* published with the record itself: the consumer stops at head */
-		atomic_store_explicit(&r->head, head + pad, memory_order_release);
+		p->head = head + pad;
+		atomic_store_explicit(&r->head, p->head, memory_order_release);
 		off = 0;
 	}
 	word = (uint32_t *)(data + off);
@@ -226,14 +237,14 @@ static inline void *call_ring_reserve(struct call_ring *r, uint8_t *data, uint32
 }
 
 /* Producer: the reserved record, len bytes long, goes to the consumer. */
-static inline void call_ring_commit(struct call_ring *r, void *payload, uint32_t len)
+static inline void call_ring_commit(struct call_ring *r, struct call_ring_producer *p,
+				    void *payload, uint32_t len)
 {
 	uint32_t *word = (uint32_t *)payload - 2;
-	uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
 
 	word[0] = len;
-	atomic_store_explicit(&r->head, head + CALL_REC_HDR + call_rec_round8(len),
-			      memory_order_release);
+	p->head += CALL_REC_HDR + call_rec_round8(len);
+	atomic_store_explicit(&r->head, p->head, memory_order_release);
 }
 
 /* A record handed to the consumer; valid until call_ring_release(). */

@@ -532,8 +532,10 @@ launch(enum interposed_id id, bool ptsz, void *frame, CUfunction f, unsigned int
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (inject_in_tool || (!call_record_on && !inject_gpu_recording()))
 		return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-	REC_BEGIN_AT(id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
-		     REC_ARG(params));
+	const uint64_t rec_args_[] = {REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
+				      REC_ARG(params)};
+	void *rec_ = call_record_launch(table[id].api, rec_args_, frame, real);
+
 	if (inject_gpu_recording())
 		return launch_for_gpu(id, ptsz, rec_, f, gx, gy, gz, bx, by, bz, shmem, s, params,
 				      extra);
