@@ -1,6 +1,8 @@
 /* The per-thread call rings of the in-process cuda path (inject/call_rings.h): order, wrap, loss, bad producers. */
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
+#include "inject/call_launch.h"
 #include "inject/call_rings.h"
 #include "test_util.h"
 
@@ -395,6 +397,77 @@ static void test_caught_up_starts_over(void)
 	free(f.head);
 }
 
+/*
+ * A launch's short record and its thread's record make the event the long
+ * record gave: every field, the argument words past arg_words 0; records
+ * too short for what they claim are refused (the traced process writes them).
+ */
+static void test_short_launch_makes_the_event(void)
+{
+	struct call_rec_thread t = {.pid = 4242, .tid = 4243, .ppid = 1, .comm = "trainer"};
+	uint8_t payload[sizeof(struct call_rec_launch)];
+	struct call_rec_launch l = {
+	    .entry_ns = 1000,
+	    .return_ns = 1700,
+	    .function = 0xf0000000,
+	    .stream = 0xdead0,
+	    .grid = {3, 2, 1},
+	    .block = {64, 4, 1},
+	    .shared_mem = 4096,
+	    .ret = 2,
+	    .api = 7,
+	    .flags = CUDA_EVENT_LEGACY32,
+	    .arg_words = 2,
+	    .cpu = 5,
+	    .args = {0x1111, 0x2222, 0x3333, 0x4444},
+	};
+	struct cuda_event ev;
+
+	memcpy(payload, &l, sizeof(l));
+	memset(&ev, 0xa5, sizeof(ev));
+	CHECK(call_launch_event(&t, payload, call_launch_len(2), &ev));
+	CHECK_EQ_U64(ev.entry_ns, 1000);
+	CHECK_EQ_U64(ev.return_ns, 1700);
+	CHECK_EQ_U64(ev.pid, 4242);
+	CHECK_EQ_U64(ev.tid, 4243);
+	CHECK_EQ_U64(ev.ppid, 1);
+	CHECK_EQ_U64(ev.cpu, 5);
+	CHECK_EQ_U64(ev.ret, 2);
+	CHECK_EQ_U64(ev.api, 7);
+	CHECK_EQ_U64(ev.flags, CUDA_EVENT_LEGACY32);
+	CHECK_EQ_U64(ev.stack_id, 0);
+	CHECK_EQ_U64(ev.text_len, 0);
+	CHECK_STR(ev.comm, "trainer");
+	CHECK_EQ_U64(ev.args.launch.function, 0xf0000000);
+	CHECK_EQ_U64(ev.args.launch.stream, 0xdead0);
+	CHECK_EQ_U64(ev.args.launch.grid[0], 3);
+	CHECK_EQ_U64(ev.args.launch.grid[1], 2);
+	CHECK_EQ_U64(ev.args.launch.block[1], 4);
+	CHECK_EQ_U64(ev.args.launch.shared_mem, 4096);
+	CHECK_EQ_U64(ev.args.launch.arg_words, 2);
+	CHECK_EQ_U64(ev.args.launch.args[0], 0x1111);
+	CHECK_EQ_U64(ev.args.launch.args[1], 0x2222);
+	CHECK_EQ_U64(ev.args.launch.args[2], 0);
+	CHECK_EQ_U64(ev.args.launch.args[3], 0);
+	/* a graph launch: its exec and stream where a launch's function and stream are */
+	CHECK_EQ_U64(ev.args.graph.graph_exec, 0xf0000000);
+	CHECK_EQ_U64(ev.args.graph.stream, 0xdead0);
+
+	/* shorter than the words it claims, more words than an event holds, shorter than its fixed part */
+	CHECK(!call_launch_event(&t, payload, call_launch_len(2) - 8, &ev));
+	l.arg_words = CUDA_LAUNCH_ARG_WORDS + 1;
+	memcpy(payload, &l, sizeof(l));
+	CHECK(!call_launch_event(&t, payload, sizeof(payload), &ev));
+	CHECK(!call_launch_event(&t, payload, CALL_REC_LAUNCH_FIXED - 1, &ev));
+	/* a name without its NUL is cut to the event's */
+	memset(t.comm, 'x', sizeof(t.comm));
+	l.arg_words = 0;
+	memcpy(payload, &l, sizeof(l));
+	CHECK(call_launch_event(&t, payload, call_launch_len(0), &ev));
+	CHECK_EQ_U64(strlen(ev.comm), CUDA_COMM_LEN - 1);
+	CHECK_EQ_U64(ev.args.launch.args[0], 0);
+}
+
 int main(void)
 {
 	RUN_TEST(test_geometry_checked);
@@ -406,5 +479,6 @@ int main(void)
 	RUN_TEST(test_drain_stops_at_its_head);
 	RUN_TEST(test_drain_to_a_noted_head);
 	RUN_TEST(test_caught_up_starts_over);
+	RUN_TEST(test_short_launch_makes_the_event);
 	return TEST_EXIT_STATUS();
 }

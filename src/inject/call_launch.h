@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <linux/types.h>
 #include "sources/cuda.h"
 
 /*
