@@ -89,16 +89,24 @@ static inline void call_launch_args(struct cuda_launch_args *out, const struct c
 		memcpy(&out->args[i], (const uint8_t *)args + i * sizeof(uint64_t), sizeof(uint64_t));
 }
 
+/* The recorder's side: an event of thread's calls, before a launch record fills it in. */
+static inline void call_thread_event(const struct call_rec_thread *thread, struct cuda_event *out)
+{
+	*out = (struct cuda_event){.pid = thread->pid, .tid = thread->tid, .ppid = thread->ppid};
+	memcpy(out->comm, thread->comm, CUDA_COMM_LEN);
+	out->comm[CUDA_COMM_LEN - 1] = 0;
+}
+
 /*
- * The recorder's side: the full event of a launch record (payload, len bytes,
- * copied out of the shared ring by the caller or not: it is read once, field
- * by field, into out) written by thread. false when the record is malformed:
- * too short for the argument words it claims, or more of them than an event
- * holds. The traced process writes both records; nothing in them is trusted
- * beyond its size.
+ * A launch record (payload, len bytes, read once, field by field) into an
+ * event of its thread's (call_thread_event): everything a launch sets, the
+ * rest left as it is. The recorder keeps one such event per ring and fills
+ * it in for each launch rather than building a new one. false when the
+ * record is malformed: too short for the argument words it claims, or more
+ * of them than an event holds. The traced process writes the records;
+ * nothing in them is trusted beyond its size.
  */
-static inline bool call_launch_event(const struct call_rec_thread *thread, const void *payload,
-				     uint32_t len, struct cuda_event *out)
+static inline bool call_launch_fill(struct cuda_event *ev, const void *payload, uint32_t len)
 {
 	struct call_rec_launch l;
 
@@ -107,21 +115,22 @@ static inline bool call_launch_event(const struct call_rec_thread *thread, const
 	memcpy(&l, payload, CALL_REC_LAUNCH_FIXED);
 	if (l.arg_words > CUDA_LAUNCH_ARG_WORDS || len < call_launch_len(l.arg_words))
 		return false;
-	*out = (struct cuda_event){
-	    .entry_ns = l.entry_ns,
-	    .return_ns = l.return_ns,
-	    .pid = thread->pid,
-	    .tid = thread->tid,
-	    .ppid = thread->ppid,
-	    .cpu = l.cpu,
-	    .ret = l.ret,
-	    .api = l.api,
-	    .flags = l.flags,
-	};
-	memcpy(out->comm, thread->comm, CUDA_COMM_LEN);
-	out->comm[CUDA_COMM_LEN - 1] = 0;
-	call_launch_args(&out->args.launch, &l, (const uint8_t *)payload + CALL_REC_LAUNCH_FIXED);
+	ev->entry_ns = l.entry_ns;
+	ev->return_ns = l.return_ns;
+	ev->cpu = l.cpu;
+	ev->ret = l.ret;
+	ev->api = l.api;
+	ev->flags = l.flags;
+	call_launch_args(&ev->args.launch, &l, (const uint8_t *)payload + CALL_REC_LAUNCH_FIXED);
 	return true;
+}
+
+/* The full event of a launch record written by thread: the same event its long record gives. */
+static inline bool call_launch_event(const struct call_rec_thread *thread, const void *payload,
+				     uint32_t len, struct cuda_event *out)
+{
+	call_thread_event(thread, out);
+	return call_launch_fill(out, payload, len);
 }
 
 #endif

@@ -38,9 +38,13 @@
 #define DRAIN_ROUNDS 16
 #define NO_HEAD UINT64_MAX
 
+/*
+ * The event of the thread that writes a ring, its identity as its last
+ * CALL_REC_THREAD said: each short launch record is filled into it.
+ */
 struct ring_thread {
-	struct call_rec_thread said;
-	bool known; /* said holds a thread record of the ring's current owner */
+	struct cuda_event event;
+	bool known; /* event holds the identity of the ring's current owner */
 };
 
 struct cuda_inproc {
@@ -189,7 +193,8 @@ static void to_monotonic(struct cuda_inproc *ip, struct cuda_event *ev, bool no_
 }
 
 /* A call without stack or string, on the recorder's timeline, to the decoder. */
-static void decode_call(struct cuda_inproc *ip, struct cuda_event *ev, bool no_return)
+static inline __attribute__((always_inline)) void decode_call(struct cuda_inproc *ip,
+							       struct cuda_event *ev, bool no_return)
 {
 	int err;
 
@@ -232,35 +237,40 @@ static void on_call(struct cuda_inproc *ip, const void *payload, uint32_t len, b
 static void on_thread(struct cuda_inproc *ip, const void *payload, uint32_t len)
 {
 	struct ring_thread *t = &ip->threads[ip->ring];
+	struct call_rec_thread said;
 
-	if (len < sizeof(t->said)) {
+	if (len < sizeof(said)) {
 		ip->malformed++;
 		return;
 	}
-	memcpy(&t->said, payload, sizeof(t->said));
+	memcpy(&said, payload, sizeof(said));
+	call_thread_event(&said, &t->event);
+	/* in the decoder, an id: none */
+	t->event.stack_id = -1;
 	t->known = true;
 }
 
 /*
  * A launch's short record (most calls: every launch of a storm), made the
- * event its long record would be, with the identity its thread said last.
+ * event its long record would be in its thread's event.
  */
-static void on_launch(struct cuda_inproc *ip, const void *payload, uint32_t len, bool no_return)
+static inline __attribute__((always_inline)) void on_launch(struct cuda_inproc *ip,
+							     const void *payload, uint32_t len,
+							     bool no_return)
 {
-	const struct ring_thread *t = &ip->threads[ip->ring];
-	struct cuda_event ev;
+	struct ring_thread *t = &ip->threads[ip->ring];
 
-	if (!t->known || !call_launch_event(&t->said, payload, len, &ev)) {
+	if (!t->known || !call_launch_fill(&t->event, payload, len)) {
 		ip->malformed++;
 		return;
 	}
-	ev.stack_id = -1;
-	decode_call(ip, &ev, no_return);
+	decode_call(ip, &t->event, no_return);
 }
 
 /* A record at payload, of type, len bytes; no_return: the call is still inside the driver. */
-static void on_record(struct cuda_inproc *ip, uint32_t type, const void *payload, uint32_t len,
-		      bool no_return)
+static inline __attribute__((always_inline)) void on_record(struct cuda_inproc *ip, uint32_t type,
+							     const void *payload, uint32_t len,
+							     bool no_return)
 {
 	if (type == CALL_REC_LAUNCH)
 		on_launch(ip, payload, len, no_return);
