@@ -96,14 +96,16 @@ static inline uint64_t call_clock(void)
 
 /*
  * The thread's state. What a recorded launch reads and writes comes first,
- * in an aligned pair of cache lines (which the CPU fetches together), for
- * the reason rec_state is one line. Everything a launch needs to know
+ * in two cache lines, for the reason rec_state is one line. Aligned to 64
+ * bytes, not more: glibc refuses to dlopen() a library whose initial-exec
+ * TLS asks for more alignment than the static TLS block's (64 on x86-64),
+ * and the driver's injection hook loads this library with dlopen(). Everything a launch needs to know
  * before it writes its record is here, not in the ring's shared header:
  * a call whose next load waits for a line a real launch evicted waits
  * for each such line in turn.
  */
 struct call_thread {
-	_Alignas(128) struct call_ring *ring; /* NULL: none claimed yet */
+	_Alignas(64) struct call_ring *ring; /* NULL: none claimed yet */
 	uint8_t *data;
 	struct call_ring_producer prod;
 	uint64_t last_entry; /* the last call's entry time, in the clock's units */
@@ -115,7 +117,7 @@ struct call_thread {
 	unsigned comm_generation; /* of comm; 0: not read yet */
 	bool thread_said;	  /* its ring holds a CALL_REC_THREAD with comm as it is now */
 	/* the rest: per claim, per name, and the sampled launch returns' countdown */
-	_Alignas(128) uint32_t tid;
+	_Alignas(64) uint32_t tid;
 	unsigned ring_generation;
 	uint32_t launches_to_skip; /* --launch-returns countdown */
 	bool no_ring;		   /* every ring was taken: count, do not retry each call */
@@ -270,7 +272,9 @@ void call_record_after_fork(void)
 
 void call_record_comm_changed(void)
 {
-	atomic_fetch_add_explicit(&rec_state.comm_generation, 1, memory_order_relaxed);
+	/* never 0, a thread's "not read yet" */
+	if (atomic_fetch_add_explicit(&rec_state.comm_generation, 1, memory_order_relaxed) + 1 == 0)
+		atomic_fetch_add_explicit(&rec_state.comm_generation, 1, memory_order_relaxed);
 }
 
 /* ---- the thread ---- */
@@ -904,9 +908,13 @@ static inline void prefetch_for_write(const void *p)
  */
 static inline void prefetch_next_record(void)
 {
-	const uint8_t *next = me.data + (me.prod.head & (rec_state.ring_bytes - 1));
+	uint32_t off = (uint32_t)(me.prod.head & (rec_state.ring_bytes - 1));
+	const uint8_t *next = me.data + off;
 
 	prefetch_for_write(next);
+	/* not past the ring's end, into another thread's ring */
+	if (off + CALL_REC_HDR + sizeof(struct call_rec_launch) > rec_state.ring_bytes)
+		return;
 	prefetch_for_write(next + 64);
 	prefetch_for_write(next + CALL_REC_HDR + sizeof(struct call_rec_launch) - 1);
 }

@@ -194,9 +194,13 @@ void own_thread_lend(void (*fn)(void *), void *arg)
 		fn(arg);
 		return;
 	}
+	/*
+	 * The in-process cuda path is not told: fn calls the driver directly, not
+	 * through a wrapper that would record it, and the name is back before the
+	 * thread's next recorded call. Told, every recorded call after an
+	 * instrumented launch would read the name again (a system call).
+	 */
 	prctl(PR_SET_NAME, GRT_OWN_THREAD_PREFIX "lent");
-	call_record_comm_changed();
 	fn(arg);
 	prctl(PR_SET_NAME, name);
-	call_record_comm_changed();
 }

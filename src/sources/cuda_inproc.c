@@ -307,6 +307,13 @@ static void free_ring(struct cuda_inproc *ip, uint32_t i, struct call_ring *r)
 	atomic_store(&r->head, 0);
 	atomic_store(&r->tail, 0);
 	ip->threads[i].known = false;
+	/*
+	 * The next owner names itself only after its claim: until then the
+	 * reaper must not find the dead one's ids there and free the ring under
+	 * it (tgkill of pid 0 is refused, not ESRCH: such a ring counts alive).
+	 */
+	r->pid = 0;
+	r->tid = 0;
 	atomic_store_explicit(&r->state, CALL_RING_FREE, memory_order_release);
 }
 
@@ -348,11 +355,13 @@ static bool drain_ring(struct cuda_inproc *ip, uint32_t i)
 static void flush_pending(struct cuda_inproc *ip, uint32_t i)
 {
 	struct call_ring *r = call_rings_ring(ip->head, i);
-	uint32_t len = atomic_load_explicit(&r->pending, memory_order_acquire);
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
+	uint32_t len = atomic_load_explicit(&r->pending, memory_order_acquire);
 	uint32_t off = (uint32_t)(head & (ip->ring_bytes - 1));
 
-	if (!len || (off & 7) || (uint64_t)off + CALL_REC_HDR + len > ip->ring_bytes)
+	/* a head that moved meanwhile: the call returned (and a later one may be open elsewhere) */
+	if (!len || atomic_load_explicit(&r->head, memory_order_acquire) != head || (off & 7) ||
+	    (uint64_t)off + CALL_REC_HDR + len > ip->ring_bytes)
 		return;
 	select_ring(ip, i, r);
 	/* the type, written when the record was reserved; its length word only at the return */

@@ -28,6 +28,14 @@ for way in getproc_default getproc_ptds dlsym_handle linked; do
 	check "interposed_$way" grep -qx "$way=libgrtrace-inject.so" "$T/traced.out"
 done
 
+# a command that clears LD_PRELOAD: the driver's injection hook (CUDA_INJECTION64_PATH, which
+# the fake's cuInit honours) dlopen()s the library, whose CUPTI times every kernel; a library
+# whose thread-local state asks for more alignment than the static TLS block cannot be loaded so
+record hook gpu -- env -u LD_PRELOAD "$FIX/app" $LAUNCHES
+n=$(json hook "(len(app(of('gpu_kernel'))), len(of('gpu_launch')))")
+[ "$n" = "($((LAUNCHES + 2)), 0)" ] && ok injection_hook_loads_the_library ||
+	fail injection_hook_loads_the_library "got $n: $(tail -1 "$T/hook.err")"
+
 # 20 launches + 1 through the per-thread-stream pointer are probed; probe_fails_kernel's
 # instrumented launch fails in the fake driver and runs unchanged
 n=$(json traced "len(of('gpu_launch'))")
