@@ -1,0 +1,49 @@
+#!/bin/bash
+# Fuzzes the in-process cuda path's call rings and their records for FUZZ_SECONDS (default 30) with
+# libFuzzer + ASan/UBSan. Usage: tests/fuzz/run_fuzz_call_rings.sh BUILD_DIR; prints
+# "ok - fuzz_call_rings" or "FAIL - fuzz_call_rings".
+set -u
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+seconds=${FUZZ_SECONDS:-30}
+out=$build/fuzz/call_rings
+bin=$out/fuzz_call_rings
+mkdir -p "$out/corpus"
+if ! clang -g -O1 -std=gnu11 -D_GNU_SOURCE -Isrc -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=undefined -o "$bin" tests/fuzz/fuzz_call_rings.c >"$out/build.log" 2>&1; then
+	cat "$out/build.log"
+	echo "FAIL - fuzz_call_rings (build)"
+	exit 1
+fi
+# Seeds: a producer filling and draining its ring by turns, long enough to start over (mode 1),
+# and a ring holding a thread record and a launch (mode 0).
+if [ ! -f "$out/corpus/.seeded" ]; then
+	python3 - "$out/corpus" <<'PY'
+import os, struct, sys
+d = sys.argv[1]
+turns = bytes([1]) + bytes([0x10, 0x30, 0x50, 0x9f, 0xa3] * 120 + [0xaf] * 40)
+open(os.path.join(d, "turns"), "wb").write(turns)
+thread = struct.pack("<IIIIII", 32, 2, 4242, 4243, 1, 0) + b"trainer".ljust(16, b"\0")
+launch = struct.pack("<QQQQ6III", 1000, 1700, 0xf0000000, 0xdead0, 3, 1, 1, 64, 1, 1, 0, 0)
+launch += struct.pack("<HBBI", 7, 0, 2, 5) + struct.pack("<QQ", 0x1111, 0x2222)
+launch = struct.pack("<II", len(launch), 3) + launch
+ring = thread + launch
+open(os.path.join(d, "ring"), "wb").write(bytes([0]) + struct.pack("<QQ", 0, len(ring)) + ring)
+PY
+	touch "$out/corpus/.seeded"
+fi
+# Inputs that once failed are re-run first, every time.
+if compgen -G "tests/fuzz/regressions/call_rings/*" >/dev/null &&
+	! "$bin" -rss_limit_mb=2048 tests/fuzz/regressions/call_rings/* >"$out/regressions.log" 2>&1; then
+	tail -20 "$out/regressions.log"
+	echo "FAIL - fuzz_call_rings (a committed regression input fails again)"
+	exit 1
+fi
+if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
+	-artifact_prefix="$out/" "$out/corpus" >"$out/fuzz.log" 2>&1; then
+	echo "ok - fuzz_call_rings ($(grep -o 'Done [0-9]* runs' "$out/fuzz.log" | head -1) in ${seconds}s)"
+else
+	tail -40 "$out/fuzz.log"
+	echo "FAIL - fuzz_call_rings (artifacts in $out)"
+	exit 1
+fi
