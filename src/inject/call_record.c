@@ -96,13 +96,13 @@ static inline uint64_t call_clock(void)
 
 /*
  * The thread's state. What a recorded launch reads and writes comes first,
- * in two cache lines, for the reason rec_state is one line. Aligned to 64
- * bytes, not more: glibc refuses to dlopen() a library whose initial-exec
- * TLS asks for more alignment than the static TLS block's (64 on x86-64),
- * and the driver's injection hook loads this library with dlopen(). Everything a launch needs to know
- * before it writes its record is here, not in the ring's shared header:
- * a call whose next load waits for a line a real launch evicted waits
- * for each such line in turn.
+ * in two cache lines, for the reason rec_state is one line. Everything a
+ * launch needs to know before it writes its record is here, not in the
+ * ring's shared header: a call whose next load waits for a line a real
+ * launch evicted waits for each such line in turn. Aligned to 64 bytes, not
+ * more: glibc refuses to dlopen() a library whose initial-exec TLS asks for
+ * more alignment than the static TLS block's (64 on x86-64), and the
+ * driver's injection hook loads this library with dlopen().
  */
 struct call_thread {
 	_Alignas(64) struct call_ring *ring; /* NULL: none claimed yet */
