@@ -425,7 +425,8 @@ static void test_short_launch_makes_the_event(void)
 
 	memcpy(payload, &l, sizeof(l));
 	memset(&ev, 0xa5, sizeof(ev));
-	CHECK(call_launch_event(&t, payload, call_launch_len(2), &ev));
+	call_thread_event(&t, &ev);
+	CHECK(call_launch_fill(&ev, payload, call_launch_len(2)));
 	CHECK_EQ_U64(ev.entry_ns, 1000);
 	CHECK_EQ_U64(ev.return_ns, 1700);
 	CHECK_EQ_U64(ev.pid, 4242);
@@ -454,16 +455,17 @@ static void test_short_launch_makes_the_event(void)
 	CHECK_EQ_U64(ev.args.graph.stream, 0xdead0);
 
 	/* shorter than the words it claims, more words than an event holds, shorter than its fixed part */
-	CHECK(!call_launch_event(&t, payload, call_launch_len(2) - 8, &ev));
+	CHECK(!call_launch_fill(&ev, payload, call_launch_len(2) - 8));
 	l.arg_words = CUDA_LAUNCH_ARG_WORDS + 1;
 	memcpy(payload, &l, sizeof(l));
-	CHECK(!call_launch_event(&t, payload, sizeof(payload), &ev));
-	CHECK(!call_launch_event(&t, payload, CALL_REC_LAUNCH_FIXED - 1, &ev));
+	CHECK(!call_launch_fill(&ev, payload, sizeof(payload)));
+	CHECK(!call_launch_fill(&ev, payload, CALL_REC_LAUNCH_FIXED - 1));
 	/* a name without its NUL is cut to the event's */
 	memset(t.comm, 'x', sizeof(t.comm));
 	l.arg_words = 0;
 	memcpy(payload, &l, sizeof(l));
-	CHECK(call_launch_event(&t, payload, call_launch_len(0), &ev));
+	call_thread_event(&t, &ev);
+	CHECK(call_launch_fill(&ev, payload, call_launch_len(0)));
 	CHECK_EQ_U64(strlen(ev.comm), CUDA_COMM_LEN - 1);
 	CHECK_EQ_U64(ev.args.launch.args[0], 0);
 }

@@ -20,9 +20,10 @@
  * from the thread's.
  *
  * The thread says who it is in a CALL_REC_THREAD record, first in a ring it
- * claimed and again after its name may have changed; the recorder keeps the
- * last one per ring and builds each launch's full event from the two
- * (call_launch_event), the same event the long record gives.
+ * claimed and again after its name may have changed; the recorder keeps an
+ * event per ring with the identity it said (call_thread_event) and fills
+ * each launch into it (call_launch_fill): the same event the long record
+ * gives.
  */
 
 /* CALL_REC_THREAD: who writes the ring's CALL_REC_LAUNCH records after it. */
@@ -123,14 +124,6 @@ static inline bool call_launch_fill(struct cuda_event *ev, const void *payload, 
 	ev->flags = l.flags;
 	call_launch_args(&ev->args.launch, &l, (const uint8_t *)payload + CALL_REC_LAUNCH_FIXED);
 	return true;
-}
-
-/* The full event of a launch record written by thread: the same event its long record gives. */
-static inline bool call_launch_event(const struct call_rec_thread *thread, const void *payload,
-				     uint32_t len, struct cuda_event *out)
-{
-	call_thread_event(thread, out);
-	return call_launch_fill(out, payload, len);
 }
 
 #endif

@@ -334,14 +334,17 @@ static __attribute__((noinline, cold)) bool claim_ring(void)
 }
 
 /*
- * A forked child's only thread drops its parent's ring in the fork handler
- * (call_record_after_fork): a ring a thread holds is its own.
+ * Whether the thread has a ring; a call of a thread without one (every ring
+ * taken) is counted lost. A forked child's only thread drops its parent's
+ * ring in the fork handler (call_record_after_fork): a ring a thread holds is
+ * its own.
  */
 static inline bool thread_ready(void)
 {
-	if (__builtin_expect(me.ring != NULL, 1))
+	if (__builtin_expect(me.ring != NULL, 1) || claim_ring())
 		return true;
-	return claim_ring();
+	atomic_fetch_add_explicit(&rec_state.rings->unringed, 1, memory_order_relaxed);
+	return false;
 }
 
 /*
@@ -1006,10 +1009,8 @@ void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, co
 	if (inject_in_tool || api >= GRT_CUDA_API_COUNT || apis[api].cls >= CUDA_CLASS_COUNT)
 		return NULL;
 	cls = apis[api].cls;
-	if (!thread_ready()) {
-		atomic_fetch_add_explicit(&rec_state.rings->unringed, 1, memory_order_relaxed);
+	if (!thread_ready())
 		return NULL;
-	}
 	if (apis[api].launch) {
 		sampled = launch_return_sampled(rec_state.launch_return_every);
 		if (!apis[api].stack)
@@ -1028,10 +1029,8 @@ void *call_record_launch_slow(uint16_t api, const uint64_t *args, void *frame, c
 {
 	bool sampled;
 
-	if (!thread_ready()) {
-		atomic_fetch_add_explicit(&rec_state.rings->unringed, 1, memory_order_relaxed);
+	if (!thread_ready())
 		return NULL;
-	}
 	sampled = launch_return_sampled(rec_state.launch_return_every);
 	if (__builtin_expect(rec_state.launch_stacks, 0))
 		return long_enter(api, CUDA_CLASS_LAUNCH, args, frame, real, sampled);

@@ -32,12 +32,17 @@ extern bool call_record_raw_tsc;
  */
 void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, const void *real);
 
+/* Whether a call to api (the driver's function real) is recorded here at all. */
+static inline bool call_record_wanted(uint16_t api, const void *real)
+{
+	return call_record_on && api && real;
+}
+
 static inline void *call_record_enter(uint16_t api, const uint64_t *args, void *frame,
 				      const void *real)
 {
-	if (!call_record_on || !api || !real)
-		return NULL;
-	return call_record_enter_slow(api, args, frame, real);
+	return call_record_wanted(api, real) ? call_record_enter_slow(api, args, frame, real)
+					     : NULL;
 }
 
 /*
@@ -49,9 +54,8 @@ void *call_record_launch_slow(uint16_t api, const uint64_t *args, void *frame, c
 static inline void *call_record_launch(uint16_t api, const uint64_t *args, void *frame,
 				       const void *real)
 {
-	if (!call_record_on || !api || !real)
-		return NULL;
-	return call_record_launch_slow(api, args, frame, real);
+	return call_record_wanted(api, real) ? call_record_launch_slow(api, args, frame, real)
+					     : NULL;
 }
 
 /*

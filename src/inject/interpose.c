@@ -152,9 +152,10 @@ void interpose_resolve(void *libcuda)
  * load and a branch when the process does not record.
  */
 #define REC_ARG(v) ((uint64_t)(uintptr_t)(v))
-#define REC_BEGIN_AT(id, frame, ...)                                                               \
+#define REC_BEGIN_WITH(enter, id, frame, ...)                                                      \
 	const uint64_t rec_args_[] = {__VA_ARGS__};                                                \
-	void *rec_ = call_record_enter(table[id].api, rec_args_, frame, table[id].real)
+	void *rec_ = enter(table[id].api, rec_args_, frame, table[id].real)
+#define REC_BEGIN_AT(id, frame, ...) REC_BEGIN_WITH(call_record_enter, id, frame, __VA_ARGS__)
 #define REC_BEGIN(id, ...) REC_BEGIN_AT(IP_##id, __builtin_frame_address(0), __VA_ARGS__)
 #define REC_END_AT(r, now)                                                                         \
 	do {                                                                                       \
@@ -532,10 +533,8 @@ launch(enum interposed_id id, bool ptsz, void *frame, CUfunction f, unsigned int
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (inject_in_tool || (!call_record_on && !inject_gpu_recording()))
 		return real(f, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-	const uint64_t rec_args_[] = {REC_ARG(f), gx, gy, gz, bx, by, bz, shmem, REC_ARG(s),
-				      REC_ARG(params)};
-	void *rec_ = call_record_launch(table[id].api, rec_args_, frame, real);
-
+	REC_BEGIN_WITH(call_record_launch, id, frame, REC_ARG(f), gx, gy, gz, bx, by, bz, shmem,
+		       REC_ARG(s), REC_ARG(params));
 	if (inject_gpu_recording())
 		return launch_for_gpu(id, ptsz, rec_, f, gx, gy, gz, bx, by, bz, shmem, s, params,
 				      extra);

@@ -358,15 +358,16 @@ static void flush_pending(struct cuda_inproc *ip, uint32_t i)
 	uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
 	uint32_t len = atomic_load_explicit(&r->pending, memory_order_acquire);
 	uint32_t off = (uint32_t)(head & (ip->ring_bytes - 1));
+	const uint8_t *at;
 
 	/* a head that moved meanwhile: the call returned (and a later one may be open elsewhere) */
 	if (!len || atomic_load_explicit(&r->head, memory_order_acquire) != head || (off & 7) ||
 	    (uint64_t)off + CALL_REC_HDR + len > ip->ring_bytes)
 		return;
+	at = ring_data(ip, i) + off;
 	select_ring(ip, i, r);
 	/* the type, written when the record was reserved; its length word only at the return */
-	on_record(ip, ((const uint32_t *)(ring_data(ip, i) + off))[1],
-		  ring_data(ip, i) + off + CALL_REC_HDR, len, true);
+	on_record(ip, ((const uint32_t *)at)[1], at + CALL_REC_HDR, len, true);
 	atomic_store(&r->pending, 0);
 }
 

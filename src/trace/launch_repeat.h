@@ -27,7 +27,8 @@ struct launch_repeat_base {
  * be written as a repeat of the base; if so the repeat's payload goes to out
  * (LAUNCH_REPEAT_MAX_BYTES, 8-byte aligned) and its length is returned, else
  * 0 (write it whole). The base is not changed: the record becomes the base
- * with launch_repeat_note() once it is written.
+ * once it is written, with launch_repeat_advance() (a repeat) or
+ * launch_repeat_note() (whole).
  */
 uint32_t launch_repeat_encode(const struct launch_repeat_base *base,
 			      const struct grt_cuda_launch_rec *rec, uint64_t ts_ns, void *out);
