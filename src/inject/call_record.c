@@ -88,6 +88,13 @@ _Static_assert(CUDA_CLASS_COUNT < 256, "classes fit a byte");
  */
 #define START_OVER_AFTER 30000000ull
 
+/*
+ * Calls made inside a recorded call on the same thread (a profiler's CUPTI
+ * callback calling the driver's entry points): how deep they are recorded.
+ * A call deeper still is counted lost.
+ */
+#define CALL_NEST_MAX 3
+
 /* A timestamp: the raw TSC where the recorder converts it, else CLOCK_MONOTONIC. */
 static inline uint64_t call_clock(void)
 {
@@ -113,7 +120,8 @@ struct call_thread {
 	uintptr_t stack_lo, stack_hi;
 	/* the launch inside the driver now, its short record's length: its return needs no more */
 	struct call_rec_launch *open_launch;
-	uint32_t open_len;
+	uint32_t open_len; /* the open record's length, a long record's as reserved */
+	uint32_t depth;	   /* recorded calls inside the driver now: more than 1 inside each other */
 	unsigned comm_generation; /* of comm; 0: not read yet */
 	bool thread_said;	  /* its ring holds a CALL_REC_THREAD with comm as it is now */
 	/* the rest: per claim, per name, and the sampled launch returns' countdown */
@@ -122,6 +130,12 @@ struct call_thread {
 	uint32_t launches_to_skip; /* --launch-returns countdown */
 	bool no_ring;		   /* every ring was taken: count, do not retry each call */
 	char comm[CUDA_COMM_LEN];
+	struct cuda_event *open_long; /* the long record open now, if the innermost is one */
+	/* the records of the calls around the innermost, held open in the ring (call_ring_hold) */
+	struct held_call {
+		void *rec;
+		uint32_t len;
+	} held[CALL_NEST_MAX];
 };
 
 _Static_assert(offsetof(struct call_thread, tid) == 128, "a launch's thread state fits two lines");
@@ -321,6 +335,7 @@ static __attribute__((noinline, cold)) bool claim_ring(void)
 		me.data = call_rings_data(h, h->nrings, h->ring_bytes, i);
 		me.prod = (struct call_ring_producer){0};
 		me.open_launch = NULL;
+		me.depth = 0;
 		me.no_ring = false;
 		me.thread_said = false;
 		me.lap_start = me.last_entry = call_clock();
@@ -847,7 +862,10 @@ static __attribute__((noinline, cold)) bool say_thread(void)
 	note_lap(t);
 	*t = (struct call_rec_thread){.pid = rec_state.pid, .tid = me.tid, .ppid = rec_state.ppid};
 	memcpy(t->comm, me.comm, CUDA_COMM_LEN);
-	call_ring_commit(me.ring, &me.prod, t, sizeof(*t));
+	if (me.prod.held) /* said inside a call: after its record */
+		call_ring_append(&me.prod, t, sizeof(*t));
+	else
+		call_ring_commit(me.ring, &me.prod, t, sizeof(*t));
 	me.thread_said = true;
 	return true;
 }
@@ -858,10 +876,14 @@ static inline bool thread_said(void)
 	return __builtin_expect(me.thread_said, 1) || say_thread();
 }
 
-/* A launch without a user stack: its short record, every field written once. */
+/*
+ * A launch without a user stack: its short record, every field written once.
+ * nested: inside another recorded call of the thread, whose length stays in
+ * `pending` (nested_enter()).
+ */
 static inline __attribute__((always_inline)) struct call_rec_launch *
 launch_enter(uint16_t api, enum cuda_probe_class cls, bool legacy32, const uint64_t *args,
-	     bool sampled)
+	     bool sampled, bool nested)
 {
 	struct call_rec_launch *l;
 
@@ -883,12 +905,17 @@ launch_enter(uint16_t api, enum cuda_probe_class cls, bool legacy32, const uint6
 	l->entry_ns = me.last_entry = call_clock();
 	if (!sampled) {
 		l->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
-		call_ring_commit(me.ring, &me.prod, l, call_launch_len(l->arg_words));
+		if (nested)
+			call_ring_append(&me.prod, l, call_launch_len(l->arg_words));
+		else
+			call_ring_commit(me.ring, &me.prod, l, call_launch_len(l->arg_words));
 		return NULL;
 	}
 	me.open_launch = l;
 	me.open_len = call_launch_len(l->arg_words);
-	atomic_store_explicit(&me.ring->pending, sizeof(*l), memory_order_release);
+	me.depth = nested ? me.depth + 1 : 1;
+	if (!nested)
+		atomic_store_explicit(&me.ring->pending, sizeof(*l), memory_order_release);
 	return l;
 }
 
@@ -928,8 +955,8 @@ static inline void prefetch_next_record(void)
  * (me.open_launch): the return only writes, and waits for no line of the
  * record that the driver's work evicted.
  */
-static inline void launch_exit(struct call_rec_launch *l, CUresult r, uint64_t now_ns,
-			       uint64_t entry_ns, uint32_t len)
+static inline void launch_return(struct call_rec_launch *l, CUresult r, uint64_t now_ns,
+				 uint64_t entry_ns)
 {
 	/* first: the call's time ends where the driver returned */
 	uint64_t ret_ns = now_ns && !rec_state.raw_tsc ? now_ns : call_clock();
@@ -937,7 +964,14 @@ static inline void launch_exit(struct call_rec_launch *l, CUresult r, uint64_t n
 	/* two CPUs' counters may differ by a few ns */
 	l->return_ns = ret_ns < entry_ns ? entry_ns : ret_ns;
 	l->ret = r;
+}
+
+static inline void launch_exit(struct call_rec_launch *l, CUresult r, uint64_t now_ns,
+			       uint64_t entry_ns, uint32_t len)
+{
+	launch_return(l, r, now_ns, entry_ns);
 	me.open_launch = NULL;
+	me.depth = 0;
 	atomic_store_explicit(&me.ring->pending, 0, memory_order_relaxed);
 	call_ring_commit(me.ring, &me.prod, l, len);
 	prefetch_next_record();
@@ -951,7 +985,8 @@ static inline void launch_exit(struct call_rec_launch *l, CUresult r, uint64_t n
 static __attribute__((noinline)) struct cuda_event *long_enter(uint16_t api,
 							       enum cuda_probe_class cls,
 							       const uint64_t *args, void *frame,
-							       const void *real, bool sampled)
+							       const void *real, bool sampled,
+							       bool nested)
 {
 	uint64_t ips[STACK_DEPTH];
 	uint32_t depth = 0, len;
@@ -993,12 +1028,48 @@ static __attribute__((noinline)) struct cuda_event *long_enter(uint16_t api,
 	ev->entry_ns = me.last_entry = call_clock();
 	if (!sampled) {
 		ev->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
-		call_ring_commit(me.ring, &me.prod, ev,
-				 (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)));
+		len = (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t));
+		if (nested)
+			call_ring_append(&me.prod, ev, len);
+		else
+			call_ring_commit(me.ring, &me.prod, ev, len);
 		return NULL;
 	}
-	atomic_store_explicit(&me.ring->pending, len, memory_order_release);
+	me.open_long = ev;
+	me.open_len = len;
+	me.depth = nested ? me.depth + 1 : 1;
+	if (!nested)
+		atomic_store_explicit(&me.ring->pending, len, memory_order_release);
 	return ev;
+}
+
+/*
+ * A call made inside a recorded call of the same thread: the driver called
+ * back into an application's code (a profiler's CUPTI callback) that calls
+ * an entry point again. The open record of the call around it is held in
+ * the ring (its bytes taken, nothing published) and this call's record goes
+ * after it; the consumer sees them all when the outermost call returns
+ * (nested_exit()).
+ */
+static __attribute__((noinline, cold)) void *nested_enter(uint16_t api, enum cuda_probe_class cls,
+							  bool legacy32, const uint64_t *args,
+							  void *frame, const void *real,
+							  bool sampled, bool short_launch)
+{
+	if (me.depth > me.prod.held) { /* the innermost open call is not held yet */
+		if (me.prod.held == CALL_NEST_MAX) {
+			atomic_fetch_add_explicit(&me.ring->lost, 1, memory_order_relaxed);
+			return NULL;
+		}
+		me.held[me.prod.held] = (struct held_call){
+		    .rec = me.open_launch ? (void *)me.open_launch : (void *)me.open_long,
+		    .len = me.open_len,
+		};
+		call_ring_hold(&me.prod, me.open_len);
+	}
+	if (short_launch)
+		return launch_enter(api, cls, legacy32, args, sampled, true);
+	return long_enter(api, cls, args, frame, real, sampled, true);
 }
 
 void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, const void *real)
@@ -1011,12 +1082,14 @@ void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, co
 	cls = apis[api].cls;
 	if (!thread_ready())
 		return NULL;
-	if (apis[api].launch) {
+	if (apis[api].launch)
 		sampled = launch_return_sampled(rec_state.launch_return_every);
-		if (!apis[api].stack)
-			return launch_enter(api, cls, apis[api].legacy32, args, sampled);
-	}
-	return long_enter(api, cls, args, frame, real, sampled);
+	if (__builtin_expect(me.depth != 0, 0))
+		return nested_enter(api, cls, apis[api].legacy32, args, frame, real, sampled,
+				    apis[api].launch && !apis[api].stack);
+	if (apis[api].launch && !apis[api].stack)
+		return launch_enter(api, cls, apis[api].legacy32, args, sampled, false);
+	return long_enter(api, cls, args, frame, real, sampled, false);
 }
 
 /*
@@ -1032,29 +1105,19 @@ void *call_record_launch_slow(uint16_t api, const uint64_t *args, void *frame, c
 	if (!thread_ready())
 		return NULL;
 	sampled = launch_return_sampled(rec_state.launch_return_every);
+	if (__builtin_expect(me.depth != 0, 0))
+		return nested_enter(api, CUDA_CLASS_LAUNCH, false, args, frame, real, sampled,
+				    !rec_state.launch_stacks);
 	if (__builtin_expect(rec_state.launch_stacks, 0))
-		return long_enter(api, CUDA_CLASS_LAUNCH, args, frame, real, sampled);
-	return launch_enter(api, CUDA_CLASS_LAUNCH, false, args, sampled);
+		return long_enter(api, CUDA_CLASS_LAUNCH, args, frame, real, sampled, false);
+	return launch_enter(api, CUDA_CLASS_LAUNCH, false, args, sampled, false);
 }
 
-void call_record_exit(void *open, CUresult r, uint64_t now_ns)
+/* A long record's results, read at the return; the length it is committed with. */
+static uint32_t long_return(struct cuda_event *ev, CUresult r, uint64_t now_ns)
 {
-	struct cuda_event *ev = open;
-	enum cuda_probe_class cls;
+	enum cuda_probe_class cls = apis[ev->api].cls;
 	union cuda_call_args *x = &ev->args;
-
-	if (__builtin_expect(open == me.open_launch, 1)) {
-		launch_exit(open, r, now_ns, me.last_entry, me.open_len);
-		return;
-	}
-	/* the record's type, in its ring header just before it (call_ring_reserve) */
-	if (((const uint32_t *)open)[-1] == CALL_REC_LAUNCH) {
-		struct call_rec_launch *l = open;
-
-		launch_exit(l, r, now_ns, l->entry_ns, call_launch_len(l->arg_words));
-		return;
-	}
-	cls = apis[ev->api].cls;
 
 	_Static_assert(offsetof(struct cuda_event, entry_ns) == 0, "call_record_entry_ns()");
 	/* first: the call's time ends where the driver returned */
@@ -1120,10 +1183,68 @@ void call_record_exit(void *open, CUresult r, uint64_t now_ns)
 	default:
 		break;
 	}
+	return (uint32_t)(sizeof(*ev) + (uint32_t)ev->stack_id * sizeof(uint64_t) + ev->text_len);
+}
+
+static bool is_launch_record(const void *open)
+{
+	/* the record's type, in its ring header just before it (call_ring_reserve) */
+	return ((const uint32_t *)open)[-1] == CALL_REC_LAUNCH;
+}
+
+/*
+ * The return of a call while records are held (nested_enter()): the
+ * innermost call's record is committed after the held ones, a held one in
+ * the bytes it took; the outermost's return hands them all to the consumer.
+ */
+static __attribute__((noinline, cold)) void nested_exit(void *open, CUresult r, uint64_t now_ns)
+{
+	const struct held_call *top = &me.held[me.prod.held - 1];
+	uint32_t len;
+
+	if (is_launch_record(open)) {
+		struct call_rec_launch *l = open;
+
+		launch_return(l, r, now_ns, l->entry_ns);
+		len = call_launch_len(l->arg_words);
+	} else {
+		len = long_return(open, r, now_ns);
+	}
+	me.open_launch = NULL;
+	me.open_long = NULL;
+	me.depth--;
+	if (open != top->rec) {
+		call_ring_append(&me.prod, open, len);
+		return;
+	}
+	if (me.prod.held == 1)
+		atomic_store_explicit(&me.ring->pending, 0, memory_order_relaxed);
+	call_ring_commit_held(me.ring, &me.prod, open, len, top->len);
+}
+
+void call_record_exit(void *open, CUresult r, uint64_t now_ns)
+{
+	uint32_t len;
+
+	if (__builtin_expect(me.prod.held != 0, 0)) {
+		nested_exit(open, r, now_ns);
+		return;
+	}
+	if (__builtin_expect(open == me.open_launch, 1)) {
+		launch_exit(open, r, now_ns, me.last_entry, me.open_len);
+		return;
+	}
+	if (is_launch_record(open)) {
+		struct call_rec_launch *l = open;
+
+		launch_exit(l, r, now_ns, l->entry_ns, call_launch_len(l->arg_words));
+		return;
+	}
+	len = long_return(open, r, now_ns);
+	me.open_long = NULL;
+	me.depth = 0;
 	atomic_store_explicit(&me.ring->pending, 0, memory_order_relaxed);
-	call_ring_commit(me.ring, &me.prod, ev,
-			 (uint32_t)(sizeof(*ev) + (uint32_t)ev->stack_id * sizeof(uint64_t) +
-				    ev->text_len));
+	call_ring_commit(me.ring, &me.prod, open, len);
 }
 
 /*

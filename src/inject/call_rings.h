@@ -198,6 +198,7 @@ static inline uint32_t call_rec_round8(uint32_t len)
 struct call_ring_producer {
 	uint64_t head;
 	uint64_t tail_seen;
+	uint32_t held; /* records held open under later ones (call_ring_hold) */
 };
 
 /*
@@ -228,7 +229,8 @@ static inline void *call_ring_reserve(struct call_ring *r, struct call_ring_prod
 		word[1] = 0;
 		/* published with the record itself: the consumer stops at head */
 		p->head = head + pad;
-		atomic_store_explicit(&r->head, p->head, memory_order_release);
+		if (!p->held)
+			atomic_store_explicit(&r->head, p->head, memory_order_release);
 		off = 0;
 	}
 	word = (uint32_t *)(data + off);
@@ -236,7 +238,7 @@ static inline void *call_ring_reserve(struct call_ring *r, struct call_ring_prod
 	return word + 2;
 }
 
-/* Producer: the reserved record, len bytes long, goes to the consumer. */
+/* Producer: the reserved record, len bytes long, goes to the consumer; nothing is held. */
 static inline void call_ring_commit(struct call_ring *r, struct call_ring_producer *p,
 				    void *payload, uint32_t len)
 {
@@ -245,6 +247,52 @@ static inline void call_ring_commit(struct call_ring *r, struct call_ring_produc
 	word[0] = len;
 	p->head += CALL_REC_HDR + call_rec_round8(len);
 	atomic_store_explicit(&r->head, p->head, memory_order_release);
+}
+
+/*
+ * Producer: call_ring_commit() of a record written after held ones
+ * (call_ring_hold): it goes to the consumer with the outermost of them.
+ */
+static inline void call_ring_append(struct call_ring_producer *p, void *payload, uint32_t len)
+{
+	((uint32_t *)payload)[-2] = len;
+	p->head += CALL_REC_HDR + call_rec_round8(len);
+}
+
+/*
+ * Producer: the record just reserved (at head), up to len bytes, stays open
+ * while later records are written after it: a call made inside a call on
+ * the same thread. Its bytes are taken now; nothing more reaches the
+ * consumer until it is committed with call_ring_commit_held(), since the
+ * consumer reads up to head and this record is not finished.
+ */
+static inline void call_ring_hold(struct call_ring_producer *p, uint32_t len)
+{
+	p->head += CALL_REC_HDR + call_rec_round8(len);
+	p->held++;
+}
+
+/*
+ * Producer: the innermost held record (held_len bytes taken), len <=
+ * held_len bytes long now; a pad record fills what it did not use. When it was the last
+ * held, everything after it goes to the consumer with it.
+ */
+static inline void call_ring_commit_held(struct call_ring *r, struct call_ring_producer *p,
+					 void *payload, uint32_t len, uint32_t held_len)
+{
+	uint32_t *word = (uint32_t *)payload - 2;
+	uint32_t used = CALL_REC_HDR + call_rec_round8(len),
+		 taken = CALL_REC_HDR + call_rec_round8(held_len);
+
+	if (used < taken) {
+		uint32_t *pad = (uint32_t *)((uint8_t *)word + used);
+
+		pad[0] = (taken - used - CALL_REC_HDR) | CALL_REC_PAD;
+		pad[1] = 0;
+	}
+	word[0] = len;
+	if (--p->held == 0)
+		atomic_store_explicit(&r->head, p->head, memory_order_release);
 }
 
 /* A record handed to the consumer; valid until call_ring_release(). */

@@ -96,6 +96,9 @@ _Static_assert(sizeof(CUDA_MEMCPY3D) == 200, "CUDA_MEMCPY3D layout");
  * return: tests of calls cut off by the stop.
  */
 #define FAKE_STREAM_HANG ((CUstream)0xdead0)
+/* FAKE_CUDA_NESTED's calls inside calls: the event they record, the kernel they launch */
+#define FAKE_NESTED_EVENT 0xe5e70ul
+#define FAKE_NESTED_FUNCTION 0xe5e700ul
 
 /* Where the fake hands out memory: deterministic, so tests know the addresses. */
 #define FAKE_DEVICE_BASE 0x700000000000ull

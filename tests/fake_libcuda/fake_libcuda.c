@@ -1,5 +1,7 @@
 /* A fake libcuda.so.1: every probed driver entry point, doing just enough to give known answers. */
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,6 +313,41 @@ static void launch_work(void)
 		touch_buf[i]++;
 }
 
+/*
+ * FAKE_CUDA_NESTED=1: calls made inside calls, on the calling thread, through the public entry
+ * points (whoever is first in the process's symbol scope: a preloaded library's wrappers), as a
+ * profiler's CUPTI callback makes them: each cuLaunchKernel records FAKE_NESTED_EVENT on its
+ * stream, and each cuMemAlloc_v2 launches FAKE_NESTED_FUNCTION, which records the event in
+ * turn: calls three deep.
+ */
+static bool nested_calls;
+
+__attribute__((constructor)) static void read_nested(void)
+{
+	nested_calls = getenv("FAKE_CUDA_NESTED") != NULL;
+}
+
+static void nested_event(CUstream stream)
+{
+	CUresult (*record)(CUevent, CUstream);
+
+	if (nested_calls && (record = (CUresult(*)(CUevent, CUstream))dlsym(RTLD_DEFAULT,
+									     "cuEventRecord")))
+		record((CUevent)FAKE_NESTED_EVENT, stream);
+}
+
+static void nested_launch(void)
+{
+	CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+			   unsigned, CUstream, void **, void **);
+
+	if (nested_calls &&
+	    (launch = (CUresult(*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+				   unsigned, unsigned, CUstream, void **, void **))
+		 dlsym(RTLD_DEFAULT, "cuLaunchKernel")))
+		launch((CUfunction)FAKE_NESTED_FUNCTION, 3, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
+}
+
 /* ---- launches: a NULL function is the one invalid handle ---- */
 
 #define FAKE_LAUNCH(name)                                                                          \
@@ -321,6 +358,7 @@ static void launch_work(void)
 		TOUCH();                                                                           \
 		wait_stream(stream);                                                               \
 		launch_work();                                                                     \
+		nested_event(stream);                                                              \
 		return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;                               \
 	}
 FAKE_LAUNCH(cuLaunchKernel)
@@ -378,7 +416,15 @@ FAKE_API CUresult cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 		*dptr = take(&next_device, bytesize);                                              \
 		return CUDA_SUCCESS;                                                               \
 	}
-FAKE_ALLOC(cuMemAlloc_v2)
+FAKE_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	TOUCH();
+	if (!bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	nested_launch();
+	*dptr = take(&next_device, bytesize);
+	return CUDA_SUCCESS;
+}
 FAKE_ALLOC(cuMemAllocAsync, CUstream stream)
 FAKE_ALLOC(cuMemAllocAsync_ptsz, CUstream stream)
 FAKE_ALLOC(cuMemAllocManaged, unsigned int flags)
