@@ -403,11 +403,22 @@ static uint64_t probed_address(const void *real)
 	return (uint64_t)(uintptr_t)real;
 }
 
+/* This library's code, from its ELF header to the end of its text (the linker's symbols). */
+extern const char __ehdr_start[] __attribute__((visibility("hidden")));
+extern const char __etext[] __attribute__((visibility("hidden")));
+
+static bool in_this_library(uintptr_t ip)
+{
+	return ip >= (uintptr_t)__ehdr_start && ip < (uintptr_t)__etext;
+}
+
 /*
  * The application's stack at the driver's entry, as a uprobe's frame-pointer
  * walk gives it: the driver function, the call site, then one return address
  * per frame. Only frames inside this thread's stack are followed: code built
  * without frame pointers leaves garbage there, which must not be dereferenced.
+ * The wrapper of a call around this one (a call inside a call) is this
+ * library's, not the application's: left out, as no uprobe sees it.
  */
 static uint32_t capture_stack(uint64_t *ips, void *frame, const void *real)
 {
@@ -425,7 +436,8 @@ static uint32_t capture_stack(uint64_t *ips, void *frame, const void *real)
 
 		if (!fp[1])
 			break;
-		ips[n++] = fp[1];
+		if (!in_this_library(fp[1]))
+			ips[n++] = fp[1];
 		if (next && next <= fp)
 			break;
 		fp = next;

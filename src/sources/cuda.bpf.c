@@ -35,24 +35,30 @@ struct {
 } events SEC(".maps");
 
 /*
- * The call each thread is inside, from entry to return. LRU: a thread that
+ * The calls each thread is inside, from entry to return. LRU: a thread that
  * died inside a call must not pin its slot forever.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__type(key, __u64); /* pid_tgid */
+	__type(key, struct cuda_call_key);
 	__type(value, struct cuda_event);
 } calls SEC(".maps");
 
 /*
- * The user stack of each thread's call in flight, walked at its entry and
- * sent with its return (cuda_stack_event). Not a stack map: two stacks whose
- * hashes share a bucket there get no id, and user space names stacks by
- * their frames instead (stack_store.h).
+ * The user stacks of each thread's calls in flight, walked at the entry and
+ * sent with the return (cuda_stack_event), each tagged with its call's entry
+ * stack pointer: a call inside a call keeps its own. Not a stack map: two
+ * stacks whose hashes share a bucket there get no id, and user space names
+ * stacks by their frames instead (stack_store.h).
  */
+#define CALL_STACK_SLOTS 4
+
 struct cuda_call_stack {
-	__u64 ips[CUDA_STACK_DEPTH];
+	struct {
+		__u64 sp; /* 0: free */
+		__u64 ips[CUDA_STACK_DEPTH];
+	} slot[CALL_STACK_SLOTS];
 };
 
 struct {
@@ -115,7 +121,6 @@ int inproc_exec(void *ctx)
 	return 0;
 }
 
-/* Fills everything of a call's event but the class's arguments. */
 /*
  * Walks the calling thread's user stack into ips: the event says how many
  * frames, or that the walk failed.
@@ -130,18 +135,28 @@ static __always_inline void take_stack(struct pt_regs *ctx, struct cuda_event *e
 		ev->flags |= CUDA_EVENT_STACK_LOST;
 }
 
-/* The stack of the thread's call in flight, kept until its return. */
+/*
+ * The stack of a call entering, kept until its return: in a slot of no
+ * call around it (those entered with a higher stack pointer; one with a
+ * lower or the same is of a call that is over). None free: lost.
+ */
 static __always_inline void keep_stack(struct pt_regs *ctx, struct cuda_event *ev)
 {
 	struct cuda_call_stack *st = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(),
 							  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 sp = entry_sp(ctx);
 
 	if (st)
-		take_stack(ctx, ev, st->ips);
-	else
-		ev->flags |= CUDA_EVENT_STACK_LOST;
+		for (int i = 0; i < CALL_STACK_SLOTS; i++)
+			if (st->slot[i].sp <= sp) {
+				st->slot[i].sp = sp;
+				take_stack(ctx, ev, st->slot[i].ips);
+				return;
+			}
+	ev->flags |= CUDA_EVENT_STACK_LOST;
 }
 
+/* Fills everything of a call's event but the class's arguments. */
 static __always_inline void call_fill(struct pt_regs *ctx, struct cuda_event *ev, bool want_stack)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -174,12 +189,11 @@ static __always_inline bool call_begin(struct pt_regs *ctx, struct cuda_event *e
 	return true;
 }
 
-static __always_inline int call_save(const struct cuda_event *ev)
+static __always_inline int call_save(struct pt_regs *ctx, const struct cuda_event *ev)
 {
-	__u64 id = ((__u64)ev->pid << 32) | ev->tid;
+	struct cuda_call_key key = {((__u64)ev->pid << 32) | ev->tid, entry_sp(ctx)};
 
-	/* a nested probed call replaces its caller: one event per outermost return */
-	bpf_map_update_elem(&calls, &id, ev, BPF_ANY);
+	bpf_map_update_elem(&calls, &key, ev, BPF_ANY);
 	return 0;
 }
 
@@ -284,10 +298,17 @@ static __always_inline void read_kernel_args(struct cuda_launch_args *l, __u64 p
 
 /* ---- return side ---- */
 
-/* This thread's saved entry, when it belongs to the call that is returning. */
-static __always_inline struct cuda_event *pending_call(struct pt_regs *ctx, __u64 id)
+/* The returning call's key in `calls`. */
+static __always_inline struct cuda_call_key return_key(struct pt_regs *ctx)
 {
-	struct cuda_event *saved = bpf_map_lookup_elem(&calls, &id);
+	return (struct cuda_call_key){bpf_get_current_pid_tgid(), entry_sp_at_return(ctx)};
+}
+
+/* This thread's saved entry, when it belongs to the call that is returning. */
+static __always_inline struct cuda_event *pending_call(struct pt_regs *ctx,
+						       const struct cuda_call_key *key)
+{
+	struct cuda_event *saved = bpf_map_lookup_elem(&calls, key);
 
 	if (!saved || saved->api != (bpf_get_attach_cookie(ctx) & CUDA_COOKIE_API_MASK))
 		return NULL;
@@ -355,27 +376,34 @@ static __always_inline struct cuda_event *event_with_stack(struct pt_regs *ctx,
 		return NULL;
 	st = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0, 0);
 	if (st) {
-		__builtin_memcpy(se->ips, st->ips, sizeof(se->ips));
-		if (new_stack(se))
-			se->event.flags |= CUDA_EVENT_NEW_STACK;
-	} else {
-		se->event.stack_id = -1;
-		se->event.flags |= CUDA_EVENT_STACK_LOST;
+		__u64 sp = entry_sp_at_return(ctx);
+
+		for (int i = 0; i < CALL_STACK_SLOTS; i++)
+			if (st->slot[i].sp == sp) {
+				__builtin_memcpy(se->ips, st->slot[i].ips, sizeof(se->ips));
+				st->slot[i].sp = 0;
+				if (new_stack(se))
+					se->event.flags |= CUDA_EVENT_NEW_STACK;
+				return &se->event;
+			}
 	}
+	se->event.stack_id = -1;
+	se->event.flags |= CUDA_EVENT_STACK_LOST;
 	return &se->event;
 }
 
 /* The returning call's event from the per-thread table, which lets go of it. */
-static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, __u64 id, __u64 now,
+static __always_inline struct cuda_event *event_from_call(struct pt_regs *ctx, __u64 now,
 							  const __u32 size)
 {
-	struct cuda_event *saved = pending_call(ctx, id);
+	struct cuda_call_key key = return_key(ctx);
+	struct cuda_event *saved = pending_call(ctx, &key);
 	struct cuda_event *ev;
 
 	if (!saved)
 		return NULL;
 	ev = event_from_saved(ctx, saved, now, size);
-	bpf_map_delete_elem(&calls, &id);
+	bpf_map_delete_elem(&calls, &key);
 	return ev;
 }
 
@@ -397,7 +425,7 @@ static __always_inline void read_text(struct cuda_text_event *t, __u64 str)
 static __always_inline int finish_plain(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct cuda_event *ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+	struct cuda_event *ev = event_from_call(ctx, now, sizeof(*ev));
 
 	if (ev)
 		event_submit(ev);
@@ -407,14 +435,15 @@ static __always_inline int finish_plain(struct pt_regs *ctx)
 /* Allocations: the address (and pitch) the call wrote through its out pointers. */
 static __always_inline int finish_alloc(struct pt_regs *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
-	struct cuda_event *saved = pending_call(ctx, id);
+	__u64 now = bpf_ktime_get_ns();
+	struct cuda_call_key key = return_key(ctx);
+	struct cuda_event *saved = pending_call(ctx, &key);
 	struct cuda_event *ev;
 
 	if (!saved)
 		return 0;
 	ev = event_with_stack(ctx, saved, now);
-	bpf_map_delete_elem(&calls, &id);
+	bpf_map_delete_elem(&calls, &key);
 	if (!ev)
 		return 0;
 	ev->args.alloc.addr = read_user_u64(ev->args.alloc.out);
@@ -431,14 +460,14 @@ static __always_inline int finish_module(struct pt_regs *ctx, const bool has_pat
 	struct cuda_event *ev;
 
 	if (!has_path) {
-		ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+		ev = event_from_call(ctx, now, sizeof(*ev));
 		if (!ev)
 			return 0;
 		ev->args.module.module = read_user_u64(ev->args.module.out);
 		event_submit(ev);
 		return 0;
 	}
-	t = (void *)event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*t));
+	t = (void *)event_from_call(ctx, now, sizeof(*t));
 	if (!t)
 		return 0;
 	t->event.args.module.module = read_user_u64(t->event.args.module.out);
@@ -460,14 +489,14 @@ static __always_inline int finish_name(struct pt_regs *ctx, const enum name_sour
 	struct cuda_event *ev;
 
 	if (source == NAME_NONE) {
-		ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+		ev = event_from_call(ctx, now, sizeof(*ev));
 		if (!ev)
 			return 0;
 		ev->args.name.handle = read_user_u64(ev->args.name.out);
 		event_submit(ev);
 		return 0;
 	}
-	t = (void *)event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*t));
+	t = (void *)event_from_call(ctx, now, sizeof(*t));
 	if (!t)
 		return 0;
 	if (source == NAME_ARG)
@@ -603,10 +632,13 @@ static __always_inline bool launch_entry(struct pt_regs *ctx, const enum launch_
 		return false;
 	/* no slot (out of memory): the launch goes out now, without its return */
 	slot = launch_return_every ? launch_slot(true) : NULL;
+	/* so does a launch inside one in flight (entered higher up the stack), which keeps the slot */
+	if (slot && slot->in_flight && slot->sp > entry_sp(ctx))
+		slot = NULL;
 	if (slot && launch_return_sampled(slot)) {
-		/* a launch inside a launch replaces it: one event per outermost return */
 		call_fill(ctx, &slot->ev, capture_launch_stacks);
 		launch_args(ctx, &slot->ev, kind);
+		slot->sp = entry_sp(ctx);
 		slot->in_flight = 1;
 		return true;
 	}
@@ -640,7 +672,7 @@ static __always_inline int launch_exit(struct pt_regs *ctx)
 	struct cuda_launch_slot *slot = launch_slot(false);
 	struct cuda_event *ev;
 
-	if (!slot || !slot->in_flight ||
+	if (!slot || !slot->in_flight || slot->sp != entry_sp_at_return(ctx) ||
 	    slot->ev.api != (bpf_get_attach_cookie(ctx) & CUDA_COOKIE_API_MASK))
 		return 0;
 	slot->in_flight = 0;
@@ -696,7 +728,7 @@ static __always_inline int save_alloc(struct pt_regs *ctx, __u64 stream)
 	ev.args.alloc.out = ARG1(ctx);
 	ev.args.alloc.bytes = ARG2(ctx);
 	ev.args.alloc.stream = stream;
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 /* cuMemAlloc(CUdeviceptr *dptr, size_t bytesize) */
@@ -765,7 +797,7 @@ ENTER(mem_alloc_pitch)
 	ev.args.alloc.out = ARG1(ctx);
 	ev.args.alloc.pitch_out = ARG2(ctx);
 	ev.args.alloc.bytes = ARG4(ctx);
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 EXIT(mem_alloc_pitch)
 {
@@ -780,7 +812,7 @@ static __always_inline int save_free(struct pt_regs *ctx, __u64 stream)
 		return 0;
 	ev.args.free.addr = ARG1(ctx);
 	ev.args.free.stream = stream;
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 /* cuMemFree(CUdeviceptr), cuMemFreeAsync(CUdeviceptr, CUstream), cuMemFreeHost(void *) */
@@ -823,7 +855,7 @@ static __always_inline int save_copy(struct pt_regs *ctx, bool has_stream)
 	ev.args.copy.bytes = ARG3(ctx);
 	ev.args.copy.stream = has_stream ? ARG4(ctx) : 0;
 	ev.args.copy.dims = 1;
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 ENTER(memcpy)
@@ -905,7 +937,7 @@ static __always_inline int save_copy_peer(struct pt_regs *ctx, bool has_stream)
 	ev.args.copy.bytes = ARG5(ctx);
 	ev.args.copy.stream = has_stream ? ARG6(ctx) : 0;
 	ev.args.copy.dims = 1;
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 ENTER(memcpy_peer)
@@ -946,7 +978,7 @@ static __always_inline int save_copy_2d(struct pt_regs *ctx, bool has_stream)
 		c->dst_type = p.dst.memory_type;
 		c->bytes = p.width_bytes * p.height;
 	}
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 ENTER(memcpy_2d)
@@ -987,7 +1019,7 @@ static __always_inline int save_copy_3d(struct pt_regs *ctx, bool has_stream)
 		c->dst_type = p.dst.memory_type;
 		c->bytes = p.width_bytes * p.height * p.depth;
 	}
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 ENTER(memcpy_3d)
@@ -1019,7 +1051,7 @@ static __always_inline int save_memset(struct pt_regs *ctx, bool has_stream)
 	ev.args.memset.value = ARG2(ctx);
 	ev.args.memset.count = ARG3(ctx);
 	ev.args.memset.stream = has_stream ? ARG4(ctx) : 0;
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 ENTER(memset_d8)
@@ -1081,7 +1113,7 @@ static __always_inline int save_sync(struct pt_regs *ctx, __u64 stream, __u64 ev
 		return 0;
 	ev.args.sync.stream = stream;
 	ev.args.sync.event = event;
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 /* cuCtxSynchronize(void), cuCtxSynchronize_v2(CUcontext) */
@@ -1162,7 +1194,7 @@ static __always_inline int save_module_load(struct pt_regs *ctx, bool is_path)
 		ev.args.module.path = ARG2(ctx);
 	else
 		ev.args.module.image = ARG2(ctx);
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 static __always_inline int save_module_unload(struct pt_regs *ctx)
@@ -1172,7 +1204,7 @@ static __always_inline int save_module_unload(struct pt_regs *ctx)
 	if (!call_begin(ctx, &ev, false))
 		return 0;
 	ev.args.module.module = ARG1(ctx);
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 /* cuModuleLoad(CUmodule *, const char *fname) */
@@ -1252,7 +1284,7 @@ static __always_inline int save_get_handle(struct pt_regs *ctx, bool has_name)
 	ev.args.name.module = ARG2(ctx);
 	if (has_name)
 		ev.args.name.name = ARG3(ctx);
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 /* cuModuleGetFunction(CUfunction *, CUmodule, const char *name) */
@@ -1292,7 +1324,7 @@ ENTER(func_get_name)
 		return 0;
 	ev.args.name.out = ARG1(ctx);
 	ev.args.name.handle = ARG2(ctx);
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 EXIT(func_get_name)
 {
@@ -1311,14 +1343,14 @@ static __always_inline int save_context(struct pt_regs *ctx, __u64 out, __u64 co
 	ev.args.context.out = out;
 	ev.args.context.ctx = context;
 	ev.args.context.device = device;
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 /* Calls that write the context through out: it is read at their return. */
 static __always_inline int finish_context(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct cuda_event *ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+	struct cuda_event *ev = event_from_call(ctx, now, sizeof(*ev));
 
 	if (!ev)
 		return 0;
@@ -1391,7 +1423,7 @@ static __always_inline int save_device_query(struct pt_regs *ctx, __u64 out, __s
 		return 0;
 	ev.args.device.out = out;
 	ev.args.device.device = device;
-	return call_save(&ev);
+	return call_save(ctx, &ev);
 }
 
 /* cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev): the string, read at return */
@@ -1404,7 +1436,7 @@ EXIT(device_pci_bus_id)
 	__u64 now = bpf_ktime_get_ns();
 	struct cuda_text_event *t;
 
-	t = (void *)event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*t));
+	t = (void *)event_from_call(ctx, now, sizeof(*t));
 	if (!t)
 		return 0;
 	if (!t->event.ret)
@@ -1420,7 +1452,7 @@ ENTER(device_uuid)
 EXIT(device_uuid)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct cuda_event *ev = event_from_call(ctx, bpf_get_current_pid_tgid(), now, sizeof(*ev));
+	struct cuda_event *ev = event_from_call(ctx, now, sizeof(*ev));
 
 	if (!ev)
 		return 0;

@@ -646,7 +646,7 @@ static void flush_unreturned(struct cuda_tracer *t)
 	struct cuda_launch_slot slot;
 	int fd = bpf_map__fd(t->skel->maps.calls);
 	struct cuda_event ev;
-	__u64 key = 0, next;
+	struct cuda_call_key key = {0}, next;
 	bool first = true;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &key, &next)) {

@@ -169,19 +169,31 @@ struct cuda_stack_event {
 };
 
 /*
+ * A call in flight in the BPF `calls` table: its thread and the stack pointer
+ * it entered with. A driver call made inside another on the same thread (a
+ * profiler's CUPTI callback calling an entry point) has an entry of its own,
+ * and each return finds its own call's.
+ */
+struct cuda_call_key {
+	__u64 pid_tgid;
+	__u64 sp;
+};
+
+/*
  * Per thread (BPF task storage), for the launch classes: the launch between
  * its entry and its return, and the --launch-returns countdown.
  */
 struct cuda_launch_slot {
 	__u32 to_skip;	 /* launches to send without their return before the next kept one */
 	__u32 in_flight; /* ev is a launch whose return has not come yet */
+	__u64 sp;	 /* the stack pointer it entered with */
 	struct cuda_event ev;
 };
 
 _Static_assert(sizeof(struct cuda_launch_args) == 80, "launch args layout");
 _Static_assert(sizeof(union cuda_call_args) == 80, "call args layout");
 _Static_assert(sizeof(struct cuda_event) == 144, "cuda event layout");
-_Static_assert(sizeof(struct cuda_launch_slot) == 152, "launch slot layout");
+_Static_assert(sizeof(struct cuda_launch_slot) == 160, "launch slot layout");
 
 /*
  * The probe classes of GRT_CUDA_API_LIST (records_cuda.h): each has a BPF

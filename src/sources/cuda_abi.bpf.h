@@ -80,6 +80,20 @@ static __always_inline void *stack_args(struct pt_regs *ctx)
 	return (void *)(PT_REGS_SP(ctx) + 8);
 }
 
+/*
+ * The stack pointer a call entered with, as its entry probe sees it and as
+ * its return probe does (x86-64: the return address popped, 8 bytes up).
+ */
+static __always_inline __u64 entry_sp(struct pt_regs *ctx)
+{
+	return PT_REGS_SP(ctx);
+}
+
+static __always_inline __u64 entry_sp_at_return(struct pt_regs *ctx)
+{
+	return PT_REGS_SP(ctx) - 8;
+}
+
 /* cuLaunchKernel(f, gx, gy, gz, bx, by, | bz, shmem, stream, params, extra) */
 struct launch_stack_args {
 	__u64 block_z;

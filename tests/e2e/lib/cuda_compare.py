@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Compares the cuda records of two traces of the same workload, field by field.
 
-Usage: cuda_compare.py A.json B.json   (grtrace parse --format json --all output)
+Usage: cuda_compare.py [--by-entry] A.json B.json   (grtrace parse --format json --all output)
 
 The two runs are different processes, so what a run decides for itself is
 compared by meaning, not by value: process and thread ids by order of first
@@ -11,7 +11,10 @@ other addresses when one more is preloaded). Times are left out: the record
 header's ts_ns, api_ns, the bandwidth derived from it, and the cpu. Every
 other field of every launch, graph launch, allocation, free, copy, memset,
 sync, module load and name record must be equal, in the same order per
-thread. Prints one line per difference; exit 1 when there is any.
+thread: the order of the trace, or with --by-entry the order the calls
+entered in (a call made inside another returns first, and the two paths
+hand out records at different ends of a call). Prints one line per
+difference; exit 1 when there is any.
 """
 import json
 import os
@@ -41,12 +44,14 @@ def frame(maps, pid, ip):
     return ("?", None)
 
 
-def calls(path):
+def calls(path, by_entry=False):
     """Each thread's calls, keyed (process index, thread index). Threads of a process are
     numbered by their calls, not by when they started: which of two threads records first
     is the scheduler's choice."""
     recs, maps, stacks = load(path)
     pids, by_thread = {}, {}
+    if by_entry:
+        recs = sorted(recs, key=lambda r: r.get("ts_ns", 0))
     for r in recs:
         if r["type"] not in CALLS:
             continue
@@ -81,7 +86,11 @@ def same_frames(a, b):
 
 def main():
     global missing_stacks
-    a, b = calls(sys.argv[1]), calls(sys.argv[2])
+    args = sys.argv[1:]
+    by_entry = args[0] == "--by-entry"
+    if by_entry:
+        args = args[1:]
+    a, b = calls(args[0], by_entry), calls(args[1], by_entry)
     bad = 0
     if sorted(a) != sorted(b):
         print(f"threads differ: {sorted(a)} vs {sorted(b)}")
