@@ -13,6 +13,13 @@
 #include "inject/twin.h"
 
 #define EVENT_EVERY 64 /* launches per stream between completion events (syncs say more) */
+/*
+ * Completion events made ahead of need per context, when it opens and then
+ * by the collection thread (probes_tick): a launch that finds none free
+ * hands cuEventCreate to the worker thread and waits for it (the cost line's
+ * "driver calls handed to the worker"), a thread's wake-up and back.
+ */
+#define EVENT_RESERVE 32
 #define POOL_WAIT_NS 1000000000ULL
 #define PENDING_CHUNK 256
 
@@ -86,6 +93,69 @@ static void alloc_job(void *arg)
 	}
 }
 
+/* A driver call of the launch path made on the worker thread, its wait counted. */
+static void worker_call(struct block_probes *bp, CUcontext ctx, void (*job)(void *),
+			struct driver_job *j)
+{
+	uint64_t start = inject_now_ns();
+
+	own_thread_run(ctx, job, j);
+	stat_add(&bp->st->stats.probe_worker_calls, 1);
+	stat_add(&bp->st->stats.probe_worker_ns, inject_now_ns() - start);
+}
+
+/* Up to n new completion events into out, in the current context: how many were made. */
+static unsigned events_make(struct inject_driver *drv, CUevent *out, unsigned n)
+{
+	struct driver_job j = {.drv = drv};
+	unsigned made = 0;
+
+	while (made < n) {
+		event_job(&j);
+		if (j.res != CUDA_SUCCESS)
+			break;
+		out[made++] = j.event;
+	}
+	return made;
+}
+
+/* A context's first reserve of events, on the worker with its context current. */
+static void events_reserve_first(struct block_probes *bp, struct probe_ctx *r)
+{
+	CUevent made[EVENT_RESERVE];
+	unsigned n = events_make(&bp->st->drv, made, EVENT_RESERVE);
+
+	for (unsigned k = 0; k < n; k++)
+		probes_event_put(r, made[k]);
+}
+
+/*
+ * The collection thread, under the lock: a context whose free events ran
+ * below half the reserve gets them made again, the lock dropped meanwhile
+ * (the launch path takes events while they are made).
+ */
+static void events_top_up(struct block_probes *bp)
+{
+	for (unsigned i = 0; i < bp->nctxs; i++) {
+		struct probe_ctx *r = bp->ctxs[i];
+		CUevent made[EVENT_RESERVE];
+		unsigned n = 0, want;
+		CUcontext popped;
+
+		if (r->nfree_events >= EVENT_RESERVE / 2)
+			continue;
+		want = EVENT_RESERVE - r->nfree_events;
+		pthread_mutex_unlock(&bp->is->lock);
+		if (!bp->st->drv.cuCtxPushCurrent_v2(r->pool.ctx)) {
+			n = events_make(&bp->st->drv, made, want);
+			bp->st->drv.cuCtxPopCurrent_v2(&popped);
+		}
+		pthread_mutex_lock(&bp->is->lock);
+		for (unsigned k = 0; k < n; k++)
+			probes_event_put(r, made[k]);
+	}
+}
+
 /* A completion event from the free list, or a new one (made on the worker thread). */
 static CUevent event_get(struct block_probes *bp, struct probe_ctx *r)
 {
@@ -93,7 +163,7 @@ static CUevent event_get(struct block_probes *bp, struct probe_ctx *r)
 
 	if (r->nfree_events)
 		return r->free_events[--r->nfree_events];
-	own_thread_run(r->pool.ctx, event_job, &j);
+	worker_call(bp, r->pool.ctx, event_job, &j);
 	return j.res == CUDA_SUCCESS ? j.event : NULL;
 }
 
@@ -236,7 +306,7 @@ static struct pending *launch_scratch(struct block_probes *bp, struct probe_ctx 
 	if (spans > r->scratch_spans) {
 		if (bp->pool.used + bytes > bp->pool.budget)
 			return NULL;
-		own_thread_run(r->pool.ctx, alloc_job, &j);
+		worker_call(bp, r->pool.ctx, alloc_job, &j);
 		if (j.res != CUDA_SUCCESS)
 			return NULL;
 		d = j.dptr;
@@ -405,6 +475,9 @@ static int probes_context_open(void *self, struct instr_context *c, void **priv)
 		bp->pool.budget = default_pool_bytes(bp->st);
 	probes_summarizer_ready(bp, r);
 	probes_collection_buffers(bp);
+	events_reserve_first(bp, r);
+	if (bp->nctxs < INSTR_MAX_CTXS)
+		bp->ctxs[bp->nctxs++] = r;
 	*priv = r;
 	return 0;
 }
@@ -440,6 +513,7 @@ static void probes_tick(void *self)
 	struct block_probes *bp = self;
 
 	pool_top_up(&bp->pool);
+	events_top_up(bp);
 }
 
 /* A class running low whose budget allows no more arenas: collect to free slots. */

@@ -81,6 +81,8 @@ struct block_probes {
 	atomic_ullong unread;	/* probed launches whose buffers could not be read back */
 	atomic_bool unread_said;
 	struct pending *free_pending; /* entries kept for the next launches */
+	struct probe_ctx *ctxs[INSTR_MAX_CTXS]; /* every context's, as opened */
+	unsigned nctxs;
 };
 
 /* Makes the probes of cfg.probe_mode the shared path's first instrumentation. */

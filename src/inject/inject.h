@@ -114,6 +114,8 @@ struct inject_stats {
 	atomic_ullong probe_host_ns; /* probes_launch minus the driver's launch */
 	atomic_ullong probe_real_ns; /* the driver's launch of instrumented kernels */
 	atomic_ullong probe_lock_ns; /* waiting for the probes lock on the launch path */
+	/* driver calls a launch handed to the worker thread and waited for (events, buffers) */
+	atomic_ullong probe_worker_calls, probe_worker_ns;
 	atomic_ullong
 	    probe_slow; /* launches that JIT-compiled or calibrated first (not in the means) */
 	atomic_ullong drain_poll_ns, drain_collect_ns, drain_topup_ns, drain_batches;
