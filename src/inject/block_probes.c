@@ -15,11 +15,16 @@
 #define EVENT_EVERY 64 /* launches per stream between completion events (syncs say more) */
 /*
  * Completion events made ahead of need per context, when it opens and then
- * by the collection thread (probes_tick): a launch that finds none free
+ * by the collection thread (at its ticks and between the batches it reads
+ * back, topped up below three quarters): a launch that finds none free
  * hands cuEventCreate to the worker thread and waits for it (the cost line's
- * "driver calls handed to the worker"), a thread's wake-up and back.
+ * "driver calls handed to the worker"), a thread's wake-up and back: 30-50
+ * us on the H100 machines. 64 events are 4,096 launches of a stream, what a
+ * vector add launches in 25 ms; with 32, topped up below half, a collection
+ * reading back for that long left 15-27 launches of 10,000 waiting there
+ * (bench/RESULTS.md, run 71).
  */
-#define EVENT_RESERVE 32
+#define EVENT_RESERVE 64
 #define POOL_WAIT_NS 1000000000ULL
 #define PENDING_CHUNK 256
 
@@ -131,10 +136,10 @@ static void events_reserve_first(struct block_probes *bp, struct probe_ctx *r)
 
 /*
  * The collection thread, under the lock: a context whose free events ran
- * below half the reserve gets them made again, the lock dropped meanwhile
- * (the launch path takes events while they are made).
+ * below three quarters of the reserve gets them made again, the lock
+ * dropped meanwhile (the launch path takes events while they are made).
  */
-static void events_top_up(struct block_probes *bp)
+void probes_events_top_up(struct block_probes *bp)
 {
 	for (unsigned i = 0; i < bp->nctxs; i++) {
 		struct probe_ctx *r = bp->ctxs[i];
@@ -142,7 +147,7 @@ static void events_top_up(struct block_probes *bp)
 		unsigned n = 0, want;
 		CUcontext popped;
 
-		if (r->nfree_events >= EVENT_RESERVE / 2)
+		if (r->nfree_events >= EVENT_RESERVE * 3 / 4)
 			continue;
 		want = EVENT_RESERVE - r->nfree_events;
 		pthread_mutex_unlock(&bp->is->lock);
@@ -513,7 +518,7 @@ static void probes_tick(void *self)
 	struct block_probes *bp = self;
 
 	pool_top_up(&bp->pool);
-	events_top_up(bp);
+	probes_events_top_up(bp);
 }
 
 /* A class running low whose budget allows no more arenas: collect to free slots. */

@@ -88,6 +88,8 @@ struct block_probes {
 /* Makes the probes of cfg.probe_mode the shared path's first instrumentation. */
 int block_probes_register(struct instr_state *is, char *why, size_t why_len);
 
+/* The collection thread: each context's completion events made ahead again. Under the lock. */
+void probes_events_top_up(struct block_probes *bp);
 /* probe_collect.c: reading the buffers back. */
 void probes_collect(void *self, enum instr_collect_reason why);
 /* Loads __grt_summarize in r's context (current), once; false when the host summarizes. */

@@ -112,6 +112,7 @@ struct inject_stats {
 	atomic_ullong probe_launches; /* instrumented launches */
 	atomic_ullong probe_timed;    /* of which timed (one in TIMED_EVERY): the means' count */
 	atomic_ullong probe_host_ns; /* probes_launch minus the driver's launch */
+	atomic_ullong probe_after_ns; /* of which after the driver's launch returned */
 	atomic_ullong probe_real_ns; /* the driver's launch of instrumented kernels */
 	atomic_ullong probe_lock_ns; /* waiting for the probes lock on the launch path */
 	/* driver calls a launch handed to the worker thread and waited for (events, buffers) */

@@ -358,13 +358,15 @@ static void report_stats(struct inject_state *st)
 	channel_status(
 	    &st->chan, INJ_PART_LIBRARY, 0,
 	    "cost: %llu launches; driver launch %.0f ns uninstrumented, %.0f ns instrumented; "
-	    "probe bookkeeping %.0f ns/launch (lock wait %.0f, %llu first-use launches apart; "
+	    "probe bookkeeping %.0f ns/launch (%.0f after the driver's launch, lock wait %.0f, "
+	    "%llu first-use launches apart; "
 	    "%llu driver calls handed to the worker, %.1f us each); "
 	    "drain thread %llu batches (%llu copies/memsets), poll %.1f ms, collect %.1f ms, "
 	    "pool top-up %.1f ms",
 	    launches,
 	    per(atomic_load(&s->launch_real_ns), launches - probed),
 	    per(atomic_load(&s->probe_real_ns), timed), per(atomic_load(&s->probe_host_ns), timed),
+	    per(atomic_load(&s->probe_after_ns), timed),
 	    per(atomic_load(&s->probe_lock_ns), probed),
 	    (unsigned long long)atomic_load(&s->probe_slow),
 	    (unsigned long long)atomic_load(&s->probe_worker_calls),

@@ -152,14 +152,15 @@ static CUresult launch_twin(struct instr_launch *l, CUcontext ctx, void **params
 static void count_probe_launch(struct inject_state *st, const struct instr_launch *l,
 			       uint64_t real_start)
 {
-	uint64_t real_ns = l->api_return_ns - real_start;
-	uint64_t host_ns = inject_now_ns() - l->entry_ns - real_ns;
+	uint64_t now = inject_now_ns(), real_ns = l->api_return_ns - real_start;
+	uint64_t host_ns = now - l->entry_ns - real_ns;
 
 	/* a first launch that JIT-compiled or calibrated is counted apart from the steady state */
 	if (host_ns < SLOW_LAUNCH_NS) {
 		stat_add(&st->stats.probe_timed, 1);
 		stat_add(&st->stats.probe_real_ns, real_ns);
 		stat_add(&st->stats.probe_host_ns, host_ns);
+		stat_add(&st->stats.probe_after_ns, now - l->api_return_ns);
 	} else {
 		stat_add(&st->stats.probe_slow, 1);
 	}

@@ -656,6 +656,8 @@ void probes_collect(void *self, enum instr_collect_reason why)
 		if (running) {
 			stat_add(&stats->drain_batches, 1);
 			atomic_fetch_add(&bp->recycled, n);
+			/* a long read-back holds up the ticks, and the launches keep taking events */
+			probes_events_top_up(bp);
 		}
 	}
 	/* the cost line is about the running collection; the one at exit costs the exit */

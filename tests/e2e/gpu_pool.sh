@@ -106,7 +106,7 @@ n=$(probes_line unread)
 # nearly every timed launch (one in 8) as a first-use launch of seconds
 record costline cuda,gpu -- "$FIX/app" 400
 n=$(json costline "status('cost:')[0]")
-[[ "$n" =~ \(lock\ wait\ [0-9]+,\ ([0-9]+)\ first-use\ launches\ apart\; ]] &&
+[[ "$n" =~ \ lock\ wait\ [0-9]+,\ ([0-9]+)\ first-use\ launches\ apart\; ]] &&
 	[ "${BASH_REMATCH[1]}" -le 2 ] && ok cost_line_first_use || fail cost_line_first_use "got $n"
 # the completion events are made ahead (32 when the context opens, topped up by the collection
 # thread): none of the 400 launches hands cuEventCreate to the worker thread and waits for it
