@@ -22,7 +22,8 @@
 #   BUILD   directory with grtrace and libgrtrace-inject.so (built on the development machine)
 #   OUTDIR  logs, traces and summary.txt go here
 # environment: STEPS (training steps, default 600), LAUNCH_BATCHES (default 200 x 256 launches),
-#   TORCH_MODES the traced modes of part 2 (default "cuda cudagpu"),
+#   TORCH_MODES the traced modes of part 2 (default "cuda cudagpu"; also "uprobe", -s cuda
+#   through libcuda's uprobes, and "library", the library preloaded without a recording),
 #   VADD_EXTRA more vector-add modes, NAME|SOURCES|VAR=VALUE VAR=VALUE, ';' between modes (e.g.
 #   "gpu3g|gpu|GRTRACE_GPU_POOL_MB=3072;gpu3gexit|gpu|GRTRACE_GPU_POOL_MB=3072 GRTRACE_GPU_COLLECT=exit")
 # Needs root, nvcc and a GPU; PyTorch for part 2 (skipped with a line when missing).
@@ -110,9 +111,15 @@ elif $PY -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 		[ $((round % 2)) = 1 ] &&
 			$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
 		for m in $TORCH_MODES; do
-			src=cuda
-			[ $m = cudagpu ] && src=cuda,gpu
-			traced torch_${m}_$round $src "" $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS"
+			case $m in
+			library)
+				LD_PRELOAD=$(cd "$BUILD" && pwd)/libgrtrace-inject.so \
+					$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" \
+					>"$OUT/torch_library_$round.out" 2>&1 ;;
+			uprobe) traced torch_uprobe_$round cuda uprobe $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
+			cudagpu) traced torch_cudagpu_$round cuda,gpu "" $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
+			*) traced torch_${m}_$round cuda "" $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
+			esac
 		done
 		[ $((round % 2)) = 0 ] &&
 			$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
