@@ -55,36 +55,6 @@ $EXPECT known "$tmp/known_stacks-inject.json" "$(pid_of_launched "$tmp/known_sta
 	>"$tmp/known_stacks.expect" || { failed=1; cat "$tmp/known_stacks.expect"; }
 check "in-process launch stacks: the known answers hold" \
 	[ "$(grep -c '^ok' "$tmp/known_stacks.expect")" -gt 20 ]
-# calls made inside calls on one thread (a profiler's CUPTI callback calling the driver), three
-# deep: each recorded, inside the call that made it, and the calls around them as without any,
-# both ways. Before, in-process every record shared the open call's bytes (103 lost, none of the
-# 88 calls recorded); the uprobe path kept one call in flight per thread and lost the call
-# around each nested one (an allocation missing, 450 fields differing).
-for stacks in "" _stacks; do
-	for via in uprobe inject; do
-		FAKE_CUDA_NESTED=1 record $via "nested$stacks" ${stacks:+--launch-stacks} -- \
-			"$WL/cuda_known"
-	done
-	$COMPARE --by-entry "$tmp/nested$stacks-uprobe.json" "$tmp/nested$stacks-inject.json" \
-		>"$tmp/nested$stacks.cmp"
-	rc=$?
-	check "nested$stacks: the same records both ways, in the order of entry ($(tail -1 \
-		"$tmp/nested$stacks.cmp"))" [ $rc = 0 ] || head -5 "$tmp/nested$stacks.cmp"
-	for via in uprobe inject; do
-		python3 tests/e2e/lib/cuda_nested.py "$tmp/nested$stacks-$via.json" \
-			"$tmp/nested$stacks-$via-less.json" >"$tmp/nested$stacks-$via.check"
-		rc=$?
-		check "calls inside calls${stacks:+ (launch stacks)}, --cuda-via $via: $(tail -1 \
-			"$tmp/nested$stacks-$via.check")" [ $rc = 0 ] || head -5 "$tmp/nested$stacks-$via.check"
-		check "... nothing lost" grep -q "(0 events lost)" "$tmp/nested$stacks-$via.err"
-		[ -f "$tmp/known$stacks-$via.json" ] || continue
-		$COMPARE "$tmp/known$stacks-$via.json" "$tmp/nested$stacks-$via-less.json" \
-			>"$tmp/nested$stacks-$via.cmp"
-		rc=$?
-		check "... the other calls as recorded without them ($(tail -1 \
-			"$tmp/nested$stacks-$via.cmp"))" [ $rc = 0 ] || head -5 "$tmp/nested$stacks-$via.cmp"
-	done
-done
 check "the in-process trace says how it recorded (cuda_config)" \
 	grep -q '"launch_probes":"in-process"' "$tmp/known-inject.json"
 check "... and which path recorded the process" \

@@ -13,11 +13,13 @@ export GRT_E2E_LATE_MS=30000
 export GRT_E2E_STOP_S=1.5
 # Under emulation (no /dev/kvm on the host) every script costs 5 to 20 times as much: the
 # quick set keeps one script per path that differs between kernels (cuda's uprobes and its
-# late and -p attach with the fallbacks of kernels before 6.6, syscall and sched, the snoop
-# views); GRT_VM_E2E=full runs every script anyway, GRT_VM_E2E=quick only those.
+# late and -p attach with the fallbacks of kernels before 6.6, the stack pointer its return
+# probes see, syscall and sched, the snoop views); GRT_VM_E2E=full runs every script anyway,
+# GRT_VM_E2E=quick only those.
 full="cuda_record cuda_launch_returns cuda_snoop_known cuda_snoop_threads cuda_snoop_late cuda_fd_limit
-	cuda_snoop_pid cuda_snoop_errors kernel_sources snoop_views record_cli"
-quick="cuda_snoop_known cuda_snoop_late cuda_snoop_pid cuda_fd_limit kernel_sources snoop_views"
+	cuda_snoop_pid cuda_snoop_errors cuda_nested kernel_sources snoop_views record_cli"
+quick="cuda_snoop_known cuda_snoop_late cuda_snoop_pid cuda_fd_limit cuda_nested kernel_sources
+	snoop_views"
 set_name=${GRT_VM_E2E:-$([ "${GRT_VM_ACCEL:-kvm}" = kvm ] && echo full || echo quick)}
 case $set_name in
 full) scripts=$full ;;

@@ -52,8 +52,8 @@ vm_userland() {
 	mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,proc,sys,dev,tmp,run,etc}
 	cp "$(command -v busybox)" "$root/bin/busybox"
 	# what the e2e scripts expect of a Debian system beyond busybox: bash, a forking /bin/sh
-	# (dash), setpriv that takes user names, a hostname file, the nobody user
-	for prog in bash sh setpriv; do
+	# (dash), setpriv that takes user names, setarch (ASLR off), a hostname file, the nobody user
+	for prog in bash sh setpriv setarch; do
 		f=$(readlink -f "$(command -v $prog)") || return 1
 		vm_copy_program "$root" "$f" || return 1
 		[ -e "$root/bin/$prog" ] || ln -s "$f" "$root/bin/$prog"
