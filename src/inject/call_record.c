@@ -94,6 +94,16 @@ _Static_assert(CUDA_CLASS_COUNT < 256, "classes fit a byte");
  * A call deeper still is counted lost.
  */
 #define CALL_NEST_MAX 3
+/*
+ * How much deeper on the stack a call's wrapper frame is than the open
+ * call's when it is made inside that call: past the rest of that wrapper's
+ * frame, the driver's and the callback's (192 bytes and more through the
+ * fake driver's -O0 code; a real driver's are larger). Two calls from one
+ * caller differ by the stack arguments only, 48 bytes for cuLaunchKernel's
+ * five: a call less deep than this comes after an open call the thread
+ * left without its return.
+ */
+#define CALL_NEST_MIN_BYTES 128
 
 /* A timestamp: the raw TSC where the recorder converts it, else CLOCK_MONOTONIC. */
 static inline uint64_t call_clock(void)
@@ -122,6 +132,7 @@ struct call_thread {
 	struct call_rec_launch *open_launch;
 	uint32_t open_len; /* the open record's length, a long record's as reserved */
 	uint32_t depth;	   /* recorded calls inside the driver now: more than 1 inside each other */
+	uintptr_t open_frame; /* the innermost open call's wrapper frame: a call inside it is deeper */
 	unsigned comm_generation; /* of comm; 0: not read yet */
 	bool thread_said;	  /* its ring holds a CALL_REC_THREAD with comm as it is now */
 	/* the rest: per claim, per name, and the sampled launch returns' countdown */
@@ -134,6 +145,7 @@ struct call_thread {
 	/* the records of the calls around the innermost, held open in the ring (call_ring_hold) */
 	struct held_call {
 		void *rec;
+		uintptr_t frame;
 		uint32_t len;
 	} held[CALL_NEST_MAX];
 };
@@ -278,7 +290,13 @@ void call_record_after_fork(void)
 	/* the forking thread's ring stays the parent's: the child's threads claim their own */
 	atomic_fetch_add(&rec_state.fork_generation, 1);
 	me.ring = NULL;
+	me.data = NULL;
 	me.tid = 0;
+	/* a call the parent was inside is not the child's to finish (call_record_exit) */
+	me.depth = 0;
+	me.prod.held = 0;
+	me.open_launch = NULL;
+	me.open_long = NULL;
 	rec_state.pid = (uint32_t)getpid();
 	rec_state.ppid = (uint32_t)getppid();
 	announce_process();
@@ -895,7 +913,7 @@ static inline bool thread_said(void)
  */
 static inline __attribute__((always_inline)) struct call_rec_launch *
 launch_enter(uint16_t api, enum cuda_probe_class cls, bool legacy32, const uint64_t *args,
-	     bool sampled, bool nested)
+	     void *frame, bool sampled, bool nested)
 {
 	struct call_rec_launch *l;
 
@@ -925,6 +943,7 @@ launch_enter(uint16_t api, enum cuda_probe_class cls, bool legacy32, const uint6
 	}
 	me.open_launch = l;
 	me.open_len = call_launch_len(l->arg_words);
+	me.open_frame = (uintptr_t)frame;
 	me.depth = nested ? me.depth + 1 : 1;
 	if (!nested)
 		atomic_store_explicit(&me.ring->pending, sizeof(*l), memory_order_release);
@@ -1049,10 +1068,63 @@ static __attribute__((noinline)) struct cuda_event *long_enter(uint16_t api,
 	}
 	me.open_long = ev;
 	me.open_len = len;
+	me.open_frame = (uintptr_t)frame;
 	me.depth = nested ? me.depth + 1 : 1;
 	if (!nested)
 		atomic_store_explicit(&me.ring->pending, len, memory_order_release);
 	return ev;
+}
+
+/* Pads over a stretch of the data area, in records no longer than a record's length field. */
+static void pad_over(uint32_t off, uint32_t len)
+{
+	while (len) {
+		uint32_t n = len > (CALL_REC_LEN_MASK & ~7u) + CALL_REC_HDR
+				 ? (CALL_REC_LEN_MASK & ~7u) + CALL_REC_HDR
+				 : len;
+		uint32_t *word = (uint32_t *)(me.data + off);
+
+		word[0] = (n - CALL_REC_HDR) | CALL_REC_PAD;
+		word[1] = 0;
+		off += n;
+		len -= n;
+	}
+}
+
+/*
+ * The thread left its open calls without their returns (a longjmp out of the
+ * driver, from a signal handler): they are counted lost, and whatever was
+ * written after the outermost held one (the ring's head stopped there) is
+ * padded over and let go, so that the thread's later calls reach the
+ * recorder again.
+ */
+static __attribute__((noinline, cold)) void abandon_open_calls(void)
+{
+	/* held: the outermost and every call after it; else the one open call */
+	uint32_t lost = me.prod.held ? 1 + atomic_load_explicit(&me.ring->unpublished,
+								memory_order_relaxed)
+				     : me.depth;
+
+	atomic_fetch_add_explicit(&me.ring->lost, lost, memory_order_relaxed);
+	if (me.prod.held) {
+		uint32_t size = rec_state.ring_bytes;
+		uint32_t from = (uint32_t)((uint8_t *)me.held[0].rec - CALL_REC_HDR - me.data);
+		uint32_t to = (uint32_t)(me.prod.head & (size - 1));
+
+		if (to > from) {
+			pad_over(from, to - from);
+		} else {
+			pad_over(from, size - from);
+			pad_over(0, to);
+		}
+		me.prod.held = 0;
+		atomic_store_explicit(&me.ring->head, me.prod.head, memory_order_release);
+	}
+	me.depth = 0;
+	me.open_launch = NULL;
+	me.open_long = NULL;
+	atomic_store_explicit(&me.ring->unpublished, 0, memory_order_relaxed);
+	atomic_store_explicit(&me.ring->pending, 0, memory_order_relaxed);
 }
 
 /*
@@ -1068,6 +1140,18 @@ static __attribute__((noinline, cold)) void *nested_enter(uint16_t api, enum cud
 							  void *frame, const void *real,
 							  bool sampled, bool short_launch)
 {
+	uintptr_t inner = me.depth > me.prod.held ? me.open_frame : me.held[me.prod.held - 1].frame;
+	uint32_t depth;
+	uint64_t head;
+	void *rec;
+
+	/* not deeper than the innermost open call: not inside it, which never returned */
+	if ((uintptr_t)frame + CALL_NEST_MIN_BYTES > inner) {
+		abandon_open_calls();
+		if (short_launch)
+			return launch_enter(api, cls, legacy32, args, frame, sampled, false);
+		return long_enter(api, cls, args, frame, real, sampled, false);
+	}
 	if (me.depth > me.prod.held) { /* the innermost open call is not held yet */
 		if (me.prod.held == CALL_NEST_MAX) {
 			atomic_fetch_add_explicit(&me.ring->lost, 1, memory_order_relaxed);
@@ -1075,13 +1159,19 @@ static __attribute__((noinline, cold)) void *nested_enter(uint16_t api, enum cud
 		}
 		me.held[me.prod.held] = (struct held_call){
 		    .rec = me.open_launch ? (void *)me.open_launch : (void *)me.open_long,
+		    .frame = me.open_frame,
 		    .len = me.open_len,
 		};
 		call_ring_hold(&me.prod, me.open_len);
 	}
-	if (short_launch)
-		return launch_enter(api, cls, legacy32, args, sampled, true);
-	return long_enter(api, cls, args, frame, real, sampled, true);
+	head = me.prod.head;
+	depth = me.depth;
+	rec = short_launch ? (void *)launch_enter(api, cls, legacy32, args, frame, sampled, true)
+			   : (void *)long_enter(api, cls, args, frame, real, sampled, true);
+	/* written (left open, or whole without its return): unread if recording stops first */
+	if (me.prod.head != head || me.depth != depth)
+		atomic_fetch_add_explicit(&me.ring->unpublished, 1, memory_order_relaxed);
+	return rec;
 }
 
 void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, const void *real)
@@ -1100,7 +1190,7 @@ void *call_record_enter_slow(uint16_t api, const uint64_t *args, void *frame, co
 		return nested_enter(api, cls, apis[api].legacy32, args, frame, real, sampled,
 				    apis[api].launch && !apis[api].stack);
 	if (apis[api].launch && !apis[api].stack)
-		return launch_enter(api, cls, apis[api].legacy32, args, sampled, false);
+		return launch_enter(api, cls, apis[api].legacy32, args, frame, sampled, false);
 	return long_enter(api, cls, args, frame, real, sampled, false);
 }
 
@@ -1122,7 +1212,7 @@ void *call_record_launch_slow(uint16_t api, const uint64_t *args, void *frame, c
 				    !rec_state.launch_stacks);
 	if (__builtin_expect(rec_state.launch_stacks, 0))
 		return long_enter(api, CUDA_CLASS_LAUNCH, args, frame, real, sampled, false);
-	return launch_enter(api, CUDA_CLASS_LAUNCH, false, args, sampled, false);
+	return launch_enter(api, CUDA_CLASS_LAUNCH, false, args, frame, sampled, false);
 }
 
 /* A long record's results, read at the return; the length it is committed with. */
@@ -1229,8 +1319,10 @@ static __attribute__((noinline, cold)) void nested_exit(void *open, CUresult r, 
 		call_ring_append(&me.prod, open, len);
 		return;
 	}
-	if (me.prod.held == 1)
+	if (me.prod.held == 1) {
 		atomic_store_explicit(&me.ring->pending, 0, memory_order_relaxed);
+		atomic_store_explicit(&me.ring->unpublished, 0, memory_order_relaxed);
+	}
 	call_ring_commit_held(me.ring, &me.prod, open, len, top->len);
 }
 
@@ -1238,6 +1330,11 @@ void call_record_exit(void *open, CUresult r, uint64_t now_ns)
 {
 	uint32_t len;
 
+	/* a record in the parent's ring, the call entered before a fork: not this thread's */
+	if (__builtin_expect((uint8_t *)open < me.data ||
+				 (uint8_t *)open >= me.data + rec_state.ring_bytes,
+			     0))
+		return;
 	if (__builtin_expect(me.prod.held != 0, 0)) {
 		nested_exit(open, r, now_ns);
 		return;

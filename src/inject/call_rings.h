@@ -119,7 +119,9 @@ struct call_ring {
 	 */
 	_Atomic uint64_t head;
 	_Atomic uint32_t pending; /* length of the call inside the driver now, 0 none */
-	uint8_t pad1[52];
+	/* calls written after the one `pending` covers, inside it: unread if recording stops now */
+	_Atomic uint32_t unpublished;
+	uint8_t pad1[48];
 	_Atomic uint64_t tail; /* consumer; own cache line */
 	uint8_t pad2[56];
 };

@@ -369,6 +369,9 @@ static void flush_pending(struct cuda_inproc *ip, uint32_t i)
 	/* the type, written when the record was reserved; its length word only at the return */
 	on_record(ip, ((const uint32_t *)at)[1], at + CALL_REC_HDR, len, true);
 	atomic_store(&r->pending, 0);
+	/* calls made inside it, written after it and never published: lost */
+	atomic_fetch_add(&r->lost, atomic_exchange(&r->unpublished, 0));
+	count_lost(ip, i, r);
 }
 
 static bool thread_alive(const struct call_ring *r)
@@ -544,7 +547,8 @@ static void note_losses(struct cuda_inproc *ip)
 
 	for (size_t i = 0; u64_map_iter(&ip->thread_lost, &i, &key, &lost);) {
 		snprintf(line, sizeof(line),
-			 "pid %u tid %u: %llu CUDA calls lost (its in-process ring was full)",
+			 "pid %u tid %u: %llu CUDA calls lost (its in-process ring was full, or they "
+			 "were left inside the driver)",
 			 (unsigned)(key >> 32), (unsigned)key, (unsigned long long)lost);
 		status_line(ip, (uint32_t)(key >> 32), -ENOSPC, line);
 	}

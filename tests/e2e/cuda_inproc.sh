@@ -55,6 +55,18 @@ $EXPECT known "$tmp/known_stacks-inject.json" "$(pid_of_launched "$tmp/known_sta
 	>"$tmp/known_stacks.expect" || { failed=1; cat "$tmp/known_stacks.expect"; }
 check "in-process launch stacks: the known answers hold" \
 	[ "$(grep -c '^ok' "$tmp/known_stacks.expect")" -gt 20 ]
+# a call left by siglongjmp from a signal raised inside the driver never returns: it is counted
+# lost, and the thread's later calls are recorded (they were held behind it, all lost)
+record inject longjmp -- "$WL/cuda_longjmp" 10
+check "a call left by longjmp: the 10 launches, the allocation and the free after it" python3 -c '
+import collections, json, sys
+c = collections.Counter(r["api"] for r in map(json.loads, open(sys.argv[1])) if "api" in r)
+want = {"cuModuleLoad": 1, "cuModuleGetFunction": 1, "cuLaunchKernel": 10, "cuMemAlloc_v2": 1,
+        "cuMemFree_v2": 1}
+assert dict(c) == want, dict(c)' "$tmp/longjmp-inject.json"
+check "... the call left counted lost, said for its thread" grep -q \
+	"tid [0-9]*: 1 CUDA calls lost (its in-process ring was full, or they were left inside the driver)" \
+	"$tmp/longjmp-inject.json"
 check "the in-process trace says how it recorded (cuda_config)" \
 	grep -q '"launch_probes":"in-process"' "$tmp/known-inject.json"
 check "... and which path recorded the process" \

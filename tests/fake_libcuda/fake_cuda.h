@@ -96,6 +96,8 @@ _Static_assert(sizeof(CUDA_MEMCPY3D) == 200, "CUDA_MEMCPY3D layout");
  * return: tests of calls cut off by the stop.
  */
 #define FAKE_STREAM_HANG ((CUstream)0xdead0)
+/* A stream whose synchronisations raise SIGUSR1 inside the driver (a handler may leave by longjmp). */
+#define FAKE_STREAM_RAISE ((CUstream)0xdead8)
 /* FAKE_CUDA_NESTED's calls inside calls: the event they record, the kernel they launch */
 #define FAKE_NESTED_EVENT 0xe5e70ul
 #define FAKE_NESTED_FUNCTION 0xe5e700ul

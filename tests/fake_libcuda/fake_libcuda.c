@@ -1,6 +1,7 @@
 /* A fake libcuda.so.1: every probed driver entry point, doing just enough to give known answers. */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -630,6 +631,8 @@ FAKE_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
 FAKE_API CUresult cuStreamSynchronize(CUstream stream)
 {
 	TOUCH();
+	if (stream == FAKE_STREAM_RAISE)
+		raise(SIGUSR1);
 	return wait_stream(stream);
 }
 FAKE_API CUresult cuStreamSynchronize_ptsz(CUstream stream)

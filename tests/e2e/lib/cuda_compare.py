@@ -39,6 +39,11 @@ def load(path):
 def frame(maps, pid, ip):
     for m in maps.get(pid, []):
         if m["start"] <= ip < m["end"]:
+            # a return address a pending uretprobe replaced with its trampoline: older kernels
+            # (6.1; not 6.12) show the trampoline in the uprobe path's stacks of a call inside
+            # a call, where the frame of the call around it is
+            if m["path"] == "[uprobes]":
+                return ("?", None)
             return (os.path.basename(m["path"]), ip - m["start"] + m["offset"])
     # no map read (the process exited first): the address alone means nothing across runs
     return ("?", None)
