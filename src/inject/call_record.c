@@ -1331,9 +1331,7 @@ void call_record_exit(void *open, CUresult r, uint64_t now_ns)
 	uint32_t len;
 
 	/* a record in the parent's ring, the call entered before a fork: not this thread's */
-	if (__builtin_expect((uint8_t *)open < me.data ||
-				 (uint8_t *)open >= me.data + rec_state.ring_bytes,
-			     0))
+	if (__builtin_expect((uintptr_t)open - (uintptr_t)me.data >= rec_state.ring_bytes, 0))
 		return;
 	if (__builtin_expect(me.prod.held != 0, 0)) {
 		nested_exit(open, r, now_ns);
