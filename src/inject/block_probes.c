@@ -19,12 +19,13 @@
  * back, topped up below three quarters): a launch that finds none free
  * hands cuEventCreate to the worker thread and waits for it (the cost line's
  * "driver calls handed to the worker"), a thread's wake-up and back: 30-50
- * us on the H100 machines. 64 events are 4,096 launches of a stream, what a
- * vector add launches in 25 ms; with 32, topped up below half, a collection
- * reading back for that long left 15-27 launches of 10,000 waiting there
- * (bench/RESULTS.md, run 71).
+ * us on the H100 machines. 128 events are 8,192 launches of a stream, what a
+ * vector add launches in 45 ms. With 32, topped up below half at the ticks
+ * only, a collection reading back for milliseconds left 15-27 launches of
+ * 10,000 waiting there (bench/RESULTS.md, run 71); with 64, topped up below
+ * 48 between read-back batches too, 0 and 5 (runs 72, 74).
  */
-#define EVENT_RESERVE 64
+#define EVENT_RESERVE 128
 #define POOL_WAIT_NS 1000000000ULL
 #define PENDING_CHUNK 256
 

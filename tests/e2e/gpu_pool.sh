@@ -108,11 +108,11 @@ record costline cuda,gpu -- "$FIX/app" 400
 n=$(json costline "status('cost:')[0]")
 [[ "$n" =~ \ lock\ wait\ [0-9]+,\ ([0-9]+)\ first-use\ launches\ apart\; ]] &&
 	[ "${BASH_REMATCH[1]}" -le 2 ] && ok cost_line_first_use || fail cost_line_first_use "got $n"
-# the completion events are made ahead (64 when the context opens, topped up by the collection
-# thread): none of 5,000 launches (78 events, one per 64; the GPU held behind, so none comes back
-# for reuse) hands cuEventCreate to the worker thread and waits for it (every event was made so
-# before, a thread's wake-up and back each; without the top-up, 14 are)
-record ahead gpu FAKE_GPU_BEHIND=1 FAKE_LAUNCH_US=20 -- "$FIX/app" 5000
+# the completion events are made ahead (128 when the context opens, topped up by the collection
+# thread): none of 10,000 launches (157 events, one per 64; the GPU held behind, so none comes
+# back for reuse) hands cuEventCreate to the worker thread and waits for it (every event was made
+# so before, a thread's wake-up and back each; without the top-up, 28 are)
+record ahead gpu FAKE_GPU_BEHIND=1 FAKE_LAUNCH_US=20 -- "$FIX/app" 10000
 n=$(json ahead "status('cost:')[0]")
 [[ "$n" == *"; 0 driver calls handed to the worker, "* ]] && ok events_made_ahead ||
 	fail events_made_ahead "got $n"
