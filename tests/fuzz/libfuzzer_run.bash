@@ -1,5 +1,5 @@
 # Shared by the tests/fuzz/run_*.sh scripts (sourced): one bounded libFuzzer run and its ok/FAIL
-# line. libfuzzer_run NAME FUZZER SECONDS BUILD_DIR DIRS... -- EXTRA_FLAGS...: runs FUZZER over
+# line, and the replay of the inputs that once failed. libfuzzer_run NAME FUZZER SECONDS BUILD_DIR DIRS... -- EXTRA_FLAGS...: runs FUZZER over
 # the corpus directories with the sanitizers' stack traces, the log in BUILD_DIR/fuzz/NAME.log.
 libfuzzer_run() {
 	local name=$1 fuzzer=$2 seconds=$3 build=$4 dirs=() extra=() log rc runs
@@ -21,4 +21,17 @@ libfuzzer_run() {
 	grep -m1 -o 'Test unit written to .*' "$log" | sed 's/^/  /'
 	grep -m1 -A 25 -E 'ERROR: |fuzz assertion failed|runtime error' "$log" | sed 's/^/  /'
 	return 1
+}
+
+# libfuzzer_replay NAME FUZZER DIR: runs FUZZER once on each input committed in DIR (inputs that
+# once failed), if there are any; prints a FAIL line and returns 1 when one fails again.
+libfuzzer_replay() {
+	local name=$1 fuzzer=$2 dir=$3 log
+	compgen -G "$dir/*" >/dev/null || return 0
+	log=$(dirname "$fuzzer")/regressions.log
+	if ! "$fuzzer" -rss_limit_mb=2048 "$dir"/* >"$log" 2>&1; then
+		tail -20 "$log"
+		echo "FAIL - $name (a committed regression input fails again)"
+		return 1
+	fi
 }

@@ -37,17 +37,6 @@ PY
 	touch "$out/corpus/.seeded"
 fi
 # Inputs that once failed are re-run first, every time.
-if compgen -G "tests/fuzz/regressions/call_rings/*" >/dev/null &&
-	! "$bin" -rss_limit_mb=2048 tests/fuzz/regressions/call_rings/* >"$out/regressions.log" 2>&1; then
-	tail -20 "$out/regressions.log"
-	echo "FAIL - fuzz_call_rings (a committed regression input fails again)"
-	exit 1
-fi
-if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
-	-artifact_prefix="$out/" "$out/corpus" >"$out/fuzz.log" 2>&1; then
-	echo "ok - fuzz_call_rings ($(grep -o 'Done [0-9]* runs' "$out/fuzz.log" | head -1) in ${seconds}s)"
-else
-	tail -40 "$out/fuzz.log"
-	echo "FAIL - fuzz_call_rings (artifacts in $out)"
-	exit 1
-fi
+. tests/fuzz/libfuzzer_run.bash
+libfuzzer_replay fuzz_call_rings "$bin" tests/fuzz/regressions/call_rings || exit 1
+libfuzzer_run fuzz_call_rings "$bin" "$seconds" "$build" "$out/corpus" -- -max_len=8192

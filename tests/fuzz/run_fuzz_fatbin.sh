@@ -32,16 +32,6 @@ if [ -n "$nvcc" ] && [ ! -f "$out/corpus/seed_zstd" ]; then
 	touch "$out/corpus/seed_zstd"
 fi
 # Inputs that once failed are re-run first, every time.
-if ! "$bin" -rss_limit_mb=2048 tests/fuzz/regressions/fatbin/* >"$out/regressions.log" 2>&1; then
-	tail -20 "$out/regressions.log"
-	echo "FAIL - fuzz_fatbin (a committed regression input fails again)"
-	exit 1
-fi
-if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-	-artifact_prefix="$out/" "$out/corpus" >"$out/fuzz.log" 2>&1; then
-	echo "ok - fuzz_fatbin ($(grep -o 'Done [0-9]* runs' "$out/fuzz.log" | head -1) in ${seconds}s)"
-else
-	tail -40 "$out/fuzz.log"
-	echo "FAIL - fuzz_fatbin (artifacts in $out)"
-	exit 1
-fi
+. tests/fuzz/libfuzzer_run.bash
+libfuzzer_replay fuzz_fatbin "$bin" tests/fuzz/regressions/fatbin || exit 1
+libfuzzer_run fuzz_fatbin "$bin" "$seconds" "$build" "$out/corpus" -- -max_len=65536

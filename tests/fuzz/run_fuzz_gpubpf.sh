@@ -37,16 +37,6 @@ if [ ! -f "$out/corpus/.seeded" ]; then
 	touch "$out/corpus/.seeded"
 fi
 # Inputs that once failed are re-run first, every time.
-if ! "$bin" -rss_limit_mb=2048 tests/fuzz/regressions/gpubpf/* >"$out/regressions.log" 2>&1; then
-	tail -20 "$out/regressions.log"
-	echo "FAIL - fuzz_gpubpf (a committed regression input fails again)"
-	exit 1
-fi
-if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
-	-artifact_prefix="$out/" "$out/corpus" >"$out/fuzz.log" 2>&1; then
-	echo "ok - fuzz_gpubpf ($(grep -o 'Done [0-9]* runs' "$out/fuzz.log" | head -1) in ${seconds}s)"
-else
-	tail -40 "$out/fuzz.log"
-	echo "FAIL - fuzz_gpubpf (artifacts in $out)"
-	exit 1
-fi
+. tests/fuzz/libfuzzer_run.bash
+libfuzzer_replay fuzz_gpubpf "$bin" tests/fuzz/regressions/gpubpf || exit 1
+libfuzzer_run fuzz_gpubpf "$bin" "$seconds" "$build" "$out/corpus" -- -max_len=65536
