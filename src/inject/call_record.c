@@ -875,6 +875,32 @@ static inline bool may_start_over(void)
 	return me.last_entry - me.lap_start >= START_OVER_AFTER;
 }
 
+/* A record whole at once: to the consumer now, or after the held records of the calls around it. */
+static inline __attribute__((always_inline)) void commit_whole(void *rec, uint32_t len,
+							       bool after_held)
+{
+	if (after_held)
+		call_ring_append(&me.prod, rec, len);
+	else
+		call_ring_commit(me.ring, &me.prod, rec, len);
+}
+
+/*
+ * A call left open in the driver: what its return, a call inside it
+ * (nested_enter()) and a stop meanwhile need. len: its record's length;
+ * reserved: what the recorder reads if recording stops first (`pending`,
+ * which belongs to the outermost open call).
+ */
+static inline __attribute__((always_inline)) void open_call(uint32_t len, uint32_t reserved,
+							    void *frame, bool nested)
+{
+	me.open_len = len;
+	me.open_frame = (uintptr_t)frame;
+	me.depth = nested ? me.depth + 1 : 1;
+	if (!nested)
+		atomic_store_explicit(&me.ring->pending, reserved, memory_order_release);
+}
+
 /*
  * Who the thread is, in its ring before its first short launch record and
  * again after its name may have changed (call_launch.h). false when the ring
@@ -892,10 +918,7 @@ static __attribute__((noinline, cold)) bool say_thread(void)
 	note_lap(t);
 	*t = (struct call_rec_thread){.pid = rec_state.pid, .tid = me.tid, .ppid = rec_state.ppid};
 	memcpy(t->comm, me.comm, CUDA_COMM_LEN);
-	if (me.prod.held) /* said inside a call: after its record */
-		call_ring_append(&me.prod, t, sizeof(*t));
-	else
-		call_ring_commit(me.ring, &me.prod, t, sizeof(*t));
+	commit_whole(t, sizeof(*t), me.prod.held != 0); /* said inside a call: after its record */
 	me.thread_said = true;
 	return true;
 }
@@ -935,18 +958,11 @@ launch_enter(uint16_t api, enum cuda_probe_class cls, bool legacy32, const uint6
 	l->entry_ns = me.last_entry = call_clock();
 	if (!sampled) {
 		l->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
-		if (nested)
-			call_ring_append(&me.prod, l, call_launch_len(l->arg_words));
-		else
-			call_ring_commit(me.ring, &me.prod, l, call_launch_len(l->arg_words));
+		commit_whole(l, call_launch_len(l->arg_words), nested);
 		return NULL;
 	}
 	me.open_launch = l;
-	me.open_len = call_launch_len(l->arg_words);
-	me.open_frame = (uintptr_t)frame;
-	me.depth = nested ? me.depth + 1 : 1;
-	if (!nested)
-		atomic_store_explicit(&me.ring->pending, sizeof(*l), memory_order_release);
+	open_call(call_launch_len(l->arg_words), sizeof(*l), frame, nested);
 	return l;
 }
 
@@ -1059,36 +1075,12 @@ static __attribute__((noinline)) struct cuda_event *long_enter(uint16_t api,
 	ev->entry_ns = me.last_entry = call_clock();
 	if (!sampled) {
 		ev->flags |= CUDA_EVENT_RETURN_UNSAMPLED;
-		len = (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t));
-		if (nested)
-			call_ring_append(&me.prod, ev, len);
-		else
-			call_ring_commit(me.ring, &me.prod, ev, len);
+		commit_whole(ev, (uint32_t)(sizeof(*ev) + depth * sizeof(uint64_t)), nested);
 		return NULL;
 	}
 	me.open_long = ev;
-	me.open_len = len;
-	me.open_frame = (uintptr_t)frame;
-	me.depth = nested ? me.depth + 1 : 1;
-	if (!nested)
-		atomic_store_explicit(&me.ring->pending, len, memory_order_release);
+	open_call(len, len, frame, nested);
 	return ev;
-}
-
-/* Pads over a stretch of the data area, in records no longer than a record's length field. */
-static void pad_over(uint32_t off, uint32_t len)
-{
-	while (len) {
-		uint32_t n = len > (CALL_REC_LEN_MASK & ~7u) + CALL_REC_HDR
-				 ? (CALL_REC_LEN_MASK & ~7u) + CALL_REC_HDR
-				 : len;
-		uint32_t *word = (uint32_t *)(me.data + off);
-
-		word[0] = (n - CALL_REC_HDR) | CALL_REC_PAD;
-		word[1] = 0;
-		off += n;
-		len -= n;
-	}
 }
 
 /*
@@ -1112,10 +1104,10 @@ static __attribute__((noinline, cold)) void abandon_open_calls(void)
 		uint32_t to = (uint32_t)(me.prod.head & (size - 1));
 
 		if (to > from) {
-			pad_over(from, to - from);
+			call_ring_pad(me.data + from, to - from);
 		} else {
-			pad_over(from, size - from);
-			pad_over(0, to);
+			call_ring_pad(me.data + from, size - from);
+			call_ring_pad(me.data, to);
 		}
 		me.prod.held = 0;
 		atomic_store_explicit(&me.ring->head, me.prod.head, memory_order_release);

@@ -204,6 +204,24 @@ struct call_ring_producer {
 };
 
 /*
+ * Producer: pad records over bytes (a multiple of 8) of the data area at
+ * `at`, each no longer than a record's length field can say.
+ */
+static inline void call_ring_pad(uint8_t *at, uint32_t bytes)
+{
+	const uint32_t most = (CALL_REC_LEN_MASK & ~7u) + CALL_REC_HDR;
+
+	while (bytes) {
+		uint32_t n = bytes > most ? most : bytes, *word = (uint32_t *)at;
+
+		word[0] = (n - CALL_REC_HDR) | CALL_REC_PAD;
+		word[1] = 0;
+		at += n;
+		bytes -= n;
+	}
+}
+
+/*
  * Producer: room for a payload of up to len bytes at head, a pad record
  * written first where the data area wraps, or where the thread may start
  * over (may_start_over) and the consumer has caught up. NULL (counted lost)
@@ -226,9 +244,7 @@ static inline void *call_ring_reserve(struct call_ring *r, struct call_ring_prod
 		return NULL;
 	}
 	if (pad) {
-		word = (uint32_t *)(data + off);
-		word[0] = (pad - CALL_REC_HDR) | CALL_REC_PAD;
-		word[1] = 0;
+		call_ring_pad(data + off, pad);
 		/* published with the record itself: the consumer stops at head */
 		p->head = head + pad;
 		if (!p->held)
@@ -240,25 +256,22 @@ static inline void *call_ring_reserve(struct call_ring *r, struct call_ring_prod
 	return word + 2;
 }
 
-/* Producer: the reserved record, len bytes long, goes to the consumer; nothing is held. */
-static inline void call_ring_commit(struct call_ring *r, struct call_ring_producer *p,
-				    void *payload, uint32_t len)
-{
-	uint32_t *word = (uint32_t *)payload - 2;
-
-	word[0] = len;
-	p->head += CALL_REC_HDR + call_rec_round8(len);
-	atomic_store_explicit(&r->head, p->head, memory_order_release);
-}
-
 /*
- * Producer: call_ring_commit() of a record written after held ones
+ * Producer: the reserved record, len bytes long, written after held ones
  * (call_ring_hold): it goes to the consumer with the outermost of them.
  */
 static inline void call_ring_append(struct call_ring_producer *p, void *payload, uint32_t len)
 {
 	((uint32_t *)payload)[-2] = len;
 	p->head += CALL_REC_HDR + call_rec_round8(len);
+}
+
+/* Producer: the reserved record, len bytes long, goes to the consumer; nothing is held. */
+static inline void call_ring_commit(struct call_ring *r, struct call_ring_producer *p,
+				    void *payload, uint32_t len)
+{
+	call_ring_append(p, payload, len);
+	atomic_store_explicit(&r->head, p->head, memory_order_release);
 }
 
 /*
@@ -276,8 +289,8 @@ static inline void call_ring_hold(struct call_ring_producer *p, uint32_t len)
 
 /*
  * Producer: the innermost held record (held_len bytes taken), len <=
- * held_len bytes long now; a pad record fills what it did not use. When it was the last
- * held, everything after it goes to the consumer with it.
+ * held_len bytes long now; a pad record fills what it did not use. When it
+ * was the last held, everything after it goes to the consumer with it.
  */
 static inline void call_ring_commit_held(struct call_ring *r, struct call_ring_producer *p,
 					 void *payload, uint32_t len, uint32_t held_len)
@@ -286,12 +299,8 @@ static inline void call_ring_commit_held(struct call_ring *r, struct call_ring_p
 	uint32_t used = CALL_REC_HDR + call_rec_round8(len),
 		 taken = CALL_REC_HDR + call_rec_round8(held_len);
 
-	if (used < taken) {
-		uint32_t *pad = (uint32_t *)((uint8_t *)word + used);
-
-		pad[0] = (taken - used - CALL_REC_HDR) | CALL_REC_PAD;
-		pad[1] = 0;
-	}
+	if (used < taken)
+		call_ring_pad((uint8_t *)word + used, taken - used);
 	word[0] = len;
 	if (--p->held == 0)
 		atomic_store_explicit(&r->head, p->head, memory_order_release);

@@ -1,6 +1,7 @@
 # Shared by the tests/fuzz/run_*.sh scripts (sourced): one bounded libFuzzer run and its ok/FAIL
-# line, and the replay of the inputs that once failed. libfuzzer_run NAME FUZZER SECONDS BUILD_DIR DIRS... -- EXTRA_FLAGS...: runs FUZZER over
-# the corpus directories with the sanitizers' stack traces, the log in BUILD_DIR/fuzz/NAME.log.
+# line, and the replay of the inputs that once failed. libfuzzer_run NAME FUZZER SECONDS BUILD_DIR
+# DIRS... -- EXTRA_FLAGS...: runs FUZZER over the corpus directories with the sanitizers' stack
+# traces, the log in BUILD_DIR/fuzz/NAME.log.
 libfuzzer_run() {
 	local name=$1 fuzzer=$2 seconds=$3 build=$4 dirs=() extra=() log rc runs
 	shift 4
