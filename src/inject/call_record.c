@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -16,6 +17,7 @@
 #include "inject/call_rings.h"
 #include "inject/inject.h"
 #include "inject/interpose.h"
+#include "inject/ring_pages.h"
 #include "common/tsc_counter.h"
 #include "sources/cuda.h"
 #include "sources/cuda_api.h"
@@ -139,7 +141,8 @@ struct call_thread {
 	_Alignas(64) uint32_t tid;
 	unsigned ring_generation;
 	uint32_t launches_to_skip; /* --launch-returns countdown */
-	bool no_ring;		   /* every ring was taken: count, do not retry each call */
+	/* why the thread has no ring (enum ringless): its calls are counted, no claim retried */
+	uint8_t ringless;
 	char comm[CUDA_COMM_LEN];
 	struct cuda_event *open_long; /* the long record open now, if the innermost is one */
 	/* the records of the calls around the innermost, held open in the ring (call_ring_hold) */
@@ -152,7 +155,16 @@ struct call_thread {
 
 _Static_assert(offsetof(struct call_thread, tid) == 128, "a launch's thread state fits two lines");
 
+enum ringless {
+	RINGLESS_NOT = 0,
+	RINGLESS_ALL_TAKEN, /* every ring was taken */
+	RINGLESS_NO_ROOM,   /* no room in /dev/shm for the ring's pages (ring_pages.c) */
+};
+
 static __thread struct call_thread me __attribute__((tls_model("initial-exec")));
+
+/* The rings file, where a claimed ring's pages get their memory on kernels before 5.14. */
+static char rings_path[PATH_MAX];
 
 /* ---- the process ---- */
 
@@ -244,7 +256,7 @@ void call_record_load(void)
 	void *map;
 	int fd;
 
-	if (!path || !*path)
+	if (!path || !*path || strlen(path) >= sizeof(rings_path))
 		return;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -263,6 +275,8 @@ void call_record_load(void)
 	}
 	rec_state.rings = map;
 	rec_state.ring_bytes = rec_state.rings->ring_bytes;
+	strcpy(rings_path, path);
+	ring_pages_load();
 	atomic_store(&rec_state.comm_generation, 1);
 	rec_state.map_len = (uint64_t)sb.st_size;
 	rec_state.pid = (uint32_t)getpid();
@@ -327,13 +341,17 @@ static void read_stack_bounds(void)
 	pthread_attr_destroy(&attr);
 }
 
-/* A free ring for this thread, or false (every ring taken: its calls are counted lost). */
+/*
+ * A free ring for this thread, or false (every ring taken, or no room for
+ * one in /dev/shm: its calls are counted lost).
+ */
 static __attribute__((noinline, cold)) bool claim_ring(void)
 {
 	struct call_rings_head *h = rec_state.rings;
 	unsigned gen = atomic_load(&rec_state.fork_generation);
+	uint8_t *data;
 
-	if (me.no_ring && me.ring_generation == gen)
+	if (me.ringless && me.ring_generation == gen)
 		return false;
 	me.tid = inject_tid();
 	me.ring_generation = gen;
@@ -346,15 +364,27 @@ static __attribute__((noinline, cold)) bool claim_ring(void)
 			continue;
 		r->pid = rec_state.pid;
 		r->tid = me.tid;
+		data = call_rings_data(h, h->nrings, h->ring_bytes, i);
+		/* every page now, or none of this thread's calls (ring_pages.c) */
+		if (!ring_pages_take(data, h->ring_bytes, rings_path, (uint64_t)(data - (uint8_t *)h),
+				     atomic_load_explicit(&r->pages_ready, memory_order_relaxed))) {
+			r->pid = 0;
+			r->tid = 0;
+			atomic_store_explicit(&r->state, CALL_RING_FREE, memory_order_release);
+			atomic_fetch_add_explicit(&h->roomless, 1, memory_order_relaxed);
+			me.ringless = RINGLESS_NO_ROOM;
+			return false;
+		}
+		atomic_store_explicit(&r->pages_ready, 1, memory_order_relaxed);
 		atomic_store_explicit(&r->clock,
 				      rec_state.raw_tsc ? CALL_CLOCK_TSC : CALL_CLOCK_MONOTONIC,
 				      memory_order_relaxed);
 		me.ring = r;
-		me.data = call_rings_data(h, h->nrings, h->ring_bytes, i);
+		me.data = data;
 		me.prod = (struct call_ring_producer){0};
 		me.open_launch = NULL;
 		me.depth = 0;
-		me.no_ring = false;
+		me.ringless = RINGLESS_NOT;
 		me.thread_said = false;
 		me.lap_start = me.last_entry = call_clock();
 		read_stack_bounds();
@@ -362,7 +392,7 @@ static __attribute__((noinline, cold)) bool claim_ring(void)
 			pthread_setspecific(rec_state.exit_key, &me);
 		return true;
 	}
-	me.no_ring = true;
+	me.ringless = RINGLESS_ALL_TAKEN;
 	return false;
 }
 
@@ -376,7 +406,9 @@ static inline bool thread_ready(void)
 {
 	if (__builtin_expect(me.ring != NULL, 1) || claim_ring())
 		return true;
-	atomic_fetch_add_explicit(&rec_state.rings->unringed, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(me.ringless == RINGLESS_NO_ROOM ? &rec_state.rings->roomless_calls
+								  : &rec_state.rings->unringed,
+				  1, memory_order_relaxed);
 	return false;
 }
 

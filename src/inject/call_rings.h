@@ -41,7 +41,7 @@
  */
 
 #define CALL_RINGS_MAGIC 0x47524352u /* "RCRG" */
-#define CALL_RINGS_VERSION 4u
+#define CALL_RINGS_VERSION 5u
 #define CALL_RINGS_HEAD_BYTES 4096u
 #define CALL_REC_HDR 8u
 #define CALL_REC_PAD 0x80000000u
@@ -99,6 +99,9 @@ struct call_rings_head {
 	struct call_rings_config cfg;
 	_Atomic uint64_t unringed; /* calls lost: every ring was taken */
 	_Atomic uint32_t processes; /* processes that opened the file */
+	/* threads that found no room in /dev/shm for their ring's pages, and the calls they lost */
+	_Atomic uint32_t roomless;
+	_Atomic uint64_t roomless_calls;
 };
 
 _Static_assert(sizeof(struct call_rings_head) <= CALL_RINGS_HEAD_BYTES, "head fits its page");
@@ -110,7 +113,9 @@ struct call_ring {
 	/* enum call_ring_clock, set by the thread when it claims the ring, before its first record */
 	_Atomic uint32_t clock;
 	_Atomic uint64_t lost; /* calls that did not fit (producer) */
-	uint8_t pad0[40];
+	/* 1 once a thread gave the data area its memory: the next owner takes no more room */
+	_Atomic uint32_t pages_ready;
+	uint8_t pad0[36];
 	/*
 	 * The producer's cache line, written at every call; the consumer reads
 	 * it once a drain round. Nothing the consumer reads per record may share

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "common/clock.h"
+#include "common/log.h"
 #include "common/tsc_timeline.h"
 #include "common/u64_map.h"
 #include "inject/call_launch.h"
@@ -61,6 +62,8 @@ struct cuda_inproc {
 	struct ring_thread *threads;
 	uint32_t ring;	     /* the ring being read */
 	uint64_t unringed_seen;
+	uint32_t roomless_seen;	      /* threads that found no room for a ring, as last read */
+	uint64_t roomless_calls_seen; /* and the calls they lost, counted as dropped */
 	int timer_fd;
 	uint64_t next_reap_ns;
 	struct u64_map procs;	    /* pids seen recording here */
@@ -95,7 +98,14 @@ static int create_rings(struct cuda_inproc *ip, const struct call_rings_config *
 	ip->nrings = env_u32("GRTRACE_CUDA_RINGS", DEFAULT_RINGS, 1, 4096);
 	ip->ring_bytes = bytes;
 	ip->map_len = call_rings_size(ip->nrings, ip->ring_bytes);
-	err = inject_shm_create("calls", ip->map_len, ip->path, sizeof(ip->path), &map);
+	/*
+	 * The headers are given their memory here; each ring's data area is
+	 * given its own by the thread that claims it (inject/ring_pages.c), so
+	 * that 64 idle rings take no room in /dev/shm.
+	 */
+	err = inject_shm_create("calls", ip->map_len,
+				ip->map_len - (uint64_t)ip->nrings * ip->ring_bytes, ip->path,
+				sizeof(ip->path), &map);
 	if (err)
 		return err;
 	ip->head = map;
@@ -394,6 +404,27 @@ static void reap_rings(struct cuda_inproc *ip)
 	}
 }
 
+/*
+ * Threads whose ring found no room in /dev/shm (inject/ring_pages.c): their
+ * calls are counted lost, and the terminal told when the first of them
+ * appear; the trace says so at the stop (note_losses).
+ */
+static void count_roomless(struct cuda_inproc *ip)
+{
+	uint32_t threads = atomic_load_explicit(&ip->head->roomless, memory_order_relaxed);
+	uint64_t calls = atomic_load_explicit(&ip->head->roomless_calls, memory_order_relaxed);
+
+	if (calls > ip->roomless_calls_seen) {
+		grt_session_count_drop(ip->session, GRT_SRC_CUDA, calls - ip->roomless_calls_seen);
+		ip->roomless_calls_seen = calls;
+	}
+	if (threads != ip->roomless_seen)
+		grt_notice("cuda: %u thread(s) record nothing: /dev/shm has no room for a %u KiB "
+			   "ring each (GRTRACE_CUDA_RING_KB, or a larger /dev/shm)",
+			   threads, ip->ring_bytes >> 10);
+	ip->roomless_seen = threads;
+}
+
 static void drain_all(struct cuda_inproc *ip)
 {
 	uint64_t unringed = atomic_load(&ip->head->unringed), now;
@@ -437,6 +468,7 @@ static void drain_all(struct cuda_inproc *ip)
 		grt_session_count_drop(ip->session, GRT_SRC_CUDA, unringed - ip->unringed_seen);
 		ip->unringed_seen = unringed;
 	}
+	count_roomless(ip);
 	now = grt_monotonic_ns();
 	if (now >= ip->next_reap_ns) {
 		reap_rings(ip);
@@ -556,6 +588,14 @@ static void note_losses(struct cuda_inproc *ip)
 		snprintf(line, sizeof(line),
 			 "%llu CUDA calls lost: more threads than rings (GRTRACE_CUDA_RINGS=%u)",
 			 (unsigned long long)ip->unringed_seen, ip->nrings);
+		status_line(ip, 0, -ENOSPC, line);
+	}
+	if (ip->roomless_seen) {
+		snprintf(line, sizeof(line),
+			 "%llu CUDA calls lost: /dev/shm had no room for the rings of %u thread(s), "
+			 "%u KiB each (GRTRACE_CUDA_RING_KB, or a larger /dev/shm)",
+			 (unsigned long long)ip->roomless_calls_seen, ip->roomless_seen,
+			 ip->ring_bytes >> 10);
 		status_line(ip, 0, -ENOSPC, line);
 	}
 	if (ip->malformed) {

@@ -1,5 +1,6 @@
 /* The `gpu` source: preloads libgrtrace-inject.so into the command and records its ring. */
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -60,35 +61,72 @@ static int gpu_probe(char *why, size_t why_len)
 	return 0;
 }
 
-static uint64_t ring_bytes(void)
+/* GRTRACE_GPU_RING_MB rounded up to a power of two, or 0 when it is not set (or not 1..4096). */
+static uint64_t ring_bytes_asked(void)
 {
 	const char *env = getenv("GRTRACE_GPU_RING_MB");
-	long mb = env ? strtol(env, NULL, 10) : DEFAULT_RING_MB;
+	long mb = env ? strtol(env, NULL, 10) : 0;
 	uint64_t bytes = 1ULL << 20;
 
 	if (mb < 1 || mb > 4096)
-		mb = DEFAULT_RING_MB;
+		return 0;
 	while (bytes < (uint64_t)mb << 20)
 		bytes <<= 1;
+	return bytes;
+}
+
+/*
+ * The ring's data bytes: what the user asked for, else the default, halved
+ * (to 1 MiB at the least) until the whole file takes at most half the room
+ * left in /dev/shm. Every page of the ring is written sooner or later, so its
+ * memory is taken when it is made (inject_shm_create); a container's
+ * /dev/shm is often 64 MiB, and the traced program may need its own share.
+ */
+static uint64_t ring_bytes(size_t config_len, uint64_t room)
+{
+	uint64_t asked = ring_bytes_asked(), bytes = asked ? asked : (uint64_t)DEFAULT_RING_MB << 20;
+
+	while (!asked && bytes > 1ULL << 20 && room != UINT64_MAX &&
+	       shm_ring_map_size(bytes) + config_len > room / 2)
+		bytes >>= 1;
 	return bytes;
 }
 
 /* The ring file; config (config_len bytes, may be NULL) goes after the data area for the library. */
 static int create_ring(struct gpu_source *g, const void *config, size_t config_len)
 {
-	uint64_t data = ring_bytes();
+	uint64_t room = inject_shm_room("/dev/shm"), data = ring_bytes(config_len, room);
 	void *map;
 	int err;
 
 	g->map_len = shm_ring_map_size(data) + config_len;
-	err = inject_shm_create("gpu", g->map_len, g->shm_path, sizeof(g->shm_path), &map);
+	err = inject_shm_create("gpu", g->map_len, g->map_len, g->shm_path, sizeof(g->shm_path),
+				&map);
+	if (err == -ENOSPC)
+		return grt_session_fail(
+		    g->session, err,
+		    "source gpu: /dev/shm has no room for its %" PRIu64 " MiB ring (%.1f MiB "
+		    "free): set GRTRACE_GPU_RING_MB lower, or give /dev/shm more room",
+		    data >> 20, room == UINT64_MAX ? 0.0 : (double)room / (1 << 20));
 	if (err)
-		return err;
+		return grt_session_fail(g->session, err,
+					"source gpu: cannot create its ring in /dev/shm: %s",
+					strerror(-err));
 	g->ring = map;
 	err = shm_ring_init(g->ring, data);
 	if (!err && config_len) {
 		memcpy((uint8_t *)map + shm_ring_map_size(data), config, config_len);
 		g->ring->config_len = config_len;
+	}
+	if (!err && data < (uint64_t)DEFAULT_RING_MB << 20 && !ring_bytes_asked()) {
+		char line[160];
+
+		snprintf(line, sizeof(line),
+			 "gpu: a %" PRIu64 " MiB ring, not %d: /dev/shm had %.1f MiB free "
+			 "(GRTRACE_GPU_RING_MB sets it)",
+			 data >> 20, DEFAULT_RING_MB, (double)room / (1 << 20));
+		grt_notice("%s", line);
+		grt_session_status(g->session, GRT_SRC_GPU, (uint32_t)getpid(), 0, line);
 	}
 	return err;
 }
@@ -156,8 +194,6 @@ static int gpu_attach(struct grt_session *s, void **ctx)
 	err = create_ring(g, blob, blob_len);
 	free(blob);
 	if (err) {
-		grt_session_fail(s, err, "source gpu: cannot create its ring in /dev/shm: %s",
-				 strerror(-err));
 		gpu_detach(g);
 		return err;
 	}

@@ -18,10 +18,18 @@ int inject_preload(struct grt_session *s, const char *lib);
 
 /*
  * A new shared file /dev/shm/grtrace-KIND-PID-XXXXXX of len bytes, mapped:
- * its name in path, its mapping in *map. 0 or -errno (path[0] is 0 when no
- * file was made; otherwise the caller unlinks it).
+ * its name in path, its mapping in *map. Its first `reserve` bytes are
+ * given their memory now: a page of a full /dev/shm (a container's is often
+ * 64 MiB) has none the first time it is written, and whoever writes it, the
+ * traced program included, is killed by SIGBUS. 0 or -errno, -ENOSPC where
+ * there is no room (path[0] is 0 when no file was made; otherwise the caller
+ * unlinks it).
  */
-int inject_shm_create(const char *kind, uint64_t len, char *path, size_t path_len, void **map);
+int inject_shm_create(const char *kind, uint64_t len, uint64_t reserve, char *path,
+		      size_t path_len, void **map);
+
+/* Bytes free for an unprivileged writer on the file system of path, or UINT64_MAX when unknown. */
+uint64_t inject_shm_room(const char *path);
 
 /* K=V in the launched command's environment. 0 or -errno. */
 int inject_add_env(struct grt_session *s, const char *key, const char *value);
