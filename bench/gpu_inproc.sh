@@ -25,7 +25,9 @@
 #   TORCH_MODES the traced modes of part 2 (default "cuda cudagpu"; also "uprobe", -s cuda
 #   through libcuda's uprobes, and "library", the library preloaded without a recording),
 #   VADD_EXTRA more vector-add modes, NAME|SOURCES|VAR=VALUE VAR=VALUE, ';' between modes (e.g.
-#   "gpu3g|gpu|GRTRACE_GPU_POOL_MB=3072;gpu3gexit|gpu|GRTRACE_GPU_POOL_MB=3072 GRTRACE_GPU_COLLECT=exit")
+#   "gpu3g|gpu|GRTRACE_GPU_POOL_MB=3072;gpu3gexit|gpu|GRTRACE_GPU_POOL_MB=3072 GRTRACE_GPU_COLLECT=exit"),
+#   TORCH_CPU a CPU list (taskset -c) every training process runs on, traced or not: the recorder
+#   stays off it, and rounds no longer differ by where the scheduler put the Python thread
 # Needs root, nvcc and a GPU; PyTorch for part 2 (skipped with a line when missing).
 set -u
 BUILD=${1:?usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]}
@@ -105,24 +107,28 @@ say ""
 if [ "$ONLY" = launch ]; then
 	:
 elif $PY -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
-	say "## transformer training loop, $STEPS steps: median step time"
+	# PYTHONHASHSEED: every round's Python lays its dictionaries out alike
+	export PYTHONHASHSEED=0
+	TORCHPY=("$PY")
+	[ -n "${TORCH_CPU:-}" ] && TORCHPY=(taskset -c "$TORCH_CPU" "$PY")
+	say "## transformer training loop, $STEPS steps${TORCH_CPU:+ on CPU $TORCH_CPU}: median step time"
 	for round in $(seq "$ROUNDS"); do
 		# untraced first in odd rounds, last in even ones: a drift does not favour either
 		[ $((round % 2)) = 1 ] &&
-			$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
+			"${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
 		for m in $TORCH_MODES; do
 			case $m in
 			library)
 				LD_PRELOAD=$(cd "$BUILD" && pwd)/libgrtrace-inject.so \
-					$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" \
+					"${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" \
 					>"$OUT/torch_library_$round.out" 2>&1 ;;
-			uprobe) traced torch_uprobe_$round cuda uprobe $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
-			cudagpu) traced torch_cudagpu_$round cuda,gpu "" $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
-			*) traced torch_${m}_$round cuda "" $PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
+			uprobe) traced torch_uprobe_$round cuda uprobe "${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
+			cudagpu) traced torch_cudagpu_$round cuda,gpu "" "${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
+			*) traced torch_${m}_$round cuda "" "${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
 			esac
 		done
 		[ $((round % 2)) = 0 ] &&
-			$PY "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
+			"${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" >"$OUT/torch_untraced_$round.out" 2>&1
 		for m in untraced $TORCH_MODES; do
 			sed -n 's/.*step_ms=\([0-9.]*\).*/\1/p' "$OUT/torch_${m}_$round.out" >>"$OUT/torch_$m.ms"
 		done
