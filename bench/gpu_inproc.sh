@@ -26,8 +26,9 @@
 #   through libcuda's uprobes, and "library", the library preloaded without a recording),
 #   VADD_EXTRA more vector-add modes, NAME|SOURCES|VAR=VALUE VAR=VALUE, ';' between modes (e.g.
 #   "gpu3g|gpu|GRTRACE_GPU_POOL_MB=3072;gpu3gexit|gpu|GRTRACE_GPU_POOL_MB=3072 GRTRACE_GPU_COLLECT=exit"),
-#   TORCH_CPU a CPU list (taskset -c) every training process runs on, traced or not: the recorder
-#   stays off it, and rounds no longer differ by where the scheduler put the Python thread
+#   TORCH_CPU a CPU list (taskset -c) every training process runs on, traced or not: rounds no
+#   longer differ by where the scheduler put the Python thread; TORCH_RECORDER_CPU another list,
+#   for the mode "cudaaway" (-s cuda with grtrace itself kept on those CPUs, off the program's)
 # Needs root, nvcc and a GPU; PyTorch for part 2 (skipped with a line when missing).
 set -u
 BUILD=${1:?usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]}
@@ -56,7 +57,7 @@ traced() {
 	local name=$1 sources=$2 via=$3
 	shift 3
 	# shellcheck disable=SC2086 # LIBFLAG and TRACED_ENV (VAR=VALUE ...) are words
-	env ${TRACED_ENV:-} timeout 300 "$GRT" record -f -s "$sources" ${via:+--cuda-via $via} $LIBFLAG -o "$OUT/$name.grt" \
+	env ${TRACED_ENV:-} timeout 300 ${RECORDER_CPU:+taskset -c $RECORDER_CPU} "$GRT" record -f -s "$sources" ${via:+--cuda-via $via} $LIBFLAG -o "$OUT/$name.grt" \
 		-- "$@" >"$OUT/$name.out" 2>"$OUT/$name.err" || echo "record failed: $name" >>"$SUMMARY"
 }
 # stats FILE: "median min max" of the numbers in FILE
@@ -124,6 +125,8 @@ elif $PY -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 					>"$OUT/torch_library_$round.out" 2>&1 ;;
 			uprobe) traced torch_uprobe_$round cuda uprobe "${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
 			cudagpu) traced torch_cudagpu_$round cuda,gpu "" "${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
+			cudaaway) RECORDER_CPU=${TORCH_RECORDER_CPU:?cudaaway needs TORCH_RECORDER_CPU} \
+				traced torch_cudaaway_$round cuda "" "${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
 			*) traced torch_${m}_$round cuda "" "${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" "$STEPS" ;;
 			esac
 		done
