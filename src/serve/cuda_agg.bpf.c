@@ -151,7 +151,8 @@ static __always_inline void send_event(__u32 kind, __u32 tgid, __u64 handle, __u
 }
 
 /* Walks the thread's user stack into its agg_call_stack: the frames walked, -1 when none. */
-static __always_inline __s32 walk_stack(struct pt_regs *ctx, struct task_struct *task)
+static __always_inline __s32 walk_stack(struct pt_regs *ctx, struct task_struct *task,
+					struct agg_call_slot *slot, __u64 sp)
 {
 	struct agg_call_stack *st =
 	    bpf_task_storage_get(&call_stacks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -160,6 +161,8 @@ static __always_inline __s32 walk_stack(struct pt_regs *ctx, struct task_struct 
 	if (!st)
 		return -1;
 	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
+	/* the one stack a thread keeps is this call's from now on */
+	slot->stack_sp = sp;
 	return n >= (long)sizeof(__u64) ? n / sizeof(__u64) : -1;
 }
 
@@ -298,7 +301,7 @@ static __always_inline __u32 copy_kind_of_types(__u32 dst, __u32 src)
 /* The slot's copy direction (in kind bits of aux's top byte) and bytes (the rest). */
 #define COPY_AUX(kind, bytes) (((__u64)(kind) << 56) | ((bytes) & ((1ull << 56) - 1)))
 
-static __always_inline void save_copy_2d3d(struct pt_regs *ctx, struct agg_call_slot *slot,
+static __always_inline void save_copy_2d3d(struct pt_regs *ctx, struct agg_call *slot,
 					   __u32 op, bool legacy)
 {
 	if (legacy)
@@ -344,6 +347,47 @@ static __always_inline bool admit_call(__u32 tgid, struct task_struct *task,
 	return true;
 }
 
+/*
+ * Where a call entered at sp is kept until its return: a free place, or the
+ * place of a call entered at the same sp (which the thread left without
+ * its return, by longjmp: no call inside it starts there). With every place
+ * taken by calls still open around this one, the call is counted but not
+ * timed (AGG_LOST_NESTED).
+ */
+static __always_inline struct agg_call *call_at_entry(struct agg_call_slot *thread, __u64 sp)
+{
+	__u32 free = AGG_NEST;
+
+	for (__u32 i = 0; i < AGG_NEST; i++) {
+		__u64 at = thread->calls[i].sp;
+
+		if (at == sp)
+			return &thread->calls[i];
+		if (!at && free == AGG_NEST)
+			free = i;
+	}
+	if (free >= AGG_NEST) {
+		count_loss(AGG_LOST_NESTED);
+		return NULL;
+	}
+	/* an index, masked: the verifier follows it where it would not follow a chosen pointer */
+	return &thread->calls[free & (AGG_NEST - 1)];
+}
+
+/* The call a return at sp ends (entered 8 bytes below, to the same api), or NULL. */
+static __always_inline struct agg_call *call_at_return(struct agg_call_slot *thread, __u64 sp,
+						       __u64 cookie)
+{
+	for (__u32 i = 0; i < AGG_NEST; i++) {
+		struct agg_call *c = &thread->calls[i];
+
+		if (c->sp && c->sp == sp - 8 &&
+		    AGG_COOKIE_API(c->cookie) == AGG_COOKIE_API(cookie))
+			return c;
+	}
+	return NULL;
+}
+
 SEC("uprobe")
 int agg_enter(struct pt_regs *ctx)
 {
@@ -352,28 +396,32 @@ int agg_enter(struct pt_regs *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 op = AGG_COOKIE_OP(cookie);
 	bool legacy = cookie & AGG_COOKIE_LEGACY32;
-	struct agg_call_slot *slot;
+	__u64 sp = PT_REGS_SP(ctx);
+	struct agg_call_slot *thread;
 	struct agg_api_stats *s;
+	struct agg_call *slot;
 
 	if (own_thread(task))
 		return 0;
-	slot = bpf_task_storage_get(&call_slots, task, 0, 0);
-	if ((!slot || slot->known_tgid != tgid || slot->known_generation != procs_generation) &&
-	    !admit_call(tgid, task, &slot))
+	thread = bpf_task_storage_get(&call_slots, task, 0, 0);
+	if ((!thread || thread->known_tgid != tgid || thread->known_generation != procs_generation) &&
+	    !admit_call(tgid, task, &thread))
 		return 0;
 	s = api_of(tgid, AGG_COOKIE_API(cookie));
 	if (s)
 		add(&s->calls, 1);
+	if (!thread)
+		return 0;
+	slot = call_at_entry(thread, sp);
 	if (!slot)
 		return 0;
-	/* a probed call inside a probed call replaces it: the outer one goes untimed */
+	slot->sp = sp;
 	slot->entry_ns = bpf_ktime_get_ns();
 	slot->cookie = cookie;
 	slot->out = ARG1(ctx);
 	slot->aux = 0;
 	slot->bytes = 0;
 	slot->stack_depth = -1;
-	slot->in_flight = 1;
 	switch (op) {
 	case AGG_OP_LAUNCH:
 		slot->aux = ARG1(ctx);
@@ -383,12 +431,12 @@ int agg_enter(struct pt_regs *ctx)
 		break;
 	case AGG_OP_ALLOC:
 		slot->bytes = low32_if(legacy, ARG2(ctx));
-		slot->stack_depth = walk_stack(ctx, task);
+		slot->stack_depth = walk_stack(ctx, task, thread, sp);
 		break;
 	case AGG_OP_ALLOC_PITCH:
 		slot->aux = ARG2(ctx);
 		slot->bytes = low32_if(legacy, ARG4(ctx));
-		slot->stack_depth = walk_stack(ctx, task);
+		slot->stack_depth = walk_stack(ctx, task, thread, sp);
 		break;
 	case AGG_OP_FREE:
 		slot->aux = AGG_COOKIE_KIND(cookie) == 4 ? ARG1(ctx) : low32_if(legacy, ARG1(ctx));
@@ -414,7 +462,7 @@ int agg_enter(struct pt_regs *ctx)
 	return 0;
 }
 
-static __always_inline void finish_alloc(struct agg_call_slot *slot, __u32 tgid,
+static __always_inline void finish_alloc(struct agg_call *slot, bool own_stack, __u32 tgid,
 					 struct agg_proc_stats *p, bool legacy)
 {
 	__u32 kind = AGG_COOKIE_KIND(slot->cookie) & (AGG_ALLOC_KINDS - 1);
@@ -434,7 +482,8 @@ static __always_inline void finish_alloc(struct agg_call_slot *slot, __u32 tgid,
 	}
 	if (!addr || !p)
 		return;
-	if (slot->stack_depth > 0)
+	/* own_stack: no call inside this one walked the stack since */
+	if (slot->stack_depth > 0 && own_stack)
 		st = bpf_task_storage_get(&call_stacks, bpf_get_current_task_btf(), 0, 0);
 	if (st)
 		a.stack_key = frames_digest(st);
@@ -449,7 +498,7 @@ static __always_inline void finish_alloc(struct agg_call_slot *slot, __u32 tgid,
 		send_stack(tgid, addr, a.stack_key, st);
 }
 
-static __always_inline void finish_free(struct agg_call_slot *slot, __u32 tgid,
+static __always_inline void finish_free(struct agg_call *slot, __u32 tgid,
 					struct agg_proc_stats *p)
 {
 	struct agg_alloc_key key = {.tgid = tgid, .addr = slot->aux};
@@ -466,7 +515,7 @@ static __always_inline void finish_free(struct agg_call_slot *slot, __u32 tgid,
 	bpf_map_delete_elem(&allocs, &key);
 }
 
-static __always_inline void finish_name(struct agg_call_slot *slot, __u32 tgid, __u32 op)
+static __always_inline void finish_name(struct agg_call *slot, __u32 tgid, __u32 op)
 {
 	__u64 out = 0;
 
@@ -484,16 +533,20 @@ int agg_exit(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), now = bpf_ktime_get_ns(), dur;
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct agg_call_slot *slot;
+	struct agg_call_slot *thread;
 	struct agg_proc_stats *p;
 	struct agg_api_stats *s;
+	struct agg_call *slot;
+	bool own_stack;
 	__u32 op, kind;
 	int ret;
 
-	slot = bpf_task_storage_get(&call_slots, bpf_get_current_task_btf(), 0, 0);
-	if (!slot || !slot->in_flight || AGG_COOKIE_API(slot->cookie) != AGG_COOKIE_API(cookie))
+	thread = bpf_task_storage_get(&call_slots, bpf_get_current_task_btf(), 0, 0);
+	slot = thread ? call_at_return(thread, PT_REGS_SP(ctx), cookie) : NULL;
+	if (!slot)
 		return 0;
-	slot->in_flight = 0;
+	own_stack = thread->stack_sp == slot->sp;
+	slot->sp = 0;
 	dur = now - slot->entry_ns;
 	ret = (int)PT_REGS_RC(ctx);
 	op = AGG_COOKIE_OP(cookie);
@@ -522,7 +575,7 @@ int agg_exit(struct pt_regs *ctx)
 	switch (op) {
 	case AGG_OP_ALLOC:
 	case AGG_OP_ALLOC_PITCH:
-		finish_alloc(slot, tgid, p, cookie & AGG_COOKIE_LEGACY32);
+		finish_alloc(slot, own_stack, tgid, p, cookie & AGG_COOKIE_LEGACY32);
 		break;
 	case AGG_OP_FREE:
 		finish_free(slot, tgid, p);

@@ -483,7 +483,8 @@ static void add_run_time(struct bpf_program *p, struct cuda_agg_health *out)
 void cuda_agg_health(struct cuda_agg *a, struct cuda_agg_health *out)
 {
 	memset(out, 0, sizeof(*out));
-	out->lost_counts = loss(a, AGG_LOST_API) + loss(a, AGG_LOST_LAUNCH) + loss(a, AGG_LOST_PROC);
+	out->lost_counts = loss(a, AGG_LOST_API) + loss(a, AGG_LOST_LAUNCH) + loss(a, AGG_LOST_PROC) +
+			   loss(a, AGG_LOST_NESTED);
 	out->lost_events = loss(a, AGG_LOST_EVENT);
 	out->lost_allocs = loss(a, AGG_LOST_ALLOC);
 	add_run_time(a->skel->progs.agg_enter, out);

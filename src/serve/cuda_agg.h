@@ -96,15 +96,27 @@ struct agg_alloc {
 	__u32 reserved;
 };
 
-/* Per thread: the call between its entry and its return. */
-struct agg_call_slot {
+/*
+ * Calls of one thread timed at once: a call made inside a call (a
+ * profiler's CUPTI callback calling the driver on the calling thread)
+ * is timed beside the call around it.
+ */
+#define AGG_NEST 4
+
+/* A call between its entry and its return. */
+struct agg_call {
+	__u64 sp;	 /* the stack pointer at its entry (its return's, 8 bytes down); 0: free */
 	__u64 entry_ns;
 	__u64 cookie;
 	__u64 out;	 /* result pointer (allocations, names) */
 	__u64 aux;	 /* pitch pointer, free address, copy bytes, name pointer, kernel */
 	__u64 bytes;	 /* allocation bytes (pitch: the height) */
 	__s32 stack_depth; /* frames walked into the thread's agg_call_stack; -1 when none */
-	__u32 in_flight;
+	__u32 reserved;
+};
+
+/* Per thread: its calls in flight, found at their returns by their entry's stack pointer. */
+struct agg_call_slot {
 	/*
 	 * The process this thread was last found counted in (traced, not
 	 * grtrace itself, its counters created), and procs_generation then:
@@ -112,6 +124,8 @@ struct agg_call_slot {
 	 */
 	__u32 known_tgid;
 	__u32 known_generation;
+	__u64 stack_sp; /* the call whose entry walked the thread's agg_call_stack */
+	struct agg_call calls[AGG_NEST];
 };
 
 /* What could not be counted because a map was full: the `losses` per-CPU array's slots. */
@@ -121,6 +135,7 @@ enum agg_loss {
 	AGG_LOST_PROC,
 	AGG_LOST_ALLOC,
 	AGG_LOST_EVENT,
+	AGG_LOST_NESTED, /* a call inside AGG_NEST others of its thread: counted, not timed */
 	AGG_LOSSES,
 };
 
@@ -146,7 +161,8 @@ struct agg_event {
 };
 
 _Static_assert(sizeof(struct agg_api_stats) == 32 + 8 * AGG_HIST_BUCKETS, "api stats layout");
-_Static_assert(sizeof(struct agg_call_slot) == 56, "call slot layout");
+_Static_assert(sizeof(struct agg_call) == 56 && sizeof(struct agg_call_slot) == 16 + 56 * AGG_NEST,
+	       "call slot layout");
 _Static_assert(sizeof(struct agg_event) == 312, "event layout");
 _Static_assert(AGG_NAME_LEN == AGG_STACK_DEPTH * 8, "a stack's frames fill an event's name");
 

@@ -389,7 +389,8 @@ static void write_health(struct prom_writer *w, const struct serve_snapshot *s)
 	struct prom_label source;
 
 	prom_family(w, "grtrace_events_lost", PROM_COUNTER,
-		    "What the agent could not count: calls (full counter maps), allocations (full "
+		    "What the agent could not count: calls (full counter maps, or inside four other "
+		    "calls of their thread: counted, not timed), allocations (full "
 		    "allocation table), notifications (full ring buffers), nvml (samples), uvm (driver "
 		    "drops, unreadable entries).");
 	source = (struct prom_label){"source", "cuda"};
