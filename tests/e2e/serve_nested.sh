@@ -10,17 +10,19 @@ BUILD=${1:-build}
 serve_start a -p $$ --libcuda "$FAKE" --idle-timeout 120 || { fail "serve starts"; exit 1; }
 URL=http://127.0.0.1:$SERVE_PORT/metrics
 
+# scrape: the metrics page (python3, not curl: the VM tests' userland has python3)
+scrape() { python3 -c 'import sys, urllib.request; sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())' "$URL" 2>/dev/null; }
 # has LINE: a scrape holds exactly this line within 60 s
 has() {
 	for _ in $(seq 240); do
-		curl -s "$URL" | grep -qxF "$1" && return 0
+		scrape | grep -qxF "$1" && return 0
 		sleep 0.25
 	done
-	echo "not in the scrape: $1; it has: $(curl -s "$URL" | grep -F "${1%%\{*}{" | tr '\n' ';')" >&2
+	echo "not in the scrape: $1; it has: $(scrape | grep -F "${1%%\{*}{" | tr '\n' ';')" >&2
 	return 1
 }
 # value METRIC{LABELS}: its value in a scrape, empty when absent
-value() { curl -s "$URL" | grep -F "$1 " | awk '{ print $2 }'; }
+value() { scrape | grep -F "$1 " | awk '{ print $2 }'; }
 
 "$WL/cuda_known" &
 PLAIN=$!

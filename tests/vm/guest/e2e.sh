@@ -17,8 +17,8 @@ export GRT_E2E_STOP_S=1.5
 # probes see, syscall and sched, the snoop views); GRT_VM_E2E=full runs every script anyway,
 # GRT_VM_E2E=quick only those.
 full="cuda_record cuda_launch_returns cuda_snoop_known cuda_snoop_threads cuda_snoop_late cuda_fd_limit
-	cuda_snoop_pid cuda_snoop_errors cuda_nested kernel_sources snoop_views record_cli"
-quick="cuda_snoop_known cuda_snoop_late cuda_snoop_pid cuda_fd_limit cuda_nested kernel_sources
+	cuda_snoop_pid cuda_snoop_errors cuda_nested serve_nested kernel_sources snoop_views record_cli"
+quick="cuda_snoop_known cuda_snoop_late cuda_snoop_pid cuda_fd_limit cuda_nested serve_nested kernel_sources
 	snoop_views"
 set_name=${GRT_VM_E2E:-$([ "${GRT_VM_ACCEL:-kvm}" = kvm ] && echo full || echo quick)}
 case $set_name in
