@@ -26,6 +26,13 @@
  * 48 between read-back batches too, 0 and 5 (runs 72, 74).
  */
 #define EVENT_RESERVE 128
+/*
+ * A context whose events cannot be made (the driver out of resources, the
+ * context gone) is left alone for a while, 100 ms doubling to 5 s, rather
+ * than asked again at every collection tick and every due launch.
+ */
+#define EVENT_REST_FIRST_MS 100u
+#define EVENT_REST_MOST_MS 5000u
 #define POOL_WAIT_NS 1000000000ULL
 #define PENDING_CHUNK 256
 
@@ -125,6 +132,25 @@ static unsigned events_make(struct inject_driver *drv, CUevent *out, unsigned n)
 	return made;
 }
 
+/* Whether r's events are resting after a failure (EVENT_REST_*); under the lock. */
+static bool events_resting(const struct probe_ctx *r, uint64_t now)
+{
+	return now < r->events_retry_ns;
+}
+
+/* What the last try to make r's events gave: all it wanted, or a rest before the next. */
+static void events_tried(struct probe_ctx *r, bool all, uint64_t now)
+{
+	if (all) {
+		r->events_rest_ms = 0;
+		return;
+	}
+	r->events_rest_ms = !r->events_rest_ms ? EVENT_REST_FIRST_MS
+			    : r->events_rest_ms >= EVENT_REST_MOST_MS / 2 ? EVENT_REST_MOST_MS
+								       : r->events_rest_ms * 2;
+	r->events_retry_ns = now + r->events_rest_ms * 1000000ull;
+}
+
 /* A context's first reserve of events, on the worker with its context current. */
 static void events_reserve_first(struct block_probes *bp, struct probe_ctx *r)
 {
@@ -146,9 +172,10 @@ void probes_events_top_up(struct block_probes *bp)
 		struct probe_ctx *r = bp->ctxs[i];
 		CUevent made[EVENT_RESERVE];
 		unsigned n = 0, want;
+		uint64_t now = inject_now_ns();
 		CUcontext popped;
 
-		if (r->nfree_events >= EVENT_RESERVE * 3 / 4)
+		if (r->nfree_events >= EVENT_RESERVE * 3 / 4 || events_resting(r, now))
 			continue;
 		want = EVENT_RESERVE - r->nfree_events;
 		pthread_mutex_unlock(&bp->is->lock);
@@ -159,17 +186,28 @@ void probes_events_top_up(struct block_probes *bp)
 		pthread_mutex_lock(&bp->is->lock);
 		for (unsigned k = 0; k < n; k++)
 			probes_event_put(r, made[k]);
+		events_tried(r, n == want, now);
 	}
 }
 
-/* A completion event from the free list, or a new one (made on the worker thread). */
+/*
+ * A completion event from the free list, or a new one (made on the worker
+ * thread), or NULL while the context's events rest after a failure.
+ */
 static CUevent event_get(struct block_probes *bp, struct probe_ctx *r)
 {
 	struct driver_job j = {.drv = &bp->st->drv};
 
+	uint64_t now;
+
 	if (r->nfree_events)
 		return r->free_events[--r->nfree_events];
+	/* none left, and none could be made a moment ago: the launch goes without */
+	now = inject_now_ns();
+	if (events_resting(r, now))
+		return NULL;
 	worker_call(bp, r->pool.ctx, event_job, &j);
+	events_tried(r, j.res == CUDA_SUCCESS, now);
 	return j.res == CUDA_SUCCESS ? j.event : NULL;
 }
 

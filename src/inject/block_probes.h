@@ -18,6 +18,9 @@ struct probe_ctx {
 	struct pool_ctx pool; /* the context and our stream */
 	CUevent *free_events;
 	unsigned nfree_events, cap_events;
+	/* events that could not be made are not asked for again before this (events_rest) */
+	uint64_t events_retry_ns;
+	uint32_t events_rest_ms;
 	CUevent done_event;   /* blocking-sync: the collection thread sleeps on it */
 	CUfunction summarize; /* __grt_summarize loaded in this context (block mode) */
 	int summarize_state;  /* 0 not tried, 1 loaded, -1 failed: the host summarizes */

@@ -430,10 +430,22 @@ static bool event_pending(const struct fake_event *ev)
 	return pending;
 }
 
+/* FAKE_CUDA_EVENTS_MAX=N: cuEventCreate fails (out of memory) once N events were made */
+static atomic_uint events_made, event_create_fails;
+
 EXPORT CUresult cuEventCreate(void **e, unsigned flags)
 {
+	const char *max = getenv("FAKE_CUDA_EVENTS_MAX");
+
 	(void)flags;
+	if (max && atomic_load(&events_made) >= (unsigned)atoi(max)) {
+		atomic_fetch_add(&event_create_fails, 1);
+		*e = NULL;
+		return 2;
+	}
 	*e = calloc(1, sizeof(struct fake_event));
+	if (*e)
+		atomic_fetch_add(&events_made, 1);
 	return *e ? 0 : 2;
 }
 EXPORT CUresult cuEventRecord(void *e, void *s)
@@ -1263,11 +1275,12 @@ __attribute__((destructor)) static void report(void)
 		"events_legacy=%u events_per_thread=%u unsafe_in_capture=%u allocs=%u "
 		"event_records=%u app_event_records=%u event_waits=%u event_queries=%u "
 		"stream_syncs=%u slots_right=%u slots_wrong=%u func_loads=%u event_elapsed=%u "
-		"calib_syncs=%u collector_copy_wait=%s\n",
+		"calib_syncs=%u collector_copy_wait=%s event_create_fails=%u\n",
 		launches_plain, launches_probed, launches_calib, launches_summarize, graph_launches,
 		copies, memsets, events_legacy, events_per_thread, atomic_load(&unsafe_in_capture),
 		allocs, event_records, app_event_records, event_waits, event_queries, stream_syncs,
 		atomic_load(&slots_right), atomic_load(&slots_wrong), atomic_load(&func_loads),
-		atomic_load(&event_elapsed), atomic_load(&calib_syncs), collector_wait);
+		atomic_load(&event_elapsed), atomic_load(&calib_syncs), collector_wait,
+		atomic_load(&event_create_fails));
 	fclose(f);
 }
