@@ -197,7 +197,6 @@ void probes_events_top_up(struct block_probes *bp)
 static CUevent event_get(struct block_probes *bp, struct probe_ctx *r)
 {
 	struct driver_job j = {.drv = &bp->st->drv};
-
 	uint64_t now;
 
 	if (r->nfree_events)

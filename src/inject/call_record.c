@@ -2,7 +2,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -163,9 +162,6 @@ enum ringless {
 
 static __thread struct call_thread me __attribute__((tls_model("initial-exec")));
 
-/* The rings file, where a claimed ring's pages get their memory on kernels before 5.14. */
-static char rings_path[PATH_MAX];
-
 /* ---- the process ---- */
 
 EXPORT __attribute__((noinline)) void grt_cuda_inproc_begin(uint32_t pid)
@@ -256,7 +252,7 @@ void call_record_load(void)
 	void *map;
 	int fd;
 
-	if (!path || !*path || strlen(path) >= sizeof(rings_path))
+	if (!path || !*path || !ring_pages_load(path))
 		return;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -275,8 +271,6 @@ void call_record_load(void)
 	}
 	rec_state.rings = map;
 	rec_state.ring_bytes = rec_state.rings->ring_bytes;
-	strcpy(rings_path, path);
-	ring_pages_load();
 	atomic_store(&rec_state.comm_generation, 1);
 	rec_state.map_len = (uint64_t)sb.st_size;
 	rec_state.pid = (uint32_t)getpid();
@@ -366,7 +360,7 @@ static __attribute__((noinline, cold)) bool claim_ring(void)
 		r->tid = me.tid;
 		data = call_rings_data(h, h->nrings, h->ring_bytes, i);
 		/* every page now, or none of this thread's calls (ring_pages.c) */
-		if (!ring_pages_take(data, h->ring_bytes, rings_path, (uint64_t)(data - (uint8_t *)h),
+		if (!ring_pages_take(data, h->ring_bytes, (uint64_t)(data - (uint8_t *)h),
 				     atomic_load_explicit(&r->pages_ready, memory_order_relaxed))) {
 			r->pid = 0;
 			r->tid = 0;

@@ -12,11 +12,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
+#include "common/shm_room.h"
 #include "inject/ring_pages.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -29,34 +31,33 @@
  * /dev/shm (the reservation itself then fails).
  */
 static bool no_populate, no_margin;
+/* The rings file, where a claimed ring's pages get their memory on kernels before 5.14. */
+static char rings_path[PATH_MAX];
 
-void ring_pages_load(void)
+bool ring_pages_load(const char *path)
 {
 	const char *v = getenv("GRTRACE_INJECT_RING_PAGES");
 
 	no_populate = v && strstr(v, "fallocate");
 	no_margin = v && strstr(v, "no-margin");
+	return (size_t)snprintf(rings_path, sizeof(rings_path), "%s", path) < sizeof(rings_path);
 }
 
 /* The pages' memory through the file: they still fault in, one by one, but never for lack of room. */
-static bool allocate_in_file(const char *path, uint64_t off, uint64_t len)
+static bool allocate_in_file(uint64_t off, uint64_t len)
 {
-	int fd = open(path, O_RDWR | O_CLOEXEC), err = 0;
+	int fd = open(rings_path, O_RDWR | O_CLOEXEC), err;
 
 	if (fd < 0)
 		return false;
-	if (fallocate(fd, 0, (off_t)off, (off_t)len))
-		err = errno;
+	err = shm_allocate(fd, off, len);
 	close(fd);
-	/* a file system without fallocate gives memory as it is written (not tmpfs: not full) */
-	return !err || err == EOPNOTSUPP;
+	return !err;
 }
 
-bool ring_pages_take(void *addr, uint64_t len, const char *path, uint64_t off, bool taken)
+bool ring_pages_take(void *addr, uint64_t len, uint64_t off, bool taken)
 {
-	struct statvfs fs;
-
-	if (!taken && !no_margin && !statvfs(path, &fs) && (uint64_t)fs.f_bavail * fs.f_frsize < 2 * len)
+	if (!taken && !no_margin && shm_room(rings_path) < 2 * len)
 		return false;
 	if (!no_populate) {
 		if (!madvise(addr, len, MADV_POPULATE_WRITE))
@@ -65,5 +66,5 @@ bool ring_pages_take(void *addr, uint64_t len, const char *path, uint64_t off, b
 		if (errno != EINVAL)
 			return false;
 	}
-	return allocate_in_file(path, off, len);
+	return allocate_in_file(off, len);
 }

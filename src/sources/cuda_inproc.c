@@ -351,9 +351,7 @@ static void on_ring_record(void *ctx, const struct call_ring_record *rec)
 static bool drain_ring_to(struct cuda_inproc *ip, uint32_t i, uint64_t head)
 {
 	struct call_ring *r = call_rings_ring(ip->head, i);
-	uint64_t handed;
-
-	uint64_t before = atomic_load_explicit(&r->tail, memory_order_relaxed), read;
+	uint64_t before = atomic_load_explicit(&r->tail, memory_order_relaxed), handed, read;
 
 	select_ring(ip, i, r);
 	handed = call_ring_drain_to(r, ring_data(ip, i), ip->ring_bytes, head, on_ring_record, ip);
@@ -419,6 +417,18 @@ static void reap_rings(struct cuda_inproc *ip)
 	}
 }
 
+/* What a counter of lost calls in the shared head gained since *seen, counted as dropped. */
+static void count_new_drops(struct cuda_inproc *ip, const _Atomic uint64_t *counter,
+			    uint64_t *seen)
+{
+	uint64_t now = atomic_load_explicit(counter, memory_order_relaxed);
+
+	if (now > *seen) {
+		grt_session_count_drop(ip->session, GRT_SRC_CUDA, now - *seen);
+		*seen = now;
+	}
+}
+
 /*
  * Threads whose ring found no room in /dev/shm (inject/ring_pages.c): their
  * calls are counted lost, and the terminal told when the first of them
@@ -427,12 +437,8 @@ static void reap_rings(struct cuda_inproc *ip)
 static void count_roomless(struct cuda_inproc *ip)
 {
 	uint32_t threads = atomic_load_explicit(&ip->head->roomless, memory_order_relaxed);
-	uint64_t calls = atomic_load_explicit(&ip->head->roomless_calls, memory_order_relaxed);
 
-	if (calls > ip->roomless_calls_seen) {
-		grt_session_count_drop(ip->session, GRT_SRC_CUDA, calls - ip->roomless_calls_seen);
-		ip->roomless_calls_seen = calls;
-	}
+	count_new_drops(ip, &ip->head->roomless_calls, &ip->roomless_calls_seen);
 	if (threads != ip->roomless_seen)
 		grt_notice("cuda: %u thread(s) record nothing: /dev/shm has no room for a %u KiB "
 			   "ring each (GRTRACE_CUDA_RING_KB, or a larger /dev/shm)",
@@ -442,7 +448,7 @@ static void count_roomless(struct cuda_inproc *ip)
 
 static void drain_all(struct cuda_inproc *ip)
 {
-	uint64_t unringed = atomic_load(&ip->head->unringed), now;
+	uint64_t now;
 
 	/*
 	 * A sample after every call committed so far: they are interpolated, and
@@ -479,10 +485,7 @@ static void drain_all(struct cuda_inproc *ip)
 		if (!any)
 			break;
 	}
-	if (unringed > ip->unringed_seen) {
-		grt_session_count_drop(ip->session, GRT_SRC_CUDA, unringed - ip->unringed_seen);
-		ip->unringed_seen = unringed;
-	}
+	count_new_drops(ip, &ip->head->unringed, &ip->unringed_seen);
 	count_roomless(ip);
 	now = grt_monotonic_ns();
 	if (now >= ip->next_reap_ns) {
@@ -539,7 +542,6 @@ static int on_timer(void *ctx)
 {
 	struct cuda_inproc *ip = ctx;
 	uint64_t expirations;
-
 	int err;
 
 	if (read(ip->timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)

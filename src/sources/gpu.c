@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/kernel_regex.h"
 #include "common/log.h"
+#include "common/shm_room.h"
 #include "common/u64_map.h"
 #include "gpubpf/gpubpf.h"
 #include "inject/inject_proto.h"
@@ -82,9 +83,9 @@ static uint64_t ring_bytes_asked(void)
  * memory is taken when it is made (inject_shm_create); a container's
  * /dev/shm is often 64 MiB, and the traced program may need its own share.
  */
-static uint64_t ring_bytes(size_t config_len, uint64_t room)
+static uint64_t ring_bytes(uint64_t asked, size_t config_len, uint64_t room)
 {
-	uint64_t asked = ring_bytes_asked(), bytes = asked ? asked : (uint64_t)DEFAULT_RING_MB << 20;
+	uint64_t bytes = asked ? asked : (uint64_t)DEFAULT_RING_MB << 20;
 
 	while (!asked && bytes > 1ULL << 20 && room != UINT64_MAX &&
 	       shm_ring_map_size(bytes) + config_len > room / 2)
@@ -95,7 +96,8 @@ static uint64_t ring_bytes(size_t config_len, uint64_t room)
 /* The ring file; config (config_len bytes, may be NULL) goes after the data area for the library. */
 static int create_ring(struct gpu_source *g, const void *config, size_t config_len)
 {
-	uint64_t room = inject_shm_room("/dev/shm"), data = ring_bytes(config_len, room);
+	uint64_t room = shm_room("/dev/shm"), asked = ring_bytes_asked();
+	uint64_t data = ring_bytes(asked, config_len, room);
 	void *map;
 	int err;
 
@@ -118,7 +120,7 @@ static int create_ring(struct gpu_source *g, const void *config, size_t config_l
 		memcpy((uint8_t *)map + shm_ring_map_size(data), config, config_len);
 		g->ring->config_len = config_len;
 	}
-	if (!err && data < (uint64_t)DEFAULT_RING_MB << 20 && !ring_bytes_asked()) {
+	if (!err && !asked && data < (uint64_t)DEFAULT_RING_MB << 20) {
 		char line[160];
 
 		snprintf(line, sizeof(line),

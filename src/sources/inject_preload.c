@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
+#include "common/shm_room.h"
 #include "sources/inject_preload.h"
 #include "sources/session.h"
 
@@ -52,9 +52,8 @@ int inject_shm_create(const char *kind, uint64_t len, uint64_t reserve, char *pa
 	}
 	if (ftruncate(fd, (off_t)len))
 		err = -errno;
-	/* a file system without fallocate (not tmpfs) allocates as it is written, as before */
-	if (!err && reserve && fallocate(fd, 0, 0, (off_t)reserve) && errno != EOPNOTSUPP)
-		err = -errno;
+	if (!err && reserve)
+		err = shm_allocate(fd, 0, reserve);
 	*map = err ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (!err && *map == MAP_FAILED)
 		err = -errno;
@@ -62,15 +61,6 @@ int inject_shm_create(const char *kind, uint64_t len, uint64_t reserve, char *pa
 	if (err)
 		*map = NULL;
 	return err;
-}
-
-uint64_t inject_shm_room(const char *path)
-{
-	struct statvfs fs;
-
-	if (statvfs(path, &fs))
-		return UINT64_MAX;
-	return (uint64_t)fs.f_bavail * fs.f_frsize;
 }
 
 int inject_add_env(struct grt_session *s, const char *key, const char *value)

@@ -28,8 +28,6 @@ int inject_preload(struct grt_session *s, const char *lib);
 int inject_shm_create(const char *kind, uint64_t len, uint64_t reserve, char *path,
 		      size_t path_len, void **map);
 
-/* Bytes free for an unprivileged writer on the file system of path, or UINT64_MAX when unknown. */
-uint64_t inject_shm_room(const char *path);
 
 /* K=V in the launched command's environment. 0 or -errno. */
 int inject_add_env(struct grt_session *s, const char *key, const char *value);
