@@ -120,6 +120,11 @@ void copy_timing_start(struct inject_state *st)
 		       "copies and memsets timed with CUDA events until CUPTI is loaded");
 }
 
+bool copy_timing_is_on(const struct inject_state *st)
+{
+	return st->copies && atomic_load(&st->copies->on);
+}
+
 void copy_timing_handoff(struct inject_state *st, uint64_t since_ns)
 {
 	if (!st->copies)

@@ -34,6 +34,8 @@ void copy_timing_start(struct inject_state *st);
  * after that is CUPTI's, one in flight then stays timed by its events.
  */
 void copy_timing_handoff(struct inject_state *st, uint64_t since_ns);
+/* Whether copies are timed with events now (CUPTI has not taken them over). */
+bool copy_timing_is_on(const struct inject_state *st);
 /*
  * Before the application's copy call (args as it passed them): records the
  * start event in its stream. False when the call is not timed this way.

@@ -89,6 +89,17 @@ struct cupti_state {
 	_Atomic uint64_t own_records; /* of them grtrace's own work, flagged GRT_GPU_F_OWN */
 	_Atomic uint64_t launch_calls; /* launch API calls of the application */
 	_Atomic uint64_t unmatched;    /* records whose call was no longer in the table */
+	/*
+	 * The lowest correlation id our callback saw once all the callbacks were
+	 * on: a call below it that has no slot began before its callback was on.
+	 * Where events timed the copies until CUPTI came, such a call's copy was
+	 * timed by its events, and CUPTI's record of it (its activity went on
+	 * first) is left out, counted.
+	 */
+	atomic_bool callbacks_on;
+	_Atomic uint32_t first_corr_all_on;
+	bool copies_had_events;
+	_Atomic uint64_t left_to_events;
 	_Atomic uint64_t open_brackets; /* records whose call's return time was not known */
 	_Atomic uint64_t no_wait_until; /* records do not wait for return times before this */
 	/* buffers are flushed and turned into messages on this thread, never the application's */
@@ -266,6 +277,11 @@ static void on_driver_call(void *userdata, int domain, uint32_t cbid, const void
 	    *(const uint32_t *)(d + CUPTI_CB_OFF_SITE) != CUPTI_API_ENTER)
 		return;
 	corr = *(const uint32_t *)(d + CUPTI_CB_OFF_CORRELATION);
+	for (uint32_t seen = atomic_load_explicit(&c->first_corr_all_on, memory_order_relaxed);
+	     corr < seen && atomic_load_explicit(&c->callbacks_on, memory_order_relaxed) &&
+	     !atomic_compare_exchange_weak_explicit(&c->first_corr_all_on, &seen, corr,
+						    memory_order_relaxed, memory_order_relaxed);)
+		;
 	slot = &c->corr[corr & (CORR_SLOTS - 1)];
 	atomic_store_explicit(&slot->corr, 0, memory_order_relaxed);
 	atomic_thread_fence(memory_order_release);
@@ -460,6 +476,15 @@ static void emit_copy(struct inject_state *st, struct cupti_state *c, const uint
 	struct host_call hc;
 
 	msg.rec.correlation_id = *(const uint32_t *)(r + CUPTI_COPY_OFF_CORRELATION);
+	if (c->copies_had_events && st->cfg.cupti_callbacks &&
+	    msg.rec.correlation_id <
+		atomic_load_explicit(&c->first_corr_all_on, memory_order_relaxed) &&
+	    atomic_load_explicit(&c->corr[msg.rec.correlation_id & (CORR_SLOTS - 1)].corr,
+				 memory_order_acquire) != msg.rec.correlation_id) {
+		/* a call begun before its callback was on: its events timed it */
+		atomic_fetch_add_explicit(&c->left_to_events, 1, memory_order_relaxed);
+		return;
+	}
 	host_call_of(c, msg.rec.correlation_id, false, &hc);
 	SET_CALL(msg.rec, hc);
 	msg.rec.start_ns = to_monotonic(st, *(const uint64_t *)(r + CUPTI_COPY_OFF_START));
@@ -704,11 +729,15 @@ int cupti_start(struct inject_state *st, bool kernels, char *why, size_t why_len
 	}
 	/*
 	 * Activity before callbacks: a call whose callback ran is then surely in
-	 * CUPTI's records (copy_timing.c leaves such copies to CUPTI).
+	 * CUPTI's records (copy_timing.c leaves such copies to CUPTI); one begun
+	 * before the callbacks were on is its events' (emit_copy()).
 	 */
+	atomic_store(&c->first_corr_all_on, UINT32_MAX);
+	c->copies_had_events = copy_timing_is_on(st);
 	if ((err = enable_activity(c, kernels, why, why_len)) ||
 	    (st->cfg.cupti_callbacks && (err = enable_callbacks(c, why, why_len))))
 		return err; /* subscribed: keep the state, CUPTI may still call back */
+	atomic_store(&c->callbacks_on, true);
 	/* buffers are flushed on a thread named as grtrace's, never on the application's */
 	c->flusher_started = !own_thread_start(&c->flusher, "cupti", flusher_main, c);
 	send_cupti_calibration(st);
@@ -900,12 +929,14 @@ void cupti_stop(struct inject_state *st)
 	}
 	channel_status(&st->chan, INJ_PART_CUPTI, 0,
 		       "CUPTI: %llu launch calls, %llu kernel records, %llu copy/memset records "
-		       "(%llu of them grtrace's own), %llu records without their call, %llu without "
-		       "its return time, %llu dropped",
+		       "(%llu of them grtrace's own; %llu more left to the CUDA events that timed "
+		       "them), %llu records without their call, %llu without its return time, %llu "
+		       "dropped",
 		       (unsigned long long)atomic_load(&c->launch_calls),
 		       (unsigned long long)atomic_load(&c->kernels),
 		       (unsigned long long)atomic_load(&c->copies),
 		       (unsigned long long)atomic_load(&c->own_records),
+		       (unsigned long long)atomic_load(&c->left_to_events),
 		       (unsigned long long)atomic_load(&c->unmatched),
 		       (unsigned long long)atomic_load(&c->open_brackets),
 		       (unsigned long long)atomic_load(&c->dropped));

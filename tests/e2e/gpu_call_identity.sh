@@ -91,6 +91,17 @@ record copyheavy4 cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app_threads" 4 15
 identity copyheavy4
 expect_check copyheavy4 copyheavy_threads_each_copy_once \
 	"gpu_kernel=0 gpu_copy=3000 gpu_launch=1200 matched=4200 failed=0 cuda_calls=4200 cuda_calls_matched=4200"
+# the same with each copy taking 300 us in the driver and each CUPTI callback 200 us to turn on:
+# calls begun before their callback was on are in CUPTI's records without it, and their events
+# timed them; CUPTI's records of them are left out (150-odd of them were recorded twice)
+record copyslow4 cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= FAKE_CUDA_COPY_US=300 FAKE_CUPTI_ENABLE_US=200 \
+	-- "$FIX/app_threads" 4 150 nographs
+identity copyslow4
+expect_check copyslow4 copyslow_threads_each_copy_once \
+	"gpu_kernel=0 gpu_copy=3000 gpu_launch=1200 matched=4200 failed=0 cuda_calls=4200 cuda_calls_matched=4200"
+n=$("$G" parse "$T/copyslow4.grt" --filter type=source_status |
+	grep -o "; [0-9]* more left to the CUDA events that timed them" | tr -dc 0-9)
+[ "${n:-0}" -gt 0 ] && ok copyslow_left_to_events_counted || fail copyslow_left_to_events_counted "got '$n'"
 # loaded for the copies, CUPTI turns its kernel activity on at the last round's graph launches:
 # their 2 x 3 kernels are its only kernel records
 record copythengraph cuda,gpu GRTRACE_GPU_CUPTI_KERNELS= -- "$FIX/app_threads" 1 600 lategraphs

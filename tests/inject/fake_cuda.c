@@ -599,10 +599,24 @@ EXPORT CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *d, void *p, unsigned f
 	return 0;
 }
 
+/*
+ * FAKE_CUDA_COPY_US=N: a copy or memset takes N us between its ENTER callback
+ * and its activity record, as a real one does on the device: a tool turning
+ * CUPTI on meanwhile sees calls whose record comes without their callback.
+ */
+static void copy_takes_time(void)
+{
+	const char *us = getenv("FAKE_CUDA_COPY_US");
+
+	if (us)
+		usleep((useconds_t)atoi(us));
+}
+
 static CUresult copy(void *dst, const void *src, size_t n, void *s, uint32_t cbid, uint8_t kind)
 {
 	uint32_t corr = cupti_call(cbid, s);
 
+	copy_takes_time();
 	memcpy(dst, src, n);
 	atomic_fetch_add(&copies, 1);
 	cupti_copy(corr, 0, kind, n);
@@ -613,6 +627,7 @@ static CUresult set(CUdeviceptr dst, unsigned v, size_t unit, size_t n, void *s,
 {
 	uint32_t corr = cupti_call(cbid, s);
 
+	copy_takes_time();
 	for (size_t i = 0; i < n; i++)
 		memcpy((char *)(uintptr_t)dst + i * unit, &v, unit);
 	atomic_fetch_add(&memsets, 1);

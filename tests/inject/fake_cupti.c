@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "inject/cupti_decls.h"
 
 /*
@@ -97,6 +98,9 @@ EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle s
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cbid >= sizeof(enabled_cbids))
 		return 1;
+	/* FAKE_CUPTI_ENABLE_US=N: each callback takes N us to turn on, as it can in CUPTI */
+	if (getenv("FAKE_CUPTI_ENABLE_US"))
+		usleep((useconds_t)atoi(getenv("FAKE_CUPTI_ENABLE_US")));
 	enabled_cbids[cbid] = (uint8_t)enable;
 	return CUPTI_SUCCESS;
 }
