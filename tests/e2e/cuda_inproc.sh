@@ -154,6 +154,16 @@ else:
 inproc_hung hang-launch
 inproc_hung hang
 
+# the benchmarks' in-process A/B switch (bench/gpu_inproc/record_switch.py) turns the recording
+# off and on inside the process: 10 of 30 allocations and frees recorded; untraced it does nothing
+"$GRT" record -f -o "$tmp/switch.grt" --libcuda "$FAKE" -s cuda -- \
+	python3 tests/e2e/lib/record_switch_calls.py "$FAKE" >"$tmp/switch.out" 2>&1
+check "record switch: live in a recorded process" grep -q "^switch live" "$tmp/switch.out"
+check "... 10 of 30 allocations recorded" [ "$("$GRT" parse "$tmp/switch.grt" | grep -c cuMemAlloc_v2)" = 10 ]
+check "... and 10 of 30 frees" [ "$("$GRT" parse "$tmp/switch.grt" | grep -c cuMemFree_v2)" = 10 ]
+check "record switch: none untraced" grep -q "^switch none" \
+	<(python3 tests/e2e/lib/record_switch_calls.py "$FAKE")
+
 # option errors: one line, exit 2
 "$GRT" record --cuda-via bpf -- true >/dev/null 2>"$tmp/err"
 check "--cuda-via bpf: exit 2" [ $? = 2 ]
