@@ -15,7 +15,10 @@
 #   MODES (default "untraced library inject uprobe"); VARIANT_BUILD (another build's directory:
 #   its grtrace and library record in-process as one more mode, "variant", in the same rounds);
 #   PACED_ONLY=1 (only the paced storms: an unpaced one writes gigabytes the next round's
-#   storm shares the machine's writeback with)
+#   storm shares the machine's writeback with); VARIANT_ENV (VAR=VALUE words the variant mode
+#   records with, e.g. GRTRACE_CUDA_RING_KB=16384; the variant is then this BUILD unless
+#   VARIANT_BUILD names another); TRACE_DIR (where the traces go, default a temporary directory
+#   under $TMPDIR; /dev/shm leaves the disk's writeback out)
 set -u
 BUILD=${1:?usage: bench/cuda_inproc.sh BUILD [SECONDS] [RATE] [ROUNDS]}
 SECONDS_EACH=${2:-2}
@@ -26,7 +29,9 @@ LIB=$BUILD/libgrtrace-inject.so
 FAKE=$BUILD/fixtures/fake/libcuda.so.1
 STORM=$BUILD/fixtures/workloads/cuda_storm
 TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+TRACES=$TMP
+[ -n "${TRACE_DIR:-}" ] && TRACES=$(mktemp -d -p "$TRACE_DIR")
+trap 'rm -rf "$TMP" "$TRACES"' EXIT
 
 for f in "$GRT" "$LIB" "$FAKE" "$STORM"; do
 	[ -e "$f" ] || { echo "cuda_inproc: missing $f (run make BUILD=$BUILD)" >&2; exit 1; }
@@ -45,17 +50,18 @@ storm() {
 	untraced) "$STORM" "$SECONDS_EACH" 2 "$rate" "$PACE" >"$TMP/out" ;;
 	library) LD_PRELOAD=$LIB "$STORM" "$SECONDS_EACH" 2 "$rate" "$PACE" >"$TMP/out" ;;
 	inject | uprobe | variant)
-		local grt=$GRT via=$mode
-		[ "$mode" = variant ] && grt=$VARIANT_BUILD/grtrace via=inject
-		"$grt" record -f -o "$TMP/s.grt" --cuda-via "$via" --libcuda "$FAKE" \
-			-- "$STORM" "$SECONDS_EACH" 2 "$rate" "$PACE" >"$TMP/out" 2>"$TMP/err" ||
-			{ echo "record failed: $(cat "$TMP/err")" >&2; return 1; }
-		"$grt" report "$TMP/s.grt" --kernels --drops --format json >"$TMP/r.json" || return 1
+		local grt=$GRT via=$mode envs=()
+		[ "$mode" = variant ] && grt=${VARIANT_BUILD:-$BUILD}/grtrace via=inject &&
+			read -r -a envs <<<"${VARIANT_ENV:-}"
+		env ${envs[@]+"${envs[@]}"} "$grt" record -f -o "$TRACES/s.grt" --cuda-via "$via" \
+			--libcuda "$FAKE" -- "$STORM" "$SECONDS_EACH" 2 "$rate" "$PACE" >"$TMP/out" \
+			2>"$TMP/err" || { echo "record failed: $(cat "$TMP/err")" >&2; return 1; }
+		"$grt" report "$TRACES/s.grt" --kernels --drops --format json >"$TMP/r.json" || return 1
 		read -r recorded lost < <(python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))
 print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$TMP/r.json")
-		rm -f "$TMP/s.grt"
+		rm -f "$TRACES/s.grt"
 		;;
 	esac
 	made=$(awk '/^launches/ { print $2 }' "$TMP/out")
@@ -67,12 +73,17 @@ print(sum(k["launches"] for k in r["kernels"]), r["drops"]["lost"])' "$TMP/r.jso
 read -r -a modes <<<"${MODES:-untraced library inject uprobe}"
 rates=(0 "$RATE")
 [ "${PACED_ONLY:-0}" = 1 ] && rates=("$RATE")
-if [ -n "${VARIANT_BUILD:-}" ]; then
-	[ -x "$VARIANT_BUILD/grtrace" ] || { echo "cuda_inproc: no $VARIANT_BUILD/grtrace" >&2; exit 1; }
+if [ -n "${VARIANT_BUILD:-}${VARIANT_ENV:-}" ]; then
+	[ -x "${VARIANT_BUILD:-$BUILD}/grtrace" ] ||
+		{ echo "cuda_inproc: no ${VARIANT_BUILD:-$BUILD}/grtrace" >&2; exit 1; }
 	modes+=(variant)
 fi
 echo "# machine: $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(uname -r)"
 echo "# storm: 2 threads, ${SECONDS_EACH} s each, $ROUNDS rounds interleaved, paced by $PACE"
+case " ${modes[*]} " in
+*" variant "*) echo "# variant: ${VARIANT_BUILD:-$BUILD}/grtrace${VARIANT_ENV:+ with $VARIANT_ENV}" ;;
+esac
+echo "# traces written in $TRACES"
 printf '%-6s %-9s %-9s %14s %14s %12s\n' round mode paced reached/s recorded/s lost
 for round in $(seq "$ROUNDS"); do
 	for rate in "${rates[@]}"; do
