@@ -19,6 +19,10 @@
 #        ONLY=vadd bench/gpu_inproc.sh BUILD OUTDIR   part 3 alone (under 2 minutes on an H100)
 #        ONLY=launch bench/gpu_inproc.sh BUILD OUTDIR part 1 alone
 #        ONLY=torch bench/gpu_inproc.sh BUILD OUTDIR  part 2 alone
+#        ONLY=torchab bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]  the training loop's recording cost
+#          within one process: ROUNDS pairs of processes, one untraced (A/A: the method's noise),
+#          one under -s cuda whose recording is switched off and on in blocks of AB_BLOCK steps
+#          (default 20; torch_transformer.py's "ab" mode), STEPS steps after 50 of warm-up
 #   BUILD   directory with grtrace and libgrtrace-inject.so (built on the development machine)
 #   OUTDIR  logs, traces and summary.txt go here
 # environment: STEPS (training steps, default 600), LAUNCH_BATCHES (default 200 x 256 launches),
@@ -46,9 +50,10 @@ NAME=gpu_inproc
 [ "$(id -u)" = 0 ] || die "needs root"
 [ -x "$GRT" ] || die "no $GRT"
 LIBFLAG=${LIBCUDA:+--libcuda $LIBCUDA}
-[ "$ONLY" = vadd ] || [ "$ONLY" = torch ] ||
+[ "$ONLY" = vadd ] || [ "$ONLY" = torch ] || [ "$ONLY" = torchab ] ||
 	"$NVCC" -O2 -o "$OUT/launch_loop" "$HERE/gpu_inproc/launch_loop.cu" -lcuda || die "nvcc launch_loop"
-"$NVCC" -O2 -o "$OUT/vector_add" "$HERE/gpu_inject/vector_add.cu" || die "nvcc vector_add"
+[ "$ONLY" = torchab ] ||
+	"$NVCC" -O2 -o "$OUT/vector_add" "$HERE/gpu_inject/vector_add.cu" || die "nvcc vector_add"
 
 say "# $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), $(uname -r), $ROUNDS rounds interleaved"
 
@@ -70,6 +75,35 @@ versus() {
 	awk -v b="$base" -v m="$med" -v lo="$lo" -v hi="$hi" \
 		'BEGIN { printf "%s %s %s %.4f %.4f\n", m, lo, hi, m - b, b ? (m - b) * 100 / b : 0 }'
 }
+
+# ---- 2b. the training loop's recording cost within one process (ONLY=torchab) ----
+if [ "$ONLY" = torchab ]; then
+	export PYTHONHASHSEED=0
+	TORCHPY=("$PY")
+	[ -n "${TORCH_CPU:-}" ] && TORCHPY=(taskset -c "$TORCH_CPU" "$PY")
+	BLOCK=${AB_BLOCK:-20}
+	say "## transformer training loop, $STEPS steps after 50 of warm-up${TORCH_CPU:+ on CPU $TORCH_CPU}:" \
+		"the recording switched off and on in blocks of $BLOCK steps; ab_pct = the median over" \
+		"block pairs of (on - off) / off"
+	for round in $(seq "$ROUNDS"); do
+		"${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" $((STEPS + 50)) ab "$BLOCK" \
+			>"$OUT/torchab_untraced_$round.out" 2>&1
+		traced torchab_cuda_$round cuda "" "${TORCHPY[@]}" "$HERE/gpu_inproc/torch_transformer.py" \
+			$((STEPS + 50)) ab "$BLOCK"
+		rm -f "$OUT/torchab_cuda_$round.grt"
+		for m in untraced cuda; do
+			line=$(grep '^ab ' "$OUT/torchab_${m}_$round.out")
+			say "round $round, $m: ${line:-no ab line: $(tail -1 "$OUT/torchab_${m}_$round.out")}"
+			sed -n 's/.* ab_pct=\([-+0-9.]*\).*/\1/p' "$OUT/torchab_${m}_$round.out" >>"$OUT/torchab_$m.pct"
+		done
+	done
+	for m in untraced cuda; do
+		[ -s "$OUT/torchab_$m.pct" ] || continue
+		read -r med lo hi < <(stats "$OUT/torchab_$m.pct")
+		say "$m: ab_pct median $med% over the processes ($lo .. $hi)"
+	done
+	exit 0
+fi
 
 # ---- 1. launch micro-benchmark ----
 if [ "$ONLY" != vadd ]; then
