@@ -49,4 +49,31 @@ for stacks in "" _stacks; do
 	check "nested$stacks: the same records both ways, in the order of entry ($(tail -1 \
 		"$tmp/nested$stacks.cmp"))" [ $rc = 0 ] || head -5 "$tmp/nested$stacks.cmp"
 done
+
+# --launch-returns 4 with calls inside calls: each path keeps the return of launches 1, 5, 9...
+# of the thread, the nested ones counted among them (8 of cuda_known's 31), and both give the
+# same records in the order of entry. The uprobe path samples with uprobe sessions (Linux 6.13+):
+# left out on kernels without them.
+if [ "$VIAS" = "uprobe inject" ]; then
+	if grep -q '"launch_probes":"uprobe-session"' "$tmp/nested-uprobe.json"; then
+		for via in uprobe inject; do
+			FAKE_CUDA_NESTED=1 record $via nested_n4 --launch-returns 4 -- "$WL/cuda_known"
+		done
+		for via in uprobe inject; do
+			sampled=$(python3 -c '
+import json, sys
+launches = [r for r in map(json.loads, open(sys.argv[1])) if r.get("type") == "launch"]
+print(len(launches), sum(r.get("ret") is not None for r in launches))' "$tmp/nested_n4-$via.json")
+			check "nested, --launch-returns 4, --cuda-via $via: 8 returns of 31 launches (got $sampled)" \
+				[ "$sampled" = "31 8" ]
+		done
+		$COMPARE --by-entry "$tmp/nested_n4-uprobe.json" "$tmp/nested_n4-inject.json" \
+			>"$tmp/nested_n4.cmp"
+		rc=$?
+		check "nested_n4: the same records both ways, in the order of entry ($(tail -1 \
+			"$tmp/nested_n4.cmp"))" [ $rc = 0 ] || head -5 "$tmp/nested_n4.cmp"
+	else
+		echo "ok - no uprobe sessions in this kernel: --launch-returns 4 is left out"
+	fi
+fi
 exit $failed
