@@ -374,14 +374,14 @@ static __always_inline struct agg_call *call_at_entry(struct agg_call_slot *thre
 	return &thread->calls[free & (AGG_NEST - 1)];
 }
 
-/* The call a return at sp ends (entered 8 bytes below, to the same api), or NULL. */
+/* The call entered at sp (entry_sp_at_return) that a return to the same api ends, or NULL. */
 static __always_inline struct agg_call *call_at_return(struct agg_call_slot *thread, __u64 sp,
 						       __u64 cookie)
 {
 	for (__u32 i = 0; i < AGG_NEST; i++) {
 		struct agg_call *c = &thread->calls[i];
 
-		if (c->sp && c->sp == sp - 8 &&
+		if (c->sp && c->sp == sp &&
 		    AGG_COOKIE_API(c->cookie) == AGG_COOKIE_API(cookie))
 			return c;
 	}
@@ -396,7 +396,7 @@ int agg_enter(struct pt_regs *ctx)
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u32 op = AGG_COOKIE_OP(cookie);
 	bool legacy = cookie & AGG_COOKIE_LEGACY32;
-	__u64 sp = PT_REGS_SP(ctx);
+	__u64 sp = entry_sp(ctx);
 	struct agg_call_slot *thread;
 	struct agg_api_stats *s;
 	struct agg_call *slot;
@@ -542,7 +542,7 @@ int agg_exit(struct pt_regs *ctx)
 	int ret;
 
 	thread = bpf_task_storage_get(&call_slots, bpf_get_current_task_btf(), 0, 0);
-	slot = thread ? call_at_return(thread, PT_REGS_SP(ctx), cookie) : NULL;
+	slot = thread ? call_at_return(thread, entry_sp_at_return(ctx), cookie) : NULL;
 	if (!slot)
 		return 0;
 	own_stack = thread->stack_sp == slot->sp;

@@ -105,7 +105,7 @@ struct agg_alloc {
 
 /* A call between its entry and its return. */
 struct agg_call {
-	__u64 sp;	 /* the stack pointer at its entry (its return's, 8 bytes down); 0: free */
+	__u64 sp;	 /* its entry_sp() (its return finds it by entry_sp_at_return()); 0: free */
 	__u64 entry_ns;
 	__u64 cookie;
 	__u64 out;	 /* result pointer (allocations, names) */
