@@ -5,21 +5,14 @@ A uprobe emulates a few instructions (push, nop) and single-steps the rest out o
 costs an extra trap; endbr64 first means the probe could sit 4 bytes later for free.
 usage: prologues.py LIBCUDA SYMBOL...
 """
-import struct, sys
+import os, struct, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from elf_symbols import SHT_DYNSYM, symbols  # noqa: E402
 
 def dynsyms(path):
     data = open(path, "rb").read()
-    shoff, = struct.unpack_from("<Q", data, 0x28)
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    secs = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    dynsym = next(s for s in secs if s[1] == 11)  # SHT_DYNSYM
-    strtab = secs[dynsym[6]]
-    out = {}
-    for off in range(dynsym[4], dynsym[4] + dynsym[5], 24):
-        name, info, other, shndx, value, size = struct.unpack_from("<IBBHQQ", data, off)
-        if value:
-            end = data.index(b"\0", strtab[4] + name)
-            out[data[strtab[4] + name:end].decode()] = value
+    out = symbols(data, SHT_DYNSYM)
     # file offset of a virtual address, through the program headers
     phoff, = struct.unpack_from("<Q", data, 0x20)
     phentsize, phnum = struct.unpack_from("<HH", data, 0x36)

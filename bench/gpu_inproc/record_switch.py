@@ -4,7 +4,11 @@
 # Bench only: the flag is found through the library's symbol table, which a stripped library
 # lacks; where there is no library, or it does not record, the switch does nothing (an A/A run).
 import ctypes
-import struct
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from elf_symbols import SHT_SYMTAB, symbols  # noqa: E402
 
 LIBRARY = "libgrtrace-inject.so"
 
@@ -12,23 +16,7 @@ LIBRARY = "libgrtrace-inject.so"
 def _symbol_value(path, name):
     """st_value of name in the ELF64 file's .symtab, or None."""
     with open(path, "rb") as f:
-        data = f.read()
-    if data[:4] != b"\x7fELF" or data[4] != 2:
-        return None
-    shoff = struct.unpack_from("<Q", data, 0x28)[0]
-    shentsize, shnum = struct.unpack_from("<HH", data, 0x3A)
-    # Elf64_Shdr: name, type, flags, addr, offset, size, link, info, addralign, entsize
-    sections = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
-    for sec in sections:
-        if sec[1] != 2 or not sec[9]:  # SHT_SYMTAB
-            continue
-        strings = sections[sec[6]][4]
-        for i in range(sec[5] // sec[9]):
-            st_name, _, _, _, st_value, _ = struct.unpack_from("<IBBHQQ", data, sec[4] + i * sec[9])
-            start = strings + st_name
-            if data[start:data.index(b"\0", start)] == name.encode():
-                return st_value
-    return None
+        return symbols(f.read(), SHT_SYMTAB).get(name)
 
 
 def _library_base():
