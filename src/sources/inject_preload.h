@@ -28,7 +28,6 @@ int inject_preload(struct grt_session *s, const char *lib);
 int inject_shm_create(const char *kind, uint64_t len, uint64_t reserve, char *path,
 		      size_t path_len, void **map);
 
-
 /* K=V in the launched command's environment. 0 or -errno. */
 int inject_add_env(struct grt_session *s, const char *key, const char *value);
 

@@ -94,13 +94,15 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle sub)
 EXPORT CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle sub, int domain,
 				       uint32_t cbid)
 {
+	/* FAKE_CUPTI_ENABLE_US=N: each callback takes N us to turn on, as it can in CUPTI */
+	const char *enable_us = getenv("FAKE_CUPTI_ENABLE_US");
+
 	if (!subscribed || sub != (CUpti_SubscriberHandle)&callback)
 		return CUPTI_ERROR_INVALID_PARAMETER;
 	if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cbid >= sizeof(enabled_cbids))
 		return 1;
-	/* FAKE_CUPTI_ENABLE_US=N: each callback takes N us to turn on, as it can in CUPTI */
-	if (getenv("FAKE_CUPTI_ENABLE_US"))
-		usleep((useconds_t)atoi(getenv("FAKE_CUPTI_ENABLE_US")));
+	if (enable_us)
+		usleep((useconds_t)atoi(enable_us));
 	enabled_cbids[cbid] = (uint8_t)enable;
 	return CUPTI_SUCCESS;
 }
