@@ -33,6 +33,8 @@
 #   TORCH_CPU a CPU list (taskset -c) every training process runs on, traced or not: rounds no
 #   longer differ by where the scheduler put the Python thread; TORCH_RECORDER_CPU another list,
 #   for the mode "cudaaway" (-s cuda with grtrace itself kept on those CPUs, off the program's)
+#   TORCH_ASLR=off every training process, traced or not, starts with its address space laid out
+#   the same way (setarch -R): one source of the rounds' spread taken away
 # Needs root, nvcc and a GPU; PyTorch for part 2 (skipped with a line when missing).
 set -u
 BUILD=${1:?usage: bench/gpu_inproc.sh BUILD OUTDIR [ROUNDS]}
@@ -76,13 +78,16 @@ versus() {
 		'BEGIN { printf "%s %s %s %.4f %.4f\n", m, lo, hi, m - b, b ? (m - b) * 100 / b : 0 }'
 }
 
+# how every training process starts, traced or not
+TORCHPY=("$PY")
+[ -n "${TORCH_CPU:-}" ] && TORCHPY=(taskset -c "$TORCH_CPU" "${TORCHPY[@]}")
+[ "${TORCH_ASLR:-on}" = off ] && TORCHPY=(setarch -R "${TORCHPY[@]}")
+
 # ---- 2b. the training loop's recording cost within one process (ONLY=torchab) ----
 if [ "$ONLY" = torchab ]; then
 	export PYTHONHASHSEED=0
-	TORCHPY=("$PY")
-	[ -n "${TORCH_CPU:-}" ] && TORCHPY=(taskset -c "$TORCH_CPU" "$PY")
 	BLOCK=${AB_BLOCK:-20}
-	say "## transformer training loop, $STEPS steps after 50 of warm-up${TORCH_CPU:+ on CPU $TORCH_CPU}:" \
+	say "## transformer training loop, $STEPS steps after 50 of warm-up${TORCH_CPU:+ on CPU $TORCH_CPU}${TORCH_ASLR:+, ASLR $TORCH_ASLR}:" \
 		"the recording switched off and on in blocks of $BLOCK steps; ab_pct = the median over" \
 		"block pairs of (on - off) / off"
 	for round in $(seq "$ROUNDS"); do
@@ -144,9 +149,7 @@ if [ "$ONLY" = launch ]; then
 elif $PY -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
 	# PYTHONHASHSEED: every round's Python lays its dictionaries out alike
 	export PYTHONHASHSEED=0
-	TORCHPY=("$PY")
-	[ -n "${TORCH_CPU:-}" ] && TORCHPY=(taskset -c "$TORCH_CPU" "$PY")
-	say "## transformer training loop, $STEPS steps${TORCH_CPU:+ on CPU $TORCH_CPU}: median step time"
+	say "## transformer training loop, $STEPS steps${TORCH_CPU:+ on CPU $TORCH_CPU}${TORCH_ASLR:+, ASLR $TORCH_ASLR}: median step time"
 	for round in $(seq "$ROUNDS"); do
 		# untraced first in odd rounds, last in even ones: a drift does not favour either
 		[ $((round % 2)) = 1 ] &&
